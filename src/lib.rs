@@ -1,0 +1,3 @@
+//! somnus: a KIP memory engine on SQLite, with a sleep cycle and a console.
+
+pub mod kip;
