@@ -1,3 +1,11 @@
 //! somnus: a KIP memory engine on SQLite, with a sleep cycle and a console.
 
+pub mod cli;
+pub mod conformance;
+pub mod engine;
 pub mod kip;
+pub mod protocol;
+pub mod store;
+
+pub use engine::Nexus;
+pub use protocol::{Request, Response};

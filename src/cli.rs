@@ -1,0 +1,135 @@
+//! Command-line interface.
+
+use crate::conformance;
+use crate::protocol::{Arguments, Method, Request};
+use crate::Nexus;
+use clap::{Parser, Subcommand};
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "somnus", version, about = "A KIP memory engine and console for AI agents")]
+pub struct Cli {
+    /// The memory database (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run one KIP command and print the JSON response
+    Kip {
+        /// Parameters for :placeholders, as a JSON object
+        #[arg(long)]
+        params: Option<String>,
+        /// Use execute_kip_readonly (writes are refused)
+        #[arg(long)]
+        readonly: bool,
+        /// Validate and execute without committing
+        #[arg(long)]
+        dry_run: bool,
+        /// The KIP command text (`-` reads it from standard input)
+        command: String,
+    },
+    /// Answer one JSON request per line on standard input
+    Rpc,
+    /// Run conformance fixture files or folders; ends with `N passed, N failed`
+    Conformance {
+        /// Fixture files or folders
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print every case, not only failures
+        #[arg(long, short)]
+        verbose: bool,
+    },
+}
+
+/// `$SOMNUS_DB`, else the per-user data folder.
+pub fn default_db() -> PathBuf {
+    if let Some(p) = std::env::var_os("SOMNUS_DB") {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("somnus").join("memory.db")
+}
+
+fn open(db: &Option<PathBuf>) -> Result<Nexus> {
+    let path = db.clone().unwrap_or_else(default_db);
+    Nexus::open(&path).map_err(|e| eyre!("cannot open {}: {}", path.display(), e.message))
+}
+
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        None => {
+            eprintln!("somnus: choose a subcommand (kip, rpc, conformance); see `somnus --help`");
+            Ok(2)
+        }
+        Some(Cmd::Kip { params, readonly, dry_run, command }) => {
+            let command = if command == "-" {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+                s
+            } else {
+                command
+            };
+            let parameters: Map<String, Value> = match params {
+                Some(p) => serde_json::from_str(&p).wrap_err("--params must be a JSON object")?,
+                None => Map::new(),
+            };
+            let mut nx = open(&cli.db)?;
+            let method = if readonly { Method::ExecuteKipReadonly } else { Method::ExecuteKip };
+            let req = Request::new(method, Arguments { command: Some(command), parameters, dry_run, ..Default::default() });
+            let resp = nx.execute(&req).to_json();
+            println!("{}", serde_json::to_string_pretty(&resp)?);
+            Ok(if resp.get("error").is_some() { 1 } else { 0 })
+        }
+        Some(Cmd::Rpc) => {
+            let mut nx = open(&cli.db)?;
+            let stdin = std::io::stdin();
+            let mut out = std::io::stdout().lock();
+            for line in stdin.lock().lines() {
+                let line = line?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let resp = match serde_json::from_str::<Value>(&line) {
+                    Err(e) => json!({ "error": crate::kip::KipError::syntax(format!("request is not JSON: {e}")).to_json() }),
+                    Ok(v) => match Request::from_json(&v) {
+                        Ok(req) => nx.execute(&req).to_json(),
+                        Err(e) => json!({ "error": e.to_json() }),
+                    },
+                };
+                writeln!(out, "{}", serde_json::to_string(&resp)?)?;
+                out.flush()?;
+            }
+            Ok(0)
+        }
+        Some(Cmd::Conformance { paths, verbose }) => {
+            let files = conformance::collect(&paths).map_err(|e| eyre!(e))?;
+            let (mut passed, mut failed) = (0, 0);
+            for f in files {
+                let reports = conformance::run_fixture(&f).map_err(|e| eyre!(e))?;
+                for r in reports {
+                    if r.passed {
+                        passed += 1;
+                        if verbose {
+                            println!("PASS {} :: {}", r.file, r.case);
+                        }
+                    } else {
+                        failed += 1;
+                        println!("FAIL {} :: {}: {}", r.file, r.case, r.detail);
+                    }
+                }
+            }
+            println!("{passed} passed, {failed} failed");
+            Ok(if failed == 0 { 0 } else { 1 })
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! `FIND`: run the planned statement, then project, group and page.
+
+use super::plan::{self, Binding, Planner, Selection};
+use crate::kip::ast::*;
+use crate::kip::{KipError, KipResult};
+use crate::store::{self, Element};
+use base64::Engine as _;
+use rusqlite::Connection;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+
+/// Opaque page tokens: an offset, sealed so arbitrary text is refused.
+pub fn encode_cursor(offset: u64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("somnus:{offset}"))
+}
+
+pub fn decode_cursor(token: &str) -> KipResult<u64> {
+    let bad = || {
+        KipError::syntax(format!("invalid CURSOR \"{token}\""))
+            .with_hint("Pass back exactly the next_cursor a previous response returned.")
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
+    let s = String::from_utf8(raw).map_err(|_| bad())?;
+    s.strip_prefix("somnus:").and_then(|n| n.parse().ok()).ok_or_else(bad)
+}
+
+/// Caches hydrated elements for one response.
+pub struct Hydrator<'c> {
+    conn: &'c Connection,
+    cache: HashMap<i64, Option<Value>>,
+}
+
+impl<'c> Hydrator<'c> {
+    pub fn new(conn: &'c Connection) -> Self {
+        Hydrator { conn, cache: HashMap::new() }
+    }
+
+    pub fn element(&mut self, id: i64) -> KipResult<Option<Value>> {
+        if let Some(v) = self.cache.get(&id) {
+            return Ok(v.clone());
+        }
+        let v = match store::element(self.conn, id)? {
+            Some(el) => Some(store::element_json(self.conn, &el)?),
+            None => None,
+        };
+        self.cache.insert(id, v.clone());
+        Ok(v)
+    }
+
+    /// The JSON value of `path` on a binding.
+    pub fn project(&mut self, b: &Binding, path: &[String]) -> KipResult<Value> {
+        match b {
+            Binding::Null => Ok(Value::Null),
+            Binding::Pred(s) => Ok(if path.is_empty() { json!(s) } else { Value::Null }),
+            Binding::Elem(id) => {
+                let Some(el) = self.element(*id)? else { return Ok(Value::Null) };
+                let mut cur = &el;
+                for seg in path {
+                    match cur.get(seg) {
+                        Some(v) => cur = v,
+                        None => return Ok(Value::Null),
+                    }
+                }
+                Ok(cur.clone())
+            }
+        }
+    }
+}
+
+pub fn element_of(conn: &Connection, id: i64) -> KipResult<Option<Element>> {
+    store::element(conn, id)
+}
+
+/// Groups consecutive FIND expressions over the same variable.
+fn column_groups(exprs: &[&DotPath]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, e) in exprs.iter().enumerate() {
+        match out.last_mut() {
+            Some(g) if exprs[g[0]].var == e.var => g.push(i),
+            _ => out.push(vec![i]),
+        }
+    }
+    out
+}
+
+pub struct FindOutput {
+    pub result: Value,
+    pub next_cursor: Option<String>,
+}
+
+pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
+    let offset = match &q.cursor {
+        Some(c) => decode_cursor(c)?,
+        None => 0,
+    };
+    let has_agg = q.find.iter().any(|e| matches!(e, FindExpr::Agg(_))) || q.order_by.iter().any(|o| o.agg.is_some());
+    let mut vars: Vec<String> = Vec::new();
+    for e in &q.find {
+        if !vars.contains(&e.var().to_string()) {
+            vars.push(e.var().to_string());
+        }
+    }
+    if has_agg {
+        return aggregate(conn, q, &vars, offset);
+    }
+    let order: Vec<(&DotPath, bool)> = q.order_by.iter().map(|o| (&o.path, o.desc)).collect();
+    let fetch = q.limit.map(|l| l + 1);
+    let sel = Selection { vars: vars.clone(), order, limit: fetch, offset };
+    let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
+    let mut rows = match &compiled {
+        Some(c) => plan::run(conn, c, vars.len())?,
+        None => Vec::new(),
+    };
+    let mut next_cursor = None;
+    if let Some(l) = q.limit {
+        if rows.len() as u64 > l {
+            rows.truncate(l as usize);
+            next_cursor = Some(encode_cursor(offset + l));
+        }
+    }
+    let paths: Vec<&DotPath> = q
+        .find
+        .iter()
+        .filter_map(|e| match e {
+            FindExpr::Path(p) => Some(p),
+            FindExpr::Agg(_) => None,
+        })
+        .collect();
+    let mut h = Hydrator::new(conn);
+    let groups = column_groups(&paths);
+    let var_index: HashMap<&str, usize> = vars.iter().enumerate().map(|(i, v)| (v.as_str(), i)).collect();
+    let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); groups.len()];
+    for row in &rows {
+        for (gi, g) in groups.iter().enumerate() {
+            let vi = var_index[paths[g[0]].var.as_str()];
+            let vals: Vec<Value> = g.iter().map(|&i| h.project(&row[vi], &paths[i].path)).collect::<KipResult<_>>()?;
+            columns[gi].push(if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) });
+        }
+    }
+    let result = if columns.len() == 1 {
+        Value::Array(columns.pop().unwrap_or_default())
+    } else {
+        Value::Array(columns.into_iter().map(Value::Array).collect())
+    };
+    Ok(FindOutput { result, next_cursor })
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn agg_value(func: AggFunc, distinct: bool, values: Vec<Value>) -> Value {
+    let mut vals: Vec<Value> = values.into_iter().filter(|v| !v.is_null()).collect();
+    if distinct {
+        let mut seen = HashSet::new();
+        vals.retain(|v| seen.insert(v.to_string()));
+    }
+    match func {
+        AggFunc::Count => json!(vals.len()),
+        AggFunc::Sum => {
+            let nums: Vec<&Value> = vals.iter().filter(|v| v.is_number()).collect();
+            if nums.is_empty() {
+                return Value::Null;
+            }
+            if nums.iter().all(|v| v.is_i64()) {
+                json!(nums.iter().filter_map(|v| v.as_i64()).sum::<i64>())
+            } else {
+                json!(nums.iter().filter_map(|v| num(v)).sum::<f64>())
+            }
+        }
+        AggFunc::Avg => {
+            let nums: Vec<f64> = vals.iter().filter_map(num).collect();
+            if nums.is_empty() { Value::Null } else { json!(nums.iter().sum::<f64>() / nums.len() as f64) }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let mut best: Option<Value> = None;
+            for v in vals {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let ord = compare(&v, &b);
+                        let take = if func == AggFunc::Min { ord.is_lt() } else { ord.is_gt() };
+                        if take { v } else { b }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+    }
+}
+
+/// Total order on JSON values used for sorting: numbers, then strings, then
+/// booleans, then everything else by its text.
+pub fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Number(_) => 0,
+            Value::String(_) => 1,
+            Value::Bool(_) => 2,
+            Value::Null => 4,
+            _ => 3,
+        }
+    }
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64().partial_cmp(&y.as_f64()).unwrap_or(Equal),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        _ => match rank(a).cmp(&rank(b)) {
+            Equal => a.to_string().cmp(&b.to_string()),
+            o => o,
+        },
+    }
+}
+
+/// Sorts with nulls last in both directions.
+fn cmp_nulls_last(a: &Value, b: &Value, desc: bool) -> std::cmp::Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        _ => {
+            let o = compare(a, b);
+            if desc { o.reverse() } else { o }
+        }
+    }
+}
+
+/// Aggregation with implicit grouping. The non-aggregated expressions are
+/// the group key. An aggregate is computed per group when its variable is
+/// joined to a key variable through propositions' subjects and objects, or
+/// is a key variable read through an attribute or metadata path; otherwise
+/// it summarises the whole solution set and contributes a scalar.
+fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> KipResult<FindOutput> {
+    let mut all_vars = vars.to_vec();
+    for o in &q.order_by {
+        if !all_vars.contains(&o.path.var) {
+            all_vars.push(o.path.var.clone());
+        }
+    }
+    let sel = Selection { vars: all_vars.clone(), order: vec![], limit: None, offset: 0 };
+    let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
+    let rows = match &compiled {
+        Some(c) => plan::run(conn, c, all_vars.len())?,
+        None => Vec::new(),
+    };
+    let vi: HashMap<&str, usize> = all_vars.iter().enumerate().map(|(i, v)| (v.as_str(), i)).collect();
+    let keys: Vec<&DotPath> = q.find.iter().filter_map(|e| if let FindExpr::Path(p) = e { Some(p) } else { None }).collect();
+    let key_vars: HashSet<&str> = keys.iter().map(|k| k.var.as_str()).collect();
+    // connectivity between variables through subject/object pairs
+    let mut pairs = Vec::new();
+    plan::endpoint_pairs(&q.where_, &mut pairs);
+    let connected = |v: &str| -> bool {
+        let mut seen: HashSet<String> = HashSet::from([v.to_string()]);
+        let mut stack = vec![v.to_string()];
+        while let Some(x) = stack.pop() {
+            for (a, b) in &pairs {
+                let n = if a == &x { b } else if b == &x { a } else { continue };
+                if seen.insert(n.clone()) {
+                    stack.push(n.clone());
+                }
+            }
+        }
+        seen.iter().any(|s| s != v && key_vars.contains(s.as_str()))
+    };
+    let grouped_agg = |a: &Aggregate| -> bool {
+        if keys.is_empty() {
+            return false;
+        }
+        if key_vars.contains(a.path.var.as_str()) {
+            return keys.iter().any(|k| k.var == a.path.var && matches!(k.path.first().map(String::as_str), Some("attributes" | "metadata")));
+        }
+        connected(&a.path.var)
+    };
+    let mut h = Hydrator::new(conn);
+    // group keys in first-appearance order
+    let mut group_order: Vec<Vec<Value>> = Vec::new();
+    let mut group_index: HashMap<String, usize> = HashMap::new();
+    let mut row_group: Vec<usize> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: Vec<Value> = keys.iter().map(|k| h.project(&row[vi[k.var.as_str()]], &k.path)).collect::<KipResult<_>>()?;
+        let token = Value::Array(key.clone()).to_string();
+        let gi = *group_index.entry(token).or_insert_with(|| {
+            group_order.push(key);
+            group_order.len() - 1
+        });
+        row_group.push(gi);
+    }
+    if keys.is_empty() && group_order.is_empty() {
+        group_order.push(Vec::new());
+    }
+    // every aggregate the FIND or ORDER BY needs
+    let mut aggs: Vec<Aggregate> = q.find.iter().filter_map(|e| if let FindExpr::Agg(a) = e { Some(a.clone()) } else { None }).collect();
+    for o in &q.order_by {
+        if let Some((func, distinct)) = o.agg {
+            let a = Aggregate { func, distinct, path: o.path.clone() };
+            if !aggs.contains(&a) {
+                aggs.push(a);
+            }
+        }
+    }
+    let mut per_group: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
+    let mut scalars: Vec<Option<Value>> = Vec::new();
+    for a in &aggs {
+        let v = vi[a.path.var.as_str()];
+        if grouped_agg(a) {
+            let mut seen: Vec<HashSet<Binding>> = vec![HashSet::new(); group_order.len()];
+            let mut values: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
+            for (row, &g) in rows.iter().zip(row_group.iter()) {
+                if seen[g].insert(row[v].clone()) {
+                    values[g].push(h.project(&row[v], &a.path.path)?);
+                }
+            }
+            for (g, vals) in values.into_iter().enumerate() {
+                per_group[g].push(agg_value(a.func, a.distinct, vals));
+            }
+            scalars.push(None);
+        } else {
+            let mut seen: HashSet<Binding> = HashSet::new();
+            let mut vals = Vec::new();
+            for row in &rows {
+                if seen.insert(row[v].clone()) {
+                    vals.push(h.project(&row[v], &a.path.path)?);
+                }
+            }
+            let s = agg_value(a.func, a.distinct, vals);
+            for g in per_group.iter_mut() {
+                g.push(s.clone());
+            }
+            scalars.push(Some(s));
+        }
+    }
+    // order groups
+    let mut order_idx: Vec<usize> = (0..group_order.len()).collect();
+    if !q.order_by.is_empty() {
+        let sort_keys: Vec<Vec<Value>> = (0..group_order.len())
+            .map(|g| {
+                q.order_by
+                    .iter()
+                    .map(|o| match o.agg {
+                        Some((func, distinct)) => {
+                            let a = Aggregate { func, distinct, path: o.path.clone() };
+                            aggs.iter().position(|x| x == &a).map(|i| per_group[g][i].clone()).unwrap_or(Value::Null)
+                        }
+                        None => keys.iter().position(|k| **k == o.path).map(|i| group_order[g][i].clone()).unwrap_or(Value::Null),
+                    })
+                    .collect()
+            })
+            .collect();
+        order_idx.sort_by(|&a, &b| {
+            for (i, o) in q.order_by.iter().enumerate() {
+                let c = cmp_nulls_last(&sort_keys[a][i], &sort_keys[b][i], o.desc);
+                if c != std::cmp::Ordering::Equal {
+                    return c;
+                }
+            }
+            a.cmp(&b)
+        });
+    }
+    let total = order_idx.len();
+    let start = (offset as usize).min(total);
+    let end = match q.limit {
+        Some(l) => (start + l as usize).min(total),
+        None => total,
+    };
+    let next_cursor = if q.limit.is_some() && end < total { Some(encode_cursor(end as u64)) } else { None };
+    let window = &order_idx[start..end];
+
+    if keys.is_empty() {
+        let n_find_aggs = q.find.len();
+        let vals: Vec<Value> = (0..n_find_aggs).map(|i| per_group.first().and_then(|g| g.get(i).cloned()).unwrap_or(Value::Null)).collect();
+        let result = if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) };
+        return Ok(FindOutput { result, next_cursor: None });
+    }
+    let key_groups = column_groups(&keys);
+    let mut out: Vec<Value> = Vec::new();
+    let mut agg_i = 0;
+    let mut key_i = 0;
+    let mut kg_iter = key_groups.iter();
+    let mut current_kg: Option<&Vec<usize>> = None;
+    for e in &q.find {
+        match e {
+            FindExpr::Path(_) => {
+                if current_kg.is_none_or(|g| !g.contains(&key_i)) {
+                    current_kg = kg_iter.next();
+                    if let Some(g) = current_kg {
+                        let col: Vec<Value> = window
+                            .iter()
+                            .map(|&gi| {
+                                let vals: Vec<Value> = g.iter().map(|&k| group_order[gi][k].clone()).collect();
+                                if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) }
+                            })
+                            .collect();
+                        out.push(Value::Array(col));
+                    }
+                }
+                key_i += 1;
+            }
+            FindExpr::Agg(_) => {
+                match &scalars[agg_i] {
+                    Some(s) => out.push(s.clone()),
+                    None => out.push(Value::Array(window.iter().map(|&gi| per_group[gi][agg_i].clone()).collect())),
+                }
+                agg_i += 1;
+            }
+        }
+    }
+    let result = if out.len() == 1 { out.pop().unwrap_or(Value::Null) } else { Value::Array(out) };
+    Ok(FindOutput { result, next_cursor })
+}

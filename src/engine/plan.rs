@@ -1,0 +1,986 @@
+//! The KQL planner: a `WHERE` pattern compiled to one SQLite statement.
+//!
+//! Semantics live here, top to bottom:
+//! - every variable names an element id (or, for a predicate variable, the
+//!   predicate name); clauses that mention a bound variable narrow it;
+//! - `OPTIONAL` is a left join of a parenthesised join group, `NOT` a
+//!   correlated `NOT EXISTS`, and a `NOT` that shares no variable with its
+//!   surroundings cannot falsify the query, so it is dropped;
+//! - `UNION` branches are independent `SELECT`s, merged with `UNION ALL`
+//!   and deduplicated on the projected variables; clauses written after a
+//!   `UNION` apply to every branch, where variables the branch does not bind
+//!   are `NULL`;
+//! - top-level clauses whose variables are all disconnected from what the
+//!   statement projects do not constrain it;
+//! - `{m,n}` hops are recursive CTEs anchored on a literal endpoint or on a
+//!   superset of a bound endpoint's candidates;
+//! - `FILTER` is two-valued: a comparison involving a missing value is
+//!   false, `==`/`!=` compare missing as `null`.
+
+use crate::kip::ast::*;
+use crate::kip::parser::MAX_HOPS;
+use crate::kip::{KipError, KipResult};
+use crate::store::ids;
+use rusqlite::Connection;
+use rusqlite::types::Value as SqlValue;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug, Clone)]
+pub enum VarKind {
+    Concept(String),
+    Prop(String),
+    Unknown,
+    Pred,
+    Null,
+}
+
+#[derive(Debug, Clone)]
+pub struct VarB {
+    pub expr: String,
+    pub kind: VarKind,
+}
+
+#[derive(Default)]
+struct Block {
+    from: Vec<String>,
+    conds: Vec<String>,
+    joins: Vec<String>,
+}
+
+/// One binding in a result row.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    Null,
+    Elem(i64),
+    Pred(String),
+}
+
+/// What a compiled query selects and in which order.
+pub struct Selection<'q> {
+    pub vars: Vec<String>,
+    /// Sort keys (paths), each with its direction; `null` sorts last.
+    pub order: Vec<(&'q DotPath, bool)>,
+    pub limit: Option<u64>,
+    pub offset: u64,
+}
+
+pub struct Compiled {
+    pub sql: String,
+    pub params: Vec<SqlValue>,
+}
+
+pub struct Planner<'c> {
+    conn: &'c Connection,
+    params: Vec<SqlValue>,
+    ctes: Vec<String>,
+    n: usize,
+    scopes: Vec<HashMap<String, VarB>>,
+    /// Variables some branch binds: unbound in this branch means NULL.
+    merged: HashSet<String>,
+    alias_tables: HashMap<String, (&'static str, Vec<String>)>,
+    /// Whether identity matchers that name nothing raise KIP_3002.
+    strict: bool,
+}
+
+fn items_vars(items: &[WhereItem], out: &mut HashSet<String>) {
+    for it in items {
+        item_vars(it, out);
+    }
+}
+
+fn ep_vars(e: &Endpoint, out: &mut HashSet<String>) {
+    match e {
+        Endpoint::Var(v) => {
+            out.insert(v.clone());
+        }
+        Endpoint::Concept(_) => {}
+        Endpoint::Prop(p) => pat_vars(p, out),
+    }
+}
+
+fn pat_vars(p: &PropPattern, out: &mut HashSet<String>) {
+    if let PropPattern::Triple { subject, predicate, object } = p {
+        ep_vars(subject, out);
+        ep_vars(object, out);
+        if let PredSpec::Var(v) = predicate {
+            out.insert(v.clone());
+        }
+    }
+}
+
+fn expr_vars(e: &Expr, out: &mut HashSet<String>) {
+    let mut op = |o: &Operand| {
+        if let Operand::Path(p) = o {
+            out.insert(p.var.clone());
+        }
+    };
+    match e {
+        Expr::Or(a, b) | Expr::And(a, b) => {
+            expr_vars(a, out);
+            expr_vars(b, out);
+        }
+        Expr::Not(a) => expr_vars(a, out),
+        Expr::Cmp(a, _, b) | Expr::Str(_, a, b) => {
+            op(a);
+            op(b);
+        }
+        Expr::In(a, _) | Expr::IsNull(a) | Expr::IsNotNull(a) => op(a),
+    }
+}
+
+pub fn item_vars(it: &WhereItem, out: &mut HashSet<String>) {
+    match it {
+        WhereItem::Concept(c) => {
+            if let Some(v) = &c.var {
+                out.insert(v.clone());
+            }
+        }
+        WhereItem::Prop(p) => {
+            if let Some(v) = &p.var {
+                out.insert(v.clone());
+            }
+            pat_vars(&p.pattern, out);
+        }
+        WhereItem::Filter(e) => expr_vars(e, out),
+        WhereItem::Not(b) | WhereItem::Optional(b) | WhereItem::Union(b) => items_vars(b, out),
+    }
+}
+
+/// Variables bound (not merely read) by a block's clauses.
+fn bound_vars(items: &[WhereItem], out: &mut HashSet<String>) {
+    for it in items {
+        match it {
+            WhereItem::Concept(_) | WhereItem::Prop(_) => item_vars(it, out),
+            WhereItem::Optional(b) => bound_vars(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// Pairs of variables joined as a proposition's subject and object.
+pub fn endpoint_pairs(items: &[WhereItem], out: &mut Vec<(String, String)>) {
+    fn ep_var(e: &Endpoint) -> Option<&String> {
+        match e {
+            Endpoint::Var(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn pat(p: &PropPattern, out: &mut Vec<(String, String)>) {
+        if let PropPattern::Triple { subject, object, .. } = p {
+            if let (Some(s), Some(o)) = (ep_var(subject), ep_var(object)) {
+                out.push((s.clone(), o.clone()));
+            }
+            if let Endpoint::Prop(n) = subject.as_ref() {
+                pat(n, out);
+            }
+            if let Endpoint::Prop(n) = object.as_ref() {
+                pat(n, out);
+            }
+        }
+    }
+    for it in items {
+        match it {
+            WhereItem::Prop(p) => pat(&p.pattern, out),
+            WhereItem::Not(b) | WhereItem::Optional(b) | WhereItem::Union(b) => endpoint_pairs(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// Splits a top-level `WHERE` into its branches: the main block, then each
+/// `UNION` block, each followed by the clauses written after the first
+/// `UNION` (which apply to the merged result, hence to every branch).
+pub fn branches(where_: &[WhereItem]) -> Vec<Vec<WhereItem>> {
+    let first_union = where_.iter().position(|w| matches!(w, WhereItem::Union(_)));
+    let Some(fu) = first_union else { return vec![where_.to_vec()] };
+    let post: Vec<WhereItem> = where_[fu..].iter().filter(|w| !matches!(w, WhereItem::Union(_))).cloned().collect();
+    let mut out = Vec::new();
+    let mut main = where_[..fu].to_vec();
+    main.extend(post.iter().cloned());
+    out.push(main);
+    for w in &where_[fu..] {
+        if let WhereItem::Union(b) = w {
+            let mut br = b.clone();
+            br.extend(post.iter().cloned());
+            out.push(br);
+        }
+    }
+    out
+}
+
+/// Drops top-level clauses disconnected from every relevant variable.
+fn prune(items: &[WhereItem], relevant: &HashSet<String>) -> Vec<WhereItem> {
+    let sets: Vec<HashSet<String>> = items
+        .iter()
+        .map(|it| {
+            let mut s = HashSet::new();
+            item_vars(it, &mut s);
+            s
+        })
+        .collect();
+    // union-find over variables through shared clauses
+    let mut comp: HashMap<String, usize> = HashMap::new();
+    let mut parent: Vec<usize> = Vec::new();
+    fn find(p: &mut Vec<usize>, x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut c = x;
+        while p[c] != r {
+            let n = p[c];
+            p[c] = r;
+            c = n;
+        }
+        r
+    }
+    for s in &sets {
+        let mut first: Option<usize> = None;
+        for v in s {
+            let id = *comp.entry(v.clone()).or_insert_with(|| {
+                parent.push(parent.len());
+                parent.len() - 1
+            });
+            match first {
+                None => first = Some(id),
+                Some(f) => {
+                    let (a, b) = (find(&mut parent, f), find(&mut parent, id));
+                    parent[a] = b;
+                }
+            }
+        }
+    }
+    let mut live: HashSet<usize> = HashSet::new();
+    for v in relevant {
+        if let Some(&id) = comp.get(v) {
+            let r = find(&mut parent, id);
+            live.insert(r);
+        }
+    }
+    items
+        .iter()
+        .zip(sets.iter())
+        .filter(|(_, s)| {
+            s.is_empty()
+                || s.iter().any(|v| {
+                    let id = comp[v];
+                    let r = find(&mut parent, id);
+                    live.contains(&r)
+                })
+        })
+        .map(|(it, _)| it.clone())
+        .collect()
+}
+
+fn has_pattern(items: &[WhereItem]) -> bool {
+    items.iter().any(|w| matches!(w, WhereItem::Concept(_) | WhereItem::Prop(_)))
+}
+
+impl<'c> Planner<'c> {
+    pub fn new(conn: &'c Connection) -> Self {
+        Planner {
+            conn,
+            params: Vec::new(),
+            ctes: Vec::new(),
+            n: 0,
+            scopes: Vec::new(),
+            merged: HashSet::new(),
+            alias_tables: HashMap::new(),
+            strict: true,
+        }
+    }
+
+    fn p(&mut self, v: SqlValue) -> String {
+        self.params.push(v);
+        format!("?{}", self.params.len())
+    }
+
+    fn ps(&mut self, s: &str) -> String {
+        self.p(SqlValue::Text(s.to_string()))
+    }
+
+    fn alias(&mut self, prefix: &str) -> String {
+        self.n += 1;
+        format!("{prefix}{}", self.n)
+    }
+
+    fn lookup(&self, v: &str) -> Option<&VarB> {
+        self.scopes.iter().rev().find_map(|s| s.get(v))
+    }
+
+    fn bind(&mut self, v: &str, b: VarB) {
+        if let Some(top) = self.scopes.last_mut() {
+            top.insert(v.to_string(), b);
+        }
+    }
+
+    // ---------------------------------------------------------- grounding
+
+    /// Checks every identity matcher of the mandatory main block: a literal
+    /// `{id}`, `{type, name}` or `(id: ...)` that names nothing is `KIP_3002`.
+    pub fn ground(&self, where_: &[WhereItem]) -> KipResult<()> {
+        for it in where_ {
+            match it {
+                WhereItem::Concept(c) => self.ground_matcher(&c.matcher)?,
+                WhereItem::Prop(p) => self.ground_pattern(&p.pattern)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn ground_matcher(&self, m: &ConceptMatcher) -> KipResult<()> {
+        if !m.is_identity() {
+            return Ok(());
+        }
+        if self.resolve_matcher(m)?.is_none() {
+            let what = match (&m.id, &m.ty, &m.name) {
+                (Some(id), _, _) => format!("concept {id}"),
+                (_, Some(t), Some(n)) => format!("concept {{type: \"{t}\", name: \"{n}\"}}"),
+                _ => "concept".to_string(),
+            };
+            return Err(KipError::not_found(format!("{what} does not exist")));
+        }
+        Ok(())
+    }
+
+    fn ground_pattern(&self, p: &PropPattern) -> KipResult<()> {
+        match p {
+            PropPattern::Id(s) => {
+                if self.resolve_prop_id(s)?.is_none() {
+                    return Err(KipError::not_found(format!("proposition {s} does not exist")));
+                }
+            }
+            PropPattern::Triple { subject, object, .. } => {
+                for e in [subject, object] {
+                    match e.as_ref() {
+                        Endpoint::Concept(m) => self.ground_matcher(m)?,
+                        Endpoint::Prop(n) => self.ground_pattern(n)?,
+                        Endpoint::Var(_) => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn resolve_matcher(&self, m: &ConceptMatcher) -> KipResult<Option<i64>> {
+        if let Some(id) = &m.id {
+            let Some(n) = ids::parse_concept_id(id) else { return Ok(None) };
+            return Ok(crate::store::concept_by_id(self.conn, n)?.map(|c| c.id));
+        }
+        if let (Some(t), Some(n)) = (&m.ty, &m.name) {
+            return crate::store::concept_id_by_type_name(self.conn, t, n);
+        }
+        Ok(None)
+    }
+
+    pub fn resolve_prop_id(&self, s: &str) -> KipResult<Option<i64>> {
+        match ids::parse_prop_id(s) {
+            ids::PropIdParse::Ok(n, _) if n >= 0 => Ok(crate::store::prop_by_id(self.conn, n)?.map(|p| p.id)),
+            _ => Ok(None),
+        }
+    }
+
+    // ---------------------------------------------------------- compile
+
+    /// Compiles a `WHERE` into a statement selecting the distinct bindings
+    /// of `sel.vars`. `None` when no branch can contribute a row.
+    pub fn compile(mut self, where_: &[WhereItem], sel: &Selection<'_>) -> KipResult<Option<Compiled>> {
+        self.ground(&where_.iter().take_while(|w| !matches!(w, WhereItem::Union(_))).cloned().collect::<Vec<_>>())?;
+        let relevant: HashSet<String> = sel.vars.iter().cloned().chain(sel.order.iter().map(|(p, _)| p.var.clone())).collect();
+        let brs = branches(where_);
+        let multi = brs.len() > 1;
+        let mut merged = HashSet::new();
+        for b in &brs {
+            bound_vars(b, &mut merged);
+        }
+        for v in &relevant {
+            if !merged.contains(v) {
+                return Err(KipError::reference(format!("Unbound variable ?{v}: no clause in WHERE binds it")));
+            }
+        }
+        self.merged = merged;
+        let mut selects = Vec::new();
+        for (bi, br) in brs.iter().enumerate() {
+            let items = prune(br, &relevant);
+            if !has_pattern(&items) {
+                continue;
+            }
+            self.scopes = vec![HashMap::new()];
+            self.strict = bi == 0 && !multi;
+            let block = match self.block(&items, false) {
+                Ok(b) => b,
+                Err(e) => return Err(e),
+            };
+            let mut cols = Vec::new();
+            for (i, v) in sel.vars.iter().enumerate() {
+                let e = self.lookup(v).map(|b| b.expr.clone()).unwrap_or_else(|| "NULL".into());
+                cols.push(format!("{e} AS r{i}"));
+            }
+            cols.push(format!("{bi} AS b_"));
+            for (i, (path, _)) in sel.order.iter().enumerate() {
+                let e = self.field(&path.var, &path.path)?;
+                cols.push(format!("{e} AS k{i}"));
+            }
+            selects.push(format!("SELECT {} {}", cols.join(", "), render_block(&block)));
+        }
+        if selects.is_empty() {
+            return Ok(None);
+        }
+        let rcols: Vec<String> = (0..sel.vars.len()).map(|i| format!("r{i}")).collect();
+        let mut outer_cols = rcols.clone();
+        outer_cols.push("MIN(b_) AS b_".into());
+        let mut order_terms = Vec::new();
+        for (i, (_, desc)) in sel.order.iter().enumerate() {
+            outer_cols.push(format!("MIN(k{i}) AS k{i}"));
+            order_terms.push(format!("(k{i} IS NULL)"));
+            order_terms.push(format!("k{i} {}", if *desc { "DESC" } else { "ASC" }));
+        }
+        order_terms.push("b_".into());
+        order_terms.extend(rcols.iter().cloned());
+        let group = if rcols.is_empty() { String::new() } else { format!(" GROUP BY {}", rcols.join(", ")) };
+        let mut sql = String::new();
+        if !self.ctes.is_empty() {
+            sql.push_str("WITH RECURSIVE ");
+            sql.push_str(&self.ctes.join(", "));
+            sql.push(' ');
+        }
+        sql.push_str(&format!(
+            "SELECT {} FROM ({}){} ORDER BY {}",
+            outer_cols.join(", "),
+            selects.join(" UNION ALL "),
+            group,
+            order_terms.join(", ")
+        ));
+        if let Some(l) = sel.limit {
+            sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
+        } else if sel.offset > 0 {
+            sql.push_str(&format!(" LIMIT -1 OFFSET {}", sel.offset));
+        }
+        Ok(Some(Compiled { sql, params: self.params }))
+    }
+
+    /// Compiles the clauses of one block into the current (top) scope.
+    fn block(&mut self, items: &[WhereItem], nested: bool) -> KipResult<Block> {
+        let mut b = Block::default();
+        for it in items {
+            match it {
+                WhereItem::Concept(c) => {
+                    self.concept_clause(c.var.as_deref(), &c.matcher, &mut b)?;
+                }
+                WhereItem::Prop(p) => {
+                    self.prop_clause(p.var.as_deref(), &p.pattern, &mut b)?;
+                }
+                _ => {}
+            }
+        }
+        for it in items {
+            if let WhereItem::Optional(inner) = it {
+                self.optional(inner, &mut b)?;
+            }
+        }
+        for it in items {
+            match it {
+                WhereItem::Filter(e) => {
+                    let c = self.expr(e)?;
+                    b.conds.push(c);
+                }
+                WhereItem::Not(inner) => {
+                    if let Some(c) = self.not(inner)? {
+                        b.conds.push(c);
+                    }
+                }
+                WhereItem::Union(_) if nested => {
+                    return Err(KipError::syntax("UNION is only supported at the top level of WHERE or inside NOT"));
+                }
+                _ => {}
+            }
+        }
+        Ok(b)
+    }
+
+    fn optional(&mut self, inner: &[WhereItem], outer: &mut Block) -> KipResult<()> {
+        let strict = self.strict;
+        self.strict = false;
+        self.scopes.push(HashMap::new());
+        let res = self.block(inner, true);
+        let scope = self.scopes.pop().unwrap_or_default();
+        self.strict = strict;
+        let b = res?;
+        if b.from.is_empty() {
+            return Ok(());
+        }
+        let mut group = b.from.join(" CROSS JOIN ");
+        for j in &b.joins {
+            group.push(' ');
+            group.push_str(j);
+        }
+        let on = if b.conds.is_empty() { "1".to_string() } else { b.conds.join(" AND ") };
+        if b.from.len() == 1 && b.joins.is_empty() {
+            outer.joins.push(format!("LEFT JOIN {group} ON {on}"));
+        } else {
+            outer.joins.push(format!("LEFT JOIN ({group}) ON {on}"));
+        }
+        for (k, v) in scope {
+            self.bind(&k, v);
+        }
+        Ok(())
+    }
+
+    fn not(&mut self, inner: &[WhereItem]) -> KipResult<Option<String>> {
+        // A NOT that shares no variable with its surroundings cannot
+        // falsify the query.
+        let mut vars = HashSet::new();
+        items_vars(inner, &mut vars);
+        let shared = vars.iter().any(|v| self.lookup(v).is_some() || self.merged.contains(v));
+        if !shared {
+            return Ok(None);
+        }
+        let strict = self.strict;
+        self.strict = false;
+        let brs = branches(inner);
+        let mut parts = Vec::new();
+        for br in brs {
+            // Variables another UNION branch binds but this one does not are
+            // NULL here: they match nothing inside the NOT.
+            let mut nulls = HashMap::new();
+            for v in &vars {
+                if self.lookup(v).is_none() && self.merged.contains(v) {
+                    nulls.insert(v.clone(), VarB { expr: "NULL".into(), kind: VarKind::Null });
+                }
+            }
+            self.scopes.push(nulls);
+            let res = self.block(&br, true);
+            self.scopes.pop();
+            let b = res?;
+            parts.push(format!("EXISTS (SELECT 1 {})", render_block(&b)));
+        }
+        self.strict = strict;
+        Ok(Some(format!("NOT ({})", parts.join(" OR "))))
+    }
+
+    fn new_table(&mut self, b: &mut Block, table: &'static str, prefix: &str) -> String {
+        let a = self.alias(prefix);
+        b.from.push(format!("{table} {a}"));
+        self.alias_tables.insert(a.clone(), (table, Vec::new()));
+        a
+    }
+
+    fn local(&mut self, b: &mut Block, alias: &str, cond: String) {
+        if let Some((_, v)) = self.alias_tables.get_mut(alias) {
+            v.push(cond.clone());
+        }
+        b.conds.push(cond);
+    }
+
+    /// Constrains concept alias `a` by a matcher.
+    fn matcher_conds(&mut self, a: &str, m: &ConceptMatcher, b: &mut Block) -> KipResult<()> {
+        if let Some(id) = &m.id {
+            let c = match ids::parse_concept_id(id) {
+                Some(n) => {
+                    let p = self.p(SqlValue::Integer(n));
+                    format!("{a}.id = {p}")
+                }
+                None => "0".to_string(),
+            };
+            self.local(b, a, c);
+        }
+        if let Some(t) = &m.ty {
+            let p = self.ps(t);
+            self.local(b, a, format!("{a}.type = {p}"));
+        }
+        if let Some(n) = &m.name {
+            let p = self.ps(n);
+            self.local(b, a, format!("{a}.name = {p}"));
+        }
+        Ok(())
+    }
+
+    fn concept_clause(&mut self, var: Option<&str>, m: &ConceptMatcher, b: &mut Block) -> KipResult<String> {
+        if let Some(v) = var {
+            if let Some(bound) = self.lookup(v).cloned() {
+                return match bound.kind {
+                    VarKind::Concept(a) if self.scopes.last().is_some_and(|s| s.contains_key(v)) => {
+                        self.matcher_conds(&a, m, b)?;
+                        Ok(a)
+                    }
+                    VarKind::Pred => Err(KipError::reference(format!("?{v} is a predicate variable, not a concept"))),
+                    _ => {
+                        let a = self.new_table(b, "concepts", "c");
+                        b.conds.push(format!("{a}.id = {}", bound.expr));
+                        self.matcher_conds(&a, m, b)?;
+                        Ok(a)
+                    }
+                };
+            }
+        }
+        let a = self.new_table(b, "concepts", "c");
+        self.matcher_conds(&a, m, b)?;
+        if let Some(v) = var {
+            if self.merged.contains(v) || !self.scopes.is_empty() {
+                self.bind(v, VarB { expr: format!("{a}.id"), kind: VarKind::Concept(a.clone()) });
+            }
+        }
+        Ok(a)
+    }
+
+    /// The SQL expression of an endpoint, binding a free variable to `slot`.
+    fn endpoint(&mut self, e: &Endpoint, slot: &str, b: &mut Block) -> KipResult<()> {
+        match e {
+            Endpoint::Var(v) => match self.lookup(v).cloned() {
+                Some(bound) => {
+                    if matches!(bound.kind, VarKind::Pred) {
+                        return Err(KipError::reference(format!("?{v} is a predicate variable, not an endpoint")));
+                    }
+                    b.conds.push(format!("{slot} = {}", bound.expr));
+                }
+                None => self.bind(v, VarB { expr: slot.to_string(), kind: VarKind::Unknown }),
+            },
+            Endpoint::Concept(m) => {
+                if m.is_identity() {
+                    let c = match self.resolve_matcher(m)? {
+                        Some(id) => {
+                            let p = self.p(SqlValue::Integer(id));
+                            format!("{slot} = {p}")
+                        }
+                        None => "0".to_string(),
+                    };
+                    b.conds.push(c);
+                } else {
+                    let a = self.concept_clause(None, m, b)?;
+                    b.conds.push(format!("{slot} = {a}.id"));
+                }
+            }
+            Endpoint::Prop(p) => {
+                let a = self.prop_clause(None, p, b)?;
+                b.conds.push(format!("{slot} = {a}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles a proposition clause; returns the SQL expression of the
+    /// matched link's id.
+    fn prop_clause(&mut self, var: Option<&str>, pat: &PropPattern, b: &mut Block) -> KipResult<String> {
+        match pat {
+            PropPattern::Id(s) => {
+                let a = self.new_table(b, "propositions", "p");
+                let c = match ids::parse_prop_id(s) {
+                    ids::PropIdParse::Ok(n, _) if n >= 0 => {
+                        let p = self.p(SqlValue::Integer(n));
+                        format!("{a}.id = {p}")
+                    }
+                    ids::PropIdParse::NotAProposition => {
+                        return Err(KipError::syntax(format!("{s} must be a Proposition ID (P:<n>:<predicate>)")));
+                    }
+                    _ => "0".into(),
+                };
+                self.local(b, &a, c);
+                self.bind_link(var, &a, b);
+                Ok(format!("{a}.id"))
+            }
+            PropPattern::Triple { subject, predicate: PredSpec::Hop { predicate, min, max }, object } => {
+                if var.is_some() {
+                    return Err(KipError::syntax("a multi-hop pattern cannot bind a link variable"));
+                }
+                self.hop(subject, predicate, *min, *max, object, b)
+            }
+            PropPattern::Triple { subject, predicate, object } => {
+                let a = self.new_table(b, "propositions", "p");
+                match predicate {
+                    PredSpec::Alts(alts) if alts.len() == 1 => {
+                        let p = self.ps(&alts[0]);
+                        self.local(b, &a, format!("{a}.predicate = {p}"));
+                    }
+                    PredSpec::Alts(alts) => {
+                        let ps: Vec<String> = alts.iter().map(|x| self.ps(x)).collect();
+                        self.local(b, &a, format!("{a}.predicate IN ({})", ps.join(", ")));
+                    }
+                    PredSpec::Var(v) => match self.lookup(v).cloned() {
+                        Some(bound) => b.conds.push(format!("{a}.predicate = {}", bound.expr)),
+                        None => self.bind(v, VarB { expr: format!("{a}.predicate"), kind: VarKind::Pred }),
+                    },
+                    PredSpec::Hop { .. } => {}
+                }
+                self.endpoint(subject, &format!("{a}.subject"), b)?;
+                self.endpoint(object, &format!("{a}.object"), b)?;
+                self.bind_link(var, &a, b);
+                Ok(format!("{a}.id"))
+            }
+        }
+    }
+
+    fn bind_link(&mut self, var: Option<&str>, a: &str, b: &mut Block) {
+        if let Some(v) = var {
+            match self.lookup(v).cloned() {
+                Some(bound) => b.conds.push(format!("{a}.id = {}", bound.expr)),
+                None => self.bind(v, VarB { expr: format!("{a}.id"), kind: VarKind::Prop(a.to_string()) }),
+            }
+        }
+    }
+
+    /// A superset of the ids an endpoint can take, as an uncorrelated
+    /// subquery, or a constant.
+    fn anchor(&mut self, e: &Endpoint) -> KipResult<Option<Anchor>> {
+        Ok(match e {
+            Endpoint::Concept(m) if m.is_identity() => Some(Anchor::Const(self.resolve_matcher(m)?)),
+            Endpoint::Concept(m) => {
+                let mut conds = Vec::new();
+                if let Some(t) = &m.ty {
+                    conds.push(format!("type = {}", self.ps(t)));
+                }
+                if let Some(n) = &m.name {
+                    conds.push(format!("name = {}", self.ps(n)));
+                }
+                Some(Anchor::Sub(format!("SELECT id FROM concepts WHERE {}", if conds.is_empty() { "1".into() } else { conds.join(" AND ") })))
+            }
+            Endpoint::Var(v) => match self.lookup(v).cloned() {
+                None => None,
+                Some(bound) => {
+                    // The alias whose column the variable reads, restricted
+                    // by that alias's own conditions.
+                    let alias: String = bound.expr.split('.').next().unwrap_or("").to_string();
+                    match self.alias_tables.get(&alias) {
+                        Some((table, conds)) => {
+                            let w = if conds.is_empty() { "1".into() } else { conds.join(" AND ") };
+                            Some(Anchor::Sub(format!("SELECT {} FROM {table} {alias} WHERE {w}", bound.expr)))
+                        }
+                        None if alias.starts_with('h') => Some(Anchor::Sub(format!("SELECT {} FROM {alias}_v {alias}", bound.expr))),
+                        None => Some(Anchor::Sub(format!("SELECT id FROM concepts UNION ALL SELECT id FROM propositions"))),
+                    }
+                }
+            },
+            Endpoint::Prop(_) => None,
+        })
+    }
+
+    fn hop(&mut self, s: &Endpoint, pred: &str, min: u32, max: Option<u32>, o: &Endpoint, b: &mut Block) -> KipResult<String> {
+        let max = match max {
+            Some(m) if m > MAX_HOPS => {
+                return Err(KipError::exhausted(format!("hop range up to {m} exceeds the engine cap of {MAX_HOPS}")));
+            }
+            Some(m) => m,
+            None if min > MAX_HOPS => {
+                return Err(KipError::exhausted(format!("hop lower bound {min} exceeds the engine cap of {MAX_HOPS}")));
+            }
+            None => MAX_HOPS,
+        };
+        let is_const = |e: &Endpoint| matches!(e, Endpoint::Concept(m) if m.is_identity());
+        let s_anchor = self.anchor(s)?;
+        let o_anchor = self.anchor(o)?;
+        let forward = match (&s_anchor, &o_anchor) {
+            (None, None) => {
+                return Err(KipError::syntax("subject and object cannot both be variables in multi-hop matching")
+                    .with_hint("Ground one endpoint with {type, name}, {id} or a variable bound by another clause."));
+            }
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(_), Some(_)) => is_const(s) || !is_const(o),
+        };
+        let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::Const(None));
+        let anchor_sql = match anchor {
+            Anchor::Const(Some(id)) => format!("SELECT {id}"),
+            Anchor::Const(None) => "SELECT NULL WHERE 0".to_string(),
+            Anchor::Sub(q) => q,
+        };
+        let h = self.alias("h");
+        self.ctes.push(format!("{h}_a(x) AS ({anchor_sql})"));
+        let anchor_sql = format!("SELECT x FROM {h}_a");
+        let (from_col, to_col) = if forward { ("subject", "object") } else { ("object", "subject") };
+        let mut view_parts = Vec::new();
+        if max >= 1 {
+            let pp = self.ps(pred);
+            self.ctes.push(format!(
+                "{h}_w(start, node, depth) AS (SELECT {from_col}, {to_col}, 1 FROM propositions WHERE predicate = {pp} AND {from_col} IN ({anchor_sql}) \
+                 UNION SELECT w.start, q.{to_col}, w.depth + 1 FROM {h}_w w JOIN propositions q ON q.{from_col} = w.node AND q.predicate = {pp} WHERE w.depth < {max})"
+            ));
+            view_parts.push(format!("SELECT start, node FROM {h}_w WHERE depth >= {}", min.max(1)));
+        }
+        if min == 0 {
+            view_parts.push(format!("SELECT x, x FROM {h}_a"));
+        }
+        self.ctes.push(format!("{h}_v(start, node) AS ({})", view_parts.join(" UNION ")));
+        b.from.push(format!("{h}_v {h}"));
+        let (s_slot, o_slot) = if forward { (format!("{h}.start"), format!("{h}.node")) } else { (format!("{h}.node"), format!("{h}.start")) };
+        self.endpoint(s, &s_slot, b)?;
+        self.endpoint(o, &o_slot, b)?;
+        Ok(format!("{h}.start"))
+    }
+
+    // ---------------------------------------------------------- expressions
+
+    fn json_path(&mut self, segs: &[String]) -> String {
+        let mut p = String::from("$");
+        for s in segs {
+            p.push_str(".\"");
+            p.push_str(&s.replace('"', "\\\""));
+            p.push('"');
+        }
+        self.ps(&p)
+    }
+
+    /// The SQL value of `?var.path` for comparisons.
+    pub fn field(&mut self, var: &str, path: &[String]) -> KipResult<String> {
+        let bound = match self.lookup(var).cloned() {
+            Some(b) => b,
+            None if self.merged.contains(var) => return Ok("NULL".into()),
+            None => return Err(KipError::reference(format!("Unbound variable ?{var}: no clause in WHERE binds it"))),
+        };
+        let (concept_alias, prop_alias, elem) = match &bound.kind {
+            VarKind::Null => return Ok("NULL".into()),
+            VarKind::Pred => return Ok(if path.is_empty() { bound.expr } else { "NULL".into() }),
+            VarKind::Concept(a) => (Some(a.clone()), None, bound.expr.clone()),
+            VarKind::Prop(a) => (None, Some(a.clone()), bound.expr.clone()),
+            VarKind::Unknown => (None, None, bound.expr.clone()),
+        };
+        if path.is_empty() {
+            return Ok(elem);
+        }
+        let col = |col: &str, concept: bool, prop: bool| -> String {
+            match (&concept_alias, &prop_alias) {
+                (Some(a), _) if concept => format!("{a}.{col}"),
+                (Some(_), _) => "NULL".into(),
+                (_, Some(a)) if prop => format!("{a}.{col}"),
+                (_, Some(_)) => "NULL".into(),
+                _ => {
+                    let c = if concept { format!("(SELECT {col} FROM concepts WHERE id = {elem})") } else { "NULL".into() };
+                    let p = if prop { format!("(SELECT {col} FROM propositions WHERE id = {elem})") } else { "NULL".into() };
+                    format!("COALESCE({c}, {p})")
+                }
+            }
+        };
+        let first = path[0].as_str();
+        Ok(match first {
+            "id" if path.len() == 1 => {
+                let c = col("id", true, false);
+                let p = col("'P:' || id || ':' || predicate", false, true);
+                format!("COALESCE('C:' || {c}, {p})")
+            }
+            "type" | "name" if path.len() == 1 => col(first, true, false),
+            "predicate" if path.len() == 1 => col("predicate", false, true),
+            "subject" | "object" if path.len() == 1 => {
+                let r = col(first, false, true);
+                format!(
+                    "COALESCE((SELECT 'C:' || id FROM concepts WHERE id = {r}), (SELECT 'P:' || id || ':' || predicate FROM propositions WHERE id = {r}))"
+                )
+            }
+            "attributes" | "metadata" => {
+                if first == "metadata" && path.len() == 2 && path[1] == "_version" {
+                    col("version", true, true)
+                } else if first == "metadata" && path.len() == 2 && path[1] == "_updated_at" {
+                    col("updated_at", true, true)
+                } else if path.len() == 1 {
+                    col(first, true, true)
+                } else {
+                    let c = col(first, true, true);
+                    let jp = self.json_path(&path[1..]);
+                    format!("json_extract({c}, {jp})")
+                }
+            }
+            _ => "NULL".into(),
+        })
+    }
+
+    fn operand(&mut self, o: &Operand) -> KipResult<String> {
+        match o {
+            Operand::Path(p) => self.field(&p.var, &p.path),
+            Operand::Lit(v) => Ok(self.lit(v)),
+        }
+    }
+
+    fn lit(&mut self, v: &Value) -> String {
+        match v {
+            Value::Null => "NULL".into(),
+            Value::Bool(b) => self.p(SqlValue::Integer(*b as i64)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => self.p(SqlValue::Integer(i)),
+                None => self.p(SqlValue::Real(n.as_f64().unwrap_or(0.0))),
+            },
+            Value::String(s) => self.ps(s),
+            other => self.ps(&other.to_string()),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> KipResult<String> {
+        Ok(match e {
+            Expr::Or(a, b) => format!("({} OR {})", self.expr(a)?, self.expr(b)?),
+            Expr::And(a, b) => format!("({} AND {})", self.expr(a)?, self.expr(b)?),
+            Expr::Not(a) => format!("(NOT {})", self.expr(a)?),
+            Expr::Cmp(a, op, b) => {
+                let (x, y) = (self.operand(a)?, self.operand(b)?);
+                match op {
+                    CmpOp::Eq => format!("({x} IS {y})"),
+                    CmpOp::Ne => format!("({x} IS NOT {y})"),
+                    CmpOp::Lt => format!("COALESCE({x} < {y}, 0)"),
+                    CmpOp::Le => format!("COALESCE({x} <= {y}, 0)"),
+                    CmpOp::Gt => format!("COALESCE({x} > {y}, 0)"),
+                    CmpOp::Ge => format!("COALESCE({x} >= {y}, 0)"),
+                }
+            }
+            Expr::In(a, list) => {
+                let x = self.operand(a)?;
+                if list.is_empty() {
+                    "0".into()
+                } else {
+                    let items: Vec<String> = list.iter().map(|v| self.lit(v)).collect();
+                    format!("COALESCE({x} IN ({}), 0)", items.join(", "))
+                }
+            }
+            Expr::IsNull(a) => format!("({} IS NULL)", self.operand(a)?),
+            Expr::IsNotNull(a) => format!("({} IS NOT NULL)", self.operand(a)?),
+            Expr::Str(f, a, b) => {
+                let (x, y) = (self.operand(a)?, self.operand(b)?);
+                match f {
+                    StrFn::Contains => format!("COALESCE(instr({x}, {y}) > 0, 0)"),
+                    StrFn::StartsWith => format!("COALESCE(substr({x}, 1, length({y})) = {y}, 0)"),
+                    StrFn::EndsWith => format!("COALESCE(length({y}) <= length({x}) AND substr({x}, length({x}) - length({y}) + 1) = {y}, 0)"),
+                    StrFn::Regex => format!("COALESCE(kip_regex({y}, {x}), 0)"),
+                }
+            }
+        })
+    }
+}
+
+enum Anchor {
+    Const(Option<i64>),
+    Sub(String),
+}
+
+fn render_block(b: &Block) -> String {
+    let mut s = String::new();
+    if !b.from.is_empty() {
+        s.push_str("FROM ");
+        s.push_str(&b.from.join(", "));
+        for j in &b.joins {
+            s.push(' ');
+            s.push_str(j);
+        }
+    }
+    if !b.conds.is_empty() {
+        s.push_str(" WHERE ");
+        s.push_str(&b.conds.join(" AND "));
+    }
+    s
+}
+
+/// Runs a compiled query, returning one binding row per distinct solution.
+pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
+    let mut st = conn.prepare_cached(&c.sql)?;
+    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter()))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut row = Vec::with_capacity(nvars);
+        for i in 0..nvars {
+            let v: rusqlite::types::Value = r.get(i)?;
+            row.push(match v {
+                SqlValue::Integer(n) => Binding::Elem(n),
+                SqlValue::Text(s) => Binding::Pred(s),
+                _ => Binding::Null,
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
+}

@@ -1,0 +1,157 @@
+//! The request/response envelope of `execute_kip` / `execute_kip_readonly`
+//! (spec §6).
+
+use crate::kip::KipError;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    ExecuteKip,
+    ExecuteKipReadonly,
+}
+
+impl Method {
+    pub fn parse(name: &str) -> Option<Method> {
+        match name {
+            "execute_kip" => Some(Method::ExecuteKip),
+            "execute_kip_readonly" => Some(Method::ExecuteKipReadonly),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of `commands`: a bare string, or a command with its own
+/// parameters (which override the shared ones).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum CommandItem {
+    Text(String),
+    WithParams {
+        command: String,
+        #[serde(default)]
+        parameters: Map<String, Value>,
+    },
+}
+
+/// The arguments of `execute_kip`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arguments {
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub commands: Option<Vec<CommandItem>>,
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Who is asking, recorded with every write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    pub id: String,
+    pub trigger: String,
+}
+
+impl Default for Actor {
+    fn default() -> Self {
+        Actor { id: "agent".into(), trigger: "execute_kip".into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub method: Method,
+    pub args: Arguments,
+    pub actor: Actor,
+}
+
+impl Request {
+    pub fn new(method: Method, args: Arguments) -> Self {
+        Request { method, args, actor: Actor::default() }
+    }
+
+    pub fn command(command: impl Into<String>) -> Self {
+        Request::new(Method::ExecuteKip, Arguments { command: Some(command.into()), ..Default::default() })
+    }
+
+    pub fn readonly(command: impl Into<String>) -> Self {
+        Request::new(Method::ExecuteKipReadonly, Arguments { command: Some(command.into()), ..Default::default() })
+    }
+
+    pub fn with_params(mut self, params: Map<String, Value>) -> Self {
+        self.args.parameters = params;
+        self
+    }
+
+    /// Parses either envelope: `{"method": ..., "params": {...}}` or
+    /// `{"function": {"name": ..., "arguments": {...}}}`.
+    pub fn from_json(v: &Value) -> Result<Request, KipError> {
+        let (name, args) = if let Some(f) = v.get("function") {
+            (f.get("name"), f.get("arguments"))
+        } else {
+            (v.get("method"), v.get("params"))
+        };
+        let name = name.and_then(Value::as_str).ok_or_else(|| {
+            KipError::syntax("request needs \"method\" (or \"function.name\"): execute_kip or execute_kip_readonly")
+        })?;
+        let method = Method::parse(name)
+            .ok_or_else(|| KipError::syntax(format!("unknown method \"{name}\": use execute_kip or execute_kip_readonly")))?;
+        let args = match args {
+            // Some clients send the arguments as a JSON-encoded string.
+            Some(Value::String(s)) => serde_json::from_str::<Arguments>(s),
+            Some(a) => serde_json::from_value::<Arguments>(a.clone()),
+            None => Ok(Arguments::default()),
+        }
+        .map_err(|e| KipError::syntax(format!("invalid arguments: {e}")))?;
+        Ok(Request::new(method, args))
+    }
+}
+
+/// One command's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Ok { result: Value, next_cursor: Option<String> },
+    Err(KipError),
+}
+
+impl Outcome {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Outcome::Ok { result, next_cursor } => {
+                let mut o = json!({ "result": result });
+                if let Some(c) = next_cursor {
+                    o["next_cursor"] = json!(c);
+                }
+                o
+            }
+            Outcome::Err(e) => json!({ "error": e.to_json() }),
+        }
+    }
+
+    pub fn is_err(&self) -> bool {
+        matches!(self, Outcome::Err(_))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    Single(Outcome),
+    Batch(Vec<Outcome>),
+}
+
+impl Response {
+    pub fn error(e: KipError) -> Response {
+        Response::Single(Outcome::Err(e))
+    }
+
+    pub fn to_json(&self) -> Value {
+        match self {
+            Response::Single(o) => o.to_json(),
+            Response::Batch(v) => json!({ "result": v.iter().map(Outcome::to_json).collect::<Vec<_>>() }),
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! KIP element ids: `C:<n>` for concepts, `P:<n>:<predicate>` for propositions.
+
+pub fn concept_id(n: i64) -> String {
+    format!("C:{n}")
+}
+
+pub fn prop_id(n: i64, predicate: &str) -> String {
+    format!("P:{n}:{predicate}")
+}
+
+/// The number inside a concept id; `None` when it is not shaped like one or
+/// names no possible row.
+pub fn parse_concept_id(s: &str) -> Option<i64> {
+    let n = s.strip_prefix("C:")?;
+    n.parse::<u64>().ok().and_then(|v| i64::try_from(v).ok())
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum PropIdParse {
+    Ok(i64, Option<String>),
+    NotAProposition,
+    Malformed,
+}
+
+pub fn parse_prop_id(s: &str) -> PropIdParse {
+    let Some(rest) = s.strip_prefix("P:") else {
+        return if s.starts_with("C:") { PropIdParse::NotAProposition } else { PropIdParse::Malformed };
+    };
+    let (num, pred) = match rest.split_once(':') {
+        Some((n, p)) => (n, Some(p.to_string())),
+        None => (rest, None),
+    };
+    match num.parse::<u64>() {
+        Ok(v) => match i64::try_from(v) {
+            Ok(n) => PropIdParse::Ok(n, pred),
+            Err(_) => PropIdParse::Ok(-1, pred),
+        },
+        Err(_) => PropIdParse::Malformed,
+    }
+}

@@ -1,0 +1,290 @@
+//! SQLite storage: schema and migrations, element ids, and row access.
+//!
+//! Concepts and propositions share one id sequence, so a proposition's
+//! subject or object is a single integer that names either kind, and ids are
+//! never reused (the counter only grows).
+
+pub mod ids;
+
+use crate::kip::{KipError, KipResult};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Map, Value, json};
+
+/// Migrations, applied in order; `PRAGMA user_version` records how many ran.
+const MIGRATIONS: &[&str] = &[
+    // 1: the graph
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    INSERT INTO meta(key, value) VALUES ('next_id', '1');
+    CREATE TABLE concepts (
+        id          INTEGER PRIMARY KEY,
+        type        TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        attributes  TEXT NOT NULL DEFAULT '{}',
+        metadata    TEXT NOT NULL DEFAULT '{}',
+        version     INTEGER NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX concepts_type_name ON concepts(type, name);
+    CREATE INDEX concepts_name ON concepts(name);
+    CREATE TABLE propositions (
+        id          INTEGER PRIMARY KEY,
+        subject     INTEGER NOT NULL,
+        predicate   TEXT NOT NULL,
+        object      INTEGER NOT NULL,
+        attributes  TEXT NOT NULL DEFAULT '{}',
+        metadata    TEXT NOT NULL DEFAULT '{}',
+        version     INTEGER NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX propositions_spo ON propositions(subject, predicate, object);
+    CREATE INDEX propositions_op ON propositions(object, predicate);
+    CREATE INDEX propositions_p ON propositions(predicate);
+    "#,
+];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Opens (creating if needed) and migrates a database. Returns whether the
+/// database was new (so the caller bootstraps it).
+pub fn prepare(conn: &Connection) -> KipResult<bool> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // WAL for files; in-memory databases keep their own journal.
+    let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(KipError::internal(format!(
+            "database schema {version} is newer than this somnus ({SCHEMA_VERSION}); upgrade somnus"
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+        tx.commit()?;
+    }
+    Ok(version == 0)
+}
+
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A concept row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concept {
+    pub id: i64,
+    pub ty: String,
+    pub name: String,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+/// A proposition row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposition {
+    pub id: i64,
+    pub subject: i64,
+    pub predicate: String,
+    pub object: i64,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Element {
+    Concept(Concept),
+    Prop(Proposition),
+}
+
+impl Element {
+    pub fn id(&self) -> i64 {
+        match self {
+            Element::Concept(c) => c.id,
+            Element::Prop(p) => p.id,
+        }
+    }
+    pub fn version(&self) -> i64 {
+        match self {
+            Element::Concept(c) => c.version,
+            Element::Prop(p) => p.version,
+        }
+    }
+}
+
+fn parse_obj(s: &str) -> Map<String, Value> {
+    match serde_json::from_str::<Value>(s) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+fn full_metadata(meta: &Map<String, Value>, version: i64, updated_at: &str) -> Value {
+    let mut m = meta.clone();
+    m.insert("_version".into(), json!(version));
+    m.insert("_updated_at".into(), json!(updated_at));
+    Value::Object(m)
+}
+
+impl Concept {
+    pub fn kip_id(&self) -> String {
+        ids::concept_id(self.id)
+    }
+    /// The concept as KIP returns it.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "_type": "ConceptNode",
+            "id": self.kip_id(),
+            "type": self.ty,
+            "name": self.name,
+            "attributes": Value::Object(self.attributes.clone()),
+            "metadata": full_metadata(&self.metadata, self.version, &self.updated_at),
+        })
+    }
+}
+
+impl Proposition {
+    pub fn kip_id(&self) -> String {
+        ids::prop_id(self.id, &self.predicate)
+    }
+}
+
+const CONCEPT_COLS: &str = "id, type, name, attributes, metadata, version, updated_at";
+const PROP_COLS: &str = "id, subject, predicate, object, attributes, metadata, version, updated_at";
+
+fn concept_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Concept> {
+    Ok(Concept {
+        id: r.get(0)?,
+        ty: r.get(1)?,
+        name: r.get(2)?,
+        attributes: parse_obj(&r.get::<_, String>(3)?),
+        metadata: parse_obj(&r.get::<_, String>(4)?),
+        version: r.get(5)?,
+        updated_at: r.get(6)?,
+    })
+}
+
+fn prop_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposition> {
+    Ok(Proposition {
+        id: r.get(0)?,
+        subject: r.get(1)?,
+        predicate: r.get(2)?,
+        object: r.get(3)?,
+        attributes: parse_obj(&r.get::<_, String>(4)?),
+        metadata: parse_obj(&r.get::<_, String>(5)?),
+        version: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+pub fn concept_by_id(conn: &Connection, id: i64) -> KipResult<Option<Concept>> {
+    let mut st = conn.prepare_cached(&format!("SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"))?;
+    Ok(st.query_row([id], concept_row).optional()?)
+}
+
+pub fn concept_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<Concept>> {
+    let mut st = conn.prepare_cached(&format!("SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"))?;
+    Ok(st.query_row(params![ty, name], concept_row).optional()?)
+}
+
+pub fn concept_id_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<i64>> {
+    let mut st = conn.prepare_cached("SELECT id FROM concepts WHERE type = ?1 AND name = ?2")?;
+    Ok(st.query_row(params![ty, name], |r| r.get(0)).optional()?)
+}
+
+pub fn prop_by_id(conn: &Connection, id: i64) -> KipResult<Option<Proposition>> {
+    let mut st = conn.prepare_cached(&format!("SELECT {PROP_COLS} FROM propositions WHERE id = ?1"))?;
+    Ok(st.query_row([id], prop_row).optional()?)
+}
+
+pub fn prop_by_spo(conn: &Connection, s: i64, p: &str, o: i64) -> KipResult<Option<Proposition>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {PROP_COLS} FROM propositions WHERE subject = ?1 AND predicate = ?2 AND object = ?3"
+    ))?;
+    Ok(st.query_row(params![s, p, o], prop_row).optional()?)
+}
+
+pub fn element(conn: &Connection, id: i64) -> KipResult<Option<Element>> {
+    if let Some(c) = concept_by_id(conn, id)? {
+        return Ok(Some(Element::Concept(c)));
+    }
+    Ok(prop_by_id(conn, id)?.map(Element::Prop))
+}
+
+/// The KIP id string of any element id ("C:12" or "P:40:treats").
+pub fn kip_id_of(conn: &Connection, id: i64) -> KipResult<Option<String>> {
+    let mut st = conn.prepare_cached("SELECT 1 FROM concepts WHERE id = ?1")?;
+    if st.exists([id])? {
+        return Ok(Some(ids::concept_id(id)));
+    }
+    let mut st = conn.prepare_cached("SELECT predicate FROM propositions WHERE id = ?1")?;
+    Ok(st.query_row([id], |r| r.get::<_, String>(0)).optional()?.map(|p| ids::prop_id(id, &p)))
+}
+
+/// The element as KIP returns it (a proposition's endpoints as KIP ids).
+pub fn element_json(conn: &Connection, el: &Element) -> KipResult<Value> {
+    Ok(match el {
+        Element::Concept(c) => c.to_json(),
+        Element::Prop(p) => {
+            let mut v = json!({
+                "_type": "PropositionLink",
+                "id": p.kip_id(),
+                "subject": kip_id_of(conn, p.subject)?.unwrap_or_default(),
+                "predicate": p.predicate,
+                "object": kip_id_of(conn, p.object)?.unwrap_or_default(),
+            });
+            if !p.attributes.is_empty() {
+                v["attributes"] = Value::Object(p.attributes.clone());
+            }
+            v["metadata"] = full_metadata(&p.metadata, p.version, &p.updated_at);
+            v
+        }
+    })
+}
+
+/// Allocates the next element id inside the caller's write transaction.
+pub fn alloc_id(conn: &Connection) -> KipResult<i64> {
+    let mut st = conn.prepare_cached(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'next_id' RETURNING CAST(value AS INTEGER) - 1",
+    )?;
+    Ok(st.query_row([], |r| r.get(0))?)
+}
+
+pub fn insert_concept(conn: &Connection, ty: &str, name: &str, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<i64> {
+    let id = alloc_id(conn)?;
+    let mut st = conn.prepare_cached(
+        "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
+    )?;
+    st.execute(params![id, ty, name, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    Ok(id)
+}
+
+pub fn update_concept(conn: &Connection, id: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<()> {
+    let mut st = conn.prepare_cached(
+        "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+    )?;
+    st.execute(params![id, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    Ok(())
+}
+
+pub fn insert_prop(conn: &Connection, s: i64, p: &str, o: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<i64> {
+    let id = alloc_id(conn)?;
+    let mut st = conn.prepare_cached(
+        "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
+    )?;
+    st.execute(params![id, s, p, o, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    Ok(id)
+}
+
+pub fn update_prop(conn: &Connection, id: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<()> {
+    let mut st = conn.prepare_cached(
+        "UPDATE propositions SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+    )?;
+    st.execute(params![id, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    Ok(())
+}
