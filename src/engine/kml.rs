@@ -311,3 +311,405 @@ pub fn upsert_json(rep: &UpsertReport, dry_run: bool) -> Value {
         "upsert_proposition_links": if dry_run { vec![] } else { rep.propositions.clone() },
     })
 }
+
+// ---------------------------------------------------------------- matching
+
+use super::plan::{self as planner, Binding, Planner, Selection};
+
+/// The distinct element ids a `WHERE` binds to `var`.
+pub fn match_targets(conn: &Connection, where_: &[WhereItem], var: &str, limit: Option<u64>) -> KipResult<Vec<i64>> {
+    let sel = Selection { vars: vec![var.to_string()], order: vec![], limit, offset: 0 };
+    let Some(c) = Planner::new(conn).compile(where_, &sel)? else { return Ok(vec![]) };
+    let rows = planner::run(conn, &c, 1)?;
+    let mut out = Vec::new();
+    for r in rows {
+        match &r[0] {
+            Binding::Elem(id) => out.push(*id),
+            Binding::Pred(_) => return Err(KipError::reference(format!("?{var} binds a predicate name, not an element"))),
+            Binding::Null => {}
+        }
+    }
+    Ok(out)
+}
+
+fn protected_element(conn: &Connection, el: &store::Element) -> KipResult<Option<String>> {
+    Ok(match el {
+        store::Element::Concept(c) if is_protected_concept(&c.ty, &c.name) => Some(format!("{}:{} is a protected definition", c.ty, c.name)),
+        store::Element::Prop(p) if prop_is_protected(conn, p.subject)? => {
+            Some(format!("proposition {} anchors a protected definition", p.kip_id()))
+        }
+        _ => None,
+    })
+}
+
+/// Deletes the given propositions and, transitively, every proposition
+/// that references a deleted element. Returns how many propositions went.
+pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
+    if seeds.is_empty() {
+        return Ok(0);
+    }
+    let seed_json = serde_json::to_string(seeds).unwrap_or_else(|_| "[]".into());
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS doomed_(id INTEGER PRIMARY KEY)",
+        [],
+    )?;
+    conn.execute("DELETE FROM doomed_", [])?;
+    conn.execute(
+        "WITH RECURSIVE d(id) AS (SELECT value FROM json_each(?1) \
+           UNION SELECT p.id FROM propositions p JOIN d ON p.subject = d.id \
+           UNION SELECT p.id FROM propositions p JOIN d ON p.object = d.id) \
+         INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d",
+        [seed_json],
+    )?;
+    let n = conn.execute("DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)", [])?;
+    conn.execute("DELETE FROM doomed_", [])?;
+    Ok(n)
+}
+
+pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
+    match st {
+        DeleteStmt::Attributes { keys, target, where_ } | DeleteStmt::Metadata { keys, target, where_ } => {
+            let is_meta = matches!(st, DeleteStmt::Metadata { .. });
+            if is_meta {
+                if let Some(k) = keys.iter().find(|k| k.starts_with('_')) {
+                    return Err(KipError::constraint(format!("metadata key \"{k}\" is reserved and cannot be deleted")));
+                }
+            }
+            let ids = match_targets(conn, where_, target, None)?;
+            let (mut nc, mut np) = (0, 0);
+            for id in ids {
+                let Some(el) = store::element(conn, id)? else { continue };
+                let (attrs, meta) = match &el {
+                    store::Element::Concept(c) => (&c.attributes, &c.metadata),
+                    store::Element::Prop(p) => (&p.attributes, &p.metadata),
+                };
+                let mut na = attrs.clone();
+                let mut nm = meta.clone();
+                let map = if is_meta { &mut nm } else { &mut na };
+                let mut changed = false;
+                for k in keys {
+                    changed |= map.shift_remove(k).is_some();
+                }
+                if changed {
+                    if let Some(why) = protected_element(conn, &el)? {
+                        return Err(KipError::immutable(why));
+                    }
+                    if let store::Element::Concept(c) = &el {
+                        if !is_meta && is_system_actor(&c.ty, &c.name) && keys.iter().any(|k| k == "core_directives") {
+                            return Err(KipError::immutable(format!("core_directives of {} are protected", c.name)));
+                        }
+                    }
+                }
+                match &el {
+                    store::Element::Concept(c) => {
+                        if changed {
+                            store::update_concept(conn, c.id, &na, &nm)?;
+                        }
+                        nc += 1;
+                    }
+                    store::Element::Prop(p) => {
+                        if changed {
+                            store::update_prop(conn, p.id, &na, &nm)?;
+                        }
+                        np += 1;
+                    }
+                }
+            }
+            Ok(json!({ "updated_concepts": nc, "updated_propositions": np }))
+        }
+        DeleteStmt::Propositions { target, where_ } => {
+            let ids = match_targets(conn, where_, target, None)?;
+            let mut seeds = Vec::new();
+            for id in ids {
+                match store::element(conn, id)? {
+                    Some(el @ store::Element::Prop(_)) => {
+                        if let Some(why) = protected_element(conn, &el)? {
+                            return Err(KipError::immutable(why));
+                        }
+                        seeds.push(id);
+                    }
+                    Some(store::Element::Concept(c)) => {
+                        return Err(KipError::constraint(format!(
+                            "?{target} binds concept {}: DELETE PROPOSITIONS deletes links (use DELETE CONCEPT ... DETACH)",
+                            c.kip_id()
+                        )));
+                    }
+                    None => {}
+                }
+            }
+            let n = cascade_delete(conn, &seeds)?;
+            Ok(json!({ "deleted_propositions": n }))
+        }
+        DeleteStmt::Concept { target, where_ } => {
+            let ids = match_targets(conn, where_, target, None)?;
+            let mut concepts = Vec::new();
+            for id in ids {
+                match store::concept_by_id(conn, id)? {
+                    Some(c) => {
+                        if is_protected_concept(&c.ty, &c.name) || is_system_actor(&c.ty, &c.name) {
+                            return Err(KipError::immutable(format!("{}:{} is protected and cannot be deleted", c.ty, c.name)));
+                        }
+                        concepts.push(id);
+                    }
+                    None => {
+                        return Err(KipError::constraint(format!("?{target} binds a proposition: DELETE CONCEPT deletes concepts")));
+                    }
+                }
+            }
+            let n = cascade_delete(conn, &concepts)?;
+            let mut del = conn.prepare_cached("DELETE FROM concepts WHERE id = ?1")?;
+            for id in &concepts {
+                del.execute([id])?;
+            }
+            Ok(json!({ "deleted_concepts": concepts.len(), "deleted_propositions": n }))
+        }
+    }
+}
+
+// ---------------------------------------------------------------- UPDATE
+
+fn num_op(a: &Value, b: &Value, add: bool) -> Value {
+    match (a.as_i64(), b.as_i64(), a.is_i64() || a.is_u64(), b.is_i64() || b.is_u64()) {
+        (Some(x), Some(y), true, true) => {
+            let r = if add { x.checked_add(y) } else { x.checked_mul(y) };
+            match r {
+                Some(v) => json!(v),
+                None => json!(if add { x as f64 + y as f64 } else { x as f64 * y as f64 }),
+            }
+        }
+        _ => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => serde_json::Number::from_f64(if add { x + y } else { x * y }).map(Value::Number).unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
+    }
+}
+
+/// Evaluates an update expression against one element's own state; `Null`
+/// means "skip this key for this element".
+fn eval(e: &UpdateExpr, attrs: &Map<String, Value>, meta: &Map<String, Value>, version: i64) -> Value {
+    match e {
+        UpdateExpr::Lit(v) => v.clone(),
+        UpdateExpr::Path(p) => {
+            let root = if p[0] == "attributes" { attrs } else { meta };
+            if p[0] == "metadata" && p.len() == 2 && p[1] == "_version" {
+                return json!(version);
+            }
+            let mut cur = match root.get(&p[1]) {
+                Some(v) => v,
+                None => return Value::Null,
+            };
+            for seg in &p[2..] {
+                match cur.get(seg) {
+                    Some(v) => cur = v,
+                    None => return Value::Null,
+                }
+            }
+            cur.clone()
+        }
+        UpdateExpr::Coalesce(x, d) => {
+            let v = eval(x, attrs, meta, version);
+            if v.is_null() { eval(d, attrs, meta, version) } else { v }
+        }
+        UpdateExpr::Add(a, b) | UpdateExpr::Mul(a, b) => {
+            let (x, y) = (eval(a, attrs, meta, version), eval(b, attrs, meta, version));
+            if !x.is_number() || !y.is_number() {
+                return Value::Null;
+            }
+            num_op(&x, &y, matches!(e, UpdateExpr::Add(..)))
+        }
+        UpdateExpr::Clamp(x, lo, hi) => {
+            let (v, l, h) = (eval(x, attrs, meta, version), eval(lo, attrs, meta, version), eval(hi, attrs, meta, version));
+            match (v.as_f64(), l.as_f64(), h.as_f64()) {
+                (Some(fv), Some(fl), Some(fh)) => {
+                    if fv < fl {
+                        l
+                    } else if fv > fh {
+                        h
+                    } else {
+                        v
+                    }
+                }
+                _ => Value::Null,
+            }
+        }
+    }
+}
+
+pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
+    if let Some((k, _)) = st.set_metadata.iter().find(|(k, _)| k.starts_with('_')) {
+        return Err(KipError::constraint(format!("metadata key \"{k}\" is reserved: `_` keys are engine-maintained")));
+    }
+    let ids = match_targets(conn, &st.where_, &st.target, st.limit)?;
+    let matched = ids.len();
+    let mut updated = 0;
+    for id in ids {
+        let Some(el) = store::element(conn, id)? else { continue };
+        let (attrs, meta, version) = match &el {
+            store::Element::Concept(c) => (&c.attributes, &c.metadata, c.version),
+            store::Element::Prop(p) => (&p.attributes, &p.metadata, p.version),
+        };
+        if let Some(why) = protected_element(conn, &el)? {
+            return Err(KipError::immutable(why));
+        }
+        if let store::Element::Concept(c) = &el {
+            if is_system_actor(&c.ty, &c.name) && st.set_attributes.iter().any(|(k, _)| k == "core_directives") {
+                return Err(KipError::immutable(format!("core_directives of {} are protected", c.name)));
+            }
+        }
+        let mut na = attrs.clone();
+        let mut nm = meta.clone();
+        let mut wrote = false;
+        for (target, sets) in [(&mut na, &st.set_attributes), (&mut nm, &st.set_metadata)] {
+            for (k, v) in sets.iter() {
+                let val = match v {
+                    UpdateValue::Json(j) => j.clone(),
+                    UpdateValue::Expr(e) => {
+                        let r = eval(e, attrs, meta, version);
+                        if r.is_null() {
+                            continue;
+                        }
+                        r
+                    }
+                };
+                target.insert(k.clone(), val);
+                wrote = true;
+            }
+        }
+        if wrote {
+            match &el {
+                store::Element::Concept(c) => store::update_concept(conn, c.id, &na, &nm)?,
+                store::Element::Prop(p) => store::update_prop(conn, p.id, &na, &nm)?,
+            }
+            updated += 1;
+        }
+    }
+    Ok(json!({ "updated": updated, "matched": matched }))
+}
+
+// ---------------------------------------------------------------- MERGE
+
+fn identity_of(where_: &[WhereItem], var: &str) -> Option<(String, String)> {
+    where_.iter().find_map(|w| match w {
+        WhereItem::Concept(ConceptClause { var: Some(v), matcher: ConceptMatcher { ty: Some(t), name: Some(n), .. } }) if v == var => {
+            Some((t.clone(), n.clone()))
+        }
+        _ => None,
+    })
+}
+
+pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
+    let sources = match match_targets(conn, &st.where_, &st.source, None) {
+        Err(e) if e.code == crate::kip::ErrorCode::NotFound => {
+            // A replayed merge: say so when the target already carries the
+            // source in its provenance trail.
+            if let (Some((st_ty, st_name)), Some((tt, tn))) = (identity_of(&st.where_, &st.source), identity_of(&st.where_, &st.target)) {
+                if let Some(t) = store::concept_by_type_name(conn, &tt, &tn)? {
+                    let tag = format!("{st_ty}:{st_name}");
+                    let merged_already = t.metadata.get("_merged_from").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == &json!(tag)));
+                    if merged_already {
+                        return Err(KipError::not_found(format!("{tag} does not exist: it was already merged into {tt}:{tn}"))
+                            .with_hint("The merge already happened; there is nothing left to do."));
+                    }
+                }
+            }
+            return Err(e);
+        }
+        other => other?,
+    };
+    let targets = match_targets(conn, &st.where_, &st.target, None)?;
+    let one = |ids: &[i64], var: &str| -> KipResult<i64> {
+        match ids {
+            [] => Err(KipError::not_found(format!("?{var} matches no concept"))),
+            [x] => Ok(*x),
+            _ => Err(KipError::new(crate::kip::ErrorCode::DuplicateExists, format!("?{var} matches {} concepts; MERGE needs exactly one", ids.len()))),
+        }
+    };
+    let (sid, tid) = (one(&sources, &st.source)?, one(&targets, &st.target)?);
+    let s = store::concept_by_id(conn, sid)?.ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.source)))?;
+    let t = store::concept_by_id(conn, tid)?.ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.target)))?;
+    if sid == tid {
+        return Ok(json!({ "merged": true, "links_repointed": 0, "links_deduplicated": 0, "attributes_filled": 0 }));
+    }
+    if s.ty != t.ty {
+        return Err(KipError::constraint(format!("cannot merge {}:{} into {}:{}: the types differ", s.ty, s.name, t.ty, t.name)));
+    }
+    for c in [&s, &t] {
+        if is_protected_concept(&c.ty, &c.name) || is_system_actor(&c.ty, &c.name) {
+            return Err(KipError::immutable(format!("{}:{} is protected and cannot be merged", c.ty, c.name)));
+        }
+    }
+    let (mut repointed, mut dedup) = (0, 0);
+    let mut st_links = conn.prepare_cached("SELECT id FROM propositions WHERE subject = ?1 OR object = ?1 ORDER BY id")?;
+    let links: Vec<i64> = st_links.query_map([sid], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    for lid in links {
+        let Some(l) = store::prop_by_id(conn, lid)? else { continue };
+        let ns = if l.subject == sid { tid } else { l.subject };
+        let no = if l.object == sid { tid } else { l.object };
+        if ns == no {
+            // a link between the twins would become a self-loop
+            cascade_delete(conn, &[lid])?;
+            dedup += 1;
+            continue;
+        }
+        match store::prop_by_spo(conn, ns, &l.predicate, no)? {
+            Some(keep) if keep.id != lid => {
+                let mut na = keep.attributes.clone();
+                for (k, v) in &l.attributes {
+                    na.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                let mut nm = keep.metadata.clone();
+                for (k, v) in &l.metadata {
+                    nm.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                if na != keep.attributes || nm != keep.metadata {
+                    store::update_prop(conn, keep.id, &na, &nm)?;
+                }
+                conn.execute("UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1", [lid, keep.id])?;
+                conn.execute("UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1", [lid, keep.id])?;
+                cascade_delete(conn, &[lid])?;
+                dedup += 1;
+            }
+            _ => {
+                conn.execute(
+                    "UPDATE propositions SET subject = ?2, object = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+                    rusqlite::params![lid, ns, no, store::now()],
+                )?;
+                repointed += 1;
+            }
+        }
+    }
+    let mut na = t.attributes.clone();
+    let mut filled = 0;
+    for (k, v) in &s.attributes {
+        if k == "aliases" {
+            continue;
+        }
+        if !na.contains_key(k) {
+            na.insert(k.clone(), v.clone());
+            filled += 1;
+        }
+    }
+    let mut aliases: Vec<Value> = na.get("aliases").and_then(Value::as_array).cloned().unwrap_or_default();
+    let before = aliases.clone();
+    for a in s.attributes.get("aliases").and_then(Value::as_array).into_iter().flatten().chain(std::iter::once(&json!(s.name))) {
+        if !aliases.contains(a) && a != &json!(t.name) {
+            aliases.push(a.clone());
+        }
+    }
+    if aliases != before {
+        na.insert("aliases".into(), Value::Array(aliases));
+        filled += 1;
+    }
+    let mut nm = t.metadata.clone();
+    let mut trail: Vec<Value> = nm.get("_merged_from").and_then(Value::as_array).cloned().unwrap_or_default();
+    for x in s.metadata.get("_merged_from").and_then(Value::as_array).into_iter().flatten().chain(std::iter::once(&json!(format!("{}:{}", s.ty, s.name)))) {
+        if !trail.contains(x) {
+            trail.push(x.clone());
+        }
+    }
+    nm.insert("_merged_from".into(), Value::Array(trail));
+    store::update_concept(conn, tid, &na, &nm)?;
+    cascade_delete(conn, &[sid])?;
+    conn.execute("DELETE FROM concepts WHERE id = ?1", [sid])?;
+    Ok(json!({ "merged": true, "links_repointed": repointed, "links_deduplicated": dedup, "attributes_filled": filled }))
+}

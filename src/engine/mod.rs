@@ -5,6 +5,7 @@ pub mod kml;
 pub mod kql;
 pub mod meta;
 pub mod plan;
+pub mod search;
 
 use crate::kip::ast::Command;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
@@ -204,6 +205,10 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
             let out = meta::describe(conn, d)?;
             Ok((out.result, out.next_cursor))
         }
+        Command::Delete(d) => Ok((kml::delete(conn, d)?, None)),
+        Command::Update(u) => Ok((kml::update(conn, u)?, None)),
+        Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
+        Command::Search(s) => Ok((search::search(conn, s)?, None)),
         other => Err(KipError::new(ErrorCode::InternalError, format!("{} is not supported yet", other.kind()))),
     }
 }

@@ -41,6 +41,43 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX propositions_op ON propositions(object, predicate);
     CREATE INDEX propositions_p ON propositions(predicate);
     "#,
+    // 2: full-text grounding index over name, aliases, description and the
+    //    salient text attributes, kept in sync by triggers
+    r#"
+    CREATE VIRTUAL TABLE concept_fts USING fts5(
+        name, aliases, description, body,
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER concepts_fts_ai AFTER INSERT ON concepts BEGIN
+        INSERT INTO concept_fts(rowid, name, aliases, description, body) VALUES (
+            new.id, new.name,
+            (SELECT group_concat(value, ' ') FROM json_each(new.attributes, '$.aliases')),
+            json_extract(new.attributes, '$.description'),
+            concat_ws(' ', json_extract(new.attributes, '$.content_summary'), json_extract(new.attributes, '$.summary'),
+                      json_extract(new.attributes, '$.title'), json_extract(new.attributes, '$.content'))
+        );
+    END;
+    CREATE TRIGGER concepts_fts_ad AFTER DELETE ON concepts BEGIN
+        DELETE FROM concept_fts WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        DELETE FROM concept_fts WHERE rowid = old.id;
+        INSERT INTO concept_fts(rowid, name, aliases, description, body) VALUES (
+            new.id, new.name,
+            (SELECT group_concat(value, ' ') FROM json_each(new.attributes, '$.aliases')),
+            json_extract(new.attributes, '$.description'),
+            concat_ws(' ', json_extract(new.attributes, '$.content_summary'), json_extract(new.attributes, '$.summary'),
+                      json_extract(new.attributes, '$.title'), json_extract(new.attributes, '$.content'))
+        );
+    END;
+    INSERT INTO concept_fts(rowid, name, aliases, description, body)
+        SELECT id, name,
+            (SELECT group_concat(value, ' ') FROM json_each(attributes, '$.aliases')),
+            json_extract(attributes, '$.description'),
+            concat_ws(' ', json_extract(attributes, '$.content_summary'), json_extract(attributes, '$.summary'),
+                      json_extract(attributes, '$.title'), json_extract(attributes, '$.content'))
+        FROM concepts;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
