@@ -1,8 +1,8 @@
 //! Command-line interface.
 
+use crate::Nexus;
 use crate::conformance;
 use crate::protocol::{Arguments, Method, Request};
-use crate::Nexus;
 use clap::{Parser, Subcommand};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
@@ -10,7 +10,11 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "somnus", version, about = "A KIP memory engine and console for AI agents")]
+#[command(
+    name = "somnus",
+    version,
+    about = "A KIP memory engine and console for AI agents"
+)]
 pub struct Cli {
     /// The memory database (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
     #[arg(long, global = true)]
@@ -71,7 +75,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             eprintln!("somnus: choose a subcommand (kip, rpc, conformance); see `somnus --help`");
             Ok(2)
         }
-        Some(Cmd::Kip { params, readonly, dry_run, command }) => {
+        Some(Cmd::Kip {
+            params,
+            readonly,
+            dry_run,
+            command,
+        }) => {
             let command = if command == "-" {
                 let mut s = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
@@ -84,8 +93,20 @@ pub fn run(cli: Cli) -> Result<i32> {
                 None => Map::new(),
             };
             let mut nx = open(&cli.db)?;
-            let method = if readonly { Method::ExecuteKipReadonly } else { Method::ExecuteKip };
-            let req = Request::new(method, Arguments { command: Some(command), parameters, dry_run, ..Default::default() });
+            let method = if readonly {
+                Method::ExecuteKipReadonly
+            } else {
+                Method::ExecuteKip
+            };
+            let req = Request::new(
+                method,
+                Arguments {
+                    command: Some(command),
+                    parameters,
+                    dry_run,
+                    ..Default::default()
+                },
+            );
             let resp = nx.execute(&req).to_json();
             println!("{}", serde_json::to_string_pretty(&resp)?);
             Ok(if resp.get("error").is_some() { 1 } else { 0 })
@@ -100,7 +121,9 @@ pub fn run(cli: Cli) -> Result<i32> {
                     continue;
                 }
                 let resp = match serde_json::from_str::<Value>(&line) {
-                    Err(e) => json!({ "error": crate::kip::KipError::syntax(format!("request is not JSON: {e}")).to_json() }),
+                    Err(e) => {
+                        json!({ "error": crate::kip::KipError::syntax(format!("request is not JSON: {e}")).to_json() })
+                    }
                     Ok(v) => match Request::from_json(&v) {
                         Ok(req) => nx.execute(&req).to_json(),
                         Err(e) => json!({ "error": e.to_json() }),

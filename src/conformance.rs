@@ -89,11 +89,11 @@ pub fn normalize(v: &Value, seen: &mut HashMap<String, String>) -> Value {
             let mut out = Map::new();
             for k in keys {
                 let mut val = normalize(&m[k], seen);
-                if k == "metadata" {
-                    if let Value::Object(mm) = &mut val {
-                        mm.remove("_created_at");
-                        mm.remove("_updated_at");
-                    }
+                if k == "metadata"
+                    && let Value::Object(mm) = &mut val
+                {
+                    mm.remove("_created_at");
+                    mm.remove("_updated_at");
                 }
                 out.insert(k.clone(), val);
             }
@@ -109,10 +109,16 @@ pub fn canonical(v: &Value) -> String {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&m[*k]))).collect();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&m[*k])))
+                .collect();
             format!("{{{}}}", parts.join(","))
         }
-        Value::Array(a) => format!("[{}]", a.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
         other => other.to_string(),
     }
 }
@@ -129,8 +135,12 @@ fn sorted(v: Value) -> Value {
 
 pub fn run_fixture(path: &Path) -> Result<Vec<CaseReport>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let fx: Fixture = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let fx: Fixture =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut nx = Nexus::open_in_memory().map_err(|e| e.to_string())?;
     let mut reports = Vec::new();
     for (i, s) in fx.setup.iter().enumerate() {
@@ -150,7 +160,12 @@ pub fn run_fixture(path: &Path) -> Result<Vec<CaseReport>, String> {
     for c in &fx.cases {
         let out = nx.kip(&c.command);
         let (passed, detail) = check(c, &out);
-        reports.push(CaseReport { file: file.clone(), case: c.name.clone(), passed, detail });
+        reports.push(CaseReport {
+            file: file.clone(),
+            case: c.name.clone(),
+            passed,
+            detail,
+        });
     }
     let _ = fx.name;
     Ok(reports)
@@ -160,20 +175,43 @@ fn check(c: &Case, out: &Outcome) -> (bool, String) {
     match (out, &c.expect.error) {
         (Outcome::Err(e), Some(want)) => {
             if e.code.code() != want.code {
-                return (false, format!("expected error {}, got {}: {}", want.code, e.code, e.message));
+                return (
+                    false,
+                    format!(
+                        "expected error {}, got {}: {}",
+                        want.code, e.code, e.message
+                    ),
+                );
             }
-            if let Some(m) = &want.message {
-                if !e.message.contains(m.as_str()) {
-                    return (false, format!("error message \"{}\" does not contain \"{m}\"", e.message));
-                }
+            if let Some(m) = &want.message
+                && !e.message.contains(m.as_str())
+            {
+                return (
+                    false,
+                    format!("error message \"{}\" does not contain \"{m}\"", e.message),
+                );
             }
             (true, String::new())
         }
-        (Outcome::Err(e), None) => (false, format!("expected a result, got {}: {}", e.code, e.message)),
-        (Outcome::Ok { result, .. }, Some(want)) => {
-            (false, format!("expected error {}, got result {}", want.code, canonical(result)))
-        }
-        (Outcome::Ok { result, next_cursor }, None) => {
+        (Outcome::Err(e), None) => (
+            false,
+            format!("expected a result, got {}: {}", e.code, e.message),
+        ),
+        (Outcome::Ok { result, .. }, Some(want)) => (
+            false,
+            format!(
+                "expected error {}, got result {}",
+                want.code,
+                canonical(result)
+            ),
+        ),
+        (
+            Outcome::Ok {
+                result,
+                next_cursor,
+            },
+            None,
+        ) => {
             let mut seen = HashMap::new();
             let mut actual = normalize(result, &mut seen);
             if let Some(expected) = &c.expect.result {
@@ -183,11 +221,21 @@ fn check(c: &Case, out: &Outcome) -> (bool, String) {
                     expected = sorted(expected);
                 }
                 if canonical(&actual) != canonical(&expected) {
-                    return (false, format!("\n    expected {}\n    actual   {}", canonical(&expected), canonical(&actual)));
+                    return (
+                        false,
+                        format!(
+                            "\n    expected {}\n    actual   {}",
+                            canonical(&expected),
+                            canonical(&actual)
+                        ),
+                    );
                 }
             }
             if let Some(nc) = &c.expect.next_cursor {
-                let got = next_cursor.clone().map(Value::String).unwrap_or(Value::Null);
+                let got = next_cursor
+                    .clone()
+                    .map(Value::String)
+                    .unwrap_or(Value::Null);
                 if &got != nc {
                     return (false, format!("expected next_cursor {nc}, got {got}"));
                 }
@@ -208,7 +256,8 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| {
                     f.extension().is_some_and(|x| x == "json")
-                        && f.file_name().is_some_and(|n| !n.to_string_lossy().starts_with("parser_"))
+                        && f.file_name()
+                            .is_some_and(|n| !n.to_string_lossy().starts_with("parser_"))
                 })
                 .collect();
             v.sort();

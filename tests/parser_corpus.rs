@@ -32,7 +32,16 @@ fn parser_agrees_with_reference_on_corpus() {
         eprintln!("--- reference ok={reference_ok} ours err={err:?}\n{cmd}");
     }
     let agreement = 1.0 - disagree.len() as f64 / cases.len() as f64;
-    eprintln!("agreement {:.2}% ({} of {})", agreement * 100.0, cases.len() - disagree.len(), cases.len());
-    assert!(unexplained.is_empty(), "{} unexplained disagreements", unexplained.len());
+    eprintln!(
+        "agreement {:.2}% ({} of {})",
+        agreement * 100.0,
+        cases.len() - disagree.len(),
+        cases.len()
+    );
+    assert!(
+        unexplained.is_empty(),
+        "{} unexplained disagreements",
+        unexplained.len()
+    );
     assert!(agreement >= 0.99);
 }

@@ -38,7 +38,9 @@ pub fn prop_is_protected(conn: &Connection, subject: i64) -> KipResult<bool> {
 
 pub fn check_reserved(meta: &Map<String, Value>) -> KipResult<()> {
     if let Some(k) = meta.keys().find(|k| k.starts_with('_')) {
-        return Err(KipError::constraint(format!("metadata key \"{k}\" is reserved: `_` keys are engine-maintained")));
+        return Err(KipError::constraint(format!(
+            "metadata key \"{k}\" is reserved: `_` keys are engine-maintained"
+        )));
     }
     Ok(())
 }
@@ -90,10 +92,14 @@ impl<'c> WriteCtx<'c> {
         match idn {
             ConceptIdentity::Id(s) => match ids::parse_concept_id(s) {
                 Some(n) => store::concept_by_id(self.conn, n),
-                None if s.starts_with("P:") => Err(KipError::syntax(format!("{s} must be a Concept ID (C:<n>)"))),
+                None if s.starts_with("P:") => Err(KipError::syntax(format!(
+                    "{s} must be a Concept ID (C:<n>)"
+                ))),
                 None => Ok(None),
             },
-            ConceptIdentity::TypeName { ty, name } => store::concept_by_type_name(self.conn, ty, name),
+            ConceptIdentity::TypeName { ty, name } => {
+                store::concept_by_type_name(self.conn, ty, name)
+            }
         }
     }
 
@@ -103,63 +109,105 @@ impl<'c> WriteCtx<'c> {
                 ids::PropIdParse::Ok(n, _) if n >= 0 => store::prop_by_id(self.conn, n)?
                     .map(|x| x.id)
                     .ok_or_else(|| KipError::not_found(format!("proposition {s} does not exist"))),
-                ids::PropIdParse::NotAProposition => Err(KipError::syntax(format!("{s} must be a Proposition ID (P:<n>:<predicate>)"))),
-                _ => Err(KipError::not_found(format!("proposition {s} does not exist"))),
+                ids::PropIdParse::NotAProposition => Err(KipError::syntax(format!(
+                    "{s} must be a Proposition ID (P:<n>:<predicate>)"
+                ))),
+                _ => Err(KipError::not_found(format!(
+                    "proposition {s} does not exist"
+                ))),
             },
-            UpsertProp::Triple { subject, predicate, object } => {
+            UpsertProp::Triple {
+                subject,
+                predicate,
+                object,
+            } => {
                 let s = self.resolve_endpoint(subject, handles)?;
                 let o = self.resolve_endpoint(object, handles)?;
-                store::prop_by_spo(self.conn, s, predicate, o)?.map(|x| x.id).ok_or_else(|| {
-                    KipError::not_found(format!("proposition (…, \"{predicate}\", …) does not exist"))
-                })
+                store::prop_by_spo(self.conn, s, predicate, o)?
+                    .map(|x| x.id)
+                    .ok_or_else(|| {
+                        KipError::not_found(format!(
+                            "proposition (…, \"{predicate}\", …) does not exist"
+                        ))
+                    })
             }
         }
     }
 
-    fn resolve_endpoint(&self, e: &UpsertEndpoint, handles: &HashMap<String, i64>) -> KipResult<i64> {
+    fn resolve_endpoint(
+        &self,
+        e: &UpsertEndpoint,
+        handles: &HashMap<String, i64>,
+    ) -> KipResult<i64> {
         match e {
             UpsertEndpoint::Handle(h) => handles.get(h).copied().ok_or_else(|| {
-                KipError::reference(format!("handle ?{h} is used before it is defined"))
-                    .with_hint("Define each CONCEPT/PROPOSITION handle before the clauses that reference it.")
+                KipError::reference(format!("handle ?{h} is used before it is defined")).with_hint(
+                    "Define each CONCEPT/PROPOSITION handle before the clauses that reference it.",
+                )
             }),
             UpsertEndpoint::Concept(idn) => match self.resolve_identity(idn)? {
                 Some(c) => Ok(c.id),
                 None => Err(KipError::not_found(match idn {
                     ConceptIdentity::Id(s) => format!("concept {s} does not exist"),
-                    ConceptIdentity::TypeName { ty, name } => format!("concept {{type: \"{ty}\", name: \"{name}\"}} does not exist"),
+                    ConceptIdentity::TypeName { ty, name } => {
+                        format!("concept {{type: \"{ty}\", name: \"{name}\"}} does not exist")
+                    }
                 })),
             },
             UpsertEndpoint::Prop(p) => self.resolve_prop(p, handles),
         }
     }
 
-    fn check_version(&self, expect: Option<u64>, current: Option<i64>, what: &str) -> KipResult<()> {
+    fn check_version(
+        &self,
+        expect: Option<u64>,
+        current: Option<i64>,
+        what: &str,
+    ) -> KipResult<()> {
         let Some(want) = expect else { return Ok(()) };
         let ok = match current {
             None => want == 0,
             Some(v) => want != 0 && v as u64 == want,
         };
         if !ok {
-            let got = current.map(|v| v.to_string()).unwrap_or_else(|| "absent".into());
+            let got = current
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "absent".into());
             return Err(KipError::new(
                 crate::kip::ErrorCode::VersionConflict,
-                format!("EXPECT VERSION {want} does not match {what} (current _version: {got}); nothing was written"),
+                format!(
+                    "EXPECT VERSION {want} does not match {what} (current _version: {got}); nothing was written"
+                ),
             ));
         }
         Ok(())
     }
 
     /// Creates or updates a proposition; returns its id.
-    fn upsert_prop(&self, s: i64, p: &str, o: i64, attrs: Option<&Map<String, Value>>, meta: &Map<String, Value>, expect: Option<u64>) -> KipResult<i64> {
+    fn upsert_prop(
+        &self,
+        s: i64,
+        p: &str,
+        o: i64,
+        attrs: Option<&Map<String, Value>>,
+        meta: &Map<String, Value>,
+        expect: Option<u64>,
+    ) -> KipResult<i64> {
         if !self.predicate_defined(p)? {
             return Err(KipError::type_mismatch(format!("predicate \"{p}\" is not defined"))
                 .with_hint(format!("Define it first: UPSERT {{ CONCEPT ?p {{ {{type: \"$PropositionType\", name: \"{p}\"}} }} }}")));
         }
         if s == o {
-            return Err(KipError::syntax(format!("Subject and object cannot be the same: a \"{p}\" self-loop is not allowed")));
+            return Err(KipError::syntax(format!(
+                "Subject and object cannot be the same: a \"{p}\" self-loop is not allowed"
+            )));
         }
         let existing = store::prop_by_spo(self.conn, s, p, o)?;
-        self.check_version(expect, existing.as_ref().map(|x| x.version), &format!("proposition \"{p}\""))?;
+        self.check_version(
+            expect,
+            existing.as_ref().map(|x| x.version),
+            &format!("proposition \"{p}\""),
+        )?;
         let empty = Map::new();
         let attrs = attrs.unwrap_or(&empty);
         match existing {
@@ -168,7 +216,10 @@ impl<'c> WriteCtx<'c> {
                 let nm = shallow(&x.metadata, meta);
                 if na != x.attributes || nm != x.metadata {
                     if !self.system && prop_is_protected(self.conn, s)? {
-                        return Err(KipError::immutable(format!("proposition {} anchors a protected definition", x.kip_id())));
+                        return Err(KipError::immutable(format!(
+                            "proposition {} anchors a protected definition",
+                            x.kip_id()
+                        )));
                     }
                     store::update_prop(self.conn, x.id, &na, &nm)?;
                 }
@@ -176,7 +227,9 @@ impl<'c> WriteCtx<'c> {
             }
             None => {
                 if !self.system && prop_is_protected(self.conn, s)? {
-                    return Err(KipError::immutable("cannot add propositions to a protected definition"));
+                    return Err(KipError::immutable(
+                        "cannot add propositions to a protected definition",
+                    ));
                 }
                 store::insert_prop(self.conn, s, p, o, attrs, meta)
             }
@@ -228,19 +281,40 @@ impl<'c> WriteCtx<'c> {
                     let id = match &p.pattern {
                         UpsertProp::Id(_) => {
                             let id = self.resolve_prop(&p.pattern, &handles)?;
-                            let x = store::prop_by_id(self.conn, id)?.ok_or_else(|| KipError::not_found("proposition vanished"))?;
-                            self.upsert_prop(x.subject, &x.predicate, x.object, p.attributes.as_ref(), &meta, p.expect_version)?
+                            let x = store::prop_by_id(self.conn, id)?
+                                .ok_or_else(|| KipError::not_found("proposition vanished"))?;
+                            self.upsert_prop(
+                                x.subject,
+                                &x.predicate,
+                                x.object,
+                                p.attributes.as_ref(),
+                                &meta,
+                                p.expect_version,
+                            )?
                         }
-                        UpsertProp::Triple { subject, predicate, object } => {
+                        UpsertProp::Triple {
+                            subject,
+                            predicate,
+                            object,
+                        } => {
                             let s = self.resolve_endpoint(subject, &handles)?;
                             let o = self.resolve_endpoint(object, &handles)?;
-                            self.upsert_prop(s, predicate, o, p.attributes.as_ref(), &meta, p.expect_version)?
+                            self.upsert_prop(
+                                s,
+                                predicate,
+                                o,
+                                p.attributes.as_ref(),
+                                &meta,
+                                p.expect_version,
+                            )?
                         }
                     };
                     if let Some(h) = &p.handle {
                         handles.insert(h.clone(), id);
                     }
-                    let pred = store::prop_by_id(self.conn, id)?.map(|x| x.predicate).unwrap_or_default();
+                    let pred = store::prop_by_id(self.conn, id)?
+                        .map(|x| x.predicate)
+                        .unwrap_or_default();
                     rep.propositions.push(ids::prop_id(id, &pred));
                 }
             }
@@ -248,24 +322,37 @@ impl<'c> WriteCtx<'c> {
         Ok(())
     }
 
-    fn concept_block(&self, c: &ConceptBlock, stmt_meta: Option<&Map<String, Value>>, handles: &mut HashMap<String, i64>) -> KipResult<i64> {
+    fn concept_block(
+        &self,
+        c: &ConceptBlock,
+        stmt_meta: Option<&Map<String, Value>>,
+        handles: &mut HashMap<String, i64>,
+    ) -> KipResult<i64> {
         let meta = merged(&[stmt_meta, c.metadata.as_ref()]);
         let existing = self.resolve_identity(&c.identity)?;
         let (ty, name) = match (&c.identity, &existing) {
             (_, Some(x)) => (x.ty.clone(), x.name.clone()),
             (ConceptIdentity::TypeName { ty, name }, None) => (ty.clone(), name.clone()),
-            (ConceptIdentity::Id(s), None) => return Err(KipError::not_found(format!("concept {s} does not exist"))),
+            (ConceptIdentity::Id(s), None) => {
+                return Err(KipError::not_found(format!("concept {s} does not exist")));
+            }
         };
         if !self.type_defined(&ty, &name)? {
             return Err(KipError::type_mismatch(format!("concept type \"{ty}\" is not defined"))
                 .with_hint(format!("Define it first: UPSERT {{ CONCEPT ?t {{ {{type: \"$ConceptType\", name: \"{ty}\"}} }} }}, or check DESCRIBE CONCEPT TYPES (types are case-sensitive).")));
         }
-        self.check_version(c.expect_version, existing.as_ref().map(|x| x.version), &format!("concept {ty}:{name}"))?;
+        self.check_version(
+            c.expect_version,
+            existing.as_ref().map(|x| x.version),
+            &format!("concept {ty}:{name}"),
+        )?;
         let empty = Map::new();
         let attrs = c.attributes.as_ref().unwrap_or(&empty);
         let protected = is_protected_concept(&ty, &name);
         if !self.system && is_system_actor(&ty, &name) && attrs.contains_key("core_directives") {
-            return Err(KipError::immutable(format!("core_directives of {name} are protected")));
+            return Err(KipError::immutable(format!(
+                "core_directives of {name} are protected"
+            )));
         }
         let id = match &existing {
             Some(x) => {
@@ -273,7 +360,9 @@ impl<'c> WriteCtx<'c> {
                 let nm = shallow(&x.metadata, &meta);
                 if na != x.attributes || nm != x.metadata {
                     if protected && !self.system {
-                        return Err(KipError::immutable(format!("{ty}:{name} is a protected definition")));
+                        return Err(KipError::immutable(format!(
+                            "{ty}:{name} is a protected definition"
+                        )));
                     }
                     store::update_concept(self.conn, x.id, &na, &nm)?;
                 }
@@ -281,7 +370,9 @@ impl<'c> WriteCtx<'c> {
             }
             None => {
                 if protected && !self.system {
-                    return Err(KipError::immutable(format!("{ty}:{name} is a protected definition")));
+                    return Err(KipError::immutable(format!(
+                        "{ty}:{name} is a protected definition"
+                    )));
                 }
                 store::insert_concept(self.conn, &ty, &name, attrs, &meta)?
             }
@@ -317,15 +408,31 @@ pub fn upsert_json(rep: &UpsertReport, dry_run: bool) -> Value {
 use super::plan::{self as planner, Binding, Planner, Selection};
 
 /// The distinct element ids a `WHERE` binds to `var`.
-pub fn match_targets(conn: &Connection, where_: &[WhereItem], var: &str, limit: Option<u64>) -> KipResult<Vec<i64>> {
-    let sel = Selection { vars: vec![var.to_string()], order: vec![], limit, offset: 0 };
-    let Some(c) = Planner::new(conn).compile(where_, &sel)? else { return Ok(vec![]) };
+pub fn match_targets(
+    conn: &Connection,
+    where_: &[WhereItem],
+    var: &str,
+    limit: Option<u64>,
+) -> KipResult<Vec<i64>> {
+    let sel = Selection {
+        vars: vec![var.to_string()],
+        order: vec![],
+        limit,
+        offset: 0,
+    };
+    let Some(c) = Planner::new(conn).compile(where_, &sel)? else {
+        return Ok(vec![]);
+    };
     let rows = planner::run(conn, &c, 1)?;
     let mut out = Vec::new();
     for r in rows {
         match &r[0] {
             Binding::Elem(id) => out.push(*id),
-            Binding::Pred(_) => return Err(KipError::reference(format!("?{var} binds a predicate name, not an element"))),
+            Binding::Pred(_) => {
+                return Err(KipError::reference(format!(
+                    "?{var} binds a predicate name, not an element"
+                )));
+            }
             Binding::Null => {}
         }
     }
@@ -334,10 +441,13 @@ pub fn match_targets(conn: &Connection, where_: &[WhereItem], var: &str, limit: 
 
 fn protected_element(conn: &Connection, el: &store::Element) -> KipResult<Option<String>> {
     Ok(match el {
-        store::Element::Concept(c) if is_protected_concept(&c.ty, &c.name) => Some(format!("{}:{} is a protected definition", c.ty, c.name)),
-        store::Element::Prop(p) if prop_is_protected(conn, p.subject)? => {
-            Some(format!("proposition {} anchors a protected definition", p.kip_id()))
+        store::Element::Concept(c) if is_protected_concept(&c.ty, &c.name) => {
+            Some(format!("{}:{} is a protected definition", c.ty, c.name))
         }
+        store::Element::Prop(p) if prop_is_protected(conn, p.subject)? => Some(format!(
+            "proposition {} anchors a protected definition",
+            p.kip_id()
+        )),
         _ => None,
     })
 }
@@ -361,24 +471,38 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
          INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d",
         [seed_json],
     )?;
-    let n = conn.execute("DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)", [])?;
+    let n = conn.execute(
+        "DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)",
+        [],
+    )?;
     conn.execute("DELETE FROM doomed_", [])?;
     Ok(n)
 }
 
 pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
     match st {
-        DeleteStmt::Attributes { keys, target, where_ } | DeleteStmt::Metadata { keys, target, where_ } => {
+        DeleteStmt::Attributes {
+            keys,
+            target,
+            where_,
+        }
+        | DeleteStmt::Metadata {
+            keys,
+            target,
+            where_,
+        } => {
             let is_meta = matches!(st, DeleteStmt::Metadata { .. });
-            if is_meta {
-                if let Some(k) = keys.iter().find(|k| k.starts_with('_')) {
-                    return Err(KipError::constraint(format!("metadata key \"{k}\" is reserved and cannot be deleted")));
-                }
+            if is_meta && let Some(k) = keys.iter().find(|k| k.starts_with('_')) {
+                return Err(KipError::constraint(format!(
+                    "metadata key \"{k}\" is reserved and cannot be deleted"
+                )));
             }
             let ids = match_targets(conn, where_, target, None)?;
             let (mut nc, mut np) = (0, 0);
             for id in ids {
-                let Some(el) = store::element(conn, id)? else { continue };
+                let Some(el) = store::element(conn, id)? else {
+                    continue;
+                };
                 let (attrs, meta) = match &el {
                     store::Element::Concept(c) => (&c.attributes, &c.metadata),
                     store::Element::Prop(p) => (&p.attributes, &p.metadata),
@@ -394,10 +518,15 @@ pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
                     if let Some(why) = protected_element(conn, &el)? {
                         return Err(KipError::immutable(why));
                     }
-                    if let store::Element::Concept(c) = &el {
-                        if !is_meta && is_system_actor(&c.ty, &c.name) && keys.iter().any(|k| k == "core_directives") {
-                            return Err(KipError::immutable(format!("core_directives of {} are protected", c.name)));
-                        }
+                    if let store::Element::Concept(c) = &el
+                        && !is_meta
+                        && is_system_actor(&c.ty, &c.name)
+                        && keys.iter().any(|k| k == "core_directives")
+                    {
+                        return Err(KipError::immutable(format!(
+                            "core_directives of {} are protected",
+                            c.name
+                        )));
                     }
                 }
                 match &el {
@@ -447,12 +576,17 @@ pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
                 match store::concept_by_id(conn, id)? {
                     Some(c) => {
                         if is_protected_concept(&c.ty, &c.name) || is_system_actor(&c.ty, &c.name) {
-                            return Err(KipError::immutable(format!("{}:{} is protected and cannot be deleted", c.ty, c.name)));
+                            return Err(KipError::immutable(format!(
+                                "{}:{} is protected and cannot be deleted",
+                                c.ty, c.name
+                            )));
                         }
                         concepts.push(id);
                     }
                     None => {
-                        return Err(KipError::constraint(format!("?{target} binds a proposition: DELETE CONCEPT deletes concepts")));
+                        return Err(KipError::constraint(format!(
+                            "?{target} binds a proposition: DELETE CONCEPT deletes concepts"
+                        )));
                     }
                 }
             }
@@ -469,16 +603,31 @@ pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
 // ---------------------------------------------------------------- UPDATE
 
 fn num_op(a: &Value, b: &Value, add: bool) -> Value {
-    match (a.as_i64(), b.as_i64(), a.is_i64() || a.is_u64(), b.is_i64() || b.is_u64()) {
+    match (
+        a.as_i64(),
+        b.as_i64(),
+        a.is_i64() || a.is_u64(),
+        b.is_i64() || b.is_u64(),
+    ) {
         (Some(x), Some(y), true, true) => {
-            let r = if add { x.checked_add(y) } else { x.checked_mul(y) };
+            let r = if add {
+                x.checked_add(y)
+            } else {
+                x.checked_mul(y)
+            };
             match r {
                 Some(v) => json!(v),
-                None => json!(if add { x as f64 + y as f64 } else { x as f64 * y as f64 }),
+                None => json!(if add {
+                    x as f64 + y as f64
+                } else {
+                    x as f64 * y as f64
+                }),
             }
         }
         _ => match (a.as_f64(), b.as_f64()) {
-            (Some(x), Some(y)) => serde_json::Number::from_f64(if add { x + y } else { x * y }).map(Value::Number).unwrap_or(Value::Null),
+            (Some(x), Some(y)) => serde_json::Number::from_f64(if add { x + y } else { x * y })
+                .map(Value::Number)
+                .unwrap_or(Value::Null),
             _ => Value::Null,
         },
     }
@@ -486,7 +635,12 @@ fn num_op(a: &Value, b: &Value, add: bool) -> Value {
 
 /// Evaluates an update expression against one element's own state; `Null`
 /// means "skip this key for this element".
-fn eval(e: &UpdateExpr, attrs: &Map<String, Value>, meta: &Map<String, Value>, version: i64) -> Value {
+fn eval(
+    e: &UpdateExpr,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+    version: i64,
+) -> Value {
     match e {
         UpdateExpr::Lit(v) => v.clone(),
         UpdateExpr::Path(p) => {
@@ -508,7 +662,11 @@ fn eval(e: &UpdateExpr, attrs: &Map<String, Value>, meta: &Map<String, Value>, v
         }
         UpdateExpr::Coalesce(x, d) => {
             let v = eval(x, attrs, meta, version);
-            if v.is_null() { eval(d, attrs, meta, version) } else { v }
+            if v.is_null() {
+                eval(d, attrs, meta, version)
+            } else {
+                v
+            }
         }
         UpdateExpr::Add(a, b) | UpdateExpr::Mul(a, b) => {
             let (x, y) = (eval(a, attrs, meta, version), eval(b, attrs, meta, version));
@@ -518,7 +676,11 @@ fn eval(e: &UpdateExpr, attrs: &Map<String, Value>, meta: &Map<String, Value>, v
             num_op(&x, &y, matches!(e, UpdateExpr::Add(..)))
         }
         UpdateExpr::Clamp(x, lo, hi) => {
-            let (v, l, h) = (eval(x, attrs, meta, version), eval(lo, attrs, meta, version), eval(hi, attrs, meta, version));
+            let (v, l, h) = (
+                eval(x, attrs, meta, version),
+                eval(lo, attrs, meta, version),
+                eval(hi, attrs, meta, version),
+            );
             match (v.as_f64(), l.as_f64(), h.as_f64()) {
                 (Some(fv), Some(fl), Some(fh)) => {
                     if fv < fl {
@@ -537,13 +699,17 @@ fn eval(e: &UpdateExpr, attrs: &Map<String, Value>, meta: &Map<String, Value>, v
 
 pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
     if let Some((k, _)) = st.set_metadata.iter().find(|(k, _)| k.starts_with('_')) {
-        return Err(KipError::constraint(format!("metadata key \"{k}\" is reserved: `_` keys are engine-maintained")));
+        return Err(KipError::constraint(format!(
+            "metadata key \"{k}\" is reserved: `_` keys are engine-maintained"
+        )));
     }
     let ids = match_targets(conn, &st.where_, &st.target, st.limit)?;
     let matched = ids.len();
     let mut updated = 0;
     for id in ids {
-        let Some(el) = store::element(conn, id)? else { continue };
+        let Some(el) = store::element(conn, id)? else {
+            continue;
+        };
         let (attrs, meta, version) = match &el {
             store::Element::Concept(c) => (&c.attributes, &c.metadata, c.version),
             store::Element::Prop(p) => (&p.attributes, &p.metadata, p.version),
@@ -551,10 +717,17 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
         if let Some(why) = protected_element(conn, &el)? {
             return Err(KipError::immutable(why));
         }
-        if let store::Element::Concept(c) = &el {
-            if is_system_actor(&c.ty, &c.name) && st.set_attributes.iter().any(|(k, _)| k == "core_directives") {
-                return Err(KipError::immutable(format!("core_directives of {} are protected", c.name)));
-            }
+        if let store::Element::Concept(c) = &el
+            && is_system_actor(&c.ty, &c.name)
+            && st
+                .set_attributes
+                .iter()
+                .any(|(k, _)| k == "core_directives")
+        {
+            return Err(KipError::immutable(format!(
+                "core_directives of {} are protected",
+                c.name
+            )));
         }
         let mut na = attrs.clone();
         let mut nm = meta.clone();
@@ -590,9 +763,15 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
 
 fn identity_of(where_: &[WhereItem], var: &str) -> Option<(String, String)> {
     where_.iter().find_map(|w| match w {
-        WhereItem::Concept(ConceptClause { var: Some(v), matcher: ConceptMatcher { ty: Some(t), name: Some(n), .. } }) if v == var => {
-            Some((t.clone(), n.clone()))
-        }
+        WhereItem::Concept(ConceptClause {
+            var: Some(v),
+            matcher:
+                ConceptMatcher {
+                    ty: Some(t),
+                    name: Some(n),
+                    ..
+                },
+        }) if v == var => Some((t.clone(), n.clone())),
         _ => None,
     })
 }
@@ -602,14 +781,22 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         Err(e) if e.code == crate::kip::ErrorCode::NotFound => {
             // A replayed merge: say so when the target already carries the
             // source in its provenance trail.
-            if let (Some((st_ty, st_name)), Some((tt, tn))) = (identity_of(&st.where_, &st.source), identity_of(&st.where_, &st.target)) {
-                if let Some(t) = store::concept_by_type_name(conn, &tt, &tn)? {
-                    let tag = format!("{st_ty}:{st_name}");
-                    let merged_already = t.metadata.get("_merged_from").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == &json!(tag)));
-                    if merged_already {
-                        return Err(KipError::not_found(format!("{tag} does not exist: it was already merged into {tt}:{tn}"))
-                            .with_hint("The merge already happened; there is nothing left to do."));
-                    }
+            if let (Some((st_ty, st_name)), Some((tt, tn))) = (
+                identity_of(&st.where_, &st.source),
+                identity_of(&st.where_, &st.target),
+            ) && let Some(t) = store::concept_by_type_name(conn, &tt, &tn)?
+            {
+                let tag = format!("{st_ty}:{st_name}");
+                let merged_already = t
+                    .metadata
+                    .get("_merged_from")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x == &json!(tag)));
+                if merged_already {
+                    return Err(KipError::not_found(format!(
+                        "{tag} does not exist: it was already merged into {tt}:{tn}"
+                    ))
+                    .with_hint("The merge already happened; there is nothing left to do."));
                 }
             }
             return Err(e);
@@ -621,28 +808,50 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         match ids {
             [] => Err(KipError::not_found(format!("?{var} matches no concept"))),
             [x] => Ok(*x),
-            _ => Err(KipError::new(crate::kip::ErrorCode::DuplicateExists, format!("?{var} matches {} concepts; MERGE needs exactly one", ids.len()))),
+            _ => Err(KipError::new(
+                crate::kip::ErrorCode::DuplicateExists,
+                format!(
+                    "?{var} matches {} concepts; MERGE needs exactly one",
+                    ids.len()
+                ),
+            )),
         }
     };
     let (sid, tid) = (one(&sources, &st.source)?, one(&targets, &st.target)?);
-    let s = store::concept_by_id(conn, sid)?.ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.source)))?;
-    let t = store::concept_by_id(conn, tid)?.ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.target)))?;
+    let s = store::concept_by_id(conn, sid)?
+        .ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.source)))?;
+    let t = store::concept_by_id(conn, tid)?
+        .ok_or_else(|| KipError::constraint(format!("?{} must bind a concept", st.target)))?;
     if sid == tid {
-        return Ok(json!({ "merged": true, "links_repointed": 0, "links_deduplicated": 0, "attributes_filled": 0 }));
+        return Ok(
+            json!({ "merged": true, "links_repointed": 0, "links_deduplicated": 0, "attributes_filled": 0 }),
+        );
     }
     if s.ty != t.ty {
-        return Err(KipError::constraint(format!("cannot merge {}:{} into {}:{}: the types differ", s.ty, s.name, t.ty, t.name)));
+        return Err(KipError::constraint(format!(
+            "cannot merge {}:{} into {}:{}: the types differ",
+            s.ty, s.name, t.ty, t.name
+        )));
     }
     for c in [&s, &t] {
         if is_protected_concept(&c.ty, &c.name) || is_system_actor(&c.ty, &c.name) {
-            return Err(KipError::immutable(format!("{}:{} is protected and cannot be merged", c.ty, c.name)));
+            return Err(KipError::immutable(format!(
+                "{}:{} is protected and cannot be merged",
+                c.ty, c.name
+            )));
         }
     }
     let (mut repointed, mut dedup) = (0, 0);
-    let mut st_links = conn.prepare_cached("SELECT id FROM propositions WHERE subject = ?1 OR object = ?1 ORDER BY id")?;
-    let links: Vec<i64> = st_links.query_map([sid], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut st_links = conn.prepare_cached(
+        "SELECT id FROM propositions WHERE subject = ?1 OR object = ?1 ORDER BY id",
+    )?;
+    let links: Vec<i64> = st_links
+        .query_map([sid], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
     for lid in links {
-        let Some(l) = store::prop_by_id(conn, lid)? else { continue };
+        let Some(l) = store::prop_by_id(conn, lid)? else {
+            continue;
+        };
         let ns = if l.subject == sid { tid } else { l.subject };
         let no = if l.object == sid { tid } else { l.object };
         if ns == no {
@@ -689,9 +898,20 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
             filled += 1;
         }
     }
-    let mut aliases: Vec<Value> = na.get("aliases").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut aliases: Vec<Value> = na
+        .get("aliases")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let before = aliases.clone();
-    for a in s.attributes.get("aliases").and_then(Value::as_array).into_iter().flatten().chain(std::iter::once(&json!(s.name))) {
+    for a in s
+        .attributes
+        .get("aliases")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .chain(std::iter::once(&json!(s.name)))
+    {
         if !aliases.contains(a) && a != &json!(t.name) {
             aliases.push(a.clone());
         }
@@ -701,8 +921,19 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         filled += 1;
     }
     let mut nm = t.metadata.clone();
-    let mut trail: Vec<Value> = nm.get("_merged_from").and_then(Value::as_array).cloned().unwrap_or_default();
-    for x in s.metadata.get("_merged_from").and_then(Value::as_array).into_iter().flatten().chain(std::iter::once(&json!(format!("{}:{}", s.ty, s.name)))) {
+    let mut trail: Vec<Value> = nm
+        .get("_merged_from")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for x in s
+        .metadata
+        .get("_merged_from")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .chain(std::iter::once(&json!(format!("{}:{}", s.ty, s.name))))
+    {
         if !trail.contains(x) {
             trail.push(x.clone());
         }
@@ -711,5 +942,7 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
     store::update_concept(conn, tid, &na, &nm)?;
     cascade_delete(conn, &[sid])?;
     conn.execute("DELETE FROM concepts WHERE id = ?1", [sid])?;
-    Ok(json!({ "merged": true, "links_repointed": repointed, "links_deduplicated": dedup, "attributes_filled": filled }))
+    Ok(
+        json!({ "merged": true, "links_repointed": repointed, "links_deduplicated": dedup, "attributes_filled": filled }),
+    )
 }

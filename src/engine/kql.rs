@@ -19,9 +19,13 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
         KipError::syntax(format!("invalid CURSOR \"{token}\""))
             .with_hint("Pass back exactly the next_cursor a previous response returned.")
     };
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
     let s = String::from_utf8(raw).map_err(|_| bad())?;
-    s.strip_prefix("somnus:").and_then(|n| n.parse().ok()).ok_or_else(bad)
+    s.strip_prefix("somnus:")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(bad)
 }
 
 /// Caches hydrated elements for one response.
@@ -32,7 +36,10 @@ pub struct Hydrator<'c> {
 
 impl<'c> Hydrator<'c> {
     pub fn new(conn: &'c Connection) -> Self {
-        Hydrator { conn, cache: HashMap::new() }
+        Hydrator {
+            conn,
+            cache: HashMap::new(),
+        }
     }
 
     pub fn element(&mut self, id: i64) -> KipResult<Option<Value>> {
@@ -51,9 +58,15 @@ impl<'c> Hydrator<'c> {
     pub fn project(&mut self, b: &Binding, path: &[String]) -> KipResult<Value> {
         match b {
             Binding::Null => Ok(Value::Null),
-            Binding::Pred(s) => Ok(if path.is_empty() { json!(s) } else { Value::Null }),
+            Binding::Pred(s) => Ok(if path.is_empty() {
+                json!(s)
+            } else {
+                Value::Null
+            }),
             Binding::Elem(id) => {
-                let Some(el) = self.element(*id)? else { return Ok(Value::Null) };
+                let Some(el) = self.element(*id)? else {
+                    return Ok(Value::Null);
+                };
                 let mut cur = &el;
                 for seg in path {
                     match cur.get(seg) {
@@ -93,7 +106,8 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         Some(c) => decode_cursor(c)?,
         None => 0,
     };
-    let has_agg = q.find.iter().any(|e| matches!(e, FindExpr::Agg(_))) || q.order_by.iter().any(|o| o.agg.is_some());
+    let has_agg = q.find.iter().any(|e| matches!(e, FindExpr::Agg(_)))
+        || q.order_by.iter().any(|o| o.agg.is_some());
     let mut vars: Vec<String> = Vec::new();
     for e in &q.find {
         if !vars.contains(&e.var().to_string()) {
@@ -105,18 +119,23 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
     }
     let order: Vec<(&DotPath, bool)> = q.order_by.iter().map(|o| (&o.path, o.desc)).collect();
     let fetch = q.limit.map(|l| l + 1);
-    let sel = Selection { vars: vars.clone(), order, limit: fetch, offset };
+    let sel = Selection {
+        vars: vars.clone(),
+        order,
+        limit: fetch,
+        offset,
+    };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let mut rows = match &compiled {
         Some(c) => plan::run(conn, c, vars.len())?,
         None => Vec::new(),
     };
     let mut next_cursor = None;
-    if let Some(l) = q.limit {
-        if rows.len() as u64 > l {
-            rows.truncate(l as usize);
-            next_cursor = Some(encode_cursor(offset + l));
-        }
+    if let Some(l) = q.limit
+        && rows.len() as u64 > l
+    {
+        rows.truncate(l as usize);
+        next_cursor = Some(encode_cursor(offset + l));
     }
     let paths: Vec<&DotPath> = q
         .find
@@ -128,13 +147,24 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         .collect();
     let mut h = Hydrator::new(conn);
     let groups = column_groups(&paths);
-    let var_index: HashMap<&str, usize> = vars.iter().enumerate().map(|(i, v)| (v.as_str(), i)).collect();
+    let var_index: HashMap<&str, usize> = vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.as_str(), i))
+        .collect();
     let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); groups.len()];
     for row in &rows {
         for (gi, g) in groups.iter().enumerate() {
             let vi = var_index[paths[g[0]].var.as_str()];
-            let vals: Vec<Value> = g.iter().map(|&i| h.project(&row[vi], &paths[i].path)).collect::<KipResult<_>>()?;
-            columns[gi].push(if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) });
+            let vals: Vec<Value> = g
+                .iter()
+                .map(|&i| h.project(&row[vi], &paths[i].path))
+                .collect::<KipResult<_>>()?;
+            columns[gi].push(if vals.len() == 1 {
+                vals.into_iter().next().unwrap_or(Value::Null)
+            } else {
+                Value::Array(vals)
+            });
         }
     }
     let result = if columns.len() == 1 {
@@ -142,7 +172,10 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
     } else {
         Value::Array(columns.into_iter().map(Value::Array).collect())
     };
-    Ok(FindOutput { result, next_cursor })
+    Ok(FindOutput {
+        result,
+        next_cursor,
+    })
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -170,7 +203,11 @@ fn agg_value(func: AggFunc, distinct: bool, values: Vec<Value>) -> Value {
         }
         AggFunc::Avg => {
             let nums: Vec<f64> = vals.iter().filter_map(num).collect();
-            if nums.is_empty() { Value::Null } else { json!(nums.iter().sum::<f64>() / nums.len() as f64) }
+            if nums.is_empty() {
+                Value::Null
+            } else {
+                json!(nums.iter().sum::<f64>() / nums.len() as f64)
+            }
         }
         AggFunc::Min | AggFunc::Max => {
             let mut best: Option<Value> = None;
@@ -179,7 +216,11 @@ fn agg_value(func: AggFunc, distinct: bool, values: Vec<Value>) -> Value {
                     None => v,
                     Some(b) => {
                         let ord = compare(&v, &b);
-                        let take = if func == AggFunc::Min { ord.is_lt() } else { ord.is_gt() };
+                        let take = if func == AggFunc::Min {
+                            ord.is_lt()
+                        } else {
+                            ord.is_gt()
+                        };
                         if take { v } else { b }
                     }
                 });
@@ -203,7 +244,9 @@ pub fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
         }
     }
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64().partial_cmp(&y.as_f64()).unwrap_or(Equal),
+        (Value::Number(x), Value::Number(y)) => {
+            x.as_f64().partial_cmp(&y.as_f64()).unwrap_or(Equal)
+        }
         (Value::String(x), Value::String(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         _ => match rank(a).cmp(&rank(b)) {
@@ -231,21 +274,45 @@ fn cmp_nulls_last(a: &Value, b: &Value, desc: bool) -> std::cmp::Ordering {
 /// joined to a key variable through propositions' subjects and objects, or
 /// is a key variable read through an attribute or metadata path; otherwise
 /// it summarises the whole solution set and contributes a scalar.
-fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> KipResult<FindOutput> {
+fn aggregate(
+    conn: &Connection,
+    q: &FindQuery,
+    vars: &[String],
+    offset: u64,
+) -> KipResult<FindOutput> {
     let mut all_vars = vars.to_vec();
     for o in &q.order_by {
         if !all_vars.contains(&o.path.var) {
             all_vars.push(o.path.var.clone());
         }
     }
-    let sel = Selection { vars: all_vars.clone(), order: vec![], limit: None, offset: 0 };
+    let sel = Selection {
+        vars: all_vars.clone(),
+        order: vec![],
+        limit: None,
+        offset: 0,
+    };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let rows = match &compiled {
         Some(c) => plan::run(conn, c, all_vars.len())?,
         None => Vec::new(),
     };
-    let vi: HashMap<&str, usize> = all_vars.iter().enumerate().map(|(i, v)| (v.as_str(), i)).collect();
-    let keys: Vec<&DotPath> = q.find.iter().filter_map(|e| if let FindExpr::Path(p) = e { Some(p) } else { None }).collect();
+    let vi: HashMap<&str, usize> = all_vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.as_str(), i))
+        .collect();
+    let keys: Vec<&DotPath> = q
+        .find
+        .iter()
+        .filter_map(|e| {
+            if let FindExpr::Path(p) = e {
+                Some(p)
+            } else {
+                None
+            }
+        })
+        .collect();
     let key_vars: HashSet<&str> = keys.iter().map(|k| k.var.as_str()).collect();
     // connectivity between variables through subject/object pairs
     let mut pairs = Vec::new();
@@ -255,7 +322,13 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
         let mut stack = vec![v.to_string()];
         while let Some(x) = stack.pop() {
             for (a, b) in &pairs {
-                let n = if a == &x { b } else if b == &x { a } else { continue };
+                let n = if a == &x {
+                    b
+                } else if b == &x {
+                    a
+                } else {
+                    continue;
+                };
                 if seen.insert(n.clone()) {
                     stack.push(n.clone());
                 }
@@ -268,7 +341,13 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
             return false;
         }
         if key_vars.contains(a.path.var.as_str()) {
-            return keys.iter().any(|k| k.var == a.path.var && matches!(k.path.first().map(String::as_str), Some("attributes" | "metadata")));
+            return keys.iter().any(|k| {
+                k.var == a.path.var
+                    && matches!(
+                        k.path.first().map(String::as_str),
+                        Some("attributes" | "metadata")
+                    )
+            });
         }
         connected(&a.path.var)
     };
@@ -278,7 +357,10 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
     let mut group_index: HashMap<String, usize> = HashMap::new();
     let mut row_group: Vec<usize> = Vec::with_capacity(rows.len());
     for row in &rows {
-        let key: Vec<Value> = keys.iter().map(|k| h.project(&row[vi[k.var.as_str()]], &k.path)).collect::<KipResult<_>>()?;
+        let key: Vec<Value> = keys
+            .iter()
+            .map(|k| h.project(&row[vi[k.var.as_str()]], &k.path))
+            .collect::<KipResult<_>>()?;
         let token = Value::Array(key.clone()).to_string();
         let gi = *group_index.entry(token).or_insert_with(|| {
             group_order.push(key);
@@ -290,10 +372,24 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
         group_order.push(Vec::new());
     }
     // every aggregate the FIND or ORDER BY needs
-    let mut aggs: Vec<Aggregate> = q.find.iter().filter_map(|e| if let FindExpr::Agg(a) = e { Some(a.clone()) } else { None }).collect();
+    let mut aggs: Vec<Aggregate> = q
+        .find
+        .iter()
+        .filter_map(|e| {
+            if let FindExpr::Agg(a) = e {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
     for o in &q.order_by {
         if let Some((func, distinct)) = o.agg {
-            let a = Aggregate { func, distinct, path: o.path.clone() };
+            let a = Aggregate {
+                func,
+                distinct,
+                path: o.path.clone(),
+            };
             if !aggs.contains(&a) {
                 aggs.push(a);
             }
@@ -339,10 +435,21 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
                     .iter()
                     .map(|o| match o.agg {
                         Some((func, distinct)) => {
-                            let a = Aggregate { func, distinct, path: o.path.clone() };
-                            aggs.iter().position(|x| x == &a).map(|i| per_group[g][i].clone()).unwrap_or(Value::Null)
+                            let a = Aggregate {
+                                func,
+                                distinct,
+                                path: o.path.clone(),
+                            };
+                            aggs.iter()
+                                .position(|x| x == &a)
+                                .map(|i| per_group[g][i].clone())
+                                .unwrap_or(Value::Null)
                         }
-                        None => keys.iter().position(|k| **k == o.path).map(|i| group_order[g][i].clone()).unwrap_or(Value::Null),
+                        None => keys
+                            .iter()
+                            .position(|k| **k == o.path)
+                            .map(|i| group_order[g][i].clone())
+                            .unwrap_or(Value::Null),
                     })
                     .collect()
             })
@@ -363,14 +470,32 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
         Some(l) => (start + l as usize).min(total),
         None => total,
     };
-    let next_cursor = if q.limit.is_some() && end < total { Some(encode_cursor(end as u64)) } else { None };
+    let next_cursor = if q.limit.is_some() && end < total {
+        Some(encode_cursor(end as u64))
+    } else {
+        None
+    };
     let window = &order_idx[start..end];
 
     if keys.is_empty() {
         let n_find_aggs = q.find.len();
-        let vals: Vec<Value> = (0..n_find_aggs).map(|i| per_group.first().and_then(|g| g.get(i).cloned()).unwrap_or(Value::Null)).collect();
-        let result = if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) };
-        return Ok(FindOutput { result, next_cursor: None });
+        let vals: Vec<Value> = (0..n_find_aggs)
+            .map(|i| {
+                per_group
+                    .first()
+                    .and_then(|g| g.get(i).cloned())
+                    .unwrap_or(Value::Null)
+            })
+            .collect();
+        let result = if vals.len() == 1 {
+            vals.into_iter().next().unwrap_or(Value::Null)
+        } else {
+            Value::Array(vals)
+        };
+        return Ok(FindOutput {
+            result,
+            next_cursor: None,
+        });
     }
     let key_groups = column_groups(&keys);
     let mut out: Vec<Value> = Vec::new();
@@ -387,8 +512,13 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
                         let col: Vec<Value> = window
                             .iter()
                             .map(|&gi| {
-                                let vals: Vec<Value> = g.iter().map(|&k| group_order[gi][k].clone()).collect();
-                                if vals.len() == 1 { vals.into_iter().next().unwrap_or(Value::Null) } else { Value::Array(vals) }
+                                let vals: Vec<Value> =
+                                    g.iter().map(|&k| group_order[gi][k].clone()).collect();
+                                if vals.len() == 1 {
+                                    vals.into_iter().next().unwrap_or(Value::Null)
+                                } else {
+                                    Value::Array(vals)
+                                }
                             })
                             .collect();
                         out.push(Value::Array(col));
@@ -399,12 +529,24 @@ fn aggregate(conn: &Connection, q: &FindQuery, vars: &[String], offset: u64) -> 
             FindExpr::Agg(_) => {
                 match &scalars[agg_i] {
                     Some(s) => out.push(s.clone()),
-                    None => out.push(Value::Array(window.iter().map(|&gi| per_group[gi][agg_i].clone()).collect())),
+                    None => out.push(Value::Array(
+                        window
+                            .iter()
+                            .map(|&gi| per_group[gi][agg_i].clone())
+                            .collect(),
+                    )),
                 }
                 agg_i += 1;
             }
         }
     }
-    let result = if out.len() == 1 { out.pop().unwrap_or(Value::Null) } else { Value::Array(out) };
-    Ok(FindOutput { result, next_cursor })
+    let result = if out.len() == 1 {
+        out.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(out)
+    };
+    Ok(FindOutput {
+        result,
+        next_cursor,
+    })
 }

@@ -14,31 +14,53 @@ pub struct MetaOutput {
 
 fn definition(conn: &Connection, meta_type: &str, name: &str) -> KipResult<Value> {
     let c = store::concept_by_type_name(conn, meta_type, name)?.ok_or_else(|| {
-        let what = if meta_type == "$ConceptType" { "concept type" } else { "proposition type" };
+        let what = if meta_type == "$ConceptType" {
+            "concept type"
+        } else {
+            "proposition type"
+        };
         KipError::not_found(format!("{what} \"{name}\" is not defined")).with_hint(format!(
             "Names are case-sensitive; list them with DESCRIBE {}.",
-            if meta_type == "$ConceptType" { "CONCEPT TYPES" } else { "PROPOSITION TYPES" }
+            if meta_type == "$ConceptType" {
+                "CONCEPT TYPES"
+            } else {
+                "PROPOSITION TYPES"
+            }
         ))
     })?;
-    Ok(json!({ "id": c.kip_id(), "type": c.ty, "name": c.name, "attributes": Value::Object(c.attributes) }))
+    Ok(
+        json!({ "id": c.kip_id(), "type": c.ty, "name": c.name, "attributes": Value::Object(c.attributes) }),
+    )
 }
 
-fn names_page(conn: &Connection, meta_type: &str, limit: Option<u64>, cursor: &Option<String>) -> KipResult<MetaOutput> {
+fn names_page(
+    conn: &Connection,
+    meta_type: &str,
+    limit: Option<u64>,
+    cursor: &Option<String>,
+) -> KipResult<MetaOutput> {
     let offset = match cursor {
         Some(c) => decode_cursor(c)?,
         None => 0,
     };
     let lim = limit.map(|l| l as i64 + 1).unwrap_or(-1);
-    let mut st = conn.prepare_cached("SELECT name FROM concepts WHERE type = ?1 ORDER BY name LIMIT ?2 OFFSET ?3")?;
-    let mut names: Vec<String> = st.query_map(params![meta_type, lim, offset as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut st = conn.prepare_cached(
+        "SELECT name FROM concepts WHERE type = ?1 ORDER BY name LIMIT ?2 OFFSET ?3",
+    )?;
+    let mut names: Vec<String> = st
+        .query_map(params![meta_type, lim, offset as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
     let mut next_cursor = None;
-    if let Some(l) = limit {
-        if names.len() as u64 > l {
-            names.truncate(l as usize);
-            next_cursor = Some(encode_cursor(offset + l));
-        }
+    if let Some(l) = limit
+        && names.len() as u64 > l
+    {
+        names.truncate(l as usize);
+        next_cursor = Some(encode_cursor(offset + l));
     }
-    Ok(MetaOutput { result: json!(names), next_cursor })
+    Ok(MetaOutput {
+        result: json!(names),
+        next_cursor,
+    })
 }
 
 fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
@@ -48,7 +70,12 @@ fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
          FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
     )?;
     let rows = st.query_map([], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+        ))
     })?;
     let mut out = Vec::new();
     for row in rows {
@@ -64,16 +91,27 @@ fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
 }
 
 pub fn describe(conn: &Connection, d: &Describe) -> KipResult<MetaOutput> {
-    let single = |v| Ok(MetaOutput { result: v, next_cursor: None });
+    let single = |v| {
+        Ok(MetaOutput {
+            result: v,
+            next_cursor: None,
+        })
+    };
     match d {
         Describe::ConceptType(n) => single(definition(conn, "$ConceptType", n)?),
         Describe::PropositionType(n) => single(definition(conn, "$PropositionType", n)?),
-        Describe::ConceptTypes { limit, cursor } => names_page(conn, "$ConceptType", *limit, cursor),
-        Describe::PropositionTypes { limit, cursor } => names_page(conn, "$PropositionType", *limit, cursor),
+        Describe::ConceptTypes { limit, cursor } => {
+            names_page(conn, "$ConceptType", *limit, cursor)
+        }
+        Describe::PropositionTypes { limit, cursor } => {
+            names_page(conn, "$PropositionType", *limit, cursor)
+        }
         Describe::Domains => single(json!(domain_summaries(conn)?)),
         Describe::Primer => {
             let identity = match store::concept_by_type_name(conn, "Person", "$self")? {
-                Some(c) => json!({ "id": c.kip_id(), "name": c.name, "attributes": Value::Object(c.attributes) }),
+                Some(c) => {
+                    json!({ "id": c.kip_id(), "name": c.name, "attributes": Value::Object(c.attributes) })
+                }
                 None => Value::Null,
             };
             let domains = domain_summaries(conn)?;
@@ -86,7 +124,13 @@ pub fn describe(conn: &Connection, d: &Describe) -> KipResult<MetaOutput> {
                      ORDER BY c.version DESC, c.id LIMIT 8",
                 )?;
                 let keys: Vec<String> = st
-                    .query_map([name], |r| Ok(format!("{}:{}", r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+                    .query_map([name], |r| {
+                        Ok(format!(
+                            "{}:{}",
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?
+                        ))
+                    })?
                     .collect::<Result<_, _>>()?;
                 let mut entry = d.clone();
                 entry["key_concepts"] = json!(keys);

@@ -22,21 +22,60 @@ pub const BOOTSTRAP_CAPSULES: &[(&str, &str)] = &[
     ("$self", include_str!("../../assets/capsules/self.kip")),
     ("$system", include_str!("../../assets/capsules/system.kip")),
     ("Event", include_str!("../../assets/capsules/Event.kip")),
-    ("Preference", include_str!("../../assets/capsules/Preference.kip")),
+    (
+        "Preference",
+        include_str!("../../assets/capsules/Preference.kip"),
+    ),
     ("Insight", include_str!("../../assets/capsules/Insight.kip")),
-    ("Commitment", include_str!("../../assets/capsules/Commitment.kip")),
-    ("SleepTask", include_str!("../../assets/capsules/SleepTask.kip")),
-    ("Experience", include_str!("../../assets/capsules/Experience.kip")),
-    ("ExperienceStep", include_str!("../../assets/capsules/ExperienceStep.kip")),
+    (
+        "Commitment",
+        include_str!("../../assets/capsules/Commitment.kip"),
+    ),
+    (
+        "SleepTask",
+        include_str!("../../assets/capsules/SleepTask.kip"),
+    ),
+    (
+        "Experience",
+        include_str!("../../assets/capsules/Experience.kip"),
+    ),
+    (
+        "ExperienceStep",
+        include_str!("../../assets/capsules/ExperienceStep.kip"),
+    ),
     ("Skill", include_str!("../../assets/capsules/Skill.kip")),
-    ("involves", include_str!("../../assets/capsules/involves.kip")),
-    ("mentions", include_str!("../../assets/capsules/mentions.kip")),
-    ("consolidated_to", include_str!("../../assets/capsules/consolidated_to.kip")),
-    ("derived_from", include_str!("../../assets/capsules/derived_from.kip")),
-    ("has_step", include_str!("../../assets/capsules/has_step.kip")),
-    ("caused_by", include_str!("../../assets/capsules/caused_by.kip")),
-    ("derived_insight", include_str!("../../assets/capsules/derived_insight.kip")),
-    ("compiled_to", include_str!("../../assets/capsules/compiled_to.kip")),
+    (
+        "involves",
+        include_str!("../../assets/capsules/involves.kip"),
+    ),
+    (
+        "mentions",
+        include_str!("../../assets/capsules/mentions.kip"),
+    ),
+    (
+        "consolidated_to",
+        include_str!("../../assets/capsules/consolidated_to.kip"),
+    ),
+    (
+        "derived_from",
+        include_str!("../../assets/capsules/derived_from.kip"),
+    ),
+    (
+        "has_step",
+        include_str!("../../assets/capsules/has_step.kip"),
+    ),
+    (
+        "caused_by",
+        include_str!("../../assets/capsules/caused_by.kip"),
+    ),
+    (
+        "derived_insight",
+        include_str!("../../assets/capsules/derived_insight.kip"),
+    ),
+    (
+        "compiled_to",
+        include_str!("../../assets/capsules/compiled_to.kip"),
+    ),
 ];
 
 /// A KIP memory on one SQLite database.
@@ -46,18 +85,26 @@ pub struct Nexus {
 }
 
 fn register_functions(conn: &Connection) -> KipResult<()> {
-    conn.create_scalar_function("kip_regex", 2, FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
-        let re: std::sync::Arc<regex::Regex> = ctx.get_or_create_aux(0, |vr| -> Result<_, Box<dyn std::error::Error + Send + Sync + 'static>> {
-            Ok(regex::Regex::new(vr.as_str()?)?)
-        })?;
-        let text = match ctx.get_raw(1) {
-            rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-            rusqlite::types::ValueRef::Integer(i) => i.to_string(),
-            rusqlite::types::ValueRef::Real(f) => f.to_string(),
-            _ => return Ok(None),
-        };
-        Ok(Some(re.is_match(&text)))
-    })?;
+    conn.create_scalar_function(
+        "kip_regex",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let re: std::sync::Arc<regex::Regex> = ctx.get_or_create_aux(
+                0,
+                |vr| -> Result<_, Box<dyn std::error::Error + Send + Sync + 'static>> {
+                    Ok(regex::Regex::new(vr.as_str()?)?)
+                },
+            )?;
+            let text = match ctx.get_raw(1) {
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                rusqlite::types::ValueRef::Real(f) => f.to_string(),
+                _ => return Ok(None),
+            };
+            Ok(Some(re.is_match(&text)))
+        },
+    )?;
     Ok(())
 }
 
@@ -65,10 +112,11 @@ impl Nexus {
     /// Opens (creating and bootstrapping if new) the memory at `path`.
     pub fn open(path: impl AsRef<Path>) -> KipResult<Nexus> {
         let path = path.as_ref();
-        if let Some(dir) = path.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
-            }
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
         }
         let conn = Connection::open(path)?;
         Self::init(conn, Some(path.to_path_buf()))
@@ -90,16 +138,29 @@ impl Nexus {
     }
 
     fn bootstrap(&mut self) -> KipResult<()> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (name, text) in BOOTSTRAP_CAPSULES {
-            let cmd = kip::parse(text, &Map::new())
-                .map_err(|e| KipError::internal(format!("bootstrap capsule {name} does not parse: {}", e.message)))?;
+            let cmd = kip::parse(text, &Map::new()).map_err(|e| {
+                KipError::internal(format!(
+                    "bootstrap capsule {name} does not parse: {}",
+                    e.message
+                ))
+            })?;
             let Command::Upsert(stmts) = cmd else {
-                return Err(KipError::internal(format!("bootstrap capsule {name} is not an UPSERT")));
+                return Err(KipError::internal(format!(
+                    "bootstrap capsule {name} is not an UPSERT"
+                )));
             };
-            kml::WriteCtx { conn: &tx, system: true }
-                .upsert(&stmts)
-                .map_err(|e| KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message)))?;
+            kml::WriteCtx {
+                conn: &tx,
+                system: true,
+            }
+            .upsert(&stmts)
+            .map_err(|e| {
+                KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
+            })?;
         }
         tx.commit()?;
         Ok(())
@@ -119,15 +180,24 @@ impl Nexus {
         let readonly = req.method == Method::ExecuteKipReadonly;
         let args = &req.args;
         match (&args.command, &args.commands) {
-            (Some(_), Some(_)) => Response::error(KipError::syntax("give exactly one of `command` and `commands`, not both")),
-            (None, None) => Response::error(KipError::syntax("the request has no `command` (or `commands`)")),
-            (Some(c), None) => Response::Single(self.run(c, &args.parameters, readonly, args.dry_run)),
+            (Some(_), Some(_)) => Response::error(KipError::syntax(
+                "give exactly one of `command` and `commands`, not both",
+            )),
+            (None, None) => Response::error(KipError::syntax(
+                "the request has no `command` (or `commands`)",
+            )),
+            (Some(c), None) => {
+                Response::Single(self.run(c, &args.parameters, readonly, args.dry_run))
+            }
             (None, Some(list)) => {
                 let mut out = Vec::new();
                 for item in list {
                     let (text, params) = match item {
                         CommandItem::Text(t) => (t.as_str(), args.parameters.clone()),
-                        CommandItem::WithParams { command, parameters } => {
+                        CommandItem::WithParams {
+                            command,
+                            parameters,
+                        } => {
                             let mut p = args.parameters.clone();
                             for (k, v) in parameters {
                                 p.insert(k.clone(), v.clone());
@@ -135,7 +205,9 @@ impl Nexus {
                             (command.as_str(), p)
                         }
                     };
-                    let is_write = kip::parse(text, &params).map(|c| c.is_write()).unwrap_or(false);
+                    let is_write = kip::parse(text, &params)
+                        .map(|c| c.is_write())
+                        .unwrap_or(false);
                     let o = self.run(text, &params, readonly, args.dry_run);
                     let stop = is_write && o.is_err();
                     out.push(o);
@@ -153,27 +225,48 @@ impl Nexus {
         self.run(command, &Map::new(), false, false)
     }
 
-    fn run(&mut self, text: &str, params: &Map<String, Value>, readonly: bool, dry_run: bool) -> Outcome {
+    fn run(
+        &mut self,
+        text: &str,
+        params: &Map<String, Value>,
+        readonly: bool,
+        dry_run: bool,
+    ) -> Outcome {
         let cmd = match kip::parse(text, params) {
             Ok(c) => c,
             Err(e) => return Outcome::Err(e),
         };
         match self.exec(&cmd, readonly, dry_run) {
-            Ok((result, next_cursor)) => Outcome::Ok { result, next_cursor },
+            Ok((result, next_cursor)) => Outcome::Ok {
+                result,
+                next_cursor,
+            },
             Err(e) => Outcome::Err(e),
         }
     }
 
     /// Executes a parsed command.
-    pub fn exec(&mut self, cmd: &Command, readonly: bool, dry_run: bool) -> KipResult<(Value, Option<String>)> {
+    pub fn exec(
+        &mut self,
+        cmd: &Command,
+        readonly: bool,
+        dry_run: bool,
+    ) -> KipResult<(Value, Option<String>)> {
         if readonly && cmd.is_write() {
-            return Err(KipError::new(ErrorCode::ImmutableTarget, format!("{} is not allowed on execute_kip_readonly", cmd.kind()))
-                .with_hint("Use execute_kip for KML commands (UPSERT, UPDATE, MERGE, DELETE)."));
+            return Err(KipError::new(
+                ErrorCode::ImmutableTarget,
+                format!("{} is not allowed on execute_kip_readonly", cmd.kind()),
+            )
+            .with_hint("Use execute_kip for KML commands (UPSERT, UPDATE, MERGE, DELETE)."));
         }
         if readonly {
             self.conn.execute_batch("PRAGMA query_only = 1")?;
         }
-        let behavior = if cmd.is_write() { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
+        let behavior = if cmd.is_write() {
+            TransactionBehavior::Immediate
+        } else {
+            TransactionBehavior::Deferred
+        };
         let res = (|| {
             let tx = self.conn.transaction_with_behavior(behavior)?;
             let out = dispatch(&tx, cmd, dry_run)?;
@@ -198,7 +291,11 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
             Ok((out.result, out.next_cursor))
         }
         Command::Upsert(stmts) => {
-            let rep = kml::WriteCtx { conn, system: false }.upsert(stmts)?;
+            let rep = kml::WriteCtx {
+                conn,
+                system: false,
+            }
+            .upsert(stmts)?;
             Ok((kml::upsert_json(&rep, dry_run), None))
         }
         Command::Describe(d) => {
@@ -209,6 +306,9 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
         Command::Update(u) => Ok((kml::update(conn, u)?, None)),
         Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
         Command::Search(s) => Ok((search::search(conn, s)?, None)),
-        other => Err(KipError::new(ErrorCode::InternalError, format!("{} is not supported yet", other.kind()))),
+        other => Err(KipError::new(
+            ErrorCode::InternalError,
+            format!("{} is not supported yet", other.kind()),
+        )),
     }
 }

@@ -100,7 +100,12 @@ fn ep_vars(e: &Endpoint, out: &mut HashSet<String>) {
 }
 
 fn pat_vars(p: &PropPattern, out: &mut HashSet<String>) {
-    if let PropPattern::Triple { subject, predicate, object } = p {
+    if let PropPattern::Triple {
+        subject,
+        predicate,
+        object,
+    } = p
+    {
         ep_vars(subject, out);
         ep_vars(object, out);
         if let PredSpec::Var(v) = predicate {
@@ -167,7 +172,10 @@ pub fn endpoint_pairs(items: &[WhereItem], out: &mut Vec<(String, String)>) {
         }
     }
     fn pat(p: &PropPattern, out: &mut Vec<(String, String)>) {
-        if let PropPattern::Triple { subject, object, .. } = p {
+        if let PropPattern::Triple {
+            subject, object, ..
+        } = p
+        {
             if let (Some(s), Some(o)) = (ep_var(subject), ep_var(object)) {
                 out.push((s.clone(), o.clone()));
             }
@@ -182,7 +190,9 @@ pub fn endpoint_pairs(items: &[WhereItem], out: &mut Vec<(String, String)>) {
     for it in items {
         match it {
             WhereItem::Prop(p) => pat(&p.pattern, out),
-            WhereItem::Not(b) | WhereItem::Optional(b) | WhereItem::Union(b) => endpoint_pairs(b, out),
+            WhereItem::Not(b) | WhereItem::Optional(b) | WhereItem::Union(b) => {
+                endpoint_pairs(b, out)
+            }
             _ => {}
         }
     }
@@ -193,8 +203,14 @@ pub fn endpoint_pairs(items: &[WhereItem], out: &mut Vec<(String, String)>) {
 /// `UNION` (which apply to the merged result, hence to every branch).
 pub fn branches(where_: &[WhereItem]) -> Vec<Vec<WhereItem>> {
     let first_union = where_.iter().position(|w| matches!(w, WhereItem::Union(_)));
-    let Some(fu) = first_union else { return vec![where_.to_vec()] };
-    let post: Vec<WhereItem> = where_[fu..].iter().filter(|w| !matches!(w, WhereItem::Union(_))).cloned().collect();
+    let Some(fu) = first_union else {
+        return vec![where_.to_vec()];
+    };
+    let post: Vec<WhereItem> = where_[fu..]
+        .iter()
+        .filter(|w| !matches!(w, WhereItem::Union(_)))
+        .cloned()
+        .collect();
     let mut out = Vec::new();
     let mut main = where_[..fu].to_vec();
     main.extend(post.iter().cloned());
@@ -222,7 +238,7 @@ fn prune(items: &[WhereItem], relevant: &HashSet<String>) -> Vec<WhereItem> {
     // union-find over variables through shared clauses
     let mut comp: HashMap<String, usize> = HashMap::new();
     let mut parent: Vec<usize> = Vec::new();
-    fn find(p: &mut Vec<usize>, x: usize) -> usize {
+    fn find(p: &mut [usize], x: usize) -> usize {
         let mut r = x;
         while p[r] != r {
             r = p[r];
@@ -274,7 +290,9 @@ fn prune(items: &[WhereItem], relevant: &HashSet<String>) -> Vec<WhereItem> {
 }
 
 fn has_pattern(items: &[WhereItem]) -> bool {
-    items.iter().any(|w| matches!(w, WhereItem::Concept(_) | WhereItem::Prop(_)))
+    items
+        .iter()
+        .any(|w| matches!(w, WhereItem::Concept(_) | WhereItem::Prop(_)))
 }
 
 impl<'c> Planner<'c> {
@@ -349,10 +367,14 @@ impl<'c> Planner<'c> {
         match p {
             PropPattern::Id(s) => {
                 if self.resolve_prop_id(s)?.is_none() {
-                    return Err(KipError::not_found(format!("proposition {s} does not exist")));
+                    return Err(KipError::not_found(format!(
+                        "proposition {s} does not exist"
+                    )));
                 }
             }
-            PropPattern::Triple { subject, object, .. } => {
+            PropPattern::Triple {
+                subject, object, ..
+            } => {
                 for e in [subject, object] {
                     match e.as_ref() {
                         Endpoint::Concept(m) => self.ground_matcher(m)?,
@@ -367,7 +389,9 @@ impl<'c> Planner<'c> {
 
     pub fn resolve_matcher(&self, m: &ConceptMatcher) -> KipResult<Option<i64>> {
         if let Some(id) = &m.id {
-            let Some(n) = ids::parse_concept_id(id) else { return Ok(None) };
+            let Some(n) = ids::parse_concept_id(id) else {
+                return Ok(None);
+            };
             return Ok(crate::store::concept_by_id(self.conn, n)?.map(|c| c.id));
         }
         if let (Some(t), Some(n)) = (&m.ty, &m.name) {
@@ -378,7 +402,9 @@ impl<'c> Planner<'c> {
 
     pub fn resolve_prop_id(&self, s: &str) -> KipResult<Option<i64>> {
         match ids::parse_prop_id(s) {
-            ids::PropIdParse::Ok(n, _) if n >= 0 => Ok(crate::store::prop_by_id(self.conn, n)?.map(|p| p.id)),
+            ids::PropIdParse::Ok(n, _) if n >= 0 => {
+                Ok(crate::store::prop_by_id(self.conn, n)?.map(|p| p.id))
+            }
             _ => Ok(None),
         }
     }
@@ -387,9 +413,24 @@ impl<'c> Planner<'c> {
 
     /// Compiles a `WHERE` into a statement selecting the distinct bindings
     /// of `sel.vars`. `None` when no branch can contribute a row.
-    pub fn compile(mut self, where_: &[WhereItem], sel: &Selection<'_>) -> KipResult<Option<Compiled>> {
-        self.ground(&where_.iter().take_while(|w| !matches!(w, WhereItem::Union(_))).cloned().collect::<Vec<_>>())?;
-        let relevant: HashSet<String> = sel.vars.iter().cloned().chain(sel.order.iter().map(|(p, _)| p.var.clone())).collect();
+    pub fn compile(
+        mut self,
+        where_: &[WhereItem],
+        sel: &Selection<'_>,
+    ) -> KipResult<Option<Compiled>> {
+        self.ground(
+            &where_
+                .iter()
+                .take_while(|w| !matches!(w, WhereItem::Union(_)))
+                .cloned()
+                .collect::<Vec<_>>(),
+        )?;
+        let relevant: HashSet<String> = sel
+            .vars
+            .iter()
+            .cloned()
+            .chain(sel.order.iter().map(|(p, _)| p.var.clone()))
+            .collect();
         let brs = branches(where_);
         let multi = brs.len() > 1;
         let mut merged = HashSet::new();
@@ -398,7 +439,9 @@ impl<'c> Planner<'c> {
         }
         for v in &relevant {
             if !merged.contains(v) {
-                return Err(KipError::reference(format!("Unbound variable ?{v}: no clause in WHERE binds it")));
+                return Err(KipError::reference(format!(
+                    "Unbound variable ?{v}: no clause in WHERE binds it"
+                )));
             }
         }
         self.merged = merged;
@@ -410,13 +453,13 @@ impl<'c> Planner<'c> {
             }
             self.scopes = vec![HashMap::new()];
             self.strict = bi == 0 && !multi;
-            let block = match self.block(&items, false) {
-                Ok(b) => b,
-                Err(e) => return Err(e),
-            };
+            let block = self.block(&items, false)?;
             let mut cols = Vec::new();
             for (i, v) in sel.vars.iter().enumerate() {
-                let e = self.lookup(v).map(|b| b.expr.clone()).unwrap_or_else(|| "NULL".into());
+                let e = self
+                    .lookup(v)
+                    .map(|b| b.expr.clone())
+                    .unwrap_or_else(|| "NULL".into());
                 cols.push(format!("{e} AS r{i}"));
             }
             cols.push(format!("{bi} AS b_"));
@@ -424,7 +467,11 @@ impl<'c> Planner<'c> {
                 let e = self.field(&path.var, &path.path)?;
                 cols.push(format!("{e} AS k{i}"));
             }
-            selects.push(format!("SELECT {} {}", cols.join(", "), render_block(&block)));
+            selects.push(format!(
+                "SELECT {} {}",
+                cols.join(", "),
+                render_block(&block)
+            ));
         }
         if selects.is_empty() {
             return Ok(None);
@@ -440,7 +487,11 @@ impl<'c> Planner<'c> {
         }
         order_terms.push("b_".into());
         order_terms.extend(rcols.iter().cloned());
-        let group = if rcols.is_empty() { String::new() } else { format!(" GROUP BY {}", rcols.join(", ")) };
+        let group = if rcols.is_empty() {
+            String::new()
+        } else {
+            format!(" GROUP BY {}", rcols.join(", "))
+        };
         let mut sql = String::new();
         if !self.ctes.is_empty() {
             sql.push_str("WITH RECURSIVE ");
@@ -459,7 +510,10 @@ impl<'c> Planner<'c> {
         } else if sel.offset > 0 {
             sql.push_str(&format!(" LIMIT -1 OFFSET {}", sel.offset));
         }
-        Ok(Some(Compiled { sql, params: self.params }))
+        Ok(Some(Compiled {
+            sql,
+            params: self.params,
+        }))
     }
 
     /// Compiles the clauses of one block into the current (top) scope.
@@ -493,7 +547,9 @@ impl<'c> Planner<'c> {
                     }
                 }
                 WhereItem::Union(_) if nested => {
-                    return Err(KipError::syntax("UNION is only supported at the top level of WHERE or inside NOT"));
+                    return Err(KipError::syntax(
+                        "UNION is only supported at the top level of WHERE or inside NOT",
+                    ));
                 }
                 _ => {}
             }
@@ -517,7 +573,11 @@ impl<'c> Planner<'c> {
             group.push(' ');
             group.push_str(j);
         }
-        let on = if b.conds.is_empty() { "1".to_string() } else { b.conds.join(" AND ") };
+        let on = if b.conds.is_empty() {
+            "1".to_string()
+        } else {
+            b.conds.join(" AND ")
+        };
         if b.from.len() == 1 && b.joins.is_empty() {
             outer.joins.push(format!("LEFT JOIN {group} ON {on}"));
         } else {
@@ -534,7 +594,9 @@ impl<'c> Planner<'c> {
         // falsify the query.
         let mut vars = HashSet::new();
         items_vars(inner, &mut vars);
-        let shared = vars.iter().any(|v| self.lookup(v).is_some() || self.merged.contains(v));
+        let shared = vars
+            .iter()
+            .any(|v| self.lookup(v).is_some() || self.merged.contains(v));
         if !shared {
             return Ok(None);
         }
@@ -548,7 +610,13 @@ impl<'c> Planner<'c> {
             let mut nulls = HashMap::new();
             for v in &vars {
                 if self.lookup(v).is_none() && self.merged.contains(v) {
-                    nulls.insert(v.clone(), VarB { expr: "NULL".into(), kind: VarKind::Null });
+                    nulls.insert(
+                        v.clone(),
+                        VarB {
+                            expr: "NULL".into(),
+                            kind: VarKind::Null,
+                        },
+                    );
                 }
             }
             self.scopes.push(nulls);
@@ -598,30 +666,43 @@ impl<'c> Planner<'c> {
         Ok(())
     }
 
-    fn concept_clause(&mut self, var: Option<&str>, m: &ConceptMatcher, b: &mut Block) -> KipResult<String> {
-        if let Some(v) = var {
-            if let Some(bound) = self.lookup(v).cloned() {
-                return match bound.kind {
-                    VarKind::Concept(a) if self.scopes.last().is_some_and(|s| s.contains_key(v)) => {
-                        self.matcher_conds(&a, m, b)?;
-                        Ok(a)
-                    }
-                    VarKind::Pred => Err(KipError::reference(format!("?{v} is a predicate variable, not a concept"))),
-                    _ => {
-                        let a = self.new_table(b, "concepts", "c");
-                        b.conds.push(format!("{a}.id = {}", bound.expr));
-                        self.matcher_conds(&a, m, b)?;
-                        Ok(a)
-                    }
-                };
-            }
+    fn concept_clause(
+        &mut self,
+        var: Option<&str>,
+        m: &ConceptMatcher,
+        b: &mut Block,
+    ) -> KipResult<String> {
+        if let Some(v) = var
+            && let Some(bound) = self.lookup(v).cloned()
+        {
+            return match bound.kind {
+                VarKind::Concept(a) if self.scopes.last().is_some_and(|s| s.contains_key(v)) => {
+                    self.matcher_conds(&a, m, b)?;
+                    Ok(a)
+                }
+                VarKind::Pred => Err(KipError::reference(format!(
+                    "?{v} is a predicate variable, not a concept"
+                ))),
+                _ => {
+                    let a = self.new_table(b, "concepts", "c");
+                    b.conds.push(format!("{a}.id = {}", bound.expr));
+                    self.matcher_conds(&a, m, b)?;
+                    Ok(a)
+                }
+            };
         }
         let a = self.new_table(b, "concepts", "c");
         self.matcher_conds(&a, m, b)?;
-        if let Some(v) = var {
-            if self.merged.contains(v) || !self.scopes.is_empty() {
-                self.bind(v, VarB { expr: format!("{a}.id"), kind: VarKind::Concept(a.clone()) });
-            }
+        if let Some(v) = var
+            && (self.merged.contains(v) || !self.scopes.is_empty())
+        {
+            self.bind(
+                v,
+                VarB {
+                    expr: format!("{a}.id"),
+                    kind: VarKind::Concept(a.clone()),
+                },
+            );
         }
         Ok(a)
     }
@@ -632,11 +713,19 @@ impl<'c> Planner<'c> {
             Endpoint::Var(v) => match self.lookup(v).cloned() {
                 Some(bound) => {
                     if matches!(bound.kind, VarKind::Pred) {
-                        return Err(KipError::reference(format!("?{v} is a predicate variable, not an endpoint")));
+                        return Err(KipError::reference(format!(
+                            "?{v} is a predicate variable, not an endpoint"
+                        )));
                     }
                     b.conds.push(format!("{slot} = {}", bound.expr));
                 }
-                None => self.bind(v, VarB { expr: slot.to_string(), kind: VarKind::Unknown }),
+                None => self.bind(
+                    v,
+                    VarB {
+                        expr: slot.to_string(),
+                        kind: VarKind::Unknown,
+                    },
+                ),
             },
             Endpoint::Concept(m) => {
                 if m.is_identity() {
@@ -663,7 +752,12 @@ impl<'c> Planner<'c> {
 
     /// Compiles a proposition clause; returns the SQL expression of the
     /// matched link's id.
-    fn prop_clause(&mut self, var: Option<&str>, pat: &PropPattern, b: &mut Block) -> KipResult<String> {
+    fn prop_clause(
+        &mut self,
+        var: Option<&str>,
+        pat: &PropPattern,
+        b: &mut Block,
+    ) -> KipResult<String> {
         match pat {
             PropPattern::Id(s) => {
                 let a = self.new_table(b, "propositions", "p");
@@ -673,7 +767,9 @@ impl<'c> Planner<'c> {
                         format!("{a}.id = {p}")
                     }
                     ids::PropIdParse::NotAProposition => {
-                        return Err(KipError::syntax(format!("{s} must be a Proposition ID (P:<n>:<predicate>)")));
+                        return Err(KipError::syntax(format!(
+                            "{s} must be a Proposition ID (P:<n>:<predicate>)"
+                        )));
                     }
                     _ => "0".into(),
                 };
@@ -681,13 +777,28 @@ impl<'c> Planner<'c> {
                 self.bind_link(var, &a, b);
                 Ok(format!("{a}.id"))
             }
-            PropPattern::Triple { subject, predicate: PredSpec::Hop { predicate, min, max }, object } => {
+            PropPattern::Triple {
+                subject,
+                predicate:
+                    PredSpec::Hop {
+                        predicate,
+                        min,
+                        max,
+                    },
+                object,
+            } => {
                 if var.is_some() {
-                    return Err(KipError::syntax("a multi-hop pattern cannot bind a link variable"));
+                    return Err(KipError::syntax(
+                        "a multi-hop pattern cannot bind a link variable",
+                    ));
                 }
                 self.hop(subject, predicate, *min, *max, object, b)
             }
-            PropPattern::Triple { subject, predicate, object } => {
+            PropPattern::Triple {
+                subject,
+                predicate,
+                object,
+            } => {
                 let a = self.new_table(b, "propositions", "p");
                 match predicate {
                     PredSpec::Alts(alts) if alts.len() == 1 => {
@@ -700,7 +811,13 @@ impl<'c> Planner<'c> {
                     }
                     PredSpec::Var(v) => match self.lookup(v).cloned() {
                         Some(bound) => b.conds.push(format!("{a}.predicate = {}", bound.expr)),
-                        None => self.bind(v, VarB { expr: format!("{a}.predicate"), kind: VarKind::Pred }),
+                        None => self.bind(
+                            v,
+                            VarB {
+                                expr: format!("{a}.predicate"),
+                                kind: VarKind::Pred,
+                            },
+                        ),
                     },
                     PredSpec::Hop { .. } => {}
                 }
@@ -716,7 +833,13 @@ impl<'c> Planner<'c> {
         if let Some(v) = var {
             match self.lookup(v).cloned() {
                 Some(bound) => b.conds.push(format!("{a}.id = {}", bound.expr)),
-                None => self.bind(v, VarB { expr: format!("{a}.id"), kind: VarKind::Prop(a.to_string()) }),
+                None => self.bind(
+                    v,
+                    VarB {
+                        expr: format!("{a}.id"),
+                        kind: VarKind::Prop(a.to_string()),
+                    },
+                ),
             }
         }
     }
@@ -725,7 +848,9 @@ impl<'c> Planner<'c> {
     /// subquery, or a constant.
     fn anchor(&mut self, e: &Endpoint) -> KipResult<Option<Anchor>> {
         Ok(match e {
-            Endpoint::Concept(m) if m.is_identity() => Some(Anchor::Const(self.resolve_matcher(m)?)),
+            Endpoint::Concept(m) if m.is_identity() => {
+                Some(Anchor::Const(self.resolve_matcher(m)?))
+            }
             Endpoint::Concept(m) => {
                 let mut conds = Vec::new();
                 if let Some(t) = &m.ty {
@@ -734,7 +859,14 @@ impl<'c> Planner<'c> {
                 if let Some(n) = &m.name {
                     conds.push(format!("name = {}", self.ps(n)));
                 }
-                Some(Anchor::Sub(format!("SELECT id FROM concepts WHERE {}", if conds.is_empty() { "1".into() } else { conds.join(" AND ") })))
+                Some(Anchor::Sub(format!(
+                    "SELECT id FROM concepts WHERE {}",
+                    if conds.is_empty() {
+                        "1".into()
+                    } else {
+                        conds.join(" AND ")
+                    }
+                )))
             }
             Endpoint::Var(v) => match self.lookup(v).cloned() {
                 None => None,
@@ -744,11 +876,24 @@ impl<'c> Planner<'c> {
                     let alias: String = bound.expr.split('.').next().unwrap_or("").to_string();
                     match self.alias_tables.get(&alias) {
                         Some((table, conds)) => {
-                            let w = if conds.is_empty() { "1".into() } else { conds.join(" AND ") };
-                            Some(Anchor::Sub(format!("SELECT {} FROM {table} {alias} WHERE {w}", bound.expr)))
+                            let w = if conds.is_empty() {
+                                "1".into()
+                            } else {
+                                conds.join(" AND ")
+                            };
+                            Some(Anchor::Sub(format!(
+                                "SELECT {} FROM {table} {alias} WHERE {w}",
+                                bound.expr
+                            )))
                         }
-                        None if alias.starts_with('h') => Some(Anchor::Sub(format!("SELECT {} FROM {alias}_v {alias}", bound.expr))),
-                        None => Some(Anchor::Sub(format!("SELECT id FROM concepts UNION ALL SELECT id FROM propositions"))),
+                        None if alias.starts_with('h') => Some(Anchor::Sub(format!(
+                            "SELECT {} FROM {alias}_v {alias}",
+                            bound.expr
+                        ))),
+                        None => Some(Anchor::Sub(
+                            "SELECT id FROM concepts UNION ALL SELECT id FROM propositions"
+                                .to_string(),
+                        )),
                     }
                 }
             },
@@ -756,14 +901,26 @@ impl<'c> Planner<'c> {
         })
     }
 
-    fn hop(&mut self, s: &Endpoint, pred: &str, min: u32, max: Option<u32>, o: &Endpoint, b: &mut Block) -> KipResult<String> {
+    fn hop(
+        &mut self,
+        s: &Endpoint,
+        pred: &str,
+        min: u32,
+        max: Option<u32>,
+        o: &Endpoint,
+        b: &mut Block,
+    ) -> KipResult<String> {
         let max = match max {
             Some(m) if m > MAX_HOPS => {
-                return Err(KipError::exhausted(format!("hop range up to {m} exceeds the engine cap of {MAX_HOPS}")));
+                return Err(KipError::exhausted(format!(
+                    "hop range up to {m} exceeds the engine cap of {MAX_HOPS}"
+                )));
             }
             Some(m) => m,
             None if min > MAX_HOPS => {
-                return Err(KipError::exhausted(format!("hop lower bound {min} exceeds the engine cap of {MAX_HOPS}")));
+                return Err(KipError::exhausted(format!(
+                    "hop lower bound {min} exceeds the engine cap of {MAX_HOPS}"
+                )));
             }
             None => MAX_HOPS,
         };
@@ -788,7 +945,11 @@ impl<'c> Planner<'c> {
         let h = self.alias("h");
         self.ctes.push(format!("{h}_a(x) AS ({anchor_sql})"));
         let anchor_sql = format!("SELECT x FROM {h}_a");
-        let (from_col, to_col) = if forward { ("subject", "object") } else { ("object", "subject") };
+        let (from_col, to_col) = if forward {
+            ("subject", "object")
+        } else {
+            ("object", "subject")
+        };
         let mut view_parts = Vec::new();
         if max >= 1 {
             let pp = self.ps(pred);
@@ -796,14 +957,24 @@ impl<'c> Planner<'c> {
                 "{h}_w(start, node, depth) AS (SELECT {from_col}, {to_col}, 1 FROM propositions WHERE predicate = {pp} AND {from_col} IN ({anchor_sql}) \
                  UNION SELECT w.start, q.{to_col}, w.depth + 1 FROM {h}_w w JOIN propositions q ON q.{from_col} = w.node AND q.predicate = {pp} WHERE w.depth < {max})"
             ));
-            view_parts.push(format!("SELECT start, node FROM {h}_w WHERE depth >= {}", min.max(1)));
+            view_parts.push(format!(
+                "SELECT start, node FROM {h}_w WHERE depth >= {}",
+                min.max(1)
+            ));
         }
         if min == 0 {
             view_parts.push(format!("SELECT x, x FROM {h}_a"));
         }
-        self.ctes.push(format!("{h}_v(start, node) AS ({})", view_parts.join(" UNION ")));
+        self.ctes.push(format!(
+            "{h}_v(start, node) AS ({})",
+            view_parts.join(" UNION ")
+        ));
         b.from.push(format!("{h}_v {h}"));
-        let (s_slot, o_slot) = if forward { (format!("{h}.start"), format!("{h}.node")) } else { (format!("{h}.node"), format!("{h}.start")) };
+        let (s_slot, o_slot) = if forward {
+            (format!("{h}.start"), format!("{h}.node"))
+        } else {
+            (format!("{h}.node"), format!("{h}.start"))
+        };
         self.endpoint(s, &s_slot, b)?;
         self.endpoint(o, &o_slot, b)?;
         Ok(format!("{h}.start"))
@@ -826,11 +997,21 @@ impl<'c> Planner<'c> {
         let bound = match self.lookup(var).cloned() {
             Some(b) => b,
             None if self.merged.contains(var) => return Ok("NULL".into()),
-            None => return Err(KipError::reference(format!("Unbound variable ?{var}: no clause in WHERE binds it"))),
+            None => {
+                return Err(KipError::reference(format!(
+                    "Unbound variable ?{var}: no clause in WHERE binds it"
+                )));
+            }
         };
         let (concept_alias, prop_alias, elem) = match &bound.kind {
             VarKind::Null => return Ok("NULL".into()),
-            VarKind::Pred => return Ok(if path.is_empty() { bound.expr } else { "NULL".into() }),
+            VarKind::Pred => {
+                return Ok(if path.is_empty() {
+                    bound.expr
+                } else {
+                    "NULL".into()
+                });
+            }
             VarKind::Concept(a) => (Some(a.clone()), None, bound.expr.clone()),
             VarKind::Prop(a) => (None, Some(a.clone()), bound.expr.clone()),
             VarKind::Unknown => (None, None, bound.expr.clone()),
@@ -845,8 +1026,16 @@ impl<'c> Planner<'c> {
                 (_, Some(a)) if prop => format!("{a}.{col}"),
                 (_, Some(_)) => "NULL".into(),
                 _ => {
-                    let c = if concept { format!("(SELECT {col} FROM concepts WHERE id = {elem})") } else { "NULL".into() };
-                    let p = if prop { format!("(SELECT {col} FROM propositions WHERE id = {elem})") } else { "NULL".into() };
+                    let c = if concept {
+                        format!("(SELECT {col} FROM concepts WHERE id = {elem})")
+                    } else {
+                        "NULL".into()
+                    };
+                    let p = if prop {
+                        format!("(SELECT {col} FROM propositions WHERE id = {elem})")
+                    } else {
+                        "NULL".into()
+                    };
                     format!("COALESCE({c}, {p})")
                 }
             }
@@ -935,7 +1124,9 @@ impl<'c> Planner<'c> {
                 match f {
                     StrFn::Contains => format!("COALESCE(instr({x}, {y}) > 0, 0)"),
                     StrFn::StartsWith => format!("COALESCE(substr({x}, 1, length({y})) = {y}, 0)"),
-                    StrFn::EndsWith => format!("COALESCE(length({y}) <= length({x}) AND substr({x}, length({x}) - length({y}) + 1) = {y}, 0)"),
+                    StrFn::EndsWith => format!(
+                        "COALESCE(length({y}) <= length({x}) AND substr({x}, length({x}) - length({y}) + 1) = {y}, 0)"
+                    ),
                     StrFn::Regex => format!("COALESCE(kip_regex({y}, {x}), 0)"),
                 }
             }

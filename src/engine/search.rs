@@ -2,8 +2,8 @@
 //! score normalised to [0, 1) by `s / (1 + s)` so a perfect 1.0 is never
 //! claimed (a `THRESHOLD 1.0` probe is an honest miss).
 
-use crate::kip::ast::*;
 use crate::kip::KipResult;
+use crate::kip::ast::*;
 use crate::store;
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -16,7 +16,11 @@ pub fn fts_query(term: &str) -> Option<String> {
         .filter(|w| !w.is_empty())
         .map(|w| format!("\"{}\"*", w.replace('"', "")))
         .collect();
-    if words.is_empty() { None } else { Some(words.join(" OR ")) }
+    if words.is_empty() {
+        None
+    } else {
+        Some(words.join(" OR "))
+    }
 }
 
 fn normalise(rank: f64, exact: bool) -> f64 {
@@ -25,22 +29,37 @@ fn normalise(rank: f64, exact: bool) -> f64 {
 }
 
 /// `(concept id, score)` hits, best first.
-pub fn concept_hits(conn: &Connection, term: &str, ty: Option<&str>, limit: usize) -> KipResult<Vec<(i64, f64)>> {
-    let Some(q) = fts_query(term) else { return Ok(vec![]) };
+pub fn concept_hits(
+    conn: &Connection,
+    term: &str,
+    ty: Option<&str>,
+    limit: usize,
+) -> KipResult<Vec<(i64, f64)>> {
+    let Some(q) = fts_query(term) else {
+        return Ok(vec![]);
+    };
     let mut st = conn.prepare_cached(
         "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0), c.name FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid \
          WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) LIMIT ?3",
     )?;
     let lower = term.to_lowercase();
     let rows = st.query_map(rusqlite::params![q, ty, (limit * 4).max(50) as i64], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, String>(2)?))
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, f64>(1)?,
+            r.get::<_, String>(2)?,
+        ))
     })?;
     let mut hits: Vec<(i64, f64)> = Vec::new();
     for row in rows {
         let (id, rank, name) = row?;
         hits.push((id, normalise(rank, name.to_lowercase() == lower)));
     }
-    hits.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+    hits.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
     hits.truncate(limit);
     Ok(hits)
 }
@@ -65,16 +84,25 @@ pub fn search(conn: &Connection, s: &SearchStmt) -> KipResult<Value> {
         SearchKind::Proposition => {
             // Predicates whose definition matches, then their links.
             let preds = concept_hits(conn, &s.term, Some("$PropositionType"), 50)?;
-            let mut st = conn.prepare_cached("SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2")?;
+            let mut st = conn.prepare_cached(
+                "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
+            )?;
             for (pid, score) in preds {
                 if score < threshold || out.len() >= limit {
                     continue;
                 }
-                let Some(def) = store::concept_by_id(conn, pid)? else { continue };
+                let Some(def) = store::concept_by_id(conn, pid)? else {
+                    continue;
+                };
                 if s.with_type.as_deref().is_some_and(|t| t != def.name) {
                     continue;
                 }
-                let ids: Vec<i64> = st.query_map(rusqlite::params![def.name, (limit - out.len()) as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                let ids: Vec<i64> = st
+                    .query_map(
+                        rusqlite::params![def.name, (limit - out.len()) as i64],
+                        |r| r.get(0),
+                    )?
+                    .collect::<Result<_, _>>()?;
                 for id in ids {
                     if let Some(el) = store::element(conn, id)? {
                         let mut v = store::element_json(conn, &el)?;

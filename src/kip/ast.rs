@@ -20,7 +20,10 @@ pub enum Command {
 impl Command {
     /// KML commands mutate; KQL and META only read.
     pub fn is_write(&self) -> bool {
-        matches!(self, Command::Upsert(_) | Command::Update(_) | Command::Merge(_) | Command::Delete(_))
+        matches!(
+            self,
+            Command::Upsert(_) | Command::Update(_) | Command::Merge(_) | Command::Delete(_)
+        )
     }
     pub fn kind(&self) -> &'static str {
         match self {
@@ -87,7 +90,10 @@ pub struct DotPath {
 
 impl DotPath {
     pub fn bare(var: &str) -> Self {
-        DotPath { var: var.to_string(), path: Vec::new() }
+        DotPath {
+            var: var.to_string(),
+            path: Vec::new(),
+        }
     }
 }
 
@@ -140,7 +146,11 @@ pub struct PropClause {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PropPattern {
     Id(String),
-    Triple { subject: Box<Endpoint>, predicate: PredSpec, object: Box<Endpoint> },
+    Triple {
+        subject: Box<Endpoint>,
+        predicate: PredSpec,
+        object: Box<Endpoint>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -154,7 +164,11 @@ pub enum Endpoint {
 pub enum PredSpec {
     Var(String),
     Alts(Vec<String>),
-    Hop { predicate: String, min: u32, max: Option<u32> },
+    Hop {
+        predicate: String,
+        min: u32,
+        max: Option<u32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +263,11 @@ pub struct PropBlock {
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpsertProp {
     Id(String),
-    Triple { subject: UpsertEndpoint, predicate: String, object: UpsertEndpoint },
+    Triple {
+        subject: UpsertEndpoint,
+        predicate: String,
+        object: UpsertEndpoint,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -295,10 +313,24 @@ pub struct MergeStmt {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeleteStmt {
-    Attributes { keys: Vec<String>, target: String, where_: Vec<WhereItem> },
-    Metadata { keys: Vec<String>, target: String, where_: Vec<WhereItem> },
-    Propositions { target: String, where_: Vec<WhereItem> },
-    Concept { target: String, where_: Vec<WhereItem> },
+    Attributes {
+        keys: Vec<String>,
+        target: String,
+        where_: Vec<WhereItem>,
+    },
+    Metadata {
+        keys: Vec<String>,
+        target: String,
+        where_: Vec<WhereItem>,
+    },
+    Propositions {
+        target: String,
+        where_: Vec<WhereItem>,
+    },
+    Concept {
+        target: String,
+        where_: Vec<WhereItem>,
+    },
 }
 
 // ------------------------------------------------------------------ META
@@ -307,8 +339,14 @@ pub enum DeleteStmt {
 pub enum Describe {
     Primer,
     Domains,
-    ConceptTypes { limit: Option<u64>, cursor: Option<String> },
-    PropositionTypes { limit: Option<u64>, cursor: Option<String> },
+    ConceptTypes {
+        limit: Option<u64>,
+        cursor: Option<String>,
+    },
+    PropositionTypes {
+        limit: Option<u64>,
+        cursor: Option<String>,
+    },
     ConceptType(String),
     PropositionType(String),
 }

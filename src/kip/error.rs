@@ -87,7 +87,9 @@ impl ErrorCode {
             ErrorCode::VersionConflict => {
                 "Re-read the element for its fresh _version, re-apply your change, and retry the guarded write."
             }
-            ErrorCode::ExecutionTimeout => "Optimize the query: lower LIMIT, reduce UNION, regex or hops.",
+            ErrorCode::ExecutionTimeout => {
+                "Optimize the query: lower LIMIT, reduce UNION, regex or hops."
+            }
             ErrorCode::ResourceExhausted => {
                 "Use LIMIT with CURSOR pagination, or constrain the pattern by type, predicate or domain."
             }
@@ -118,7 +120,13 @@ pub type KipResult<T> = Result<T, KipError>;
 
 impl KipError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        KipError { code, message: message.into(), hint: None, line: None, column: None }
+        KipError {
+            code,
+            message: message.into(),
+            hint: None,
+            line: None,
+            column: None,
+        }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

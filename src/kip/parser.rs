@@ -19,9 +19,14 @@ pub const MAX_HOPS: u32 = 10;
 /// binds its placeholders from `params`.
 pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     let mut pairs = KipGrammar::parse(Rule::command, text).map_err(|e| syntax_error(text, e))?;
-    let command = pairs.next().ok_or_else(|| KipError::syntax("empty command"))?;
+    let command = pairs
+        .next()
+        .ok_or_else(|| KipError::syntax("empty command"))?;
     let b = Builder { params, text };
+    // Every syntax error carries a position; one found after parsing points
+    // at the start of the command when nothing more precise is known.
     b.command(command)
+        .map_err(|e| if e.line.is_none() { e.at(1, 1) } else { e })
 }
 
 /// Parses without parameters: a command whose placeholders are not supplied
@@ -112,10 +117,15 @@ fn syntax_error(text: &str, e: pest::error::Error<Rule>) -> KipError {
         matches!(c.next(), Some('?') | Some('$'))
             && matches!(c.next(), Some(ch) if ch.is_ascii_digit() || ch == '-')
     };
-    if bad_ident(rest) || (before == Some('?') && rest.chars().next().is_some_and(|c| c.is_ascii_digit())) {
-        return KipError::new(ErrorCode::InvalidIdentifier, format!("invalid identifier at line {line}, column {column}"))
-            .with_hint("Identifiers must match [a-zA-Z_][a-zA-Z0-9_]*; variables are ?snake_case.")
-            .at(line, column);
+    if bad_ident(rest)
+        || (before == Some('?') && rest.chars().next().is_some_and(|c| c.is_ascii_digit()))
+    {
+        return KipError::new(
+            ErrorCode::InvalidIdentifier,
+            format!("invalid identifier at line {line}, column {column}"),
+        )
+        .with_hint("Identifiers must match [a-zA-Z_][a-zA-Z0-9_]*; variables are ?snake_case.")
+        .at(line, column);
     }
     let expected: Vec<&'static str> = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
@@ -127,11 +137,18 @@ fn syntax_error(text: &str, e: pest::error::Error<Rule>) -> KipError {
         pest::error::ErrorVariant::CustomError { .. } => vec![],
     };
     let found: String = rest.chars().take(20).collect::<String>();
-    let found = if found.is_empty() { "end of input".to_string() } else { format!("'{}'", found.split_whitespace().next().unwrap_or("")) };
+    let found = if found.is_empty() {
+        "end of input".to_string()
+    } else {
+        format!("'{}'", found.split_whitespace().next().unwrap_or(""))
+    };
     let message = if expected.is_empty() {
         format!("syntax error at line {line}, column {column}: unexpected {found}")
     } else {
-        format!("syntax error at line {line}, column {column}: expected {}, found {found}", expected.join(" or "))
+        format!(
+            "syntax error at line {line}, column {column}: expected {}, found {found}",
+            expected.join(" or ")
+        )
     };
     let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
     let caret = format!("{}\n{}^", line_text, " ".repeat(column.saturating_sub(1)));
@@ -210,7 +227,12 @@ impl<'a> Builder<'a> {
                         _ => {}
                     }
                 }
-                Ok(Command::Export(ExportStmt { target, where_, limit, cursor }))
+                Ok(Command::Export(ExportStmt {
+                    target,
+                    where_,
+                    limit,
+                    cursor,
+                }))
             }
             _ => Err(KipError::syntax("unsupported statement")),
         }
@@ -228,7 +250,10 @@ impl<'a> Builder<'a> {
 
     fn value(&self, p: P<'_>) -> KipResult<Value> {
         let inner = match p.as_rule() {
-            Rule::value => p.into_inner().next().ok_or_else(|| KipError::syntax("empty value"))?,
+            Rule::value => p
+                .into_inner()
+                .next()
+                .ok_or_else(|| KipError::syntax("empty value"))?,
             _ => p,
         };
         match inner.as_rule() {
@@ -267,7 +292,10 @@ impl<'a> Builder<'a> {
     }
 
     fn object_or_param(&self, p: P<'_>) -> KipResult<Map<String, Value>> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("expected an object"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("expected an object"))?;
         match inner.as_rule() {
             Rule::object => self.object(inner),
             _ => match self.param(&inner)? {
@@ -279,25 +307,40 @@ impl<'a> Builder<'a> {
 
     fn string_or_param(&self, p: P<'_>) -> KipResult<String> {
         let inner = match p.as_rule() {
-            Rule::string_or_param => p.into_inner().next().ok_or_else(|| KipError::syntax("expected a string"))?,
+            Rule::string_or_param => p
+                .into_inner()
+                .next()
+                .ok_or_else(|| KipError::syntax("expected a string"))?,
             _ => p,
         };
         match inner.as_rule() {
             Rule::string => unescape(&inner),
             _ => match self.param(&inner)? {
                 Value::String(s) => Ok(s),
-                other => Err(err_at(&inner, format!("parameter must be a string, got {other}"))),
+                other => Err(err_at(
+                    &inner,
+                    format!("parameter must be a string, got {other}"),
+                )),
             },
         }
     }
 
     fn uint_or_param(&self, p: P<'_>) -> KipResult<u64> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("expected a number"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("expected a number"))?;
         match inner.as_rule() {
-            Rule::uint => inner.as_str().parse::<u64>().map_err(|_| err_at(&inner, "number out of range")),
+            Rule::uint => inner
+                .as_str()
+                .parse::<u64>()
+                .map_err(|_| err_at(&inner, "number out of range")),
             _ => match self.param(&inner)? {
                 Value::Number(n) if n.as_u64().is_some() => Ok(n.as_u64().unwrap_or(0)),
-                other => Err(err_at(&inner, format!("parameter must be a non-negative integer, got {other}"))),
+                other => Err(err_at(
+                    &inner,
+                    format!("parameter must be a non-negative integer, got {other}"),
+                )),
             },
         }
     }
@@ -331,12 +374,21 @@ impl<'a> Builder<'a> {
     // -------------------------------------------------------------- KQL
 
     fn find(&self, p: P<'_>) -> KipResult<FindQuery> {
-        let mut q = FindQuery { find: vec![], where_: vec![], order_by: vec![], limit: None, cursor: None };
+        let mut q = FindQuery {
+            find: vec![],
+            where_: vec![],
+            order_by: vec![],
+            limit: None,
+            cursor: None,
+        };
         for k in p.into_inner() {
             match k.as_rule() {
                 Rule::find_clause => {
                     for e in k.into_inner().filter(|x| x.as_rule() == Rule::find_expr) {
-                        let inner = e.into_inner().next().ok_or_else(|| KipError::syntax("empty FIND expression"))?;
+                        let inner = e
+                            .into_inner()
+                            .next()
+                            .ok_or_else(|| KipError::syntax("empty FIND expression"))?;
                         q.find.push(match inner.as_rule() {
                             Rule::aggregation => FindExpr::Agg(self.aggregation(inner)?),
                             _ => FindExpr::Path(dot_path(&inner)),
@@ -396,11 +448,18 @@ impl<'a> Builder<'a> {
                 _ => {}
             }
         }
-        Ok(Aggregate { func, distinct, path: path.ok_or_else(|| KipError::syntax("aggregation needs a variable"))? })
+        Ok(Aggregate {
+            func,
+            distinct,
+            path: path.ok_or_else(|| KipError::syntax("aggregation needs a variable"))?,
+        })
     }
 
     fn where_clause(&self, p: P<'_>) -> KipResult<Vec<WhereItem>> {
-        let block = p.into_inner().find(|k| k.as_rule() == Rule::block).ok_or_else(|| KipError::syntax("WHERE needs a block"))?;
+        let block = p
+            .into_inner()
+            .find(|k| k.as_rule() == Rule::block)
+            .ok_or_else(|| KipError::syntax("WHERE needs a block"))?;
         self.block(block)
     }
 
@@ -409,7 +468,10 @@ impl<'a> Builder<'a> {
         for k in p.into_inner() {
             out.push(match k.as_rule() {
                 Rule::filter_clause => {
-                    let e = k.into_inner().find(|x| x.as_rule() == Rule::bool_expr).ok_or_else(|| KipError::syntax("FILTER needs a condition"))?;
+                    let e = k
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::bool_expr)
+                        .ok_or_else(|| KipError::syntax("FILTER needs a condition"))?;
                     WhereItem::Filter(self.bool_expr(e)?)
                 }
                 Rule::not_clause => WhereItem::Not(self.sub_block(k)?),
@@ -425,7 +487,10 @@ impl<'a> Builder<'a> {
                             _ => {}
                         }
                     }
-                    WhereItem::Concept(ConceptClause { var, matcher: matcher.unwrap_or_default() })
+                    WhereItem::Concept(ConceptClause {
+                        var,
+                        matcher: matcher.unwrap_or_default(),
+                    })
                 }
                 Rule::proposition_clause => {
                     let mut var = None;
@@ -439,7 +504,9 @@ impl<'a> Builder<'a> {
                     }
                     WhereItem::Prop(PropClause {
                         var,
-                        pattern: pattern.ok_or_else(|| KipError::syntax("proposition clause needs a pattern"))?,
+                        pattern: pattern.ok_or_else(|| {
+                            KipError::syntax("proposition clause needs a pattern")
+                        })?,
                     })
                 }
                 _ => continue,
@@ -449,7 +516,10 @@ impl<'a> Builder<'a> {
     }
 
     fn sub_block(&self, p: P<'_>) -> KipResult<Vec<WhereItem>> {
-        let b = p.into_inner().find(|k| k.as_rule() == Rule::block).ok_or_else(|| KipError::syntax("expected a block"))?;
+        let b = p
+            .into_inner()
+            .find(|k| k.as_rule() == Rule::block)
+            .ok_or_else(|| KipError::syntax("expected a block"))?;
         self.block(b)
     }
 
@@ -458,7 +528,9 @@ impl<'a> Builder<'a> {
         let mut m = ConceptMatcher::default();
         for pair in p.into_inner() {
             let mut it = pair.into_inner();
-            let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
+            let (Some(k), Some(v)) = (it.next(), it.next()) else {
+                continue;
+            };
             let val = self.string_or_param(v)?;
             let slot = match k.as_str() {
                 "id" => &mut m.id,
@@ -471,22 +543,33 @@ impl<'a> Builder<'a> {
             *slot = Some(val);
         }
         if m.id.is_some() && (m.ty.is_some() || m.name.is_some()) {
-            return Err(err_at(&pos, "a concept clause takes either {id} or {type, name}, not both"));
+            return Err(err_at(
+                &pos,
+                "a concept clause takes either {id} or {type, name}, not both",
+            ));
         }
         Ok(m)
     }
 
     fn prop_pattern(&self, p: P<'_>) -> KipResult<PropPattern> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty proposition pattern"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty proposition pattern"))?;
         match inner.as_rule() {
             Rule::prop_id => {
-                let v = inner.into_inner().next().ok_or_else(|| KipError::syntax("(id: ...) needs a value"))?;
+                let v = inner
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| KipError::syntax("(id: ...) needs a value"))?;
                 Ok(PropPattern::Id(self.string_or_param(v)?))
             }
             _ => {
                 let parts = kids(inner);
                 if parts.len() != 3 {
-                    return Err(KipError::syntax("a proposition pattern is (subject, predicate, object)"));
+                    return Err(KipError::syntax(
+                        "a proposition pattern is (subject, predicate, object)",
+                    ));
                 }
                 let mut it = parts.into_iter();
                 let (Some(s), Some(pr), Some(o)) = (it.next(), it.next(), it.next()) else {
@@ -502,7 +585,10 @@ impl<'a> Builder<'a> {
     }
 
     fn endpoint(&self, p: P<'_>) -> KipResult<Endpoint> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty endpoint"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty endpoint"))?;
         Ok(match inner.as_rule() {
             Rule::variable => Endpoint::Var(var_name(&inner)),
             Rule::concept_matcher => Endpoint::Concept(self.matcher(inner)?),
@@ -511,32 +597,54 @@ impl<'a> Builder<'a> {
     }
 
     fn predicate(&self, p: P<'_>) -> KipResult<PredSpec> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty predicate"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty predicate"))?;
         match inner.as_rule() {
             Rule::variable => Ok(PredSpec::Var(var_name(&inner))),
             Rule::hop_predicate => {
                 let pos = inner.clone();
                 let mut it = inner.into_inner();
-                let s = it.next().ok_or_else(|| KipError::syntax("hop needs a predicate"))?;
-                let range = it.next().ok_or_else(|| KipError::syntax("hop needs a range"))?;
+                let s = it
+                    .next()
+                    .ok_or_else(|| KipError::syntax("hop needs a predicate"))?;
+                let range = it
+                    .next()
+                    .ok_or_else(|| KipError::syntax("hop needs a range"))?;
                 let predicate = unescape(&s)?;
                 let mut nums = Vec::new();
                 let mut comma = false;
                 for r in range.into_inner() {
                     match r.as_rule() {
-                        Rule::uint => nums.push(r.as_str().parse::<u32>().map_err(|_| err_at(&r, "hop count out of range"))?),
+                        Rule::uint => nums.push(
+                            r.as_str()
+                                .parse::<u32>()
+                                .map_err(|_| err_at(&r, "hop count out of range"))?,
+                        ),
                         Rule::hop_comma => comma = true,
                         _ => {}
                     }
                 }
                 let min = nums.first().copied().unwrap_or(1);
-                let max = if comma { nums.get(1).copied() } else { Some(min) };
-                if let Some(mx) = max {
-                    if mx < min {
-                        return Err(err_at(&pos, format!("hop range {{{min},{mx}}} has max below min")));
-                    }
+                let max = if comma {
+                    nums.get(1).copied()
+                } else {
+                    Some(min)
+                };
+                if let Some(mx) = max
+                    && mx < min
+                {
+                    return Err(err_at(
+                        &pos,
+                        format!("hop range {{{min},{mx}}} has max below min"),
+                    ));
                 }
-                Ok(PredSpec::Hop { predicate, min, max })
+                Ok(PredSpec::Hop {
+                    predicate,
+                    min,
+                    max,
+                })
             }
             _ => {
                 let mut alts = Vec::new();
@@ -553,11 +661,17 @@ impl<'a> Builder<'a> {
             Rule::bool_expr | Rule::and_expr => {
                 let is_or = p.as_rule() == Rule::bool_expr;
                 let mut it = p.into_inner();
-                let first = it.next().ok_or_else(|| KipError::syntax("empty expression"))?;
+                let first = it
+                    .next()
+                    .ok_or_else(|| KipError::syntax("empty expression"))?;
                 let mut acc = self.bool_expr(first)?;
                 for next in it {
                     let rhs = self.bool_expr(next)?;
-                    acc = if is_or { Expr::Or(Box::new(acc), Box::new(rhs)) } else { Expr::And(Box::new(acc), Box::new(rhs)) };
+                    acc = if is_or {
+                        Expr::Or(Box::new(acc), Box::new(rhs))
+                    } else {
+                        Expr::And(Box::new(acc), Box::new(rhs))
+                    };
                 }
                 Ok(acc)
             }
@@ -577,7 +691,10 @@ impl<'a> Builder<'a> {
                 Ok(e)
             }
             Rule::bool_func => {
-                let f = p.into_inner().next().ok_or_else(|| KipError::syntax("empty function"))?;
+                let f = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| KipError::syntax("empty function"))?;
                 match f.as_rule() {
                     Rule::in_func => {
                         let mut it = f.into_inner();
@@ -591,7 +708,12 @@ impl<'a> Builder<'a> {
                             },
                             _ => match self.param(&list)? {
                                 Value::Array(v) => v,
-                                other => return Err(err_at(&list, format!("IN needs an array, got {other}"))),
+                                other => {
+                                    return Err(err_at(
+                                        &list,
+                                        format!("IN needs an array, got {other}"),
+                                    ));
+                                }
                             },
                         };
                         Ok(Expr::In(self.operand(a)?, values))
@@ -602,11 +724,16 @@ impl<'a> Builder<'a> {
                             return Err(KipError::syntax("IS_NULL needs an argument"));
                         };
                         let o = self.operand(a)?;
-                        Ok(if name.as_str() == "IS_NULL" { Expr::IsNull(o) } else { Expr::IsNotNull(o) })
+                        Ok(if name.as_str() == "IS_NULL" {
+                            Expr::IsNull(o)
+                        } else {
+                            Expr::IsNotNull(o)
+                        })
                     }
                     _ => {
                         let mut it = f.into_inner();
-                        let (Some(name), Some(a), Some(b)) = (it.next(), it.next(), it.next()) else {
+                        let (Some(name), Some(a), Some(b)) = (it.next(), it.next(), it.next())
+                        else {
                             return Err(KipError::syntax("string function needs two arguments"));
                         };
                         let func = match name.as_str() {
@@ -617,10 +744,12 @@ impl<'a> Builder<'a> {
                         };
                         let bpos = b.clone();
                         let ob = self.operand(b)?;
-                        if func == StrFn::Regex {
-                            if let Operand::Lit(Value::String(re)) = &ob {
-                                regex::Regex::new(re).map_err(|e| err_at(&bpos, format!("invalid REGEX pattern: {e}")))?;
-                            }
+                        if func == StrFn::Regex
+                            && let Operand::Lit(Value::String(re)) = &ob
+                        {
+                            regex::Regex::new(re).map_err(|e| {
+                                err_at(&bpos, format!("invalid REGEX pattern: {e}"))
+                            })?;
                         }
                         Ok(Expr::Str(func, self.operand(a)?, ob))
                     }
@@ -647,7 +776,10 @@ impl<'a> Builder<'a> {
 
     fn operand(&self, p: P<'_>) -> KipResult<Operand> {
         let inner = match p.as_rule() {
-            Rule::operand => p.into_inner().next().ok_or_else(|| KipError::syntax("empty operand"))?,
+            Rule::operand => p
+                .into_inner()
+                .next()
+                .ok_or_else(|| KipError::syntax("empty operand"))?,
             _ => p,
         };
         match inner.as_rule() {
@@ -663,13 +795,23 @@ impl<'a> Builder<'a> {
         let m = self.matcher(p)?;
         match m {
             ConceptMatcher { id: Some(id), .. } => Ok(ConceptIdentity::Id(id)),
-            ConceptMatcher { ty: Some(ty), name: Some(name), .. } => Ok(ConceptIdentity::TypeName { ty, name }),
-            _ => Err(err_at(&pos, "a concept here is identified by {type: \"...\", name: \"...\"} or {id: \"...\"}")),
+            ConceptMatcher {
+                ty: Some(ty),
+                name: Some(name),
+                ..
+            } => Ok(ConceptIdentity::TypeName { ty, name }),
+            _ => Err(err_at(
+                &pos,
+                "a concept here is identified by {type: \"...\", name: \"...\"} or {id: \"...\"}",
+            )),
         }
     }
 
     fn upsert(&self, p: P<'_>) -> KipResult<UpsertStmt> {
-        let mut st = UpsertStmt { items: vec![], metadata: None };
+        let mut st = UpsertStmt {
+            items: vec![],
+            metadata: None,
+        };
         for k in p.into_inner() {
             match k.as_rule() {
                 Rule::concept_block => st.items.push(UpsertItem::Concept(self.concept_block(k)?)),
@@ -682,7 +824,10 @@ impl<'a> Builder<'a> {
     }
 
     fn with_metadata(&self, p: P<'_>) -> KipResult<Object> {
-        let o = p.into_inner().find(|k| k.as_rule() == Rule::object_or_param).ok_or_else(|| KipError::syntax("WITH METADATA needs an object"))?;
+        let o = p
+            .into_inner()
+            .find(|k| k.as_rule() == Rule::object_or_param)
+            .ok_or_else(|| KipError::syntax("WITH METADATA needs an object"))?;
         self.object_or_param(o)
     }
 
@@ -700,7 +845,10 @@ impl<'a> Builder<'a> {
                 Rule::expect_version => expect_version = Some(self.expect(k)?),
                 Rule::set_attributes => attributes = Some(self.set_attrs(k)?),
                 Rule::set_propositions => {
-                    for e in k.into_inner().filter(|x| x.as_rule() == Rule::set_prop_entry) {
+                    for e in k
+                        .into_inner()
+                        .filter(|x| x.as_rule() == Rule::set_prop_entry)
+                    {
                         let mut pred = None;
                         let mut target = None;
                         let mut md = None;
@@ -714,7 +862,9 @@ impl<'a> Builder<'a> {
                         }
                         propositions.push(SetProp {
                             predicate: pred.unwrap_or_default(),
-                            target: target.ok_or_else(|| KipError::syntax("SET PROPOSITIONS entry needs a target"))?,
+                            target: target.ok_or_else(|| {
+                                KipError::syntax("SET PROPOSITIONS entry needs a target")
+                            })?,
                             metadata: md,
                         });
                     }
@@ -725,7 +875,8 @@ impl<'a> Builder<'a> {
         }
         Ok(ConceptBlock {
             handle,
-            identity: identity.ok_or_else(|| KipError::syntax("CONCEPT block needs an identity"))?,
+            identity: identity
+                .ok_or_else(|| KipError::syntax("CONCEPT block needs an identity"))?,
             expect_version,
             attributes,
             propositions,
@@ -734,17 +885,29 @@ impl<'a> Builder<'a> {
     }
 
     fn set_attrs(&self, p: P<'_>) -> KipResult<Object> {
-        let o = p.into_inner().find(|k| k.as_rule() == Rule::object_or_param).ok_or_else(|| KipError::syntax("SET ATTRIBUTES needs an object"))?;
+        let o = p
+            .into_inner()
+            .find(|k| k.as_rule() == Rule::object_or_param)
+            .ok_or_else(|| KipError::syntax("SET ATTRIBUTES needs an object"))?;
         self.object_or_param(o)
     }
 
     fn expect(&self, p: P<'_>) -> KipResult<u64> {
-        let v = p.into_inner().find(|k| k.as_rule() == Rule::uint_or_param).ok_or_else(|| KipError::syntax("EXPECT VERSION needs a number"))?;
+        let v = p
+            .into_inner()
+            .find(|k| k.as_rule() == Rule::uint_or_param)
+            .ok_or_else(|| KipError::syntax("EXPECT VERSION needs a number"))?;
         self.uint_or_param(v)
     }
 
     fn prop_block(&self, p: P<'_>) -> KipResult<PropBlock> {
-        let mut b = PropBlock { handle: None, pattern: UpsertProp::Id(String::new()), expect_version: None, attributes: None, metadata: None };
+        let mut b = PropBlock {
+            handle: None,
+            pattern: UpsertProp::Id(String::new()),
+            expect_version: None,
+            attributes: None,
+            metadata: None,
+        };
         for k in p.into_inner() {
             match k.as_rule() {
                 Rule::variable => b.handle = Some(var_name(&k)),
@@ -759,16 +922,24 @@ impl<'a> Builder<'a> {
     }
 
     fn upsert_prop(&self, p: P<'_>) -> KipResult<UpsertProp> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty proposition"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty proposition"))?;
         match inner.as_rule() {
             Rule::prop_id => {
-                let v = inner.into_inner().next().ok_or_else(|| KipError::syntax("(id: ...) needs a value"))?;
+                let v = inner
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| KipError::syntax("(id: ...) needs a value"))?;
                 Ok(UpsertProp::Id(self.string_or_param(v)?))
             }
             _ => {
                 let mut it = inner.into_inner();
                 let (Some(s), Some(pr), Some(o)) = (it.next(), it.next(), it.next()) else {
-                    return Err(KipError::syntax("a proposition is (subject, \"predicate\", object)"));
+                    return Err(KipError::syntax(
+                        "a proposition is (subject, \"predicate\", object)",
+                    ));
                 };
                 Ok(UpsertProp::Triple {
                     subject: self.upsert_endpoint(s)?,
@@ -780,7 +951,10 @@ impl<'a> Builder<'a> {
     }
 
     fn upsert_endpoint(&self, p: P<'_>) -> KipResult<UpsertEndpoint> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty endpoint"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty endpoint"))?;
         Ok(match inner.as_rule() {
             Rule::variable => UpsertEndpoint::Handle(var_name(&inner)),
             Rule::concept_matcher => UpsertEndpoint::Concept(self.identity(inner)?),
@@ -789,24 +963,40 @@ impl<'a> Builder<'a> {
     }
 
     fn update(&self, p: P<'_>) -> KipResult<UpdateStmt> {
-        let mut st = UpdateStmt { target: String::new(), set_attributes: vec![], set_metadata: vec![], where_: vec![], limit: None };
+        let pos = p.clone();
+        let mut st = UpdateStmt {
+            target: String::new(),
+            set_attributes: vec![],
+            set_metadata: vec![],
+            where_: vec![],
+            limit: None,
+        };
         for k in p.into_inner() {
             match k.as_rule() {
                 Rule::variable => st.target = var_name(&k),
                 Rule::update_set_attrs | Rule::update_set_meta => {
                     let is_attr = k.as_rule() == Rule::update_set_attrs;
-                    let obj = k.into_inner().find(|x| x.as_rule() == Rule::update_object).ok_or_else(|| KipError::syntax("SET needs an object"))?;
+                    let obj = k
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::update_object)
+                        .ok_or_else(|| KipError::syntax("SET needs an object"))?;
                     let mut pairs: Vec<(String, UpdateValue)> = Vec::new();
                     for pair in obj.into_inner() {
                         let mut it = pair.into_inner();
-                        let (Some(key), Some(val)) = (it.next(), it.next()) else { continue };
+                        let (Some(key), Some(val)) = (it.next(), it.next()) else {
+                            continue;
+                        };
                         let name = key_text(&key)?;
                         if pairs.iter().any(|(n, _)| n == &name) {
                             return Err(err_at(&key, format!("duplicate key \"{name}\"")));
                         }
                         pairs.push((name, self.update_value(val, &st.target)?));
                     }
-                    if is_attr { st.set_attributes = pairs } else { st.set_metadata = pairs }
+                    if is_attr {
+                        st.set_attributes = pairs
+                    } else {
+                        st.set_metadata = pairs
+                    }
                 }
                 Rule::where_clause => st.where_ = self.where_clause(k)?,
                 Rule::limit => st.limit = Some(self.limit(k)?),
@@ -814,13 +1004,16 @@ impl<'a> Builder<'a> {
             }
         }
         if st.set_attributes.is_empty() && st.set_metadata.is_empty() {
-            return Err(KipError::syntax("UPDATE needs SET ATTRIBUTES or SET METADATA"));
+            return Err(err_at(&pos, "UPDATE needs SET ATTRIBUTES or SET METADATA"));
         }
         Ok(st)
     }
 
     fn update_value(&self, p: P<'_>, target: &str) -> KipResult<UpdateValue> {
-        let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty value"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| KipError::syntax("empty value"))?;
         match inner.as_rule() {
             Rule::update_fn => Ok(UpdateValue::Expr(self.update_expr(inner, target)?)),
             _ => Ok(UpdateValue::Json(self.value(inner)?)),
@@ -831,12 +1024,17 @@ impl<'a> Builder<'a> {
         let pos = p.clone();
         match p.as_rule() {
             Rule::update_operand => {
-                let inner = p.into_inner().next().ok_or_else(|| KipError::syntax("empty operand"))?;
+                let inner = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| KipError::syntax("empty operand"))?;
                 self.update_expr(inner, target)
             }
             Rule::update_fn => {
                 let mut it = p.into_inner();
-                let name = it.next().ok_or_else(|| KipError::syntax("missing function"))?;
+                let name = it
+                    .next()
+                    .ok_or_else(|| KipError::syntax("missing function"))?;
                 let mut args = Vec::new();
                 for a in it {
                     args.push(Box::new(self.update_expr(a, target)?));
@@ -847,25 +1045,44 @@ impl<'a> Builder<'a> {
                     _ => 2,
                 };
                 if args.len() != want {
-                    return Err(err_at(&pos, format!("{n} takes {want} arguments, got {}", args.len())));
+                    return Err(err_at(
+                        &pos,
+                        format!("{n} takes {want} arguments, got {}", args.len()),
+                    ));
                 }
                 let mut a = args.into_iter();
                 let (x, y) = (a.next(), a.next());
-                let (Some(x), Some(y)) = (x, y) else { return Err(KipError::syntax("missing arguments")) };
+                let (Some(x), Some(y)) = (x, y) else {
+                    return Err(KipError::syntax("missing arguments"));
+                };
                 Ok(match n {
                     "ADD" => UpdateExpr::Add(x, y),
                     "MUL" => UpdateExpr::Mul(x, y),
                     "COALESCE" => UpdateExpr::Coalesce(x, y),
-                    _ => UpdateExpr::Clamp(x, y, a.next().ok_or_else(|| KipError::syntax("CLAMP takes 3 arguments"))?),
+                    _ => UpdateExpr::Clamp(
+                        x,
+                        y,
+                        a.next()
+                            .ok_or_else(|| KipError::syntax("CLAMP takes 3 arguments"))?,
+                    ),
                 })
             }
             Rule::dot_path => {
                 let d = dot_path(&p);
                 if d.var != target {
-                    return Err(err_at(&pos, format!("update expressions may only read ?{target} itself, not ?{}", d.var)));
+                    return Err(err_at(
+                        &pos,
+                        format!(
+                            "update expressions may only read ?{target} itself, not ?{}",
+                            d.var
+                        ),
+                    ));
                 }
                 if d.path.len() < 2 || !(d.path[0] == "attributes" || d.path[0] == "metadata") {
-                    return Err(err_at(&pos, "update expression paths read ?target.attributes.<key> or ?target.metadata.<key>"));
+                    return Err(err_at(
+                        &pos,
+                        "update expression paths read ?target.attributes.<key> or ?target.metadata.<key>",
+                    ));
                 }
                 Ok(UpdateExpr::Path(d.path))
             }
@@ -873,14 +1090,20 @@ impl<'a> Builder<'a> {
             Rule::null_lit => Ok(UpdateExpr::Lit(Value::Null)),
             Rule::param => match self.param(&p)? {
                 v @ (Value::Number(_) | Value::Null) => Ok(UpdateExpr::Lit(v)),
-                other => Err(err_at(&pos, format!("update expression operands are numbers, got {other}"))),
+                other => Err(err_at(
+                    &pos,
+                    format!("update expression operands are numbers, got {other}"),
+                )),
             },
             _ => Err(err_at(&pos, "unexpected operand")),
         }
     }
 
     fn delete(&self, p: P<'_>) -> KipResult<DeleteStmt> {
-        let inner = p.into_inner().find(|k| k.as_rule() != Rule::kw_DELETE).ok_or_else(|| KipError::syntax("DELETE what?"))?;
+        let inner = p
+            .into_inner()
+            .find(|k| k.as_rule() != Rule::kw_DELETE)
+            .ok_or_else(|| KipError::syntax("DELETE what?"))?;
         let rule = inner.as_rule();
         let mut keys = Vec::new();
         let mut target = String::new();
@@ -898,8 +1121,16 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(match rule {
-            Rule::delete_attributes => DeleteStmt::Attributes { keys, target, where_ },
-            Rule::delete_metadata => DeleteStmt::Metadata { keys, target, where_ },
+            Rule::delete_attributes => DeleteStmt::Attributes {
+                keys,
+                target,
+                where_,
+            },
+            Rule::delete_metadata => DeleteStmt::Metadata {
+                keys,
+                target,
+                where_,
+            },
             Rule::delete_propositions => DeleteStmt::Propositions { target, where_ },
             _ => DeleteStmt::Concept { target, where_ },
         })
@@ -908,7 +1139,10 @@ impl<'a> Builder<'a> {
     // -------------------------------------------------------------- META
 
     fn describe(&self, p: P<'_>) -> KipResult<Describe> {
-        let inner = p.into_inner().find(|k| k.as_rule() != Rule::kw_DESCRIBE).ok_or_else(|| KipError::syntax("DESCRIBE what?"))?;
+        let inner = p
+            .into_inner()
+            .find(|k| k.as_rule() != Rule::kw_DESCRIBE)
+            .ok_or_else(|| KipError::syntax("DESCRIBE what?"))?;
         let rule = inner.as_rule();
         let mut limit = None;
         let mut cursor = None;
@@ -932,36 +1166,68 @@ impl<'a> Builder<'a> {
     }
 
     fn search(&self, p: P<'_>) -> KipResult<SearchStmt> {
-        let mut st = SearchStmt { kind: SearchKind::Concept, term: String::new(), with_type: None, mode: None, threshold: None, limit: None };
+        let mut st = SearchStmt {
+            kind: SearchKind::Concept,
+            term: String::new(),
+            with_type: None,
+            mode: None,
+            threshold: None,
+            limit: None,
+        };
         for k in p.into_inner() {
             match k.as_rule() {
                 Rule::search_kind => {
-                    st.kind = if k.as_str().trim() == "PROPOSITION" { SearchKind::Proposition } else { SearchKind::Concept }
+                    st.kind = if k.as_str().trim() == "PROPOSITION" {
+                        SearchKind::Proposition
+                    } else {
+                        SearchKind::Concept
+                    }
                 }
                 Rule::string_or_param => st.term = self.string_or_param(k)?,
                 Rule::search_type => {
-                    let v = k.into_inner().find(|x| x.as_rule() == Rule::string_or_param).ok_or_else(|| KipError::syntax("WITH TYPE needs a name"))?;
+                    let v = k
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::string_or_param)
+                        .ok_or_else(|| KipError::syntax("WITH TYPE needs a name"))?;
                     st.with_type = Some(self.string_or_param(v)?);
                 }
                 Rule::search_mode => {
                     let pos = k.clone();
-                    let v = k.into_inner().find(|x| x.as_rule() == Rule::string_or_param).ok_or_else(|| KipError::syntax("MODE needs a value"))?;
+                    let v = k
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::string_or_param)
+                        .ok_or_else(|| KipError::syntax("MODE needs a value"))?;
                     st.mode = Some(match self.string_or_param(v)?.as_str() {
                         "keyword" => SearchMode::Keyword,
                         "semantic" => SearchMode::Semantic,
                         "hybrid" => SearchMode::Hybrid,
-                        other => return Err(err_at(&pos, format!("MODE must be \"keyword\", \"semantic\" or \"hybrid\", not \"{other}\""))),
+                        other => {
+                            return Err(err_at(
+                                &pos,
+                                format!(
+                                    "MODE must be \"keyword\", \"semantic\" or \"hybrid\", not \"{other}\""
+                                ),
+                            ));
+                        }
                     });
                 }
                 Rule::search_threshold => {
                     let pos = k.clone();
-                    let v = k.into_inner().find(|x| x.as_rule() == Rule::number_or_param).ok_or_else(|| KipError::syntax("THRESHOLD needs a number"))?;
-                    let inner = v.into_inner().next().ok_or_else(|| KipError::syntax("THRESHOLD needs a number"))?;
+                    let v = k
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::number_or_param)
+                        .ok_or_else(|| KipError::syntax("THRESHOLD needs a number"))?;
+                    let inner = v
+                        .into_inner()
+                        .next()
+                        .ok_or_else(|| KipError::syntax("THRESHOLD needs a number"))?;
                     let val = match inner.as_rule() {
                         Rule::number => number(&inner)?,
                         _ => self.param(&inner)?,
                     };
-                    let t = val.as_f64().ok_or_else(|| err_at(&pos, "THRESHOLD must be a number"))?;
+                    let t = val
+                        .as_f64()
+                        .ok_or_else(|| err_at(&pos, "THRESHOLD must be a number"))?;
                     if !(0.0..=1.0).contains(&t) {
                         return Err(err_at(&pos, "THRESHOLD must be between 0.0 and 1.0"));
                     }
@@ -983,7 +1249,10 @@ fn var_name(p: &P<'_>) -> String {
 fn dot_path(p: &P<'_>) -> DotPath {
     let mut it = p.as_str().split('.');
     let var = it.next().unwrap_or("?")[1..].to_string();
-    DotPath { var, path: it.map(str::to_string).collect() }
+    DotPath {
+        var,
+        path: it.map(str::to_string).collect(),
+    }
 }
 
 fn key_text(k: &P<'_>) -> KipResult<String> {
@@ -995,7 +1264,8 @@ fn key_text(k: &P<'_>) -> KipResult<String> {
 
 fn unescape(p: &P<'_>) -> KipResult<String> {
     // The grammar only admits JSON escapes, so JSON decoding is exact.
-    serde_json::from_str::<String>(p.as_str()).map_err(|e| err_at(p, format!("invalid string: {e}")))
+    serde_json::from_str::<String>(p.as_str())
+        .map_err(|e| err_at(p, format!("invalid string: {e}")))
 }
 
 fn number(p: &P<'_>) -> KipResult<Value> {
@@ -1009,6 +1279,10 @@ fn number(p: &P<'_>) -> KipResult<Value> {
         }
         return Err(err_at(p, format!("integer {s} is out of range")));
     }
-    let f: f64 = s.parse().map_err(|_| err_at(p, format!("invalid number {s}")))?;
-    Number::from_f64(f).map(Value::Number).ok_or_else(|| err_at(p, format!("number {s} is not finite")))
+    let f: f64 = s
+        .parse()
+        .map_err(|_| err_at(p, format!("invalid number {s}")))?;
+    Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| err_at(p, format!("number {s} is not finite")))
 }

@@ -58,7 +58,10 @@ pub struct Actor {
 
 impl Default for Actor {
     fn default() -> Self {
-        Actor { id: "agent".into(), trigger: "execute_kip".into() }
+        Actor {
+            id: "agent".into(),
+            trigger: "execute_kip".into(),
+        }
     }
 }
 
@@ -71,15 +74,31 @@ pub struct Request {
 
 impl Request {
     pub fn new(method: Method, args: Arguments) -> Self {
-        Request { method, args, actor: Actor::default() }
+        Request {
+            method,
+            args,
+            actor: Actor::default(),
+        }
     }
 
     pub fn command(command: impl Into<String>) -> Self {
-        Request::new(Method::ExecuteKip, Arguments { command: Some(command.into()), ..Default::default() })
+        Request::new(
+            Method::ExecuteKip,
+            Arguments {
+                command: Some(command.into()),
+                ..Default::default()
+            },
+        )
     }
 
     pub fn readonly(command: impl Into<String>) -> Self {
-        Request::new(Method::ExecuteKipReadonly, Arguments { command: Some(command.into()), ..Default::default() })
+        Request::new(
+            Method::ExecuteKipReadonly,
+            Arguments {
+                command: Some(command.into()),
+                ..Default::default()
+            },
+        )
     }
 
     pub fn with_params(mut self, params: Map<String, Value>) -> Self {
@@ -98,8 +117,11 @@ impl Request {
         let name = name.and_then(Value::as_str).ok_or_else(|| {
             KipError::syntax("request needs \"method\" (or \"function.name\"): execute_kip or execute_kip_readonly")
         })?;
-        let method = Method::parse(name)
-            .ok_or_else(|| KipError::syntax(format!("unknown method \"{name}\": use execute_kip or execute_kip_readonly")))?;
+        let method = Method::parse(name).ok_or_else(|| {
+            KipError::syntax(format!(
+                "unknown method \"{name}\": use execute_kip or execute_kip_readonly"
+            ))
+        })?;
         let args = match args {
             // Some clients send the arguments as a JSON-encoded string.
             Some(Value::String(s)) => serde_json::from_str::<Arguments>(s),
@@ -114,14 +136,20 @@ impl Request {
 /// One command's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Ok { result: Value, next_cursor: Option<String> },
+    Ok {
+        result: Value,
+        next_cursor: Option<String>,
+    },
     Err(KipError),
 }
 
 impl Outcome {
     pub fn to_json(&self) -> Value {
         match self {
-            Outcome::Ok { result, next_cursor } => {
+            Outcome::Ok {
+                result,
+                next_cursor,
+            } => {
                 let mut o = json!({ "result": result });
                 if let Some(c) = next_cursor {
                     o["next_cursor"] = json!(c);
@@ -151,7 +179,9 @@ impl Response {
     pub fn to_json(&self) -> Value {
         match self {
             Response::Single(o) => o.to_json(),
-            Response::Batch(v) => json!({ "result": v.iter().map(Outcome::to_json).collect::<Vec<_>>() }),
+            Response::Batch(v) => {
+                json!({ "result": v.iter().map(Outcome::to_json).collect::<Vec<_>>() })
+            }
         }
     }
 }

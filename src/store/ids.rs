@@ -24,7 +24,11 @@ pub enum PropIdParse {
 
 pub fn parse_prop_id(s: &str) -> PropIdParse {
     let Some(rest) = s.strip_prefix("P:") else {
-        return if s.starts_with("C:") { PropIdParse::NotAProposition } else { PropIdParse::Malformed };
+        return if s.starts_with("C:") {
+            PropIdParse::NotAProposition
+        } else {
+            PropIdParse::Malformed
+        };
     };
     let (num, pred) = match rest.split_once(':') {
         Some((n, p)) => (n, Some(p.to_string())),

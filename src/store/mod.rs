@@ -220,12 +220,16 @@ fn prop_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposition> {
 }
 
 pub fn concept_by_id(conn: &Connection, id: i64) -> KipResult<Option<Concept>> {
-    let mut st = conn.prepare_cached(&format!("SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"))?;
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"
+    ))?;
     Ok(st.query_row([id], concept_row).optional()?)
 }
 
 pub fn concept_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<Concept>> {
-    let mut st = conn.prepare_cached(&format!("SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"))?;
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"
+    ))?;
     Ok(st.query_row(params![ty, name], concept_row).optional()?)
 }
 
@@ -235,7 +239,9 @@ pub fn concept_id_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipRe
 }
 
 pub fn prop_by_id(conn: &Connection, id: i64) -> KipResult<Option<Proposition>> {
-    let mut st = conn.prepare_cached(&format!("SELECT {PROP_COLS} FROM propositions WHERE id = ?1"))?;
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {PROP_COLS} FROM propositions WHERE id = ?1"
+    ))?;
     Ok(st.query_row([id], prop_row).optional()?)
 }
 
@@ -260,7 +266,10 @@ pub fn kip_id_of(conn: &Connection, id: i64) -> KipResult<Option<String>> {
         return Ok(Some(ids::concept_id(id)));
     }
     let mut st = conn.prepare_cached("SELECT predicate FROM propositions WHERE id = ?1")?;
-    Ok(st.query_row([id], |r| r.get::<_, String>(0)).optional()?.map(|p| ids::prop_id(id, &p)))
+    Ok(st
+        .query_row([id], |r| r.get::<_, String>(0))
+        .optional()?
+        .map(|p| ids::prop_id(id, &p)))
 }
 
 /// The element as KIP returns it (a proposition's endpoints as KIP ids).
@@ -292,36 +301,84 @@ pub fn alloc_id(conn: &Connection) -> KipResult<i64> {
     Ok(st.query_row([], |r| r.get(0))?)
 }
 
-pub fn insert_concept(conn: &Connection, ty: &str, name: &str, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<i64> {
+pub fn insert_concept(
+    conn: &Connection,
+    ty: &str,
+    name: &str,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<i64> {
     let id = alloc_id(conn)?;
     let mut st = conn.prepare_cached(
         "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
     )?;
-    st.execute(params![id, ty, name, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    st.execute(params![
+        id,
+        ty,
+        name,
+        Value::Object(attrs.clone()).to_string(),
+        Value::Object(meta.clone()).to_string(),
+        now()
+    ])?;
     Ok(id)
 }
 
-pub fn update_concept(conn: &Connection, id: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<()> {
+pub fn update_concept(
+    conn: &Connection,
+    id: i64,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<()> {
     let mut st = conn.prepare_cached(
         "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
     )?;
-    st.execute(params![id, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    st.execute(params![
+        id,
+        Value::Object(attrs.clone()).to_string(),
+        Value::Object(meta.clone()).to_string(),
+        now()
+    ])?;
     Ok(())
 }
 
-pub fn insert_prop(conn: &Connection, s: i64, p: &str, o: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<i64> {
+pub fn insert_prop(
+    conn: &Connection,
+    s: i64,
+    p: &str,
+    o: i64,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<i64> {
     let id = alloc_id(conn)?;
     let mut st = conn.prepare_cached(
         "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
     )?;
-    st.execute(params![id, s, p, o, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    st.execute(params![
+        id,
+        s,
+        p,
+        o,
+        Value::Object(attrs.clone()).to_string(),
+        Value::Object(meta.clone()).to_string(),
+        now()
+    ])?;
     Ok(id)
 }
 
-pub fn update_prop(conn: &Connection, id: i64, attrs: &Map<String, Value>, meta: &Map<String, Value>) -> KipResult<()> {
+pub fn update_prop(
+    conn: &Connection,
+    id: i64,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<()> {
     let mut st = conn.prepare_cached(
         "UPDATE propositions SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
     )?;
-    st.execute(params![id, Value::Object(attrs.clone()).to_string(), Value::Object(meta.clone()).to_string(), now()])?;
+    st.execute(params![
+        id,
+        Value::Object(attrs.clone()).to_string(),
+        Value::Object(meta.clone()).to_string(),
+        now()
+    ])?;
     Ok(())
 }

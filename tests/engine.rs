@@ -1,0 +1,299 @@
+//! The engine as an agent meets it: KIP text and JSON requests in, JSON out.
+
+use serde_json::{Value, json};
+use somnus::Nexus;
+use somnus::protocol::{Arguments, CommandItem, Method, Request};
+
+fn nexus() -> Nexus {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    for c in [
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Drug"} } CONCEPT ?s { {type: "$ConceptType", name: "Symptom"} } CONCEPT ?p { {type: "$PropositionType", name: "treats"} } }"#,
+        r#"UPSERT { CONCEPT ?h { {type: "Symptom", name: "Headache"} } CONCEPT ?f { {type: "Symptom", name: "Fever"} }
+           CONCEPT ?a { {type: "Drug", name: "Aspirin"} SET ATTRIBUTES { risk_level: 2 } SET PROPOSITIONS { ("treats", ?h) ("treats", ?f) } }
+           CONCEPT ?i { {type: "Drug", name: "Ibuprofen"} SET ATTRIBUTES { risk_level: 3 } SET PROPOSITIONS { ("treats", ?h) } } }
+           WITH METADATA { source: "test", confidence: 0.9 }"#,
+    ] {
+        let r = run(&mut nx, c);
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    nx
+}
+
+fn run(nx: &mut Nexus, cmd: &str) -> Value {
+    nx.execute(&Request::command(cmd)).to_json()
+}
+
+fn count_drugs(nx: &mut Nexus) -> Value {
+    run(nx, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#)["result"].clone()
+}
+
+#[test]
+fn find_returns_columns_and_rows() {
+    let mut nx = nexus();
+    let r = run(
+        &mut nx,
+        r#"FIND(?d.name, ?s.name) WHERE { (?d, "treats", ?s) } ORDER BY ?d.name ASC, ?s.name ASC"#,
+    );
+    assert_eq!(
+        r["result"],
+        json!([
+            ["Aspirin", "Aspirin", "Ibuprofen"],
+            ["Fever", "Headache", "Headache"]
+        ])
+    );
+    let r = run(
+        &mut nx,
+        r#"FIND(?d.name, ?d.attributes.risk_level) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.risk_level DESC"#,
+    );
+    assert_eq!(r["result"], json!([["Ibuprofen", 3], ["Aspirin", 2]]));
+}
+
+#[test]
+fn syntax_errors_name_line_column_and_code() {
+    let mut nx = nexus();
+    let r = run(&mut nx, "FIND(?d.name)\nWHERE {\n  ?d {type: \"Drug\"\n}");
+    assert_eq!(r["error"]["code"], "KIP_1001");
+    assert_eq!(r["error"]["line"], 4);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line 4"),
+        "{r}"
+    );
+    let r = run(&mut nx, "FIND(?1x) WHERE { ?1x {type: \"Drug\"} }");
+    assert_eq!(r["error"]["code"], "KIP_1002");
+}
+
+#[test]
+fn a_failed_upsert_writes_nothing() {
+    let mut nx = nexus();
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?n { {type: "Drug", name: "Naproxen"} } CONCEPT ?x { {type: "Drug", name: "X"} SET PROPOSITIONS { ("no_such_predicate", ?n) } } }"#,
+    );
+    assert_eq!(r["error"]["code"], "KIP_2001");
+    assert_eq!(count_drugs(&mut nx), json!(2));
+}
+
+#[test]
+fn parameters_are_values_never_text() {
+    let mut nx = nexus();
+    let evil = "Aspirin\"} } DELETE CONCEPT ?d DETACH WHERE { ?d {type: \"Drug";
+    let req = Request::command(r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: :n} }"#)
+        .with_params(
+            json!({ "n": evil })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    let r = nx.execute(&req).to_json();
+    assert_eq!(r["error"]["code"], "KIP_3002", "{r}");
+    let req = Request::command(r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } LIMIT :limit"#)
+        .with_params(
+            json!({ "limit": 1 })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    let r = nx.execute(&req).to_json();
+    assert_eq!(r["result"].as_array().map(Vec::len), Some(1));
+    assert!(r["next_cursor"].is_string());
+    let r = run(&mut nx, r#"FIND(?d.name) WHERE { ?d {type: :t} }"#);
+    assert_eq!(r["error"]["code"], "KIP_1001");
+    assert_eq!(count_drugs(&mut nx), json!(2));
+}
+
+#[test]
+fn readonly_refuses_writes() {
+    let mut nx = nexus();
+    let r = nx
+        .execute(&Request::readonly(
+            r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} } }"#,
+        ))
+        .to_json();
+    assert!(r["error"]["code"].is_string());
+    assert_eq!(count_drugs(&mut nx), json!(2));
+    let r = nx
+        .execute(&Request::readonly(
+            r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+        ))
+        .to_json();
+    assert_eq!(r["result"], json!(["Aspirin"]));
+    // the connection is writable again for execute_kip
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} } }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+}
+
+#[test]
+fn dry_run_validates_without_writing() {
+    let mut nx = nexus();
+    let req = Request::new(
+        Method::ExecuteKip,
+        Arguments {
+            command: Some(r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} } }"#.into()),
+            dry_run: true,
+            ..Default::default()
+        },
+    );
+    let r = nx.execute(&req).to_json();
+    assert_eq!(
+        r["result"],
+        json!({ "blocks": 1, "upsert_concept_nodes": [], "upsert_proposition_links": [] })
+    );
+    assert_eq!(count_drugs(&mut nx), json!(2));
+}
+
+#[test]
+fn batch_stops_on_the_first_kml_error_only() {
+    let mut nx = nexus();
+    let req = Request::new(
+        Method::ExecuteKip,
+        Arguments {
+            commands: Some(vec![
+                CommandItem::Text("FIND(?x WHERE".into()),
+                CommandItem::Text(r#"FIND(?d) WHERE { ?d {type: "Nope", name: "x"} }"#.into()),
+                CommandItem::WithParams {
+                    command: r#"UPSERT { CONCEPT ?d { {type: "Drug", name: :n} } }"#.into(),
+                    parameters: json!({ "n": "Naproxen" })
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                },
+                CommandItem::Text(
+                    r#"UPSERT { CONCEPT ?d { {type: "Undefined", name: "x"} } }"#.into(),
+                ),
+                CommandItem::Text(
+                    r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Never"} } }"#.into(),
+                ),
+            ]),
+            ..Default::default()
+        },
+    );
+    let r = nx.execute(&req).to_json();
+    let results = r["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 4, "{r}");
+    assert_eq!(results[0]["error"]["code"], "KIP_1001");
+    assert_eq!(results[1]["error"]["code"], "KIP_3002");
+    assert_eq!(results[2]["result"]["blocks"], 1);
+    assert_eq!(results[3]["error"]["code"], "KIP_2001");
+    assert_eq!(count_drugs(&mut nx), json!(3));
+}
+
+#[test]
+fn command_and_commands_are_exclusive() {
+    let mut nx = nexus();
+    let v = json!({ "method": "execute_kip", "params": { "command": "DESCRIBE PRIMER", "commands": ["DESCRIBE PRIMER"] } });
+    let req = Request::from_json(&v).expect("envelope");
+    assert_eq!(nx.execute(&req).to_json()["error"]["code"], "KIP_1001");
+    let v = json!({ "function": { "name": "execute_kip_readonly", "arguments": { "command": "DESCRIBE CONCEPT TYPES LIMIT 2" } } });
+    let req = Request::from_json(&v).expect("envelope");
+    let r = nx.execute(&req).to_json();
+    assert_eq!(r["result"].as_array().map(Vec::len), Some(2));
+    assert!(r["next_cursor"].is_string());
+}
+
+#[test]
+fn cursor_pages_cover_everything_once() {
+    let mut nx = nexus();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let cmd = match &cursor {
+            Some(c) => format!(
+                r#"FIND(?t.name) WHERE {{ ?t {{type: "$ConceptType"}} }} ORDER BY ?t.name LIMIT 4 CURSOR "{c}""#
+            ),
+            None => r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } ORDER BY ?t.name LIMIT 4"#
+                .to_string(),
+        };
+        let r = run(&mut nx, &cmd);
+        for v in r["result"].as_array().cloned().unwrap_or_default() {
+            seen.push(v.as_str().unwrap_or("").to_string());
+        }
+        match r["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let all = run(
+        &mut nx,
+        r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } ORDER BY ?t.name"#,
+    );
+    let all: Vec<String> = all["result"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v.as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(seen, all);
+    assert!(all.len() > 10);
+}
+
+#[test]
+fn memory_persists_and_ids_are_never_reused() {
+    let dir = std::env::temp_dir().join(format!("somnus-test-{}", std::process::id()));
+    let path = dir.join("m.db");
+    let _ = std::fs::remove_dir_all(&dir);
+    let first_id;
+    {
+        let mut nx = Nexus::open(&path).expect("open");
+        run(
+            &mut nx,
+            r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"#,
+        );
+        let r = run(
+            &mut nx,
+            r#"UPSERT { CONCEPT ?n { {type: "Note", name: "a"} } }"#,
+        );
+        first_id = r["result"]["upsert_concept_nodes"][0]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        run(
+            &mut nx,
+            r#"DELETE CONCEPT ?n DETACH WHERE { ?n {type: "Note", name: "a"} }"#,
+        );
+    }
+    let mut nx = Nexus::open(&path).expect("reopen");
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?n { {type: "Note", name: "b"} } }"#,
+    );
+    let second = r["result"]["upsert_concept_nodes"][0]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert_ne!(first_id, second);
+    let num = |s: &str| s.trim_start_matches("C:").parse::<i64>().unwrap_or(0);
+    assert!(num(&second) > num(&first_id));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn protected_definitions_and_reserved_keys() {
+    let mut nx = nexus();
+    let r = run(
+        &mut nx,
+        r#"DELETE CONCEPT ?x DETACH WHERE { ?x {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(r["error"]["code"], "KIP_3004");
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$self"} SET ATTRIBUTES { core_directives: [] } } }"#,
+    );
+    assert_eq!(r["error"]["code"], "KIP_3004");
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$self"} SET ATTRIBUTES { persona: "curious" } } }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Aspirin"} } WITH METADATA { _score: 1 } }"#,
+    );
+    assert_eq!(r["error"]["code"], "KIP_2002");
+}
