@@ -41,6 +41,15 @@ pub enum Cmd {
     },
     /// Answer one JSON request per line on standard input
     Rpc,
+    /// Generate a memory and measure the engine on it (Markdown table)
+    Bench {
+        /// Concepts to generate (three propositions each)
+        #[arg(long, default_value_t = 1_000_000)]
+        concepts: usize,
+        /// Runs per query workload
+        #[arg(long, default_value_t = 200)]
+        runs: usize,
+    },
     /// Run conformance fixture files or folders; ends with `N passed, N failed`
     Conformance {
         /// Fixture files or folders
@@ -132,6 +141,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                 writeln!(out, "{}", serde_json::to_string(&resp)?)?;
                 out.flush()?;
             }
+            Ok(0)
+        }
+        Some(Cmd::Bench { concepts, runs }) => {
+            let opts = crate::bench::BenchOptions { concepts, runs, db: cli.db.clone() };
+            let rows = crate::bench::run(&opts);
+            println!("{}", crate::bench::markdown(&rows, concepts));
             Ok(0)
         }
         Some(Cmd::Conformance { paths, verbose }) => {

@@ -67,6 +67,8 @@ pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
     /// Bootstrap writes may touch protected definitions.
     pub system: bool,
+    /// Types and predicates already seen defined during this statement.
+    defined: std::cell::RefCell<std::collections::HashSet<(bool, String)>>,
 }
 
 #[derive(Default)]
@@ -77,15 +79,32 @@ pub struct UpsertReport {
 }
 
 impl<'c> WriteCtx<'c> {
+    pub fn new(conn: &'c Connection, system: bool) -> Self {
+        WriteCtx { conn, system, defined: Default::default() }
+    }
+
+    fn cached_defined(&self, is_type: bool, name: &str) -> KipResult<bool> {
+        let key = (is_type, name.to_string());
+        if self.defined.borrow().contains(&key) {
+            return Ok(true);
+        }
+        let meta = if is_type { "$ConceptType" } else { "$PropositionType" };
+        let ok = store::concept_id_by_type_name(self.conn, meta, name)?.is_some();
+        if ok {
+            self.defined.borrow_mut().insert(key);
+        }
+        Ok(ok)
+    }
+
     fn type_defined(&self, ty: &str, name: &str) -> KipResult<bool> {
         if ty == "$ConceptType" && name == "$ConceptType" {
             return Ok(true);
         }
-        Ok(store::concept_id_by_type_name(self.conn, "$ConceptType", ty)?.is_some())
+        self.cached_defined(true, ty)
     }
 
     fn predicate_defined(&self, p: &str) -> KipResult<bool> {
-        Ok(store::concept_id_by_type_name(self.conn, "$PropositionType", p)?.is_some())
+        self.cached_defined(false, p)
     }
 
     fn resolve_identity(&self, idn: &ConceptIdentity) -> KipResult<Option<Concept>> {

@@ -31,7 +31,7 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
 /// Caches hydrated elements for one response.
 pub struct Hydrator<'c> {
     conn: &'c Connection,
-    cache: HashMap<i64, Option<Value>>,
+    cache: HashMap<i64, Option<std::rc::Rc<Value>>>,
 }
 
 impl<'c> Hydrator<'c> {
@@ -42,12 +42,12 @@ impl<'c> Hydrator<'c> {
         }
     }
 
-    pub fn element(&mut self, id: i64) -> KipResult<Option<Value>> {
+    pub fn element(&mut self, id: i64) -> KipResult<Option<std::rc::Rc<Value>>> {
         if let Some(v) = self.cache.get(&id) {
             return Ok(v.clone());
         }
         let v = match store::element(self.conn, id)? {
-            Some(el) => Some(store::element_json(self.conn, &el)?),
+            Some(el) => Some(std::rc::Rc::new(store::element_json(self.conn, &el)?)),
             None => None,
         };
         self.cache.insert(id, v.clone());
@@ -67,7 +67,7 @@ impl<'c> Hydrator<'c> {
                 let Some(el) = self.element(*id)? else {
                     return Ok(Value::Null);
                 };
-                let mut cur = &el;
+                let mut cur: &Value = &el;
                 for seg in path {
                     match cur.get(seg) {
                         Some(v) => cur = v,
@@ -176,6 +176,18 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         result,
         next_cursor,
     })
+}
+
+/// `COUNT(?x)` of a bare variable needs the binding, not the element.
+fn cheap_or_project(h: &mut Hydrator<'_>, b: &Binding, a: &Aggregate) -> KipResult<Value> {
+    if a.func == AggFunc::Count && a.path.path.is_empty() {
+        return Ok(match b {
+            Binding::Null => Value::Null,
+            Binding::Elem(id) => json!(id),
+            Binding::Pred(p) => json!(p),
+        });
+    }
+    h.project(b, &a.path.path)
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -404,7 +416,7 @@ fn aggregate(
             let mut values: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
             for (row, &g) in rows.iter().zip(row_group.iter()) {
                 if seen[g].insert(row[v].clone()) {
-                    values[g].push(h.project(&row[v], &a.path.path)?);
+                    values[g].push(cheap_or_project(&mut h, &row[v], a)?);
                 }
             }
             for (g, vals) in values.into_iter().enumerate() {
@@ -416,7 +428,7 @@ fn aggregate(
             let mut vals = Vec::new();
             for row in &rows {
                 if seen.insert(row[v].clone()) {
-                    vals.push(h.project(&row[v], &a.path.path)?);
+                    vals.push(cheap_or_project(&mut h, &row[v], a)?);
                 }
             }
             let s = agg_value(a.func, a.distinct, vals);

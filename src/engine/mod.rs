@@ -82,6 +82,8 @@ pub const BOOTSTRAP_CAPSULES: &[(&str, &str)] = &[
 pub struct Nexus {
     conn: Connection,
     path: Option<PathBuf>,
+    /// `total_changes()` when the planner statistics were last refreshed.
+    analyzed_at: u64,
 }
 
 fn register_functions(conn: &Connection) -> KipResult<()> {
@@ -130,10 +132,12 @@ impl Nexus {
     fn init(conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
         register_functions(&conn)?;
         let fresh = crate::store::prepare(&conn)?;
-        let mut nx = Nexus { conn, path };
+        let mut nx = Nexus { conn, path, analyzed_at: 0 };
         if fresh {
             nx.bootstrap()?;
         }
+        nx.conn.execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize = 0x10002;")?;
+        nx.analyzed_at = nx.conn.total_changes();
         Ok(nx)
     }
 
@@ -153,10 +157,7 @@ impl Nexus {
                     "bootstrap capsule {name} is not an UPSERT"
                 )));
             };
-            kml::WriteCtx {
-                conn: &tx,
-                system: true,
-            }
+            kml::WriteCtx::new(&tx, true)
             .upsert(&stmts)
             .map_err(|e| {
                 KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
@@ -245,6 +246,22 @@ impl Nexus {
         }
     }
 
+    /// Keeps the query planner's statistics current as the memory grows:
+    /// a sampled `ANALYZE` (milliseconds) once enough rows changed.
+    fn refresh_statistics(&mut self) {
+        let changes = self.conn.total_changes();
+        let rows: u64 = self
+            .conn
+            .query_row("SELECT (SELECT MAX(id) FROM concepts) + (SELECT COUNT(*) FROM meta)", [], |r| r.get::<_, Option<i64>>(0))
+            .ok()
+            .flatten()
+            .unwrap_or(0) as u64;
+        if changes.saturating_sub(self.analyzed_at) > 2_000.max(rows / 10) {
+            let _ = self.conn.execute_batch("ANALYZE");
+            self.analyzed_at = changes;
+        }
+    }
+
     /// Executes a parsed command.
     pub fn exec(
         &mut self,
@@ -280,6 +297,9 @@ impl Nexus {
         if readonly {
             let _ = self.conn.execute_batch("PRAGMA query_only = 0");
         }
+        if res.is_ok() && cmd.is_write() && !dry_run {
+            self.refresh_statistics();
+        }
         res
     }
 }
@@ -291,10 +311,7 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
             Ok((out.result, out.next_cursor))
         }
         Command::Upsert(stmts) => {
-            let rep = kml::WriteCtx {
-                conn,
-                system: false,
-            }
+            let rep = kml::WriteCtx::new(conn, false)
             .upsert(stmts)?;
             Ok((kml::upsert_json(&rep, dry_run), None))
         }

@@ -937,38 +937,27 @@ impl<'c> Planner<'c> {
             (Some(_), Some(_)) => is_const(s) || !is_const(o),
         };
         let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::Const(None));
-        let anchor_sql = match anchor {
-            Anchor::Const(Some(id)) => format!("SELECT {id}"),
-            Anchor::Const(None) => "SELECT NULL WHERE 0".to_string(),
-            Anchor::Sub(q) => q,
+        let anchors: Vec<i64> = match anchor {
+            Anchor::Const(Some(id)) => vec![id],
+            Anchor::Const(None) => vec![],
+            Anchor::Sub(q) => {
+                let with = if self.ctes.is_empty() { String::new() } else { format!("WITH {} ", self.ctes.join(", ")) };
+                let mut st = self.conn.prepare(&format!("{with}SELECT DISTINCT * FROM ({q})"))?;
+                let used: Vec<SqlValue> = self.params.iter().take(st.parameter_count()).cloned().collect();
+                let rows = st.query_map(rusqlite::params_from_iter(used.iter()), |r| r.get::<_, Option<i64>>(0))?;
+                let mut v = Vec::new();
+                for r in rows {
+                    if let Some(id) = r? {
+                        v.push(id);
+                    }
+                }
+                v
+            }
         };
+        let pairs = walk(self.conn, &anchors, pred, forward, min, max)?;
         let h = self.alias("h");
-        self.ctes.push(format!("{h}_a(x) AS ({anchor_sql})"));
-        let anchor_sql = format!("SELECT x FROM {h}_a");
-        let (from_col, to_col) = if forward {
-            ("subject", "object")
-        } else {
-            ("object", "subject")
-        };
-        let mut view_parts = Vec::new();
-        if max >= 1 {
-            let pp = self.ps(pred);
-            self.ctes.push(format!(
-                "{h}_w(start, node, depth) AS (SELECT {from_col}, {to_col}, 1 FROM propositions WHERE predicate = {pp} AND {from_col} IN ({anchor_sql}) \
-                 UNION SELECT w.start, q.{to_col}, w.depth + 1 FROM {h}_w w JOIN propositions q ON q.{from_col} = w.node AND q.predicate = {pp} WHERE w.depth < {max})"
-            ));
-            view_parts.push(format!(
-                "SELECT start, node FROM {h}_w WHERE depth >= {}",
-                min.max(1)
-            ));
-        }
-        if min == 0 {
-            view_parts.push(format!("SELECT x, x FROM {h}_a"));
-        }
-        self.ctes.push(format!(
-            "{h}_v(start, node) AS ({})",
-            view_parts.join(" UNION ")
-        ));
+        let jp = self.p(SqlValue::Text(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into())));
+        self.ctes.push(format!("{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"));
         b.from.push(format!("{h}_v {h}"));
         let (s_slot, o_slot) = if forward {
             (format!("{h}.start"), format!("{h}.node"))
@@ -1139,6 +1128,55 @@ enum Anchor {
     Sub(String),
 }
 
+/// Pairs of hop results above this are refused (`KIP_4002`).
+pub const MAX_HOP_PAIRS: usize = 2_000_000;
+
+/// Breadth-first walk along one predicate from every anchor: the pairs
+/// (anchor, node) where node is reachable in exactly d steps for some d in
+/// [min, max] (walks, so a node reachable at depth 1 and 3 counts for both).
+fn walk(conn: &Connection, anchors: &[i64], pred: &str, forward: bool, min: u32, max: u32) -> KipResult<Vec<[i64; 2]>> {
+    let sql = if forward {
+        "SELECT object FROM propositions WHERE subject = ?1 AND predicate = ?2"
+    } else {
+        "SELECT subject FROM propositions WHERE object = ?1 AND predicate = ?2"
+    };
+    let mut st = conn.prepare_cached(sql)?;
+    let mut out = Vec::new();
+    let mut neighbours: HashMap<i64, Vec<i64>> = HashMap::new();
+    for &a in anchors {
+        let mut found: HashSet<i64> = HashSet::new();
+        if min == 0 {
+            found.insert(a);
+        }
+        let mut frontier: HashSet<i64> = HashSet::from([a]);
+        for depth in 1..=max {
+            let mut next = HashSet::new();
+            for n in &frontier {
+                if !neighbours.contains_key(n) {
+                    let v: Vec<i64> = st.query_map(rusqlite::params![n, pred], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                    neighbours.insert(*n, v);
+                }
+                next.extend(neighbours[n].iter().copied());
+            }
+            if depth >= min {
+                found.extend(next.iter().copied());
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        let mut f: Vec<i64> = found.into_iter().collect();
+        f.sort_unstable();
+        out.extend(f.into_iter().map(|n| [a, n]));
+        if out.len() > MAX_HOP_PAIRS {
+            return Err(KipError::exhausted(format!("the multi-hop pattern reaches more than {MAX_HOP_PAIRS} pairs"))
+                .with_hint("Ground the walk on fewer start nodes or lower the hop range."));
+        }
+    }
+    Ok(out)
+}
+
 fn render_block(b: &Block) -> String {
     let mut s = String::new();
     if !b.from.is_empty() {
@@ -1158,8 +1196,12 @@ fn render_block(b: &Block) -> String {
 
 /// Runs a compiled query, returning one binding row per distinct solution.
 pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
+    if std::env::var_os("SOMNUS_TRACE_SQL").is_some() {
+        eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
+    }
     let mut st = conn.prepare_cached(&c.sql)?;
-    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter()))?;
+    let n = st.parameter_count();
+    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter().take(n)))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let mut row = Vec::with_capacity(nvars);

@@ -1,0 +1,206 @@
+//! `somnus bench`: generates a memory and measures the engine on it.
+//! Every number is a median over many runs in this one process.
+
+use crate::Nexus;
+use crate::protocol::Outcome;
+use std::time::{Duration, Instant};
+
+pub struct BenchOptions {
+    pub concepts: usize,
+    pub runs: usize,
+    pub db: Option<std::path::PathBuf>,
+}
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+pub struct Row {
+    pub workload: String,
+    pub median: Duration,
+    pub p95: Duration,
+    pub target: String,
+    pub ok: Option<bool>,
+}
+
+fn must(o: Outcome, what: &str) -> serde_json::Value {
+    match o {
+        Outcome::Ok { result, .. } => result,
+        Outcome::Err(e) => panic!("{what}: {} {}", e.code, e.message),
+    }
+}
+
+fn fmt_dur(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1e6 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+fn measure(runs: usize, mut f: impl FnMut(usize)) -> (Duration, Duration) {
+    // warm-up
+    for i in 0..runs.min(5) {
+        f(i);
+    }
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|i| {
+            let t = Instant::now();
+            f(i + 1000);
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    (times[times.len() / 2], times[(times.len() * 95 / 100).min(times.len() - 1)])
+}
+
+/// Builds the generated memory: `n` Entity concepts in 20 domains, each
+/// with two `links_to` links, so `3n` propositions in all.
+pub fn build(nx: &mut Nexus, n: usize) -> (Duration, usize) {
+    must(
+        nx.kip(r#"UPSERT {
+            CONCEPT ?e { {type: "$ConceptType", name: "Entity"} SET ATTRIBUTES { description: "A generated entity" } }
+            CONCEPT ?l { {type: "$PropositionType", name: "links_to"} SET ATTRIBUTES { description: "A generated directed link" } }
+        }"#),
+        "schema",
+    );
+    let mut d = String::from("UPSERT {");
+    for k in 0..20 {
+        d.push_str(&format!(r#" CONCEPT ?d{k} {{ {{type: "Domain", name: "Area{k}"}} SET ATTRIBUTES {{ description: "Generated area {k}" }} }}"#));
+    }
+    d.push('}');
+    must(nx.kip(&d), "domains");
+    let batch = 1000;
+    let t = Instant::now();
+    let mut elements = 0;
+    let mut rng = Lcg(42);
+    for start in (0..n).step_by(batch) {
+        let mut s = String::with_capacity(batch * 200);
+        s.push_str("UPSERT {");
+        for i in start..(start + batch).min(n) {
+            let score = rng.next() % 1000;
+            s.push_str(&format!(
+                r#" CONCEPT ?c{i} {{ {{type: "Entity", name: "e{i}"}} SET ATTRIBUTES {{ score: {score}, kind: "k{}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) }} }}"#,
+                i % 7,
+                i % 20
+            ));
+            elements += 2;
+        }
+        s.push_str(" } WITH METADATA { source: \"bench\", confidence: 0.8 }");
+        must(nx.kip(&s), "concept batch");
+    }
+    for start in (0..n).step_by(batch) {
+        let mut s = String::with_capacity(batch * 300);
+        s.push_str("UPSERT {");
+        for i in start..(start + batch).min(n) {
+            let a = (i * 7 + 1) % n;
+            let b = (i * 13 + 5) % n;
+            for (j, t) in [a, b].iter().enumerate() {
+                if *t != i {
+                    s.push_str(&format!(
+                        r#" PROPOSITION ?p{i}_{j} {{ ({{type: "Entity", name: "e{i}"}}, "links_to", {{type: "Entity", name: "e{t}"}}) }}"#
+                    ));
+                    elements += 1;
+                }
+            }
+        }
+        s.push_str(" } WITH METADATA { source: \"bench\", confidence: 0.7 }");
+        must(nx.kip(&s), "link batch");
+    }
+    (t.elapsed(), elements)
+}
+
+pub fn run(opts: &BenchOptions) -> Vec<Row> {
+    let n = opts.concepts;
+    let mut nx = match &opts.db {
+        Some(p) => {
+            let _ = std::fs::remove_file(p);
+            Nexus::open(p).expect("open bench database")
+        }
+        None => Nexus::open_in_memory().expect("open in-memory database"),
+    };
+    let mut rows = Vec::new();
+    let (elapsed, elements) = build(&mut nx, n);
+    let rate = elements as f64 / elapsed.as_secs_f64();
+    rows.push(Row {
+        workload: format!("bulk UPSERT ({} elements, batches of 1,000 concepts)", elements),
+        median: elapsed,
+        p95: elapsed,
+        target: format!("≥ 50,000 elements/s (measured {:.0}/s)", rate),
+        ok: Some(rate >= 50_000.0),
+    });
+    let runs = opts.runs;
+    let mut rng = Lcg(7);
+    let mut pick = move || rng.next() as usize % n;
+
+    let names: Vec<usize> = (0..runs + 10).map(|_| pick()).collect();
+    let (m, p) = measure(runs, |i| {
+        let e = names[i % names.len()];
+        must(nx.kip(&format!(r#"FIND(?n) WHERE {{ ?n {{type: "Entity", name: "e{e}"}} }}"#)), "lookup");
+    });
+    rows.push(Row { workload: "point lookup by {type, name}".into(), median: m, p95: p, target: "≤ 100 µs".into(), ok: Some(m <= Duration::from_micros(100)) });
+
+    let (m, p) = measure(runs, |i| {
+        let e = names[i % names.len()];
+        must(nx.kip(&format!(r#"FIND(?o.name, ?l.metadata.confidence) WHERE {{ ?l ({{type: "Entity", name: "e{e}"}}, "links_to", ?o) }}"#)), "1-hop");
+    });
+    rows.push(Row { workload: "1-hop from a grounded concept".into(), median: m, p95: p, target: "≤ 1 ms".into(), ok: Some(m <= Duration::from_millis(1)) });
+
+    let (m, p) = measure(runs, |i| {
+        let e = names[i % names.len()];
+        must(nx.kip(&format!(r#"FIND(?d.name) WHERE {{ ({{type: "Entity", name: "e{e}"}}, "links_to"{{3}}, ?d) }}"#)), "3-hop");
+    });
+    rows.push(Row { workload: "3-hop path (`\"links_to\"{3}`)".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+
+    let (m, p) = measure(runs, |i| {
+        let e = names[i % names.len()];
+        must(
+            nx.kip(&format!(
+                r#"FIND(?c.name) WHERE {{ ?a {{type: "Entity", name: "e{e}"}} (?a, "links_to", ?b) (?b, "links_to", ?c) (?c, "belongs_to_domain", {{type: "Domain", name: "Area3"}}) }}"#
+            )),
+            "3-hop chain",
+        );
+    });
+    rows.push(Row { workload: "3-clause chain with a domain check".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+
+    let small = runs.clamp(3, 7);
+    let (m, p) = measure(small, |_| {
+        must(nx.kip(r#"FIND(?d.name, COUNT(?n)) WHERE { ?d {type: "Domain"} (?n, "belongs_to_domain", ?d) }"#), "grouped count");
+    });
+    rows.push(Row { workload: "grouped COUNT (members per domain, whole memory)".into(), median: m, p95: p, target: "—".into(), ok: None });
+
+    let (m, p) = measure(small, |_| {
+        must(nx.kip(r#"FIND(?n.name, ?n.attributes.score) WHERE { ?n {type: "Entity"} } ORDER BY ?n.attributes.score DESC LIMIT 10"#), "order by");
+    });
+    rows.push(Row { workload: "ORDER BY attribute + LIMIT 10 (full type scan)".into(), median: m, p95: p, target: "—".into(), ok: None });
+
+    let (m, p) = measure(runs, |i| {
+        let e = names[i % names.len()];
+        must(nx.kip(&format!(r#"SEARCH CONCEPT "e{e}" LIMIT 10"#)), "search");
+    });
+    rows.push(Row { workload: "SEARCH CONCEPT top-10 by name".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+    rows
+}
+
+pub fn markdown(rows: &[Row], n: usize) -> String {
+    let mut s = format!(
+        "Generated memory: {n} concepts, {} propositions (`somnus bench --concepts {n}`).\n\n| workload | median | p95 | target |\n|---|---:|---:|---|\n",
+        n * 3
+    );
+    for r in rows {
+        let mark = match r.ok {
+            Some(true) => " ✅",
+            Some(false) => " ❌",
+            None => "",
+        };
+        s.push_str(&format!("| {} | {} | {} | {}{} |\n", r.workload, fmt_dur(r.median), fmt_dur(r.p95), r.target, mark));
+    }
+    s
+}
