@@ -14,7 +14,10 @@ pub struct BenchOptions {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -58,7 +61,10 @@ fn measure(runs: usize, mut f: impl FnMut(usize)) -> (Duration, Duration) {
         })
         .collect();
     times.sort();
-    (times[times.len() / 2], times[(times.len() * 95 / 100).min(times.len() - 1)])
+    (
+        times[times.len() / 2],
+        times[(times.len() * 95 / 100).min(times.len() - 1)],
+    )
 }
 
 /// Builds the generated memory: `n` Entity concepts in 20 domains, each
@@ -130,7 +136,10 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
     let (elapsed, elements) = build(&mut nx, n);
     let rate = elements as f64 / elapsed.as_secs_f64();
     rows.push(Row {
-        workload: format!("bulk UPSERT ({} elements, batches of 1,000 concepts)", elements),
+        workload: format!(
+            "bulk UPSERT ({} elements, batches of 1,000 concepts)",
+            elements
+        ),
         median: elapsed,
         p95: elapsed,
         target: format!("≥ 50,000 elements/s (measured {:.0}/s)", rate),
@@ -143,21 +152,44 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
     let names: Vec<usize> = (0..runs + 10).map(|_| pick()).collect();
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
-        must(nx.kip(&format!(r#"FIND(?n) WHERE {{ ?n {{type: "Entity", name: "e{e}"}} }}"#)), "lookup");
+        must(
+            nx.kip(&format!(
+                r#"FIND(?n) WHERE {{ ?n {{type: "Entity", name: "e{e}"}} }}"#
+            )),
+            "lookup",
+        );
     });
-    rows.push(Row { workload: "point lookup by {type, name}".into(), median: m, p95: p, target: "≤ 100 µs".into(), ok: Some(m <= Duration::from_micros(100)) });
+    rows.push(Row {
+        workload: "point lookup by {type, name}".into(),
+        median: m,
+        p95: p,
+        target: "≤ 100 µs".into(),
+        ok: Some(m <= Duration::from_micros(100)),
+    });
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
         must(nx.kip(&format!(r#"FIND(?o.name, ?l.metadata.confidence) WHERE {{ ?l ({{type: "Entity", name: "e{e}"}}, "links_to", ?o) }}"#)), "1-hop");
     });
-    rows.push(Row { workload: "1-hop from a grounded concept".into(), median: m, p95: p, target: "≤ 1 ms".into(), ok: Some(m <= Duration::from_millis(1)) });
+    rows.push(Row {
+        workload: "1-hop from a grounded concept".into(),
+        median: m,
+        p95: p,
+        target: "≤ 1 ms".into(),
+        ok: Some(m <= Duration::from_millis(1)),
+    });
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
         must(nx.kip(&format!(r#"FIND(?d.name) WHERE {{ ({{type: "Entity", name: "e{e}"}}, "links_to"{{3}}, ?d) }}"#)), "3-hop");
     });
-    rows.push(Row { workload: "3-hop path (`\"links_to\"{3}`)".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+    rows.push(Row {
+        workload: "3-hop path (`\"links_to\"{3}`)".into(),
+        median: m,
+        p95: p,
+        target: "≤ 10 ms".into(),
+        ok: Some(m <= Duration::from_millis(10)),
+    });
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
@@ -168,24 +200,51 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
             "3-hop chain",
         );
     });
-    rows.push(Row { workload: "3-clause chain with a domain check".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+    rows.push(Row {
+        workload: "3-clause chain with a domain check".into(),
+        median: m,
+        p95: p,
+        target: "≤ 10 ms".into(),
+        ok: Some(m <= Duration::from_millis(10)),
+    });
 
     let small = runs.clamp(3, 7);
     let (m, p) = measure(small, |_| {
         must(nx.kip(r#"FIND(?d.name, COUNT(?n)) WHERE { ?d {type: "Domain"} (?n, "belongs_to_domain", ?d) }"#), "grouped count");
     });
-    rows.push(Row { workload: "grouped COUNT (members per domain, whole memory)".into(), median: m, p95: p, target: "—".into(), ok: None });
+    rows.push(Row {
+        workload: "grouped COUNT (members per domain, whole memory)".into(),
+        median: m,
+        p95: p,
+        target: "—".into(),
+        ok: None,
+    });
 
     let (m, p) = measure(small, |_| {
         must(nx.kip(r#"FIND(?n.name, ?n.attributes.score) WHERE { ?n {type: "Entity"} } ORDER BY ?n.attributes.score DESC LIMIT 10"#), "order by");
     });
-    rows.push(Row { workload: "ORDER BY attribute + LIMIT 10 (full type scan)".into(), median: m, p95: p, target: "—".into(), ok: None });
+    rows.push(Row {
+        workload: "ORDER BY attribute + LIMIT 10 (full type scan)".into(),
+        median: m,
+        p95: p,
+        target: "—".into(),
+        ok: None,
+    });
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
-        must(nx.kip(&format!(r#"SEARCH CONCEPT "e{e}" LIMIT 10"#)), "search");
+        must(
+            nx.kip(&format!(r#"SEARCH CONCEPT "e{e}" LIMIT 10"#)),
+            "search",
+        );
     });
-    rows.push(Row { workload: "SEARCH CONCEPT top-10 by name".into(), median: m, p95: p, target: "≤ 10 ms".into(), ok: Some(m <= Duration::from_millis(10)) });
+    rows.push(Row {
+        workload: "SEARCH CONCEPT top-10 by name".into(),
+        median: m,
+        p95: p,
+        target: "≤ 10 ms".into(),
+        ok: Some(m <= Duration::from_millis(10)),
+    });
     rows
 }
 
@@ -200,7 +259,14 @@ pub fn markdown(rows: &[Row], n: usize) -> String {
             Some(false) => " ❌",
             None => "",
         };
-        s.push_str(&format!("| {} | {} | {} | {}{} |\n", r.workload, fmt_dur(r.median), fmt_dur(r.p95), r.target, mark));
+        s.push_str(&format!(
+            "| {} | {} | {} | {}{} |\n",
+            r.workload,
+            fmt_dur(r.median),
+            fmt_dur(r.p95),
+            r.target,
+            mark
+        ));
     }
     s
 }

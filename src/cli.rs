@@ -144,7 +144,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Bench { concepts, runs }) => {
-            let opts = crate::bench::BenchOptions { concepts, runs, db: cli.db.clone() };
+            let opts = crate::bench::BenchOptions {
+                concepts,
+                runs,
+                db: cli.db.clone(),
+            };
             let rows = crate::bench::run(&opts);
             println!("{}", crate::bench::markdown(&rows, concepts));
             Ok(0)

@@ -69,6 +69,7 @@ pub struct WriteCtx<'c> {
     pub system: bool,
     /// Types and predicates already seen defined during this statement.
     defined: std::cell::RefCell<std::collections::HashSet<(bool, String)>>,
+    ids: store::IdAllocator,
 }
 
 #[derive(Default)]
@@ -80,7 +81,12 @@ pub struct UpsertReport {
 
 impl<'c> WriteCtx<'c> {
     pub fn new(conn: &'c Connection, system: bool) -> Self {
-        WriteCtx { conn, system, defined: Default::default() }
+        WriteCtx {
+            conn,
+            system,
+            defined: Default::default(),
+            ids: Default::default(),
+        }
     }
 
     fn cached_defined(&self, is_type: bool, name: &str) -> KipResult<bool> {
@@ -88,7 +94,11 @@ impl<'c> WriteCtx<'c> {
         if self.defined.borrow().contains(&key) {
             return Ok(true);
         }
-        let meta = if is_type { "$ConceptType" } else { "$PropositionType" };
+        let meta = if is_type {
+            "$ConceptType"
+        } else {
+            "$PropositionType"
+        };
         let ok = store::concept_id_by_type_name(self.conn, meta, name)?.is_some();
         if ok {
             self.defined.borrow_mut().insert(key);
@@ -250,7 +260,7 @@ impl<'c> WriteCtx<'c> {
                         "cannot add propositions to a protected definition",
                     ));
                 }
-                store::insert_prop(self.conn, s, p, o, attrs, meta)
+                store::insert_prop(self.conn, &self.ids, s, p, o, attrs, meta)
             }
         }
     }
@@ -261,6 +271,7 @@ impl<'c> WriteCtx<'c> {
             self.upsert_one(st, &mut rep)?;
             rep.blocks += 1;
         }
+        self.ids.flush(self.conn)?;
         Ok(rep)
     }
 
@@ -331,9 +342,12 @@ impl<'c> WriteCtx<'c> {
                     if let Some(h) = &p.handle {
                         handles.insert(h.clone(), id);
                     }
-                    let pred = store::prop_by_id(self.conn, id)?
-                        .map(|x| x.predicate)
-                        .unwrap_or_default();
+                    let pred = match &p.pattern {
+                        UpsertProp::Triple { predicate, .. } => predicate.clone(),
+                        UpsertProp::Id(_) => store::prop_by_id(self.conn, id)?
+                            .map(|x| x.predicate)
+                            .unwrap_or_default(),
+                    };
                     rep.propositions.push(ids::prop_id(id, &pred));
                 }
             }
@@ -393,7 +407,7 @@ impl<'c> WriteCtx<'c> {
                         "{ty}:{name} is a protected definition"
                     )));
                 }
-                store::insert_concept(self.conn, &ty, &name, attrs, &meta)?
+                store::insert_concept(self.conn, &self.ids, &ty, &name, attrs, &meta)?
             }
         };
         if let Some(h) = &c.handle {

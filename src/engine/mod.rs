@@ -132,11 +132,16 @@ impl Nexus {
     fn init(conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
         register_functions(&conn)?;
         let fresh = crate::store::prepare(&conn)?;
-        let mut nx = Nexus { conn, path, analyzed_at: 0 };
+        let mut nx = Nexus {
+            conn,
+            path,
+            analyzed_at: 0,
+        };
         if fresh {
             nx.bootstrap()?;
         }
-        nx.conn.execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize = 0x10002;")?;
+        nx.conn
+            .execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize = 0x10002;")?;
         nx.analyzed_at = nx.conn.total_changes();
         Ok(nx)
     }
@@ -157,9 +162,7 @@ impl Nexus {
                     "bootstrap capsule {name} is not an UPSERT"
                 )));
             };
-            kml::WriteCtx::new(&tx, true)
-            .upsert(&stmts)
-            .map_err(|e| {
+            kml::WriteCtx::new(&tx, true).upsert(&stmts).map_err(|e| {
                 KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
             })?;
         }
@@ -252,7 +255,11 @@ impl Nexus {
         let changes = self.conn.total_changes();
         let rows: u64 = self
             .conn
-            .query_row("SELECT (SELECT MAX(id) FROM concepts) + (SELECT COUNT(*) FROM meta)", [], |r| r.get::<_, Option<i64>>(0))
+            .query_row(
+                "SELECT (SELECT MAX(id) FROM concepts) + (SELECT COUNT(*) FROM meta)",
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )
             .ok()
             .flatten()
             .unwrap_or(0) as u64;
@@ -311,8 +318,7 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
             Ok((out.result, out.next_cursor))
         }
         Command::Upsert(stmts) => {
-            let rep = kml::WriteCtx::new(conn, false)
-            .upsert(stmts)?;
+            let rep = kml::WriteCtx::new(conn, false).upsert(stmts)?;
             Ok((kml::upsert_json(&rep, dry_run), None))
         }
         Command::Describe(d) => {

@@ -941,10 +941,23 @@ impl<'c> Planner<'c> {
             Anchor::Const(Some(id)) => vec![id],
             Anchor::Const(None) => vec![],
             Anchor::Sub(q) => {
-                let with = if self.ctes.is_empty() { String::new() } else { format!("WITH {} ", self.ctes.join(", ")) };
-                let mut st = self.conn.prepare(&format!("{with}SELECT DISTINCT * FROM ({q})"))?;
-                let used: Vec<SqlValue> = self.params.iter().take(st.parameter_count()).cloned().collect();
-                let rows = st.query_map(rusqlite::params_from_iter(used.iter()), |r| r.get::<_, Option<i64>>(0))?;
+                let with = if self.ctes.is_empty() {
+                    String::new()
+                } else {
+                    format!("WITH {} ", self.ctes.join(", "))
+                };
+                let mut st = self
+                    .conn
+                    .prepare(&format!("{with}SELECT DISTINCT * FROM ({q})"))?;
+                let used: Vec<SqlValue> = self
+                    .params
+                    .iter()
+                    .take(st.parameter_count())
+                    .cloned()
+                    .collect();
+                let rows = st.query_map(rusqlite::params_from_iter(used.iter()), |r| {
+                    r.get::<_, Option<i64>>(0)
+                })?;
                 let mut v = Vec::new();
                 for r in rows {
                     if let Some(id) = r? {
@@ -956,8 +969,12 @@ impl<'c> Planner<'c> {
         };
         let pairs = walk(self.conn, &anchors, pred, forward, min, max)?;
         let h = self.alias("h");
-        let jp = self.p(SqlValue::Text(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into())));
-        self.ctes.push(format!("{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"));
+        let jp = self.p(SqlValue::Text(
+            serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()),
+        ));
+        self.ctes.push(format!(
+            "{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"
+        ));
         b.from.push(format!("{h}_v {h}"));
         let (s_slot, o_slot) = if forward {
             (format!("{h}.start"), format!("{h}.node"))
@@ -1134,7 +1151,14 @@ pub const MAX_HOP_PAIRS: usize = 2_000_000;
 /// Breadth-first walk along one predicate from every anchor: the pairs
 /// (anchor, node) where node is reachable in exactly d steps for some d in
 /// [min, max] (walks, so a node reachable at depth 1 and 3 counts for both).
-fn walk(conn: &Connection, anchors: &[i64], pred: &str, forward: bool, min: u32, max: u32) -> KipResult<Vec<[i64; 2]>> {
+fn walk(
+    conn: &Connection,
+    anchors: &[i64],
+    pred: &str,
+    forward: bool,
+    min: u32,
+    max: u32,
+) -> KipResult<Vec<[i64; 2]>> {
     let sql = if forward {
         "SELECT object FROM propositions WHERE subject = ?1 AND predicate = ?2"
     } else {
@@ -1153,7 +1177,9 @@ fn walk(conn: &Connection, anchors: &[i64], pred: &str, forward: bool, min: u32,
             let mut next = HashSet::new();
             for n in &frontier {
                 if !neighbours.contains_key(n) {
-                    let v: Vec<i64> = st.query_map(rusqlite::params![n, pred], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                    let v: Vec<i64> = st
+                        .query_map(rusqlite::params![n, pred], |r| r.get(0))?
+                        .collect::<Result<_, _>>()?;
                     neighbours.insert(*n, v);
                 }
                 next.extend(neighbours[n].iter().copied());
@@ -1170,8 +1196,10 @@ fn walk(conn: &Connection, anchors: &[i64], pred: &str, forward: bool, min: u32,
         f.sort_unstable();
         out.extend(f.into_iter().map(|n| [a, n]));
         if out.len() > MAX_HOP_PAIRS {
-            return Err(KipError::exhausted(format!("the multi-hop pattern reaches more than {MAX_HOP_PAIRS} pairs"))
-                .with_hint("Ground the walk on fewer start nodes or lower the hop range."));
+            return Err(KipError::exhausted(format!(
+                "the multi-hop pattern reaches more than {MAX_HOP_PAIRS} pairs"
+            ))
+            .with_hint("Ground the walk on fewer start nodes or lower the hop range."));
         }
     }
     Ok(out)

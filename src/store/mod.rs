@@ -293,22 +293,55 @@ pub fn element_json(conn: &Connection, el: &Element) -> KipResult<Value> {
     })
 }
 
-/// Allocates the next element id inside the caller's write transaction.
-pub fn alloc_id(conn: &Connection) -> KipResult<i64> {
-    let mut st = conn.prepare_cached(
-        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'next_id' RETURNING CAST(value AS INTEGER) - 1",
-    )?;
-    Ok(st.query_row([], |r| r.get(0))?)
+/// Hands out element ids inside one write transaction: the counter is read
+/// once and written back when the statement finishes.
+pub struct IdAllocator {
+    next: std::cell::Cell<Option<i64>>,
+}
+
+impl Default for IdAllocator {
+    fn default() -> Self {
+        IdAllocator {
+            next: std::cell::Cell::new(None),
+        }
+    }
+}
+
+impl IdAllocator {
+    pub fn alloc(&self, conn: &Connection) -> KipResult<i64> {
+        let id = match self.next.get() {
+            Some(n) => n,
+            None => conn.query_row(
+                "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
+                [],
+                |r| r.get(0),
+            )?,
+        };
+        self.next.set(Some(id + 1));
+        Ok(id)
+    }
+
+    /// Persists the counter; call before the transaction commits.
+    pub fn flush(&self, conn: &Connection) -> KipResult<()> {
+        if let Some(n) = self.next.get() {
+            conn.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'next_id'",
+                [n.to_string()],
+            )?;
+        }
+        Ok(())
+    }
 }
 
 pub fn insert_concept(
     conn: &Connection,
+    ids: &IdAllocator,
     ty: &str,
     name: &str,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
-    let id = alloc_id(conn)?;
+    let id = ids.alloc(conn)?;
     let mut st = conn.prepare_cached(
         "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
     )?;
@@ -343,13 +376,14 @@ pub fn update_concept(
 
 pub fn insert_prop(
     conn: &Connection,
+    ids: &IdAllocator,
     s: i64,
     p: &str,
     o: i64,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
-    let id = alloc_id(conn)?;
+    let id = ids.alloc(conn)?;
     let mut st = conn.prepare_cached(
         "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
     )?;
