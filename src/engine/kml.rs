@@ -513,6 +513,11 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
 }
 
 pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
+    let (DeleteStmt::Attributes { where_, .. }
+    | DeleteStmt::Metadata { where_, .. }
+    | DeleteStmt::Propositions { where_, .. }
+    | DeleteStmt::Concept { where_, .. }) = st;
+    planner::check_bounded(where_, false)?;
     match st {
         DeleteStmt::Attributes {
             keys,
@@ -736,6 +741,7 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
             "metadata key \"{k}\" is reserved: `_` keys are engine-maintained"
         )));
     }
+    planner::check_bounded(&st.where_, st.limit.is_some())?;
     let ids = match_targets(conn, &st.where_, &st.target, st.limit)?;
     let matched = ids.len();
     let mut updated = 0;

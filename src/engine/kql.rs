@@ -106,6 +106,7 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         Some(c) => decode_cursor(c)?,
         None => 0,
     };
+    plan::check_bounded(&q.where_, q.limit.is_some())?;
     let has_agg = q.find.iter().any(|e| matches!(e, FindExpr::Agg(_)))
         || q.order_by.iter().any(|o| o.agg.is_some());
     let mut vars: Vec<String> = Vec::new();

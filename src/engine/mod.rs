@@ -1,6 +1,7 @@
 //! The engine: one `Nexus` owns a SQLite connection and answers KIP
 //! requests. The console and the servers are clients of `Nexus::execute`.
 
+pub mod export;
 pub mod kml;
 pub mod kql;
 pub mod meta;
@@ -84,7 +85,12 @@ pub struct Nexus {
     path: Option<PathBuf>,
     /// `total_changes()` when the planner statistics were last refreshed.
     analyzed_at: u64,
+    /// Per-command execution limit (`KIP_4001` past it).
+    timeout: std::time::Duration,
 }
+
+/// The default per-command execution limit.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn register_functions(conn: &Connection) -> KipResult<()> {
     conn.create_scalar_function(
@@ -136,6 +142,7 @@ impl Nexus {
             conn,
             path,
             analyzed_at: 0,
+            timeout: DEFAULT_TIMEOUT,
         };
         if fresh {
             nx.bootstrap()?;
@@ -168,6 +175,11 @@ impl Nexus {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Sets the per-command execution limit.
+    pub fn set_timeout(&mut self, timeout: std::time::Duration) {
+        self.timeout = timeout;
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -286,6 +298,9 @@ impl Nexus {
         if readonly {
             self.conn.execute_batch("PRAGMA query_only = 1")?;
         }
+        let deadline = std::time::Instant::now() + self.timeout;
+        self.conn
+            .progress_handler(10_000, Some(move || std::time::Instant::now() > deadline))?;
         let behavior = if cmd.is_write() {
             TransactionBehavior::Immediate
         } else {
@@ -301,6 +316,21 @@ impl Nexus {
             }
             Ok(out)
         })();
+        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
+        let res = res.map_err(|e: KipError| {
+            if e.code == ErrorCode::ExecutionTimeout {
+                KipError::new(
+                    ErrorCode::ExecutionTimeout,
+                    format!(
+                        "{} exceeded the {:?} execution limit",
+                        cmd.kind(),
+                        self.timeout
+                    ),
+                )
+            } else {
+                e
+            }
+        });
         if readonly {
             let _ = self.conn.execute_batch("PRAGMA query_only = 0");
         }
@@ -329,9 +359,9 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
         Command::Update(u) => Ok((kml::update(conn, u)?, None)),
         Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
         Command::Search(s) => Ok((search::search(conn, s)?, None)),
-        other => Err(KipError::new(
-            ErrorCode::InternalError,
-            format!("{} is not supported yet", other.kind()),
-        )),
+        Command::Export(x) => {
+            let out = export::export(conn, x)?;
+            Ok((out.result, out.next_cursor))
+        }
     }
 }

@@ -163,6 +163,46 @@ fn bound_vars(items: &[WhereItem], out: &mut HashSet<String>) {
     }
 }
 
+/// Refuses a fully unconstrained `(?s, ?p, ?o)` when nothing caps the
+/// result: every endpoint and the predicate free, bound by no other clause.
+pub fn check_bounded(where_: &[WhereItem], capped: bool) -> KipResult<()> {
+    if capped {
+        return Ok(());
+    }
+    for (i, it) in where_.iter().enumerate() {
+        let WhereItem::Prop(PropClause {
+            pattern:
+                PropPattern::Triple {
+                    subject,
+                    predicate: PredSpec::Var(p),
+                    object,
+                },
+            ..
+        }) = it
+        else {
+            continue;
+        };
+        let (Endpoint::Var(s), Endpoint::Var(o)) = (subject.as_ref(), object.as_ref()) else {
+            continue;
+        };
+        let mut others = HashSet::new();
+        for (j, other) in where_.iter().enumerate() {
+            if j != i && matches!(other, WhereItem::Concept(_) | WhereItem::Prop(_)) {
+                item_vars(other, &mut others);
+            }
+        }
+        if !others.contains(s) && !others.contains(o) && !others.contains(p) {
+            return Err(KipError::exhausted(format!(
+                "(?{s}, ?{p}, ?{o}) is unconstrained: it would scan the whole graph"
+            ))
+            .with_hint(
+                "Ground an endpoint (by id, {type, name} or another clause) or add LIMIT.",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Pairs of variables joined as a proposition's subject and object.
 pub fn endpoint_pairs(items: &[WhereItem], out: &mut Vec<(String, String)>) {
     fn ep_var(e: &Endpoint) -> Option<&String> {
