@@ -1,6 +1,7 @@
 //! The engine: one `Nexus` owns a SQLite connection and answers KIP
 //! requests. The console and the servers are clients of `Nexus::execute`.
 
+pub mod embed;
 pub mod export;
 pub mod kml;
 pub mod kql;
@@ -87,6 +88,8 @@ pub struct Nexus {
     analyzed_at: u64,
     /// Per-command execution limit (`KIP_4001` past it).
     timeout: std::time::Duration,
+    /// The embedding provider for semantic and hybrid SEARCH, if any.
+    embedder: Option<embed::EmbeddingConfig>,
 }
 
 /// The default per-command execution limit.
@@ -143,6 +146,7 @@ impl Nexus {
             path,
             analyzed_at: 0,
             timeout: DEFAULT_TIMEOUT,
+            embedder: embed::EmbeddingConfig::from_env(),
         };
         if fresh {
             nx.bootstrap()?;
@@ -175,6 +179,23 @@ impl Nexus {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Configures (or removes) the embedding provider.
+    pub fn set_embedder(&mut self, cfg: Option<embed::EmbeddingConfig>) {
+        self.embedder = cfg;
+    }
+
+    pub fn embedder(&self) -> Option<&embed::EmbeddingConfig> {
+        self.embedder.as_ref()
+    }
+
+    /// Embeds every concept whose text changed since its last embedding.
+    pub fn sync_embeddings(&mut self) -> KipResult<usize> {
+        match &self.embedder {
+            Some(cfg) => embed::sync(&self.conn, cfg),
+            None => Ok(0),
+        }
     }
 
     /// Sets the per-command execution limit.
@@ -298,6 +319,11 @@ impl Nexus {
         if readonly {
             self.conn.execute_batch("PRAGMA query_only = 1")?;
         }
+        if let Command::Search(s) = cmd {
+            if search::effective_mode(s, self.embedder.as_ref()) != crate::kip::ast::SearchMode::Keyword {
+                self.sync_embeddings()?;
+            }
+        }
         let deadline = std::time::Instant::now() + self.timeout;
         self.conn
             .progress_handler(10_000, Some(move || std::time::Instant::now() > deadline))?;
@@ -308,7 +334,7 @@ impl Nexus {
         };
         let res = (|| {
             let tx = self.conn.transaction_with_behavior(behavior)?;
-            let out = dispatch(&tx, cmd, dry_run)?;
+            let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref())?;
             if dry_run || !cmd.is_write() {
                 tx.rollback()?;
             } else {
@@ -341,7 +367,7 @@ impl Nexus {
     }
 }
 
-fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value, Option<String>)> {
+fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool, embedder: Option<&embed::EmbeddingConfig>) -> KipResult<(Value, Option<String>)> {
     match cmd {
         Command::Find(q) => {
             let out = kql::execute(conn, q)?;
@@ -358,7 +384,7 @@ fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool) -> KipResult<(Value
         Command::Delete(d) => Ok((kml::delete(conn, d)?, None)),
         Command::Update(u) => Ok((kml::update(conn, u)?, None)),
         Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
-        Command::Search(s) => Ok((search::search(conn, s)?, None)),
+        Command::Search(s) => Ok((search::search(conn, s, embedder)?, None)),
         Command::Export(x) => {
             let out = export::export(conn, x)?;
             Ok((out.result, out.next_cursor))

@@ -5,6 +5,7 @@
 use crate::kip::KipResult;
 use crate::kip::ast::*;
 use crate::store;
+use super::embed::{self, EmbeddingConfig};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -64,13 +65,35 @@ pub fn concept_hits(
     Ok(hits)
 }
 
-pub fn search(conn: &Connection, s: &SearchStmt) -> KipResult<Value> {
+/// The mode a search runs in: what was asked, degraded to keyword when no
+/// embedding provider is configured (spec §5.2.1).
+pub fn effective_mode(s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> SearchMode {
+    match (s.mode, embed) {
+        (_, None) => SearchMode::Keyword,
+        (None, Some(_)) => SearchMode::Hybrid,
+        (Some(m), Some(_)) => m,
+    }
+}
+
+fn hits(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>, ty: Option<&str>, limit: usize) -> KipResult<Vec<(i64, f64)>> {
+    match (effective_mode(s, embed), embed) {
+        (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
+        (SearchMode::Hybrid, Some(cfg)) => {
+            let k = concept_hits(conn, &s.term, ty, limit * 2)?;
+            let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
+            Ok(embed::fuse(&k, &v, limit))
+        }
+        _ => concept_hits(conn, &s.term, ty, limit),
+    }
+}
+
+pub fn search(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> KipResult<Value> {
     let limit = s.limit.unwrap_or(10).min(1000) as usize;
     let threshold = s.threshold.unwrap_or(0.0);
     let mut out = Vec::new();
     match s.kind {
         SearchKind::Concept => {
-            for (id, score) in concept_hits(conn, &s.term, s.with_type.as_deref(), limit)? {
+            for (id, score) in hits(conn, s, embed, s.with_type.as_deref(), limit)? {
                 if score < threshold {
                     continue;
                 }
@@ -83,26 +106,17 @@ pub fn search(conn: &Connection, s: &SearchStmt) -> KipResult<Value> {
         }
         SearchKind::Proposition => {
             // Predicates whose definition matches, then their links.
-            let preds = concept_hits(conn, &s.term, Some("$PropositionType"), 50)?;
-            let mut st = conn.prepare_cached(
-                "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
-            )?;
+            let preds = hits(conn, s, embed, Some("$PropositionType"), 50)?;
+            let mut st = conn.prepare_cached("SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2")?;
             for (pid, score) in preds {
                 if score < threshold || out.len() >= limit {
                     continue;
                 }
-                let Some(def) = store::concept_by_id(conn, pid)? else {
-                    continue;
-                };
+                let Some(def) = store::concept_by_id(conn, pid)? else { continue };
                 if s.with_type.as_deref().is_some_and(|t| t != def.name) {
                     continue;
                 }
-                let ids: Vec<i64> = st
-                    .query_map(
-                        rusqlite::params![def.name, (limit - out.len()) as i64],
-                        |r| r.get(0),
-                    )?
-                    .collect::<Result<_, _>>()?;
+                let ids: Vec<i64> = st.query_map(rusqlite::params![def.name, (limit - out.len()) as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
                 for id in ids {
                     if let Some(el) = store::element(conn, id)? {
                         let mut v = store::element_json(conn, &el)?;

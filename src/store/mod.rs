@@ -78,6 +78,27 @@ const MIGRATIONS: &[&str] = &[
                       json_extract(attributes, '$.title'), json_extract(attributes, '$.content'))
         FROM concepts;
     "#,
+    // 3: embeddings for semantic SEARCH, and the queue of concepts whose
+    //    grounding text changed since they were embedded
+    r#"
+    CREATE TABLE embeddings (
+        id      INTEGER PRIMARY KEY,
+        model   TEXT NOT NULL,
+        vector  BLOB NOT NULL
+    );
+    CREATE TABLE embed_queue (id INTEGER PRIMARY KEY);
+    INSERT INTO embed_queue(id) SELECT id FROM concepts;
+    CREATE TRIGGER concepts_embed_ai AFTER INSERT ON concepts BEGIN
+        INSERT OR IGNORE INTO embed_queue(id) VALUES (new.id);
+    END;
+    CREATE TRIGGER concepts_embed_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        INSERT OR IGNORE INTO embed_queue(id) VALUES (new.id);
+    END;
+    CREATE TRIGGER concepts_embed_ad AFTER DELETE ON concepts BEGIN
+        DELETE FROM embeddings WHERE id = old.id;
+        DELETE FROM embed_queue WHERE id = old.id;
+    END;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
