@@ -13,7 +13,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Words of one meaning share a dimension; the rest hash to their own.
 fn embed_text(t: &str) -> Vec<f64> {
     let mut v = vec![0.0; 16];
-    for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for w in t
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let dim = match w {
             "pain" | "headache" | "headaches" | "relief" | "ache" | "analgesic" | "painkiller" => 0,
             "dark" | "night" | "theme" | "dim" => 1,
@@ -48,13 +52,24 @@ fn serve(calls: Arc<AtomicUsize>) -> String {
             calls.fetch_add(1, Ordering::SeqCst);
             let req: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
             let inputs: Vec<String> = match &req["input"] {
-                Value::Array(a) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
+                Value::Array(a) => a
+                    .iter()
+                    .map(|x| x.as_str().unwrap_or("").to_string())
+                    .collect(),
                 Value::String(s) => vec![s.clone()],
                 _ => vec![],
             };
-            let data: Vec<Value> = inputs.iter().enumerate().map(|(i, t)| json!({ "index": i, "embedding": embed_text(t) })).collect();
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({ "index": i, "embedding": embed_text(t) }))
+                .collect();
             let out = json!({ "object": "list", "data": data, "model": req["model"] }).to_string();
-            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+                out.len()
+            );
         }
     });
     format!("http://{addr}/v1")
@@ -65,7 +80,13 @@ fn kip(nx: &mut Nexus, cmd: &str) -> Value {
 }
 
 fn names(r: &Value) -> Vec<String> {
-    r["result"].as_array().cloned().unwrap_or_default().iter().map(|v| v["name"].as_str().unwrap_or("").to_string()).collect()
+    r["result"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 fn seed(nx: &mut Nexus) {
@@ -86,30 +107,63 @@ fn semantic_search_finds_meaning_without_shared_words() {
     let calls = Arc::new(AtomicUsize::new(0));
     let url = serve(calls.clone());
     let mut nx = Nexus::open_in_memory().expect("open");
-    nx.set_embedder(Some(EmbeddingConfig { base_url: url, model: "fake".into(), api_key: Some("k".into()) }));
+    nx.set_embedder(Some(EmbeddingConfig {
+        base_url: url,
+        model: "fake".into(),
+        api_key: Some("k".into()),
+    }));
     seed(&mut nx);
 
-    let r = kip(&mut nx, r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "semantic" LIMIT 2"#);
-    assert_eq!(names(&r).first().map(String::as_str), Some("Paracetamol"), "{r}");
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "semantic" LIMIT 2"#,
+    );
+    assert_eq!(
+        names(&r).first().map(String::as_str),
+        Some("Paracetamol"),
+        "{r}"
+    );
     let score = r["result"][0]["metadata"]["_score"].as_f64().unwrap_or(0.0);
     assert!(score > 0.5 && score <= 1.0, "{score}");
-    assert!(calls.load(Ordering::SeqCst) >= 2, "the provider embedded the memory and the query");
+    assert!(
+        calls.load(Ordering::SeqCst) >= 2,
+        "the provider embedded the memory and the query"
+    );
 
     // keyword alone finds nothing for these words
-    let r = kip(&mut nx, r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "keyword""#);
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "keyword""#,
+    );
     assert!(names(&r).is_empty(), "{r}");
 
     // hybrid (the default with a provider) fuses both
-    let r = kip(&mut nx, r#"SEARCH CONCEPT "calming painkiller" WITH TYPE "Remedy" LIMIT 3"#);
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "calming painkiller" WITH TYPE "Remedy" LIMIT 3"#,
+    );
     let n = names(&r);
-    assert!(n.contains(&"Paracetamol".to_string()) && n.contains(&"Chamomile".to_string()), "{r}");
+    assert!(
+        n.contains(&"Paracetamol".to_string()) && n.contains(&"Chamomile".to_string()),
+        "{r}"
+    );
 
     // writes re-embed only what changed
     let before = calls.load(Ordering::SeqCst);
-    kip(&mut nx, r#"UPSERT { CONCEPT ?c { {type: "Remedy", name: "Sunlight"} SET ATTRIBUTES { description: "relief for dark night moods" } } }"#);
-    let r = kip(&mut nx, r#"SEARCH CONCEPT "dim theme" WITH TYPE "Remedy" MODE "semantic" LIMIT 1"#);
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?c { {type: "Remedy", name: "Sunlight"} SET ATTRIBUTES { description: "relief for dark night moods" } } }"#,
+    );
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "dim theme" WITH TYPE "Remedy" MODE "semantic" LIMIT 1"#,
+    );
     assert_eq!(names(&r), vec!["Sunlight".to_string()], "{r}");
-    assert_eq!(calls.load(Ordering::SeqCst) - before, 2, "one batch for the changed concept, one for the query");
+    assert_eq!(
+        calls.load(Ordering::SeqCst) - before,
+        2,
+        "one batch for the changed concept, one for the query"
+    );
 }
 
 #[test]

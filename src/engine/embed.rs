@@ -19,36 +19,65 @@ pub struct EmbeddingConfig {
 impl EmbeddingConfig {
     /// From `SOMNUS_EMBED_URL`, `SOMNUS_EMBED_MODEL` and `SOMNUS_EMBED_KEY`.
     pub fn from_env() -> Option<EmbeddingConfig> {
-        let base_url = std::env::var("SOMNUS_EMBED_URL").ok().filter(|s| !s.is_empty())?;
+        let base_url = std::env::var("SOMNUS_EMBED_URL")
+            .ok()
+            .filter(|s| !s.is_empty())?;
         Some(EmbeddingConfig {
             base_url,
-            model: std::env::var("SOMNUS_EMBED_MODEL").unwrap_or_else(|_| "nomic-embed-text".into()),
-            api_key: std::env::var("SOMNUS_EMBED_KEY").ok().filter(|s| !s.is_empty()),
+            model: std::env::var("SOMNUS_EMBED_MODEL")
+                .unwrap_or_else(|_| "nomic-embed-text".into()),
+            api_key: std::env::var("SOMNUS_EMBED_KEY")
+                .ok()
+                .filter(|s| !s.is_empty()),
         })
     }
 
     fn endpoint(&self) -> String {
         let base = self.base_url.trim_end_matches('/');
-        if base.ends_with("/embeddings") { base.to_string() } else { format!("{base}/embeddings") }
+        if base.ends_with("/embeddings") {
+            base.to_string()
+        } else {
+            format!("{base}/embeddings")
+        }
     }
 
     /// Embeds a batch of texts.
     pub fn embed(&self, texts: &[String]) -> KipResult<Vec<Vec<f32>>> {
-        let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(60))).build().into();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .into();
         let mut req = agent.post(&self.endpoint());
         if let Some(k) = &self.api_key {
             req = req.header("Authorization", &format!("Bearer {k}"));
         }
         let fail = |e: String| {
-            KipError::new(ErrorCode::InternalError, format!("embedding provider {}: {e}", self.endpoint()))
-                .with_hint("Check SOMNUS_EMBED_URL / SOMNUS_EMBED_MODEL, or search with MODE \"keyword\".")
+            KipError::new(
+                ErrorCode::InternalError,
+                format!("embedding provider {}: {e}", self.endpoint()),
+            )
+            .with_hint(
+                "Check SOMNUS_EMBED_URL / SOMNUS_EMBED_MODEL, or search with MODE \"keyword\".",
+            )
         };
-        let mut resp = req.send_json(json!({ "model": self.model, "input": texts })).map_err(|e| fail(e.to_string()))?;
-        let v: Value = resp.body_mut().read_json().map_err(|e| fail(e.to_string()))?;
-        let data = v.get("data").and_then(Value::as_array).ok_or_else(|| fail("response has no `data` array".into()))?;
+        let mut resp = req
+            .send_json(json!({ "model": self.model, "input": texts }))
+            .map_err(|e| fail(e.to_string()))?;
+        let v: Value = resp
+            .body_mut()
+            .read_json()
+            .map_err(|e| fail(e.to_string()))?;
+        let data = v
+            .get("data")
+            .and_then(Value::as_array)
+            .ok_or_else(|| fail("response has no `data` array".into()))?;
         let mut out = vec![Vec::new(); texts.len()];
         for (i, item) in data.iter().enumerate() {
-            let idx = item.get("index").and_then(Value::as_u64).map(|x| x as usize).unwrap_or(i);
+            let idx = item
+                .get("index")
+                .and_then(Value::as_u64)
+                .map(|x| x as usize)
+                .unwrap_or(i);
             let vec: Vec<f32> = item
                 .get("embedding")
                 .and_then(Value::as_array)
@@ -87,7 +116,9 @@ fn to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// Embeds every concept whose text changed since it was last embedded.
@@ -99,25 +130,38 @@ pub fn sync(conn: &Connection, cfg: &EmbeddingConfig) -> KipResult<usize> {
             let mut st = conn.prepare_cached(
                 "SELECT c.id, c.name, c.attributes FROM embed_queue q JOIN concepts c ON c.id = q.id ORDER BY q.id LIMIT 64",
             )?;
-            let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+            let rows = st.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?;
             let mut v = Vec::new();
             for row in rows {
                 let (id, name, attrs) = row?;
-                let attrs: serde_json::Map<String, Value> = serde_json::from_str(&attrs).unwrap_or_default();
+                let attrs: serde_json::Map<String, Value> =
+                    serde_json::from_str(&attrs).unwrap_or_default();
                 v.push((id, grounding_text(&name, &attrs)));
             }
             v
         };
         if batch.is_empty() {
             // queue entries whose concept is gone
-            conn.execute("DELETE FROM embed_queue WHERE id NOT IN (SELECT id FROM concepts)", [])?;
+            conn.execute(
+                "DELETE FROM embed_queue WHERE id NOT IN (SELECT id FROM concepts)",
+                [],
+            )?;
             return Ok(done);
         }
         let texts: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
         let vectors = cfg.embed(&texts)?;
         let tx = conn.unchecked_transaction()?;
         for ((id, _), v) in batch.iter().zip(vectors.iter()) {
-            tx.execute("INSERT OR REPLACE INTO embeddings(id, model, vector) VALUES (?1, ?2, ?3)", params![id, cfg.model, to_blob(v)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO embeddings(id, model, vector) VALUES (?1, ?2, ?3)",
+                params![id, cfg.model, to_blob(v)],
+            )?;
             tx.execute("DELETE FROM embed_queue WHERE id = ?1", [id])?;
         }
         tx.commit()?;
@@ -135,23 +179,39 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
         na += (*x as f64) * (*x as f64);
         nb += (*y as f64) * (*y as f64);
     }
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
 }
 
 /// `(concept id, similarity in [0, 1])`, best first.
-pub fn semantic_hits(conn: &Connection, cfg: &EmbeddingConfig, term: &str, ty: Option<&str>, limit: usize) -> KipResult<Vec<(i64, f64)>> {
+pub fn semantic_hits(
+    conn: &Connection,
+    cfg: &EmbeddingConfig,
+    term: &str,
+    ty: Option<&str>,
+    limit: usize,
+) -> KipResult<Vec<(i64, f64)>> {
     let q = cfg.embed(&[term.to_string()])?.pop().unwrap_or_default();
     let mut st = conn.prepare_cached(
         "SELECT e.id, e.vector FROM embeddings e JOIN concepts c ON c.id = e.id WHERE e.model = ?1 AND (?2 IS NULL OR c.type = ?2)",
     )?;
-    let rows = st.query_map(params![cfg.model, ty], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let rows = st.query_map(params![cfg.model, ty], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
     let mut hits = Vec::new();
     for row in rows {
         let (id, blob) = row?;
         let s = cosine(&q, &from_blob(&blob)).max(0.0);
         hits.push((id, s));
     }
-    hits.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+    hits.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
     hits.truncate(limit);
     Ok(hits)
 }
@@ -171,8 +231,15 @@ pub fn fuse(keyword: &[(i64, f64)], semantic: &[(i64, f64)], limit: usize) -> Ve
         *rrf.entry(*id).or_default() += 1.0 / (K + rank as f64 + 1.0);
         score.entry(*id).or_default().1 = *s;
     }
-    let mut out: Vec<(i64, f64, f64)> = rrf.into_iter().map(|(id, r)| (id, r, (score[&id].0 + score[&id].1) / 2.0)).collect();
-    out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+    let mut out: Vec<(i64, f64, f64)> = rrf
+        .into_iter()
+        .map(|(id, r)| (id, r, (score[&id].0 + score[&id].1) / 2.0))
+        .collect();
+    out.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
     out.truncate(limit);
     out.into_iter().map(|(id, _, s)| (id, s)).collect()
 }

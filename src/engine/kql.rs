@@ -9,6 +9,16 @@ use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
+/// Solutions one response may materialise (`KIP_4002` past it).
+pub const MAX_SOLUTIONS: usize = 1_000_000;
+
+fn too_many() -> KipError {
+    KipError::exhausted(format!(
+        "the result has more than {MAX_SOLUTIONS} solutions"
+    ))
+    .with_hint("Use LIMIT with CURSOR pagination, or constrain the pattern further.")
+}
+
 /// Opaque page tokens: an offset, sealed so arbitrary text is refused.
 pub fn encode_cursor(offset: u64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("somnus:{offset}"))
@@ -119,7 +129,7 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         return aggregate(conn, q, &vars, offset);
     }
     let order: Vec<(&DotPath, bool)> = q.order_by.iter().map(|o| (&o.path, o.desc)).collect();
-    let fetch = q.limit.map(|l| l + 1);
+    let fetch = Some(q.limit.map(|l| l + 1).unwrap_or(MAX_SOLUTIONS as u64 + 1));
     let sel = Selection {
         vars: vars.clone(),
         order,
@@ -131,6 +141,9 @@ pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
         Some(c) => plan::run(conn, c, vars.len())?,
         None => Vec::new(),
     };
+    if q.limit.is_none() && rows.len() > MAX_SOLUTIONS {
+        return Err(too_many());
+    }
     let mut next_cursor = None;
     if let Some(l) = q.limit
         && rows.len() as u64 > l
@@ -310,6 +323,9 @@ fn aggregate(
         Some(c) => plan::run(conn, c, all_vars.len())?,
         None => Vec::new(),
     };
+    if rows.len() > 5 * MAX_SOLUTIONS {
+        return Err(too_many());
+    }
     let vi: HashMap<&str, usize> = all_vars
         .iter()
         .enumerate()

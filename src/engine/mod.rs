@@ -320,7 +320,9 @@ impl Nexus {
             self.conn.execute_batch("PRAGMA query_only = 1")?;
         }
         if let Command::Search(s) = cmd {
-            if search::effective_mode(s, self.embedder.as_ref()) != crate::kip::ast::SearchMode::Keyword {
+            if search::effective_mode(s, self.embedder.as_ref())
+                != crate::kip::ast::SearchMode::Keyword
+            {
                 self.sync_embeddings()?;
             }
         }
@@ -367,7 +369,12 @@ impl Nexus {
     }
 }
 
-fn dispatch(conn: &Connection, cmd: &Command, dry_run: bool, embedder: Option<&embed::EmbeddingConfig>) -> KipResult<(Value, Option<String>)> {
+fn dispatch(
+    conn: &Connection,
+    cmd: &Command,
+    dry_run: bool,
+    embedder: Option<&embed::EmbeddingConfig>,
+) -> KipResult<(Value, Option<String>)> {
     match cmd {
         Command::Find(q) => {
             let out = kql::execute(conn, q)?;

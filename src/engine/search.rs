@@ -2,10 +2,10 @@
 //! score normalised to [0, 1) by `s / (1 + s)` so a perfect 1.0 is never
 //! claimed (a `THRESHOLD 1.0` probe is an honest miss).
 
+use super::embed::{self, EmbeddingConfig};
 use crate::kip::KipResult;
 use crate::kip::ast::*;
 use crate::store;
-use super::embed::{self, EmbeddingConfig};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -75,7 +75,13 @@ pub fn effective_mode(s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> Search
     }
 }
 
-fn hits(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>, ty: Option<&str>, limit: usize) -> KipResult<Vec<(i64, f64)>> {
+fn hits(
+    conn: &Connection,
+    s: &SearchStmt,
+    embed: Option<&EmbeddingConfig>,
+    ty: Option<&str>,
+    limit: usize,
+) -> KipResult<Vec<(i64, f64)>> {
     match (effective_mode(s, embed), embed) {
         (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
         (SearchMode::Hybrid, Some(cfg)) => {
@@ -87,7 +93,11 @@ fn hits(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>, ty: 
     }
 }
 
-pub fn search(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> KipResult<Value> {
+pub fn search(
+    conn: &Connection,
+    s: &SearchStmt,
+    embed: Option<&EmbeddingConfig>,
+) -> KipResult<Value> {
     let limit = s.limit.unwrap_or(10).min(1000) as usize;
     let threshold = s.threshold.unwrap_or(0.0);
     let mut out = Vec::new();
@@ -107,16 +117,25 @@ pub fn search(conn: &Connection, s: &SearchStmt, embed: Option<&EmbeddingConfig>
         SearchKind::Proposition => {
             // Predicates whose definition matches, then their links.
             let preds = hits(conn, s, embed, Some("$PropositionType"), 50)?;
-            let mut st = conn.prepare_cached("SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2")?;
+            let mut st = conn.prepare_cached(
+                "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
+            )?;
             for (pid, score) in preds {
                 if score < threshold || out.len() >= limit {
                     continue;
                 }
-                let Some(def) = store::concept_by_id(conn, pid)? else { continue };
+                let Some(def) = store::concept_by_id(conn, pid)? else {
+                    continue;
+                };
                 if s.with_type.as_deref().is_some_and(|t| t != def.name) {
                     continue;
                 }
-                let ids: Vec<i64> = st.query_map(rusqlite::params![def.name, (limit - out.len()) as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                let ids: Vec<i64> = st
+                    .query_map(
+                        rusqlite::params![def.name, (limit - out.len()) as i64],
+                        |r| r.get(0),
+                    )?
+                    .collect::<Result<_, _>>()?;
                 for id in ids {
                     if let Some(el) = store::element(conn, id)? {
                         let mut v = store::element_json(conn, &el)?;
