@@ -41,6 +41,12 @@ pub enum Cmd {
     },
     /// Answer one JSON request per line on standard input
     Rpc,
+    /// Create the demo memory (at --db, else the demo default) and open the console on it
+    Demo {
+        /// Only create the memory; do not open the console
+        #[arg(long)]
+        no_console: bool,
+    },
     /// Generate a memory and measure the engine on it (Markdown table)
     Bench {
         /// Concepts to generate (three propositions each)
@@ -71,6 +77,11 @@ pub fn default_db() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."));
     base.join("somnus").join("memory.db")
+}
+
+/// The demo memory's default home, beside the default memory.
+pub fn default_demo_db() -> PathBuf {
+    default_db().with_file_name("demo.db")
 }
 
 fn open(db: &Option<PathBuf>) -> Result<Nexus> {
@@ -119,6 +130,18 @@ pub fn run(cli: Cli) -> Result<i32> {
             let resp = nx.execute(&req).to_json();
             println!("{}", serde_json::to_string_pretty(&resp)?);
             Ok(if resp.get("error").is_some() { 1 } else { 0 })
+        }
+        Some(Cmd::Demo { no_console }) => {
+            let path = cli.db.clone().unwrap_or_else(default_demo_db);
+            let nx = crate::demo::create(&path).map_err(|e| eyre!("cannot create the demo memory at {}: {}", path.display(), e.message))?;
+            if no_console {
+                let o = nx.schema_overview().map_err(|e| eyre!(e.message))?;
+                println!("demo memory at {}: {} concepts, {} propositions", path.display(), o.concepts, o.propositions);
+                return Ok(0);
+            }
+            drop(nx);
+            eprintln!("demo memory at {}", path.display());
+            Ok(0)
         }
         Some(Cmd::Rpc) => {
             let mut nx = open(&cli.db)?;

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod cli;
 pub mod conformance;
+pub mod demo;
 pub mod engine;
 pub mod kip;
 pub mod protocol;

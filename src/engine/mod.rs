@@ -5,6 +5,7 @@ pub mod embed;
 pub mod export;
 pub mod kml;
 pub mod kql;
+pub mod overview;
 pub mod meta;
 pub mod plan;
 pub mod search;
@@ -207,9 +208,29 @@ impl Nexus {
         self.path.as_deref()
     }
 
-    /// Read access for in-process clients (the console's browsers).
-    pub fn connection(&self) -> &Connection {
-        &self.conn
+    /// A handle that interrupts the command running now (from any thread).
+    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
+        self.conn.get_interrupt_handle()
+    }
+
+    pub fn schema_overview(&self) -> KipResult<overview::SchemaOverview> {
+        overview::schema_overview(&self.conn)
+    }
+
+    pub fn concept_index(&self, limit: usize) -> KipResult<Vec<overview::ConceptEntry>> {
+        overview::concept_index(&self.conn, limit)
+    }
+
+    pub fn neighbourhood(&self, id: i64, cap: usize) -> KipResult<Option<overview::Neighbourhood>> {
+        overview::neighbourhood(&self.conn, id, cap)
+    }
+
+    pub fn history(&self, limit: usize) -> KipResult<Vec<overview::HistoryEntry>> {
+        overview::history(&self.conn, limit)
+    }
+
+    pub fn history_add(&self, command: &str, parameters: &str) -> KipResult<()> {
+        overview::history_add(&self.conn, command, parameters)
     }
 
     /// Answers one `execute_kip` / `execute_kip_readonly` request.

@@ -99,6 +99,15 @@ const MIGRATIONS: &[&str] = &[
         DELETE FROM embed_queue WHERE id = old.id;
     END;
     "#,
+    // 4: the console's query history, kept with the memory it ran on
+    r#"
+    CREATE TABLE console_history (
+        id          INTEGER PRIMARY KEY,
+        at          TEXT NOT NULL,
+        command     TEXT NOT NULL,
+        parameters  TEXT NOT NULL DEFAULT '{}'
+    );
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
