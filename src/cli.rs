@@ -41,7 +41,7 @@ pub enum Cmd {
     },
     /// Answer one JSON request per line on standard input
     Rpc,
-    /// Create the demo memory (at --db, else the demo default) and open the console on it
+    /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
         /// Only create the memory; do not open the console
         #[arg(long)]
@@ -92,8 +92,13 @@ fn open(db: &Option<PathBuf>) -> Result<Nexus> {
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.cmd {
         None => {
-            eprintln!("somnus: choose a subcommand (kip, rpc, conformance); see `somnus --help`");
-            Ok(2)
+            let nx = open(&cli.db)?;
+            let label = nx
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            crate::tui::run(nx, &label)?;
+            Ok(0)
         }
         Some(Cmd::Kip {
             params,
@@ -133,14 +138,24 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Some(Cmd::Demo { no_console }) => {
             let path = cli.db.clone().unwrap_or_else(default_demo_db);
-            let nx = crate::demo::create(&path).map_err(|e| eyre!("cannot create the demo memory at {}: {}", path.display(), e.message))?;
+            let nx = crate::demo::create(&path).map_err(|e| {
+                eyre!(
+                    "cannot create the demo memory at {}: {}",
+                    path.display(),
+                    e.message
+                )
+            })?;
             if no_console {
                 let o = nx.schema_overview().map_err(|e| eyre!(e.message))?;
-                println!("demo memory at {}: {} concepts, {} propositions", path.display(), o.concepts, o.propositions);
+                println!(
+                    "demo memory at {}: {} concepts, {} propositions",
+                    path.display(),
+                    o.concepts,
+                    o.propositions
+                );
                 return Ok(0);
             }
-            drop(nx);
-            eprintln!("demo memory at {}", path.display());
+            crate::tui::run(nx, &format!("demo · {}", path.display()))?;
             Ok(0)
         }
         Some(Cmd::Rpc) => {

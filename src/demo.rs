@@ -11,7 +11,10 @@ pub const DEMO_CAPSULES: &[(&str, &str)] = &[
     ("10-world", include_str!("../assets/demo/10-world.kip")),
     ("20-people", include_str!("../assets/demo/20-people.kip")),
     ("30-events", include_str!("../assets/demo/30-events.kip")),
-    ("40-knowledge", include_str!("../assets/demo/40-knowledge.kip")),
+    (
+        "40-knowledge",
+        include_str!("../assets/demo/40-knowledge.kip"),
+    ),
 ];
 
 /// Loads the demo capsules into a memory.
@@ -22,7 +25,10 @@ pub fn load(nx: &mut Nexus) -> KipResult<()> {
         req.actor.trigger = "somnus demo".into();
         match nx.execute(&req) {
             crate::Response::Single(Outcome::Err(e)) => {
-                return Err(KipError::internal(format!("demo capsule {name} failed: {} {}", e.code, e.message)));
+                return Err(KipError::internal(format!(
+                    "demo capsule {name} failed: {} {}",
+                    e.code, e.message
+                )));
             }
             crate::Response::Single(_) => {}
             crate::Response::Batch(_) => {}
@@ -36,7 +42,8 @@ pub fn create(path: &Path) -> KipResult<Nexus> {
     for suffix in ["", "-wal", "-shm"] {
         let p = format!("{}{suffix}", path.display());
         if Path::new(&p).exists() {
-            std::fs::remove_file(&p).map_err(|e| KipError::internal(format!("cannot replace {p}: {e}")))?;
+            std::fs::remove_file(&p)
+                .map_err(|e| KipError::internal(format!("cannot replace {p}: {e}")))?;
         }
     }
     let mut nx = Nexus::open(path)?;

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod kip;
 pub mod protocol;
 pub mod store;
+pub mod tui;
 
 pub use engine::Nexus;
 pub use protocol::{Request, Response};

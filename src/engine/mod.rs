@@ -5,8 +5,8 @@ pub mod embed;
 pub mod export;
 pub mod kml;
 pub mod kql;
-pub mod overview;
 pub mod meta;
+pub mod overview;
 pub mod plan;
 pub mod search;
 

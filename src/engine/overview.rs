@@ -28,7 +28,11 @@ pub struct SchemaOverview {
 fn description(attrs: &str) -> String {
     serde_json::from_str::<Value>(attrs)
         .ok()
-        .and_then(|v| v.get("description").and_then(Value::as_str).map(str::to_string))
+        .and_then(|v| {
+            v.get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .unwrap_or_default()
 }
 
@@ -39,29 +43,69 @@ pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
         ..Default::default()
     };
     if let Some(me) = store::concept_by_type_name(conn, "Person", "$self")? {
-        o.self_name = me.attributes.get("name").and_then(Value::as_str).unwrap_or("$self").to_string();
-        o.self_persona = me.attributes.get("persona").and_then(Value::as_str).unwrap_or("").to_string();
+        o.self_name = me
+            .attributes
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("$self")
+            .to_string();
+        o.self_persona = me
+            .attributes
+            .get("persona")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
     }
     let mut st = conn.prepare_cached(
         "SELECT t.name, t.attributes, (SELECT COUNT(*) FROM concepts c WHERE c.type = t.name) FROM concepts t WHERE t.type = '$ConceptType' ORDER BY t.name",
     )?;
-    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+    for r in st.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
         let (name, attrs, count) = r?;
-        o.concept_types.push(TypeInfo { name, description: description(&attrs), count });
+        o.concept_types.push(TypeInfo {
+            name,
+            description: description(&attrs),
+            count,
+        });
     }
     let mut st = conn.prepare_cached(
         "SELECT t.name, t.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.predicate = t.name) FROM concepts t WHERE t.type = '$PropositionType' ORDER BY t.name",
     )?;
-    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+    for r in st.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
         let (name, attrs, count) = r?;
-        o.predicates.push(TypeInfo { name, description: description(&attrs), count });
+        o.predicates.push(TypeInfo {
+            name,
+            description: description(&attrs),
+            count,
+        });
     }
     let mut st = conn.prepare_cached(
         "SELECT d.name, d.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
     )?;
-    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+    for r in st.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
         let (name, attrs, count) = r?;
-        o.domains.push(TypeInfo { name, description: description(&attrs), count });
+        o.domains.push(TypeInfo {
+            name,
+            description: description(&attrs),
+            count,
+        });
     }
     Ok(o)
 }
@@ -81,16 +125,30 @@ pub fn concept_index(conn: &Connection, limit: usize) -> KipResult<Vec<ConceptEn
         "SELECT id, type, name, json_extract(attributes, '$.aliases') FROM concepts ORDER BY updated_at DESC, id DESC LIMIT ?1",
     )?;
     let rows = st.query_map([limit as i64], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?))
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
     })?;
     let mut out = Vec::new();
     for row in rows {
         let (id, ty, name, aliases) = row?;
         let aliases = aliases
             .and_then(|a| serde_json::from_str::<Vec<Value>>(&a).ok())
-            .map(|v| v.into_iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .map(|v| {
+                v.into_iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
-        out.push(ConceptEntry { id, ty, name, aliases });
+        out.push(ConceptEntry {
+            id,
+            ty,
+            name,
+            aliases,
+        });
     }
     Ok(out)
 }
@@ -127,14 +185,19 @@ pub struct Neighbourhood {
 fn label(conn: &Connection, id: i64) -> KipResult<(String, bool)> {
     Ok(match store::element(conn, id)? {
         Some(store::Element::Concept(c)) => (format!("{}: {}", c.ty, c.name), true),
-        Some(store::Element::Prop(p)) => (format!("({} {})", ids::prop_id(p.id, &p.predicate), p.predicate), false),
+        Some(store::Element::Prop(p)) => (
+            format!("({} {})", ids::prop_id(p.id, &p.predicate), p.predicate),
+            false,
+        ),
         None => ("(missing)".into(), false),
     })
 }
 
 /// The concept and up to `cap` links in each direction.
 pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option<Neighbourhood>> {
-    let Some(c) = store::concept_by_id(conn, id)? else { return Ok(None) };
+    let Some(c) = store::concept_by_id(conn, id)? else {
+        return Ok(None);
+    };
     let mut n = Neighbourhood {
         id,
         kip_id: c.kip_id(),
@@ -146,7 +209,8 @@ pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option
         counts: Vec::new(),
     };
     n.metadata.insert("_version".into(), Value::from(c.version));
-    n.metadata.insert("_updated_at".into(), Value::from(c.updated_at.clone()));
+    n.metadata
+        .insert("_updated_at".into(), Value::from(c.updated_at.clone()));
     for (outgoing, sql, count_sql) in [
         (
             true,
@@ -160,9 +224,13 @@ pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option
         ),
     ] {
         let mut st = conn.prepare_cached(sql)?;
-        let link_ids: Vec<i64> = st.query_map(params![id, cap as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let link_ids: Vec<i64> = st
+            .query_map(params![id, cap as i64], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
         for lid in link_ids {
-            let Some(p) = store::prop_by_id(conn, lid)? else { continue };
+            let Some(p) = store::prop_by_id(conn, lid)? else {
+                continue;
+            };
             let other = if outgoing { p.object } else { p.subject };
             let (other_label, other_is_concept) = label(conn, other)?;
             n.edges.push(Edge {
@@ -173,7 +241,11 @@ pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option
                 other_label,
                 other_is_concept,
                 confidence: p.metadata.get("confidence").and_then(Value::as_f64),
-                superseded: p.metadata.get("superseded").and_then(Value::as_bool).unwrap_or(false),
+                superseded: p
+                    .metadata
+                    .get("superseded")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 metadata: p.metadata.clone(),
                 attributes: p.attributes.clone(),
             });
@@ -196,9 +268,16 @@ pub struct HistoryEntry {
 
 pub fn history_add(conn: &Connection, command: &str, parameters: &str) -> KipResult<()> {
     let last: Option<(String, String)> = conn
-        .query_row("SELECT command, parameters FROM console_history ORDER BY id DESC LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "SELECT command, parameters FROM console_history ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .ok();
-    if last.as_ref().is_some_and(|(c, p)| c == command && p == parameters) {
+    if last
+        .as_ref()
+        .is_some_and(|(c, p)| c == command && p == parameters)
+    {
         return Ok(());
     }
     conn.execute(
@@ -209,7 +288,15 @@ pub fn history_add(conn: &Connection, command: &str, parameters: &str) -> KipRes
 }
 
 pub fn history(conn: &Connection, limit: usize) -> KipResult<Vec<HistoryEntry>> {
-    let mut st = conn.prepare_cached("SELECT at, command, parameters FROM console_history ORDER BY id DESC LIMIT ?1")?;
-    let rows = st.query_map([limit as i64], |r| Ok(HistoryEntry { at: r.get(0)?, command: r.get(1)?, parameters: r.get(2)? }))?;
+    let mut st = conn.prepare_cached(
+        "SELECT at, command, parameters FROM console_history ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok(HistoryEntry {
+            at: r.get(0)?,
+            command: r.get(1)?,
+            parameters: r.get(2)?,
+        })
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -1,0 +1,582 @@
+//! The console application: tabs, global keys, popups, and the job runner
+//! that keeps engine work off the UI thread.
+
+use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
+use super::explorer::Explorer;
+use super::schema::SchemaView;
+use super::theme;
+use super::workbench::{Workbench, centered};
+use crate::Nexus;
+use crate::protocol::{Arguments, Method, Request};
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Concepts the fuzzy finder loads.
+pub const INDEX_LIMIT: usize = 100_000;
+
+impl Job {
+    /// Runs the job against the engine (on a worker thread).
+    pub fn run(self, nx: &mut Nexus) -> JobOutput {
+        match self {
+            Job::Query {
+                text,
+                params,
+                dry_run,
+                page,
+            } => {
+                let started = Instant::now();
+                let command = match &page {
+                    Some(c) => format!("{text}\nCURSOR {}", Value::String(c.clone())),
+                    None => text.clone(),
+                };
+                let mut req = Request::new(
+                    Method::ExecuteKip,
+                    Arguments {
+                        command: Some(command),
+                        parameters: params.clone(),
+                        dry_run,
+                        ..Default::default()
+                    },
+                );
+                req.actor.id = "operator".into();
+                req.actor.trigger = "console".into();
+                let response = nx.execute(&req).to_json();
+                JobOutput::Query {
+                    text,
+                    params,
+                    dry_run,
+                    page: page.is_some(),
+                    response,
+                    elapsed: started.elapsed(),
+                }
+            }
+            Job::Schema => JobOutput::Schema(nx.schema_overview().map_err(|e| e.message)),
+            Job::Index => JobOutput::Index(nx.concept_index(INDEX_LIMIT).map_err(|e| e.message)),
+            Job::Neighbourhood(id) => JobOutput::Neighbourhood(
+                nx.neighbourhood(id, 200)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
+            Job::History => JobOutput::History(nx.history(500).unwrap_or_default()),
+            Job::SaveHistory { text, params } => {
+                let _ = nx.history_add(&text, &params);
+                JobOutput::Saved
+            }
+        }
+    }
+}
+
+/// Where jobs run: inline (tests, screenshots) or on tokio's blocking pool.
+pub enum Runner {
+    Inline(VecDeque<JobOutput>),
+    Pool {
+        tx: tokio::sync::mpsc::UnboundedSender<JobOutput>,
+        handle: tokio::runtime::Handle,
+    },
+}
+
+pub struct App {
+    nexus: Arc<Mutex<Nexus>>,
+    interrupt: Arc<rusqlite::InterruptHandle>,
+    runner: Runner,
+    pub tab: Tab,
+    pub workbench: Workbench,
+    pub explorer: Explorer,
+    pub schema: SchemaView,
+    pub help: bool,
+    palette: Option<(String, usize)>,
+    pub mouse: bool,
+    pub status: Option<(String, Instant)>,
+    pub quit: bool,
+    label: String,
+    pub copied: Vec<String>,
+    pub mouse_changed: bool,
+    tab_area: Rect,
+}
+
+const GLOBAL_COMMANDS: &[&str] = &[
+    "Go to Query",
+    "Go to Graph",
+    "Go to Schema",
+    "Toggle mouse",
+    "Help",
+    "Quit",
+];
+
+impl App {
+    pub fn new(nexus: Nexus, label: &str, runner: Runner) -> App {
+        let interrupt = Arc::new(nexus.interrupt_handle());
+        let mut app = App {
+            nexus: Arc::new(Mutex::new(nexus)),
+            interrupt,
+            runner,
+            tab: Tab::Query,
+            workbench: Workbench::new(
+                "FIND(?p.name, ?p.attributes.description)\nWHERE {\n  ?p {type: \"Person\"}\n}\nORDER BY ?p.name\nLIMIT 50",
+            ),
+            explorer: Explorer::new(),
+            schema: SchemaView::new(),
+            help: false,
+            palette: None,
+            mouse: false,
+            status: None,
+            quit: false,
+            label: label.to_string(),
+            copied: Vec::new(),
+            mouse_changed: false,
+            tab_area: Rect::default(),
+        };
+        app.spawn(Job::Schema);
+        app
+    }
+
+    pub fn spawn(&mut self, job: Job) {
+        match &mut self.runner {
+            Runner::Inline(q) => {
+                let out = {
+                    let mut nx = self.nexus.lock().unwrap_or_else(|e| e.into_inner());
+                    job.run(&mut nx)
+                };
+                q.push_back(out);
+            }
+            Runner::Pool { tx, handle } => {
+                let nexus = self.nexus.clone();
+                let tx = tx.clone();
+                handle.spawn_blocking(move || {
+                    let out = {
+                        let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+                        job.run(&mut nx)
+                    };
+                    let _ = tx.send(out);
+                });
+            }
+        }
+    }
+
+    /// Delivers finished inline jobs (tests drive the app this way).
+    pub fn drain(&mut self) {
+        loop {
+            let next = match &mut self.runner {
+                Runner::Inline(q) => q.pop_front(),
+                Runner::Pool { .. } => None,
+            };
+            match next {
+                Some(out) => self.on_job(out),
+                None => break,
+            }
+        }
+    }
+
+    pub fn on_job(&mut self, out: JobOutput) {
+        if let JobOutput::Schema(Ok(o)) = &out {
+            let types: Vec<String> = o.concept_types.iter().map(|t| t.name.clone()).collect();
+            let preds: Vec<String> = o.predicates.iter().map(|t| t.name.clone()).collect();
+            self.workbench.set_schema(types, preds);
+        }
+        let a = Action::Done(out);
+        let mut follow = Vec::new();
+        follow.extend(self.workbench.update(&a));
+        follow.extend(self.explorer.update(&a));
+        follow.extend(self.schema.update(&a));
+        self.apply(follow);
+    }
+
+    pub fn tick(&mut self) {
+        self.workbench.tick();
+        if let Some((_, at)) = &self.status {
+            if at.elapsed().as_secs() >= 5 {
+                self.status = None;
+            }
+        }
+    }
+
+    fn component(&mut self) -> &mut dyn Component {
+        match self.tab {
+            Tab::Query => &mut self.workbench,
+            Tab::Graph => &mut self.explorer,
+            Tab::Schema => &mut self.schema,
+        }
+    }
+
+    fn component_ref(&self) -> &dyn Component {
+        match self.tab {
+            Tab::Query => &self.workbench,
+            Tab::Graph => &self.explorer,
+            Tab::Schema => &self.schema,
+        }
+    }
+
+    fn select_tab(&mut self, t: Tab) {
+        self.tab = t;
+        if t == Tab::Graph && !self.explorer.index_loaded {
+            self.spawn(Job::Index);
+        }
+        if t == Tab::Schema {
+            self.spawn(Job::Schema);
+        }
+    }
+
+    fn palette_items(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = GLOBAL_COMMANDS.to_vec();
+        v.extend(self.component_ref().commands());
+        v
+    }
+
+    fn palette_matches(&self, filter: &str) -> Vec<&'static str> {
+        let m = SkimMatcherV2::default();
+        let mut scored: Vec<(i64, &'static str)> = self
+            .palette_items()
+            .into_iter()
+            .filter_map(|c| {
+                if filter.is_empty() {
+                    Some((0, c))
+                } else {
+                    m.fuzzy_match(c, filter).map(|s| (s, c))
+                }
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Applies actions until none are left.
+    pub fn apply(&mut self, actions: Vec<Action>) {
+        let mut queue: VecDeque<Action> = actions.into();
+        while let Some(a) = queue.pop_front() {
+            match a {
+                Action::Quit => self.quit = true,
+                Action::SelectTab(t) => self.select_tab(t),
+                Action::NextTab => {
+                    let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0);
+                    self.select_tab(Tab::ALL[(i + 1) % Tab::ALL.len()]);
+                }
+                Action::ToggleHelp => self.help = !self.help,
+                Action::OpenPalette => self.palette = Some((String::new(), 0)),
+                Action::ToggleMouse => {
+                    self.mouse = !self.mouse;
+                    self.mouse_changed = true;
+                    self.status = Some((
+                        format!(
+                            "mouse {}",
+                            if self.mouse {
+                                "on (Shift selects text)"
+                            } else {
+                                "off"
+                            }
+                        ),
+                        Instant::now(),
+                    ));
+                }
+                Action::Spawn(job) => self.spawn(job),
+                Action::Cancel => {
+                    self.interrupt.interrupt();
+                    self.status = Some(("cancelling…".into(), Instant::now()));
+                }
+                Action::Status(s) => self.status = Some((s, Instant::now())),
+                Action::Copy(s) => {
+                    self.status = Some((
+                        format!("copied {} characters", s.chars().count()),
+                        Instant::now(),
+                    ));
+                    self.copied.push(s);
+                }
+                Action::OpenAsQuery(q) => {
+                    self.tab = Tab::Query;
+                    queue.extend(self.workbench.update(&Action::OpenAsQuery(q)));
+                }
+                Action::OpenConcept(id) => {
+                    self.select_tab(Tab::Graph);
+                    queue.extend(self.explorer.update(&Action::OpenConcept(id)));
+                }
+                Action::Command(c) => match c {
+                    "Go to Query" => self.select_tab(Tab::Query),
+                    "Go to Graph" => self.select_tab(Tab::Graph),
+                    "Go to Schema" => self.select_tab(Tab::Schema),
+                    "Toggle mouse" => queue.push_back(Action::ToggleMouse),
+                    "Help" => self.help = true,
+                    "Quit" => self.quit = true,
+                    other => {
+                        let more = self.component().update(&Action::Command(other));
+                        queue.extend(more);
+                    }
+                },
+                Action::Done(out) => self.on_job(out),
+            }
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if self.help {
+            self.help = false;
+            return;
+        }
+        if let Some((filter, sel)) = &mut self.palette {
+            match key.code {
+                KeyCode::Esc => self.palette = None,
+                KeyCode::Down => *sel += 1,
+                KeyCode::Up => *sel = sel.saturating_sub(1),
+                KeyCode::Backspace => {
+                    filter.pop();
+                    *sel = 0;
+                }
+                KeyCode::Enter => {
+                    let (f, s) = (filter.clone(), *sel);
+                    let m = self.palette_matches(&f);
+                    self.palette = None;
+                    if let Some(c) = m.get(s.min(m.len().saturating_sub(1))) {
+                        self.apply(vec![Action::Command(c)]);
+                    }
+                }
+                KeyCode::Char(c) if !ctrl => {
+                    filter.push(c);
+                    *sel = 0;
+                }
+                _ => {}
+            }
+            return;
+        }
+        if ctrl && matches!(key.code, KeyCode::Char('q') | KeyCode::Char('c')) {
+            if key.code == KeyCode::Char('c') && self.workbench.is_running() {
+                self.apply(vec![Action::Cancel]);
+                return;
+            }
+            self.quit = true;
+            return;
+        }
+        if key.code == KeyCode::F(1) {
+            self.help = true;
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('p') {
+            self.palette = Some((String::new(), 0));
+            return;
+        }
+        if key.code == KeyCode::F(12) {
+            self.apply(vec![Action::ToggleMouse]);
+            return;
+        }
+        if alt {
+            if let KeyCode::Char(c @ '1'..='3') = key.code {
+                self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
+                return;
+            }
+        }
+        if !self.component_ref().captures_text() {
+            match key.code {
+                KeyCode::Char('?') => {
+                    self.help = true;
+                    return;
+                }
+                KeyCode::Char(':') => {
+                    self.palette = Some((String::new(), 0));
+                    return;
+                }
+                KeyCode::Char('q') => {
+                    self.quit = true;
+                    return;
+                }
+                KeyCode::Char(c @ '1'..='3') => {
+                    self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let actions = self.component().handle_key(key);
+        self.apply(actions);
+    }
+
+    pub fn on_mouse(&mut self, ev: MouseEvent) {
+        if !self.mouse {
+            return;
+        }
+        if let MouseEventKind::Down(_) = ev.kind {
+            if ev.row == self.tab_area.y {
+                // tabs are drawn as " 1 Query " … from x = 9
+                let mut x = self.tab_area.x + 9;
+                for t in Tab::ALL {
+                    let w = t.title().len() as u16 + 4;
+                    if ev.column >= x && ev.column < x + w {
+                        self.select_tab(t);
+                        return;
+                    }
+                    x += w;
+                }
+            }
+        }
+        let actions = self.component().handle_mouse(ev);
+        self.apply(actions);
+    }
+
+    fn global_hints(&self) -> Vec<Hint> {
+        vec![
+            hint("F1", "help"),
+            hint("^P", "palette"),
+            hint("Alt+1-3", "tabs"),
+            hint("^Q", "quit"),
+        ]
+    }
+
+    pub fn render(&mut self, f: &mut Frame) {
+        let area = f.area();
+        let [top, main, bottom] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        self.tab_area = top;
+        let mut spans = vec![
+            Span::styled(" somnus ", theme::accent()),
+            Span::styled("│ ", theme::dim()),
+        ];
+        for (i, t) in Tab::ALL.iter().enumerate() {
+            let st = if *t == self.tab {
+                theme::selected()
+            } else {
+                theme::base()
+            };
+            spans.push(Span::styled(format!(" {} {} ", i + 1, t.title()), st));
+            spans.push(Span::raw(" "));
+        }
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let label = format!("{} ", self.label);
+        let pad = (area.width as usize).saturating_sub(used + label.chars().count());
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(label, theme::dim()));
+        f.render_widget(Paragraph::new(Line::from(spans)), top);
+
+        match self.tab {
+            Tab::Query => self.workbench.render(f, main),
+            Tab::Graph => self.explorer.render(f, main),
+            Tab::Schema => self.schema.render(f, main),
+        }
+
+        let mut hints: Vec<Span> = Vec::new();
+        for h in self
+            .component_ref()
+            .hints()
+            .into_iter()
+            .chain(self.global_hints())
+        {
+            hints.push(Span::styled(format!(" {}", h.key), theme::key()));
+            hints.push(Span::raw(format!(" {}", h.what)));
+        }
+        if let Some((s, _)) = &self.status {
+            let used: usize = hints.iter().map(|s| s.content.chars().count()).sum();
+            let room = (area.width as usize).saturating_sub(used + 2);
+            let s: String = s.chars().take(room.max(20)).collect();
+            let pad = (area.width as usize).saturating_sub(used + s.chars().count() + 1);
+            hints.push(Span::raw(" ".repeat(pad)));
+            hints.push(Span::styled(s, theme::warn()));
+        }
+        f.render_widget(Paragraph::new(Line::from(hints)), bottom);
+
+        if self.help {
+            self.render_help(f, area);
+        }
+        if self.palette.is_some() {
+            self.render_palette(f, area);
+        }
+    }
+
+    fn render_help(&self, f: &mut Frame, area: Rect) {
+        let rect = centered(area, 70, 80);
+        f.render_widget(Clear, rect);
+        let mut lines = vec![Line::styled("Everywhere", theme::title())];
+        let global = [
+            ("F1 / ?", "this help"),
+            ("Ctrl+P / :", "command palette"),
+            ("Alt+1..3 / 1..3", "Query, Graph, Schema"),
+            ("F12", "mouse on/off (off keeps terminal text selection)"),
+            ("Ctrl+Q / q", "quit"),
+        ];
+        for (k, w) in global {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {k:<18}"), theme::key()),
+                Span::raw(w),
+            ]));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!("Here ({})", self.tab.title()),
+            theme::title(),
+        ));
+        for h in self.component_ref().hints() {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<18}", h.key), theme::key()),
+                Span::raw(h.what),
+            ]));
+        }
+        if self.tab == Tab::Query {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<18}", "Ctrl+R / Ctrl+Enter"), theme::key()),
+                Span::raw("run (same as F5)"),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<18}", "Esc"), theme::key()),
+                Span::raw("cancel a running query"),
+            ]));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("any key closes", theme::dim()));
+        f.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme::border(true))
+                    .title(" help "),
+            ),
+            rect,
+        );
+    }
+
+    fn render_palette(&self, f: &mut Frame, area: Rect) {
+        let Some((filter, sel)) = &self.palette else {
+            return;
+        };
+        let items = self.palette_matches(filter);
+        let rect = Rect {
+            x: area.x + area.width / 6,
+            y: area.y + 2,
+            width: area.width * 2 / 3,
+            height: (items.len() as u16 + 3)
+                .min(area.height.saturating_sub(4))
+                .max(4),
+        };
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(true))
+            .title(" command ");
+        let inner = block.inner(rect);
+        f.render_widget(block, rect);
+        let mut lines = vec![Line::from(vec![
+            Span::styled(": ", theme::accent()),
+            Span::raw(filter.clone()),
+        ])];
+        let sel = (*sel).min(items.len().saturating_sub(1));
+        for (i, c) in items.iter().enumerate() {
+            lines.push(Line::styled(
+                format!("  {c}"),
+                if i == sel {
+                    theme::selected()
+                } else {
+                    theme::base()
+                },
+            ));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+}

@@ -1,0 +1,114 @@
+//! The one component trait every pane implements, and the one action enum
+//! they speak.
+
+use crate::engine::overview::{ConceptEntry, HistoryEntry, Neighbourhood, SchemaOverview};
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyEvent, MouseEvent};
+use ratatui::layout::Rect;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Query,
+    Graph,
+    Schema,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Query, Tab::Graph, Tab::Schema];
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Query => "Query",
+            Tab::Graph => "Graph",
+            Tab::Schema => "Schema",
+        }
+    }
+}
+
+/// Work for the engine, run off the UI thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    Query {
+        text: String,
+        params: Map<String, Value>,
+        dry_run: bool,
+        page: Option<String>,
+    },
+    Schema,
+    Index,
+    Neighbourhood(i64),
+    History,
+    SaveHistory {
+        text: String,
+        params: String,
+    },
+}
+
+/// What came back.
+#[derive(Debug, Clone)]
+pub enum JobOutput {
+    Query {
+        text: String,
+        params: Map<String, Value>,
+        dry_run: bool,
+        page: bool,
+        response: Value,
+        elapsed: Duration,
+    },
+    Schema(Result<SchemaOverview, String>),
+    Index(Result<Vec<ConceptEntry>, String>),
+    Neighbourhood(Result<Option<Box<Neighbourhood>>, String>),
+    History(Vec<HistoryEntry>),
+    Saved,
+}
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    Quit,
+    SelectTab(Tab),
+    NextTab,
+    ToggleHelp,
+    OpenPalette,
+    ToggleMouse,
+    Spawn(Job),
+    Cancel,
+    Done(JobOutput),
+    OpenConcept(i64),
+    OpenAsQuery(String),
+    Status(String),
+    Copy(String),
+    /// Run a palette command by name.
+    Command(&'static str),
+}
+
+/// A key and what it does, for the hint bar and the help popup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hint {
+    pub key: &'static str,
+    pub what: &'static str,
+}
+
+pub const fn hint(key: &'static str, what: &'static str) -> Hint {
+    Hint { key, what }
+}
+
+pub trait Component {
+    /// Keys that do something where the focus is now.
+    fn hints(&self) -> Vec<Hint>;
+    /// Whether typed characters belong to a text field right now.
+    fn captures_text(&self) -> bool {
+        false
+    }
+    fn handle_key(&mut self, key: KeyEvent) -> Vec<Action>;
+    fn handle_mouse(&mut self, _ev: MouseEvent) -> Vec<Action> {
+        Vec::new()
+    }
+    /// Actions addressed to components (job results, navigation).
+    fn update(&mut self, action: &Action) -> Vec<Action>;
+    fn render(&mut self, f: &mut Frame, area: Rect);
+    /// Palette commands this component understands.
+    fn commands(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}

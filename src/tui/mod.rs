@@ -1,0 +1,92 @@
+//! The operator's console: a ratatui application over one `Nexus`.
+//! Engine work runs on tokio's blocking pool; results come back as
+//! messages, so the render loop never waits on the database.
+
+pub mod app;
+pub mod component;
+pub mod explorer;
+pub mod highlight;
+pub mod results;
+pub mod schema;
+pub mod theme;
+pub mod workbench;
+
+use crate::Nexus;
+use app::{App, Runner};
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::crossterm::execute;
+use std::time::Duration;
+
+/// Runs the console until the operator quits. The terminal is restored on
+/// every exit, panics included.
+pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(
+        nexus,
+        label,
+        Runner::Pool {
+            tx,
+            handle: rt.handle().clone(),
+        },
+    );
+    let mut terminal = ratatui::init();
+    let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            if ev_tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    let result: color_eyre::Result<()> = rt.block_on(async {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            terminal.draw(|f| app.render(f))?;
+            tokio::select! {
+                Some(ev) = ev_rx.recv() => match ev {
+                    Event::Key(k) if k.kind == event::KeyEventKind::Press => app.on_key(k),
+                    Event::Mouse(m) => app.on_mouse(m),
+                    Event::Paste(s) => app.workbench.editor.insert_str(s).then_some(()).unwrap_or(()),
+                    _ => {}
+                },
+                Some(out) = rx.recv() => app.on_job(out),
+                _ = tick.tick() => app.tick(),
+            }
+            if app.mouse_changed {
+                app.mouse_changed = false;
+                if app.mouse {
+                    execute!(std::io::stdout(), EnableMouseCapture)?;
+                } else {
+                    execute!(std::io::stdout(), DisableMouseCapture)?;
+                }
+            }
+            for s in app.copied.drain(..) {
+                osc52(&s);
+            }
+            if app.quit {
+                break;
+            }
+        }
+        Ok(())
+    });
+    if app.mouse {
+        let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    }
+    ratatui::restore();
+    rt.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+/// Puts text on the system clipboard through the terminal (OSC 52).
+fn osc52(s: &str) {
+    use base64::Engine as _;
+    use std::io::Write;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(s);
+    let mut out = std::io::stdout();
+    let _ = write!(out, "\x1b]52;c;{b64}\x07");
+    let _ = out.flush();
+}

@@ -1,0 +1,1108 @@
+//! The query workbench: a KIP editor with highlighting, bracket matching
+//! and completion, a parameters editor, history, and the result table.
+
+use super::component::{Action, Component, Hint, Job, JobOutput, hint};
+use super::highlight;
+use super::results::{ResultTable, cell_text, table};
+use super::theme;
+use crate::engine::overview::HistoryEntry;
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, Wrap};
+use ratatui_textarea::{CursorMove, TextArea};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Params,
+    Results,
+}
+
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Table {
+        table: ResultTable,
+        elapsed: Duration,
+        next_cursor: Option<String>,
+        dry_run: bool,
+        kind: &'static str,
+    },
+    Error {
+        code: String,
+        message: String,
+        hint: String,
+    },
+}
+
+enum Popup {
+    None,
+    Detail {
+        text: String,
+        scroll: u16,
+    },
+    History {
+        filter: String,
+        selected: usize,
+    },
+    Complete {
+        items: Vec<String>,
+        selected: usize,
+        prefix_len: usize,
+    },
+}
+
+pub struct Workbench {
+    pub editor: TextArea<'static>,
+    pub params: TextArea<'static>,
+    pub focus: Focus,
+    show_params: bool,
+    running: Option<Instant>,
+    spinner: usize,
+    pub outcome: Option<Outcome>,
+    last_text: String,
+    last_params: Map<String, Value>,
+    row: usize,
+    row_offset: usize,
+    col: usize,
+    popup: Popup,
+    history: Vec<HistoryEntry>,
+    types: HashSet<String>,
+    predicates: HashSet<String>,
+    scroll: (usize, usize),
+    pub last_copy: Option<String>,
+    pub last_export: Option<String>,
+    results_height: usize,
+}
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+fn new_area(lines: Vec<String>) -> TextArea<'static> {
+    let mut t = TextArea::new(lines);
+    t.set_tab_length(2);
+    t
+}
+
+impl Workbench {
+    pub fn new(initial: &str) -> Self {
+        let lines: Vec<String> = initial.lines().map(str::to_string).collect();
+        let mut editor = new_area(if lines.is_empty() {
+            vec![String::new()]
+        } else {
+            lines
+        });
+        editor.move_cursor(CursorMove::Bottom);
+        editor.move_cursor(CursorMove::End);
+        Workbench {
+            editor,
+            params: new_area(vec!["{}".into()]),
+            focus: Focus::Editor,
+            show_params: false,
+            running: None,
+            spinner: 0,
+            outcome: None,
+            last_text: String::new(),
+            last_params: Map::new(),
+            row: 0,
+            row_offset: 0,
+            col: 0,
+            popup: Popup::None,
+            history: Vec::new(),
+            types: HashSet::new(),
+            predicates: HashSet::new(),
+            scroll: (0, 0),
+            last_copy: None,
+            last_export: None,
+            results_height: 10,
+        }
+    }
+
+    pub fn set_schema(&mut self, types: Vec<String>, predicates: Vec<String>) {
+        self.types = types.into_iter().collect();
+        self.predicates = predicates.into_iter().collect();
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.editor = new_area(text.lines().map(str::to_string).collect());
+        self.editor.move_cursor(CursorMove::Bottom);
+        self.editor.move_cursor(CursorMove::End);
+        self.focus = Focus::Editor;
+    }
+
+    pub fn text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    pub fn tick(&mut self) {
+        self.spinner = (self.spinner + 1) % SPINNER.len();
+    }
+
+    fn parse_params(&self) -> Result<Map<String, Value>, String> {
+        let text = self.params.lines().join("\n");
+        if text.trim().is_empty() {
+            return Ok(Map::new());
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err("parameters must be a JSON object".into()),
+            Err(e) => Err(format!("parameters are not valid JSON: {e}")),
+        }
+    }
+
+    fn run(&mut self, dry_run: bool, page: Option<String>) -> Vec<Action> {
+        if self.running.is_some() {
+            return vec![Action::Status(
+                "a query is already running (Esc cancels it)".into(),
+            )];
+        }
+        let (text, params) = if page.is_some() {
+            (self.last_text.clone(), self.last_params.clone())
+        } else {
+            let params = match self.parse_params() {
+                Ok(p) => p,
+                Err(e) => {
+                    self.outcome = Some(Outcome::Error {
+                        code: "params".into(),
+                        message: e,
+                        hint: "Edit the parameters (F3).".into(),
+                    });
+                    return vec![];
+                }
+            };
+            (self.text(), params)
+        };
+        if text.trim().is_empty() {
+            return vec![Action::Status("type a KIP command first".into())];
+        }
+        self.running = Some(Instant::now());
+        self.popup = Popup::None;
+        let mut out = vec![Action::Spawn(Job::Query {
+            text: text.clone(),
+            params: params.clone(),
+            dry_run,
+            page,
+        })];
+        if !dry_run {
+            out.push(Action::Spawn(Job::SaveHistory {
+                text,
+                params: Value::Object(params).to_string(),
+            }));
+        }
+        out
+    }
+
+    fn selected_row(&self) -> Option<&Vec<Value>> {
+        match &self.outcome {
+            Some(Outcome::Table { table, .. }) => table.rows.get(self.row),
+            _ => None,
+        }
+    }
+
+    fn row_count(&self) -> usize {
+        match &self.outcome {
+            Some(Outcome::Table { table, .. }) => table.rows.len(),
+            _ => 0,
+        }
+    }
+
+    fn col_count(&self) -> usize {
+        match &self.outcome {
+            Some(Outcome::Table { table, .. }) => table.headers.len(),
+            _ => 0,
+        }
+    }
+
+    fn move_row(&mut self, delta: isize) {
+        let n = self.row_count();
+        if n == 0 {
+            return;
+        }
+        let r = (self.row as isize + delta).clamp(0, n as isize - 1);
+        self.row = r as usize;
+    }
+
+    fn export(&mut self, csv: bool) -> Vec<Action> {
+        let Some(Outcome::Table { table, .. }) = &self.outcome else {
+            return vec![Action::Status("nothing to export".into())];
+        };
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+        let name = format!("somnus-result-{stamp}.{}", if csv { "csv" } else { "json" });
+        let body = if csv {
+            table.to_csv()
+        } else {
+            serde_json::to_string_pretty(&table.to_json()).unwrap_or_default()
+        };
+        match std::fs::write(&name, body) {
+            Ok(()) => {
+                self.last_export = Some(name.clone());
+                vec![Action::Status(format!(
+                    "exported {} rows to {name}",
+                    table.rows.len()
+                ))]
+            }
+            Err(e) => vec![Action::Status(format!("cannot write {name}: {e}"))],
+        }
+    }
+
+    fn history_matches(&self, filter: &str) -> Vec<usize> {
+        let m = SkimMatcherV2::default();
+        let mut scored: Vec<(i64, usize)> = self
+            .history
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| {
+                if filter.is_empty() {
+                    Some((0, i))
+                } else {
+                    m.fuzzy_match(&h.command, filter).map(|s| (s, i))
+                }
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// The word being typed before the cursor, and completion candidates.
+    fn completion(&self) -> (usize, Vec<String>) {
+        let ratatui_textarea::DataCursor(row, col) = self.editor.cursor();
+        let line = &self.editor.lines()[row];
+        let before: String = line.chars().take(col).collect();
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        if word.is_empty() {
+            return (0, vec![]);
+        }
+        let in_string = before.matches('"').count() % 2 == 1;
+        let mut cands: Vec<String> = Vec::new();
+        if !in_string {
+            cands.extend(
+                highlight::keywords()
+                    .iter()
+                    .filter(|k| k.starts_with(&word) && *k != &word)
+                    .cloned(),
+            );
+        }
+        let mut names: Vec<&String> = self
+            .types
+            .iter()
+            .chain(self.predicates.iter())
+            .filter(|n| n.starts_with(&word) && *n != &word)
+            .collect();
+        names.sort();
+        cands.extend(names.into_iter().cloned());
+        cands.dedup();
+        (word.chars().count(), cands)
+    }
+
+    fn accept_completion(&mut self, item: &str, prefix_len: usize) {
+        let rest: String = item.chars().skip(prefix_len).collect();
+        self.editor.insert_str(rest);
+    }
+
+    fn editor_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if key.code == KeyCode::Tab && key.modifiers.is_empty() {
+            let (len, cands) = self.completion();
+            match cands.len() {
+                0 => {
+                    self.editor.insert_str("  ");
+                }
+                1 => self.accept_completion(&cands[0], len),
+                _ => {
+                    self.popup = Popup::Complete {
+                        items: cands,
+                        selected: 0,
+                        prefix_len: len,
+                    }
+                }
+            }
+            return vec![];
+        }
+        self.editor.input(key);
+        vec![]
+    }
+
+    fn results_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let page = self.results_height.max(1) as isize;
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => self.move_row(1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_row(-1),
+            KeyCode::PageDown => self.move_row(page),
+            KeyCode::PageUp => self.move_row(-page),
+            KeyCode::Home | KeyCode::Char('g') => self.row = 0,
+            KeyCode::End | KeyCode::Char('G') => self.row = self.row_count().saturating_sub(1),
+            KeyCode::Right | KeyCode::Char('l') => {
+                self.col = (self.col + 1).min(self.col_count().saturating_sub(1))
+            }
+            KeyCode::Left | KeyCode::Char('h') => self.col = self.col.saturating_sub(1),
+            KeyCode::Enter => {
+                let text = match (&self.outcome, self.selected_row()) {
+                    (Some(Outcome::Table { .. }), Some(r)) => {
+                        serde_json::to_string_pretty(r.get(self.col).unwrap_or(&Value::Null))
+                            .unwrap_or_default()
+                    }
+                    _ => return vec![],
+                };
+                self.popup = Popup::Detail { text, scroll: 0 };
+            }
+            KeyCode::Char('y') => {
+                if let Some(v) = self.selected_row().and_then(|r| r.get(self.col)).cloned() {
+                    let s = v.to_string();
+                    self.last_copy = Some(s.clone());
+                    return vec![Action::Copy(s)];
+                }
+            }
+            KeyCode::Char('Y') => {
+                if let Some(Outcome::Table { table, .. }) = &self.outcome {
+                    if let Some(r) = table.rows.get(self.row) {
+                        let mut m = Map::new();
+                        for (h, v) in table.headers.iter().zip(r.iter()) {
+                            m.insert(h.clone(), v.clone());
+                        }
+                        let s = Value::Object(m).to_string();
+                        self.last_copy = Some(s.clone());
+                        return vec![Action::Copy(s)];
+                    }
+                }
+            }
+            KeyCode::Char('n') => return self.next_page(),
+            KeyCode::Char('e') => return self.export(false),
+            KeyCode::Char('E') => return self.export(true),
+            _ => {}
+        }
+        vec![]
+    }
+
+    fn next_page(&mut self) -> Vec<Action> {
+        match &self.outcome {
+            Some(Outcome::Table {
+                next_cursor: Some(c),
+                ..
+            }) => {
+                let c = c.clone();
+                self.run(false, Some(c))
+            }
+            _ => vec![Action::Status("no further page".into())],
+        }
+    }
+
+    fn cycle_focus(&mut self) {
+        self.focus = match self.focus {
+            Focus::Editor if self.show_params => Focus::Params,
+            Focus::Editor | Focus::Params => Focus::Results,
+            Focus::Results => Focus::Editor,
+        };
+    }
+
+    fn render_editor(&mut self, f: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Editor;
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(focused))
+            .title(Span::styled(" KIP ", theme::title()))
+            .title_bottom(Line::from(vec![
+                Span::styled(" F5", theme::key()),
+                Span::raw(" run "),
+                Span::styled("F6", theme::key()),
+                Span::raw(" dry run "),
+            ]));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let lines = self.editor.lines();
+        let ratatui_textarea::DataCursor(crow, ccol) = self.editor.cursor();
+        let gutter = 4usize;
+        let h = inner.height as usize;
+        let w = (inner.width as usize).saturating_sub(gutter);
+        if crow < self.scroll.0 {
+            self.scroll.0 = crow;
+        } else if h > 0 && crow >= self.scroll.0 + h {
+            self.scroll.0 = crow + 1 - h;
+        }
+        if ccol < self.scroll.1 {
+            self.scroll.1 = ccol;
+        } else if w > 0 && ccol >= self.scroll.1 + w {
+            self.scroll.1 = ccol + 1 - w;
+        }
+        // bracket under or before the cursor
+        let line_c = &lines[crow];
+        let byte_at =
+            |l: &str, c: usize| l.char_indices().nth(c).map(|(b, _)| b).unwrap_or(l.len());
+        let mut marks: Vec<(usize, usize)> = Vec::new();
+        for probe in [ccol, ccol.wrapping_sub(1)] {
+            if probe == usize::MAX {
+                continue;
+            }
+            let b = byte_at(line_c, probe);
+            if b < line_c.len() {
+                if let Some(m) = highlight::matching_bracket(lines, crow, b) {
+                    marks.push((crow, b));
+                    marks.push(m);
+                    break;
+                }
+            }
+        }
+        let mut out_lines = Vec::new();
+        for (i, l) in lines.iter().enumerate().skip(self.scroll.0).take(h) {
+            let my_marks: Vec<usize> = marks
+                .iter()
+                .filter(|(r, _)| *r == i)
+                .map(|(_, c)| *c)
+                .collect();
+            let start_b = byte_at(l, self.scroll.1);
+            let visible = &l[start_b..];
+            let shifted: Vec<usize> = my_marks
+                .iter()
+                .filter(|m| **m >= start_b)
+                .map(|m| m - start_b)
+                .collect();
+            let mut spans = vec![Span::styled(format!("{:>3} ", i + 1), theme::dim())];
+            spans.extend(highlight::spans(
+                visible,
+                &self.types,
+                &self.predicates,
+                &shifted,
+            ));
+            out_lines.push(Line::from(spans));
+        }
+        if lines.len() == 1 && lines[0].is_empty() {
+            out_lines = vec![Line::from(vec![
+                Span::styled("  1 ", theme::dim()),
+                Span::styled(
+                    "FIND(?n.name) WHERE { ?n {type: \"Person\"} }   (Tab completes, F5 runs)",
+                    theme::dim(),
+                ),
+            ])];
+        }
+        f.render_widget(Paragraph::new(out_lines), inner);
+        if focused && matches!(self.popup, Popup::None) {
+            let x = inner.x + gutter as u16 + (ccol - self.scroll.1) as u16;
+            let y = inner.y + (crow - self.scroll.0) as u16;
+            f.set_cursor_position((x.min(inner.right().saturating_sub(1)), y));
+        }
+        if let Popup::Complete {
+            items, selected, ..
+        } = &self.popup
+        {
+            let x = (inner.x + gutter as u16 + (ccol - self.scroll.1) as u16)
+                .min(area.right().saturating_sub(30));
+            let y = inner.y + (crow - self.scroll.0) as u16 + 1;
+            let hh = (items.len() as u16 + 2).min(10);
+            let rect = Rect {
+                x,
+                y: y.min(f.area().bottom().saturating_sub(hh)),
+                width: 30.min(f.area().width),
+                height: hh,
+            };
+            let lines: Vec<Line> = items
+                .iter()
+                .enumerate()
+                .skip(selected.saturating_sub(7))
+                .take(8)
+                .map(|(i, s)| {
+                    Line::styled(
+                        s.clone(),
+                        if i == *selected {
+                            theme::selected()
+                        } else {
+                            theme::base()
+                        },
+                    )
+                })
+                .collect();
+            f.render_widget(Clear, rect);
+            f.render_widget(
+                Paragraph::new(lines)
+                    .block(Block::default().borders(Borders::ALL).title(" complete ")),
+                rect,
+            );
+        }
+    }
+
+    fn render_params(&mut self, f: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Params;
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(focused))
+            .title(Span::styled(" parameters (JSON) ", theme::title()));
+        self.params.set_block(block);
+        self.params.set_cursor_line_style(theme::base());
+        self.params.set_cursor_style(if focused {
+            theme::selected()
+        } else {
+            theme::base()
+        });
+        f.render_widget(&self.params, area);
+    }
+
+    fn status_line(&self) -> Line<'static> {
+        if let Some(t) = self.running {
+            return Line::from(vec![
+                Span::styled(format!(" {} ", SPINNER[self.spinner]), theme::accent()),
+                Span::raw(format!("running {:.1} s  ", t.elapsed().as_secs_f64())),
+                Span::styled("Esc", theme::key()),
+                Span::raw(" cancels"),
+            ]);
+        }
+        match &self.outcome {
+            None => Line::styled(" ready", theme::dim()),
+            Some(Outcome::Error { code, message, .. }) => Line::from(vec![
+                Span::styled(format!(" ✗ {code} "), theme::error()),
+                Span::raw(message.clone()),
+            ]),
+            Some(Outcome::Table {
+                table,
+                elapsed,
+                next_cursor,
+                dry_run,
+                kind,
+            }) => {
+                let mut v = vec![
+                    Span::styled(" ✓ ", theme::ok()),
+                    Span::raw(format!(
+                        "{kind}{} · {} rows · {:.1} ms",
+                        if *dry_run {
+                            " (dry run, nothing written)"
+                        } else {
+                            ""
+                        },
+                        table.rows.len(),
+                        elapsed.as_secs_f64() * 1000.0
+                    )),
+                ];
+                if next_cursor.is_some() {
+                    v.push(Span::raw(" · more: "));
+                    v.push(Span::styled("n", theme::key()));
+                    v.push(Span::raw(" next page"));
+                }
+                Line::from(v)
+            }
+        }
+    }
+
+    fn render_results(&mut self, f: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Results;
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(focused))
+            .title(Span::styled(" results ", theme::title()));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        match &self.outcome {
+            None => {
+                f.render_widget(
+                    Paragraph::new(Line::styled(
+                        "Run a command to see its answer here.",
+                        theme::dim(),
+                    )),
+                    inner,
+                );
+            }
+            Some(Outcome::Error {
+                code,
+                message,
+                hint,
+            }) => {
+                let mut lines = vec![
+                    Line::styled(format!("{code}"), theme::error()),
+                    Line::raw(message.clone()),
+                    Line::raw(""),
+                ];
+                lines.extend(
+                    hint.lines()
+                        .map(|l| Line::styled(l.to_string(), theme::dim())),
+                );
+                f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+            }
+            Some(Outcome::Table { table, .. }) => {
+                let h = inner.height.saturating_sub(1) as usize;
+                self.results_height = h;
+                if self.row < self.row_offset {
+                    self.row_offset = self.row;
+                } else if h > 0 && self.row >= self.row_offset + h {
+                    self.row_offset = self.row + 1 - h;
+                }
+                let first_col = self
+                    .col
+                    .saturating_sub(2)
+                    .min(table.headers.len().saturating_sub(1));
+                let cols: Vec<usize> = (first_col..table.headers.len()).collect();
+                let visible: Vec<&Vec<Value>> =
+                    table.rows.iter().skip(self.row_offset).take(h).collect();
+                let mut widths: Vec<u16> = cols
+                    .iter()
+                    .map(|&c| {
+                        let mut w = table.headers[c].chars().count();
+                        for r in &visible {
+                            w = w.max(cell_text(r.get(c).unwrap_or(&Value::Null)).chars().count());
+                        }
+                        w.clamp(4, 40) as u16
+                    })
+                    .collect();
+                if let Some(last) = widths.last_mut() {
+                    *last = (*last).max(4);
+                }
+                let header = Row::new(
+                    cols.iter()
+                        .map(|&c| Span::styled(table.headers[c].clone(), theme::title())),
+                );
+                let rows: Vec<Row> = visible
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let ri = self.row_offset + i;
+                        Row::new(cols.iter().map(|&c| {
+                            let v = r.get(c).unwrap_or(&Value::Null);
+                            let mut s = cell_text(v);
+                            let w = widths[c - first_col] as usize;
+                            if s.chars().count() > w {
+                                s = s.chars().take(w.saturating_sub(1)).collect::<String>() + "…";
+                            }
+                            let st = if ri == self.row && c == self.col && focused {
+                                theme::selected()
+                            } else if v.is_null() {
+                                theme::dim()
+                            } else {
+                                theme::base()
+                            };
+                            Span::styled(s, st)
+                        }))
+                        .style(if ri == self.row {
+                            ratatui::style::Style::default()
+                                .add_modifier(ratatui::style::Modifier::BOLD)
+                        } else {
+                            theme::base()
+                        })
+                    })
+                    .collect();
+                let t = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)))
+                    .header(header)
+                    .column_spacing(2);
+                f.render_widget(t, inner);
+            }
+        }
+    }
+
+    fn render_popup(&mut self, f: &mut Frame, area: Rect) {
+        match &mut self.popup {
+            Popup::Detail { text, scroll } => {
+                let rect = centered(area, 80, 80);
+                f.render_widget(Clear, rect);
+                let p = Paragraph::new(text.clone()).scroll((*scroll, 0)).block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(" value (↑↓ scroll, y copy, Esc close) "),
+                );
+                f.render_widget(p, rect);
+            }
+            Popup::History { filter, selected } => {
+                let filter = filter.clone();
+                let sel = *selected;
+                let matches = self.history_matches(&filter);
+                let rect = centered(area, 80, 70);
+                f.render_widget(Clear, rect);
+                let block = Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme::border(true))
+                    .title(" history (type to filter, Enter loads, Esc closes) ");
+                let inner = block.inner(rect);
+                f.render_widget(block, rect);
+                let [input, list] =
+                    Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+                f.render_widget(
+                    Paragraph::new(Line::from(vec![
+                        Span::styled("› ", theme::accent()),
+                        Span::raw(filter.clone()),
+                    ])),
+                    input,
+                );
+                let lines: Vec<Line> = matches
+                    .iter()
+                    .enumerate()
+                    .take(list.height as usize)
+                    .map(|(i, &hi)| {
+                        let h = &self.history[hi];
+                        let one = h.command.replace('\n', " ");
+                        Line::from(vec![
+                            Span::styled(format!("{} ", &h.at[..16.min(h.at.len())]), theme::dim()),
+                            Span::raw(one),
+                        ])
+                        .style(if i == sel {
+                            theme::selected()
+                        } else {
+                            theme::base()
+                        })
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    f.render_widget(
+                        Paragraph::new(Line::styled("no history yet", theme::dim())),
+                        list,
+                    );
+                } else {
+                    f.render_widget(Paragraph::new(lines), list);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn centered(area: Rect, pw: u16, ph: u16) -> Rect {
+    let w = (area.width * pw / 100).max(20).min(area.width);
+    let h = (area.height * ph / 100).max(5).min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn is_run(key: &KeyEvent) -> bool {
+    key.code == KeyCode::F(5)
+        || (key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('r') | KeyCode::Enter))
+}
+
+impl Component for Workbench {
+    fn hints(&self) -> Vec<Hint> {
+        match &self.popup {
+            Popup::Detail { .. } => {
+                return vec![
+                    hint("↑↓", "scroll"),
+                    hint("y", "copy"),
+                    hint("Esc", "close"),
+                ];
+            }
+            Popup::History { .. } => {
+                return vec![
+                    hint("type", "filter"),
+                    hint("↑↓", "select"),
+                    hint("Enter", "load"),
+                    hint("Esc", "close"),
+                ];
+            }
+            Popup::Complete { .. } => {
+                return vec![
+                    hint("↑↓", "select"),
+                    hint("Enter", "insert"),
+                    hint("Esc", "close"),
+                ];
+            }
+            Popup::None => {}
+        }
+        if self.running.is_some() {
+            return vec![hint("Esc", "cancel query")];
+        }
+        let mut v = vec![hint("F5", "run"), hint("F6", "dry run")];
+        match self.focus {
+            Focus::Editor => v.extend([
+                hint("Tab", "complete"),
+                hint("F3", "params"),
+                hint("F7", "history"),
+                hint("F2", "results"),
+            ]),
+            Focus::Params => v.extend([hint("F3", "hide params"), hint("F2", "results")]),
+            Focus::Results => v.extend([
+                hint("↑↓←→", "move"),
+                hint("Enter", "open cell"),
+                hint("y/Y", "copy cell/row"),
+                hint("n", "next page"),
+                hint("e/E", "export JSON/CSV"),
+                hint("F2", "editor"),
+            ]),
+        }
+        v
+    }
+
+    fn captures_text(&self) -> bool {
+        matches!(self.focus, Focus::Editor | Focus::Params)
+            || matches!(self.popup, Popup::History { .. })
+    }
+
+    fn commands(&self) -> Vec<&'static str> {
+        vec![
+            "Run query",
+            "Dry run",
+            "Next page",
+            "Query history",
+            "Toggle parameters",
+            "Export results as JSON",
+            "Export results as CSV",
+            "Copy selected row",
+        ]
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        // popups first
+        match &mut self.popup {
+            Popup::Detail { text, scroll } => {
+                match key.code {
+                    KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => self.popup = Popup::None,
+                    KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+                    KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                    KeyCode::PageDown => *scroll = scroll.saturating_add(10),
+                    KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+                    KeyCode::Char('y') => {
+                        let t = text.clone();
+                        self.last_copy = Some(t.clone());
+                        return vec![Action::Copy(t)];
+                    }
+                    _ => {}
+                }
+                return vec![];
+            }
+            Popup::History { filter, selected } => {
+                match key.code {
+                    KeyCode::Esc => self.popup = Popup::None,
+                    KeyCode::Down => *selected += 1,
+                    KeyCode::Up => *selected = selected.saturating_sub(1),
+                    KeyCode::Backspace => {
+                        filter.pop();
+                        *selected = 0;
+                    }
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        filter.push(c);
+                        *selected = 0;
+                    }
+                    KeyCode::Enter => {
+                        let (f, s) = (filter.clone(), *selected);
+                        let m = self.history_matches(&f);
+                        if let Some(&hi) = m.get(s.min(m.len().saturating_sub(1))) {
+                            let h = self.history[hi].clone();
+                            self.set_text(&h.command);
+                            self.params =
+                                new_area(h.parameters.lines().map(str::to_string).collect());
+                            self.show_params = h.parameters.trim() != "{}";
+                        }
+                        self.popup = Popup::None;
+                    }
+                    _ => {}
+                }
+                return vec![];
+            }
+            Popup::Complete {
+                items,
+                selected,
+                prefix_len,
+            } => {
+                match key.code {
+                    KeyCode::Esc => self.popup = Popup::None,
+                    KeyCode::Down => *selected = (*selected + 1).min(items.len().saturating_sub(1)),
+                    KeyCode::Up => *selected = selected.saturating_sub(1),
+                    KeyCode::Enter | KeyCode::Tab => {
+                        let (item, len) = (items[*selected].clone(), *prefix_len);
+                        self.popup = Popup::None;
+                        self.accept_completion(&item, len);
+                    }
+                    _ => {
+                        self.popup = Popup::None;
+                        return self.handle_key(key);
+                    }
+                }
+                return vec![];
+            }
+            Popup::None => {}
+        }
+        if key.code == KeyCode::Esc {
+            if self.running.is_some() {
+                return vec![Action::Cancel];
+            }
+            if self.focus != Focus::Editor {
+                self.focus = Focus::Editor;
+            }
+            return vec![];
+        }
+        if is_run(&key) {
+            return self.run(false, None);
+        }
+        match key.code {
+            KeyCode::F(6) => return self.run(true, None),
+            KeyCode::F(2) => {
+                self.cycle_focus();
+                return vec![];
+            }
+            KeyCode::F(3) => {
+                self.show_params = !self.show_params;
+                self.focus = if self.show_params {
+                    Focus::Params
+                } else {
+                    Focus::Editor
+                };
+                return vec![];
+            }
+            KeyCode::F(7) => {
+                self.popup = Popup::History {
+                    filter: String::new(),
+                    selected: 0,
+                };
+                return vec![Action::Spawn(Job::History)];
+            }
+            _ => {}
+        }
+        match self.focus {
+            Focus::Editor => self.editor_key(key),
+            Focus::Params => {
+                self.params.input(key);
+                vec![]
+            }
+            Focus::Results => self.results_key(key),
+        }
+    }
+
+    fn handle_mouse(&mut self, ev: MouseEvent) -> Vec<Action> {
+        match ev.kind {
+            MouseEventKind::ScrollDown => self.move_row(3),
+            MouseEventKind::ScrollUp => self.move_row(-3),
+            _ => {}
+        }
+        vec![]
+    }
+
+    fn update(&mut self, action: &Action) -> Vec<Action> {
+        match action {
+            Action::Done(JobOutput::Query {
+                text,
+                params,
+                dry_run,
+                page,
+                response,
+                elapsed,
+            }) => {
+                self.running = None;
+                if let Some(err) = response.get("error") {
+                    let code = err["code"].as_str().unwrap_or("error").to_string();
+                    let message = err["message"].as_str().unwrap_or("").to_string();
+                    let hint = err["hint"].as_str().unwrap_or("").to_string();
+                    if let (Some(l), Some(c)) = (err["line"].as_u64(), err["column"].as_u64()) {
+                        // caret: put the cursor where the error is
+                        let rows = self.editor.lines().len();
+                        let r = (l as usize).saturating_sub(1).min(rows.saturating_sub(1));
+                        self.editor.move_cursor(CursorMove::Jump(
+                            r as u16,
+                            (c as usize).saturating_sub(1) as u16,
+                        ));
+                        self.focus = Focus::Editor;
+                    }
+                    self.outcome = Some(Outcome::Error {
+                        code,
+                        message,
+                        hint,
+                    });
+                } else {
+                    let result = response.get("result").cloned().unwrap_or(Value::Null);
+                    let kind = crate::kip::parse(text, params)
+                        .map(|c| c.kind())
+                        .unwrap_or("result");
+                    let t = table(text, params, &result);
+                    let next_cursor = response
+                        .get("next_cursor")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    if *page {
+                        if let Some(Outcome::Table { table: old, .. }) = &mut self.outcome {
+                            let mut merged = old.clone();
+                            merged.rows.extend(t.rows);
+                            self.outcome = Some(Outcome::Table {
+                                table: merged,
+                                elapsed: *elapsed,
+                                next_cursor,
+                                dry_run: *dry_run,
+                                kind,
+                            });
+                            return vec![];
+                        }
+                    }
+                    self.outcome = Some(Outcome::Table {
+                        table: t,
+                        elapsed: *elapsed,
+                        next_cursor,
+                        dry_run: *dry_run,
+                        kind,
+                    });
+                    self.row = 0;
+                    self.row_offset = 0;
+                    self.col = 0;
+                    if self.focus == Focus::Editor && self.row_count() > 0 {
+                        // stay in the editor; results are one F2 away
+                    }
+                }
+                if !*page {
+                    self.last_text = text.clone();
+                    self.last_params = params.clone();
+                }
+                vec![]
+            }
+            Action::Done(JobOutput::History(h)) => {
+                self.history = h.clone();
+                vec![]
+            }
+            Action::Cancel => {
+                // the engine answers KIP_4001 when interrupted; keep the spinner until then
+                vec![]
+            }
+            Action::OpenAsQuery(text) => {
+                self.set_text(text);
+                vec![]
+            }
+            Action::Command("Run query") => self.run(false, None),
+            Action::Command("Dry run") => self.run(true, None),
+            Action::Command("Next page") => self.next_page(),
+            Action::Command("Query history") => {
+                self.popup = Popup::History {
+                    filter: String::new(),
+                    selected: 0,
+                };
+                vec![Action::Spawn(Job::History)]
+            }
+            Action::Command("Toggle parameters") => {
+                self.show_params = !self.show_params;
+                vec![]
+            }
+            Action::Command("Export results as JSON") => self.export(false),
+            Action::Command("Export results as CSV") => self.export(true),
+            Action::Command("Copy selected row") => {
+                self.results_key(KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::NONE))
+            }
+            _ => vec![],
+        }
+    }
+
+    fn render(&mut self, f: &mut Frame, area: Rect) {
+        let ed_h = (self.editor.lines().len() as u16 + 2).clamp(6, (area.height / 2).max(6));
+        let [top, status, bottom] = Layout::vertical([
+            Constraint::Length(ed_h),
+            Constraint::Length(1),
+            Constraint::Min(3),
+        ])
+        .areas(area);
+        if self.show_params {
+            let [l, r] =
+                Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+                    .areas(top);
+            self.render_editor(f, l);
+            self.render_params(f, r);
+        } else {
+            self.render_editor(f, top);
+        }
+        f.render_widget(Paragraph::new(self.status_line()), status);
+        self.render_results(f, bottom);
+        self.render_popup(f, area);
+    }
+}
