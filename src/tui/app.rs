@@ -464,12 +464,20 @@ impl App {
         }
 
         let mut hints: Vec<Span> = Vec::new();
-        for h in self
+        let mut width = 0usize;
+        for (i, h) in self
             .component_ref()
             .hints()
             .into_iter()
             .chain(self.global_hints())
+            .enumerate()
         {
+            let w = h.key.chars().count() + h.what.chars().count() + 2;
+            // the pane's own keys first; global ones only while they fit
+            if i > 0 && width + w > area.width as usize {
+                break;
+            }
+            width += w;
             hints.push(Span::styled(format!(" {}", h.key), theme::key()));
             hints.push(Span::raw(format!(" {}", h.what)));
         }

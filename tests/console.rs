@@ -1,0 +1,250 @@
+//! The console driven by key events, its screen rendered headlessly and
+//! compared with reviewed snapshots.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use somnus::tui::app::{App, Runner};
+use somnus::tui::component::Tab;
+use std::collections::VecDeque;
+
+fn app() -> App {
+    let nx = somnus::demo::in_memory().expect("demo memory");
+    let mut app = App::new(nx, "demo", Runner::Inline(VecDeque::new()));
+    app.drain();
+    app
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    app.drain();
+}
+
+fn ctrl(app: &mut App, c: char) {
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    app.drain();
+}
+
+fn alt(app: &mut App, c: char) {
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT));
+    app.drain();
+}
+
+fn typed(app: &mut App, text: &str) {
+    for ch in text.chars() {
+        let code = if ch == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(ch)
+        };
+        app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+    app.drain();
+}
+
+/// The screen as text, with timings and clock times masked.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| app.render(f)).expect("draw");
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    let ms = regex::Regex::new(r"\d+\.\d ms").expect("re");
+    let ts = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").expect("re");
+    let out = ms.replace_all(&out, "#.# ms").to_string();
+    ts.replace_all(&out, "<now>").to_string()
+}
+
+#[test]
+fn workbench_runs_scrolls_and_opens_a_cell() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?e.name, ?e.attributes.consolidation_status, ?e.attributes.salience_score)\nWHERE {\n  ?e {type: \"Event\"}\n}\nORDER BY ?e.attributes.start_time DESC\nLIMIT 40",
+    );
+    key(&mut a, KeyCode::F(5));
+    insta::assert_snapshot!("workbench_result", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::F(2));
+    for _ in 0..30 {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Right);
+    insta::assert_snapshot!("workbench_scrolled", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Left);
+    key(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("workbench_cell_detail", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('Y'));
+    let copied = a.copied.last().cloned().unwrap_or_default();
+    assert!(
+        copied.starts_with("{\"?e.name\":\"Conversation:"),
+        "{copied}"
+    );
+}
+
+#[test]
+fn workbench_pages_with_next_cursor() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?t.name) WHERE { ?t {type: \"Topic\"} } ORDER BY ?t.name LIMIT 20",
+    );
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("20 rows") && s.contains("next page"), "{s}");
+    key(&mut a, KeyCode::F(2));
+    key(&mut a, KeyCode::Char('n'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("40 rows"), "{s}");
+}
+
+#[test]
+fn syntax_errors_show_code_and_move_the_caret() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?p.name)\nWHERE {\n  ?p {type: \"Person\"\n}");
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("KIP_1001"), "{s}");
+    let ratatui_textarea::DataCursor(row, _) = a.workbench.editor.cursor();
+    assert_eq!(row, 3, "the caret sits on the error's line");
+    insta::assert_snapshot!("workbench_error", s);
+}
+
+#[test]
+fn completion_offers_keywords_types_and_predicates() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?n) WHERE { ?n {type: \"Commi");
+    key(&mut a, KeyCode::Tab);
+    assert!(
+        a.workbench.text().ends_with("\"Commitment"),
+        "{}",
+        a.workbench.text()
+    );
+    typed(&mut a, "\"} (?n, \"ow");
+    key(&mut a, KeyCode::Tab);
+    assert!(
+        a.workbench.text().ends_with("\"owed_to"),
+        "{}",
+        a.workbench.text()
+    );
+    typed(&mut a, "\", ?x) } ORD");
+    key(&mut a, KeyCode::Tab);
+    assert!(
+        a.workbench.text().ends_with("ORDER"),
+        "{}",
+        a.workbench.text()
+    );
+}
+
+#[test]
+fn explorer_walks_two_hops_and_back() {
+    let mut a = app();
+    alt(&mut a, '2');
+    assert_eq!(a.tab, Tab::Graph);
+    typed(&mut a, "Mira Chen");
+    key(&mut a, KeyCode::Enter);
+    let start = a.explorer.current.as_ref().map(|n| n.name.clone());
+    assert_eq!(start.as_deref(), Some("Mira Chen"));
+    insta::assert_snapshot!("explorer_mira", screen(&mut a, 120, 36));
+    // first link is a belongs_to_domain; walk to the first Person Mira knows
+    let idx = {
+        let n = a.explorer.current.as_ref().expect("open");
+        let mut edges: Vec<_> = n.edges.iter().collect();
+        edges.sort_by(|x, y| {
+            y.outgoing
+                .cmp(&x.outgoing)
+                .then(x.predicate.cmp(&y.predicate))
+                .then(x.other_label.cmp(&y.other_label))
+        });
+        edges
+            .iter()
+            .position(|e| e.predicate == "knows")
+            .expect("knows links")
+    };
+    for _ in 0..idx {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    let hop1 = a
+        .explorer
+        .current
+        .as_ref()
+        .map(|n| n.name.clone())
+        .unwrap_or_default();
+    assert_ne!(hop1, "Mira Chen");
+    key(&mut a, KeyCode::Enter);
+    let hop2 = a
+        .explorer
+        .current
+        .as_ref()
+        .map(|n| n.name.clone())
+        .unwrap_or_default();
+    insta::assert_snapshot!("explorer_two_hops", screen(&mut a, 120, 36));
+    assert_ne!(hop2, hop1);
+    key(&mut a, KeyCode::Backspace);
+    assert_eq!(
+        a.explorer.current.as_ref().map(|n| n.name.clone()),
+        Some(hop1)
+    );
+    key(&mut a, KeyCode::Backspace);
+    assert_eq!(
+        a.explorer
+            .current
+            .as_ref()
+            .map(|n| n.name.clone())
+            .as_deref(),
+        Some("Mira Chen")
+    );
+    // open as query lands in the editor and runs
+    key(&mut a, KeyCode::Char('o'));
+    assert_eq!(a.tab, Tab::Query);
+    assert!(a.workbench.text().contains("\"Mira Chen\""));
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("lives_in") && s.contains("knows"), "{s}");
+}
+
+#[test]
+fn schema_help_and_palette() {
+    let mut a = app();
+    alt(&mut a, '3');
+    insta::assert_snapshot!("schema", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Char('?'));
+    insta::assert_snapshot!("help", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Esc);
+    ctrl(&mut a, 'p');
+    typed(&mut a, "go qu");
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Go to Query"), "{s}");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Query);
+}
+
+#[test]
+fn every_pane_draws_at_80_by_24_and_on_resize() {
+    let mut a = app();
+    key(&mut a, KeyCode::F(5));
+    for tab in ['1', '2', '3'] {
+        alt(&mut a, tab);
+        let s = screen(&mut a, 80, 24);
+        assert!(s.contains("somnus") && s.contains("F1 help"), "{s}");
+        let _ = screen(&mut a, 40, 10);
+        let _ = screen(&mut a, 200, 60);
+    }
+}
+
+#[test]
+fn quitting_sets_the_flag() {
+    let mut a = app();
+    ctrl(&mut a, 'q');
+    assert!(a.quit);
+}
