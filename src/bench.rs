@@ -341,6 +341,26 @@ fn kml_workloads(nx: &mut Nexus, n: usize, rows: &mut Vec<Row>) {
     });
 }
 
+pub fn table_only(rows: &[Row]) -> String {
+    let mut s = String::from("| workload | median | p95 | target |\n|---|---:|---:|---|\n");
+    for r in rows {
+        let mark = match r.ok {
+            Some(true) => " ✅",
+            Some(false) => " ❌",
+            None => "",
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {}{} |\n",
+            r.workload,
+            fmt_dur(r.median),
+            fmt_dur(r.p95),
+            r.target,
+            mark
+        ));
+    }
+    s
+}
+
 pub fn markdown(rows: &[Row], n: usize) -> String {
     let mut s = format!(
         "Generated memory: {n} concepts, {} propositions (`somnus bench --concepts {n}`).\n\n| workload | median | p95 | target |\n|---|---:|---:|---|\n",
@@ -362,4 +382,89 @@ pub fn markdown(rows: &[Row], n: usize) -> String {
         ));
     }
     s
+}
+
+/// Console workloads: drawing a frame over a 100,000-row result, and (given
+/// a database) opening it to the first drawn frame.
+pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
+    use crate::tui::app::{App, Runner};
+    use crate::tui::results::ResultTable;
+    use crate::tui::workbench::Outcome;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use serde_json::json;
+    let mut rows = Vec::new();
+    let nx = Nexus::open_in_memory().expect("memory");
+    let mut app = App::new(nx, "bench", Runner::Inline(Default::default()));
+    app.drain();
+    let table = ResultTable {
+        headers: vec!["?e.name".into(), "?e.attributes.score".into(), "?e".into()],
+        rows: (0..100_000)
+            .map(|i| {
+                vec![
+                    json!(format!("entity-{i}")),
+                    json!(i % 997),
+                    json!({"_type": "ConceptNode", "type": "Entity", "name": format!("e{i}")}),
+                ]
+            })
+            .collect(),
+    };
+    app.workbench.outcome = Some(Outcome::Table {
+        table,
+        elapsed: Duration::from_millis(1),
+        next_cursor: None,
+        dry_run: false,
+        kind: "FIND",
+    });
+    let mut term = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
+    let (m, p) = measure(runs, |i| {
+        if i % 2 == 0 {
+            app.on_key(ratatui::crossterm::event::KeyEvent::new(
+                ratatui::crossterm::event::KeyCode::F(2),
+                ratatui::crossterm::event::KeyModifiers::NONE,
+            ));
+        }
+        app.on_key(ratatui::crossterm::event::KeyEvent::new(
+            ratatui::crossterm::event::KeyCode::PageDown,
+            ratatui::crossterm::event::KeyModifiers::NONE,
+        ));
+        term.draw(|f| app.render(f)).expect("draw");
+    });
+    rows.push(Row {
+        workload: "console: draw a frame of a 100,000-row result".into(),
+        median: m,
+        p95: p,
+        target: "≤ 5 ms".into(),
+        ok: Some(m <= Duration::from_millis(5)),
+    });
+    if let Some(path) = db {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let (m, p) = measure(runs.min(20), |_| {
+            let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+            let nx = Nexus::open(path).expect("open");
+            let mut app = App::new(
+                nx,
+                "bench",
+                Runner::Pool {
+                    tx,
+                    handle: rt.handle().clone(),
+                },
+            );
+            let mut term = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
+            term.draw(|f| app.render(f)).expect("draw");
+        });
+        rows.push(Row {
+            workload: format!("console: open {} to the first frame", path.display()),
+            median: m,
+            p95: p,
+            target: "≤ 300 ms".into(),
+            ok: Some(m <= Duration::from_millis(300)),
+        });
+        rt.shutdown_timeout(Duration::from_secs(5));
+    }
+    rows
 }

@@ -55,6 +55,9 @@ pub enum Cmd {
         /// Runs per query workload
         #[arg(long, default_value_t = 200)]
         runs: usize,
+        /// Measure the console instead (with --db: opening that memory to its first frame)
+        #[arg(long)]
+        console: bool,
     },
     /// Run conformance fixture files or folders; ends with `N passed, N failed`
     Conformance {
@@ -181,7 +184,20 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Cmd::Bench { concepts, runs }) => {
+        Some(Cmd::Bench {
+            runs,
+            console: true,
+            ..
+        }) => {
+            let rows = crate::bench::console(cli.db.as_deref(), runs);
+            println!("{}", crate::bench::table_only(&rows));
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            concepts,
+            runs,
+            console: false,
+        }) => {
             let opts = crate::bench::BenchOptions {
                 concepts,
                 runs,

@@ -24,10 +24,12 @@ fn value_strategy() -> impl Strategy<Value = String> {
     ]
 }
 
+type Link = (usize, usize, Vec<(String, String)>);
+
 #[derive(Debug, Clone)]
 struct Graph {
     names: Vec<(String, Vec<(String, String)>)>,
-    links: Vec<(usize, usize, Vec<(String, String)>)>,
+    links: Vec<Link>,
     about: Vec<(usize, usize)>,
 }
 

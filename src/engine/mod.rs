@@ -152,8 +152,12 @@ impl Nexus {
         if fresh {
             nx.bootstrap()?;
         }
-        nx.conn
-            .execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize = 0x10002;")?;
+        // Planner statistics persist in the file; they are refreshed after
+        // bulk writes and when the memory is closed, not on the way in.
+        nx.conn.execute_batch("PRAGMA analysis_limit = 400;")?;
+        if fresh {
+            nx.conn.execute_batch("ANALYZE")?;
+        }
         nx.analyzed_at = nx.conn.total_changes();
         Ok(nx)
     }
@@ -340,12 +344,11 @@ impl Nexus {
         if readonly {
             self.conn.execute_batch("PRAGMA query_only = 1")?;
         }
-        if let Command::Search(s) = cmd {
-            if search::effective_mode(s, self.embedder.as_ref())
+        if let Command::Search(s) = cmd
+            && search::effective_mode(s, self.embedder.as_ref())
                 != crate::kip::ast::SearchMode::Keyword
-            {
-                self.sync_embeddings()?;
-            }
+        {
+            self.sync_embeddings()?;
         }
         let deadline = std::time::Instant::now() + self.timeout;
         self.conn
@@ -387,6 +390,12 @@ impl Nexus {
             self.refresh_statistics();
         }
         res
+    }
+}
+
+impl Drop for Nexus {
+    fn drop(&mut self) {
+        let _ = self.conn.execute_batch("PRAGMA optimize;");
     }
 }
 

@@ -192,10 +192,10 @@ impl App {
 
     pub fn tick(&mut self) {
         self.workbench.tick();
-        if let Some((_, at)) = &self.status {
-            if at.elapsed().as_secs() >= 5 {
-                self.status = None;
-            }
+        if let Some((_, at)) = &self.status
+            && at.elapsed().as_secs() >= 5
+        {
+            self.status = None;
         }
     }
 
@@ -244,7 +244,7 @@ impl App {
                 }
             })
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|s| std::cmp::Reverse(s.0));
         scored.into_iter().map(|(_, c)| c).collect()
     }
 
@@ -366,11 +366,9 @@ impl App {
             self.apply(vec![Action::ToggleMouse]);
             return;
         }
-        if alt {
-            if let KeyCode::Char(c @ '1'..='3') = key.code {
-                self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
-                return;
-            }
+        if alt && let KeyCode::Char(c @ '1'..='3') = key.code {
+            self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
+            return;
         }
         if !self.component_ref().captures_text() {
             match key.code {
@@ -401,18 +399,18 @@ impl App {
         if !self.mouse {
             return;
         }
-        if let MouseEventKind::Down(_) = ev.kind {
-            if ev.row == self.tab_area.y {
-                // tabs are drawn as " 1 Query " … from x = 9
-                let mut x = self.tab_area.x + 9;
-                for t in Tab::ALL {
-                    let w = t.title().len() as u16 + 4;
-                    if ev.column >= x && ev.column < x + w {
-                        self.select_tab(t);
-                        return;
-                    }
-                    x += w;
+        if let MouseEventKind::Down(_) = ev.kind
+            && ev.row == self.tab_area.y
+        {
+            // tabs are drawn as " 1 Query " … from x = 9
+            let mut x = self.tab_area.x + 9;
+            for t in Tab::ALL {
+                let w = t.title().len() as u16 + 4;
+                if ev.column >= x && ev.column < x + w {
+                    self.select_tab(t);
+                    return;
                 }
+                x += w;
             }
         }
         let actions = self.component().handle_mouse(ev);

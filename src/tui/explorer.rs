@@ -105,12 +105,11 @@ impl Explorer {
     }
 
     fn open(&mut self, id: i64, push: bool) -> Vec<Action> {
-        if push {
-            if let Some(n) = &self.current {
-                if n.id != id {
-                    self.trail.push((n.id, format!("{}: {}", n.ty, n.name)));
-                }
-            }
+        if push
+            && let Some(n) = &self.current
+            && n.id != id
+        {
+            self.trail.push((n.id, format!("{}: {}", n.ty, n.name)));
         }
         self.loading = true;
         vec![Action::Spawn(Job::Neighbourhood(id))]
@@ -317,10 +316,10 @@ impl Explorer {
             Some(n) => {
                 let mut v =
                     json!({ "id": n.kip_id, "attributes": n.attributes, "metadata": n.metadata });
-                if self.focus == Focus::Links {
-                    if let Some(e) = self.edges().get(self.link_sel) {
-                        v = json!({ "link": e.link_id, "attributes": e.attributes, "metadata": e.metadata });
-                    }
+                if self.focus == Focus::Links
+                    && let Some(e) = self.edges().get(self.link_sel)
+                {
+                    v = json!({ "link": e.link_id, "attributes": e.attributes, "metadata": e.metadata });
                 }
                 serde_json::to_string_pretty(&v).unwrap_or_default()
             }
@@ -394,10 +393,8 @@ impl Component for Explorer {
                     self.filter.pop();
                     self.refilter();
                 }
-                KeyCode::Esc => {
-                    if self.current.is_some() {
-                        self.focus = Focus::Links;
-                    }
+                KeyCode::Esc if self.current.is_some() => {
+                    self.focus = Focus::Links;
                 }
                 KeyCode::Char(c)
                     if !key.modifiers.contains(KeyModifiers::CONTROL)

@@ -50,7 +50,9 @@ pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
                 Some(ev) = ev_rx.recv() => match ev {
                     Event::Key(k) if k.kind == event::KeyEventKind::Press => app.on_key(k),
                     Event::Mouse(m) => app.on_mouse(m),
-                    Event::Paste(s) => app.workbench.editor.insert_str(s).then_some(()).unwrap_or(()),
+                    Event::Paste(s) => {
+                        app.workbench.editor.insert_str(s);
+                    }
                     _ => {}
                 },
                 Some(out) = rx.recv() => app.on_job(out),

@@ -368,16 +368,16 @@ impl Workbench {
                 }
             }
             KeyCode::Char('Y') => {
-                if let Some(Outcome::Table { table, .. }) = &self.outcome {
-                    if let Some(r) = table.rows.get(self.row) {
-                        let mut m = Map::new();
-                        for (h, v) in table.headers.iter().zip(r.iter()) {
-                            m.insert(h.clone(), v.clone());
-                        }
-                        let s = Value::Object(m).to_string();
-                        self.last_copy = Some(s.clone());
-                        return vec![Action::Copy(s)];
+                if let Some(Outcome::Table { table, .. }) = &self.outcome
+                    && let Some(r) = table.rows.get(self.row)
+                {
+                    let mut m = Map::new();
+                    for (h, v) in table.headers.iter().zip(r.iter()) {
+                        m.insert(h.clone(), v.clone());
                     }
+                    let s = Value::Object(m).to_string();
+                    self.last_copy = Some(s.clone());
+                    return vec![Action::Copy(s)];
                 }
             }
             KeyCode::Char('n') => return self.next_page(),
@@ -448,12 +448,12 @@ impl Workbench {
                 continue;
             }
             let b = byte_at(line_c, probe);
-            if b < line_c.len() {
-                if let Some(m) = highlight::matching_bracket(lines, crow, b) {
-                    marks.push((crow, b));
-                    marks.push(m);
-                    break;
-                }
+            if b < line_c.len()
+                && let Some(m) = highlight::matching_bracket(lines, crow, b)
+            {
+                marks.push((crow, b));
+                marks.push(m);
+                break;
             }
         }
         let mut out_lines = Vec::new();
@@ -618,7 +618,7 @@ impl Workbench {
                 hint,
             }) => {
                 let mut lines = vec![
-                    Line::styled(format!("{code}"), theme::error()),
+                    Line::styled(code.to_string(), theme::error()),
                     Line::raw(message.clone()),
                     Line::raw(""),
                 ];
@@ -1015,19 +1015,17 @@ impl Component for Workbench {
                         .get("next_cursor")
                         .and_then(Value::as_str)
                         .map(str::to_string);
-                    if *page {
-                        if let Some(Outcome::Table { table: old, .. }) = &mut self.outcome {
-                            let mut merged = old.clone();
-                            merged.rows.extend(t.rows);
-                            self.outcome = Some(Outcome::Table {
-                                table: merged,
-                                elapsed: *elapsed,
-                                next_cursor,
-                                dry_run: *dry_run,
-                                kind,
-                            });
-                            return vec![];
-                        }
+                    if *page && let Some(Outcome::Table { table: old, .. }) = &mut self.outcome {
+                        let mut merged = old.clone();
+                        merged.rows.extend(t.rows);
+                        self.outcome = Some(Outcome::Table {
+                            table: merged,
+                            elapsed: *elapsed,
+                            next_cursor,
+                            dry_run: *dry_run,
+                            kind,
+                        });
+                        return vec![];
                     }
                     self.outcome = Some(Outcome::Table {
                         table: t,

@@ -1,0 +1,204 @@
+//! Renders every console pane headlessly (ratatui TestBackend), draws each
+//! buffer as SVG and rasterises it to `screenshots/*.png` with resvg.
+//!
+//!     cargo run --release --example screenshots
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::{Color, Modifier};
+use somnus::tui::app::{App, Runner};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+const W: u16 = 120;
+const H: u16 = 36;
+const CW: f32 = 9.0;
+const CH: f32 = 18.0;
+const BG: &str = "#1d1f21";
+const FG: &str = "#d0d0d0";
+
+fn hex(c: Color, default: &str) -> String {
+    match c {
+        Color::Reset => default.to_string(),
+        Color::Black => "#1d1f21".into(),
+        Color::Red => "#cc6666".into(),
+        Color::Green => "#8abd6f".into(),
+        Color::Yellow => "#e0c060".into(),
+        Color::Blue => "#81a2be".into(),
+        Color::Magenta => "#b294bb".into(),
+        Color::Cyan => "#6fc0c0".into(),
+        Color::Gray => "#c5c8c6".into(),
+        Color::DarkGray => "#707070".into(),
+        Color::LightRed => "#ff8080".into(),
+        Color::LightGreen => "#b5e890".into(),
+        Color::LightYellow => "#f0e0a0".into(),
+        Color::LightBlue => "#a0c8f0".into(),
+        Color::LightMagenta => "#d8a8e0".into(),
+        Color::LightCyan => "#a0e8e8".into(),
+        Color::White => "#ffffff".into(),
+        Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        Color::Indexed(_) => default.to_string(),
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn svg(buf: &Buffer) -> String {
+    let (w, h) = (buf.area.width as f32 * CW, buf.area.height as f32 * CH);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\"><rect width=\"100%\" height=\"100%\" fill=\"{BG}\"/>"
+    );
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            let mut fg = hex(c.fg, FG);
+            let mut bg = hex(c.bg, BG);
+            if c.modifier.contains(Modifier::REVERSED) {
+                std::mem::swap(&mut fg, &mut bg);
+                if bg == BG {
+                    bg = FG.into();
+                }
+            }
+            let (px, py) = (x as f32 * CW, y as f32 * CH);
+            if bg != BG {
+                let _ = write!(
+                    s,
+                    "<rect x=\"{px}\" y=\"{py}\" width=\"{CW}\" height=\"{CH}\" fill=\"{bg}\"/>"
+                );
+            }
+            let sym = c.symbol();
+            if sym.trim().is_empty() {
+                continue;
+            }
+            let weight = if c.modifier.contains(Modifier::BOLD) {
+                " font-weight=\"bold\""
+            } else {
+                ""
+            };
+            let opacity = if c.modifier.contains(Modifier::DIM) {
+                " fill-opacity=\"0.6\""
+            } else {
+                ""
+            };
+            let deco = if c.modifier.contains(Modifier::UNDERLINED) {
+                " text-decoration=\"underline\""
+            } else {
+                ""
+            };
+            let _ = write!(
+                s,
+                "<text x=\"{px}\" y=\"{}\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"15\" fill=\"{fg}\"{weight}{opacity}{deco}>{}</text>",
+                py + 14.0,
+                esc(sym)
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn png(buf: &Buffer, path: &str) {
+    let mut opt = resvg::usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    let tree = resvg::usvg::Tree::from_str(&svg(buf), &opt).expect("svg");
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("pixmap");
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.save_png(path).expect("write png");
+    println!("wrote {path}");
+}
+
+fn key(app: &mut App, code: KeyCode, m: KeyModifiers) {
+    app.on_key(KeyEvent::new(code, m));
+    app.drain();
+}
+
+fn typed(app: &mut App, text: &str) {
+    for ch in text.chars() {
+        let code = if ch == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(ch)
+        };
+        app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+    app.drain();
+}
+
+fn shot(app: &mut App, name: &str) {
+    let mut t = Terminal::new(TestBackend::new(W, H)).expect("terminal");
+    t.draw(|f| app.render(f)).expect("draw");
+    png(t.backend().buffer(), &format!("screenshots/{name}.png"));
+}
+
+fn main() {
+    std::fs::create_dir_all("screenshots").expect("screenshots folder");
+    let nx = somnus::demo::in_memory().expect("demo memory");
+    let mut app = App::new(nx, "demo memory", Runner::Inline(VecDeque::new()));
+    app.drain();
+    let none = KeyModifiers::NONE;
+
+    app.workbench.set_text("");
+    typed(
+        &mut app,
+        "// what happened lately, and is it consolidated yet?\nFIND(?e.name, ?e.attributes.consolidation_status, ?e.attributes.salience_score)\nWHERE {\n  ?e {type: \"Event\"}\n  FILTER(?e.attributes.event_class == \"Conversation\")\n}\nORDER BY ?e.attributes.start_time DESC\nLIMIT 50",
+    );
+    key(&mut app, KeyCode::F(5), none);
+    key(&mut app, KeyCode::F(2), none);
+    key(&mut app, KeyCode::Down, none);
+    key(&mut app, KeyCode::Down, none);
+    shot(&mut app, "query-workbench");
+
+    key(&mut app, KeyCode::Enter, none);
+    shot(&mut app, "query-cell-detail");
+    key(&mut app, KeyCode::Esc, none);
+
+    app.workbench.set_text("");
+    typed(
+        &mut app,
+        "FIND(?d.name, COUNT(?n))\nWHERE {\n  ?d {type: \"Domain\"}\n  (?n, \"belongs_to_domain\", ?d)\n}\nORDER BY COUNT(?n) DESC",
+    );
+    key(&mut app, KeyCode::F(5), none);
+    shot(&mut app, "query-aggregate");
+
+    app.workbench.set_text("");
+    typed(
+        &mut app,
+        "FIND(?p.name)\nWHERE {\n  ?p {type: \"Person\"\n}",
+    );
+    key(&mut app, KeyCode::F(5), none);
+    shot(&mut app, "query-error");
+
+    key(&mut app, KeyCode::Char('2'), KeyModifiers::ALT);
+    typed(&mut app, "Mira Chen");
+    key(&mut app, KeyCode::Enter, none);
+    for _ in 0..12 {
+        key(&mut app, KeyCode::Down, none);
+    }
+    shot(&mut app, "graph-explorer");
+
+    key(&mut app, KeyCode::Char('3'), KeyModifiers::ALT);
+    key(&mut app, KeyCode::Down, none);
+    key(&mut app, KeyCode::Down, none);
+    key(&mut app, KeyCode::Down, none);
+    key(&mut app, KeyCode::Down, none);
+    shot(&mut app, "schema");
+
+    key(&mut app, KeyCode::F(1), none);
+    shot(&mut app, "help");
+    key(&mut app, KeyCode::Esc, none);
+    key(&mut app, KeyCode::Char('p'), KeyModifiers::CONTROL);
+    typed(&mut app, "exp");
+    shot(&mut app, "palette");
+}
