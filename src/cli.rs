@@ -59,6 +59,43 @@ pub enum Cmd {
         #[arg(long)]
         console: bool,
     },
+    /// The audit trail: every change to the memory, who made it and why
+    Audit {
+        #[command(subcommand)]
+        what: Option<AuditCmd>,
+        /// Only entries by this actor
+        #[arg(long)]
+        actor: Option<String>,
+        /// Only entries of this kind (UPSERT, UPDATE, MERGE, DELETE, ROLLBACK, BOOTSTRAP)
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only entries that touched this element (C:<n> or P:<n>:<predicate>)
+        #[arg(long)]
+        element: Option<String>,
+        /// Only entries at or after this time (RFC 3339)
+        #[arg(long)]
+        since: Option<String>,
+        /// Only entries at or before this time (RFC 3339)
+        #[arg(long)]
+        until: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo one audit entry (itself recorded, so it can be undone too)
+    Rollback {
+        entry: i64,
+        /// Why (recorded with the rollback)
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Explain what happened to an element: every change, by whom and why
+    Why {
+        /// C:<n> or P:<n>:<predicate>
+        element: String,
+    },
     /// Run conformance fixture files or folders; ends with `N passed, N failed`
     Conformance {
         /// Fixture files or folders
@@ -68,6 +105,12 @@ pub enum Cmd {
         #[arg(long, short)]
         verbose: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuditCmd {
+    /// One entry with the before/after image of every element it touched
+    Show { entry: i64 },
 }
 
 /// `$SOMNUS_DB`, else the per-user data folder.
@@ -205,6 +248,146 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let rows = crate::bench::run(&opts);
             println!("{}", crate::bench::markdown(&rows, concepts));
+            Ok(0)
+        }
+        Some(Cmd::Audit {
+            what: Some(AuditCmd::Show { entry }),
+            ..
+        }) => {
+            let nx = open(&cli.db)?;
+            match nx.audit_entry(entry).map_err(|e| eyre!(e.message))? {
+                None => {
+                    eprintln!("no audit entry #{entry}");
+                    Ok(1)
+                }
+                Some((e, changes)) => {
+                    let mut v = e.to_json();
+                    v["changes"] = Value::Array(changes.iter().map(|c| c.to_json()).collect());
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                    Ok(0)
+                }
+            }
+        }
+        Some(Cmd::Audit {
+            what: None,
+            actor,
+            kind,
+            element,
+            since,
+            until,
+            limit,
+            json,
+        }) => {
+            let nx = open(&cli.db)?;
+            let element = match element {
+                Some(e) => Some(
+                    crate::store::ids::parse_concept_id(&e)
+                        .or(match crate::store::ids::parse_prop_id(&e) {
+                            crate::store::ids::PropIdParse::Ok(n, _) => Some(n),
+                            _ => None,
+                        })
+                        .ok_or_else(|| {
+                            eyre!("{e} is not an element id (C:<n> or P:<n>:<predicate>)")
+                        })?,
+                ),
+                None => None,
+            };
+            let f = crate::audit::Filter {
+                actor,
+                kind,
+                element,
+                since,
+                until,
+                limit,
+            };
+            let entries = nx.audit_list(&f).map_err(|e| eyre!(e.message))?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &entries.iter().map(|e| e.to_json()).collect::<Vec<_>>()
+                    )?
+                );
+            } else {
+                println!(
+                    "{:>6}  {:<24}  {:<12}  {:<10}  {:>7}  command",
+                    "entry", "at", "actor", "kind", "changes"
+                );
+                for e in entries {
+                    let mut cmd: String =
+                        e.command.split_whitespace().collect::<Vec<_>>().join(" ");
+                    if cmd.chars().count() > 60 {
+                        cmd = cmd.chars().take(59).collect::<String>() + "…";
+                    }
+                    let note = match (e.rolled_back_by, e.rolls_back) {
+                        (Some(by), _) => format!("  (rolled back by #{by})"),
+                        (None, Some(of)) => format!("  (undoes #{of})"),
+                        _ => String::new(),
+                    };
+                    println!(
+                        "{:>6}  {:<24}  {:<12}  {:<10}  {:>7}  {cmd}{note}",
+                        e.id, e.at, e.actor, e.kind, e.changes
+                    );
+                }
+            }
+            Ok(0)
+        }
+        Some(Cmd::Rollback { entry, reason }) => {
+            let mut nx = open(&cli.db)?;
+            let who = crate::audit::Who {
+                actor: "operator".into(),
+                trigger: "somnus rollback".into(),
+                reason,
+            };
+            match nx.rollback(entry, &who) {
+                Ok(id) => {
+                    println!(
+                        "rolled back #{entry} as entry #{id} (undo it with `somnus rollback {id}`)"
+                    );
+                    Ok(0)
+                }
+                Err(e) => {
+                    eprintln!("{}: {}\n{}", e.code, e.message, e.hint.unwrap_or_default());
+                    Ok(1)
+                }
+            }
+        }
+        Some(Cmd::Why { element }) => {
+            let nx = open(&cli.db)?;
+            let h = nx.element_history(&element).map_err(|e| eyre!(e.message))?;
+            if h.is_empty() {
+                println!("{element}: no recorded change");
+                return Ok(0);
+            }
+            for (e, c) in h {
+                let reason = e
+                    .reason
+                    .clone()
+                    .map(|r| format!(" because {r}"))
+                    .unwrap_or_default();
+                println!(
+                    "#{} {} {} {} by {} via {}{reason}",
+                    e.id,
+                    e.at,
+                    c.op,
+                    c.kip_id(),
+                    e.actor,
+                    e.trigger
+                );
+                let cmd = e.command.split_whitespace().collect::<Vec<_>>().join(" ");
+                let cmd = if cmd.chars().count() > 160 {
+                    cmd.chars().take(159).collect::<String>() + "…"
+                } else {
+                    cmd
+                };
+                println!("    {cmd}");
+                if let Some(b) = &c.before {
+                    println!("    before: {b}");
+                }
+                if let Some(a) = &c.after {
+                    println!("    after:  {a}");
+                }
+            }
             Ok(0)
         }
         Some(Cmd::Conformance { paths, verbose }) => {

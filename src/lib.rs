@@ -1,5 +1,6 @@
 //! somnus: a KIP memory engine on SQLite, with a sleep cycle and a console.
 
+pub mod audit;
 pub mod bench;
 pub mod cli;
 pub mod conformance;

@@ -91,6 +91,8 @@ pub struct Nexus {
     timeout: std::time::Duration,
     /// The embedding provider for semantic and hybrid SEARCH, if any.
     embedder: Option<embed::EmbeddingConfig>,
+    /// The audit entry the connection's writes belong to.
+    audit: crate::audit::Context,
 }
 
 /// The default per-command execution limit.
@@ -141,6 +143,8 @@ impl Nexus {
 
     fn init(conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
         register_functions(&conn)?;
+        let audit = crate::audit::Context::default();
+        crate::audit::register(&conn, &audit)?;
         let fresh = crate::store::prepare(&conn)?;
         let mut nx = Nexus {
             conn,
@@ -148,6 +152,7 @@ impl Nexus {
             analyzed_at: 0,
             timeout: DEFAULT_TIMEOUT,
             embedder: embed::EmbeddingConfig::from_env(),
+            audit,
         };
         if fresh {
             nx.bootstrap()?;
@@ -166,6 +171,13 @@ impl Nexus {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let who = crate::audit::Who {
+            actor: "$system".into(),
+            trigger: "bootstrap".into(),
+            reason: Some("a new memory starts from the bootstrap capsules".into()),
+        };
+        let entry = crate::audit::begin(&tx, &who, "bootstrap capsules", "BOOTSTRAP", None)?;
+        self.audit.set(entry);
         for (name, text) in BOOTSTRAP_CAPSULES {
             let cmd = kip::parse(text, &Map::new()).map_err(|e| {
                 KipError::internal(format!(
@@ -182,8 +194,59 @@ impl Nexus {
                 KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
             })?;
         }
+        self.audit.clear();
+        crate::audit::finish(&tx, entry)?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// The audit trail, newest first.
+    pub fn audit_list(&self, f: &crate::audit::Filter) -> KipResult<Vec<crate::audit::Entry>> {
+        crate::audit::list(&self.conn, f)
+    }
+
+    pub fn audit_entry(
+        &self,
+        id: i64,
+    ) -> KipResult<Option<(crate::audit::Entry, Vec<crate::audit::Change>)>> {
+        Ok(match crate::audit::entry(&self.conn, id)? {
+            Some(e) => {
+                let c = crate::audit::changes(&self.conn, id)?;
+                Some((e, c))
+            }
+            None => None,
+        })
+    }
+
+    /// Every recorded change to one element (by KIP id), newest first.
+    pub fn element_history(
+        &self,
+        kip_id: &str,
+    ) -> KipResult<Vec<(crate::audit::Entry, crate::audit::Change)>> {
+        let n = crate::store::ids::parse_concept_id(kip_id).or(
+            match crate::store::ids::parse_prop_id(kip_id) {
+                crate::store::ids::PropIdParse::Ok(n, _) => Some(n),
+                _ => None,
+            },
+        );
+        let Some(n) = n else {
+            return Err(KipError::syntax(format!(
+                "{kip_id} is not an element id (C:<n> or P:<n>:<predicate>)"
+            )));
+        };
+        crate::audit::history_of(&self.conn, n)
+    }
+
+    /// Undoes one audit entry, as a new entry by `who`.
+    pub fn rollback(&mut self, entry: i64, who: &crate::audit::Who) -> KipResult<i64> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let res = crate::audit::rollback(&tx, &self.audit, entry, who);
+        self.audit.clear();
+        let id = res?;
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Configures (or removes) the embedding provider.
@@ -249,7 +312,7 @@ impl Nexus {
                 "the request has no `command` (or `commands`)",
             )),
             (Some(c), None) => {
-                Response::Single(self.run(c, &args.parameters, readonly, args.dry_run))
+                Response::Single(self.run(c, &args.parameters, readonly, args.dry_run, &req.actor))
             }
             (None, Some(list)) => {
                 let mut out = Vec::new();
@@ -270,7 +333,7 @@ impl Nexus {
                     let is_write = kip::parse(text, &params)
                         .map(|c| c.is_write())
                         .unwrap_or(false);
-                    let o = self.run(text, &params, readonly, args.dry_run);
+                    let o = self.run(text, &params, readonly, args.dry_run, &req.actor);
                     let stop = is_write && o.is_err();
                     out.push(o);
                     if stop {
@@ -284,7 +347,13 @@ impl Nexus {
 
     /// Convenience: one read-write command without parameters.
     pub fn kip(&mut self, command: &str) -> Outcome {
-        self.run(command, &Map::new(), false, false)
+        self.run(
+            command,
+            &Map::new(),
+            false,
+            false,
+            &crate::protocol::Actor::default(),
+        )
     }
 
     fn run(
@@ -293,12 +362,18 @@ impl Nexus {
         params: &Map<String, Value>,
         readonly: bool,
         dry_run: bool,
+        actor: &crate::protocol::Actor,
     ) -> Outcome {
         let cmd = match kip::parse(text, params) {
             Ok(c) => c,
             Err(e) => return Outcome::Err(e),
         };
-        match self.exec(&cmd, readonly, dry_run) {
+        let who = crate::audit::Who {
+            actor: actor.id.clone(),
+            trigger: actor.trigger.clone(),
+            reason: actor.reason.clone(),
+        };
+        match self.exec_as(&cmd, text, &who, readonly, dry_run) {
             Ok((result, next_cursor)) => Outcome::Ok {
                 result,
                 next_cursor,
@@ -327,10 +402,28 @@ impl Nexus {
         }
     }
 
-    /// Executes a parsed command.
+    /// Executes a parsed command as the default agent actor.
     pub fn exec(
         &mut self,
         cmd: &Command,
+        readonly: bool,
+        dry_run: bool,
+    ) -> KipResult<(Value, Option<String>)> {
+        let who = crate::audit::Who {
+            actor: "agent".into(),
+            trigger: "execute_kip".into(),
+            reason: None,
+        };
+        self.exec_as(cmd, cmd.kind(), &who, readonly, dry_run)
+    }
+
+    /// Executes a parsed command; a write is recorded in the audit trail
+    /// as `who` running `text`.
+    pub fn exec_as(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
         readonly: bool,
         dry_run: bool,
     ) -> KipResult<(Value, Option<String>)> {
@@ -360,7 +453,19 @@ impl Nexus {
         };
         let res = (|| {
             let tx = self.conn.transaction_with_behavior(behavior)?;
-            let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref())?;
+            let entry = if cmd.is_write() && !dry_run {
+                let e = crate::audit::begin(&tx, who, text, cmd.kind(), None)?;
+                self.audit.set(e);
+                Some(e)
+            } else {
+                None
+            };
+            let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref());
+            self.audit.clear();
+            let out = out?;
+            if let Some(e) = entry {
+                crate::audit::finish(&tx, e)?;
+            }
             if dry_run || !cmd.is_write() {
                 tx.rollback()?;
             } else {

@@ -54,6 +54,7 @@ pub struct Arguments {
 pub struct Actor {
     pub id: String,
     pub trigger: String,
+    pub reason: Option<String>,
 }
 
 impl Default for Actor {
@@ -61,6 +62,7 @@ impl Default for Actor {
         Actor {
             id: "agent".into(),
             trigger: "execute_kip".into(),
+            reason: None,
         }
     }
 }

@@ -108,6 +108,60 @@ const MIGRATIONS: &[&str] = &[
         parameters  TEXT NOT NULL DEFAULT '{}'
     );
     "#,
+    // 5: the audit trail: who changed what, why, and the before/after image
+    //    of every element touched (written by triggers, so no write path
+    //    can skip it). An insert's after image is the next change's before
+    //    image, or the row itself, so it is not stored twice.
+    r#"
+    CREATE TABLE audit_log (
+        id              INTEGER PRIMARY KEY,
+        at              TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        trigger_name    TEXT NOT NULL,
+        reason          TEXT,
+        command         TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        rolls_back      INTEGER,
+        rolled_back_by  INTEGER,
+        first_change    INTEGER NOT NULL DEFAULT 0,
+        n_changes       INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX audit_log_actor ON audit_log(actor, id);
+    CREATE TABLE audit_changes (
+        id       INTEGER PRIMARY KEY,
+        entry    INTEGER NOT NULL,
+        element  INTEGER NOT NULL,
+        tbl      TEXT NOT NULL,
+        op       TEXT NOT NULL,
+        before   TEXT,
+        after    TEXT
+    );
+    CREATE INDEX audit_changes_element ON audit_changes(element, entry);
+    CREATE TRIGGER audit_concepts_insert AFTER INSERT ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'concepts', 'insert', NULL, NULL);
+    END;
+    CREATE TRIGGER audit_concepts_update AFTER UPDATE ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'concepts', 'update', '{"id":' || old.id || ',"type":' || json_quote(old.type) || ',"name":' || json_quote(old.name) || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', '{"id":' || new.id || ',"type":' || json_quote(new.type) || ',"name":' || json_quote(new.name) || ',"attributes":' || new.attributes || ',"metadata":' || new.metadata || ',"version":' || new.version || ',"updated_at":' || json_quote(new.updated_at) || '}');
+    END;
+    CREATE TRIGGER audit_concepts_delete AFTER DELETE ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), old.id, 'concepts', 'delete', '{"id":' || old.id || ',"type":' || json_quote(old.type) || ',"name":' || json_quote(old.name) || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
+    END;
+    CREATE TRIGGER audit_propositions_insert AFTER INSERT ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'propositions', 'insert', NULL, NULL);
+    END;
+    CREATE TRIGGER audit_propositions_update AFTER UPDATE ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'propositions', 'update', '{"id":' || old.id || ',"subject":' || old.subject || ',"predicate":' || json_quote(old.predicate) || ',"object":' || old.object || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', '{"id":' || new.id || ',"subject":' || new.subject || ',"predicate":' || json_quote(new.predicate) || ',"object":' || new.object || ',"attributes":' || new.attributes || ',"metadata":' || new.metadata || ',"version":' || new.version || ',"updated_at":' || json_quote(new.updated_at) || '}');
+    END;
+    CREATE TRIGGER audit_propositions_delete AFTER DELETE ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), old.id, 'propositions', 'delete', '{"id":' || old.id || ',"subject":' || old.subject || ',"predicate":' || json_quote(old.predicate) || ',"object":' || old.object || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
+    END;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
