@@ -41,6 +41,24 @@ pub enum Cmd {
     },
     /// Answer one JSON request per line on standard input
     Rpc,
+    /// Serve the memory to agents over HTTP (POST /kip, GET /)
+    Serve {
+        /// Address to listen on (loopback unless an API key is set)
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+        /// Require `Authorization: Bearer KEY` (default: $SOMNUS_API_KEY)
+        #[arg(long)]
+        api_key: Option<String>,
+        /// Largest request body in bytes
+        #[arg(long, default_value_t = 1 << 20)]
+        max_body: usize,
+        /// Reader connections (reads never wait for the writer)
+        #[arg(long, default_value_t = 4)]
+        readers: usize,
+        /// Per-command execution limit in milliseconds (KIP_4001 past it)
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+    },
     /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
         /// Only create the memory; do not open the console
@@ -202,6 +220,43 @@ pub fn run(cli: Cli) -> Result<i32> {
                 return Ok(0);
             }
             crate::tui::run(nx, &format!("demo · {}", path.display()))?;
+            Ok(0)
+        }
+        Some(Cmd::Serve {
+            addr,
+            api_key,
+            max_body,
+            readers,
+            timeout_ms,
+        }) => {
+            let api_key = api_key.or_else(|| {
+                std::env::var("SOMNUS_API_KEY")
+                    .ok()
+                    .filter(|k| !k.is_empty())
+            });
+            let db = cli.db.clone().unwrap_or_else(default_db);
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let cfg = crate::server::ServerConfig {
+                db: db.clone(),
+                addr,
+                api_key,
+                max_body,
+                readers,
+                timeout: std::time::Duration::from_millis(timeout_ms),
+            };
+            rt.spawn(async move {
+                if let Ok(a) = rx.await {
+                    eprintln!(
+                        "somnus serving {} on http://{a} (POST /kip, GET /)",
+                        db.display()
+                    );
+                }
+            });
+            rt.block_on(crate::server::serve(cfg, Some(tx)))
+                .map_err(|e| eyre!(e))?;
             Ok(0)
         }
         Some(Cmd::Rpc) => {

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod engine;
 pub mod kip;
 pub mod protocol;
+pub mod server;
 pub mod store;
 pub mod tui;
 

@@ -1,0 +1,225 @@
+//! The HTTP server over real loopback sockets: success, every error class
+//! with its status, auth, body limits, malformed JSON, caller identity.
+
+use serde_json::{Value, json};
+use somnus::server::{ServerConfig, check_bind, serve};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn start(name: &str, api_key: Option<&str>, timeout: Duration) -> (SocketAddr, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("somnus-http-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let cfg = ServerConfig {
+        db: db.clone(),
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        api_key: api_key.map(str::to_string),
+        max_body: 64 * 1024,
+        readers: 2,
+        timeout,
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("rt");
+        rt.block_on(async move {
+            if let Err(e) = serve(cfg, Some(tx)).await {
+                panic!("server: {e}");
+            }
+        });
+    });
+    let addr = rx.blocking_recv().expect("server ready");
+    (addr, db)
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+fn post(addr: SocketAddr, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut req = agent()
+        .post(&format!("http://{addr}/kip"))
+        .header("content-type", "application/json");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let mut resp = req.send(body).expect("request");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn call(addr: SocketAddr, method: &str, command: &str) -> (u16, Value) {
+    post(
+        addr,
+        &json!({ "method": method, "params": { "command": command } }).to_string(),
+        &[],
+    )
+}
+
+#[test]
+fn statuses_follow_the_error_class() {
+    let (addr, _) = start("status", None, Duration::from_millis(150));
+    let mut info = agent()
+        .get(&format!("http://{addr}/"))
+        .call()
+        .expect("info");
+    assert_eq!(info.status().as_u16(), 200);
+    let info: Value = serde_json::from_str(&info.body_mut().read_to_string().unwrap_or_default())
+        .unwrap_or(Value::Null);
+    assert_eq!(info["name"], "somnus");
+
+    let (s, v) = call(
+        addr,
+        "execute_kip",
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Drug"} } CONCEPT ?d { {type: "Drug", name: "Aspirin"} } }"#,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["result"]["blocks"], 1);
+    let (s, v) = call(
+        addr,
+        "execute_kip_readonly",
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug"} }"#,
+    );
+    assert_eq!((s, v["result"].clone()), (200, json!(["Aspirin"])));
+
+    let cases = [
+        ("execute_kip", "FIND(?d WHERE {", 400, "KIP_1001"),
+        (
+            "execute_kip",
+            r#"UPSERT { CONCEPT ?x { {type: "Undefined", name: "x"} } }"#,
+            400,
+            "KIP_2001",
+        ),
+        (
+            "execute_kip",
+            r#"FIND(?zz) WHERE { ?d {type: "Drug"} }"#,
+            400,
+            "KIP_3001",
+        ),
+        (
+            "execute_kip",
+            r#"FIND(?d) WHERE { ?d {type: "Drug", name: "Missing"} }"#,
+            404,
+            "KIP_3002",
+        ),
+        (
+            "execute_kip",
+            r#"MERGE CONCEPT ?a INTO ?b WHERE { ?a {type: "$ConceptType"} ?b {type: "Drug", name: "Aspirin"} }"#,
+            409,
+            "KIP_3003",
+        ),
+        (
+            "execute_kip",
+            r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Aspirin"} EXPECT VERSION 0 } }"#,
+            409,
+            "KIP_3005",
+        ),
+        (
+            "execute_kip",
+            r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Person", name: "$self"} }"#,
+            403,
+            "KIP_3004",
+        ),
+        (
+            "execute_kip_readonly",
+            r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Ibuprofen"} } }"#,
+            403,
+            "KIP_3004",
+        ),
+        (
+            "execute_kip",
+            r#"FIND(?s, ?o) WHERE { (?s, ?p, ?o) }"#,
+            400,
+            "KIP_4002",
+        ),
+        (
+            "execute_kip",
+            r#"FIND(COUNT(?a)) WHERE { ?a {type: "$ConceptType"} ?b {type: "$ConceptType"} ?c {type: "$ConceptType"} ?d {type: "$ConceptType"} ?e {type: "$ConceptType"} ?f {type: "$ConceptType"} ?g {type: "$ConceptType"} FILTER(REGEX(?a.name, "^[A-Z]") && ?c.name != ?d.name && ?e.name != ?f.name) }"#,
+            408,
+            "KIP_4001",
+        ),
+    ];
+    for (method, cmd, status, code) in cases {
+        let (s, v) = call(addr, method, cmd);
+        assert_eq!(
+            (s, v["error"]["code"].as_str().unwrap_or("")),
+            (status, code),
+            "{cmd}: {v}"
+        );
+    }
+    // a batch answers 200 with errors inline
+    let (s, v) = post(addr, &json!({ "method": "execute_kip", "params": { "commands": ["DESCRIBE PRIMER", "FIND(x"] } }).to_string(), &[]);
+    assert_eq!(s, 200);
+    assert_eq!(v["result"][1]["error"]["code"], "KIP_1001");
+}
+
+#[test]
+fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
+    let (addr, _) = start("bodies", None, Duration::from_secs(30));
+    let (s, v) = post(addr, "{not json", &[]);
+    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("KIP_1001")));
+    let (s, v) = post(addr, r#"{"method": "drop_tables", "params": {}}"#, &[]);
+    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("KIP_1001")));
+    let (s, v) = post(
+        addr,
+        r#"{"method": "execute_kip", "params": {"command": "DESCRIBE PRIMER", "extra": 1}}"#,
+        &[],
+    );
+    assert_eq!(s, 400, "{v}");
+    let big = json!({ "method": "execute_kip", "params": { "command": format!("FIND(?x) WHERE {{ ?x {{name: \"{}\"}} }}", "a".repeat(100_000)) } }).to_string();
+    let (s, v) = post(addr, &big, &[]);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (413, Some("KIP_4002")),
+        "{v}"
+    );
+    let (s, _) = call(addr, "execute_kip", "DESCRIBE PRIMER");
+    assert_eq!(s, 200);
+}
+
+#[test]
+fn the_api_key_is_checked_before_the_body() {
+    let (addr, _) = start("auth", Some("s3cret"), Duration::from_secs(30));
+    let body =
+        json!({ "method": "execute_kip", "params": { "command": "DESCRIBE DOMAINS" } }).to_string();
+    assert_eq!(post(addr, &body, &[]).0, 401);
+    assert_eq!(
+        post(addr, &body, &[("authorization", "Bearer wrong")]).0,
+        401
+    );
+    // even a body too large or not JSON is 401 first
+    assert_eq!(post(addr, &"x".repeat(30_000), &[]).0, 401);
+    let (s, v) = post(addr, &body, &[("authorization", "Bearer s3cret")]);
+    assert_eq!(s, 200, "{v}");
+    assert!(check_bind(&"0.0.0.0:8080".parse().expect("addr"), &None).is_err());
+    assert!(check_bind(&"0.0.0.0:8080".parse().expect("addr"), &Some("k".into())).is_ok());
+    assert!(check_bind(&"[::1]:8080".parse().expect("addr"), &None).is_ok());
+}
+
+#[test]
+fn every_write_is_attributed_to_its_caller() {
+    let (addr, db) = start("actor", None, Duration::from_secs(30));
+    let body = json!({ "method": "execute_kip", "params": { "command": r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"# } }).to_string();
+    let (s, _) = post(addr, &body, &[("x-somnus-actor", "agent:alpha")]);
+    assert_eq!(s, 200);
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let e = nx
+        .audit_list(&somnus::audit::Filter {
+            limit: 1,
+            ..Default::default()
+        })
+        .expect("audit")
+        .remove(0);
+    assert_eq!(e.actor, "agent:alpha");
+    assert!(e.trigger.starts_with("http 127.0.0.1:"), "{}", e.trigger);
+}
