@@ -144,7 +144,7 @@ fn statuses_follow_the_error_class() {
         ),
         (
             "execute_kip",
-            r#"FIND(COUNT(?a)) WHERE { ?a {type: "$ConceptType"} ?b {type: "$ConceptType"} ?c {type: "$ConceptType"} ?d {type: "$ConceptType"} ?e {type: "$ConceptType"} ?f {type: "$ConceptType"} ?g {type: "$ConceptType"} FILTER(REGEX(?a.name, "^[A-Z]") && ?c.name != ?d.name && ?e.name != ?f.name) }"#,
+            r#"FIND(COUNT(?a)) WHERE { ?a {type: "$ConceptType"} ?b {type: "$ConceptType"} ?c {type: "$ConceptType"} ?d {type: "$ConceptType"} ?e {type: "$ConceptType"} ?f {type: "$ConceptType"} ?g {type: "$ConceptType"} FILTER(REGEX(?a.name, "^[A-Z]") && ?a.name != ?b.name && ?b.name != ?c.name && ?c.name != ?d.name && ?d.name != ?e.name && ?e.name != ?f.name && ?f.name != ?g.name) }"#,
             408,
             "KIP_4001",
         ),
