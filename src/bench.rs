@@ -468,3 +468,117 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
     }
     rows
 }
+
+/// The HTTP server under load: `clients` concurrent clients, each sending
+/// `per_client` requests (80% reads, 20% UPSERTs) over loopback; then every
+/// acknowledged UPSERT is checked to be in the memory.
+pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
+    use serde_json::{Value, json};
+    let dir = std::env::temp_dir().join(format!("somnus-load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("load.db");
+    {
+        let mut nx = crate::demo::create(&db).expect("demo memory");
+        must(nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#), "schema");
+    }
+    let cfg = crate::server::ServerConfig {
+        db: db.clone(),
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        api_key: None,
+        max_body: 1 << 20,
+        readers: 4,
+        timeout: Duration::from_secs(30),
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("rt");
+        let _ = rt.block_on(crate::server::serve(cfg, Some(tx)));
+    });
+    let addr = rx.blocking_recv().expect("server");
+    let url = format!("http://{addr}/kip");
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let mut rng = Lcg(c as u64 + 11);
+                let mut lat = Vec::with_capacity(per_client);
+                let mut acked = Vec::new();
+                let mut errors = 0usize;
+                for i in 0..per_client {
+                    let write = rng.next().is_multiple_of(5);
+                    let body = if write {
+                        json!({ "method": "execute_kip", "params": {
+                            "command": "UPSERT { CONCEPT ?n { {type: \"Note\", name: :name} SET ATTRIBUTES { client: :c, seq: :i } } }",
+                            "parameters": { "name": format!("note-{c}-{i}"), "c": c, "i": i } } })
+                    } else if rng.next().is_multiple_of(2) {
+                        json!({ "method": "execute_kip_readonly", "params": { "command": "FIND(?p.name, ?p.attributes.description) WHERE { ?p {type: \"Person\"} } LIMIT 20" } })
+                    } else {
+                        json!({ "method": "execute_kip_readonly", "params": { "command": "FIND(?pred, ?o.name) WHERE { ?l ({type: \"Person\", name: \"Mira Chen\"}, ?pred, ?o) } LIMIT 50" } })
+                    };
+                    let t = Instant::now();
+                    let resp = agent.post(&url).header("content-type", "application/json").send(body.to_string());
+                    let ok = match resp {
+                        Ok(mut r) => {
+                            let status = r.status().as_u16();
+                            let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap_or_default()).unwrap_or(Value::Null);
+                            status == 200 && v.get("result").is_some()
+                        }
+                        Err(_) => false,
+                    };
+                    lat.push(t.elapsed());
+                    if !ok {
+                        errors += 1;
+                    } else if write {
+                        acked.push(format!("note-{c}-{i}"));
+                    }
+                }
+                (lat, acked, errors)
+            })
+        })
+        .collect();
+    let mut lat = Vec::new();
+    let mut acked = Vec::new();
+    let mut errors = 0;
+    for h in handles {
+        let (l, a, e) = h.join().expect("client");
+        lat.extend(l);
+        acked.extend(a);
+        errors += e;
+    }
+    let wall = started.elapsed();
+    lat.sort();
+    let n = lat.len();
+    let p50 = lat[n / 2];
+    let p99 = lat[(n * 99 / 100).min(n - 1)];
+    let nx = Nexus::open(&db).expect("reopen");
+    let present: std::collections::HashSet<String> = {
+        let conn = nx.connection_for_checks();
+        let mut st = conn
+            .prepare("SELECT name FROM concepts WHERE type = 'Note'")
+            .expect("prepare");
+        st.query_map([], |r| r.get::<_, String>(0))
+            .expect("query")
+            .filter_map(Result::ok)
+            .collect()
+    };
+    let missing = acked.iter().filter(|a| !present.contains(*a)).count();
+    let _ = std::fs::remove_dir_all(&dir);
+    vec![Row {
+        workload: format!(
+            "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing",
+            n as f64 / wall.as_secs_f64(),
+            acked.len()
+        ),
+        median: p50,
+        p95: p99,
+        target: "no errors, no lost write".into(),
+        ok: Some(errors == 0 && missing == 0),
+    }]
+}

@@ -76,6 +76,9 @@ pub enum Cmd {
         /// Measure the console instead (with --db: opening that memory to its first frame)
         #[arg(long)]
         console: bool,
+        /// Load-test the HTTP server instead (8 clients × 5,000 requests)
+        #[arg(long)]
+        server: bool,
     },
     /// The audit trail: every change to the memory, who made it and why
     Audit {
@@ -282,6 +285,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Some(Cmd::Bench { server: true, .. }) => {
+            let rows = crate::bench::server(8, 5000);
+            println!("{}", crate::bench::table_only(&rows));
+            Ok(0)
+        }
         Some(Cmd::Bench {
             runs,
             console: true,
@@ -295,6 +303,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             concepts,
             runs,
             console: false,
+            server: false,
         }) => {
             let opts = crate::bench::BenchOptions {
                 concepts,

@@ -275,6 +275,11 @@ impl Nexus {
         self.path.as_deref()
     }
 
+    /// Read access for verification tools (benchmarks checking what landed).
+    pub fn connection_for_checks(&self) -> &Connection {
+        &self.conn
+    }
+
     /// A handle that interrupts the command running now (from any thread).
     pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
         self.conn.get_interrupt_handle()
