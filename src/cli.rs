@@ -41,6 +41,12 @@ pub enum Cmd {
     },
     /// Answer one JSON request per line on standard input
     Rpc,
+    /// Serve the memory to an agent over MCP on stdio (tools execute_kip, execute_kip_readonly)
+    Mcp {
+        /// The actor the agent's writes are attributed to
+        #[arg(long, default_value = "mcp-agent")]
+        actor: String,
+    },
     /// Serve the memory to agents over HTTP (POST /kip, GET /)
     Serve {
         /// Address to listen on (loopback unless an API key is set)
@@ -259,6 +265,16 @@ pub fn run(cli: Cli) -> Result<i32> {
                 }
             });
             rt.block_on(crate::server::serve(cfg, Some(tx)))
+                .map_err(|e| eyre!(e))?;
+            Ok(0)
+        }
+        Some(Cmd::Mcp { actor }) => {
+            let nx = open(&cli.db)?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            rt.block_on(crate::server::mcp::serve_stdio(nx, &actor))
                 .map_err(|e| eyre!(e))?;
             Ok(0)
         }

@@ -457,7 +457,21 @@ impl Nexus {
             TransactionBehavior::Deferred
         };
         let res = (|| {
-            let tx = self.conn.transaction_with_behavior(behavior)?;
+            // Another process may hold the write lock past the busy timeout;
+            // a few bounded retries ride out a long commit elsewhere.
+            let mut attempt = 0;
+            let tx = loop {
+                match self.conn.transaction_with_behavior(behavior) {
+                    Ok(tx) => break tx,
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
+                    {
+                        attempt += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            };
             let entry = if cmd.is_write() && !dry_run {
                 let e = crate::audit::begin(&tx, who, text, cmd.kind(), None)?;
                 self.audit.set(e);

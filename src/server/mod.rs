@@ -4,6 +4,8 @@
 //! the writer); writes are serialised on one writer connection.
 
 use crate::Nexus;
+
+pub mod mcp;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{Method, Outcome, Request, Response};
 use axum::Router;
