@@ -10,6 +10,10 @@ pub const DEMO_CAPSULES: &[(&str, &str)] = &[
     ("00-schema", include_str!("../assets/demo/00-schema.kip")),
     ("10-world", include_str!("../assets/demo/10-world.kip")),
     ("20-people", include_str!("../assets/demo/20-people.kip")),
+    (
+        "25-wider-world",
+        include_str!("../assets/demo/25-wider-world.kip"),
+    ),
     ("30-events", include_str!("../assets/demo/30-events.kip")),
     (
         "40-knowledge",

@@ -210,7 +210,7 @@ fn explorer_walks_two_hops_and_back() {
     assert!(a.workbench.text().contains("\"Mira Chen\""));
     key(&mut a, KeyCode::F(5));
     let s = screen(&mut a, 120, 36);
-    assert!(s.contains("lives_in") && s.contains("knows"), "{s}");
+    assert!(s.contains("interested_in") && s.contains("knows"), "{s}");
 }
 
 #[test]

@@ -1,41 +1,57 @@
 //! The audit trail. Every write statement opens an entry (who, through
-//! what, why, the command); triggers on the graph tables record the before
-//! and after image of every element it touches, so no write path can skip
-//! the trail. Entries can be rolled back, and a rollback is itself an entry
-//! that can be rolled back.
+//! what, why, the command). Triggers on the graph tables record the before
+//! and after image of every element an entry updates or deletes, so no
+//! write path can skip the trail; the elements an entry creates are the id
+//! range it allocated (ids only grow), so creating costs no audit row.
+//! Entries can be rolled back, and a rollback is itself an entry that can
+//! be rolled back.
 
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-/// The entry the connection's writes belong to right now (0: none).
+/// The entry the connection's writes belong to right now (0: none), and
+/// the first element id that entry may allocate.
 #[derive(Clone, Default)]
-pub struct Context(Arc<AtomicI64>);
+pub struct Context {
+    entry: Arc<AtomicI64>,
+    first_id: Arc<AtomicI64>,
+}
 
 impl Context {
-    pub fn set(&self, entry: i64) {
-        self.0.store(entry, Ordering::SeqCst);
+    pub fn set(&self, entry: i64, first_id: i64) {
+        self.first_id.store(first_id, Ordering::SeqCst);
+        self.entry.store(entry, Ordering::SeqCst);
     }
     pub fn clear(&self) {
-        self.0.store(0, Ordering::SeqCst);
+        self.entry.store(0, Ordering::SeqCst);
     }
 }
 
-/// Makes `somnus_audit_entry()` available to the triggers.
+/// Makes `somnus_audit_entry()` and `somnus_audit_first_id()` available to
+/// the triggers.
 pub fn register(conn: &Connection, ctx: &Context) -> KipResult<()> {
-    let c = ctx.0.clone();
+    let e = ctx.entry.clone();
     conn.create_scalar_function(
         "somnus_audit_entry",
         0,
         FunctionFlags::SQLITE_UTF8,
         move |_| {
-            let v = c.load(Ordering::SeqCst);
+            let v = e.load(Ordering::SeqCst);
             Ok(if v == 0 { None } else { Some(v) })
         },
+    )?;
+    let f = ctx.first_id.clone();
+    conn.create_scalar_function(
+        "somnus_audit_first_id",
+        0,
+        FunctionFlags::SQLITE_UTF8,
+        move |_| Ok(f.load(Ordering::SeqCst)),
     )?;
     Ok(())
 }
@@ -48,36 +64,57 @@ pub struct Who {
     pub reason: Option<String>,
 }
 
+fn next_id(conn: &Connection) -> KipResult<i64> {
+    Ok(conn.query_row(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// Opens an entry and points the connection's writes at it.
 pub fn begin(
     conn: &Connection,
+    ctx: &Context,
     who: &Who,
     command: &str,
     kind: &str,
     rolls_back: Option<i64>,
 ) -> KipResult<i64> {
-    // changes of one entry are contiguous: writes are serialised
+    let first_id = next_id(conn)?;
+    // an entry's recorded changes are contiguous: writes are serialised
     conn.execute(
-        "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes))",
-        params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back],
+        "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8)",
+        params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id],
     )?;
-    Ok(conn.last_insert_rowid())
+    let entry = conn.last_insert_rowid();
+    ctx.set(entry, first_id);
+    Ok(entry)
 }
 
-/// Drops an entry that changed nothing (a write statement that matched no
-/// element), keeping the trail to real changes.
-pub fn finish(conn: &Connection, entry: i64) -> KipResult<usize> {
-    let n: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM audit_changes WHERE id >= (SELECT first_change FROM audit_log WHERE id = ?1) AND entry = ?1",
+/// Closes an entry: records the ids it allocated and how many elements it
+/// changed; an entry that changed nothing is dropped. Returns the count.
+pub fn finish(conn: &Connection, ctx: &Context, entry: i64) -> KipResult<usize> {
+    ctx.clear();
+    let end_id = next_id(conn)?;
+    let (first_change, first_id): (i64, i64) = conn.query_row(
+        "SELECT first_change, first_id FROM audit_log WHERE id = ?1",
         [entry],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let recorded: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2",
+        params![first_change, entry],
         |r| r.get(0),
     )?;
+    let n = recorded + (end_id - first_id);
     if n == 0 {
         conn.execute("DELETE FROM audit_log WHERE id = ?1", [entry])?;
     } else {
         conn.execute(
-            "UPDATE audit_log SET n_changes = ?2 WHERE id = ?1",
-            params![entry, n],
+            "UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1",
+            params![entry, recorded, end_id],
         )?;
     }
     Ok(n as usize)
@@ -94,7 +131,12 @@ pub struct Entry {
     pub kind: String,
     pub rolls_back: Option<i64>,
     pub rolled_back_by: Option<i64>,
+    /// Elements changed: updated, deleted, re-inserted, and created.
     pub changes: i64,
+    first_change: i64,
+    recorded: i64,
+    first_id: i64,
+    end_id: i64,
 }
 
 impl Entry {
@@ -109,13 +151,15 @@ impl Entry {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
-    pub id: i64,
     pub entry: i64,
     pub element: i64,
     pub table: String,
     pub op: String,
     pub before: Option<Value>,
     pub after: Option<Value>,
+    /// Position in the trail (created elements sort by id before the
+    /// recorded changes of the same entry).
+    seq: (i64, i64),
 }
 
 impl Change {
@@ -146,7 +190,11 @@ pub struct Filter {
     pub limit: usize,
 }
 
+const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id";
+
 fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
+    let recorded: i64 = r.get(9)?;
+    let (first_id, end_id): (i64, i64) = (r.get(11)?, r.get(12)?);
     Ok(Entry {
         id: r.get(0)?,
         at: r.get(1)?,
@@ -157,17 +205,19 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         kind: r.get(6)?,
         rolls_back: r.get(7)?,
         rolled_back_by: r.get(8)?,
-        changes: r.get(9)?,
+        changes: recorded + (end_id - first_id),
+        first_change: r.get(10)?,
+        recorded,
+        first_id,
+        end_id,
     })
 }
-
-const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes";
 
 pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
     let mut st = conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLS} FROM audit_log l \
          WHERE (?1 IS NULL OR l.actor = ?1) AND (?2 IS NULL OR l.kind = ?2) \
-           AND (?3 IS NULL OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
+           AND (?3 IS NULL OR (l.first_id <= ?3 AND ?3 < l.end_id) OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
            AND (?4 IS NULL OR l.at >= ?4) AND (?5 IS NULL OR l.at <= ?5) \
          ORDER BY l.id DESC LIMIT ?6"
     ))?;
@@ -196,81 +246,143 @@ fn parse(s: Option<String>) -> Option<Value> {
     s.and_then(|t| serde_json::from_str(&t).ok())
 }
 
-pub fn changes(conn: &Connection, entry: i64) -> KipResult<Vec<Change>> {
-    let mut st = conn.prepare_cached(
-        "SELECT id, entry, element, tbl, op, before, after FROM audit_changes \
-         WHERE id >= (SELECT first_change FROM audit_log WHERE id = ?1) \
-           AND id < (SELECT first_change + n_changes FROM audit_log WHERE id = ?1) AND entry = ?1 ORDER BY id",
+fn recorded(conn: &Connection, e: &Entry) -> KipResult<Vec<Change>> {
+    let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 ORDER BY id")?;
+    let rows = st.query_map(
+        params![e.first_change, e.first_change + e.recorded, e.id],
+        |r| {
+            let id: i64 = r.get(0)?;
+            Ok(Change {
+                entry: r.get(1)?,
+                element: r.get(2)?,
+                table: r.get(3)?,
+                op: r.get(4)?,
+                before: parse(r.get(5)?),
+                after: parse(r.get(6)?),
+                seq: (1, id),
+            })
+        },
     )?;
-    let rows = st.query_map([entry], |r| {
-        Ok(Change {
-            id: r.get(0)?,
-            entry: r.get(1)?,
-            element: r.get(2)?,
-            table: r.get(3)?,
-            op: r.get(4)?,
-            before: parse(r.get(5)?),
-            after: parse(r.get(6)?),
-        })
-    })?;
-    let mut out: Vec<Change> = rows.collect::<Result<_, _>>()?;
-    for c in out.iter_mut() {
-        if c.op == "insert" && c.after.is_none() {
-            c.after = inserted_image(conn, c)?;
-        }
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What the element looks like: after its first later change's before
+/// image, else as it is now.
+fn image_after(
+    conn: &Connection,
+    element: i64,
+    after_change: i64,
+) -> KipResult<Option<(String, Value)>> {
+    let next: Option<(String, String)> = conn
+        .query_row(
+            "SELECT tbl, before FROM audit_changes WHERE element = ?1 AND id >= ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
+            params![element, after_change],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((t, b)) = next {
+        return Ok(serde_json::from_str(&b).ok().map(|v| (t, v)));
+    }
+    let c: Option<String> = conn
+        .query_row(
+            "SELECT json_object('id', id, 'type', type, 'name', name, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM concepts WHERE id = ?1",
+            [element],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(c) = c {
+        return Ok(serde_json::from_str(&c)
+            .ok()
+            .map(|v| ("concepts".to_string(), v)));
+    }
+    let p: Option<String> = conn
+        .query_row(
+            "SELECT json_object('id', id, 'subject', subject, 'predicate', predicate, 'object', object, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM propositions WHERE id = ?1",
+            [element],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(p.and_then(|p| serde_json::from_str(&p).ok())
+        .map(|v| ("propositions".to_string(), v)))
+}
+
+fn created(conn: &Connection, e: &Entry, only: Option<i64>) -> KipResult<Vec<Change>> {
+    let mut out = Vec::new();
+    let ids: Vec<i64> = match only {
+        Some(x) if x >= e.first_id && x < e.end_id => vec![x],
+        Some(_) => vec![],
+        None => (e.first_id..e.end_id).collect(),
+    };
+    let after_change = e.first_change + e.recorded;
+    for id in ids {
+        let (table, img) = match image_after(conn, id, after_change)? {
+            Some((t, v)) => (t, Some(v)),
+            None => ("concepts".to_string(), None),
+        };
+        out.push(Change {
+            entry: e.id,
+            element: id,
+            table,
+            op: "insert".into(),
+            before: None,
+            after: img,
+            seq: (0, id),
+        });
     }
     Ok(out)
 }
 
-/// What an insert wrote: the before image of the element's next change,
-/// or the row as it is now.
-fn inserted_image(conn: &Connection, c: &Change) -> KipResult<Option<Value>> {
-    let next: Option<String> = conn
-        .query_row("SELECT before FROM audit_changes WHERE element = ?1 AND id > ?2 AND before IS NOT NULL ORDER BY id LIMIT 1", params![c.element, c.id], |r| r.get(0))
-        .optional()?;
-    if let Some(n) = next {
-        return Ok(serde_json::from_str(&n).ok());
-    }
-    let row: Option<String> = if c.table == "concepts" {
-        conn.query_row(
-            "SELECT json_object('id', id, 'type', type, 'name', name, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM concepts WHERE id = ?1",
-            [c.element],
-            |r| r.get(0),
-        )
-        .optional()?
-    } else {
-        conn.query_row(
-            "SELECT json_object('id', id, 'subject', subject, 'predicate', predicate, 'object', object, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM propositions WHERE id = ?1",
-            [c.element],
-            |r| r.get(0),
-        )
-        .optional()?
+/// An entry's changes: the elements it created, then what it recorded.
+pub fn changes(conn: &Connection, entry_id: i64) -> KipResult<Vec<Change>> {
+    let Some(e) = entry(conn, entry_id)? else {
+        return Ok(vec![]);
     };
-    Ok(row.and_then(|t| serde_json::from_str(&t).ok()))
+    let mut out = created(conn, &e, None)?;
+    let mut rec = recorded(conn, &e)?;
+    for c in rec.iter_mut() {
+        if c.op == "insert" && c.after.is_none() {
+            c.after = image_after(conn, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
+        }
+    }
+    out.extend(rec);
+    Ok(out)
 }
 
 /// Every recorded change to one element, newest first, with its entry.
 pub fn history_of(conn: &Connection, element: i64) -> KipResult<Vec<(Entry, Change)>> {
-    let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE element = ?1 ORDER BY id DESC")?;
-    let rows = st.query_map([element], |r| {
-        Ok(Change {
-            id: r.get(0)?,
-            entry: r.get(1)?,
-            element: r.get(2)?,
-            table: r.get(3)?,
-            op: r.get(4)?,
-            before: parse(r.get(5)?),
-            after: parse(r.get(6)?),
-        })
-    })?;
     let mut out = Vec::new();
-    for c in rows {
-        let mut c = c?;
+    let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE element = ?1 ORDER BY id DESC")?;
+    let rows: Vec<Change> = st
+        .query_map([element], |r| {
+            let id: i64 = r.get(0)?;
+            Ok(Change {
+                entry: r.get(1)?,
+                element: r.get(2)?,
+                table: r.get(3)?,
+                op: r.get(4)?,
+                before: parse(r.get(5)?),
+                after: parse(r.get(6)?),
+                seq: (1, id),
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    for mut c in rows {
         if c.op == "insert" && c.after.is_none() {
-            c.after = inserted_image(conn, &c)?;
+            c.after = image_after(conn, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
         }
         if let Some(e) = entry(conn, c.entry)? {
             out.push((e, c));
+        }
+    }
+    // the entry that created it
+    let creator: Option<i64> = conn
+        .query_row("SELECT id FROM audit_log WHERE first_id <= ?1 AND ?1 < end_id ORDER BY id DESC LIMIT 1", [element], |r| r.get(0))
+        .optional()?;
+    if let Some(cid) = creator {
+        if let Some(e) = entry(conn, cid)? {
+            for c in created(conn, &e, Some(element))? {
+                out.push((e.clone(), c));
+            }
         }
     }
     Ok(out)
@@ -292,40 +404,79 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
             format!("entry #{id} was already rolled back by #{by}"),
         ));
     }
-    let chs = changes(conn, id)?;
-    // later changes to the same elements that are still in effect
-    let mut st = conn.prepare_cached(
-        "SELECT c.entry FROM audit_changes c JOIN audit_log l ON l.id = c.entry \
-         WHERE c.element = ?1 AND c.entry > ?2 AND l.rolled_back_by IS NULL \
-           AND (l.rolls_back IS NULL OR l.rolls_back < ?2) LIMIT 1",
-    )?;
-    for c in &chs {
-        if let Some(later) = st
-            .query_row(params![c.element, id], |r| r.get::<_, i64>(0))
+    let rec = recorded(conn, &e)?;
+    // later changes, still in effect, to what this entry touched or created
+    let later_sql = "SELECT c.entry, c.element FROM audit_changes c JOIN audit_log l ON l.id = c.entry \
+         WHERE c.element >= ?1 AND c.element < ?2 AND c.entry > ?3 AND l.rolled_back_by IS NULL \
+           AND (l.rolls_back IS NULL OR l.rolls_back < ?3) LIMIT 1";
+    let mut st = conn.prepare_cached(later_sql)?;
+    let mut ranges: Vec<(i64, i64)> = rec.iter().map(|c| (c.element, c.element + 1)).collect();
+    if e.end_id > e.first_id {
+        ranges.push((e.first_id, e.end_id));
+    }
+    for (a, b) in ranges {
+        if let Some((later, el)) = st
+            .query_row(params![a, b, id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
             .optional()?
         {
+            let label = store::kip_id_of(conn, el)?.unwrap_or_else(|| format!("element {el}"));
             return Err(conflict(format!(
-                "{} was changed again by entry #{later} after #{id}",
-                c.kip_id()
+                "{label} was changed again by entry #{later} after #{id}"
             )));
         }
     }
-    let new = begin(conn, who, &format!("ROLLBACK #{id}"), "ROLLBACK", Some(id))?;
-    ctx.set(new);
+    let new = begin(
+        conn,
+        ctx,
+        who,
+        &format!("ROLLBACK #{id}"),
+        "ROLLBACK",
+        Some(id),
+    )?;
     let res = (|| -> KipResult<()> {
-        let inserted: std::collections::HashSet<i64> = chs
+        let mut inserted: HashSet<i64> = rec
             .iter()
             .filter(|c| c.op == "insert")
             .map(|c| c.element)
             .collect();
-        for c in chs.iter().rev() {
-            undo(conn, c, &inserted)?;
+        // recorded changes, newest first
+        for c in rec.iter().rev() {
+            undo(conn, c, &inserted, (e.first_id, e.end_id))?;
+        }
+        // then the elements the entry created
+        if e.end_id > e.first_id {
+            inserted.extend(e.first_id..e.end_id);
+            let outside: Option<i64> = conn
+                .query_row(
+                    "SELECT id FROM propositions WHERE (subject >= ?1 AND subject < ?2 OR object >= ?1 AND object < ?2) AND NOT (id >= ?1 AND id < ?2) LIMIT 1",
+                    params![e.first_id, e.end_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(p) = outside.filter(|p| !inserted.contains(p)) {
+                let label = store::kip_id_of(conn, p)?.unwrap_or_default();
+                return Err(conflict(format!(
+                    "{label}, written later, refers to an element entry #{id} created"
+                )));
+            }
+            conn.execute(
+                "DELETE FROM propositions WHERE id >= ?1 AND id < ?2",
+                params![e.first_id, e.end_id],
+            )?;
+            conn.execute(
+                "DELETE FROM concepts WHERE id >= ?1 AND id < ?2",
+                params![e.first_id, e.end_id],
+            )?;
         }
         Ok(())
     })();
-    ctx.clear();
-    res?;
-    finish(conn, new)?;
+    if let Err(err) = res {
+        ctx.clear();
+        return Err(err);
+    }
+    finish(conn, ctx, new)?;
     conn.execute(
         "UPDATE audit_log SET rolled_back_by = ?1 WHERE id = ?2",
         params![new, id],
@@ -336,7 +487,8 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
 fn undo(
     conn: &Connection,
     c: &Change,
-    inserted_together: &std::collections::HashSet<i64>,
+    inserted_together: &HashSet<i64>,
+    created: (i64, i64),
 ) -> KipResult<()> {
     let now = store::now();
     let s = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
@@ -353,7 +505,10 @@ fn undo(
             let refs: Vec<i64> = st
                 .query_map([c.element], |r| r.get(0))?
                 .collect::<Result<_, _>>()?;
-            if let Some(p) = refs.into_iter().find(|p| !inserted_together.contains(p)) {
+            if let Some(p) = refs
+                .into_iter()
+                .find(|p| !inserted_together.contains(p) && !(*p >= created.0 && *p < created.1))
+            {
                 return Err(conflict(format!(
                     "{} is referenced by proposition {p}, written after it",
                     c.kip_id()

@@ -124,6 +124,11 @@ fn from_blob(b: &[u8]) -> Vec<f32> {
 /// Embeds every concept whose text changed since it was last embedded.
 /// Returns how many were embedded.
 pub fn sync(conn: &Connection, cfg: &EmbeddingConfig) -> KipResult<usize> {
+    // concepts created since the last scan (ids only grow)
+    conn.execute_batch(
+        "INSERT OR IGNORE INTO embed_queue(id) SELECT id FROM concepts WHERE id > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'embed_scanned_to'); \
+         UPDATE meta SET value = (SELECT COALESCE(MAX(id), 0) FROM concepts) WHERE key = 'embed_scanned_to';",
+    )?;
     let mut done = 0;
     loop {
         let batch: Vec<(i64, String)> = {

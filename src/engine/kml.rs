@@ -132,6 +132,16 @@ impl<'c> WriteCtx<'c> {
         }
     }
 
+    /// The id alone: endpoints need no attribute parsing.
+    fn resolve_identity_id(&self, idn: &ConceptIdentity) -> KipResult<Option<i64>> {
+        match idn {
+            ConceptIdentity::TypeName { ty, name } => {
+                store::concept_id_by_type_name(self.conn, ty, name)
+            }
+            ConceptIdentity::Id(_) => Ok(self.resolve_identity(idn)?.map(|c| c.id)),
+        }
+    }
+
     fn resolve_prop(&self, p: &UpsertProp, handles: &HashMap<String, i64>) -> KipResult<i64> {
         match p {
             UpsertProp::Id(s) => match ids::parse_prop_id(s) {
@@ -174,8 +184,8 @@ impl<'c> WriteCtx<'c> {
                     "Define each CONCEPT/PROPOSITION handle before the clauses that reference it.",
                 )
             }),
-            UpsertEndpoint::Concept(idn) => match self.resolve_identity(idn)? {
-                Some(c) => Ok(c.id),
+            UpsertEndpoint::Concept(idn) => match self.resolve_identity_id(idn)? {
+                Some(id) => Ok(id),
                 None => Err(KipError::not_found(match idn {
                     ConceptIdentity::Id(s) => format!("concept {s} does not exist"),
                     ConceptIdentity::TypeName { ty, name } => {

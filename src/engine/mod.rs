@@ -176,8 +176,14 @@ impl Nexus {
             trigger: "bootstrap".into(),
             reason: Some("a new memory starts from the bootstrap capsules".into()),
         };
-        let entry = crate::audit::begin(&tx, &who, "bootstrap capsules", "BOOTSTRAP", None)?;
-        self.audit.set(entry);
+        let entry = crate::audit::begin(
+            &tx,
+            &self.audit,
+            &who,
+            "bootstrap capsules",
+            "BOOTSTRAP",
+            None,
+        )?;
         for (name, text) in BOOTSTRAP_CAPSULES {
             let cmd = kip::parse(text, &Map::new()).map_err(|e| {
                 KipError::internal(format!(
@@ -194,8 +200,7 @@ impl Nexus {
                 KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
             })?;
         }
-        self.audit.clear();
-        crate::audit::finish(&tx, entry)?;
+        crate::audit::finish(&tx, &self.audit, entry)?;
         tx.commit()?;
         Ok(())
     }
@@ -473,9 +478,14 @@ impl Nexus {
                 }
             };
             let entry = if cmd.is_write() && !dry_run {
-                let e = crate::audit::begin(&tx, who, text, cmd.kind(), None)?;
-                self.audit.set(e);
-                Some(e)
+                Some(crate::audit::begin(
+                    &tx,
+                    &self.audit,
+                    who,
+                    text,
+                    cmd.kind(),
+                    None,
+                )?)
             } else {
                 None
             };
@@ -483,7 +493,7 @@ impl Nexus {
             self.audit.clear();
             let out = out?;
             if let Some(e) = entry {
-                crate::audit::finish(&tx, e)?;
+                crate::audit::finish(&tx, &self.audit, e)?;
             }
             if dry_run || !cmd.is_write() {
                 tx.rollback()?;

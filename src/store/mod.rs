@@ -79,7 +79,8 @@ const MIGRATIONS: &[&str] = &[
         FROM concepts;
     "#,
     // 3: embeddings for semantic SEARCH, and the queue of concepts whose
-    //    grounding text changed since they were embedded
+    //    grounding text changed since they were embedded (new concepts are
+    //    found by id when embedding runs, so inserts pay nothing here)
     r#"
     CREATE TABLE embeddings (
         id      INTEGER PRIMARY KEY,
@@ -87,10 +88,7 @@ const MIGRATIONS: &[&str] = &[
         vector  BLOB NOT NULL
     );
     CREATE TABLE embed_queue (id INTEGER PRIMARY KEY);
-    INSERT INTO embed_queue(id) SELECT id FROM concepts;
-    CREATE TRIGGER concepts_embed_ai AFTER INSERT ON concepts BEGIN
-        INSERT OR IGNORE INTO embed_queue(id) VALUES (new.id);
-    END;
+    INSERT INTO meta(key, value) VALUES ('embed_scanned_to', '0');
     CREATE TRIGGER concepts_embed_au AFTER UPDATE OF name, attributes ON concepts BEGIN
         INSERT OR IGNORE INTO embed_queue(id) VALUES (new.id);
     END;
@@ -110,8 +108,9 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 5: the audit trail: who changed what, why, and the before/after image
     //    of every element touched (written by triggers, so no write path
-    //    can skip it). An insert's after image is the next change's before
-    //    image, or the row itself, so it is not stored twice.
+    //    can skip it). New elements are the id range an entry allocated
+    //    (ids only grow), so inserts cost no audit row; only elements
+    //    re-inserted by a rollback are recorded one by one.
     r#"
     CREATE TABLE audit_log (
         id              INTEGER PRIMARY KEY,
@@ -124,8 +123,11 @@ const MIGRATIONS: &[&str] = &[
         rolls_back      INTEGER,
         rolled_back_by  INTEGER,
         first_change    INTEGER NOT NULL DEFAULT 0,
-        n_changes       INTEGER NOT NULL DEFAULT 0
+        n_changes       INTEGER NOT NULL DEFAULT 0,
+        first_id        INTEGER NOT NULL DEFAULT 0,
+        end_id          INTEGER NOT NULL DEFAULT 0
     );
+    CREATE INDEX audit_log_ids ON audit_log(first_id);
     CREATE INDEX audit_log_actor ON audit_log(actor, id);
     CREATE TABLE audit_changes (
         id       INTEGER PRIMARY KEY,
@@ -137,7 +139,7 @@ const MIGRATIONS: &[&str] = &[
         after    TEXT
     );
     CREATE INDEX audit_changes_element ON audit_changes(element, entry);
-    CREATE TRIGGER audit_concepts_insert AFTER INSERT ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+    CREATE TRIGGER audit_concepts_insert AFTER INSERT ON concepts WHEN somnus_audit_entry() IS NOT NULL AND new.id < somnus_audit_first_id() BEGIN
         INSERT INTO audit_changes(entry, element, tbl, op, before, after)
         VALUES (somnus_audit_entry(), new.id, 'concepts', 'insert', NULL, NULL);
     END;
@@ -149,7 +151,7 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO audit_changes(entry, element, tbl, op, before, after)
         VALUES (somnus_audit_entry(), old.id, 'concepts', 'delete', '{"id":' || old.id || ',"type":' || json_quote(old.type) || ',"name":' || json_quote(old.name) || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
     END;
-    CREATE TRIGGER audit_propositions_insert AFTER INSERT ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+    CREATE TRIGGER audit_propositions_insert AFTER INSERT ON propositions WHEN somnus_audit_entry() IS NOT NULL AND new.id < somnus_audit_first_id() BEGIN
         INSERT INTO audit_changes(entry, element, tbl, op, before, after)
         VALUES (somnus_audit_entry(), new.id, 'propositions', 'insert', NULL, NULL);
     END;
