@@ -378,11 +378,12 @@ pub fn history_of(conn: &Connection, element: i64) -> KipResult<Vec<(Entry, Chan
     let creator: Option<i64> = conn
         .query_row("SELECT id FROM audit_log WHERE first_id <= ?1 AND ?1 < end_id ORDER BY id DESC LIMIT 1", [element], |r| r.get(0))
         .optional()?;
-    if let Some(cid) = creator {
-        if let Some(e) = entry(conn, cid)? {
-            for c in created(conn, &e, Some(element))? {
-                out.push((e.clone(), c));
-            }
+    if let Some(e) = match creator {
+        Some(cid) => entry(conn, cid)?,
+        None => None,
+    } {
+        for c in created(conn, &e, Some(element))? {
+            out.push((e.clone(), c));
         }
     }
     Ok(out)
@@ -507,7 +508,7 @@ fn undo(
                 .collect::<Result<_, _>>()?;
             if let Some(p) = refs
                 .into_iter()
-                .find(|p| !inserted_together.contains(p) && !(*p >= created.0 && *p < created.1))
+                .find(|p| !(inserted_together.contains(p) || (created.0..created.1).contains(p)))
             {
                 return Err(conflict(format!(
                     "{} is referenced by proposition {p}, written after it",

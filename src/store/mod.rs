@@ -174,13 +174,15 @@ pub fn prepare(conn: &Connection) -> KipResult<bool> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // WAL for files; in-memory databases keep their own journal.
     let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-    // Page cache in KiB (`SOMNUS_CACHE_KB`, default 64 MiB).
+    // Page cache in KiB (`SOMNUS_CACHE_KB`, default 256 MiB; SQLite only takes
+    // what it uses).
     let cache_kb: i64 = std::env::var("SOMNUS_CACHE_KB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(65536);
+        .unwrap_or(262144);
     conn.execute_batch(&format!(
-        "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kb};"
+        "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kb}; \
+         PRAGMA wal_autocheckpoint = 8192;"
     ))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
