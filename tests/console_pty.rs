@@ -77,7 +77,7 @@ fn demo_console_in_a_real_terminal() {
     writer.flush().expect("flush");
     let screen = wait_for(&parser, "Aiko Tanaka", 15);
     assert!(
-        screen.contains("Mira Chen") && screen.contains("rows"),
+        screen.contains("Dr. Elena Vogel") && screen.contains("30 rows"),
         "{screen}"
     );
 
