@@ -118,6 +118,18 @@ pub enum Cmd {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// The memory's health against the maintenance targets
+    Health {
+        /// Assess as of this time (RFC 3339; default now)
+        #[arg(long)]
+        now: Option<String>,
+        /// Days after which an unconsolidated Event is stale
+        #[arg(long, default_value_t = 7)]
+        stale_days: i64,
+        /// JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
     /// Explain what happened to an element: every change, by whom and why
     Why {
         /// C:<n> or P:<n>:<predicate>
@@ -431,6 +443,45 @@ pub fn run(cli: Cli) -> Result<i32> {
                     Ok(1)
                 }
             }
+        }
+        Some(Cmd::Health {
+            now,
+            stale_days,
+            json,
+        }) => {
+            let mut nx = open(&cli.db)?;
+            let now = now.unwrap_or_else(|| {
+                chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            });
+            let h = crate::sleep::health::assess(&mut nx, &now, stale_days)
+                .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&h.to_json())?);
+            } else {
+                println!("health at {}", h.at);
+                for m in &h.metrics {
+                    let v = if m.value.fract() == 0.0 {
+                        format!("{}", m.value)
+                    } else {
+                        format!("{:.2}", m.value)
+                    };
+                    println!(
+                        "  {:<5} {:<58} {:>8}  target {:<14} {}",
+                        m.status.as_str(),
+                        m.label,
+                        v,
+                        m.target,
+                        if m.status == crate::sleep::health::Status::Ok
+                            || m.status == crate::sleep::health::Status::Info
+                        {
+                            ""
+                        } else {
+                            m.action
+                        }
+                    );
+                }
+            }
+            Ok(0)
         }
         Some(Cmd::Why { element }) => {
             let nx = open(&cli.db)?;

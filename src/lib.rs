@@ -9,6 +9,7 @@ pub mod engine;
 pub mod kip;
 pub mod protocol;
 pub mod server;
+pub mod sleep;
 pub mod store;
 pub mod tui;
 

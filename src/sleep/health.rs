@@ -1,0 +1,340 @@
+//! Memory health: the probes of the sleep-mode assessment, each measured
+//! through KIP against the target the maintenance instructions set.
+
+use crate::Nexus;
+use crate::kip::{KipError, KipResult};
+use crate::protocol::{Outcome, Request};
+use serde_json::{Map, Value, json};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Warn,
+    Bad,
+    /// Observed, no target.
+    Info,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Bad => "bad",
+            Status::Info => "info",
+        }
+    }
+}
+
+/// One line of the health table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub value: f64,
+    pub target: &'static str,
+    pub status: Status,
+    /// What to do when it is off target.
+    pub action: &'static str,
+    /// The elements behind the number (names), at most a few dozen.
+    pub items: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Health {
+    pub at: String,
+    pub metrics: Vec<Metric>,
+}
+
+impl Health {
+    pub fn get(&self, key: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.key == key)
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "at": self.at,
+            "metrics": self.metrics.iter().map(|m| json!({
+                "key": m.key, "metric": m.label, "value": m.value, "target": m.target,
+                "status": m.status.as_str(), "action": m.action, "items": m.items,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn read(nx: &mut Nexus, cmd: &str, params: Value) -> KipResult<Value> {
+    let mut req =
+        Request::readonly(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));
+    req.actor.id = "$system".into();
+    req.actor.trigger = "health".into();
+    match nx.execute(&req) {
+        crate::Response::Single(Outcome::Ok { result, .. }) => Ok(result),
+        crate::Response::Single(Outcome::Err(e)) => Err(e),
+        crate::Response::Batch(_) => Err(KipError::internal("unexpected batch answer")),
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| match x {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .map(|p| {
+                            p.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| p.to_string())
+                        })
+                        .collect::<Vec<_>>()
+                        .join(": "),
+                    other => other.to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn below(value: f64, limit: f64) -> Status {
+    if value < limit {
+        Status::Ok
+    } else if value < limit * 2.0 {
+        Status::Warn
+    } else {
+        Status::Bad
+    }
+}
+
+/// Measures the memory at time `now` (RFC 3339) with the instructions'
+/// default parameters (stale after 7 days).
+pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
+    let cutoff = chrono::DateTime::parse_from_rfc3339(now)
+        .map(|t| {
+            (t - chrono::Duration::days(stale_days))
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        })
+        .map_err(|e| KipError::syntax(format!("invalid time {now}: {e}")))?;
+    let mut metrics = Vec::new();
+
+    // Orphans: concepts in no domain (domains and the system actors excepted).
+    let mut orphan_items = Vec::new();
+    let types = strings(&read(
+        nx,
+        r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} }"#,
+        json!({}),
+    )?);
+    for t in types.iter().filter(|t| t.as_str() != "Domain") {
+        let v = read(
+            nx,
+            r#"FIND(?n.name) WHERE { ?n {type: :t} NOT { (?n, "belongs_to_domain", ?d) } } LIMIT 200"#,
+            json!({ "t": t }),
+        )?;
+        for n in strings(&v) {
+            if !(t == "Person" && (n == "$self" || n == "$system")) {
+                orphan_items.push(format!("{t}: {n}"));
+            }
+        }
+    }
+    metrics.push(Metric {
+        key: "orphans",
+        label: "Orphan count",
+        value: orphan_items.len() as f64,
+        target: "< 10",
+        status: below(orphan_items.len() as f64, 10.0),
+        action: "Classify or archive",
+        items: orphan_items,
+    });
+
+    let unsorted = strings(&read(
+        nx,
+        r#"FIND(?n.type, ?n.name) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT 500"#,
+        json!({}),
+    )?);
+    metrics.push(Metric {
+        key: "unsorted",
+        label: "Unsorted backlog",
+        value: unsorted.len() as f64,
+        target: "< 20",
+        status: below(unsorted.len() as f64, 20.0),
+        action: "Reclassify to topic domains",
+        items: unsorted,
+    });
+
+    let stale = strings(&read(
+        nx,
+        r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
+        json!({ "cutoff": cutoff }),
+    )?);
+    metrics.push(Metric {
+        key: "stale_events",
+        label: "Stale Events (unconsolidated, older than the threshold)",
+        value: stale.len() as f64,
+        target: "< 30",
+        status: below(stale.len() as f64, 30.0),
+        action: "Consolidate or archive",
+        items: stale,
+    });
+
+    let experiences = strings(&read(
+        nx,
+        r#"FIND(?x.name) WHERE { ?x {type: "Experience"} FILTER(?x.attributes.consolidation_status == "pending" || ?x.attributes.consolidation_status == "partially_consolidated") } LIMIT 500"#,
+        json!({}),
+    )?);
+    metrics.push(Metric {
+        key: "pending_experiences",
+        label: "Pending high-value Experiences",
+        value: experiences.len() as f64,
+        target: "< 20",
+        status: below(experiences.len() as f64, 20.0),
+        action: "Run semantic/procedural consolidation",
+        items: experiences,
+    });
+
+    let skills = strings(&read(
+        nx,
+        r#"FIND(?s.name) WHERE { ?s {type: "Skill"} FILTER(?s.attributes.maturity == "needs_review") } LIMIT 500"#,
+        json!({}),
+    )?);
+    metrics.push(Metric {
+        key: "skills_review",
+        label: "Skills needing review",
+        value: skills.len() as f64,
+        target: "< 10",
+        status: below(skills.len() as f64, 10.0),
+        action: "Validate, refine scope, or deprecate",
+        items: skills,
+    });
+
+    let strength = read(
+        nx,
+        r#"FIND(AVG(?l.metadata.memory_strength)) WHERE { ?l (?s, ?p, ?o) FILTER(IS_NOT_NULL(?l.metadata.memory_strength)) } LIMIT 1000000"#,
+        json!({}),
+    )?;
+    let avg_conf = read(
+        nx,
+        r#"FIND(AVG(?l.metadata.confidence)) WHERE { ?l (?s, ?p, ?o) FILTER(?p != "belongs_to_domain") } LIMIT 1000000"#,
+        json!({}),
+    )?;
+    metrics.push(Metric {
+        key: "avg_memory_strength",
+        label: "Average memory strength",
+        value: strength.as_f64().unwrap_or(f64::NAN),
+        target: "observe",
+        status: Status::Info,
+        action: "Investigate inaccessible clutter; do not infer truth from strength",
+        items: vec![],
+    });
+    metrics.push(Metric {
+        key: "avg_confidence",
+        label: "Average confidence (links)",
+        value: avg_conf.as_f64().unwrap_or(f64::NAN),
+        target: "observe",
+        status: Status::Info,
+        action: "Confidence changes with evidence, not with time",
+        items: vec![],
+    });
+
+    let domains = read(
+        nx,
+        r#"FIND(?d.name, COUNT(?n)) WHERE { ?d {type: "Domain"} OPTIONAL { (?n, "belongs_to_domain", ?d) } }"#,
+        json!({}),
+    )?;
+    let names = strings(&domains[0]);
+    let counts: Vec<i64> = domains[1]
+        .as_array()
+        .map(|a| a.iter().map(|x| x.as_i64().unwrap_or(0)).collect())
+        .unwrap_or_default();
+    let mut off: Vec<String> = Vec::new();
+    for (n, c) in names.iter().zip(counts.iter()) {
+        let operational = matches!(
+            n.as_str(),
+            "Unsorted" | "Archived" | "System" | "CoreSchema"
+        );
+        if !operational && !(5..=100).contains(c) {
+            off.push(format!("{n}: {c}"));
+        }
+    }
+    metrics.push(Metric {
+        key: "domain_utilisation",
+        label: "Domains outside 5–100 members",
+        value: off.len() as f64,
+        target: "0 (5–100 each)",
+        status: if off.is_empty() {
+            Status::Ok
+        } else {
+            Status::Warn
+        },
+        action: "Merge small, split large",
+        items: off,
+    });
+
+    let tasks = strings(&read(
+        nx,
+        r#"FIND(?t.name) WHERE { ?t {type: "SleepTask"} (?t, "assigned_to", {type: "Person", name: "$system"}) FILTER(?t.attributes.status == "pending") } LIMIT 500"#,
+        json!({}),
+    )?);
+    metrics.push(Metric {
+        key: "pending_sleep_tasks",
+        label: "Pending SleepTasks",
+        value: tasks.len() as f64,
+        target: "< 10",
+        status: below(tasks.len() as f64, 10.0),
+        action: "Process all pending tasks",
+        items: tasks,
+    });
+
+    let unscored = strings(&read(
+        nx,
+        r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) } LIMIT 1000"#,
+        json!({}),
+    )?);
+    metrics.push(Metric {
+        key: "unscored_events",
+        label: "Unscored Events",
+        value: unscored.len() as f64,
+        target: "< 10",
+        status: below(unscored.len() as f64, 10.0),
+        action: "Run a daydream cycle for salience scoring",
+        items: unscored,
+    });
+
+    let overdue = strings(&read(
+        nx,
+        r#"FIND(?c.name) WHERE { ?c {type: "Commitment"} FILTER(?c.attributes.status == "pending" && ?c.attributes.due_at < :now) } LIMIT 500"#,
+        json!({ "now": now }),
+    )?);
+    metrics.push(Metric {
+        key: "overdue_commitments",
+        label: "Overdue commitments",
+        value: overdue.len() as f64,
+        target: "0",
+        status: if overdue.is_empty() {
+            Status::Ok
+        } else {
+            Status::Bad
+        },
+        action: "Sweep in Phase 5C; surface in briefing",
+        items: overdue,
+    });
+
+    let superseded = read(
+        nx,
+        r#"FIND(COUNT(?l)) WHERE { ?l (?s, ?p, ?o) FILTER(?l.metadata.superseded == true) } LIMIT 1000000"#,
+        json!({}),
+    )?;
+    metrics.push(Metric {
+        key: "superseded",
+        label: "Superseded propositions",
+        value: superseded.as_f64().unwrap_or(0.0),
+        target: "audit",
+        status: Status::Info,
+        action: "Verify temporal context preserved",
+        items: vec![],
+    });
+
+    Ok(Health {
+        at: now.to_string(),
+        metrics,
+    })
+}
