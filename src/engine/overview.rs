@@ -36,6 +36,28 @@ fn description(attrs: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Rows of (name, attributes, count) as type summaries.
+fn type_infos(conn: &Connection, sql: &str) -> KipResult<Vec<TypeInfo>> {
+    let mut st = conn.prepare_cached(sql)?;
+    let rows = st.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (name, attrs, count) = r?;
+        out.push(TypeInfo {
+            name,
+            description: description(&attrs),
+            count,
+        });
+    }
+    Ok(out)
+}
+
 pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
     let mut o = SchemaOverview {
         concepts: conn.query_row("SELECT COUNT(*) FROM concepts", [], |r| r.get(0))?,
@@ -56,57 +78,18 @@ pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
             .unwrap_or("")
             .to_string();
     }
-    let mut st = conn.prepare_cached(
+    o.concept_types = type_infos(
+        conn,
         "SELECT t.name, t.attributes, (SELECT COUNT(*) FROM concepts c WHERE c.type = t.name) FROM concepts t WHERE t.type = '$ConceptType' ORDER BY t.name",
     )?;
-    for r in st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (name, attrs, count) = r?;
-        o.concept_types.push(TypeInfo {
-            name,
-            description: description(&attrs),
-            count,
-        });
-    }
-    let mut st = conn.prepare_cached(
+    o.predicates = type_infos(
+        conn,
         "SELECT t.name, t.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.predicate = t.name) FROM concepts t WHERE t.type = '$PropositionType' ORDER BY t.name",
     )?;
-    for r in st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (name, attrs, count) = r?;
-        o.predicates.push(TypeInfo {
-            name,
-            description: description(&attrs),
-            count,
-        });
-    }
-    let mut st = conn.prepare_cached(
+    o.domains = type_infos(
+        conn,
         "SELECT d.name, d.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
     )?;
-    for r in st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (name, attrs, count) = r?;
-        o.domains.push(TypeInfo {
-            name,
-            description: description(&attrs),
-            count,
-        });
-    }
     Ok(o)
 }
 

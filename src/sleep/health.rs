@@ -96,6 +96,28 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A metric whose value is how many elements a probe lists, on target
+/// while below `limit`.
+fn listed(
+    key: &'static str,
+    label: &'static str,
+    limit: f64,
+    target: &'static str,
+    action: &'static str,
+    items: Vec<String>,
+) -> Metric {
+    let value = items.len() as f64;
+    Metric {
+        key,
+        label,
+        value,
+        target,
+        status: below(value, limit),
+        action,
+        items,
+    }
+}
+
 fn below(value: f64, limit: f64) -> Status {
     if value < limit {
         Status::Ok
@@ -136,75 +158,70 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
             }
         }
     }
-    metrics.push(Metric {
-        key: "orphans",
-        label: "Orphan count",
-        value: orphan_items.len() as f64,
-        target: "< 10",
-        status: below(orphan_items.len() as f64, 10.0),
-        action: "Classify or archive",
-        items: orphan_items,
-    });
+    metrics.push(listed(
+        "orphans",
+        "Orphan count",
+        10.0,
+        "< 10",
+        "Classify or archive",
+        orphan_items,
+    ));
 
     let unsorted = strings(&read(
         nx,
         r#"FIND(?n.type, ?n.name) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT 500"#,
         json!({}),
     )?);
-    metrics.push(Metric {
-        key: "unsorted",
-        label: "Unsorted backlog",
-        value: unsorted.len() as f64,
-        target: "< 20",
-        status: below(unsorted.len() as f64, 20.0),
-        action: "Reclassify to topic domains",
-        items: unsorted,
-    });
+    metrics.push(listed(
+        "unsorted",
+        "Unsorted backlog",
+        20.0,
+        "< 20",
+        "Reclassify to topic domains",
+        unsorted,
+    ));
 
     let stale = strings(&read(
         nx,
         r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
         json!({ "cutoff": cutoff }),
     )?);
-    metrics.push(Metric {
-        key: "stale_events",
-        label: "Stale Events (unconsolidated, older than the threshold)",
-        value: stale.len() as f64,
-        target: "< 30",
-        status: below(stale.len() as f64, 30.0),
-        action: "Consolidate or archive",
-        items: stale,
-    });
+    metrics.push(listed(
+        "stale_events",
+        "Stale Events (unconsolidated, older than the threshold)",
+        30.0,
+        "< 30",
+        "Consolidate or archive",
+        stale,
+    ));
 
     let experiences = strings(&read(
         nx,
         r#"FIND(?x.name) WHERE { ?x {type: "Experience"} FILTER(?x.attributes.consolidation_status == "pending" || ?x.attributes.consolidation_status == "partially_consolidated") } LIMIT 500"#,
         json!({}),
     )?);
-    metrics.push(Metric {
-        key: "pending_experiences",
-        label: "Pending high-value Experiences",
-        value: experiences.len() as f64,
-        target: "< 20",
-        status: below(experiences.len() as f64, 20.0),
-        action: "Run semantic/procedural consolidation",
-        items: experiences,
-    });
+    metrics.push(listed(
+        "pending_experiences",
+        "Pending high-value Experiences",
+        20.0,
+        "< 20",
+        "Run semantic/procedural consolidation",
+        experiences,
+    ));
 
     let skills = strings(&read(
         nx,
         r#"FIND(?s.name) WHERE { ?s {type: "Skill"} FILTER(?s.attributes.maturity == "needs_review") } LIMIT 500"#,
         json!({}),
     )?);
-    metrics.push(Metric {
-        key: "skills_review",
-        label: "Skills needing review",
-        value: skills.len() as f64,
-        target: "< 10",
-        status: below(skills.len() as f64, 10.0),
-        action: "Validate, refine scope, or deprecate",
-        items: skills,
-    });
+    metrics.push(listed(
+        "skills_review",
+        "Skills needing review",
+        10.0,
+        "< 10",
+        "Validate, refine scope, or deprecate",
+        skills,
+    ));
 
     let strength = read(
         nx,
@@ -274,30 +291,28 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?t.name) WHERE { ?t {type: "SleepTask"} (?t, "assigned_to", {type: "Person", name: "$system"}) FILTER(?t.attributes.status == "pending") } LIMIT 500"#,
         json!({}),
     )?);
-    metrics.push(Metric {
-        key: "pending_sleep_tasks",
-        label: "Pending SleepTasks",
-        value: tasks.len() as f64,
-        target: "< 10",
-        status: below(tasks.len() as f64, 10.0),
-        action: "Process all pending tasks",
-        items: tasks,
-    });
+    metrics.push(listed(
+        "pending_sleep_tasks",
+        "Pending SleepTasks",
+        10.0,
+        "< 10",
+        "Process all pending tasks",
+        tasks,
+    ));
 
     let unscored = strings(&read(
         nx,
         r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) } LIMIT 1000"#,
         json!({}),
     )?);
-    metrics.push(Metric {
-        key: "unscored_events",
-        label: "Unscored Events",
-        value: unscored.len() as f64,
-        target: "< 10",
-        status: below(unscored.len() as f64, 10.0),
-        action: "Run a daydream cycle for salience scoring",
-        items: unscored,
-    });
+    metrics.push(listed(
+        "unscored_events",
+        "Unscored Events",
+        10.0,
+        "< 10",
+        "Run a daydream cycle for salience scoring",
+        unscored,
+    ));
 
     let overdue = strings(&read(
         nx,
