@@ -122,3 +122,45 @@ fn server_cli_and_console_share_one_memory() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_console_refreshes_when_another_process_writes() {
+    let dir = std::env::temp_dir().join(format!("somnus-live-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let mut app = somnus::tui::app::App::new(
+        nx,
+        "live",
+        somnus::tui::app::Runner::Inline(Default::default()),
+    );
+    app.drain();
+    let notes = |app: &somnus::tui::app::App| {
+        app.schema.overview.as_ref().and_then(|o| {
+            o.concept_types
+                .iter()
+                .find(|t| t.name == "Note")
+                .map(|t| t.count)
+        })
+    };
+    assert_eq!(notes(&app), None);
+    for _ in 0..10 {
+        app.tick();
+    }
+    app.drain();
+    // an agent writes through another connection (another process in real life)
+    let mut other = somnus::Nexus::open(&db).expect("open");
+    other.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } CONCEPT ?n { {type: "Note", name: "from-agent"} } }"#);
+    for _ in 0..10 {
+        app.tick();
+    }
+    app.drain();
+    assert_eq!(notes(&app), Some(1), "the schema pane reloaded");
+    assert!(
+        app.status
+            .as_ref()
+            .is_some_and(|(s, _)| s.contains("changed elsewhere"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

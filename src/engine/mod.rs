@@ -285,6 +285,14 @@ impl Nexus {
         &self.conn
     }
 
+    /// Changes whenever another connection (another process: a server, a
+    /// sleep cycle) commits to this memory.
+    pub fn data_version(&self) -> i64 {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .unwrap_or(0)
+    }
+
     /// A handle that interrupts the command running now (from any thread).
     pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
         self.conn.get_interrupt_handle()

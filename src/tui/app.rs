@@ -60,6 +60,7 @@ impl Job {
                 }
             }
             Job::Schema => JobOutput::Schema(nx.schema_overview().map_err(|e| e.message)),
+            Job::Poll => JobOutput::Polled(nx.data_version()),
             Job::Index => JobOutput::Index(nx.concept_index(INDEX_LIMIT).map_err(|e| e.message)),
             Job::Neighbourhood(id) => JobOutput::Neighbourhood(
                 nx.neighbourhood(id, 200)
@@ -101,6 +102,8 @@ pub struct App {
     pub copied: Vec<String>,
     pub mouse_changed: bool,
     tab_area: Rect,
+    ticks: u64,
+    data_version: Option<i64>,
 }
 
 const GLOBAL_COMMANDS: &[&str] = &[
@@ -134,6 +137,8 @@ impl App {
             copied: Vec::new(),
             mouse_changed: false,
             tab_area: Rect::default(),
+            ticks: 0,
+            data_version: None,
         };
         app.spawn(Job::Schema);
         app
@@ -177,6 +182,14 @@ impl App {
     }
 
     pub fn on_job(&mut self, out: JobOutput) {
+        if let JobOutput::Polled(v) = out {
+            let changed = self.data_version.is_some_and(|old| old != v);
+            self.data_version = Some(v);
+            if changed {
+                self.refresh();
+            }
+            return;
+        }
         if let JobOutput::Schema(Ok(o)) = &out {
             let types: Vec<String> = o.concept_types.iter().map(|t| t.name.clone()).collect();
             let preds: Vec<String> = o.predicates.iter().map(|t| t.name.clone()).collect();
@@ -192,11 +205,31 @@ impl App {
 
     pub fn tick(&mut self) {
         self.workbench.tick();
+        // every second, look for commits by other processes
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(10) && !self.workbench.is_running() {
+            self.spawn(Job::Poll);
+        }
         if let Some((_, at)) = &self.status
             && at.elapsed().as_secs() >= 5
         {
             self.status = None;
         }
+    }
+
+    /// Another process changed the memory: reload what the panes show.
+    pub fn refresh(&mut self) {
+        self.spawn(Job::Schema);
+        if self.explorer.index_loaded {
+            self.spawn(Job::Index);
+        }
+        if let Some(id) = self.explorer.current.as_ref().map(|n| n.id) {
+            self.spawn(Job::Neighbourhood(id));
+        }
+        self.status = Some((
+            "the memory changed elsewhere: panes refreshed (F5 re-runs the query)".into(),
+            Instant::now(),
+        ));
     }
 
     fn component(&mut self) -> &mut dyn Component {

@@ -39,6 +39,8 @@ pub enum Job {
     Index,
     Neighbourhood(i64),
     History,
+    /// Has another connection committed since we last looked?
+    Poll,
     SaveHistory {
         text: String,
         params: String,
@@ -61,6 +63,7 @@ pub enum JobOutput {
     Neighbourhood(Result<Option<Box<Neighbourhood>>, String>),
     History(Vec<HistoryEntry>),
     Saved,
+    Polled(i64),
 }
 
 #[derive(Debug, Clone)]
