@@ -517,54 +517,54 @@ fn undo(
             }
             conn.execute(&format!("DELETE FROM {t} WHERE id = ?1"), [c.element])?;
         }
-        ("update", "concepts") | ("delete", "concepts") => {
+        ("update" | "delete", t @ ("concepts" | "propositions")) => {
+            // restore the before image; the version moves on, never back
             let b = c.before.clone().unwrap_or(Value::Null);
             let current: Option<i64> = conn
                 .query_row(
-                    "SELECT version FROM concepts WHERE id = ?1",
+                    &format!("SELECT version FROM {t} WHERE id = ?1"),
                     [c.element],
                     |r| r.get(0),
                 )
                 .optional()?;
             let version = current.unwrap_or_else(|| b["version"].as_i64().unwrap_or(1)) + 1;
-            if current.is_some() {
-                conn.execute(
-                    "UPDATE concepts SET type = ?2, name = ?3, attributes = ?4, metadata = ?5, version = ?6, updated_at = ?7 WHERE id = ?1",
-                    params![c.element, s(&b, "type").as_str(), s(&b, "name").as_str(), text(&b, "attributes"), text(&b, "metadata"), version, now],
-                )?;
+            let cols: &[&str] = if t == "concepts" {
+                &["type", "name"]
             } else {
-                conn.execute(
-                    "INSERT INTO concepts(id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![c.element, s(&b, "type").as_str(), s(&b, "name").as_str(), text(&b, "attributes"), text(&b, "metadata"), version, now],
-                )?;
+                &["subject", "predicate", "object"]
+            };
+            let mut values: Vec<rusqlite::types::Value> = vec![c.element.into()];
+            for col in cols {
+                values.push(match s(&b, col) {
+                    Value::Number(n) => n.as_i64().unwrap_or(0).into(),
+                    Value::String(x) => x.into(),
+                    _ => rusqlite::types::Value::Null,
+                });
             }
-        }
-        ("update", "propositions") | ("delete", "propositions") => {
-            let b = c.before.clone().unwrap_or(Value::Null);
-            let current: Option<i64> = conn
-                .query_row(
-                    "SELECT version FROM propositions WHERE id = ?1",
-                    [c.element],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let version = current.unwrap_or_else(|| b["version"].as_i64().unwrap_or(1)) + 1;
-            let (sub, pred, obj) = (
-                s(&b, "subject").as_i64(),
-                s(&b, "predicate"),
-                s(&b, "object").as_i64(),
-            );
-            if current.is_some() {
-                conn.execute(
-                    "UPDATE propositions SET subject = ?2, predicate = ?3, object = ?4, attributes = ?5, metadata = ?6, version = ?7, updated_at = ?8 WHERE id = ?1",
-                    params![c.element, sub, pred.as_str(), obj, text(&b, "attributes"), text(&b, "metadata"), version, now],
-                )?;
-            } else {
-                conn.execute(
-                    "INSERT INTO propositions(id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![c.element, sub, pred.as_str(), obj, text(&b, "attributes"), text(&b, "metadata"), version, now],
-                )?;
-            }
+            values.extend([
+                text(&b, "attributes").into(),
+                text(&b, "metadata").into(),
+                version.into(),
+                now.clone().into(),
+            ]);
+            let all: Vec<&str> = std::iter::once("id")
+                .chain(cols.iter().copied())
+                .chain(["attributes", "metadata", "version", "updated_at"])
+                .collect();
+            let marks: Vec<String> = (1..=all.len()).map(|i| format!("?{i}")).collect();
+            let sets: Vec<String> = all[1..]
+                .iter()
+                .map(|col| format!("{col} = excluded.{col}"))
+                .collect();
+            conn.execute(
+                &format!(
+                    "INSERT INTO {t}({}) VALUES ({}) ON CONFLICT(id) DO UPDATE SET {}",
+                    all.join(", "),
+                    marks.join(", "),
+                    sets.join(", ")
+                ),
+                rusqlite::params_from_iter(values),
+            )?;
         }
         _ => {
             return Err(KipError::internal(format!(

@@ -64,30 +64,17 @@ fn names_page(
 }
 
 fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
-    let mut st = conn.prepare_cached(
-        "SELECT d.id, d.name, d.attributes, \
-           (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') \
-         FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
-    )?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, i64>(3)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (_, name, attrs, members) = row?;
-        let attrs: Value = serde_json::from_str(&attrs).unwrap_or(json!({}));
-        out.push(json!({
-            "name": name,
-            "description": attrs.get("description").cloned().unwrap_or(Value::Null),
-            "member_count": members,
-        }));
-    }
-    Ok(out)
+    Ok(super::overview::domains(conn)?
+        .into_iter()
+        .map(|d| {
+            let description = if d.description.is_empty() {
+                Value::Null
+            } else {
+                Value::String(d.description)
+            };
+            json!({ "name": d.name, "description": description, "member_count": d.count })
+        })
+        .collect())
 }
 
 pub fn describe(conn: &Connection, d: &Describe) -> KipResult<MetaOutput> {

@@ -58,6 +58,14 @@ fn type_infos(conn: &Connection, sql: &str) -> KipResult<Vec<TypeInfo>> {
     Ok(out)
 }
 
+/// Every domain with its description and member count, by name.
+pub fn domains(conn: &Connection) -> KipResult<Vec<TypeInfo>> {
+    type_infos(
+        conn,
+        "SELECT d.name, d.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
+    )
+}
+
 pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
     let mut o = SchemaOverview {
         concepts: conn.query_row("SELECT COUNT(*) FROM concepts", [], |r| r.get(0))?,
@@ -86,10 +94,7 @@ pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
         conn,
         "SELECT t.name, t.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.predicate = t.name) FROM concepts t WHERE t.type = '$PropositionType' ORDER BY t.name",
     )?;
-    o.domains = type_infos(
-        conn,
-        "SELECT d.name, d.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
-    )?;
+    o.domains = domains(conn)?;
     Ok(o)
 }
 

@@ -164,6 +164,15 @@ const MIGRATIONS: &[&str] = &[
         VALUES (somnus_audit_entry(), old.id, 'propositions', 'delete', '{"id":' || old.id || ',"subject":' || old.subject || ',"predicate":' || json_quote(old.predicate) || ',"object":' || old.object || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
     END;
     "#,
+    // 6: the re-embed queue trigger no longer uses OR IGNORE, whose conflict
+    // resolution would override the ON CONFLICT clause of an outer upsert
+    // (rollback restores rows with INSERT .. ON CONFLICT DO UPDATE).
+    r#"
+    DROP TRIGGER concepts_embed_au;
+    CREATE TRIGGER concepts_embed_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        INSERT INTO embed_queue(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM embed_queue WHERE id = new.id);
+    END;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

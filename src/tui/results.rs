@@ -31,6 +31,16 @@ fn expr_text(e: &FindExpr) -> String {
     }
 }
 
+/// A column over `width` expressions holds one array per row: spread it.
+fn push_cell(row: &mut Vec<Value>, cell: Value, width: usize) {
+    if width == 1 {
+        row.push(cell);
+    } else {
+        let parts = as_list(&cell);
+        row.extend((0..width).map(|k| parts.get(k).cloned().unwrap_or(Value::Null)));
+    }
+}
+
 fn as_list(v: &Value) -> Vec<Value> {
     match v {
         Value::Array(a) => a.clone(),
@@ -80,14 +90,7 @@ fn find_table(find: &[FindExpr], result: &Value) -> ResultTable {
                     .and_then(|c| c.get(r))
                     .cloned()
                     .unwrap_or(Value::Null);
-                if g.len() == 1 {
-                    row.push(cell);
-                } else {
-                    let parts = as_list(&cell);
-                    for k in 0..g.len() {
-                        row.push(parts.get(k).cloned().unwrap_or(Value::Null));
-                    }
-                }
+                push_cell(&mut row, cell, g.len());
             }
             rows.push(row);
         }
@@ -125,14 +128,7 @@ fn find_table(find: &[FindExpr], result: &Value) -> ResultTable {
                 (FindExpr::Agg(_), scalar) => scalar.clone(),
                 (_, c) => as_list(c).get(r).cloned().unwrap_or(Value::Null),
             };
-            if g.len() == 1 {
-                row.push(cell);
-            } else {
-                let parts = as_list(&cell);
-                for k in 0..g.len() {
-                    row.push(parts.get(k).cloned().unwrap_or(Value::Null));
-                }
-            }
+            push_cell(&mut row, cell, g.len());
         }
         rows.push(row);
     }
