@@ -1,5 +1,7 @@
 //! Command-line interface.
 
+mod reflect;
+
 use crate::Nexus;
 use crate::conformance;
 use crate::protocol::{Arguments, Method, Request};
@@ -8,6 +10,78 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum ProposalsCmd {
+    /// Proposals, newest first
+    List {
+        /// pending, partially_applied, applied, rejected, rolled_back
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One proposal: its items, rationale, evidence and before/after preview
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve all pending items, or --items 1,3; --edit N=FILE replaces item N's commands
+    Approve {
+        id: i64,
+        #[arg(long, value_delimiter = ',')]
+        items: Option<Vec<i64>>,
+        #[arg(long)]
+        edit: Vec<String>,
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+    /// Reject all undecided items, or --items 1,3, with a reason (kept)
+    Reject {
+        id: i64,
+        #[arg(long)]
+        reason: String,
+        #[arg(long, value_delimiter = ',')]
+        items: Option<Vec<i64>>,
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+    /// Re-check stale items against the memory as it is now
+    Refresh { id: i64 },
+    /// Undo an approval (every change it applied)
+    Rollback {
+        id: i64,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Show policies, or set CLASS to auto (applied without review) or review
+    Policy {
+        class: Option<String>,
+        mode: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ContradictionsCmd {
+    /// Contradictions, newest first
+    List {
+        /// open, resolved, dismissed
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Resolve one: keep-newer, keep-older, both-valid, merge, needs-context
+    Resolve {
+        id: i64,
+        verdict: String,
+        #[arg(long)]
+        note: Option<String>,
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -111,12 +185,63 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Undo one audit entry (itself recorded, so it can be undone too)
+    /// Undo an audit entry, a sleep run, an approval, or everything after a time (each undo is recorded, so it can be undone too)
     Rollback {
-        entry: i64,
+        /// The audit entry to undo
+        entry: Option<i64>,
+        /// Undo every change of this sleep run
+        #[arg(long, conflicts_with_all = ["entry", "proposal", "to"])]
+        run: Option<i64>,
+        /// Undo every change applied by approving this proposal
+        #[arg(long, conflicts_with_all = ["entry", "run", "to"])]
+        proposal: Option<i64>,
+        /// Restore the memory as it was at this time (RFC 3339) or right after this audit entry (#N)
+        #[arg(long, conflicts_with_all = ["entry", "run", "proposal"])]
+        to: Option<String>,
         /// Why (recorded with the rollback)
         #[arg(long)]
         reason: Option<String>,
+    },
+    /// Run a sleep cycle: maintenance phases, and a reflection proposal for approval
+    Sleep {
+        /// daydream (phase 1), quick (1-2) or full (1-13)
+        #[arg(long, default_value = "full")]
+        scope: String,
+        /// heuristic (offline) or llm ($SOMNUS_LLM_URL, $SOMNUS_LLM_MODEL, $SOMNUS_LLM_KEY)
+        #[arg(long, default_value = "heuristic")]
+        reasoner: String,
+        /// scheduled, threshold or on_demand
+        #[arg(long, default_value = "on_demand")]
+        trigger: String,
+        /// The cycle's clock (RFC 3339; default now)
+        #[arg(long)]
+        now: Option<String>,
+        /// Parameters as JSON (stale_event_threshold_days, memory_strength_decay_factor, ...)
+        #[arg(long)]
+        params: Option<String>,
+        /// Print the report as JSON
+        #[arg(long)]
+        json: bool,
+        /// No progress lines on standard error
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Past sleep runs
+    Runs {
+        /// Show one run's report
+        run: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reflection proposals: review, approve (all, some, edited), reject, roll back
+    Proposals {
+        #[command(subcommand)]
+        what: ProposalsCmd,
+    },
+    /// Contradictions found by sleep cycles, and their resolution
+    Contradictions {
+        #[command(subcommand)]
+        what: ContradictionsCmd,
     },
     /// The memory's health against the maintenance targets
     Health {
@@ -130,10 +255,12 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Explain what happened to an element: every change, by whom and why
+    /// Explain what happened to an element: decay, archival, deletion, every change, by whom and why
     Why {
-        /// C:<n> or P:<n>:<predicate>
+        /// C:<n>, P:<n>:<predicate>, or Type:Name (also for deleted elements)
         element: String,
+        #[arg(long)]
+        json: bool,
     },
     /// Run conformance fixture files or folders; ends with `N passed, N failed`
     Conformance {
@@ -390,6 +517,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 element,
                 since,
                 until,
+                batch: None,
                 limit,
             };
             let entries = nx.audit_list(&f).map_err(|e| eyre!(e.message))?;
@@ -424,18 +552,45 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Cmd::Rollback { entry, reason }) => {
+        Some(Cmd::Rollback {
+            entry,
+            run,
+            proposal,
+            to,
+            reason,
+        }) => {
             let mut nx = open(&cli.db)?;
             let who = crate::audit::Who {
                 actor: "operator".into(),
                 trigger: "somnus rollback".into(),
                 reason,
             };
-            match nx.rollback(entry, &who) {
-                Ok(id) => {
-                    println!(
-                        "rolled back #{entry} as entry #{id} (undo it with `somnus rollback {id}`)"
-                    );
+            let res = match (entry, run, proposal, to) {
+                (Some(e), _, _, _) => nx.rollback(e, &who).map(|id| {
+                    format!("rolled back #{e} as entry #{id} (undo it with `somnus rollback {id}`)")
+                }),
+                (_, Some(r), _, _) => nx
+                    .rollback_batch(&format!("sleep:{r}"), &who)
+                    .map(|ids| format!("rolled back sleep run #{r}: {} entries undone", ids.len())),
+                (_, _, Some(p), _) => {
+                    crate::sleep::proposals::rollback(&mut nx, p, &who).map(|ids| {
+                        format!(
+                            "rolled back the approval of proposal #{p}: {} entries undone",
+                            ids.len()
+                        )
+                    })
+                }
+                (_, _, _, Some(t)) => nx.rollback_to(&t, &who).map(|(after, ids)| {
+                    format!(
+                        "restored the memory as of entry #{after}: {} later entries undone",
+                        ids.len()
+                    )
+                }),
+                _ => return Err(eyre!("give an entry, --run N, --proposal N or --to TIME")),
+            };
+            match res {
+                Ok(msg) => {
+                    println!("{msg}");
                     Ok(0)
                 }
                 Err(e) => {
@@ -443,6 +598,32 @@ pub fn run(cli: Cli) -> Result<i32> {
                     Ok(1)
                 }
             }
+        }
+        Some(Cmd::Sleep {
+            scope,
+            reasoner,
+            trigger,
+            now,
+            params,
+            json,
+            quiet,
+        }) => {
+            let mut nx = open(&cli.db)?;
+            reflect::sleep(
+                &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
+            )
+        }
+        Some(Cmd::Runs { run, json }) => {
+            let nx = open(&cli.db)?;
+            reflect::runs(&nx, run, json)
+        }
+        Some(Cmd::Proposals { what }) => {
+            let mut nx = open(&cli.db)?;
+            reflect::proposals(&mut nx, what)
+        }
+        Some(Cmd::Contradictions { what }) => {
+            let mut nx = open(&cli.db)?;
+            reflect::contradictions(&mut nx, what)
         }
         Some(Cmd::Health {
             now,
@@ -483,43 +664,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Cmd::Why { element }) => {
+        Some(Cmd::Why { element, json }) => {
             let nx = open(&cli.db)?;
-            let h = nx.element_history(&element).map_err(|e| eyre!(e.message))?;
-            if h.is_empty() {
-                println!("{element}: no recorded change");
-                return Ok(0);
-            }
-            for (e, c) in h {
-                let reason = e
-                    .reason
-                    .clone()
-                    .map(|r| format!(" because {r}"))
-                    .unwrap_or_default();
-                println!(
-                    "#{} {} {} {} by {} via {}{reason}",
-                    e.id,
-                    e.at,
-                    c.op,
-                    c.kip_id(),
-                    e.actor,
-                    e.trigger
-                );
-                let cmd = e.command.split_whitespace().collect::<Vec<_>>().join(" ");
-                let cmd = if cmd.chars().count() > 160 {
-                    cmd.chars().take(159).collect::<String>() + "…"
-                } else {
-                    cmd
-                };
-                println!("    {cmd}");
-                if let Some(b) = &c.before {
-                    println!("    before: {b}");
-                }
-                if let Some(a) = &c.after {
-                    println!("    after:  {a}");
-                }
-            }
-            Ok(0)
+            reflect::why(&nx, &element, json)
         }
         Some(Cmd::Conformance { paths, verbose }) => {
             let files = conformance::collect(&paths).map_err(|e| eyre!(e))?;

@@ -21,9 +21,20 @@ use std::sync::atomic::{AtomicI64, Ordering};
 pub struct Context {
     entry: Arc<AtomicI64>,
     first_id: Arc<AtomicI64>,
+    /// The group the entries opened now belong to (a sleep run, a
+    /// proposal's approval, a group rollback), if any.
+    batch: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Context {
+    pub fn set_batch(&self, batch: Option<String>) {
+        if let Ok(mut b) = self.batch.lock() {
+            *b = batch;
+        }
+    }
+    pub fn batch(&self) -> Option<String> {
+        self.batch.lock().ok().and_then(|b| b.clone())
+    }
     pub fn set(&self, entry: i64, first_id: i64) {
         self.first_id.store(first_id, Ordering::SeqCst);
         self.entry.store(entry, Ordering::SeqCst);
@@ -84,9 +95,9 @@ pub fn begin(
     let first_id = next_id(conn)?;
     // an entry's recorded changes are contiguous: writes are serialised
     conn.execute(
-        "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8)",
-        params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id],
+        "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9)",
+        params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id, ctx.batch()],
     )?;
     let entry = conn.last_insert_rowid();
     ctx.set(entry, first_id);
@@ -131,6 +142,9 @@ pub struct Entry {
     pub kind: String,
     pub rolls_back: Option<i64>,
     pub rolled_back_by: Option<i64>,
+    /// The group the entry belongs to: `sleep:N` (a sleep run),
+    /// `proposal:N` (an approval), `rollback:...` (a group rollback).
+    pub batch: Option<String>,
     /// Elements changed: updated, deleted, re-inserted, and created.
     pub changes: i64,
     first_change: i64,
@@ -144,7 +158,7 @@ impl Entry {
         json!({
             "id": self.id, "at": self.at, "actor": self.actor, "trigger": self.trigger, "reason": self.reason,
             "kind": self.kind, "command": self.command, "changes": self.changes,
-            "rolls_back": self.rolls_back, "rolled_back_by": self.rolled_back_by,
+            "rolls_back": self.rolls_back, "rolled_back_by": self.rolled_back_by, "batch": self.batch,
         })
     }
 }
@@ -187,10 +201,13 @@ pub struct Filter {
     pub element: Option<i64>,
     pub since: Option<String>,
     pub until: Option<String>,
+    /// Entries of one group (`sleep:3`, `proposal:7`), or of every group
+    /// with that prefix when it ends in `:` (`sleep:`).
+    pub batch: Option<String>,
     pub limit: usize,
 }
 
-const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id";
+const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id, l.batch";
 
 fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
     let recorded: i64 = r.get(9)?;
@@ -205,6 +222,7 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         kind: r.get(6)?,
         rolls_back: r.get(7)?,
         rolled_back_by: r.get(8)?,
+        batch: r.get(13)?,
         changes: recorded + (end_id - first_id),
         first_change: r.get(10)?,
         recorded,
@@ -219,6 +237,7 @@ pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
          WHERE (?1 IS NULL OR l.actor = ?1) AND (?2 IS NULL OR l.kind = ?2) \
            AND (?3 IS NULL OR (l.first_id <= ?3 AND ?3 < l.end_id) OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
            AND (?4 IS NULL OR l.at >= ?4) AND (?5 IS NULL OR l.at <= ?5) \
+           AND (?7 IS NULL OR l.batch = ?7 OR (substr(?7, -1) = ':' AND substr(l.batch, 1, length(?7)) = ?7)) \
          ORDER BY l.id DESC LIMIT ?6"
     ))?;
     let rows = st.query_map(
@@ -228,7 +247,8 @@ pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
             f.element,
             f.since,
             f.until,
-            f.limit.max(1) as i64
+            f.limit.max(1) as i64,
+            f.batch
         ],
         entry_row,
     )?;
@@ -483,6 +503,72 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
         params![new, id],
     )?;
     Ok(new)
+}
+
+/// Undoes, newest first, every entry of a group still in effect (a sleep
+/// run, an approval). Returns the new entries, newest undone first.
+pub fn rollback_batch(
+    conn: &Connection,
+    ctx: &Context,
+    batch: &str,
+    who: &Who,
+) -> KipResult<Vec<i64>> {
+    let ids: Vec<i64> = {
+        let mut st = conn.prepare(
+            "SELECT id FROM audit_log WHERE batch = ?1 AND rolled_back_by IS NULL ORDER BY id DESC",
+        )?;
+        st.query_map([batch], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    if ids.is_empty() {
+        return Err(KipError::not_found(format!(
+            "no change of `{batch}` is in effect"
+        )));
+    }
+    let saved = ctx.batch();
+    ctx.set_batch(Some(format!("rollback:{batch}")));
+    let res = ids
+        .iter()
+        .map(|id| rollback(conn, ctx, *id, who))
+        .collect::<KipResult<Vec<i64>>>();
+    ctx.set_batch(saved);
+    res
+}
+
+/// Restores the memory as it was right after entry `after`: undoes, newest
+/// first, every later entry still in effect (an entry and a rollback of it
+/// that both came later cancel out and are left alone).
+pub fn rollback_after(
+    conn: &Connection,
+    ctx: &Context,
+    after: i64,
+    who: &Who,
+) -> KipResult<Vec<i64>> {
+    let ids: Vec<i64> = {
+        let mut st = conn.prepare(
+            "SELECT id FROM audit_log WHERE id > ?1 AND rolled_back_by IS NULL \
+             AND (rolls_back IS NULL OR rolls_back <= ?1) ORDER BY id DESC",
+        )?;
+        st.query_map([after], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    let saved = ctx.batch();
+    ctx.set_batch(Some(format!("rollback:after:{after}")));
+    let res = ids
+        .iter()
+        .map(|id| rollback(conn, ctx, *id, who))
+        .collect::<KipResult<Vec<i64>>>();
+    ctx.set_batch(saved);
+    res
+}
+
+/// The last entry written at or before `at` (RFC 3339), 0 if none.
+pub fn entry_at(conn: &Connection, at: &str) -> KipResult<i64> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE at <= ?1",
+        [at],
+        |r| r.get(0),
+    )?)
 }
 
 fn undo(

@@ -93,6 +93,30 @@ pub struct Nexus {
     embedder: Option<embed::EmbeddingConfig>,
     /// The audit entry the connection's writes belong to.
     audit: crate::audit::Context,
+    /// Inside `atomically`: every command runs in a savepoint of one
+    /// write transaction.
+    in_group: bool,
+    /// Called while SQLite works (every few thousand VM steps); returning
+    /// true interrupts the running command (a cancelled job).
+    tick: Option<Tick>,
+}
+
+/// A callback SQLite runs while a command works; true interrupts it.
+pub type Tick = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// What a write would change: every element created, updated or deleted,
+/// with its image before and after, computed by running the command and
+/// rolling it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    pub result: Value,
+    /// `{element, op, before, after}` per element (ids as `C:12`/`P:40:p`).
+    pub changes: Vec<Value>,
+    /// Internal id and version of every element the command would update
+    /// or delete (a later approval checks that none of them moved), and,
+    /// with version -1, the existing endpoints of the links it would create
+    /// (which must still exist).
+    pub targets: Vec<(i64, i64)>,
 }
 
 /// The default per-command execution limit.
@@ -153,6 +177,8 @@ impl Nexus {
             timeout: DEFAULT_TIMEOUT,
             embedder: embed::EmbeddingConfig::from_env(),
             audit,
+            in_group: false,
+            tick: None,
         };
         if fresh {
             nx.bootstrap()?;
@@ -244,6 +270,9 @@ impl Nexus {
 
     /// Undoes one audit entry, as a new entry by `who`.
     pub fn rollback(&mut self, entry: i64, who: &crate::audit::Who) -> KipResult<i64> {
+        if self.in_group {
+            return crate::audit::rollback(&self.conn, &self.audit, entry, who);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -252,6 +281,209 @@ impl Nexus {
         let id = res?;
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Runs `f` as one write transaction: every command `f` runs commits
+    /// together or not at all (a sleep phase, an approval). Each command is
+    /// its own audit entry, tagged with `batch`; a command that fails rolls
+    /// back alone (its savepoint) and `f` decides whether to go on.
+    pub fn atomically<T>(
+        &mut self,
+        batch: &str,
+        f: impl FnOnce(&mut Nexus) -> KipResult<T>,
+    ) -> KipResult<T> {
+        if self.in_group {
+            return Err(KipError::internal("atomic groups do not nest"));
+        }
+        let mut attempt = 0;
+        loop {
+            match self.conn.execute_batch("BEGIN IMMEDIATE") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.in_group = true;
+        self.audit.set_batch(Some(batch.to_string()));
+        let out = f(self);
+        self.in_group = false;
+        self.audit.set_batch(None);
+        self.audit.clear();
+        match out {
+            Ok(v) => {
+                if let Err(e) = self.conn.execute_batch("COMMIT") {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                self.refresh_statistics();
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether a group started by `atomically` is open.
+    pub fn in_group(&self) -> bool {
+        self.in_group
+    }
+
+    /// The connection, for the sleep cycle's own bookkeeping tables (runs,
+    /// proposals), written in the same transactions as the graph.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The audit context, for rollbacks run inside a group.
+    pub(crate) fn audit_ctx(&self) -> &crate::audit::Context {
+        &self.audit
+    }
+
+    /// Installs (or removes) the callback run while commands work.
+    pub fn set_tick(&mut self, tick: Option<Tick>) {
+        self.tick = tick;
+    }
+
+    /// What `text` would change, without changing anything.
+    pub fn preview(&mut self, text: &str, params: &Map<String, Value>) -> KipResult<Preview> {
+        let cmd = kip::parse(text, params)?;
+        if !cmd.is_write() {
+            let (result, _) = self.exec_as(
+                &cmd,
+                text,
+                &crate::audit::Who {
+                    actor: "preview".into(),
+                    trigger: "preview".into(),
+                    reason: None,
+                },
+                true,
+                false,
+            )?;
+            return Ok(Preview {
+                result,
+                changes: vec![],
+                targets: vec![],
+            });
+        }
+        self.conn.execute_batch("SAVEPOINT somnus_preview")?;
+        let saved = self.audit.batch();
+        self.audit.set_batch(None);
+        let res = (|| -> KipResult<Preview> {
+            let who = crate::audit::Who {
+                actor: "preview".into(),
+                trigger: "preview".into(),
+                reason: None,
+            };
+            let entry = crate::audit::begin(&self.conn, &self.audit, &who, text, cmd.kind(), None)?;
+            let out = dispatch(&self.conn, &cmd, false, self.embedder.as_ref());
+            self.audit.clear();
+            let (result, _) = out?;
+            crate::audit::finish(&self.conn, &self.audit, entry)?;
+            let changes = crate::audit::changes(&self.conn, entry)?;
+            let mut targets: Vec<(i64, i64)> = changes
+                .iter()
+                .filter(|c| c.op != "insert")
+                .filter_map(|c| {
+                    c.before
+                        .as_ref()
+                        .and_then(|b| b.get("version"))
+                        .and_then(Value::as_i64)
+                        .map(|v| (c.element, v))
+                })
+                .collect();
+            // the endpoints new links hang on: if one of them goes, the
+            // change no longer means what it meant
+            let created: std::collections::HashSet<i64> = changes
+                .iter()
+                .filter(|c| c.op == "insert")
+                .map(|c| c.element)
+                .collect();
+            let mut seen: std::collections::HashSet<i64> = targets.iter().map(|t| t.0).collect();
+            for c in changes
+                .iter()
+                .filter(|c| c.op == "insert" && c.table == "propositions")
+            {
+                for k in ["subject", "object"] {
+                    let Some(id) = c
+                        .after
+                        .as_ref()
+                        .and_then(|a| a.get(k))
+                        .and_then(Value::as_i64)
+                    else {
+                        continue;
+                    };
+                    if created.contains(&id) || !seen.insert(id) {
+                        continue;
+                    }
+                    if self.element_version(id)?.is_some() {
+                        targets.push((id, -1));
+                    }
+                }
+            }
+            Ok(Preview {
+                result,
+                changes: changes.iter().map(|c| c.to_json()).collect(),
+                targets,
+            })
+        })();
+        self.audit.set_batch(saved);
+        let _ = self
+            .conn
+            .execute_batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");
+        res
+    }
+
+    /// The current version of an element (concept or proposition), if it
+    /// exists.
+    pub fn element_version(&self, id: i64) -> KipResult<Option<i64>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT version FROM concepts WHERE id = ?1 UNION ALL SELECT version FROM propositions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Undoes every change of a group still in effect (`sleep:3`), newest
+    /// first, in one transaction.
+    pub fn rollback_batch(&mut self, batch: &str, who: &crate::audit::Who) -> KipResult<Vec<i64>> {
+        let b = batch.to_string();
+        self.atomically(&format!("rollback:{batch}"), move |nx| {
+            crate::audit::rollback_batch(&nx.conn, &nx.audit, &b, who)
+        })
+    }
+
+    /// Restores the memory as of `to`: an RFC 3339 time, or `#N` (right
+    /// after audit entry N). Returns the entry restored to and the new
+    /// entries.
+    pub fn rollback_to(&mut self, to: &str, who: &crate::audit::Who) -> KipResult<(i64, Vec<i64>)> {
+        let after = match to.strip_prefix('#') {
+            Some(n) => n
+                .parse::<i64>()
+                .map_err(|_| KipError::syntax(format!("`{to}` is not an entry (#N)")))?,
+            None => {
+                if chrono::DateTime::parse_from_rfc3339(to).is_err() {
+                    return Err(KipError::syntax(format!(
+                        "`{to}` is not an RFC 3339 time or #N"
+                    )));
+                }
+                crate::audit::entry_at(&self.conn, to)?
+            }
+        };
+        self.atomically(&format!("rollback:after:{after}"), move |nx| {
+            let ids = crate::audit::rollback_after(&nx.conn, &nx.audit, after, who)?;
+            Ok((after, ids))
+        })
     }
 
     /// Configures (or removes) the embedding provider.
@@ -462,54 +694,63 @@ impl Nexus {
             self.sync_embeddings()?;
         }
         let deadline = std::time::Instant::now() + self.timeout;
-        self.conn
-            .progress_handler(10_000, Some(move || std::time::Instant::now() > deadline))?;
+        let tick = self.tick.clone();
+        self.conn.progress_handler(
+            10_000,
+            Some(move || {
+                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
+            }),
+        )?;
         let behavior = if cmd.is_write() {
             TransactionBehavior::Immediate
         } else {
             TransactionBehavior::Deferred
         };
-        let res = (|| {
-            // Another process may hold the write lock past the busy timeout;
-            // a few bounded retries ride out a long commit elsewhere.
-            let mut attempt = 0;
-            let tx = loop {
-                match self.conn.transaction_with_behavior(behavior) {
-                    Ok(tx) => break tx,
-                    Err(rusqlite::Error::SqliteFailure(e, _))
-                        if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
-                    {
-                        attempt += 1;
-                        std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+        let res = if self.in_group {
+            self.exec_in_savepoint(cmd, text, who, dry_run)
+        } else {
+            (|| {
+                // Another process may hold the write lock past the busy timeout;
+                // a few bounded retries ride out a long commit elsewhere.
+                let mut attempt = 0;
+                let tx = loop {
+                    match self.conn.transaction_with_behavior(behavior) {
+                        Ok(tx) => break tx,
+                        Err(rusqlite::Error::SqliteFailure(e, _))
+                            if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
+                        {
+                            attempt += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                        }
+                        Err(e) => return Err(e.into()),
                     }
-                    Err(e) => return Err(e.into()),
+                };
+                let entry = if cmd.is_write() && !dry_run {
+                    Some(crate::audit::begin(
+                        &tx,
+                        &self.audit,
+                        who,
+                        text,
+                        cmd.kind(),
+                        None,
+                    )?)
+                } else {
+                    None
+                };
+                let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref());
+                self.audit.clear();
+                let out = out?;
+                if let Some(e) = entry {
+                    crate::audit::finish(&tx, &self.audit, e)?;
                 }
-            };
-            let entry = if cmd.is_write() && !dry_run {
-                Some(crate::audit::begin(
-                    &tx,
-                    &self.audit,
-                    who,
-                    text,
-                    cmd.kind(),
-                    None,
-                )?)
-            } else {
-                None
-            };
-            let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref());
-            self.audit.clear();
-            let out = out?;
-            if let Some(e) = entry {
-                crate::audit::finish(&tx, &self.audit, e)?;
-            }
-            if dry_run || !cmd.is_write() {
-                tx.rollback()?;
-            } else {
-                tx.commit()?;
-            }
-            Ok(out)
-        })();
+                if dry_run || !cmd.is_write() {
+                    tx.rollback()?;
+                } else {
+                    tx.commit()?;
+                }
+                Ok(out)
+            })()
+        };
         let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
         let res = res.map_err(|e: KipError| {
             if e.code == ErrorCode::ExecutionTimeout {
@@ -528,9 +769,50 @@ impl Nexus {
         if readonly {
             let _ = self.conn.execute_batch("PRAGMA query_only = 0");
         }
-        if res.is_ok() && cmd.is_write() && !dry_run {
+        if res.is_ok() && cmd.is_write() && !dry_run && !self.in_group {
             self.refresh_statistics();
         }
+        res
+    }
+
+    /// One command inside an open group: a savepoint, so a failing command
+    /// undoes only itself.
+    fn exec_in_savepoint(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
+        dry_run: bool,
+    ) -> KipResult<(Value, Option<String>)> {
+        self.conn.execute_batch("SAVEPOINT somnus_cmd")?;
+        let res = (|| {
+            let entry = if cmd.is_write() && !dry_run {
+                Some(crate::audit::begin(
+                    &self.conn,
+                    &self.audit,
+                    who,
+                    text,
+                    cmd.kind(),
+                    None,
+                )?)
+            } else {
+                None
+            };
+            let out = dispatch(&self.conn, cmd, dry_run, self.embedder.as_ref());
+            self.audit.clear();
+            let out = out?;
+            if let Some(e) = entry {
+                crate::audit::finish(&self.conn, &self.audit, e)?;
+            }
+            Ok(out)
+        })();
+        let keep = res.is_ok() && cmd.is_write() && !dry_run;
+        let end = if keep {
+            "RELEASE somnus_cmd"
+        } else {
+            "ROLLBACK TO somnus_cmd; RELEASE somnus_cmd"
+        };
+        self.conn.execute_batch(end)?;
         res
     }
 }

@@ -1,5 +1,16 @@
-//! The sleep cycle's state assessment (Phase 1A of the sleep-mode
-//! instructions): the memory's health against its targets, found through
-//! the engine's own KIP API.
+//! The sleep cycle: while the agent is idle, its memory is assessed,
+//! consolidated, deduplicated, decayed, corrected and cleaned (the
+//! sleep-mode instructions), and every judgement the sleeping mind makes is
+//! staged as a reflection proposal for a human to approve.
 
+pub mod contradictions;
+pub mod cycle;
+pub mod explain;
 pub mod health;
+pub mod llm;
+pub mod proposals;
+pub mod reasoner;
+pub mod similarity;
+
+pub use cycle::{Options, Params, Progress, Report, Scope, run};
+pub use reasoner::{Heuristic, Reasoner};

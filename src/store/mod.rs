@@ -173,6 +173,106 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO embed_queue(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM embed_queue WHERE id = new.id);
     END;
     "#,
+    // 7: sleep cycles, their proposals, contradictions and policies; audit
+    // entries belong to a group (a run, an approval, a group rollback).
+    r#"
+    ALTER TABLE audit_log ADD COLUMN batch TEXT;
+    CREATE INDEX audit_log_batch ON audit_log(batch) WHERE batch IS NOT NULL;
+    CREATE TABLE sleep_runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        scope TEXT NOT NULL,
+        trigger_name TEXT NOT NULL,
+        reasoner TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        now TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        status TEXT NOT NULL,
+        phase INTEGER NOT NULL DEFAULT 0,
+        report TEXT,
+        error TEXT
+    );
+    CREATE TABLE sleep_phases (
+        run INTEGER NOT NULL,
+        phase INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        millis INTEGER NOT NULL,
+        counts TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        PRIMARY KEY (run, phase)
+    );
+    CREATE TABLE proposals (
+        id INTEGER PRIMARY KEY,
+        run INTEGER,
+        created_at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT
+    );
+    CREATE TABLE proposal_items (
+        proposal INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        class TEXT NOT NULL,
+        key TEXT NOT NULL,
+        title TEXT NOT NULL,
+        command TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        preview TEXT NOT NULL,
+        targets TEXT NOT NULL,
+        status TEXT NOT NULL,
+        edited_command TEXT,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT,
+        PRIMARY KEY (proposal, seq)
+    );
+    CREATE INDEX proposal_items_key ON proposal_items(key, status);
+    CREATE TABLE contradictions (
+        id INTEGER PRIMARY KEY,
+        run INTEGER,
+        found_at TEXT NOT NULL,
+        subject INTEGER NOT NULL,
+        predicate TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        fact_a INTEGER NOT NULL,
+        fact_b INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        status TEXT NOT NULL,
+        resolution TEXT,
+        proposal INTEGER,
+        item INTEGER,
+        decided_at TEXT,
+        decided_by TEXT
+    );
+    CREATE TABLE sleep_policy (
+        class TEXT PRIMARY KEY,
+        mode TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        set_by TEXT NOT NULL
+    );
+    CREATE TABLE sleep_notes (
+        id INTEGER PRIMARY KEY,
+        element INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        run INTEGER,
+        at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        inputs TEXT NOT NULL
+    );
+    CREATE INDEX sleep_notes_element ON sleep_notes(element);
+    CREATE INDEX sleep_notes_label ON sleep_notes(label);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,0 +1,586 @@
+//! The sleep cycle on the command line: `sleep`, `runs`, `proposals`,
+//! `contradictions`, `why`.
+
+use super::{ContradictionsCmd, ProposalsCmd};
+use crate::Nexus;
+use crate::audit::Who;
+use crate::sleep::{self, contradictions, proposals};
+use color_eyre::eyre::{Result, eyre};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn fail(e: crate::kip::KipError) -> Result<i32> {
+    eprintln!("{}: {}", e.code, e.message);
+    if let Some(h) = e.hint {
+        eprintln!("{h}");
+    }
+    Ok(1)
+}
+
+/// The reasoner named on the command line.
+pub fn reasoner(name: &str) -> Result<Box<dyn sleep::Reasoner>> {
+    match name {
+        "heuristic" => Ok(Box::new(sleep::Heuristic)),
+        "llm" => {
+            let cfg = sleep::llm::LlmConfig::from_env().ok_or_else(|| {
+                eyre!("the llm reasoner needs SOMNUS_LLM_URL and SOMNUS_LLM_MODEL (an OpenAI-compatible /v1/chat/completions endpoint)")
+            })?;
+            Ok(Box::new(sleep::llm::Llm::new(cfg)))
+        }
+        other => Err(eyre!("unknown reasoner `{other}` (heuristic or llm)")),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn sleep(
+    nx: &mut Nexus,
+    scope: &str,
+    reasoner_name: &str,
+    trigger: &str,
+    at: Option<String>,
+    params: Option<String>,
+    json_out: bool,
+    quiet: bool,
+) -> Result<i32> {
+    let scope = sleep::Scope::parse(scope)
+        .ok_or_else(|| eyre!("unknown scope `{scope}` (daydream, quick or full)"))?;
+    if !matches!(trigger, "scheduled" | "threshold" | "on_demand") {
+        return Err(eyre!(
+            "unknown trigger `{trigger}` (scheduled, threshold or on_demand)"
+        ));
+    }
+    let mut opts = sleep::Options::new(scope, &at.unwrap_or_else(now));
+    opts.trigger = trigger.to_string();
+    if let Some(p) = params {
+        let mut base = serde_json::to_value(&opts.params)?;
+        let over: Value =
+            serde_json::from_str(&p).map_err(|e| eyre!("--params is not JSON: {e}"))?;
+        let Some(o) = over.as_object() else {
+            return Err(eyre!("--params must be a JSON object"));
+        };
+        for (k, v) in o {
+            if base.get(k).is_none() {
+                return Err(eyre!("unknown parameter `{k}`"));
+            }
+            base[k] = v.clone();
+        }
+        opts.params = serde_json::from_value(base).map_err(|e| eyre!("bad --params: {e}"))?;
+    }
+    let mut r = reasoner(reasoner_name)?;
+    let (tx, rx) = std::sync::mpsc::channel::<sleep::Progress>();
+    let printer = std::thread::spawn(move || {
+        for p in rx {
+            if quiet {
+                continue;
+            }
+            if let Some(l) = &p.log {
+                eprintln!(
+                    "[{:>6} ms] phase {:>2} {}: {l}",
+                    p.elapsed_ms, p.phase, p.name
+                );
+            }
+        }
+    });
+    let res = sleep::run(nx, &opts, r.as_mut(), Some(tx), None);
+    let _ = printer.join();
+    let report = match res {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", report.markdown());
+    }
+    Ok(if report.status == "completed" { 0 } else { 1 })
+}
+
+pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
+    let conn = nx.connection_for_checks();
+    match run {
+        Some(id) => {
+            let rep: Option<String> = conn
+                .query_row("SELECT report FROM sleep_runs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .map_err(|_| eyre!("sleep run #{id} does not exist"))?;
+            let v: Value = rep
+                .and_then(|r| serde_json::from_str(&r).ok())
+                .unwrap_or(Value::Null);
+            if json_out {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                let r: sleep::Report = report_from(&v);
+                print!("{}", r.markdown());
+            }
+        }
+        None => {
+            let mut st = conn.prepare(
+                "SELECT id, started_at, COALESCE(finished_at, ''), scope, reasoner, status, phase, COALESCE(error, '') FROM sleep_runs ORDER BY id DESC LIMIT 50",
+            )?;
+            let rows: Vec<(i64, String, String, String, String, String, i64, String)> = st
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                })?
+                .collect::<std::result::Result<_, _>>()?;
+            if json_out {
+                let v: Vec<Value> = rows
+                    .iter()
+                    .map(|r| json!({"run": r.0, "started_at": r.1, "finished_at": r.2, "scope": r.3, "reasoner": r.4, "status": r.5, "phase": r.6, "error": r.7}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!(
+                    "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  phase",
+                    "run", "started", "scope", "reasoner", "status"
+                );
+                for r in rows {
+                    println!(
+                        "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  {:>5}  {}",
+                        r.0, r.1, r.3, r.4, r.5, r.6, r.7
+                    );
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// A report read back from its stored JSON (for display).
+pub fn report_from(v: &Value) -> sleep::Report {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let strs = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    sleep::Report {
+        run: v.get("run").and_then(Value::as_i64).unwrap_or(0),
+        status: s("status"),
+        scope: s("scope"),
+        trigger: s("trigger"),
+        reasoner: s("reasoner"),
+        now: s("now"),
+        started_at: s("started_at"),
+        finished_at: s("finished_at"),
+        millis: v.get("millis").and_then(Value::as_u64).unwrap_or(0),
+        phases: v
+            .get("phases")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|p| sleep::cycle::PhaseReport {
+                        phase: p.get("phase").and_then(Value::as_u64).unwrap_or(0) as u8,
+                        name: p.get("name").and_then(Value::as_str).unwrap_or("").into(),
+                        stage: p.get("stage").and_then(Value::as_str).unwrap_or("").into(),
+                        millis: p.get("millis").and_then(Value::as_u64).unwrap_or(0),
+                        lines: p
+                            .get("lines")
+                            .and_then(Value::as_array)
+                            .map(|l| {
+                                l.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        counts: p
+                            .get("counts")
+                            .and_then(Value::as_object)
+                            .map(|o| {
+                                o.iter()
+                                    .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        proposal: v.get("proposal").and_then(Value::as_i64),
+        proposed_items: v.get("proposed_items").and_then(Value::as_u64).unwrap_or(0) as usize,
+        issues: strs("issues"),
+        recommendations: strs("recommendations"),
+        error: v.get("error").and_then(Value::as_str).map(str::to_string),
+    }
+}
+
+fn print_proposal(p: &proposals::Proposal) {
+    println!(
+        "proposal #{}  {}  ({}; run {}; {} items: {} pending, {} applied, {} rejected, {} stale)",
+        p.id,
+        p.title,
+        p.status,
+        p.run.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into()),
+        p.items.len(),
+        p.count("pending"),
+        p.count("applied"),
+        p.count("rejected"),
+        p.count("stale")
+    );
+    for i in &p.items {
+        println!(
+            "\n  [{}] {:<8} {:<13} {}  (confidence {:.2})",
+            i.seq, i.status, i.class, i.title, i.confidence
+        );
+        println!("      why: {}", i.rationale);
+        if !i.evidence.is_empty() {
+            println!("      evidence: {}", i.evidence.join(", "));
+        }
+        for c in i.edited.as_ref().unwrap_or(&i.commands) {
+            for l in c.lines() {
+                println!("      | {l}");
+            }
+        }
+        for ch in &i.preview {
+            let el = ch.get("element").and_then(Value::as_str).unwrap_or("?");
+            let op = ch.get("op").and_then(Value::as_str).unwrap_or("?");
+            println!("      {op} {el}");
+            if let Some(b) = ch.get("before").filter(|b| !b.is_null()) {
+                println!("        - {}", compact(b));
+            }
+            if let Some(a) = ch.get("after").filter(|a| !a.is_null()) {
+                println!("        + {}", compact(a));
+            }
+        }
+        if let Some(r) = &i.reason {
+            println!(
+                "      decided by {}: {r}",
+                i.decided_by.as_deref().unwrap_or("?")
+            );
+        }
+    }
+}
+
+fn compact(v: &Value) -> String {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("updated_at");
+    }
+    let s = v.to_string();
+    if s.chars().count() > 220 {
+        s.chars().take(219).collect::<String>() + "…"
+    } else {
+        s
+    }
+}
+
+pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
+    match what {
+        ProposalsCmd::List { status, json } => {
+            let ps = match proposals::list(nx, status.as_deref(), 100) {
+                Ok(p) => p,
+                Err(e) => return fail(e),
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &ps.iter().map(|p| p.to_json()).collect::<Vec<_>>()
+                    )?
+                );
+            } else {
+                println!(
+                    "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  title",
+                    "id", "status", "items", "pending", "applied"
+                );
+                for p in ps {
+                    println!(
+                        "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  {}",
+                        p.id,
+                        p.status,
+                        p.items.len(),
+                        p.count("pending"),
+                        p.count("applied"),
+                        p.title
+                    );
+                }
+            }
+            Ok(0)
+        }
+        ProposalsCmd::Show { id, json } => match proposals::get(nx, id) {
+            Ok(Some(p)) => {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&p.to_json())?);
+                } else {
+                    print_proposal(&p);
+                }
+                Ok(0)
+            }
+            Ok(None) => Err(eyre!("proposal #{id} does not exist")),
+            Err(e) => fail(e),
+        },
+        ProposalsCmd::Approve {
+            id,
+            items,
+            edit,
+            by,
+        } => {
+            let mut edits = BTreeMap::new();
+            for e in edit {
+                let (n, file) = e
+                    .split_once('=')
+                    .ok_or_else(|| eyre!("--edit takes ITEM=FILE (the item's new commands)"))?;
+                let n: i64 = n
+                    .parse()
+                    .map_err(|_| eyre!("--edit: `{n}` is not an item number"))?;
+                let text = std::fs::read_to_string(file)
+                    .map_err(|err| eyre!("cannot read {file}: {err}"))?;
+                edits.insert(n, text);
+            }
+            let who = Who {
+                actor: by,
+                trigger: "somnus proposals approve".into(),
+                reason: None,
+            };
+            match proposals::approve(nx, id, items.as_deref(), &edits, &who) {
+                Ok(a) => {
+                    println!(
+                        "applied {} item{} of proposal #{id}{}",
+                        a.applied.len(),
+                        if a.applied.len() == 1 { "" } else { "s" },
+                        if a.stale.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; stale (changed since proposed, re-check with `somnus proposals refresh {id}`): {:?}",
+                                a.stale
+                            )
+                        }
+                    );
+                    Ok(0)
+                }
+                Err(e) => fail(e),
+            }
+        }
+        ProposalsCmd::Reject {
+            id,
+            reason,
+            items,
+            by,
+        } => match proposals::reject(nx, id, items.as_deref(), &reason, &by) {
+            Ok(n) => {
+                println!(
+                    "rejected {n} item{} of proposal #{id}; the graph is unchanged",
+                    if n == 1 { "" } else { "s" }
+                );
+                Ok(0)
+            }
+            Err(e) => fail(e),
+        },
+        ProposalsCmd::Refresh { id } => match proposals::refresh(nx, id, "operator") {
+            Ok((back, dropped)) => {
+                println!("{back} stale items back to pending, {dropped} dropped");
+                Ok(0)
+            }
+            Err(e) => fail(e),
+        },
+        ProposalsCmd::Rollback { id, reason } => {
+            let who = Who {
+                actor: "operator".into(),
+                trigger: "somnus proposals rollback".into(),
+                reason,
+            };
+            match proposals::rollback(nx, id, &who) {
+                Ok(ids) => {
+                    println!(
+                        "rolled back the approval of proposal #{id}: {} entries undone",
+                        ids.len()
+                    );
+                    Ok(0)
+                }
+                Err(e) => fail(e),
+            }
+        }
+        ProposalsCmd::Policy { class, mode } => match (class, mode) {
+            (Some(c), Some(m)) => match proposals::set_policy(nx, &c, &m, "operator") {
+                Ok(()) => {
+                    println!("{c}: {m}");
+                    Ok(0)
+                }
+                Err(e) => fail(e),
+            },
+            (Some(c), None) => {
+                println!(
+                    "{c}: {}",
+                    proposals::policy(nx, &c).map_err(|e| eyre!(e.message))?
+                );
+                Ok(0)
+            }
+            _ => {
+                let p = proposals::policies(nx).map_err(|e| eyre!(e.message))?;
+                if p.is_empty() {
+                    println!("every class is reviewed (no policy set)");
+                }
+                for (c, m, at, by) in p {
+                    println!("{c:<14} {m:<7} set {at} by {by}");
+                }
+                Ok(0)
+            }
+        },
+    }
+}
+
+pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
+    match what {
+        ContradictionsCmd::List { status, json } => {
+            let cs = contradictions::list(nx, status.as_deref()).map_err(|e| eyre!(e.message))?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &cs.iter().map(|c| c.to_json()).collect::<Vec<_>>()
+                    )?
+                );
+            } else {
+                for c in cs {
+                    let f = &c.conflict;
+                    println!(
+                        "#{} {} {} {} [{}]: \"{}\" ({}) vs \"{}\" ({}) — proposal #{} item {}{}",
+                        c.id,
+                        c.status,
+                        f.subject,
+                        f.predicate,
+                        f.slot,
+                        f.a.object,
+                        f.a.observed_at.as_deref().unwrap_or("?"),
+                        f.b.object,
+                        f.b.observed_at.as_deref().unwrap_or("?"),
+                        c.proposal.unwrap_or(0),
+                        c.item.unwrap_or(0),
+                        c.resolution
+                            .as_ref()
+                            .map(|r| format!(" → {r}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            Ok(0)
+        }
+        ContradictionsCmd::Resolve {
+            id,
+            verdict,
+            note,
+            by,
+        } => {
+            let v = sleep::reasoner::Verdict::parse(&verdict).ok_or_else(|| {
+                eyre!("unknown verdict `{verdict}` (keep-newer, keep-older, both-valid, merge, needs-context)")
+            })?;
+            let who = Who {
+                actor: by,
+                trigger: "somnus contradictions resolve".into(),
+                reason: note.clone(),
+            };
+            match contradictions::resolve(nx, id, v, note.as_deref(), &who) {
+                Ok((p, i)) => {
+                    println!(
+                        "contradiction #{id} resolved ({}) through proposal #{p} item {i}",
+                        v.as_str()
+                    );
+                    Ok(0)
+                }
+                Err(e) => fail(e),
+            }
+        }
+    }
+}
+
+pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
+    let Some((id, label)) = sleep::explain::resolve(nx, element).map_err(|e| eyre!(e.message))?
+    else {
+        println!("{element}: no such element, and nothing recorded about it");
+        return Ok(1);
+    };
+    let v = sleep::explain::explain(nx, id, &now()).map_err(|e| eyre!(e.message))?;
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    let st = &v["state"];
+    if st["exists"] == json!(false) {
+        println!("{label}: no longer in the memory");
+    } else {
+        println!("{label}: {}", st["kind"].as_str().unwrap_or(""));
+        for k in [
+            "memory_strength",
+            "strength_decay_rule",
+            "archived",
+            "archive_rule",
+            "archive_reason",
+            "superseded",
+            "superseded_by",
+            "superseded_reason",
+            "expires_at",
+            "confidence",
+        ] {
+            if !st[k].is_null() {
+                println!("  {k}: {}", st[k]);
+            }
+        }
+        let r = &st["relevance"];
+        println!(
+            "  relevance now: {} ({})",
+            r["score"],
+            r["status"].as_str().unwrap_or("")
+        );
+        if r.get("base").is_some() {
+            println!(
+                "    = base {} × e^(−{} × {} days) × log2({} + 1) × type weight {}",
+                r["base"], r["lambda"], r["days_since_access"], r["access_count"], r["type_weight"]
+            );
+        }
+    }
+    for n in v["notes"].as_array().into_iter().flatten() {
+        println!(
+            "  sleep run #{} {}: {} — rule: {}\n    inputs: {}",
+            n["run"],
+            n["at"].as_str().unwrap_or(""),
+            n["action"].as_str().unwrap_or(""),
+            n["rule"].as_str().unwrap_or(""),
+            n["inputs"]
+        );
+    }
+    for h in v["history"].as_array().into_iter().flatten() {
+        println!(
+            "  #{} {} {} {} by {} via {}{}{}",
+            h["entry"],
+            h["at"].as_str().unwrap_or(""),
+            h["op"].as_str().unwrap_or(""),
+            h["element"].as_str().unwrap_or(""),
+            h["actor"].as_str().unwrap_or(""),
+            h["trigger"].as_str().unwrap_or(""),
+            h["batch"]
+                .as_str()
+                .map(|b| format!(" [{b}]"))
+                .unwrap_or_default(),
+            h["reason"]
+                .as_str()
+                .map(|r| format!(" because {r}"))
+                .unwrap_or_default()
+        );
+        if let Some(b) = h.get("before").filter(|b| !b.is_null()) {
+            println!("    before: {}", compact(b));
+        }
+        if let Some(a) = h.get("after").filter(|a| !a.is_null()) {
+            println!("    after:  {}", compact(a));
+        }
+    }
+    Ok(0)
+}

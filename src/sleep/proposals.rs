@@ -1,0 +1,773 @@
+//! Reflection proposals: the sleeping mind's judgement calls, staged for a
+//! human. Each item is one change (one or more KIP commands) with its
+//! rationale, evidence, confidence, a preview of every element before and
+//! after, and the versions of the elements it would touch. A human approves
+//! all, some, or an edited item, or rejects with a reason. Approval applies
+//! the chosen items in one transaction; an item whose targets moved since it
+//! was proposed is marked stale instead. This API is reachable from the
+//! console and the CLI only, never from `execute_kip`, HTTP or MCP.
+
+use crate::Nexus;
+use crate::audit::Who;
+use crate::kip::{self, ErrorCode, KipError, KipResult};
+use crate::store;
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashSet};
+
+/// A change a phase wants to make, before it is staged.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// merge, supersede, consolidate, pattern, archive, reclassify,
+    /// self_model, connection, contradiction, domain, llm
+    pub class: String,
+    /// What the change is about, independent of wording and time
+    /// (`merge:C:12>C:40`): a rejected key is not proposed again while its
+    /// targets stay unchanged.
+    pub key: String,
+    pub title: String,
+    pub commands: Vec<String>,
+    pub params: Map<String, Value>,
+    pub rationale: String,
+    /// Ids of the elements that justify it (`C:12`, `P:40:prefers`).
+    pub evidence: Vec<String>,
+    pub confidence: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub proposal: i64,
+    pub seq: i64,
+    pub class: String,
+    pub key: String,
+    pub title: String,
+    pub commands: Vec<String>,
+    pub params: Map<String, Value>,
+    pub rationale: String,
+    pub evidence: Vec<String>,
+    pub confidence: f64,
+    pub preview: Vec<Value>,
+    pub targets: Vec<(i64, i64)>,
+    /// pending, applied, rejected, stale, rolled_back
+    pub status: String,
+    pub edited: Option<Vec<String>>,
+    pub decided_at: Option<String>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Item {
+    /// The commands as an operator edits them: blocks separated by a line
+    /// holding only `;`.
+    pub fn text(&self) -> String {
+        join_commands(self.edited.as_ref().unwrap_or(&self.commands))
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "proposal": self.proposal, "item": self.seq, "class": self.class, "key": self.key,
+            "title": self.title, "commands": self.commands, "parameters": self.params,
+            "rationale": self.rationale, "evidence": self.evidence, "confidence": self.confidence,
+            "preview": self.preview, "status": self.status, "edited_commands": self.edited,
+            "decided_at": self.decided_at, "decided_by": self.decided_by, "reason": self.reason,
+        })
+    }
+}
+
+pub fn join_commands(cmds: &[String]) -> String {
+    cmds.join("\n;\n")
+}
+
+/// Splits an edited text back into commands (blocks separated by a line
+/// holding only `;`).
+pub fn split_commands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in text.lines() {
+        if line.trim() == ";" {
+            if !cur.trim().is_empty() {
+                out.push(cur.trim().to_string());
+            }
+            cur.clear();
+        } else {
+            cur.push_str(line);
+            cur.push('\n');
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub id: i64,
+    pub run: Option<i64>,
+    pub created_at: String,
+    pub actor: String,
+    pub title: String,
+    /// pending, partially_applied, applied, rejected, rolled_back
+    pub status: String,
+    pub decided_at: Option<String>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub items: Vec<Item>,
+}
+
+impl Proposal {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id, "run": self.run, "created_at": self.created_at, "actor": self.actor,
+            "title": self.title, "status": self.status, "decided_at": self.decided_at,
+            "decided_by": self.decided_by, "reason": self.reason,
+            "items": self.items.iter().map(Item::to_json).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn count(&self, status: &str) -> usize {
+        self.items.iter().filter(|i| i.status == status).count()
+    }
+}
+
+fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
+    let j = |i: usize| -> rusqlite::Result<Value> {
+        let s: String = r.get(i)?;
+        Ok(serde_json::from_str(&s).unwrap_or(Value::Null))
+    };
+    let strings = |v: Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let edited: Option<String> = r.get(13)?;
+    Ok(Item {
+        proposal: r.get(0)?,
+        seq: r.get(1)?,
+        class: r.get(2)?,
+        key: r.get(3)?,
+        title: r.get(4)?,
+        commands: strings(j(5)?),
+        params: j(6)?.as_object().cloned().unwrap_or_default(),
+        rationale: r.get(7)?,
+        evidence: strings(j(8)?),
+        confidence: r.get(9)?,
+        preview: j(10)?.as_array().cloned().unwrap_or_default(),
+        targets: j(11)?
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| Some((p.get(0)?.as_i64()?, p.get(1)?.as_i64()?)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        status: r.get(12)?,
+        edited: edited.map(|e| strings(serde_json::from_str(&e).unwrap_or(Value::Null))),
+        decided_at: r.get(14)?,
+        decided_by: r.get(15)?,
+        reason: r.get(16)?,
+    })
+}
+
+const ITEM_COLS: &str = "proposal, seq, class, key, title, command, parameters, rationale, evidence, confidence, preview, targets, status, edited_command, decided_at, decided_by, reason";
+
+pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
+    let mut st = nx.conn().prepare_cached(&format!(
+        "SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 ORDER BY seq"
+    ))?;
+    let rows = st.query_map([proposal], item_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
+    let p = nx
+        .conn()
+        .query_row(
+            "SELECT id, run, created_at, actor, title, status, decided_at, decided_by, reason FROM proposals WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(Proposal {
+                    id: r.get(0)?,
+                    run: r.get(1)?,
+                    created_at: r.get(2)?,
+                    actor: r.get(3)?,
+                    title: r.get(4)?,
+                    status: r.get(5)?,
+                    decided_at: r.get(6)?,
+                    decided_by: r.get(7)?,
+                    reason: r.get(8)?,
+                    items: vec![],
+                })
+            },
+        )
+        .optional()?;
+    match p {
+        Some(mut p) => {
+            p.items = items(nx, id)?;
+            Ok(Some(p))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Proposals, newest first; `status` filters (`pending` also lists
+/// partially decided ones).
+pub fn list(nx: &Nexus, status: Option<&str>, limit: usize) -> KipResult<Vec<Proposal>> {
+    let ids: Vec<i64> = {
+        let mut st = nx.conn().prepare_cached(
+            "SELECT id FROM proposals WHERE ?1 IS NULL OR status = ?1 OR (?1 = 'pending' AND status = 'partially_applied' AND EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = proposals.id AND i.status IN ('pending','stale'))) ORDER BY id DESC LIMIT ?2",
+        )?;
+        st.query_map(params![status, limit as i64], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::new();
+    for id in ids {
+        if let Some(p) = get(nx, id)? {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_all(cmds: &[String], params: &Map<String, Value>) -> KipResult<Vec<kip::ast::Command>> {
+    cmds.iter()
+        .map(|c| {
+            let cmd = kip::parse(c, params)?;
+            if !cmd.is_write() {
+                return Err(KipError::new(
+                    ErrorCode::InvalidSyntax,
+                    format!("a proposal item holds writes only, not {}", cmd.kind()),
+                ));
+            }
+            Ok(cmd)
+        })
+        .collect()
+}
+
+/// What the item's commands would change, run one after another and
+/// rolled back.
+fn preview(
+    nx: &mut Nexus,
+    cmds: &[String],
+    params: &Map<String, Value>,
+) -> KipResult<(Vec<Value>, Vec<(i64, i64)>)> {
+    parse_all(cmds, params)?;
+    if cmds.len() == 1 {
+        let p = nx.preview(&cmds[0], params)?;
+        return Ok((p.changes, p.targets));
+    }
+    // several commands: preview each on top of the previous ones
+    nx.conn().execute_batch("SAVEPOINT somnus_item_preview")?;
+    let res = (|| {
+        let mut changes = Vec::new();
+        let mut targets = Vec::new();
+        let mut seen = HashSet::new();
+        let who = Who {
+            actor: "preview".into(),
+            trigger: "preview".into(),
+            reason: None,
+        };
+        for c in cmds {
+            let p = nx.preview(c, params)?;
+            changes.extend(p.changes);
+            for t in p.targets {
+                if seen.insert(t.0) {
+                    targets.push(t);
+                }
+            }
+            let cmd = kip::parse(c, params)?;
+            if nx.in_group() {
+                nx.exec_as(&cmd, c, &who, false, false)?;
+            } else {
+                // outside a group each command would commit: apply it
+                // inside the savepoint through the group path instead
+                return Err(KipError::internal(
+                    "multi-command previews run inside a group",
+                ));
+            }
+        }
+        Ok((changes, targets))
+    })();
+    let _ = nx
+        .conn()
+        .execute_batch("ROLLBACK TO somnus_item_preview; RELEASE somnus_item_preview");
+    res
+}
+
+/// Whether any target moved: a version changed, or an endpoint (version
+/// -1) is gone.
+fn moved(nx: &Nexus, targets: &[(i64, i64)]) -> KipResult<bool> {
+    for (el, v) in targets {
+        let now = nx.element_version(*el)?;
+        let ok = if *v == -1 {
+            now.is_some()
+        } else {
+            now == Some(*v)
+        };
+        if !ok {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// How the operator set an item class to be handled.
+pub fn policy(nx: &Nexus, class: &str) -> KipResult<String> {
+    Ok(nx
+        .conn()
+        .query_row(
+            "SELECT mode FROM sleep_policy WHERE class = ?1",
+            [class],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or_else(|| "review".into()))
+}
+
+pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> {
+    let mut st = nx
+        .conn()
+        .prepare("SELECT class, mode, set_at, set_by FROM sleep_policy ORDER BY class")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Sets an item class to `auto` (applied without review) or `review`.
+pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()> {
+    if !matches!(mode, "auto" | "review") {
+        return Err(KipError::new(
+            ErrorCode::InvalidSyntax,
+            format!("policy mode must be `auto` or `review`, not `{mode}`"),
+        ));
+    }
+    nx.conn().execute(
+        "INSERT INTO sleep_policy(class, mode, set_at, set_by) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT(class) DO UPDATE SET mode = excluded.mode, set_at = excluded.set_at, set_by = excluded.set_by",
+        params![class, mode, store::now(), by],
+    )?;
+    Ok(())
+}
+
+/// Whether a draft with this key is already waiting, or was rejected and
+/// nothing it would touch has changed since.
+fn already_decided(nx: &Nexus, key: &str) -> KipResult<Option<String>> {
+    let mut st = nx.conn().prepare_cached(
+        "SELECT status, targets, proposal, seq FROM proposal_items WHERE key = ?1 AND status IN ('pending','stale','rejected') ORDER BY proposal DESC",
+    )?;
+    let rows: Vec<(String, String, i64, i64)> = st
+        .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    for (status, targets, p, s) in rows {
+        if status != "rejected" {
+            return Ok(Some(format!("already proposed (#{p} item {s})")));
+        }
+        let t: Vec<(i64, i64)> =
+            serde_json::from_str::<Vec<(i64, i64)>>(&targets).unwrap_or_default();
+        if !moved(nx, &t)? {
+            return Ok(Some(format!(
+                "rejected before (#{p} item {s}) and unchanged since"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// What staging did with the drafts.
+#[derive(Debug, Default, Clone)]
+pub struct Staged {
+    pub proposal: Option<i64>,
+    pub items: usize,
+    /// Drafts left out, with why.
+    pub skipped: Vec<(String, String)>,
+    /// Items applied at once because the operator's policy allows it.
+    pub auto_applied: usize,
+    /// The staged items by key: (proposal, item).
+    pub keys: BTreeMap<String, (i64, i64)>,
+}
+
+/// Stages drafts as one proposal (run from a sleep phase, inside its
+/// group). Drafts already waiting, rejected and unchanged, or whose
+/// commands fail their preview are left out.
+pub fn stage(
+    nx: &mut Nexus,
+    run: Option<i64>,
+    actor: &str,
+    title: &str,
+    drafts: Vec<Draft>,
+    into: Option<i64>,
+) -> KipResult<Staged> {
+    let mut out = Staged::default();
+    let mut keys = HashSet::new();
+    let mut rows = Vec::new();
+    for d in drafts {
+        if !keys.insert(d.key.clone()) {
+            continue;
+        }
+        if let Some(why) = already_decided(nx, &d.key)? {
+            out.skipped.push((d.key, why));
+            continue;
+        }
+        match preview(nx, &d.commands, &d.params) {
+            Ok((changes, targets)) if !changes.is_empty() => rows.push((d, changes, targets)),
+            Ok(_) => out.skipped.push((d.key, "would change nothing".into())),
+            Err(e) => out
+                .skipped
+                .push((d.key, format!("preview failed: {}: {}", e.code, e.message))),
+        }
+    }
+    if rows.is_empty() {
+        return Ok(out);
+    }
+    let conn = nx.conn();
+    let id = match into {
+        Some(id) => id,
+        None => {
+            conn.execute(
+                "INSERT INTO proposals(run, created_at, actor, title, status) VALUES (?1, ?2, ?3, ?4, 'pending')",
+                params![run, store::now(), actor, title],
+            )?;
+            conn.last_insert_rowid()
+        }
+    };
+    let base: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM proposal_items WHERE proposal = ?1",
+        [id],
+        |r| r.get(0),
+    )?;
+    let mut auto = Vec::new();
+    for (seq, (d, changes, targets)) in rows.into_iter().enumerate() {
+        let seq = base + seq as i64 + 1;
+        out.keys.insert(d.key.clone(), (id, seq));
+        conn.execute(
+            &format!("INSERT INTO proposal_items({ITEM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', NULL, NULL, NULL, NULL)"),
+            params![
+                id, seq, d.class, d.key, d.title,
+                serde_json::to_string(&d.commands).unwrap_or_default(),
+                Value::Object(d.params.clone()).to_string(),
+                d.rationale,
+                serde_json::to_string(&d.evidence).unwrap_or_default(),
+                d.confidence,
+                Value::Array(changes).to_string(),
+                serde_json::to_string(&targets).unwrap_or_default(),
+            ],
+        )?;
+        if policy(nx, &d.class)? == "auto" {
+            auto.push(seq);
+        }
+        out.items += 1;
+    }
+    out.proposal = Some(id);
+    if !auto.is_empty() {
+        let who = Who {
+            actor: "$system".into(),
+            trigger: "policy".into(),
+            reason: Some("the operator's policy applies this class without review".into()),
+        };
+        out.auto_applied = apply_items(nx, id, &auto, &BTreeMap::new(), &who, "policy")?
+            .applied
+            .len();
+        refresh_status(nx, id, None)?;
+    }
+    Ok(out)
+}
+
+/// What an approval did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Approval {
+    pub applied: Vec<i64>,
+    /// Items whose targets moved since they were proposed: not applied.
+    pub stale: Vec<i64>,
+}
+
+fn apply_items(
+    nx: &mut Nexus,
+    id: i64,
+    seqs: &[i64],
+    edits: &BTreeMap<i64, String>,
+    who: &Who,
+    decided_by: &str,
+) -> KipResult<Approval> {
+    let all = items(nx, id)?;
+    let mut out = Approval::default();
+    let mut chosen = Vec::new();
+    for s in seqs {
+        let it = all
+            .iter()
+            .find(|i| i.seq == *s)
+            .ok_or_else(|| KipError::not_found(format!("proposal #{id} has no item {s}")))?;
+        if it.status != "pending" {
+            return Err(KipError::new(
+                ErrorCode::VersionConflict,
+                format!("item {s} of proposal #{id} is {}, not pending", it.status),
+            )
+            .with_hint(if it.status == "stale" {
+                "Re-check it with `somnus proposals refresh` first."
+            } else {
+                "Only pending items can be approved."
+            }));
+        }
+        chosen.push(it.clone());
+    }
+    // each item is checked just before it applies: an earlier item of the
+    // same approval may have moved what a later one was previewed on
+    // (a merge removes the node a new link would hang on)
+    for it in chosen {
+        if moved(nx, &it.targets)? {
+            nx.conn().execute(
+                "UPDATE proposal_items SET status = 'stale' WHERE proposal = ?1 AND seq = ?2",
+                params![id, it.seq],
+            )?;
+            out.stale.push(it.seq);
+            continue;
+        }
+        let (cmds, edited) = match edits.get(&it.seq) {
+            Some(text) => {
+                let c = split_commands(text);
+                if c.is_empty() {
+                    return Err(KipError::new(
+                        ErrorCode::InvalidSyntax,
+                        format!("the edited item {} holds no command", it.seq),
+                    ));
+                }
+                (c.clone(), Some(c))
+            }
+            None => (it.commands.clone(), None),
+        };
+        let parsed = parse_all(&cmds, &it.params).map_err(|mut e| {
+            e.message = format!("item {}: {}", it.seq, e.message);
+            e
+        })?;
+        let w = Who {
+            actor: who.actor.clone(),
+            trigger: format!("proposal #{id} item {}", it.seq),
+            reason: Some(match &who.reason {
+                Some(r) => format!("{} ({r})", it.rationale),
+                None => it.rationale.clone(),
+            }),
+        };
+        for (cmd, text) in parsed.iter().zip(&cmds) {
+            nx.exec_as(cmd, text, &w, false, false).map_err(|mut e| {
+                e.message = format!("item {} ({}): {}", it.seq, it.title, e.message);
+                e
+            })?;
+        }
+        nx.conn().execute(
+            "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
+            params![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
+        )?;
+        nx.conn().execute(
+            "UPDATE contradictions SET status = 'resolved', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2",
+            params![id, it.seq, store::now(), decided_by],
+        )?;
+        out.applied.push(it.seq);
+    }
+    Ok(out)
+}
+
+fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
+    let (total, applied, rejected, rolled, open): (i64, i64, i64, i64, i64) = nx.conn().query_row(
+        "SELECT COUNT(*), SUM(status = 'applied'), SUM(status = 'rejected'), SUM(status = 'rolled_back'), SUM(status IN ('pending','stale')) FROM proposal_items WHERE proposal = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0), r.get::<_, Option<i64>>(2)?.unwrap_or(0), r.get::<_, Option<i64>>(3)?.unwrap_or(0), r.get::<_, Option<i64>>(4)?.unwrap_or(0))),
+    )?;
+    let status = if rolled > 0 && applied == 0 && open == 0 {
+        "rolled_back"
+    } else if applied == total {
+        "applied"
+    } else if rejected == total {
+        "rejected"
+    } else if applied > 0 || rolled > 0 {
+        "partially_applied"
+    } else if open == 0 {
+        "rejected"
+    } else {
+        "pending"
+    };
+    let done = open == 0;
+    nx.conn().execute(
+        "UPDATE proposals SET status = ?2, decided_at = CASE WHEN ?3 THEN ?4 ELSE decided_at END, decided_by = COALESCE(?5, decided_by) WHERE id = ?1",
+        params![id, status, done, store::now(), decided_by],
+    )?;
+    Ok(status.to_string())
+}
+
+/// Approves items of a proposal (all pending ones when `seqs` is None),
+/// with optional edited command text per item. Applies them in one
+/// transaction, audited as `who`; any failing command undoes the whole
+/// approval. Items whose targets changed since are marked stale instead.
+pub fn approve(
+    nx: &mut Nexus,
+    id: i64,
+    seqs: Option<&[i64]>,
+    edits: &BTreeMap<i64, String>,
+    who: &Who,
+) -> KipResult<Approval> {
+    let p = get(nx, id)?
+        .ok_or_else(|| KipError::not_found(format!("proposal #{id} does not exist")))?;
+    let chosen: Vec<i64> = match seqs {
+        Some(s) => s.to_vec(),
+        None => p
+            .items
+            .iter()
+            .filter(|i| i.status == "pending")
+            .map(|i| i.seq)
+            .collect(),
+    };
+    if chosen.is_empty() {
+        return Err(KipError::new(
+            ErrorCode::VersionConflict,
+            format!("proposal #{id} has no pending item to approve"),
+        ));
+    }
+    for k in edits.keys() {
+        if !chosen.contains(k) {
+            return Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                format!("item {k} is edited but not chosen for approval"),
+            ));
+        }
+    }
+    let actor = who.actor.clone();
+    nx.atomically(&format!("proposal:{id}"), |nx| {
+        let out = apply_items(nx, id, &chosen, edits, who, &actor)?;
+        refresh_status(nx, id, Some(&actor))?;
+        Ok(out)
+    })
+}
+
+/// Rejects items (all undecided ones when `seqs` is None) with a reason,
+/// which is kept: the same idea is not proposed again unless what it
+/// touches changes. The graph is not touched.
+pub fn reject(
+    nx: &mut Nexus,
+    id: i64,
+    seqs: Option<&[i64]>,
+    reason: &str,
+    by: &str,
+) -> KipResult<usize> {
+    if reason.trim().is_empty() {
+        return Err(KipError::new(
+            ErrorCode::InvalidSyntax,
+            "a rejection needs a reason",
+        ));
+    }
+    let p = get(nx, id)?
+        .ok_or_else(|| KipError::not_found(format!("proposal #{id} does not exist")))?;
+    let chosen: Vec<i64> = match seqs {
+        Some(s) => {
+            for x in s {
+                match p.items.iter().find(|i| i.seq == *x) {
+                    Some(i) if matches!(i.status.as_str(), "pending" | "stale") => {}
+                    Some(i) => {
+                        return Err(KipError::new(
+                            ErrorCode::VersionConflict,
+                            format!("item {x} of proposal #{id} is {}", i.status),
+                        ));
+                    }
+                    None => {
+                        return Err(KipError::not_found(format!(
+                            "proposal #{id} has no item {x}"
+                        )));
+                    }
+                }
+            }
+            s.to_vec()
+        }
+        None => p
+            .items
+            .iter()
+            .filter(|i| matches!(i.status.as_str(), "pending" | "stale"))
+            .map(|i| i.seq)
+            .collect(),
+    };
+    nx.atomically(&format!("proposal:{id}"), |nx| {
+        for s in &chosen {
+            nx.conn().execute(
+                "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
+                params![id, s, store::now(), by, reason],
+            )?;
+            nx.conn().execute(
+                "UPDATE contradictions SET status = 'dismissed', resolution = COALESCE(resolution, 'rejected'), decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
+                params![id, s, store::now(), by],
+            )?;
+        }
+        if seqs.is_none() {
+            nx.conn().execute(
+                "UPDATE proposals SET reason = ?2 WHERE id = ?1",
+                params![id, reason],
+            )?;
+        }
+        refresh_status(nx, id, Some(by))?;
+        Ok(chosen.len())
+    })
+}
+
+/// Re-checks stale items against the memory as it is now: a new preview
+/// and target versions, back to pending (or rejected if they would no
+/// longer change anything or no longer run).
+pub fn refresh(nx: &mut Nexus, id: i64, by: &str) -> KipResult<(usize, usize)> {
+    let _ = by;
+    nx.atomically(&format!("proposal:{id}"), |nx| {
+        refresh_in_group(nx, id, false)
+    })
+}
+
+/// `refresh` inside an open group; `pending_too` re-previews pending items
+/// as well (the end of a sleep run).
+pub fn refresh_in_group(nx: &mut Nexus, id: i64, pending_too: bool) -> KipResult<(usize, usize)> {
+    let by = "$system";
+    {
+        let stale: Vec<Item> = items(nx, id)?
+            .into_iter()
+            .filter(|i| i.status == "stale" || (pending_too && i.status == "pending"))
+            .collect();
+        let (mut back, mut dropped) = (0, 0);
+        for it in stale {
+            match preview(nx, &it.commands, &it.params) {
+                Ok((changes, targets)) if !changes.is_empty() => {
+                    nx.conn().execute(
+                        "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4 WHERE proposal = ?1 AND seq = ?2",
+                        params![id, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default()],
+                    )?;
+                    back += 1;
+                }
+                other => {
+                    let why = match other {
+                        Err(e) => format!("no longer runs: {}", e.message),
+                        _ => "would no longer change anything".into(),
+                    };
+                    nx.conn().execute(
+                        "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
+                        params![id, it.seq, store::now(), by, why],
+                    )?;
+                    dropped += 1;
+                }
+            }
+        }
+        refresh_status(nx, id, None)?;
+        Ok((back, dropped))
+    }
+}
+
+/// Undoes an approval: every change applied for the proposal, newest
+/// first, as new audit entries by `who`.
+pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
+    nx.atomically(&format!("rollback:proposal:{id}"), |nx| {
+        let entries =
+            crate::audit::rollback_batch(nx.conn(), nx.audit_ctx(), &format!("proposal:{id}"), who)?;
+        nx.conn().execute(
+            "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
+            [id],
+        )?;
+        nx.conn().execute(
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status = 'resolved'",
+            [id],
+        )?;
+        refresh_status(nx, id, None)?;
+        Ok(entries)
+    })
+}

@@ -1,0 +1,638 @@
+//! The judgement calls of a sleep cycle, behind one trait: how salient an
+//! Event is, which domain an item belongs to, what an Event teaches, which
+//! recurring pattern is worth a concept, whether two nodes are one, which
+//! of two facts is current, and what the self-model should absorb. The
+//! phases find the candidates; a reasoner judges them.
+//!
+//! [`Heuristic`] works offline and deterministically; the LLM reasoner
+//! (`super::llm`) asks any OpenAI-compatible chat model.
+
+use super::similarity;
+use crate::kip::KipResult;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EventView {
+    pub id: String,
+    pub name: String,
+    pub class: String,
+    pub summary: String,
+    pub start: String,
+    pub key_concepts: Vec<String>,
+    pub participants: Vec<String>,
+    pub salience: Option<f64>,
+    /// `Type:Name` of the concepts it mentions or involves.
+    pub linked: Vec<(String, String)>,
+    pub domains: Vec<String>,
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Scored {
+    pub name: String,
+    pub score: f64,
+    pub basis: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ItemView {
+    pub id: String,
+    pub ty: String,
+    pub name: String,
+    pub text: String,
+    /// Domains of the concepts it links to, one entry per link.
+    pub neighbour_domains: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DomainView {
+    pub name: String,
+    pub description: String,
+    /// Names and descriptions of a sample of its members of the item's
+    /// type.
+    pub member_texts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Classification {
+    pub item: String,
+    pub domain: Option<String>,
+    pub confidence: f64,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Gist {
+    pub event: String,
+    /// Existing concepts (type, name) the Event's knowledge lives in.
+    pub into: Vec<(String, String)>,
+    /// Nothing to extract: archive the Event with a TTL.
+    pub archive: bool,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cluster {
+    pub holder: String,
+    pub key_concepts: Vec<String>,
+    pub events: Vec<EventView>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pattern {
+    /// Insight or Preference
+    pub ty: String,
+    pub name: String,
+    pub description: String,
+    pub domain: String,
+    pub confidence: f64,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConceptView {
+    pub id: String,
+    pub ty: String,
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: String,
+    pub attributes: Value,
+    pub links: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    pub a: ConceptView,
+    pub b: ConceptView,
+    pub rule: String,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SameJudgement {
+    pub same: bool,
+    /// The node to keep: `a` or `b`.
+    pub keep_a: bool,
+    pub confidence: f64,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FactView {
+    pub link: String,
+    pub object_type: String,
+    pub object: String,
+    pub observed_at: Option<String>,
+    pub confidence: Option<f64>,
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Conflict {
+    pub subject_type: String,
+    pub subject: String,
+    pub predicate: String,
+    /// Why the two cannot both hold: `single-valued predicate` or the
+    /// shared slot (`Diet`).
+    pub slot: String,
+    pub a: FactView,
+    pub b: FactView,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    KeepNewer,
+    KeepOlder,
+    BothValid,
+    Merge,
+    NeedsContext,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::KeepNewer => "keep_newer",
+            Verdict::KeepOlder => "keep_older",
+            Verdict::BothValid => "both_valid",
+            Verdict::Merge => "merge",
+            Verdict::NeedsContext => "needs_context",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Verdict> {
+        Some(match s.replace('-', "_").as_str() {
+            "keep_newer" | "newer" => Verdict::KeepNewer,
+            "keep_older" | "older" => Verdict::KeepOlder,
+            "both_valid" | "both" => Verdict::BothValid,
+            "merge" => Verdict::Merge,
+            "needs_context" | "context" => Verdict::NeedsContext,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Resolution {
+    pub verdict: Verdict,
+    pub confidence: f64,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InsightView {
+    pub id: String,
+    pub name: String,
+    pub class: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SelfEdit {
+    /// `strengths`, `weaknesses`, `values`...
+    pub attribute: String,
+    pub add: Vec<String>,
+    pub evidence: Vec<String>,
+    pub rationale: String,
+}
+
+/// A write the reasoner asked for on its own (the LLM's `execute_kip`
+/// calls): captured for review, never applied during the cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapturedWrite {
+    pub command: String,
+    pub parameters: serde_json::Map<String, Value>,
+    pub rationale: String,
+}
+
+/// Read-only access to the memory for a reasoner that wants to look
+/// around (the LLM's `execute_kip` tool).
+pub trait Lookup {
+    fn read(&mut self, command: &str, parameters: &serde_json::Map<String, Value>) -> Value;
+}
+
+pub trait Reasoner: Send {
+    fn name(&self) -> &'static str;
+    fn salience(&mut self, look: &mut dyn Lookup, events: &[EventView]) -> KipResult<Vec<Scored>>;
+    fn classify(
+        &mut self,
+        look: &mut dyn Lookup,
+        items: &[ItemView],
+        domains: &[DomainView],
+    ) -> KipResult<Vec<Classification>>;
+    fn gist(&mut self, look: &mut dyn Lookup, events: &[EventView]) -> KipResult<Vec<Gist>>;
+    fn patterns(
+        &mut self,
+        look: &mut dyn Lookup,
+        clusters: &[Cluster],
+    ) -> KipResult<Vec<Option<Pattern>>>;
+    fn same_entity(
+        &mut self,
+        look: &mut dyn Lookup,
+        pairs: &[Candidate],
+    ) -> KipResult<Vec<SameJudgement>>;
+    fn current_fact(
+        &mut self,
+        look: &mut dyn Lookup,
+        conflicts: &[Conflict],
+    ) -> KipResult<Vec<Resolution>>;
+    fn self_model(
+        &mut self,
+        look: &mut dyn Lookup,
+        current: &Value,
+        insights: &[InsightView],
+    ) -> KipResult<Vec<SelfEdit>>;
+    /// Writes the reasoner asked for on its own, taken once at the end.
+    fn captured(&mut self) -> Vec<CapturedWrite> {
+        Vec::new()
+    }
+}
+
+/// Offline, deterministic judgement.
+#[derive(Debug, Default)]
+pub struct Heuristic;
+
+/// Salience cues (sleep-mode 1B bands), strongest first.
+const CUES: &[(&[&str], f64, &str)] = &[
+    (
+        &["actually", "correction", "corrected", "wrong", "mistake"],
+        88.0,
+        "explicit correction",
+    ),
+    (
+        &["frustrat", "angry", "annoyed", "upset"],
+        82.0,
+        "frustration",
+    ),
+    (
+        &["promise", "committed", "commitment", "deadline", "due "],
+        80.0,
+        "commitment",
+    ),
+    (
+        &["breakthrough", "finally", "milestone", "first "],
+        78.0,
+        "breakthrough or first",
+    ),
+    (
+        &[
+            "decided", "decision", "agreed", "chose", "switched", "moved", "plan",
+        ],
+        68.0,
+        "decision or plan",
+    ),
+    (
+        &[
+            "new ",
+            "discovered",
+            "learned",
+            "noticed",
+            "investigat",
+            "debugg",
+            "fixed",
+        ],
+        50.0,
+        "novel information",
+    ),
+    (
+        &[
+            "status", "hello", "thanks", "greeting", "check-in", "routine",
+        ],
+        15.0,
+        "routine",
+    ),
+];
+
+fn class_base(class: &str) -> (f64, &'static str) {
+    match class {
+        "SelfReflection" | "GrowthMilestone" => (72.0, "self-relevant event class"),
+        "Decision" => (66.0, "decision event class"),
+        "ToolUse" | "ToolCall" => (8.0, "transient tool call"),
+        "Conversation" => (35.0, "conversation"),
+        _ => (30.0, "default"),
+    }
+}
+
+fn newer(a: &FactView, b: &FactView) -> std::cmp::Ordering {
+    a.observed_at.cmp(&b.observed_at)
+}
+
+impl Reasoner for Heuristic {
+    fn name(&self) -> &'static str {
+        "heuristic"
+    }
+
+    fn salience(&mut self, _: &mut dyn Lookup, events: &[EventView]) -> KipResult<Vec<Scored>> {
+        Ok(events
+            .iter()
+            .map(|e| {
+                let (base, why) = class_base(&e.class);
+                let text = e.summary.to_lowercase();
+                let cue = if base < 10.0 {
+                    None
+                } else {
+                    CUES.iter()
+                        .find(|(words, _, _)| words.iter().any(|w| text.contains(w)))
+                };
+                let (score, basis) = match cue {
+                    Some((_, s, label)) => (*s, format!("cue: {label}")),
+                    None => (base, format!("class: {why}")),
+                };
+                Scored {
+                    name: e.name.clone(),
+                    score,
+                    basis,
+                }
+            })
+            .collect())
+    }
+
+    fn classify(
+        &mut self,
+        _: &mut dyn Lookup,
+        items: &[ItemView],
+        domains: &[DomainView],
+    ) -> KipResult<Vec<Classification>> {
+        Ok(items
+            .iter()
+            .map(|it| {
+                let text = format!("{} {}", it.name, it.text);
+                let mut best: Option<(f64, &DomainView, String)> = None;
+                for d in domains {
+                    let desc = similarity::overlap(&text, &format!("{} {}", d.name, d.description));
+                    let members = d
+                        .member_texts
+                        .iter()
+                        .map(|m| similarity::overlap(&text, m))
+                        .fold(0.0, f64::max);
+                    let votes = it.neighbour_domains.iter().filter(|n| **n == d.name).count() as f64;
+                    let share = if it.neighbour_domains.is_empty() {
+                        0.0
+                    } else {
+                        votes / it.neighbour_domains.len() as f64
+                    };
+                    let score = 0.45 * members + 0.35 * desc + 0.2 * share;
+                    let why = format!(
+                        "text overlap with its members {members:.2}, with its description {desc:.2}; {votes} of {} linked concepts live there",
+                        it.neighbour_domains.len()
+                    );
+                    if best.as_ref().is_none_or(|b| score > b.0) {
+                        best = Some((score, d, why));
+                    }
+                }
+                match best {
+                    Some((score, d, why)) if score >= 0.12 => Classification {
+                        item: it.name.clone(),
+                        domain: Some(d.name.clone()),
+                        confidence: (0.5 + score).min(0.9),
+                        rationale: format!("{} fits {}: {why}", it.name, d.name),
+                    },
+                    other => Classification {
+                        item: it.name.clone(),
+                        domain: None,
+                        confidence: 0.5,
+                        rationale: match other {
+                            Some((score, d, why)) => format!(
+                                "no clear domain (best {} at {score:.2}: {why})",
+                                d.name
+                            ),
+                            None => "no domain to compare with".into(),
+                        },
+                    },
+                }
+            })
+            .collect())
+    }
+
+    fn gist(&mut self, _: &mut dyn Lookup, events: &[EventView]) -> KipResult<Vec<Gist>> {
+        Ok(events
+            .iter()
+            .map(|e| {
+                let into: Vec<(String, String)> = e
+                    .linked
+                    .iter()
+                    .filter(|(t, n)| t != "Person" && t != "Event" && !n.starts_with('$'))
+                    .cloned()
+                    .collect();
+                let transient = class_base(&e.class).0 < 10.0;
+                if into.is_empty() || transient {
+                    Gist {
+                        event: e.name.clone(),
+                        into: vec![],
+                        archive: true,
+                        rationale: if transient {
+                            format!(
+                                "{} is a transient {} with nothing durable to keep",
+                                e.name, e.class
+                            )
+                        } else {
+                            format!("{} names no concept its knowledge could live in", e.name)
+                        },
+                    }
+                } else {
+                    Gist {
+                        event: e.name.clone(),
+                        rationale: format!(
+                            "\"{}\" is about {}",
+                            e.summary,
+                            into.iter()
+                                .map(|(t, n)| format!("{t}:{n}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        into,
+                        archive: false,
+                    }
+                }
+            })
+            .collect())
+    }
+
+    fn patterns(
+        &mut self,
+        _: &mut dyn Lookup,
+        clusters: &[Cluster],
+    ) -> KipResult<Vec<Option<Pattern>>> {
+        Ok(clusters
+            .iter()
+            .map(|c| {
+                if c.events.len() < 3 || c.key_concepts.is_empty() {
+                    return None;
+                }
+                let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+                for e in &c.events {
+                    *counts.entry(e.summary.as_str()).or_default() += 1;
+                }
+                let (summary, _) = counts.iter().max_by_key(|(_, n)| **n)?;
+                let mut domains: std::collections::BTreeMap<&str, usize> = Default::default();
+                for e in &c.events {
+                    for d in &e.domains {
+                        *domains.entry(d.as_str()).or_default() += 1;
+                    }
+                }
+                let domain = domains
+                    .iter()
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(d, _)| d.to_string())
+                    .unwrap_or_else(|| "Unsorted".into());
+                let first = c
+                    .events
+                    .iter()
+                    .map(|e| e.start.as_str())
+                    .min()
+                    .unwrap_or("");
+                let last = c
+                    .events
+                    .iter()
+                    .map(|e| e.start.as_str())
+                    .max()
+                    .unwrap_or("");
+                let n = c.events.len();
+                Some(Pattern {
+                    ty: "Insight".into(),
+                    name: format!(
+                        "Recurring: {} with {}",
+                        c.key_concepts.join(" + "),
+                        c.holder
+                    ),
+                    description: format!(
+                        "{} came back {n} times between {} and {}: {summary}",
+                        c.key_concepts.join(", "),
+                        &first[..first.len().min(10)],
+                        &last[..last.len().min(10)]
+                    ),
+                    domain,
+                    // convergent evidence beats one observation
+                    confidence: (0.6 + 0.05 * n as f64).min(0.9),
+                    rationale: format!(
+                        "{n} Events with the same key concepts ({}) involving {}",
+                        c.key_concepts.join(", "),
+                        c.holder
+                    ),
+                })
+            })
+            .collect())
+    }
+
+    fn same_entity(
+        &mut self,
+        _: &mut dyn Lookup,
+        pairs: &[Candidate],
+    ) -> KipResult<Vec<SameJudgement>> {
+        Ok(pairs
+            .iter()
+            .map(|p| {
+                // attributes that name a different thing outright
+                let clash = ["person_class", "country", "birth_date", "email"].iter().find(|k| {
+                    match (p.a.attributes.get(**k), p.b.attributes.get(**k)) {
+                        (Some(x), Some(y)) => x != y && !x.is_null() && !y.is_null(),
+                        _ => false,
+                    }
+                });
+                let keep_a = (p.a.links, p.a.attributes.as_object().map_or(0, |o| o.len()), p.a.name.len())
+                    >= (p.b.links, p.b.attributes.as_object().map_or(0, |o| o.len()), p.b.name.len());
+                let (keep, drop) = if keep_a { (&p.a, &p.b) } else { (&p.b, &p.a) };
+                match clash {
+                    Some(k) => SameJudgement {
+                        same: false,
+                        keep_a,
+                        confidence: 0.0,
+                        rationale: format!("`{k}` differs: two things with similar names"),
+                    },
+                    None => SameJudgement {
+                        same: p.score >= 0.8,
+                        keep_a,
+                        confidence: p.score,
+                        rationale: format!(
+                            "{}: \"{}\" and \"{}\" ({}); keep \"{}\" ({} links) and fold \"{}\" ({} links) into it",
+                            p.rule, p.a.name, p.b.name, p.a.ty, keep.name, keep.links, drop.name, drop.links
+                        ),
+                    },
+                }
+            })
+            .collect())
+    }
+
+    fn current_fact(
+        &mut self,
+        _: &mut dyn Lookup,
+        conflicts: &[Conflict],
+    ) -> KipResult<Vec<Resolution>> {
+        Ok(conflicts
+            .iter()
+            .map(|c| match (&c.a.observed_at, &c.b.observed_at) {
+                (Some(_), Some(_)) if c.a.observed_at != c.b.observed_at => {
+                    let (old, new) = if newer(&c.a, &c.b).is_lt() { (&c.a, &c.b) } else { (&c.b, &c.a) };
+                    Resolution {
+                        verdict: Verdict::KeepNewer,
+                        confidence: 0.8,
+                        rationale: format!(
+                            "{} {} {} (observed {}) replaces {} (observed {}): the newer observation wins; the older is kept as history",
+                            c.subject,
+                            c.predicate,
+                            new.object,
+                            new.observed_at.as_deref().unwrap_or("?"),
+                            old.object,
+                            old.observed_at.as_deref().unwrap_or("?")
+                        ),
+                    }
+                }
+                _ => Resolution {
+                    verdict: Verdict::NeedsContext,
+                    confidence: 0.3,
+                    rationale: format!(
+                        "{} {} has {} and {} with no observation times to order them",
+                        c.subject, c.predicate, c.a.object, c.b.object
+                    ),
+                },
+            })
+            .collect())
+    }
+
+    fn self_model(
+        &mut self,
+        _: &mut dyn Lookup,
+        current: &Value,
+        insights: &[InsightView],
+    ) -> KipResult<Vec<SelfEdit>> {
+        // only convergent signal: two or more Insights of one kind
+        let groups: &[(&str, &[&str])] = &[
+            ("weaknesses", &["mistake", "knowledge_gap"]),
+            ("strengths", &["reasoning_pattern", "operational"]),
+        ];
+        let mut out = Vec::new();
+        for (attr, classes) in groups {
+            let have: Vec<String> = current
+                .get(*attr)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let hits: Vec<&InsightView> = insights
+                .iter()
+                .filter(|i| classes.contains(&i.class.as_str()))
+                .filter(|i| !have.iter().any(|h| h == &i.description))
+                .collect();
+            if hits.len() >= 2 {
+                out.push(SelfEdit {
+                    attribute: attr.to_string(),
+                    add: hits.iter().map(|i| i.description.clone()).collect(),
+                    evidence: hits.iter().map(|i| i.id.clone()).collect(),
+                    rationale: format!(
+                        "{} Insights ({}) point the same way",
+                        hits.len(),
+                        hits.iter()
+                            .map(|i| i.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                });
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,353 @@
+//! The sleep cycle on the demo memory: every planted case is found,
+//! nothing absurd is proposed, approvals apply exactly the chosen items,
+//! rejections change nothing, and rollbacks restore the memory exactly.
+
+use serde_json::{Map, Value, json};
+use somnus::audit::Who;
+use somnus::protocol::{Outcome, Request};
+use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::{Nexus, Response};
+use std::collections::BTreeMap;
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+
+fn kip(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
+    let req = Request::command(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result,
+        other => panic!("{cmd}: {other:?}"),
+    }
+}
+
+/// The whole graph as KIP capsules: every concept type and every
+/// predicate, exported.
+fn export_all(nx: &mut Nexus) -> String {
+    let mut out = String::new();
+    let types = kip(nx, r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } LIMIT 1000"#, json!({}));
+    for t in types.as_array().unwrap() {
+        let r = kip(nx, r#"EXPORT ?x WHERE { ?x {type: :t} } LIMIT 100000"#, json!({"t": t}));
+        out.push_str(r["capsule"].as_str().unwrap_or(""));
+    }
+    let preds = kip(nx, r#"FIND(?p.name) WHERE { ?p {type: "$PropositionType"} } LIMIT 1000"#, json!({}));
+    for p in preds.as_array().unwrap() {
+        let text = format!(r#"EXPORT ?x WHERE {{ ?x (?s, {p}, ?o) }} LIMIT 100000"#);
+        let r = kip(nx, &text, json!({}));
+        out.push_str(r["capsule"].as_str().unwrap_or(""));
+    }
+    out
+}
+
+fn demo() -> Nexus {
+    somnus::demo::in_memory().expect("demo memory")
+}
+
+fn cycle(nx: &mut Nexus, now: &str) -> sleep::Report {
+    let mut r = Heuristic;
+    let rep = sleep::run(nx, &Options::new(Scope::Full, now), &mut r, None, None).expect("cycle runs");
+    assert_eq!(rep.status, "completed", "{:?}", rep.error);
+    rep
+}
+
+fn operator() -> Who {
+    Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    }
+}
+
+fn item<'a>(p: &'a proposals::Proposal, title: &str) -> &'a proposals::Item {
+    p.items
+        .iter()
+        .find(|i| i.title.contains(title))
+        .unwrap_or_else(|| panic!("no item like {title:?} in {:#?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()))
+}
+
+fn status(nx: &mut Nexus, ty: &str, name: &str) -> Value {
+    kip(nx, r#"FIND(?x.attributes.status) WHERE { ?x {type: :t, name: :n} }"#, json!({"t": ty, "n": name}))
+}
+
+#[test]
+fn a_full_cycle_finds_every_planted_case_and_nothing_absurd() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let p = proposals::get(&nx, rep.proposal.expect("a proposal")).unwrap().unwrap();
+    let titles: Vec<&str> = p.items.iter().map(|i| i.title.as_str()).collect();
+
+    // duplicates: exactly the three planted pairs, never across types
+    let merges: Vec<&proposals::Item> = p.items.iter().filter(|i| i.class == "merge").collect();
+    assert_eq!(merges.len(), 3, "{titles:#?}");
+    item(&p, r#"Merge Topic "JS" into "JavaScript""#);
+    item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#);
+    item(&p, r#"Merge Person "Tom Ruiz" into "Tomás Ruiz""#);
+    for m in &merges {
+        assert!(m.commands[0].starts_with("MERGE CONCEPT"), "{:?}", m.commands);
+        assert!(m.params.get("type").is_some(), "one type for both ends");
+    }
+
+    // contradictions: where Mira lives and her diet, nothing else; the
+    // already superseded editor preference is history, not a conflict
+    let conflicts: Vec<&proposals::Item> = p.items.iter().filter(|i| i.class == "contradiction").collect();
+    assert_eq!(conflicts.len(), 2, "{titles:#?}");
+    let lives = item(&p, r#"Mira Chen lives_in: "Lisbon" vs "Berlin" → keep_newer"#);
+    item(&p, r#"Mira Chen prefers: "Diet: vegetarian" vs "Diet: pescatarian" → keep_newer"#);
+    assert!(!titles.iter().any(|t| t.contains("Editor")), "{titles:#?}");
+    let cs = sleep::contradictions::list(&nx, Some("open")).unwrap();
+    assert_eq!(cs.len(), 2);
+    for c in &cs {
+        assert_eq!(c.conflict.subject, "Mira Chen", "never across subjects");
+    }
+    assert!(rep.phases.iter().any(|ph| ph.lines.iter().any(|l| l.contains("Trajectory") && l.contains("Editor: VS Code"))));
+    assert!(lives.preview.iter().any(|c| c["before"]["metadata"]["observed_at"] == json!("2026-10-03T18:20:00Z")));
+
+    // stale unconsolidated events: 22 (19 conversations, 3 tool calls)
+    assert_eq!(rep.count("stale_events"), 22);
+    item(&p, "Consolidate Conversation:2026-10-09:atlas_schema_review into Topic:PostgreSQL, Project:Atlas");
+    for t in ["weather_lookup", "flight_search", "currency_rates"] {
+        let a = p.items.iter().find(|i| i.class == "archive" && i.title.contains(t)).expect(t);
+        assert!(a.title.contains("ToolUse"));
+    }
+
+    // unscored events are scored: none left
+    assert_eq!(rep.count("salience_scored"), 18);
+    let left = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#, json!({}));
+    assert_eq!(left, json!(0));
+
+    // orphans (Zig, Porto, three tool calls) and the Unsorted inbox
+    assert_eq!(rep.count("orphans"), 5);
+    item(&p, r#"Place "Porto" under Travel"#);
+    item(&p, r#"Topic "Zig""#);
+    item(&p, r#"File Topic "Vinyl records" under Personal (out of Unsorted)"#);
+    item(&p, r#"File Topic "Board games" under Personal (out of Unsorted)"#);
+
+    // expired nodes are found and held until their consolidation is approved
+    for t in ["weather_lookup", "flight_search", "currency_rates"] {
+        assert!(rep.issues.iter().any(|i| i.contains("held back") && i.contains(t)), "{:#?}", rep.issues);
+    }
+
+    // the low-confidence old fact, explained by its rule
+    let leo = item(&p, r#"Archive the fact "Mira Chen knows Leo Martin" (speculative TTL)"#);
+    assert!(leo.rationale.contains("confidence 0.3"), "{}", leo.rationale);
+
+    // commitments: the fulfilled one gets its TTL, the overdue one is surfaced
+    let exp = kip(&mut nx, r#"FIND(?c.metadata.expires_at) WHERE { ?c {type: "Commitment", name: "Send Priya the Atlas migration checklist"} }"#, json!({}));
+    assert_eq!(exp, json!(["2027-01-17T16:40:00Z"]));
+    assert!(rep.issues.iter().any(|i| i.contains("Remind Mira to renew her passport")));
+    assert!(!rep.issues.iter().any(|i| i.contains("Draft Orchard 3.2 release notes")));
+
+    // the three pending sleep tasks are done
+    for t in ["Reclassify the Unsorted inbox", "Review Postgres duplicates", "Archive tool-use events"] {
+        assert_eq!(status(&mut nx, "SleepTask", t), json!(["completed"]), "{t}");
+    }
+
+    // the maintenance log has this cycle
+    let log = kip(&mut nx, r#"FIND(?s.attributes.maintenance_log) WHERE { ?s {type: "Person", name: "$system"} }"#, json!({}));
+    let log = log[0].as_array().expect("a log");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["scope"], json!("full"));
+    assert_eq!(log[0]["proposal"], json!(p.id));
+
+    // every item carries a preview and its rationale
+    for i in &p.items {
+        assert!(!i.preview.is_empty(), "{}", i.title);
+        assert!(!i.rationale.is_empty(), "{}", i.title);
+    }
+}
+
+#[test]
+fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_restores() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let pid = rep.proposal.unwrap();
+    let after_run = export_all(&mut nx);
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let js = item(&p, r#"Merge Topic "JS" into "JavaScript""#).seq;
+    let lives = item(&p, r#"Mira Chen lives_in"#).seq;
+    let a = proposals::approve(&mut nx, pid, Some(&[js, lives]), &BTreeMap::new(), &operator()).unwrap();
+    assert_eq!(a.applied, vec![js, lives]);
+    assert!(a.stale.is_empty());
+    // exactly those: JS merged, Lisbon superseded; Postgres untouched
+    let js_left = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#, json!({}));
+    assert_eq!(js_left, json!(0));
+    let aliases = kip(&mut nx, r#"FIND(?t.attributes.aliases) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#, json!({}));
+    assert!(aliases.to_string().contains("JS"));
+    let pg = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#, json!({}));
+    assert_eq!(pg, json!(1));
+    let current = kip(
+        &mut nx,
+        r#"FIND(?o.name) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "lives_in", ?o) FILTER(IS_NULL(?l.metadata.superseded) || ?l.metadata.superseded != true) }"#,
+        json!({}),
+    );
+    assert_eq!(current, json!(["Berlin"]));
+    let old = kip(
+        &mut nx,
+        r#"FIND(?l.metadata.superseded_by, ?l.metadata.confidence) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "lives_in", {type: "Place", name: "Lisbon"}) }"#,
+        json!({}),
+    );
+    assert_eq!(old[0][1], json!(0.1), "{old}");
+    let c = sleep::contradictions::list(&nx, Some("resolved")).unwrap();
+    assert_eq!(c.len(), 1);
+
+    // rejecting the rest changes nothing in the graph
+    let after_approval = export_all(&mut nx);
+    let n = proposals::reject(&mut nx, pid, None, "not now", "operator").unwrap();
+    assert_eq!(n, p.items.len() - 2);
+    assert_eq!(export_all(&mut nx), after_approval);
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    assert_eq!(p.status, "partially_applied");
+
+    // rolling back the approval restores the memory as the run left it
+    proposals::rollback(&mut nx, pid, &operator()).unwrap();
+    assert_eq!(export_all(&mut nx), after_run);
+    // and rejected ideas are not proposed again unchanged
+    let rep2 = cycle(&mut nx, "2026-11-20T04:00:00Z");
+    if let Some(p2) = rep2.proposal {
+        let p2 = proposals::get(&nx, p2).unwrap().unwrap();
+        assert!(!p2.items.iter().any(|i| i.title.contains(r#"Merge Topic "Postgres""#)), "a rejected merge came back");
+    }
+}
+
+#[test]
+fn rejecting_a_whole_proposal_leaves_the_export_identical() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let before = export_all(&mut nx);
+    proposals::reject(&mut nx, rep.proposal.unwrap(), None, "I disagree", "operator").unwrap();
+    assert_eq!(export_all(&mut nx), before);
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    assert_eq!(p.status, "rejected");
+    assert!(p.items.iter().all(|i| i.reason.as_deref() == Some("I disagree")));
+    // a rejection needs a reason
+    assert!(proposals::reject(&mut nx, rep.proposal.unwrap(), None, " ", "operator").is_err());
+}
+
+#[test]
+fn rolling_back_a_run_restores_the_export_from_before_it() {
+    let mut nx = demo();
+    let before = export_all(&mut nx);
+    let rep = cycle(&mut nx, NOW);
+    assert_ne!(export_all(&mut nx), before, "the run changed the memory");
+    let undone = nx.rollback_batch(&format!("sleep:{}", rep.run), &operator()).unwrap();
+    assert!(!undone.is_empty());
+    assert_eq!(export_all(&mut nx), before);
+    // the rollback is itself undoable
+    nx.rollback_batch(&format!("rollback:sleep:{}", rep.run), &operator()).unwrap();
+    assert_ne!(export_all(&mut nx), before);
+}
+
+#[test]
+fn an_edited_item_applies_the_edit_and_stale_items_are_not_applied() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let pid = rep.proposal.unwrap();
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let vinyl = item(&p, r#"File Topic "Vinyl records" under Personal"#).seq;
+    let edited = item(&p, r#"File Topic "Vinyl records" under Personal"#)
+        .text()
+        .replace(r#"{type: "Domain", name: :domain}"#, r#"{type: "Domain", name: "Travel"}"#);
+    let mut edits = BTreeMap::new();
+    edits.insert(vinyl, edited);
+    proposals::approve(&mut nx, pid, Some(&[vinyl]), &edits, &operator()).unwrap();
+    let d = kip(&mut nx, r#"FIND(?d.name) WHERE { (?x, "belongs_to_domain", ?d) ?x {type: "Topic", name: "Vinyl records"} }"#, json!({}));
+    assert_eq!(d, json!(["Travel"]));
+    // an agent changes a target after the proposal: that item goes stale
+    let pg = item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#).seq;
+    kip(&mut nx, r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Postgres"} SET ATTRIBUTES { note: "changed" } } }"#, json!({}));
+    let a = proposals::approve(&mut nx, pid, Some(&[pg]), &BTreeMap::new(), &operator()).unwrap();
+    assert_eq!(a.stale, vec![pg]);
+    assert!(a.applied.is_empty());
+    let still = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#, json!({}));
+    assert_eq!(still, json!(1));
+    // re-checked, it is pending again and applies
+    proposals::refresh(&mut nx, pid, "operator").unwrap();
+    let a = proposals::approve(&mut nx, pid, Some(&[pg]), &BTreeMap::new(), &operator()).unwrap();
+    assert_eq!(a.applied, vec![pg]);
+}
+
+#[test]
+fn a_failing_item_undoes_the_whole_approval() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let pid = rep.proposal.unwrap();
+    let before = export_all(&mut nx);
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let a = item(&p, r#"Merge Topic "JS""#).seq;
+    let b = item(&p, r#"Place "Porto""#).seq;
+    let mut edits = BTreeMap::new();
+    edits.insert(b, "UPSERT { CONCEPT ?x { {type: \"Place\" ".to_string());
+    let e = proposals::approve(&mut nx, pid, Some(&[a, b]), &edits, &operator()).unwrap_err();
+    assert_eq!(e.code.code(), "KIP_1001");
+    assert_eq!(export_all(&mut nx), before);
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    assert!(p.items.iter().all(|i| i.status == "pending"));
+}
+
+#[test]
+fn contradictions_resolve_through_the_proposal_path() {
+    let mut nx = demo();
+    cycle(&mut nx, NOW);
+    let cs = sleep::contradictions::list(&nx, Some("open")).unwrap();
+    let diet = cs.iter().find(|c| c.conflict.predicate == "prefers").unwrap();
+    // the operator knows both held at their times
+    let (pid, seq) = sleep::contradictions::resolve(&mut nx, diet.id, sleep::reasoner::Verdict::BothValid, Some("vegetarian until November"), &operator()).unwrap();
+    let it = proposals::items(&nx, pid).unwrap().into_iter().find(|i| i.seq == seq).unwrap();
+    assert_eq!(it.status, "applied");
+    let v = kip(
+        &mut nx,
+        r#"FIND(?l.metadata.valid_until, ?l.metadata.superseded) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "prefers", {type: "Preference", name: "Diet: vegetarian"}) }"#,
+        json!({}),
+    );
+    assert_eq!(v[0][0], json!("2026-11-16T00:00:00Z"), "{v}");
+    assert_eq!(v[0][1], Value::Null, "both valid: nothing superseded");
+    let c = sleep::contradictions::get(&nx, diet.id).unwrap().unwrap();
+    assert_eq!(c.status, "resolved");
+    assert_eq!(c.resolution.as_deref(), Some("both_valid"));
+}
+
+#[test]
+fn approved_archival_lets_the_next_cycle_reclaim_expired_events_and_why_explains() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    proposals::approve(&mut nx, rep.proposal.unwrap(), None, &BTreeMap::new(), &operator()).unwrap();
+    let rep2 = cycle(&mut nx, "2026-11-21T03:00:00Z");
+    assert_eq!(rep2.count("deleted_nodes"), 3, "{:#?}", rep2.phases);
+    let left = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "ToolUse") }"#, json!({}));
+    assert_eq!(left, json!(0));
+    let (id, _) = sleep::explain::resolve(&nx, "Event:ToolUse:2026-10-20:weather_lookup").unwrap().expect("known");
+    let why = sleep::explain::explain(&nx, id, "2026-11-21T03:00:00Z").unwrap();
+    assert_eq!(why["state"]["exists"], json!(false));
+    assert_eq!(why["notes"][0]["action"], json!("deleted"));
+    assert_eq!(why["notes"][0]["inputs"]["expires_at"], json!("2026-10-27T00:00:00Z"));
+    assert!(why["history"].as_array().unwrap().iter().any(|h| h["op"] == json!("delete")));
+}
+
+#[test]
+fn scopes_run_their_phases_and_policy_applies_a_class_without_review() {
+    let mut nx = demo();
+    let mut r = Heuristic;
+    let d = sleep::run(&mut nx, &Options::new(Scope::Daydream, NOW), &mut r, None, None).unwrap();
+    assert_eq!(d.phases.iter().map(|p| p.phase).collect::<Vec<_>>(), vec![1, 13]);
+    let q = sleep::run(&mut nx, &Options::new(Scope::Quick, NOW), &mut r, None, None).unwrap();
+    assert_eq!(q.phases.iter().map(|p| p.phase).collect::<Vec<_>>(), vec![1, 2, 13]);
+    proposals::set_policy(&nx, "merge", "auto", "operator").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = sleep::run(&mut nx, &Options::new(Scope::Full, NOW), &mut r, Some(tx), None).unwrap();
+    assert_eq!(f.phases.len(), 13);
+    assert!(f.count("auto_applied") >= 2, "{:#?}", f.phases);
+    let js = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#, json!({}));
+    assert_eq!(js, json!(0));
+    let events: Vec<sleep::Progress> = rx.try_iter().collect();
+    assert!(events.iter().any(|e| e.phase == 7 && e.phase_done));
+    assert!(events.last().unwrap().log.as_deref() == Some("cycle completed"));
+}
+
+#[test]
+fn cancelling_rolls_back_the_running_phase() {
+    let mut nx = demo();
+    let before = export_all(&mut nx);
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut r = Heuristic;
+    let rep = sleep::run(&mut nx, &Options::new(Scope::Full, NOW), &mut r, None, Some(cancel)).unwrap();
+    assert_eq!(rep.status, "cancelled");
+    assert_eq!(export_all(&mut nx), before);
+}
