@@ -351,3 +351,66 @@ fn cancelling_rolls_back_the_running_phase() {
     assert_eq!(rep.status, "cancelled");
     assert_eq!(export_all(&mut nx), before);
 }
+
+#[test]
+fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("somnus-sleep-kill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("memory.db");
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let st = std::process::Command::new(bin).arg("--db").arg(&db).args(["demo", "--no-console"]).output().unwrap();
+    assert!(st.status.success());
+    let original = export_all(&mut Nexus::open(&db).unwrap());
+    let mut child = std::process::Command::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .args(["sleep", "--now", NOW])
+        .env("SOMNUS_SLEEP_HOLD_PHASE", "7")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    for line in BufReader::new(err).lines() {
+        let line = line.unwrap();
+        if line.contains("holding phase 7") {
+            break;
+        }
+    }
+    // phase 7's decay UPDATEs have run in its open transaction: kill now
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let mut nx = Nexus::open(&db).unwrap();
+    let ok: String = nx.connection_for_checks().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+    let (phase, status): (i64, String) = nx
+        .connection_for_checks()
+        .query_row("SELECT phase, status FROM sleep_runs WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!((phase, status.as_str()), (6, "running"));
+    // nothing of phase 7 is in the memory: no decay, no entry
+    let decayed = kip(&mut nx, r#"FIND(COUNT(?l)) WHERE { ?l (?s, "knows", ?o) FILTER(IS_NOT_NULL(?l.metadata.memory_strength)) }"#, json!({}));
+    assert_eq!(decayed, json!(0));
+    let n7: i64 = nx
+        .connection_for_checks()
+        .query_row("SELECT COUNT(*) FROM audit_log WHERE trigger_name = 'sleep #1 phase 7'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n7, 0);
+    let phases: i64 = nx.connection_for_checks().query_row("SELECT COUNT(*) FROM sleep_phases WHERE run = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(phases, 6);
+    // phases 1-6 are whole: undoing them gives back the original exactly
+    let with_six = export_all(&mut nx);
+    nx.rollback_batch("sleep:1", &operator()).unwrap();
+    assert_eq!(export_all(&mut nx), original);
+    nx.rollback_batch("rollback:sleep:1", &operator()).unwrap();
+    assert_eq!(export_all(&mut nx), with_six);
+    // the next cycle completes, and the killed one is marked interrupted
+    let rep = cycle(&mut nx, NOW);
+    assert_eq!(rep.phases.len(), 13);
+    let status: String = nx.connection_for_checks().query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "interrupted");
+    let _ = std::fs::remove_dir_all(&dir);
+}

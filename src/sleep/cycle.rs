@@ -602,6 +602,7 @@ pub fn run(
     };
     cx.report.reasoner = cx.reasoner.name().into();
     let mut failure: Option<(String, KipError)> = None;
+    let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE").ok().and_then(|v| v.parse().ok());
     for p in opts.scope.phases() {
         if cx.cancel.load(Ordering::SeqCst) {
             failure = Some((
@@ -628,6 +629,12 @@ pub fn run(
         let saved_report = cx.report.clone();
         let res = nx.atomically(&format!("sleep:{run}"), |nx| {
             run_phase(&mut cx, nx, p)?;
+            if hold == Some(p) {
+                // fault injection for crash tests: the phase's writes are
+                // done but not committed
+                cx.progress(Some(format!("holding phase {p} open (SOMNUS_SLEEP_HOLD_PHASE)")), false);
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
             cx.phase.millis = t0.elapsed().as_millis() as u64;
             nx.conn().execute(
                 "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -2886,10 +2893,10 @@ fn phase13(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     if !captured.is_empty() {
         let drafts = captured
             .into_iter()
-            .enumerate()
-            .map(|(i, w)| Draft {
+            .map(|w| Draft {
                 class: "llm".into(),
-                key: format!("llm:{}:{}", cx.run, i),
+                // the same write asked twice is one item
+                key: format!("llm:{}", similarity::normalise(&format!("{} {}", w.command, Value::Object(w.parameters.clone())))),
                 title: w
                     .command
                     .lines()
