@@ -582,3 +582,144 @@ pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
         ok: Some(errors == 0 && missing == 0),
     }]
 }
+
+/// Builds a memory of `events` conversations (each filed in a domain,
+/// involving a person, mentioning a topic: three propositions apiece) on
+/// top of 50 people and 2,000 topics.
+pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
+    let t = Instant::now();
+    let mut s = String::from("UPSERT {");
+    for k in 0..10 {
+        s.push_str(&format!(r#" CONCEPT ?d{k} {{ {{type: "Domain", name: "Area{k}"}} SET ATTRIBUTES {{ description: "Generated area {k}" }} }}"#));
+    }
+    for k in 0..50 {
+        s.push_str(&format!(r#" CONCEPT ?p{k} {{ {{type: "Person", name: "Person {k}"}} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) }} }}"#, k % 10));
+    }
+    s.push_str(" }");
+    must(nx.kip(&s), "people");
+    must(nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Topic"} SET ATTRIBUTES { description: "A subject" } } }"#), "topic type");
+    for start in (0..2000).step_by(500) {
+        let mut s = String::from("UPSERT {");
+        for k in start..start + 500 {
+            s.push_str(&format!(r#" CONCEPT ?t{k} {{ {{type: "Topic", name: "Topic {k}"}} SET ATTRIBUTES {{ description: "Generated topic {k}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) }} }}"#, k % 10));
+        }
+        s.push_str(" }");
+        must(nx.kip(&s), "topics");
+    }
+    let mut rng = Lcg(7);
+    let base = chrono::DateTime::parse_from_rfc3339("2026-11-20T00:00:00Z").expect("a time");
+    for start in (0..events).step_by(1000) {
+        let mut s = String::with_capacity(1000 * 600);
+        s.push_str("UPSERT {");
+        for i in start..(start + 1000).min(events) {
+            let person = rng.next() % 50;
+            let topic = rng.next() % 2000;
+            let age = (rng.next() % (120 * 24)) as i64;
+            let at = (base - chrono::Duration::hours(age))
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let salience = if i % 4 == 0 {
+                String::new()
+            } else {
+                format!(", salience_score: {}", 10 + rng.next() % 80)
+            };
+            let status = if i % 3 == 0 { "completed" } else { "pending" };
+            let expires = if i % 20 == 0 && status == "completed" {
+                format!(
+                    r#" WITH METADATA {{ expires_at: "{}" }}"#,
+                    (base - chrono::Duration::days(1))
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                r#" CONCEPT ?e{i} {{ {{type: "Event", name: "Conversation:{i}"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{at}", content_summary: "Talked about topic {topic} with person {person}; decided next steps.", key_concepts: ["Topic {topic}"], participants: ["Person {person}"], consolidation_status: "{status}"{salience} }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) ("involves", {{type: "Person", name: "Person {person}"}}) ("mentions", {{type: "Topic", name: "Topic {topic}"}}) }} }}{expires}"#,
+                topic % 10
+            ));
+        }
+        s.push_str(r#" } WITH METADATA { source: "bench", author: "$self", confidence: 0.9 }"#);
+        must(nx.kip(&s), "event batch");
+    }
+    t.elapsed()
+}
+
+/// A full heuristic sleep cycle over a generated memory of `events`
+/// Events (three propositions each), on a file in a temporary folder:
+/// total time, each phase, and the longest gap between progress events.
+pub fn sleep(events: usize) -> Vec<Row> {
+    let dir = std::env::temp_dir().join(format!("somnus-bench-sleep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(&dir);
+    let mut nx = match Nexus::open(dir.join("memory.db")) {
+        Ok(nx) => nx,
+        Err(e) => panic!("cannot open the bench memory: {}", e.message),
+    };
+    let built = build_events(&mut nx, events);
+    let (tx, rx) = std::sync::mpsc::channel::<crate::sleep::Progress>();
+    let watcher = std::thread::spawn(move || {
+        let mut last = Instant::now();
+        let mut gap = Duration::ZERO;
+        let mut n = 0u64;
+        for _ in rx {
+            let now = Instant::now();
+            gap = gap.max(now - last);
+            last = now;
+            n += 1;
+        }
+        (gap, n)
+    });
+    let mut r = crate::sleep::Heuristic;
+    let opts = crate::sleep::Options::new(crate::sleep::Scope::Full, "2026-11-20T03:00:00Z");
+    let t = Instant::now();
+    let rep = crate::sleep::run(&mut nx, &opts, &mut r, Some(tx), None);
+    let total = t.elapsed();
+    let (gap, n) = watcher.join().unwrap_or((Duration::ZERO, 0));
+    let mut rows = vec![Row {
+        workload: format!("build: {events} Events, {} propositions", events * 3),
+        median: built,
+        p95: built,
+        target: "(setup)".into(),
+        ok: None,
+    }];
+    match rep {
+        Ok(rep) => {
+            rows.push(Row {
+                workload: format!(
+                    "full heuristic cycle ({}; {} items proposed)",
+                    rep.status, rep.proposed_items
+                ),
+                median: total,
+                p95: total,
+                target: "≤ 60 s".into(),
+                ok: Some(total <= Duration::from_secs(60) && rep.status == "completed"),
+            });
+            rows.push(Row {
+                workload: format!("longest gap between progress events ({n} events)"),
+                median: gap,
+                p95: gap,
+                target: "≤ 250 ms".into(),
+                ok: Some(gap <= Duration::from_millis(250)),
+            });
+            for p in &rep.phases {
+                let d = Duration::from_millis(p.millis);
+                rows.push(Row {
+                    workload: format!("  phase {} {}", p.phase, p.name),
+                    median: d,
+                    p95: d,
+                    target: String::new(),
+                    ok: None,
+                });
+            }
+        }
+        Err(e) => rows.push(Row {
+            workload: format!("full heuristic cycle failed: {}", e.message),
+            median: total,
+            p95: total,
+            target: "≤ 60 s".into(),
+            ok: Some(false),
+        }),
+    }
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&dir);
+    rows
+}

@@ -159,6 +159,9 @@ pub enum Cmd {
         /// Load-test the HTTP server instead (8 clients × 5,000 requests)
         #[arg(long)]
         server: bool,
+        /// Measure a full sleep cycle instead, over this many generated Events (three propositions each)
+        #[arg(long)]
+        sleep: Option<usize>,
     },
     /// The audit trail: every change to the memory, who made it and why
     Audit {
@@ -440,6 +443,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Some(Cmd::Bench {
+            sleep: Some(events),
+            ..
+        }) => {
+            let rows = crate::bench::sleep(events);
+            println!("{}", crate::bench::table_only(&rows));
+            Ok(0)
+        }
         Some(Cmd::Bench { server: true, .. }) => {
             let rows = crate::bench::server(8, 5000);
             println!("{}", crate::bench::table_only(&rows));
@@ -459,6 +470,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             runs,
             console: false,
             server: false,
+            sleep: None,
         }) => {
             let opts = crate::bench::BenchOptions {
                 concepts,

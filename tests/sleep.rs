@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 const NOW: &str = "2026-11-20T03:00:00Z";
 
 fn kip(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
-    let req = Request::command(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));
+    let req =
+        Request::command(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));
     match nx.execute(&req) {
         Response::Single(Outcome::Ok { result, .. }) => result,
         other => panic!("{cmd}: {other:?}"),
@@ -23,12 +24,24 @@ fn kip(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
 /// predicate, exported.
 fn export_all(nx: &mut Nexus) -> String {
     let mut out = String::new();
-    let types = kip(nx, r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } LIMIT 1000"#, json!({}));
+    let types = kip(
+        nx,
+        r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } LIMIT 1000"#,
+        json!({}),
+    );
     for t in types.as_array().unwrap() {
-        let r = kip(nx, r#"EXPORT ?x WHERE { ?x {type: :t} } LIMIT 100000"#, json!({"t": t}));
+        let r = kip(
+            nx,
+            r#"EXPORT ?x WHERE { ?x {type: :t} } LIMIT 100000"#,
+            json!({"t": t}),
+        );
         out.push_str(r["capsule"].as_str().unwrap_or(""));
     }
-    let preds = kip(nx, r#"FIND(?p.name) WHERE { ?p {type: "$PropositionType"} } LIMIT 1000"#, json!({}));
+    let preds = kip(
+        nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "$PropositionType"} } LIMIT 1000"#,
+        json!({}),
+    );
     for p in preds.as_array().unwrap() {
         let text = format!(r#"EXPORT ?x WHERE {{ ?x (?s, {p}, ?o) }} LIMIT 100000"#);
         let r = kip(nx, &text, json!({}));
@@ -43,7 +56,8 @@ fn demo() -> Nexus {
 
 fn cycle(nx: &mut Nexus, now: &str) -> sleep::Report {
     let mut r = Heuristic;
-    let rep = sleep::run(nx, &Options::new(Scope::Full, now), &mut r, None, None).expect("cycle runs");
+    let rep =
+        sleep::run(nx, &Options::new(Scope::Full, now), &mut r, None, None).expect("cycle runs");
     assert_eq!(rep.status, "completed", "{:?}", rep.error);
     rep
 }
@@ -60,18 +74,29 @@ fn item<'a>(p: &'a proposals::Proposal, title: &str) -> &'a proposals::Item {
     p.items
         .iter()
         .find(|i| i.title.contains(title))
-        .unwrap_or_else(|| panic!("no item like {title:?} in {:#?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no item like {title:?} in {:#?}",
+                p.items.iter().map(|i| &i.title).collect::<Vec<_>>()
+            )
+        })
 }
 
 fn status(nx: &mut Nexus, ty: &str, name: &str) -> Value {
-    kip(nx, r#"FIND(?x.attributes.status) WHERE { ?x {type: :t, name: :n} }"#, json!({"t": ty, "n": name}))
+    kip(
+        nx,
+        r#"FIND(?x.attributes.status) WHERE { ?x {type: :t, name: :n} }"#,
+        json!({"t": ty, "n": name}),
+    )
 }
 
 #[test]
 fn a_full_cycle_finds_every_planted_case_and_nothing_absurd() {
     let mut nx = demo();
     let rep = cycle(&mut nx, NOW);
-    let p = proposals::get(&nx, rep.proposal.expect("a proposal")).unwrap().unwrap();
+    let p = proposals::get(&nx, rep.proposal.expect("a proposal"))
+        .unwrap()
+        .unwrap();
     let titles: Vec<&str> = p.items.iter().map(|i| i.title.as_str()).collect();
 
     // duplicates: exactly the three planted pairs, never across types
@@ -81,67 +106,140 @@ fn a_full_cycle_finds_every_planted_case_and_nothing_absurd() {
     item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#);
     item(&p, r#"Merge Person "Tom Ruiz" into "Tomás Ruiz""#);
     for m in &merges {
-        assert!(m.commands[0].starts_with("MERGE CONCEPT"), "{:?}", m.commands);
+        assert!(
+            m.commands[0].starts_with("MERGE CONCEPT"),
+            "{:?}",
+            m.commands
+        );
         assert!(m.params.get("type").is_some(), "one type for both ends");
     }
 
     // contradictions: where Mira lives and her diet, nothing else; the
     // already superseded editor preference is history, not a conflict
-    let conflicts: Vec<&proposals::Item> = p.items.iter().filter(|i| i.class == "contradiction").collect();
+    let conflicts: Vec<&proposals::Item> = p
+        .items
+        .iter()
+        .filter(|i| i.class == "contradiction")
+        .collect();
     assert_eq!(conflicts.len(), 2, "{titles:#?}");
-    let lives = item(&p, r#"Mira Chen lives_in: "Lisbon" vs "Berlin" → keep_newer"#);
-    item(&p, r#"Mira Chen prefers: "Diet: vegetarian" vs "Diet: pescatarian" → keep_newer"#);
+    let lives = item(
+        &p,
+        r#"Mira Chen lives_in: "Lisbon" vs "Berlin" → keep_newer"#,
+    );
+    item(
+        &p,
+        r#"Mira Chen prefers: "Diet: vegetarian" vs "Diet: pescatarian" → keep_newer"#,
+    );
     assert!(!titles.iter().any(|t| t.contains("Editor")), "{titles:#?}");
     let cs = sleep::contradictions::list(&nx, Some("open")).unwrap();
     assert_eq!(cs.len(), 2);
     for c in &cs {
         assert_eq!(c.conflict.subject, "Mira Chen", "never across subjects");
     }
-    assert!(rep.phases.iter().any(|ph| ph.lines.iter().any(|l| l.contains("Trajectory") && l.contains("Editor: VS Code"))));
-    assert!(lives.preview.iter().any(|c| c["before"]["metadata"]["observed_at"] == json!("2026-10-03T18:20:00Z")));
+    assert!(rep.phases.iter().any(|ph| {
+        ph.lines
+            .iter()
+            .any(|l| l.contains("Trajectory") && l.contains("Editor: VS Code"))
+    }));
+    assert!(
+        lives
+            .preview
+            .iter()
+            .any(|c| c["before"]["metadata"]["observed_at"] == json!("2026-10-03T18:20:00Z"))
+    );
 
     // stale unconsolidated events: 22 (19 conversations, 3 tool calls)
     assert_eq!(rep.count("stale_events"), 22);
-    item(&p, "Consolidate Conversation:2026-10-09:atlas_schema_review into Topic:PostgreSQL, Project:Atlas");
+    item(
+        &p,
+        "Consolidate Conversation:2026-10-09:atlas_schema_review into Topic:PostgreSQL, Project:Atlas",
+    );
     for t in ["weather_lookup", "flight_search", "currency_rates"] {
-        let a = p.items.iter().find(|i| i.class == "archive" && i.title.contains(t)).expect(t);
+        let a = p
+            .items
+            .iter()
+            .find(|i| i.class == "archive" && i.title.contains(t))
+            .expect(t);
         assert!(a.title.contains("ToolUse"));
     }
 
     // unscored events are scored: none left
     assert_eq!(rep.count("salience_scored"), 18);
-    let left = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#, json!({}));
+    let left = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#,
+        json!({}),
+    );
     assert_eq!(left, json!(0));
 
     // orphans (Zig, Porto, three tool calls) and the Unsorted inbox
     assert_eq!(rep.count("orphans"), 5);
     item(&p, r#"Place "Porto" under Travel"#);
     item(&p, r#"Topic "Zig""#);
-    item(&p, r#"File Topic "Vinyl records" under Personal (out of Unsorted)"#);
-    item(&p, r#"File Topic "Board games" under Personal (out of Unsorted)"#);
+    item(
+        &p,
+        r#"File Topic "Vinyl records" under Personal (out of Unsorted)"#,
+    );
+    item(
+        &p,
+        r#"File Topic "Board games" under Personal (out of Unsorted)"#,
+    );
 
     // expired nodes are found and held until their consolidation is approved
     for t in ["weather_lookup", "flight_search", "currency_rates"] {
-        assert!(rep.issues.iter().any(|i| i.contains("held back") && i.contains(t)), "{:#?}", rep.issues);
+        assert!(
+            rep.issues
+                .iter()
+                .any(|i| i.contains("held back") && i.contains(t)),
+            "{:#?}",
+            rep.issues
+        );
     }
 
     // the low-confidence old fact, explained by its rule
-    let leo = item(&p, r#"Archive the fact "Mira Chen knows Leo Martin" (speculative TTL)"#);
-    assert!(leo.rationale.contains("confidence 0.3"), "{}", leo.rationale);
+    let leo = item(
+        &p,
+        r#"Archive the fact "Mira Chen knows Leo Martin" (speculative TTL)"#,
+    );
+    assert!(
+        leo.rationale.contains("confidence 0.3"),
+        "{}",
+        leo.rationale
+    );
 
     // commitments: the fulfilled one gets its TTL, the overdue one is surfaced
-    let exp = kip(&mut nx, r#"FIND(?c.metadata.expires_at) WHERE { ?c {type: "Commitment", name: "Send Priya the Atlas migration checklist"} }"#, json!({}));
+    let exp = kip(
+        &mut nx,
+        r#"FIND(?c.metadata.expires_at) WHERE { ?c {type: "Commitment", name: "Send Priya the Atlas migration checklist"} }"#,
+        json!({}),
+    );
     assert_eq!(exp, json!(["2027-01-17T16:40:00Z"]));
-    assert!(rep.issues.iter().any(|i| i.contains("Remind Mira to renew her passport")));
-    assert!(!rep.issues.iter().any(|i| i.contains("Draft Orchard 3.2 release notes")));
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.contains("Remind Mira to renew her passport"))
+    );
+    assert!(
+        !rep.issues
+            .iter()
+            .any(|i| i.contains("Draft Orchard 3.2 release notes"))
+    );
 
     // the three pending sleep tasks are done
-    for t in ["Reclassify the Unsorted inbox", "Review Postgres duplicates", "Archive tool-use events"] {
+    for t in [
+        "Reclassify the Unsorted inbox",
+        "Review Postgres duplicates",
+        "Archive tool-use events",
+    ] {
         assert_eq!(status(&mut nx, "SleepTask", t), json!(["completed"]), "{t}");
     }
 
     // the maintenance log has this cycle
-    let log = kip(&mut nx, r#"FIND(?s.attributes.maintenance_log) WHERE { ?s {type: "Person", name: "$system"} }"#, json!({}));
+    let log = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.maintenance_log) WHERE { ?s {type: "Person", name: "$system"} }"#,
+        json!({}),
+    );
     let log = log[0].as_array().expect("a log");
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["scope"], json!("full"));
@@ -163,15 +261,34 @@ fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_re
     let p = proposals::get(&nx, pid).unwrap().unwrap();
     let js = item(&p, r#"Merge Topic "JS" into "JavaScript""#).seq;
     let lives = item(&p, r#"Mira Chen lives_in"#).seq;
-    let a = proposals::approve(&mut nx, pid, Some(&[js, lives]), &BTreeMap::new(), &operator()).unwrap();
+    let a = proposals::approve(
+        &mut nx,
+        pid,
+        Some(&[js, lives]),
+        &BTreeMap::new(),
+        &operator(),
+    )
+    .unwrap();
     assert_eq!(a.applied, vec![js, lives]);
     assert!(a.stale.is_empty());
     // exactly those: JS merged, Lisbon superseded; Postgres untouched
-    let js_left = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#, json!({}));
+    let js_left = kip(
+        &mut nx,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#,
+        json!({}),
+    );
     assert_eq!(js_left, json!(0));
-    let aliases = kip(&mut nx, r#"FIND(?t.attributes.aliases) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#, json!({}));
+    let aliases = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.aliases) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#,
+        json!({}),
+    );
     assert!(aliases.to_string().contains("JS"));
-    let pg = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#, json!({}));
+    let pg = kip(
+        &mut nx,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#,
+        json!({}),
+    );
     assert_eq!(pg, json!(1));
     let current = kip(
         &mut nx,
@@ -203,7 +320,12 @@ fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_re
     let rep2 = cycle(&mut nx, "2026-11-20T04:00:00Z");
     if let Some(p2) = rep2.proposal {
         let p2 = proposals::get(&nx, p2).unwrap().unwrap();
-        assert!(!p2.items.iter().any(|i| i.title.contains(r#"Merge Topic "Postgres""#)), "a rejected merge came back");
+        assert!(
+            !p2.items
+                .iter()
+                .any(|i| i.title.contains(r#"Merge Topic "Postgres""#)),
+            "a rejected merge came back"
+        );
     }
 }
 
@@ -212,11 +334,22 @@ fn rejecting_a_whole_proposal_leaves_the_export_identical() {
     let mut nx = demo();
     let rep = cycle(&mut nx, NOW);
     let before = export_all(&mut nx);
-    proposals::reject(&mut nx, rep.proposal.unwrap(), None, "I disagree", "operator").unwrap();
+    proposals::reject(
+        &mut nx,
+        rep.proposal.unwrap(),
+        None,
+        "I disagree",
+        "operator",
+    )
+    .unwrap();
     assert_eq!(export_all(&mut nx), before);
     let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
     assert_eq!(p.status, "rejected");
-    assert!(p.items.iter().all(|i| i.reason.as_deref() == Some("I disagree")));
+    assert!(
+        p.items
+            .iter()
+            .all(|i| i.reason.as_deref() == Some("I disagree"))
+    );
     // a rejection needs a reason
     assert!(proposals::reject(&mut nx, rep.proposal.unwrap(), None, " ", "operator").is_err());
 }
@@ -227,11 +360,14 @@ fn rolling_back_a_run_restores_the_export_from_before_it() {
     let before = export_all(&mut nx);
     let rep = cycle(&mut nx, NOW);
     assert_ne!(export_all(&mut nx), before, "the run changed the memory");
-    let undone = nx.rollback_batch(&format!("sleep:{}", rep.run), &operator()).unwrap();
+    let undone = nx
+        .rollback_batch(&format!("sleep:{}", rep.run), &operator())
+        .unwrap();
     assert!(!undone.is_empty());
     assert_eq!(export_all(&mut nx), before);
     // the rollback is itself undoable
-    nx.rollback_batch(&format!("rollback:sleep:{}", rep.run), &operator()).unwrap();
+    nx.rollback_batch(&format!("rollback:sleep:{}", rep.run), &operator())
+        .unwrap();
     assert_ne!(export_all(&mut nx), before);
 }
 
@@ -244,19 +380,34 @@ fn an_edited_item_applies_the_edit_and_stale_items_are_not_applied() {
     let vinyl = item(&p, r#"File Topic "Vinyl records" under Personal"#).seq;
     let edited = item(&p, r#"File Topic "Vinyl records" under Personal"#)
         .text()
-        .replace(r#"{type: "Domain", name: :domain}"#, r#"{type: "Domain", name: "Travel"}"#);
+        .replace(
+            r#"{type: "Domain", name: :domain}"#,
+            r#"{type: "Domain", name: "Travel"}"#,
+        );
     let mut edits = BTreeMap::new();
     edits.insert(vinyl, edited);
     proposals::approve(&mut nx, pid, Some(&[vinyl]), &edits, &operator()).unwrap();
-    let d = kip(&mut nx, r#"FIND(?d.name) WHERE { (?x, "belongs_to_domain", ?d) ?x {type: "Topic", name: "Vinyl records"} }"#, json!({}));
+    let d = kip(
+        &mut nx,
+        r#"FIND(?d.name) WHERE { (?x, "belongs_to_domain", ?d) ?x {type: "Topic", name: "Vinyl records"} }"#,
+        json!({}),
+    );
     assert_eq!(d, json!(["Travel"]));
     // an agent changes a target after the proposal: that item goes stale
     let pg = item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#).seq;
-    kip(&mut nx, r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Postgres"} SET ATTRIBUTES { note: "changed" } } }"#, json!({}));
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Postgres"} SET ATTRIBUTES { note: "changed" } } }"#,
+        json!({}),
+    );
     let a = proposals::approve(&mut nx, pid, Some(&[pg]), &BTreeMap::new(), &operator()).unwrap();
     assert_eq!(a.stale, vec![pg]);
     assert!(a.applied.is_empty());
-    let still = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#, json!({}));
+    let still = kip(
+        &mut nx,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#,
+        json!({}),
+    );
     assert_eq!(still, json!(1));
     // re-checked, it is pending again and applies
     proposals::refresh(&mut nx, pid, "operator").unwrap();
@@ -287,10 +438,24 @@ fn contradictions_resolve_through_the_proposal_path() {
     let mut nx = demo();
     cycle(&mut nx, NOW);
     let cs = sleep::contradictions::list(&nx, Some("open")).unwrap();
-    let diet = cs.iter().find(|c| c.conflict.predicate == "prefers").unwrap();
+    let diet = cs
+        .iter()
+        .find(|c| c.conflict.predicate == "prefers")
+        .unwrap();
     // the operator knows both held at their times
-    let (pid, seq) = sleep::contradictions::resolve(&mut nx, diet.id, sleep::reasoner::Verdict::BothValid, Some("vegetarian until November"), &operator()).unwrap();
-    let it = proposals::items(&nx, pid).unwrap().into_iter().find(|i| i.seq == seq).unwrap();
+    let (pid, seq) = sleep::contradictions::resolve(
+        &mut nx,
+        diet.id,
+        sleep::reasoner::Verdict::BothValid,
+        Some("vegetarian until November"),
+        &operator(),
+    )
+    .unwrap();
+    let it = proposals::items(&nx, pid)
+        .unwrap()
+        .into_iter()
+        .find(|i| i.seq == seq)
+        .unwrap();
     assert_eq!(it.status, "applied");
     let v = kip(
         &mut nx,
@@ -308,33 +473,86 @@ fn contradictions_resolve_through_the_proposal_path() {
 fn approved_archival_lets_the_next_cycle_reclaim_expired_events_and_why_explains() {
     let mut nx = demo();
     let rep = cycle(&mut nx, NOW);
-    proposals::approve(&mut nx, rep.proposal.unwrap(), None, &BTreeMap::new(), &operator()).unwrap();
+    proposals::approve(
+        &mut nx,
+        rep.proposal.unwrap(),
+        None,
+        &BTreeMap::new(),
+        &operator(),
+    )
+    .unwrap();
     let rep2 = cycle(&mut nx, "2026-11-21T03:00:00Z");
     assert_eq!(rep2.count("deleted_nodes"), 3, "{:#?}", rep2.phases);
-    let left = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "ToolUse") }"#, json!({}));
+    let left = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "ToolUse") }"#,
+        json!({}),
+    );
     assert_eq!(left, json!(0));
-    let (id, _) = sleep::explain::resolve(&nx, "Event:ToolUse:2026-10-20:weather_lookup").unwrap().expect("known");
+    let (id, _) = sleep::explain::resolve(&nx, "Event:ToolUse:2026-10-20:weather_lookup")
+        .unwrap()
+        .expect("known");
     let why = sleep::explain::explain(&nx, id, "2026-11-21T03:00:00Z").unwrap();
     assert_eq!(why["state"]["exists"], json!(false));
     assert_eq!(why["notes"][0]["action"], json!("deleted"));
-    assert_eq!(why["notes"][0]["inputs"]["expires_at"], json!("2026-10-27T00:00:00Z"));
-    assert!(why["history"].as_array().unwrap().iter().any(|h| h["op"] == json!("delete")));
+    assert_eq!(
+        why["notes"][0]["inputs"]["expires_at"],
+        json!("2026-10-27T00:00:00Z")
+    );
+    assert!(
+        why["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["op"] == json!("delete"))
+    );
 }
 
 #[test]
 fn scopes_run_their_phases_and_policy_applies_a_class_without_review() {
     let mut nx = demo();
     let mut r = Heuristic;
-    let d = sleep::run(&mut nx, &Options::new(Scope::Daydream, NOW), &mut r, None, None).unwrap();
-    assert_eq!(d.phases.iter().map(|p| p.phase).collect::<Vec<_>>(), vec![1, 13]);
-    let q = sleep::run(&mut nx, &Options::new(Scope::Quick, NOW), &mut r, None, None).unwrap();
-    assert_eq!(q.phases.iter().map(|p| p.phase).collect::<Vec<_>>(), vec![1, 2, 13]);
+    let d = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Daydream, NOW),
+        &mut r,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        d.phases.iter().map(|p| p.phase).collect::<Vec<_>>(),
+        vec![1, 13]
+    );
+    let q = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Quick, NOW),
+        &mut r,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        q.phases.iter().map(|p| p.phase).collect::<Vec<_>>(),
+        vec![1, 2, 13]
+    );
     proposals::set_policy(&nx, "merge", "auto", "operator").unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let f = sleep::run(&mut nx, &Options::new(Scope::Full, NOW), &mut r, Some(tx), None).unwrap();
+    let f = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut r,
+        Some(tx),
+        None,
+    )
+    .unwrap();
     assert_eq!(f.phases.len(), 13);
     assert!(f.count("auto_applied") >= 2, "{:#?}", f.phases);
-    let js = kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#, json!({}));
+    let js = kip(
+        &mut nx,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#,
+        json!({}),
+    );
     assert_eq!(js, json!(0));
     let events: Vec<sleep::Progress> = rx.try_iter().collect();
     assert!(events.iter().any(|e| e.phase == 7 && e.phase_done));
@@ -347,7 +565,14 @@ fn cancelling_rolls_back_the_running_phase() {
     let before = export_all(&mut nx);
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut r = Heuristic;
-    let rep = sleep::run(&mut nx, &Options::new(Scope::Full, NOW), &mut r, None, Some(cancel)).unwrap();
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut r,
+        None,
+        Some(cancel),
+    )
+    .unwrap();
     assert_eq!(rep.status, "cancelled");
     assert_eq!(export_all(&mut nx), before);
 }
@@ -360,7 +585,12 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("memory.db");
     let bin = env!("CARGO_BIN_EXE_somnus");
-    let st = std::process::Command::new(bin).arg("--db").arg(&db).args(["demo", "--no-console"]).output().unwrap();
+    let st = std::process::Command::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .args(["demo", "--no-console"])
+        .output()
+        .unwrap();
     assert!(st.status.success());
     let original = export_all(&mut Nexus::open(&db).unwrap());
     let mut child = std::process::Command::new(bin)
@@ -384,22 +614,42 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     child.wait().unwrap();
 
     let mut nx = Nexus::open(&db).unwrap();
-    let ok: String = nx.connection_for_checks().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let ok: String = nx
+        .connection_for_checks()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(ok, "ok");
     let (phase, status): (i64, String) = nx
         .connection_for_checks()
-        .query_row("SELECT phase, status FROM sleep_runs WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "SELECT phase, status FROM sleep_runs WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!((phase, status.as_str()), (6, "running"));
     // nothing of phase 7 is in the memory: no decay, no entry
-    let decayed = kip(&mut nx, r#"FIND(COUNT(?l)) WHERE { ?l (?s, "knows", ?o) FILTER(IS_NOT_NULL(?l.metadata.memory_strength)) }"#, json!({}));
+    let decayed = kip(
+        &mut nx,
+        r#"FIND(COUNT(?l)) WHERE { ?l (?s, "knows", ?o) FILTER(IS_NOT_NULL(?l.metadata.memory_strength)) }"#,
+        json!({}),
+    );
     assert_eq!(decayed, json!(0));
     let n7: i64 = nx
         .connection_for_checks()
-        .query_row("SELECT COUNT(*) FROM audit_log WHERE trigger_name = 'sleep #1 phase 7'", [], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM audit_log WHERE trigger_name = 'sleep #1 phase 7'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(n7, 0);
-    let phases: i64 = nx.connection_for_checks().query_row("SELECT COUNT(*) FROM sleep_phases WHERE run = 1", [], |r| r.get(0)).unwrap();
+    let phases: i64 = nx
+        .connection_for_checks()
+        .query_row("SELECT COUNT(*) FROM sleep_phases WHERE run = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
     assert_eq!(phases, 6);
     // phases 1-6 are whole: undoing them gives back the original exactly
     let with_six = export_all(&mut nx);
@@ -410,7 +660,12 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     // the next cycle completes, and the killed one is marked interrupted
     let rep = cycle(&mut nx, NOW);
     assert_eq!(rep.phases.len(), 13);
-    let status: String = nx.connection_for_checks().query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    let status: String = nx
+        .connection_for_checks()
+        .query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
     assert_eq!(status, "interrupted");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,7 +12,11 @@ use std::sync::{Arc, Mutex};
 
 fn reply(req: &Value) -> Value {
     let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-    let user = msgs.iter().find(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap_or("").to_string()).unwrap_or_default();
+    let user = msgs
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .unwrap_or_default();
     let tools = msgs.iter().filter(|m| m["role"] == "tool").count();
     let input: Value = user
         .split_once("Input:\n")
@@ -26,13 +30,22 @@ fn reply(req: &Value) -> Value {
         ]}}]})
     };
     if user.starts_with("Phase 1B") {
-        let scores: Vec<Value> = input["events"].as_array().unwrap().iter().map(|e| json!({"name": e["name"], "score": 42, "basis": "model"})).collect();
+        let scores: Vec<Value> = input["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| json!({"name": e["name"], "score": 42, "basis": "model"}))
+            .collect();
         return content(json!({"scores": scores}));
     }
     if user.starts_with("Phase 6") {
         return match tools {
-            0 => call(r#"FIND(?t.name) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JavaScript") }"#),
-            1 => call(r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "JavaScript"} SET ATTRIBUTES { note: "the model's idea" } } }"#),
+            0 => call(
+                r#"FIND(?t.name) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JavaScript") }"#,
+            ),
+            1 => call(
+                r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "JavaScript"} SET ATTRIBUTES { note: "the model's idea" } } }"#,
+            ),
             _ => {
                 let j: Vec<Value> = input["pairs"].as_array().unwrap().iter().map(|_| json!({"same": true, "keep_a": false, "confidence": 0.9, "rationale": "model says same"})).collect();
                 content(json!({"judgements": j}))
@@ -69,7 +82,11 @@ fn serve(seen: Arc<Mutex<Vec<Value>>>) -> String {
             let req: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
             let out = reply(&req).to_string();
             seen.lock().unwrap().push(req);
-            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+                out.len()
+            );
         }
     });
     format!("http://{addr}/v1")
@@ -80,8 +97,20 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let url = serve(seen.clone());
     let mut nx = somnus::demo::in_memory().unwrap();
-    let mut llm = Llm::new(LlmConfig { base_url: url, model: "scripted".into(), api_key: None, max_rounds: 6 });
-    let rep = sleep::run(&mut nx, &Options::new(Scope::Full, "2026-11-20T03:00:00Z"), &mut llm, None, None).unwrap();
+    let mut llm = Llm::new(LlmConfig {
+        base_url: url,
+        model: "scripted".into(),
+        api_key: None,
+        max_rounds: 6,
+    });
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
+        &mut llm,
+        None,
+        None,
+    )
+    .unwrap();
     assert_eq!(rep.status, "completed", "{:?}", rep.error);
     assert_eq!(rep.reasoner, "llm");
 
@@ -91,13 +120,33 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
 
     let requests = seen.lock().unwrap().clone();
     // the system prompt is the sleep-mode instructions, with the tool offered
-    assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("Sleep Mode"));
-    assert_eq!(requests[0]["tools"][0]["function"]["name"], json!("execute_kip"));
+    assert!(
+        requests[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Sleep Mode")
+    );
+    assert_eq!(
+        requests[0]["tools"][0]["function"]["name"],
+        json!("execute_kip")
+    );
     // its read ran: the tool answer carried the result back
-    assert!(requests.iter().any(|q| q["messages"].as_array().unwrap().iter().any(|m| m["role"] == "tool" && m["content"].as_str().unwrap_or("").contains("JavaScript") && m["content"].as_str().unwrap_or("").contains("result"))));
+    assert!(requests.iter().any(|q| {
+        q["messages"].as_array().unwrap().iter().any(|m| {
+            m["role"] == "tool"
+                && m["content"].as_str().unwrap_or("").contains("JavaScript")
+                && m["content"].as_str().unwrap_or("").contains("result")
+        })
+    }));
     // its write was captured, not applied
-    assert!(requests.iter().any(|q| q["messages"].as_array().unwrap().iter().any(|m| m["role"] == "tool" && m["content"].as_str().unwrap_or("").contains("captured"))));
-    let note = nx.execute(&somnus::Request::readonly(r#"FIND(?t.attributes.note) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#));
+    assert!(requests.iter().any(|q| {
+        q["messages"].as_array().unwrap().iter().any(|m| {
+            m["role"] == "tool" && m["content"].as_str().unwrap_or("").contains("captured")
+        })
+    }));
+    let note = nx.execute(&somnus::Request::readonly(
+        r#"FIND(?t.attributes.note) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#,
+    ));
     assert!(!note.to_json().to_string().contains("the model's idea"));
 
     let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
@@ -106,15 +155,41 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
     assert!(llm_items[0].commands[0].contains("the model's idea"));
     assert_eq!(llm_items[0].rationale, "the model wants this");
     // its verdicts shape the proposal
-    assert!(p.items.iter().any(|i| i.class == "contradiction" && i.title.ends_with("keep_older")));
-    assert!(p.items.iter().filter(|i| i.class == "merge").all(|i| i.rationale == "model says same"));
+    assert!(
+        p.items
+            .iter()
+            .any(|i| i.class == "contradiction" && i.title.ends_with("keep_older"))
+    );
+    assert!(
+        p.items
+            .iter()
+            .filter(|i| i.class == "merge")
+            .all(|i| i.rationale == "model says same")
+    );
     // an unusable answer fell back to the heuristic, and says so
-    assert!(p.items.iter().any(|i| i.class == "reclassify" && i.rationale.contains("[heuristic: the model's answer was unusable")));
+    assert!(p.items.iter().any(|i| {
+        i.class == "reclassify"
+            && i.rationale
+                .contains("[heuristic: the model's answer was unusable")
+    }));
     assert!(llm.fell_back > 0 && llm.answered > 0);
 
     // approving the captured write applies it
     let seq = llm_items[0].seq;
-    proposals::approve(&mut nx, p.id, Some(&[seq]), &Default::default(), &somnus::audit::Who { actor: "operator".into(), trigger: "test".into(), reason: None }).unwrap();
-    let note = nx.execute(&somnus::Request::readonly(r#"FIND(?t.attributes.note) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#));
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let note = nx.execute(&somnus::Request::readonly(
+        r#"FIND(?t.attributes.note) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#,
+    ));
     assert!(note.to_json().to_string().contains("the model's idea"));
 }

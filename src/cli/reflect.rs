@@ -99,6 +99,9 @@ pub fn sleep(
     Ok(if report.status == "completed" { 0 } else { 1 })
 }
 
+/// id, started, finished, scope, reasoner, status, phase, error
+type RunRow = (i64, String, String, String, String, String, i64, String);
+
 pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
     let conn = nx.connection_for_checks();
     match run {
@@ -122,7 +125,7 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
             let mut st = conn.prepare(
                 "SELECT id, started_at, COALESCE(finished_at, ''), scope, reasoner, status, phase, COALESCE(error, '') FROM sleep_runs ORDER BY id DESC LIMIT 50",
             )?;
-            let rows: Vec<(i64, String, String, String, String, String, i64, String)> = st
+            let rows: Vec<RunRow> = st
                 .query_map([], |r| {
                     Ok((
                         r.get(0)?,

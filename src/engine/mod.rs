@@ -373,6 +373,14 @@ impl Nexus {
             });
         }
         self.conn.execute_batch("SAVEPOINT somnus_preview")?;
+        let deadline = std::time::Instant::now() + self.timeout;
+        let tick = self.tick.clone();
+        self.conn.progress_handler(
+            10_000,
+            Some(move || {
+                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
+            }),
+        )?;
         let saved = self.audit.batch();
         self.audit.set_batch(None);
         let res = (|| -> KipResult<Preview> {
@@ -434,6 +442,7 @@ impl Nexus {
             })
         })();
         self.audit.set_batch(saved);
+        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
         let _ = self
             .conn
             .execute_batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");

@@ -580,6 +580,36 @@ pub fn run(
             cancel.load(Ordering::SeqCst)
         })));
     }
+    // a heartbeat every 100 ms whatever the phase is doing (long Rust-side
+    // steps included), so a watcher always sees the cycle alive
+    let stop = Arc::new(AtomicBool::new(false));
+    let heart = {
+        let (beat, tx, stop) = (beat.clone(), tx.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if let Ok(mut b) = beat.lock()
+                    && b.last.elapsed().as_millis() >= 100
+                {
+                    b.last = Instant::now();
+                    send(
+                        &tx,
+                        Progress {
+                            run,
+                            phase: b.phase,
+                            name: phase_name(b.phase.max(1)),
+                            step: b.step.clone(),
+                            done: b.done,
+                            total: b.total,
+                            elapsed_ms: started.elapsed().as_millis() as u64,
+                            log: None,
+                            phase_done: false,
+                        },
+                    );
+                }
+            }
+        })
+    };
     let mut cx = Cx {
         run,
         opts,
@@ -602,7 +632,9 @@ pub fn run(
     };
     cx.report.reasoner = cx.reasoner.name().into();
     let mut failure: Option<(String, KipError)> = None;
-    let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE").ok().and_then(|v| v.parse().ok());
+    let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for p in opts.scope.phases() {
         if cx.cancel.load(Ordering::SeqCst) {
             failure = Some((
@@ -676,6 +708,8 @@ pub fn run(
         }
     }
     nx.set_tick(None);
+    stop.store(true, Ordering::SeqCst);
+    let _ = heart.join();
     cx.report.finished_at = store::now();
     cx.report.millis = started.elapsed().as_millis() as u64;
     match failure {
@@ -1470,7 +1504,7 @@ fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             events,
         })
         .collect();
-    clusters.sort_by(|a, b| b.events.len().cmp(&a.events.len()));
+    clusters.sort_by_key(|c| std::cmp::Reverse(c.events.len()));
     clusters.truncate(50);
     for c in clusters.iter_mut() {
         for e in c.events.iter_mut().take(20) {
@@ -2229,6 +2263,9 @@ fn fact(l: &Value, o: &Value) -> FactView {
     }
 }
 
+/// A link with its subject and object, as FIND returns them.
+type Triple = (Value, Value, Value);
+
 /// Conflicting facts: two active links of a single-valued predicate from
 /// one subject, or two active links from one subject and predicate to
 /// objects in the same slot (`Diet: vegetarian` / `Diet: pescatarian`).
@@ -2255,7 +2292,7 @@ fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<Conflict>> 
             }
         );
         let v = find(nx, &text, json!({}))?;
-        let mut groups: BTreeMap<(String, String), Vec<(Value, Value, Value)>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), Vec<Triple>> = BTreeMap::new();
         for r in rows(&v, 3) {
             let sid = s(&r[0], &["subject"]);
             if let Some(want) = subject
@@ -2648,7 +2685,7 @@ WITH METADATA { source: "DomainHealthCheck", author: "$system", created_at: :ts 
                 *types.entry(t).or_default() += 1;
             }
             let mut tv: Vec<(String, usize)> = types.into_iter().collect();
-            tv.sort_by(|a, b| b.1.cmp(&a.1));
+            tv.sort_by_key(|x| std::cmp::Reverse(x.1));
             let summary = format!(
                 "{n} members, mostly {}.",
                 tv.iter()
@@ -2896,7 +2933,14 @@ fn phase13(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             .map(|w| Draft {
                 class: "llm".into(),
                 // the same write asked twice is one item
-                key: format!("llm:{}", similarity::normalise(&format!("{} {}", w.command, Value::Object(w.parameters.clone())))),
+                key: format!(
+                    "llm:{}",
+                    similarity::normalise(&format!(
+                        "{} {}",
+                        w.command,
+                        Value::Object(w.parameters.clone())
+                    ))
+                ),
                 title: w
                     .command
                     .lines()
@@ -2918,7 +2962,12 @@ fn phase13(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // previewed on: preview this run's items again on the final state
     if let Some(pid) = cx.report.proposal {
         cx.step("re-checking proposal items", 0, 0);
-        let (_, dropped) = proposals::refresh_in_group(nx, pid, true)?;
+        let (_, dropped) = {
+            let c = &*cx;
+            proposals::refresh_in_group(nx, pid, true, &mut |n, total| {
+                c.step("re-checking proposal items", n as u64, total as u64)
+            })?
+        };
         if dropped > 0 {
             cx.count("dropped", dropped as i64);
         }

@@ -205,6 +205,7 @@ impl Llm {
     }
 
     /// Asks the model; on failure, answers with the heuristic and marks why.
+    #[allow(clippy::too_many_arguments)]
     fn judge<T>(
         &mut self,
         look: &mut dyn Lookup,

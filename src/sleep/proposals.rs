@@ -712,13 +712,18 @@ pub fn reject(
 pub fn refresh(nx: &mut Nexus, id: i64, by: &str) -> KipResult<(usize, usize)> {
     let _ = by;
     nx.atomically(&format!("proposal:{id}"), |nx| {
-        refresh_in_group(nx, id, false)
+        refresh_in_group(nx, id, false, &mut |_, _| {})
     })
 }
 
 /// `refresh` inside an open group; `pending_too` re-previews pending items
 /// as well (the end of a sleep run).
-pub fn refresh_in_group(nx: &mut Nexus, id: i64, pending_too: bool) -> KipResult<(usize, usize)> {
+pub fn refresh_in_group(
+    nx: &mut Nexus,
+    id: i64,
+    pending_too: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> KipResult<(usize, usize)> {
     let by = "$system";
     {
         let stale: Vec<Item> = items(nx, id)?
@@ -726,7 +731,9 @@ pub fn refresh_in_group(nx: &mut Nexus, id: i64, pending_too: bool) -> KipResult
             .filter(|i| i.status == "stale" || (pending_too && i.status == "pending"))
             .collect();
         let (mut back, mut dropped) = (0, 0);
-        for it in stale {
+        let total = stale.len();
+        for (n, it) in stale.into_iter().enumerate() {
+            progress(n, total);
             match preview(nx, &it.commands, &it.params) {
                 Ok((changes, targets)) if !changes.is_empty() => {
                     nx.conn().execute(

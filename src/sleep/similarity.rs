@@ -117,6 +117,14 @@ fn short_suffix(a: &str, b: &str) -> bool {
         && !l[s.len()..].starts_with(' ')
 }
 
+/// The numbers in a name: names that differ in them name different things
+/// ("Topic 12" / "Topic 120", "iPhone 14" / "iPhone 15").
+fn numbers(s: &str) -> Vec<&str> {
+    s.split(|c: char| !c.is_ascii_digit())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
 /// Pairs of the same type that look like duplicates. Blocking keys:
 /// normalised names and aliases, initialisms, and the first three letters
 /// for the fuzzy rules, so the work grows with the memory, not its square.
@@ -204,7 +212,7 @@ pub fn duplicates(items: &[Named]) -> Vec<Match> {
             for (x, &ka) in block.iter().enumerate() {
                 for &kb in &block[x + 1..] {
                     let (a, b) = (&norm[ka], &norm[kb]);
-                    if a == b {
+                    if a == b || numbers(a) != numbers(b) {
                         continue;
                     }
                     if tokens_extend(a, b) {
@@ -282,6 +290,10 @@ mod tests {
             n(11, "Person", "Mira Chen", &[]),
             n(12, "Place", "JS", &[]),
             n(13, "Topic", "JSON Schema", &[]),
+            n(14, "Person", "Person 1", &[]),
+            n(15, "Person", "Person 10", &[]),
+            n(16, "Topic", "Topic 123", &[]),
+            n(17, "Topic", "Topic 1234", &[]),
         ];
         let m = duplicates(&items);
         let pairs: Vec<(i64, i64)> = m.iter().map(|x| (items[x.a].id, items[x.b].id)).collect();
