@@ -248,13 +248,16 @@ fn parse_all(cmds: &[String], params: &Map<String, Value>) -> KipResult<Vec<kip:
         .collect()
 }
 
+/// A preview's changes and targets.
+type PreviewParts = (Vec<Value>, Vec<(i64, i64)>);
+
 /// What the item's commands would change, run one after another and
 /// rolled back.
 fn preview(
     nx: &mut Nexus,
     cmds: &[String],
     params: &Map<String, Value>,
-) -> KipResult<(Vec<Value>, Vec<(i64, i64)>)> {
+) -> KipResult<PreviewParts> {
     parse_all(cmds, params)?;
     if cmds.len() == 1 {
         let p = nx.preview(&cmds[0], params)?;

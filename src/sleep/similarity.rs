@@ -237,7 +237,7 @@ pub fn duplicates(items: &[Named]) -> Vec<Match> {
         }
     }
     let mut out: Vec<Match> = found.into_values().collect();
-    out.sort_by(|x, y| (x.a, x.b).cmp(&(y.a, y.b)));
+    out.sort_by_key(|x| (x.a, x.b));
     out
 }
 
