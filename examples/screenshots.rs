@@ -6,7 +6,7 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::{Color, Modifier};
 use somnus::tui::app::{App, Runner};
 use std::collections::VecDeque;
@@ -119,23 +119,6 @@ fn png(buf: &Buffer, path: &str) {
     println!("wrote {path}");
 }
 
-fn key(app: &mut App, code: KeyCode, m: KeyModifiers) {
-    app.on_key(KeyEvent::new(code, m));
-    app.drain();
-}
-
-fn typed(app: &mut App, text: &str) {
-    for ch in text.chars() {
-        let code = if ch == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(ch)
-        };
-        app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-    }
-    app.drain();
-}
-
 fn shot(app: &mut App, name: &str) {
     let mut t = Terminal::new(TestBackend::new(W, H)).expect("terminal");
     t.draw(|f| app.render(f)).expect("draw");
@@ -150,55 +133,48 @@ fn main() {
     let none = KeyModifiers::NONE;
 
     app.workbench.set_text("");
-    typed(
-        &mut app,
-        "// what happened lately, and is it consolidated yet?\nFIND(?e.name, ?e.attributes.consolidation_status, ?e.attributes.salience_score)\nWHERE {\n  ?e {type: \"Event\"}\n  FILTER(?e.attributes.event_class == \"Conversation\")\n}\nORDER BY ?e.attributes.start_time DESC\nLIMIT 50",
+    app.type_text("// what happened lately, and is it consolidated yet?\nFIND(?e.name, ?e.attributes.consolidation_status, ?e.attributes.salience_score)\nWHERE {\n  ?e {type: \"Event\"}\n  FILTER(?e.attributes.event_class == \"Conversation\")\n}\nORDER BY ?e.attributes.start_time DESC\nLIMIT 50",
     );
-    key(&mut app, KeyCode::F(5), none);
-    key(&mut app, KeyCode::F(2), none);
-    key(&mut app, KeyCode::Down, none);
-    key(&mut app, KeyCode::Down, none);
+    app.press(KeyCode::F(5), none);
+    app.press(KeyCode::F(2), none);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::Down, none);
     shot(&mut app, "query-workbench");
 
-    key(&mut app, KeyCode::Enter, none);
+    app.press(KeyCode::Enter, none);
     shot(&mut app, "query-cell-detail");
-    key(&mut app, KeyCode::Esc, none);
+    app.press(KeyCode::Esc, none);
 
     app.workbench.set_text("");
-    typed(
-        &mut app,
-        "FIND(?d.name, COUNT(?n))\nWHERE {\n  ?d {type: \"Domain\"}\n  (?n, \"belongs_to_domain\", ?d)\n}\nORDER BY COUNT(?n) DESC",
+    app.type_text("FIND(?d.name, COUNT(?n))\nWHERE {\n  ?d {type: \"Domain\"}\n  (?n, \"belongs_to_domain\", ?d)\n}\nORDER BY COUNT(?n) DESC",
     );
-    key(&mut app, KeyCode::F(5), none);
+    app.press(KeyCode::F(5), none);
     shot(&mut app, "query-aggregate");
 
     app.workbench.set_text("");
-    typed(
-        &mut app,
-        "FIND(?p.name)\nWHERE {\n  ?p {type: \"Person\"\n}",
-    );
-    key(&mut app, KeyCode::F(5), none);
+    app.type_text("FIND(?p.name)\nWHERE {\n  ?p {type: \"Person\"\n}");
+    app.press(KeyCode::F(5), none);
     shot(&mut app, "query-error");
 
-    key(&mut app, KeyCode::Char('2'), KeyModifiers::ALT);
-    typed(&mut app, "Mira Chen");
-    key(&mut app, KeyCode::Enter, none);
+    app.press(KeyCode::Char('2'), KeyModifiers::ALT);
+    app.type_text("Mira Chen");
+    app.press(KeyCode::Enter, none);
     for _ in 0..12 {
-        key(&mut app, KeyCode::Down, none);
+        app.press(KeyCode::Down, none);
     }
     shot(&mut app, "graph-explorer");
 
-    key(&mut app, KeyCode::Char('3'), KeyModifiers::ALT);
-    key(&mut app, KeyCode::Down, none);
-    key(&mut app, KeyCode::Down, none);
-    key(&mut app, KeyCode::Down, none);
-    key(&mut app, KeyCode::Down, none);
+    app.press(KeyCode::Char('3'), KeyModifiers::ALT);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::Down, none);
     shot(&mut app, "schema");
 
-    key(&mut app, KeyCode::F(1), none);
+    app.press(KeyCode::F(1), none);
     shot(&mut app, "help");
-    key(&mut app, KeyCode::Esc, none);
-    key(&mut app, KeyCode::Char('p'), KeyModifiers::CONTROL);
-    typed(&mut app, "exp");
+    app.press(KeyCode::Esc, none);
+    app.press(KeyCode::Char('p'), KeyModifiers::CONTROL);
+    app.type_text("exp");
     shot(&mut app, "palette");
 }

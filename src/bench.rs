@@ -30,6 +30,24 @@ pub struct Row {
     pub ok: Option<bool>,
 }
 
+impl Row {
+    /// A measured workload whose median must stay within `limit`.
+    fn timed(
+        workload: impl Into<String>,
+        (median, p95): (Duration, Duration),
+        target: &str,
+        limit: Duration,
+    ) -> Row {
+        Row {
+            workload: workload.into(),
+            median,
+            p95,
+            target: target.into(),
+            ok: Some(median <= limit),
+        }
+    }
+}
+
 fn must(o: Outcome, what: &str) -> serde_json::Value {
     match o {
         Outcome::Ok { result, .. } => result,
@@ -159,37 +177,34 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
             "lookup",
         );
     });
-    rows.push(Row {
-        workload: "point lookup by {type, name}".into(),
-        median: m,
-        p95: p,
-        target: "≤ 100 µs".into(),
-        ok: Some(m <= Duration::from_micros(100)),
-    });
+    rows.push(Row::timed(
+        "point lookup by {type, name}",
+        (m, p),
+        "≤ 100 µs",
+        Duration::from_micros(100),
+    ));
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
         must(nx.kip(&format!(r#"FIND(?o.name, ?l.metadata.confidence) WHERE {{ ?l ({{type: "Entity", name: "e{e}"}}, "links_to", ?o) }}"#)), "1-hop");
     });
-    rows.push(Row {
-        workload: "1-hop from a grounded concept".into(),
-        median: m,
-        p95: p,
-        target: "≤ 1 ms".into(),
-        ok: Some(m <= Duration::from_millis(1)),
-    });
+    rows.push(Row::timed(
+        "1-hop from a grounded concept",
+        (m, p),
+        "≤ 1 ms",
+        Duration::from_millis(1),
+    ));
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
         must(nx.kip(&format!(r#"FIND(?d.name) WHERE {{ ({{type: "Entity", name: "e{e}"}}, "links_to"{{3}}, ?d) }}"#)), "3-hop");
     });
-    rows.push(Row {
-        workload: "3-hop path (`\"links_to\"{3}`)".into(),
-        median: m,
-        p95: p,
-        target: "≤ 10 ms".into(),
-        ok: Some(m <= Duration::from_millis(10)),
-    });
+    rows.push(Row::timed(
+        "3-hop path (`\"links_to\"{3}`)",
+        (m, p),
+        "≤ 10 ms",
+        Duration::from_millis(10),
+    ));
 
     let (m, p) = measure(runs, |i| {
         let e = names[i % names.len()];
@@ -200,13 +215,12 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
             "3-hop chain",
         );
     });
-    rows.push(Row {
-        workload: "3-clause chain with a domain check".into(),
-        median: m,
-        p95: p,
-        target: "≤ 10 ms".into(),
-        ok: Some(m <= Duration::from_millis(10)),
-    });
+    rows.push(Row::timed(
+        "3-clause chain with a domain check",
+        (m, p),
+        "≤ 10 ms",
+        Duration::from_millis(10),
+    ));
 
     let small = runs.clamp(3, 7);
     let (m, p) = measure(small, |_| {
@@ -238,13 +252,12 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
             "search",
         );
     });
-    rows.push(Row {
-        workload: "SEARCH CONCEPT top-10 by name".into(),
-        median: m,
-        p95: p,
-        target: "≤ 10 ms".into(),
-        ok: Some(m <= Duration::from_millis(10)),
-    });
+    rows.push(Row::timed(
+        "SEARCH CONCEPT top-10 by name",
+        (m, p),
+        "≤ 10 ms",
+        Duration::from_millis(10),
+    ));
     kml_workloads(&mut nx, n, &mut rows);
     rows
 }
@@ -262,13 +275,12 @@ fn kml_workloads(nx: &mut Nexus, n: usize, rows: &mut Vec<Row>) {
             "decay sweep",
         );
     });
-    rows.push(Row {
-        workload: format!("UPDATE decay sweep over {sweep} propositions"),
-        median: m,
-        p95: p,
-        target: "≤ 2 s".into(),
-        ok: Some(m <= Duration::from_secs(2)),
-    });
+    rows.push(Row::timed(
+        format!("UPDATE decay sweep over {sweep} propositions"),
+        (m, p),
+        "≤ 2 s",
+        Duration::from_secs(2),
+    ));
 
     // MERGE of a node with 1,000 links into a twin sharing 100 of them
     let mut merge_times = Vec::new();
@@ -430,13 +442,12 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
         ));
         term.draw(|f| app.render(f)).expect("draw");
     });
-    rows.push(Row {
-        workload: "console: draw a frame of a 100,000-row result".into(),
-        median: m,
-        p95: p,
-        target: "≤ 5 ms".into(),
-        ok: Some(m <= Duration::from_millis(5)),
-    });
+    rows.push(Row::timed(
+        "console: draw a frame of a 100,000-row result",
+        (m, p),
+        "≤ 5 ms",
+        Duration::from_millis(5),
+    ));
     if let Some(path) = db {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -457,13 +468,12 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
             let mut term = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
             term.draw(|f| app.render(f)).expect("draw");
         });
-        rows.push(Row {
-            workload: format!("console: open {} to the first frame", path.display()),
-            median: m,
-            p95: p,
-            target: "≤ 300 ms".into(),
-            ok: Some(m <= Duration::from_millis(300)),
-        });
+        rows.push(Row::timed(
+            format!("console: open {} to the first frame", path.display()),
+            (m, p),
+            "≤ 300 ms",
+            Duration::from_millis(300),
+        ));
         rt.shutdown_timeout(Duration::from_secs(5));
     }
     rows

@@ -511,16 +511,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         }) => {
             let nx = open(&cli.db)?;
             let element = match element {
-                Some(e) => Some(
-                    crate::store::ids::parse_concept_id(&e)
-                        .or(match crate::store::ids::parse_prop_id(&e) {
-                            crate::store::ids::PropIdParse::Ok(n, _) => Some(n),
-                            _ => None,
-                        })
-                        .ok_or_else(|| {
-                            eyre!("{e} is not an element id (C:<n> or P:<n>:<predicate>)")
-                        })?,
-                ),
+                Some(e) => Some(crate::store::ids::parse_element_id(&e).ok_or_else(|| {
+                    eyre!("{e} is not an element id (C:<n> or P:<n>:<predicate>)")
+                })?),
                 None => None,
             };
             let f = crate::audit::Filter {

@@ -3,7 +3,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use somnus::tui::app::{App, Runner};
 use somnus::tui::component::Tab;
 use std::collections::VecDeque;
@@ -16,30 +16,19 @@ fn app() -> App {
 }
 
 fn key(app: &mut App, code: KeyCode) {
-    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-    app.drain();
+    app.press(code, KeyModifiers::NONE);
 }
 
 fn ctrl(app: &mut App, c: char) {
-    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
-    app.drain();
+    app.press(KeyCode::Char(c), KeyModifiers::CONTROL);
 }
 
 fn alt(app: &mut App, c: char) {
-    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT));
-    app.drain();
+    app.press(KeyCode::Char(c), KeyModifiers::ALT);
 }
 
 fn typed(app: &mut App, text: &str) {
-    for ch in text.chars() {
-        let code = if ch == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(ch)
-        };
-        app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-    }
-    app.drain();
+    app.type_text(text);
 }
 
 /// The screen as text, with timings and clock times masked.

@@ -270,20 +270,22 @@ fn recorded(conn: &Connection, e: &Entry) -> KipResult<Vec<Change>> {
     let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 ORDER BY id")?;
     let rows = st.query_map(
         params![e.first_change, e.first_change + e.recorded, e.id],
-        |r| {
-            let id: i64 = r.get(0)?;
-            Ok(Change {
-                entry: r.get(1)?,
-                element: r.get(2)?,
-                table: r.get(3)?,
-                op: r.get(4)?,
-                before: parse(r.get(5)?),
-                after: parse(r.get(6)?),
-                seq: (1, id),
-            })
-        },
+        change_row,
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One recorded change (`SELECT id, entry, element, tbl, op, before, after`).
+fn change_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
+    Ok(Change {
+        entry: r.get(1)?,
+        element: r.get(2)?,
+        table: r.get(3)?,
+        op: r.get(4)?,
+        before: parse(r.get(5)?),
+        after: parse(r.get(6)?),
+        seq: (1, r.get(0)?),
+    })
 }
 
 /// What the element looks like: after its first later change's before
@@ -373,18 +375,7 @@ pub fn history_of(conn: &Connection, element: i64) -> KipResult<Vec<(Entry, Chan
     let mut out = Vec::new();
     let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE element = ?1 ORDER BY id DESC")?;
     let rows: Vec<Change> = st
-        .query_map([element], |r| {
-            let id: i64 = r.get(0)?;
-            Ok(Change {
-                entry: r.get(1)?,
-                element: r.get(2)?,
-                table: r.get(3)?,
-                op: r.get(4)?,
-                before: parse(r.get(5)?),
-                after: parse(r.get(6)?),
-                seq: (1, id),
-            })
-        })?
+        .query_map([element], change_row)?
         .collect::<Result<_, _>>()?;
     for mut c in rows {
         if c.op == "insert" && c.after.is_none() {

@@ -99,52 +99,24 @@ pub fn sleep(
     Ok(if report.status == "completed" { 0 } else { 1 })
 }
 
-/// id, started, finished, scope, reasoner, status, phase, error
-type RunRow = (i64, String, String, String, String, String, i64, String);
-
 pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
-    let conn = nx.connection_for_checks();
     match run {
         Some(id) => {
-            let rep: Option<String> = conn
-                .query_row("SELECT report FROM sleep_runs WHERE id = ?1", [id], |r| {
-                    r.get(0)
-                })
-                .map_err(|_| eyre!("sleep run #{id} does not exist"))?;
-            let v: Value = rep
-                .and_then(|r| serde_json::from_str(&r).ok())
-                .unwrap_or(Value::Null);
+            let r = sleep::cycle::report(nx, id)
+                .map_err(|e| eyre!(e.message))?
+                .ok_or_else(|| {
+                    eyre!("sleep run #{id} does not exist (`somnus runs` lists them)")
+                })?;
             if json_out {
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                println!("{}", serde_json::to_string_pretty(&r.to_json())?);
             } else {
-                let r: sleep::Report = report_from(&v);
                 print!("{}", r.markdown());
             }
         }
         None => {
-            let mut st = conn.prepare(
-                "SELECT id, started_at, COALESCE(finished_at, ''), scope, reasoner, status, phase, COALESCE(error, '') FROM sleep_runs ORDER BY id DESC LIMIT 50",
-            )?;
-            let rows: Vec<RunRow> = st
-                .query_map([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ))
-                })?
-                .collect::<std::result::Result<_, _>>()?;
+            let rows = sleep::cycle::runs(nx, 50).map_err(|e| eyre!(e.message))?;
             if json_out {
-                let v: Vec<Value> = rows
-                    .iter()
-                    .map(|r| json!({"run": r.0, "started_at": r.1, "finished_at": r.2, "scope": r.3, "reasoner": r.4, "status": r.5, "phase": r.6, "error": r.7}))
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
                 println!(
                     "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  phase",
@@ -153,76 +125,19 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
                 for r in rows {
                     println!(
                         "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  {:>5}  {}",
-                        r.0, r.1, r.3, r.4, r.5, r.6, r.7
+                        r.run,
+                        r.started_at,
+                        r.scope,
+                        r.reasoner,
+                        r.status,
+                        r.phase,
+                        r.error.unwrap_or_default()
                     );
                 }
             }
         }
     }
     Ok(0)
-}
-
-/// A report read back from its stored JSON (for display).
-pub fn report_from(v: &Value) -> sleep::Report {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let strs = |k: &str| {
-        v.get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    sleep::Report {
-        run: v.get("run").and_then(Value::as_i64).unwrap_or(0),
-        status: s("status"),
-        scope: s("scope"),
-        trigger: s("trigger"),
-        reasoner: s("reasoner"),
-        now: s("now"),
-        started_at: s("started_at"),
-        finished_at: s("finished_at"),
-        millis: v.get("millis").and_then(Value::as_u64).unwrap_or(0),
-        phases: v
-            .get("phases")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|p| sleep::cycle::PhaseReport {
-                        phase: p.get("phase").and_then(Value::as_u64).unwrap_or(0) as u8,
-                        name: p.get("name").and_then(Value::as_str).unwrap_or("").into(),
-                        stage: p.get("stage").and_then(Value::as_str).unwrap_or("").into(),
-                        millis: p.get("millis").and_then(Value::as_u64).unwrap_or(0),
-                        lines: p
-                            .get("lines")
-                            .and_then(Value::as_array)
-                            .map(|l| {
-                                l.iter()
-                                    .filter_map(|x| x.as_str().map(str::to_string))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                        counts: p
-                            .get("counts")
-                            .and_then(Value::as_object)
-                            .map(|o| {
-                                o.iter()
-                                    .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        proposal: v.get("proposal").and_then(Value::as_i64),
-        proposed_items: v.get("proposed_items").and_then(Value::as_u64).unwrap_or(0) as usize,
-        issues: strs("issues"),
-        recommendations: strs("recommendations"),
-        error: v.get("error").and_then(Value::as_str).map(str::to_string),
-    }
 }
 
 fn print_proposal(p: &proposals::Proposal) {
@@ -327,7 +242,9 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 }
                 Ok(0)
             }
-            Ok(None) => Err(eyre!("proposal #{id} does not exist")),
+            Ok(None) => Err(eyre!(
+                "proposal #{id} does not exist (`somnus proposals list` shows them)"
+            )),
             Err(e) => fail(e),
         },
         ProposalsCmd::Approve {

@@ -254,13 +254,7 @@ impl Nexus {
         &self,
         kip_id: &str,
     ) -> KipResult<Vec<(crate::audit::Entry, crate::audit::Change)>> {
-        let n = crate::store::ids::parse_concept_id(kip_id).or(
-            match crate::store::ids::parse_prop_id(kip_id) {
-                crate::store::ids::PropIdParse::Ok(n, _) => Some(n),
-                _ => None,
-            },
-        );
-        let Some(n) = n else {
+        let Some(n) = crate::store::ids::parse_element_id(kip_id) else {
             return Err(KipError::syntax(format!(
                 "{kip_id} is not an element id (C:<n> or P:<n>:<predicate>)"
             )));
@@ -330,6 +324,24 @@ impl Nexus {
         }
     }
 
+    /// Installs the per-command limits inside SQLite: the execution
+    /// deadline and the tick (cancellation). `disarm_limits` removes them.
+    fn arm_limits(&mut self) -> KipResult<()> {
+        let deadline = std::time::Instant::now() + self.timeout;
+        let tick = self.tick.clone();
+        self.conn.progress_handler(
+            10_000,
+            Some(move || {
+                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
+            }),
+        )?;
+        Ok(())
+    }
+
+    fn disarm_limits(&mut self) {
+        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
+    }
+
     /// Whether a group started by `atomically` is open.
     pub fn in_group(&self) -> bool {
         self.in_group
@@ -373,14 +385,7 @@ impl Nexus {
             });
         }
         self.conn.execute_batch("SAVEPOINT somnus_preview")?;
-        let deadline = std::time::Instant::now() + self.timeout;
-        let tick = self.tick.clone();
-        self.conn.progress_handler(
-            10_000,
-            Some(move || {
-                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
-            }),
-        )?;
+        self.arm_limits()?;
         let saved = self.audit.batch();
         self.audit.set_batch(None);
         let res = (|| -> KipResult<Preview> {
@@ -442,7 +447,7 @@ impl Nexus {
             })
         })();
         self.audit.set_batch(saved);
-        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
+        self.disarm_limits();
         let _ = self
             .conn
             .execute_batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");
@@ -702,14 +707,7 @@ impl Nexus {
         {
             self.sync_embeddings()?;
         }
-        let deadline = std::time::Instant::now() + self.timeout;
-        let tick = self.tick.clone();
-        self.conn.progress_handler(
-            10_000,
-            Some(move || {
-                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
-            }),
-        )?;
+        self.arm_limits()?;
         let behavior = if cmd.is_write() {
             TransactionBehavior::Immediate
         } else {
@@ -760,7 +758,7 @@ impl Nexus {
                 Ok(out)
             })()
         };
-        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
+        self.disarm_limits();
         let res = res.map_err(|e: KipError| {
             if e.code == ErrorCode::ExecutionTimeout {
                 KipError::new(

@@ -24,6 +24,7 @@ pub struct Contradiction {
     pub conflict: Conflict,
     /// open, resolved, dismissed
     pub status: String,
+    /// The verdict: as proposed while open, as decided once resolved.
     pub resolution: Option<String>,
     pub proposal: Option<i64>,
     pub item: Option<i64>,
@@ -107,13 +108,7 @@ pub fn resolve(
         .into_iter()
         .find(|i| i.seq == seq)
         .ok_or_else(|| KipError::not_found(format!("proposal #{pid} has no item {seq}")))?;
-    let proposed = item
-        .title
-        .rsplit("→ ")
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let proposed = c.resolution.clone().unwrap_or_default();
     let note = note
         .map(str::to_string)
         .unwrap_or_else(|| format!("resolved by {}: {}", who.actor, verdict.as_str()));

@@ -165,7 +165,8 @@ pub struct Progress {
     pub phase_done: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PhaseReport {
     pub phase: u8,
     pub name: String,
@@ -175,7 +176,8 @@ pub struct PhaseReport {
     pub counts: BTreeMap<String, i64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Report {
     pub run: i64,
     pub status: String,
@@ -253,12 +255,86 @@ impl Report {
     }
 }
 
+/// Where the cycle is, shared by the phases and the heartbeat thread.
+/// One past sleep run, as listed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub run: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scope: String,
+    pub reasoner: String,
+    /// running, completed, failed, cancelled, interrupted
+    pub status: String,
+    /// The last phase that committed.
+    pub phase: i64,
+    pub error: Option<String>,
+}
+
+/// Past sleep runs, newest first.
+pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
+    let mut st = nx.conn().prepare_cached(
+        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error FROM sleep_runs ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok(RunSummary {
+            run: r.get(0)?,
+            started_at: r.get(1)?,
+            finished_at: r.get(2)?,
+            scope: r.get(3)?,
+            reasoner: r.get(4)?,
+            status: r.get(5)?,
+            phase: r.get(6)?,
+            error: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The report a run left (as far as it got), if the run exists.
+pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
+    let rep: Option<Option<String>> = nx
+        .conn()
+        .query_row("SELECT report FROM sleep_runs WHERE id = ?1", [run], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(rep.map(|r| {
+        r.and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_else(|| Report {
+                run,
+                ..Default::default()
+            })
+    }))
+}
+
 struct Beat {
+    run: i64,
+    started: Instant,
     phase: u8,
     step: String,
     done: u64,
     total: u64,
+    /// When the last progress event went out.
     last: Instant,
+}
+
+impl Beat {
+    /// A progress event for where the cycle is now (and marks it sent).
+    fn event(&mut self, log: Option<String>, phase_done: bool) -> Progress {
+        self.last = Instant::now();
+        Progress {
+            run: self.run,
+            phase: self.phase,
+            name: phase_name(self.phase.max(1)),
+            step: self.step.clone(),
+            done: self.done,
+            total: self.total,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            log,
+            phase_done,
+        }
+    }
 }
 
 struct Cx<'a> {
@@ -267,12 +343,11 @@ struct Cx<'a> {
     reasoner: &'a mut dyn Reasoner,
     beat: Arc<Mutex<Beat>>,
     tx: Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>,
-    started: Instant,
     cancel: Arc<AtomicBool>,
     report: Report,
     phase: PhaseReport,
-    /// Items already staged this run, by key.
-    staged_keys: HashSet<String>,
+    /// The lookback window's Events, once read.
+    recent: Option<Vec<EventView>>,
 }
 
 fn send(tx: &Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>, p: Progress) {
@@ -285,27 +360,11 @@ fn send(tx: &Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>, p: Progress)
 
 impl Cx<'_> {
     fn progress(&self, log: Option<String>, phase_done: bool) {
-        let (phase, step, done, total) = match self.beat.lock() {
-            Ok(mut b) => {
-                b.last = Instant::now();
-                (b.phase, b.step.clone(), b.done, b.total)
-            }
+        let event = match self.beat.lock() {
+            Ok(mut b) => b.event(log, phase_done),
             Err(_) => return,
         };
-        send(
-            &self.tx,
-            Progress {
-                run: self.run,
-                phase,
-                name: phase_name(phase.max(1)),
-                step,
-                done,
-                total,
-                elapsed_ms: self.started.elapsed().as_millis() as u64,
-                log,
-                phase_done,
-            },
-        );
+        send(&self.tx, event);
     }
 
     fn step(&self, step: &str, done: u64, total: u64) {
@@ -396,6 +455,13 @@ fn find(nx: &mut Nexus, text: &str, params: Value) -> KipResult<Value> {
         Err(e) if e.code == ErrorCode::NotFound => Ok(json!([])),
         Err(e) => Err(e),
     }
+}
+
+/// The number a `FIND(COUNT(...))` answers (0 when nothing matched).
+fn count_of(v: &Value) -> i64 {
+    v.as_i64()
+        .or_else(|| v.as_array().and_then(|a| a.first()).and_then(Value::as_i64))
+        .unwrap_or(0)
 }
 
 /// Rows of a multi-variable FIND (one expression per variable): the
@@ -546,66 +612,35 @@ pub fn run(
     let run = start_run(nx, opts, reasoner.name())?;
     let cancel = cancel.unwrap_or_default();
     let tx = progress.map(|t| Arc::new(Mutex::new(t)));
+    let started = Instant::now();
     let beat = Arc::new(Mutex::new(Beat {
+        run,
+        started,
         phase: 0,
         step: "starting".into(),
         done: 0,
         total: 0,
-        last: Instant::now(),
+        last: started,
     }));
-    let started = Instant::now();
-    // heartbeats from inside long statements, and cancellation
+    // cancellation interrupts SQLite inside a running statement
     {
-        let (beat, tx, cancel) = (beat.clone(), tx.clone(), cancel.clone());
-        nx.set_tick(Some(Arc::new(move || {
-            if let Ok(mut b) = beat.lock()
-                && b.last.elapsed().as_millis() >= 150
-            {
-                b.last = Instant::now();
-                send(
-                    &tx,
-                    Progress {
-                        run,
-                        phase: b.phase,
-                        name: phase_name(b.phase.max(1)),
-                        step: b.step.clone(),
-                        done: b.done,
-                        total: b.total,
-                        elapsed_ms: started.elapsed().as_millis() as u64,
-                        log: None,
-                        phase_done: false,
-                    },
-                );
-            }
-            cancel.load(Ordering::SeqCst)
-        })));
+        let cancel = cancel.clone();
+        nx.set_tick(Some(Arc::new(move || cancel.load(Ordering::SeqCst))));
     }
-    // a heartbeat every 100 ms whatever the phase is doing (long Rust-side
-    // steps included), so a watcher always sees the cycle alive
+    // a heartbeat every 100 ms whatever the phase is doing (long statements
+    // and Rust-side steps alike), so a watcher always sees the cycle alive
     let stop = Arc::new(AtomicBool::new(false));
     let heart = {
         let (beat, tx, stop) = (beat.clone(), tx.clone(), stop.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(50));
-                if let Ok(mut b) = beat.lock()
-                    && b.last.elapsed().as_millis() >= 100
-                {
-                    b.last = Instant::now();
-                    send(
-                        &tx,
-                        Progress {
-                            run,
-                            phase: b.phase,
-                            name: phase_name(b.phase.max(1)),
-                            step: b.step.clone(),
-                            done: b.done,
-                            total: b.total,
-                            elapsed_ms: started.elapsed().as_millis() as u64,
-                            log: None,
-                            phase_done: false,
-                        },
-                    );
+                let due = match beat.lock() {
+                    Ok(mut b) if b.last.elapsed().as_millis() >= 100 => Some(b.event(None, false)),
+                    _ => None,
+                };
+                if let Some(e) = due {
+                    send(&tx, e);
                 }
             }
         })
@@ -616,7 +651,6 @@ pub fn run(
         reasoner,
         beat,
         tx,
-        started,
         cancel,
         report: Report {
             run,
@@ -628,7 +662,7 @@ pub fn run(
             ..Default::default()
         },
         phase: PhaseReport::default(),
-        staged_keys: HashSet::new(),
+        recent: None,
     };
     cx.report.reasoner = cx.reasoner.name().into();
     let mut failure: Option<(String, KipError)> = None;
@@ -657,7 +691,6 @@ pub fn run(
             b.total = 0;
         }
         cx.progress(None, false);
-        let saved_keys = cx.staged_keys.clone();
         let saved_report = cx.report.clone();
         let res = nx.atomically(&format!("sleep:{run}"), |nx| {
             run_phase(&mut cx, nx, p)?;
@@ -694,8 +727,7 @@ pub fn run(
                 cx.progress(Some(format!("phase {p} done")), true);
             }
             Err(e) => {
-                // the phase's transaction rolled back: forget what it staged
-                cx.staged_keys = saved_keys;
+                // the phase's transaction rolled back: so does its report
                 cx.report = saved_report;
                 let status = if cx.cancel.load(Ordering::SeqCst) {
                     "cancelled"
@@ -827,9 +859,6 @@ fn stage(
     let mut fresh = Vec::new();
     let mut per_class: HashMap<String, usize> = HashMap::new();
     for d in drafts {
-        if cx.staged_keys.contains(&d.key) {
-            continue;
-        }
         let n = per_class.entry(d.class.clone()).or_default();
         if *n >= cx.opts.params.proposal_cap {
             continue;
@@ -864,9 +893,6 @@ fn stage(
     cx.count("proposed", out.items as i64);
     if out.auto_applied > 0 {
         cx.count("auto_applied", out.auto_applied as i64);
-    }
-    for k in out.keys.keys() {
-        cx.staged_keys.insert(k.clone());
     }
     Ok(out.keys)
 }
@@ -1009,7 +1035,13 @@ fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                     .unwrap_or_default();
                 consolidation_drafts(cx, nx, evs)?
             }
-            "resolve_contradiction" => contradiction_drafts(cx, nx, Some(&tn))?,
+            "resolve_contradiction" => {
+                let found = conflicts(nx, Some(&tn))?;
+                contradiction_drafts(cx, nx, &found)?
+                    .into_iter()
+                    .map(|(d, _)| d)
+                    .collect()
+            }
             _ => vec![],
         };
         let known = matches!(
@@ -1424,6 +1456,29 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
     Ok(drafts)
 }
 
+/// How far back patterns and connections look.
+const LOOKBACK_DAYS: i64 = 60;
+
+/// The Events of the lookback window (at most 5,000), read once per run:
+/// patterns (phase 5) and connections (phase 10) both work on them, and no
+/// phase between them changes an Event.
+fn recent_events(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<EventView>> {
+    if let Some(r) = &cx.recent {
+        return Ok(r.clone());
+    }
+    let v = find(
+        nx,
+        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
+        json!({"lookback_start": cx.days_ago(LOOKBACK_DAYS)}),
+    )?;
+    let r: Vec<EventView> = v
+        .as_array()
+        .map(|a| a.iter().map(event_view).collect())
+        .unwrap_or_default();
+    cx.recent = Some(r.clone());
+    Ok(r)
+}
+
 fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 5A: stale unconsolidated Events
     cx.step("stale Events", 0, 0);
@@ -1467,16 +1522,8 @@ fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.cancelled()?;
     // 5B: cross-event patterns
     cx.step("cross-event patterns", 0, 0);
-    let lookback = cx.days_ago(60);
-    let v = find(
-        nx,
-        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
-        json!({"lookback_start": lookback}),
-    )?;
-    let recent: Vec<EventView> = v
-        .as_array()
-        .map(|a| a.iter().map(event_view).collect())
-        .unwrap_or_default();
+    let lookback = cx.days_ago(LOOKBACK_DAYS);
+    let recent = recent_events(cx, nx)?;
     let consolidated: HashSet<String> = {
         let c = find(
             nx,
@@ -2105,12 +2152,7 @@ fn note(
     rule: &str,
     inputs: &Value,
 ) -> KipResult<()> {
-    let el = store::ids::parse_concept_id(kip_id)
-        .or(match store::ids::parse_prop_id(kip_id) {
-            store::ids::PropIdParse::Ok(n, _) => Some(n),
-            _ => None,
-        })
-        .unwrap_or(0);
+    let el = store::ids::parse_element_id(kip_id).unwrap_or(0);
     nx.conn().execute(
         "INSERT INTO sleep_notes(element, label, run, at, action, rule, inputs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![el, label, run, store::now(), action, rule, inputs.to_string()],
@@ -2412,61 +2454,62 @@ WITH METADATA { disputed: true, disputed_at: :timestamp, dispute_note: :note }"#
     }
 }
 
+/// A conflict's identity, whichever fact came first.
+fn conflict_key(c: &Conflict) -> String {
+    let (x, y) = if c.a.link < c.b.link {
+        (&c.a.link, &c.b.link)
+    } else {
+        (&c.b.link, &c.a.link)
+    };
+    format!("conflict:{x}|{y}")
+}
+
+/// Each conflict's proposed resolution, as a draft with its verdict.
 fn contradiction_drafts(
     cx: &mut Cx,
     nx: &mut Nexus,
-    subject: Option<&str>,
-) -> KipResult<Vec<Draft>> {
+    found: &[Conflict],
+) -> KipResult<Vec<(Draft, Verdict)>> {
     cx.step("contradictions", 0, 0);
-    let found = conflicts(nx, subject)?;
-    let resolutions = cx.reasoner.current_fact(&mut Look(nx), &found)?;
+    let resolutions = cx.reasoner.current_fact(&mut Look(nx), found)?;
     let mut drafts = Vec::new();
     for (c, r) in found.iter().zip(resolutions) {
         let (commands, params) = resolution_commands(c, r.verdict, &cx.opts.now, &r.rationale);
-        let (x, y) = if c.a.link < c.b.link {
-            (&c.a.link, &c.b.link)
-        } else {
-            (&c.b.link, &c.a.link)
-        };
-        drafts.push(Draft {
-            class: "contradiction".into(),
-            key: format!("conflict:{x}|{y}"),
-            title: format!(
-                "{} {}: \"{}\" vs \"{}\" → {}",
-                c.subject,
-                c.predicate,
-                c.a.object,
-                c.b.object,
-                r.verdict.as_str()
-            ),
-            commands,
-            params,
-            rationale: format!("{} ({})", r.rationale, c.slot),
-            evidence: vec![c.a.link.clone(), c.b.link.clone()],
-            confidence: r.confidence,
-        });
+        drafts.push((
+            Draft {
+                class: "contradiction".into(),
+                key: conflict_key(c),
+                title: format!(
+                    "{} {}: \"{}\" vs \"{}\" → {}",
+                    c.subject,
+                    c.predicate,
+                    c.a.object,
+                    c.b.object,
+                    r.verdict.as_str()
+                ),
+                commands,
+                params,
+                rationale: format!("{} ({})", r.rationale, c.slot),
+                evidence: vec![c.a.link.clone(), c.b.link.clone()],
+                confidence: r.confidence,
+            },
+            r.verdict,
+        ));
     }
     Ok(drafts)
 }
 
 fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let found = conflicts(nx, None)?;
-    let drafts = contradiction_drafts(cx, nx, None)?;
-    let keys = stage(cx, nx, drafts)?;
-    for c in &found {
-        let (x, y) = if c.a.link < c.b.link {
-            (&c.a.link, &c.b.link)
-        } else {
-            (&c.b.link, &c.a.link)
-        };
-        let key = format!("conflict:{x}|{y}");
+    let drafts = contradiction_drafts(cx, nx, &found)?;
+    let verdicts: Vec<Verdict> = drafts.iter().map(|(_, v)| *v).collect();
+    let keys = stage(cx, nx, drafts.into_iter().map(|(d, _)| d).collect())?;
+    for (c, verdict) in found.iter().zip(verdicts) {
+        let key = conflict_key(c);
         let Some((proposal, item)) = keys.get(&key) else {
             continue;
         };
-        let id = |l: &str| match store::ids::parse_prop_id(l) {
-            store::ids::PropIdParse::Ok(n, _) => n,
-            _ => 0,
-        };
+        let id = |l: &str| store::ids::parse_element_id(l).unwrap_or(0);
         let subject: i64 = nx
             .conn()
             .query_row(
@@ -2477,8 +2520,8 @@ fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             .optional()?
             .unwrap_or(0);
         nx.conn().execute(
-            "INSERT INTO contradictions(run, found_at, subject, predicate, slot, fact_a, fact_b, detail, status, proposal, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10)",
-            params![cx.run, store::now(), subject, c.predicate, c.slot, id(&c.a.link), id(&c.b.link), serde_json::to_string(c).unwrap_or_default(), proposal, item],
+            "INSERT INTO contradictions(run, found_at, subject, predicate, slot, fact_a, fact_b, detail, status, resolution, proposal, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10, ?11)",
+            params![cx.run, store::now(), subject, c.predicate, c.slot, id(&c.a.link), id(&c.b.link), serde_json::to_string(c).unwrap_or_default(), verdict.as_str(), proposal, item],
         )?;
         cx.line(format!(
             "Contradiction: {} {} \"{}\" (observed {}) vs \"{}\" (observed {})",
@@ -2502,15 +2545,8 @@ fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
 fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 10A: implicit connections, only through registered predicates
     cx.step("implicit connections", 0, 0);
-    let lookback = cx.days_ago(60);
-    let v = find(
-        nx,
-        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
-        json!({"lookback_start": lookback}),
-    )?;
     let mut pairs: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-    for e in v.as_array().cloned().unwrap_or_default() {
-        let ev = event_view(&e);
+    for ev in recent_events(cx, nx)? {
         for p in &ev.participants {
             for k in &ev.key_concepts {
                 if k != p {
@@ -2560,14 +2596,7 @@ fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 &text,
                 json!({"st": st, "sn": person, "ot": ot, "on": concept}),
             )?;
-            if have.as_i64().unwrap_or(0) > 0
-                || have
-                    .as_array()
-                    .and_then(|a| a.first())
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0)
-                    > 0
-            {
+            if count_of(&have) > 0 {
                 continue;
             }
             drafts.push(Draft {
@@ -2643,10 +2672,7 @@ fn phase11(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             r#"FIND(COUNT(?n)) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: :d}) }"#,
             json!({"d": name}),
         )?;
-        let n = c
-            .as_i64()
-            .or_else(|| c.as_array().and_then(|a| a.first()).and_then(Value::as_i64))
-            .unwrap_or(0);
+        let n = count_of(&c);
         if n == 0 {
             drafts.push(Draft {
                 class: "domain".into(),
@@ -2795,11 +2821,7 @@ fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                     r#"FIND(COUNT(?src)) WHERE { ?k {name: :k} (?k, "derived_from", ?src) }"#,
                     json!({"k": k}),
                 )?;
-                if c.as_i64()
-                    .or_else(|| c.as_array().and_then(|a| a.first()).and_then(Value::as_i64))
-                    .unwrap_or(0)
-                    <= 1
-                {
+                if count_of(&c) <= 1 {
                     sole = true;
                 }
             }

@@ -12,10 +12,7 @@ use serde_json::{Value, json};
 /// Resolves `C:12`, `P:40:pred` or `Type:Name` (also for deleted
 /// elements, through the cycle's notes) to an element id.
 pub fn resolve(nx: &Nexus, what: &str) -> KipResult<Option<(i64, String)>> {
-    if let Some(n) = store::ids::parse_concept_id(what) {
-        return Ok(Some((n, what.to_string())));
-    }
-    if let store::ids::PropIdParse::Ok(n, _) = store::ids::parse_prop_id(what) {
+    if let Some(n) = store::ids::parse_element_id(what) {
         return Ok(Some((n, what.to_string())));
     }
     if let Some((ty, name)) = what.split_once(':')

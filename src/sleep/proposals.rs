@@ -694,7 +694,7 @@ pub fn reject(
                 params![id, s, store::now(), by, reason],
             )?;
             nx.conn().execute(
-                "UPDATE contradictions SET status = 'dismissed', resolution = COALESCE(resolution, 'rejected'), decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
+                "UPDATE contradictions SET status = 'dismissed', resolution = 'rejected', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
                 params![id, s, store::now(), by],
             )?;
         }

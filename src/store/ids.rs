@@ -15,6 +15,15 @@ pub fn parse_concept_id(s: &str) -> Option<i64> {
     n.parse::<u64>().ok().and_then(|v| i64::try_from(v).ok())
 }
 
+/// The row number inside any element id, concept (`C:12`) or proposition
+/// (`P:40` / `P:40:knows`).
+pub fn parse_element_id(s: &str) -> Option<i64> {
+    parse_concept_id(s).or(match parse_prop_id(s) {
+        PropIdParse::Ok(n, _) if n >= 0 => Some(n),
+        _ => None,
+    })
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum PropIdParse {
     Ok(i64, Option<String>),

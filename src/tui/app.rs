@@ -167,6 +167,26 @@ impl App {
         }
     }
 
+    /// Presses one key and waits for the work it started (scripted
+    /// sessions: tests, screenshots).
+    pub fn press(&mut self, code: KeyCode, mods: KeyModifiers) {
+        self.on_key(KeyEvent::new(code, mods));
+        self.drain();
+    }
+
+    /// Types `text` (a newline is Enter) and waits for the work it started.
+    pub fn type_text(&mut self, text: &str) {
+        for ch in text.chars() {
+            let code = if ch == '\n' {
+                KeyCode::Enter
+            } else {
+                KeyCode::Char(ch)
+            };
+            self.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+        }
+        self.drain();
+    }
+
     /// Delivers finished inline jobs (tests drive the app this way).
     pub fn drain(&mut self) {
         loop {
