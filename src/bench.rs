@@ -482,7 +482,10 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
 /// The HTTP server under load: `clients` concurrent clients, each sending
 /// `per_client` requests (80% reads, 20% UPSERTs) over loopback; then every
 /// acknowledged UPSERT is checked to be in the memory.
-pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
+/// With `sleep_events`, the memory also holds that many generated Events
+/// and full heuristic sleep cycles run back to back on the same database,
+/// from their own connection, for as long as the clients do.
+pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) -> Vec<Row> {
     use serde_json::{Value, json};
     let dir = std::env::temp_dir().join(format!("somnus-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -491,7 +494,41 @@ pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
     {
         let mut nx = crate::demo::create(&db).expect("demo memory");
         must(nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#), "schema");
+        if let Some(n) = sleep_events {
+            build_events(&mut nx, n);
+        }
     }
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sleeper = sleep_events.map(|_| {
+        let (db, done) = (db.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut nx = Nexus::open(&db).expect("sleep connection");
+            let mut r = crate::sleep::Heuristic;
+            let mut cycles: Vec<(String, Duration)> = Vec::new();
+            let base =
+                chrono::DateTime::parse_from_rfc3339("2026-11-20T03:00:00Z").expect("a time");
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let now = (base + chrono::Duration::hours(cycles.len() as i64))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let t = Instant::now();
+                let status = match crate::sleep::run(
+                    &mut nx,
+                    &crate::sleep::Options::new(crate::sleep::Scope::Full, &now),
+                    &mut r,
+                    None,
+                    None,
+                ) {
+                    Ok(rep) => match rep.error {
+                        Some(e) => format!("{}: {e}", rep.status),
+                        None => rep.status,
+                    },
+                    Err(e) => format!("error: {}", e.message),
+                };
+                cycles.push((status, t.elapsed()));
+            }
+            cycles
+        })
+    });
     let cfg = crate::server::ServerConfig {
         db: db.clone(),
         addr: "127.0.0.1:0".parse().expect("addr"),
@@ -563,6 +600,8 @@ pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
         errors += e;
     }
     let wall = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let cycles = sleeper.map(|h| h.join().unwrap_or_default());
     lat.sort();
     let n = lat.len();
     let p50 = lat[n / 2];
@@ -580,17 +619,50 @@ pub fn server(clients: usize, per_client: usize) -> Vec<Row> {
     };
     let missing = acked.iter().filter(|a| !present.contains(*a)).count();
     let _ = std::fs::remove_dir_all(&dir);
-    vec![Row {
+    let mut rows = vec![Row {
         workload: format!(
-            "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing",
+            "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing{}",
             n as f64 / wall.as_secs_f64(),
-            acked.len()
+            acked.len(),
+            if cycles.is_some() {
+                ", while sleep cycles run"
+            } else {
+                ""
+            }
         ),
         median: p50,
         p95: p99,
         target: "no errors, no lost write".into(),
         ok: Some(errors == 0 && missing == 0),
-    }]
+    }];
+    if let Some(cycles) = cycles {
+        let completed = cycles.iter().filter(|(s, _)| s == "completed").count();
+        let mut times: Vec<Duration> = cycles.iter().map(|c| c.1).collect();
+        times.sort();
+        let median = times.get(times.len() / 2).copied().unwrap_or_default();
+        let last = times.last().copied().unwrap_or_default();
+        let failures: Vec<&str> = cycles
+            .iter()
+            .filter(|(s, _)| s != "completed")
+            .map(|(s, _)| s.as_str())
+            .collect();
+        rows.push(Row {
+            workload: format!(
+                "full sleep cycles on the same database meanwhile: {completed} of {} completed{}",
+                cycles.len(),
+                if failures.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", failures.join("; "))
+                }
+            ),
+            median,
+            p95: last,
+            target: "every cycle completes".into(),
+            ok: Some(!cycles.is_empty() && failures.is_empty()),
+        });
+    }
+    rows
 }
 
 /// Builds a memory of `events` conversations (each filed in a domain,

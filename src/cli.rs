@@ -159,6 +159,9 @@ pub enum Cmd {
         /// Load-test the HTTP server instead (8 clients × 5,000 requests)
         #[arg(long)]
         server: bool,
+        /// With --server: 20,000 generated Events more, and full sleep cycles running on the same database throughout
+        #[arg(long, requires = "server")]
+        during_sleep: bool,
         /// Measure a full sleep cycle instead, over this many generated Events (three propositions each)
         #[arg(long)]
         sleep: Option<usize>,
@@ -451,8 +454,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             println!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
-        Some(Cmd::Bench { server: true, .. }) => {
-            let rows = crate::bench::server(8, 5000);
+        Some(Cmd::Bench {
+            server: true,
+            during_sleep,
+            ..
+        }) => {
+            let rows = crate::bench::server(8, 5000, during_sleep.then_some(20_000));
             println!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
@@ -471,6 +478,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             console: false,
             server: false,
             sleep: None,
+            ..
         }) => {
             let opts = crate::bench::BenchOptions {
                 concepts,

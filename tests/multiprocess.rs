@@ -164,3 +164,155 @@ fn the_console_refreshes_when_another_process_writes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Agents write and read over HTTP while full sleep cycles run, one after
+/// another, in another process on the same file: every request gets its
+/// answer, every acknowledged write is there afterwards, every cycle
+/// completes.
+#[test]
+fn agents_over_http_while_sleep_cycles_run() {
+    let dir = std::env::temp_dir().join(format!("somnus-multi-sleep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let ok = Command::new(bin)
+        .args(["--db", &db.to_string_lossy(), "demo", "--no-console"])
+        .output()
+        .expect("demo");
+    assert!(ok.status.success());
+    let ok = Command::new(bin)
+        .args([
+            "--db",
+            &db.to_string_lossy(),
+            "kip",
+            r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"#,
+        ])
+        .output()
+        .expect("schema");
+    assert!(ok.status.success());
+
+    let mut server = Command::new(bin)
+        .args([
+            "--db",
+            &db.to_string_lossy(),
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let addr = loop {
+        let line = lines.next().expect("server output").expect("line");
+        if let Some(i) = line.find("http://") {
+            break line[i + 7..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+        }
+    };
+
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cycles = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sleeper = {
+        let (db, done, cycles) = (db.clone(), done.clone(), cycles.clone());
+        std::thread::spawn(move || {
+            let mut statuses = Vec::new();
+            let mut hour = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) || statuses.is_empty() {
+                let out = Command::new(bin)
+                    .args([
+                        "--db",
+                        &db.to_string_lossy(),
+                        "sleep",
+                        "--quiet",
+                        "--json",
+                        "--now",
+                        &format!("2026-11-20T{:02}:00:00Z", hour % 24),
+                    ])
+                    .output()
+                    .expect("sleep");
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                statuses.push(v["status"].as_str().unwrap_or("no report").to_string());
+                cycles.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                hour += 1;
+            }
+            statuses
+        })
+    };
+
+    let url = format!("http://{addr}/kip");
+    let clients: Vec<_> = (0..4)
+        .map(|c| {
+            let (url, cycles) = (url.clone(), cycles.clone());
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .timeout_global(Some(Duration::from_secs(60)))
+                    .build()
+                    .into();
+                let mut acked = Vec::new();
+                // at least 150 requests, and for as long as it takes two
+                // cycles to run
+                let mut i = 0;
+                while i < 150 || cycles.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+                    let body = if i % 5 == 0 {
+                        json!({ "method": "execute_kip", "params": {
+                            "command": "UPSERT { CONCEPT ?n { {type: \"Note\", name: :n} } }", "parameters": { "n": format!("note-{c}-{i}") } } })
+                    } else {
+                        json!({ "method": "execute_kip_readonly", "params": { "command": "FIND(?p, ?o.name) WHERE { ?l ({type: \"Person\", name: \"Mira Chen\"}, ?p, ?o) } LIMIT 50" } })
+                    };
+                    let mut r = agent
+                        .post(&url)
+                        .header("content-type", "application/json")
+                        .send(body.to_string())
+                        .expect("post");
+                    let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap_or_default())
+                        .unwrap_or(Value::Null);
+                    assert!(v.get("result").is_some(), "client {c} request {i}: {v}");
+                    if i % 5 == 0 {
+                        acked.push(format!("note-{c}-{i}"));
+                    }
+                    i += 1;
+                }
+                acked
+            })
+        })
+        .collect();
+    let acked: Vec<String> = clients
+        .into_iter()
+        .flat_map(|h| h.join().expect("client"))
+        .collect();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let statuses = sleeper.join().expect("sleeper");
+    let _ = server.kill();
+    let _ = server.wait();
+
+    assert!(statuses.len() >= 2, "{statuses:?}");
+    assert!(statuses.iter().all(|s| s == "completed"), "{statuses:?}");
+    let out = Command::new(bin)
+        .args([
+            "--db",
+            &db.to_string_lossy(),
+            "kip",
+            r#"FIND(?n.name) WHERE { ?n {type: "Note"} } LIMIT 10000"#,
+        ])
+        .output()
+        .expect("read back");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let names: std::collections::HashSet<&str> = v["result"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for a in &acked {
+        assert!(names.contains(a.as_str()), "acknowledged {a} is missing");
+    }
+    assert!(acked.len() >= 120);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -165,11 +165,11 @@ impl Nexus {
         Self::init(Connection::open_in_memory()?, None)
     }
 
-    fn init(conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
+    fn init(mut conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
         register_functions(&conn)?;
         let audit = crate::audit::Context::default();
         crate::audit::register(&conn, &audit)?;
-        let fresh = crate::store::prepare(&conn)?;
+        let fresh = crate::store::prepare(&mut conn)?;
         let mut nx = Nexus {
             conn,
             path,

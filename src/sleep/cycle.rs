@@ -722,6 +722,8 @@ pub fn run(
         });
         match res {
             Ok(()) => {
+                // let writers waiting on the lock (an agent) in between phases
+                std::thread::sleep(std::time::Duration::from_millis(3));
                 let ph = std::mem::take(&mut cx.phase);
                 cx.report.phases.push(ph);
                 cx.progress(Some(format!("phase {p} done")), true);

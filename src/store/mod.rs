@@ -277,10 +277,22 @@ const MIGRATIONS: &[&str] = &[
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+fn wait_for_lock(attempt: i32) -> bool {
+    if attempt >= 10_000 {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    true
+}
+
 /// Opens (creating if needed) and migrates a database. Returns whether the
 /// database was new (so the caller bootstraps it).
-pub fn prepare(conn: &Connection) -> KipResult<bool> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
+    // Wait up to ~10 s for another writer, polling every millisecond: a
+    // writer that releases the lock for a moment between two transactions
+    // (a sleep cycle between phases) lets the waiting ones in, where
+    // SQLite's default back-off would poll too rarely to notice.
+    conn.busy_handler(Some(wait_for_lock))?;
     // WAL for files; in-memory databases keep their own journal.
     let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     // Page cache in KiB (`SOMNUS_CACHE_KB`, default 256 MiB; SQLite only takes
