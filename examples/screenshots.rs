@@ -171,6 +171,26 @@ fn main() {
     app.press(KeyCode::Down, none);
     shot(&mut app, "schema");
 
+    // a full sleep cycle, then its reflection proposal for review
+    app.with_nexus(|nx| {
+        let mut r = somnus::sleep::Heuristic;
+        somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut r,
+            None,
+            None,
+        )
+        .expect("sleep cycle");
+    });
+    app.press(KeyCode::Char('4'), KeyModifiers::ALT);
+    for _ in 0..36 {
+        app.press(KeyCode::Down, none);
+    }
+    app.press(KeyCode::Char(' '), none);
+    shot(&mut app, "reflections");
+    app.press(KeyCode::Char('4'), KeyModifiers::ALT);
+
     app.press(KeyCode::F(1), none);
     shot(&mut app, "help");
     app.press(KeyCode::Esc, none);

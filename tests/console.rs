@@ -237,3 +237,86 @@ fn quitting_sets_the_flag() {
     ctrl(&mut a, 'q');
     assert!(a.quit);
 }
+
+/// The Reflections tab after a full sleep cycle on the demo memory:
+/// tick two items, approve them behind a confirmation, reject the rest
+/// with a typed reason; the memory shows exactly those decisions.
+#[test]
+fn reflections_approve_ticked_items_and_reject_the_rest() {
+    let mut a = app();
+    a.with_nexus(|nx| {
+        let mut r = somnus::sleep::Heuristic;
+        let rep = somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut r,
+            None,
+            None,
+        )
+        .expect("cycle");
+        assert_eq!(rep.status, "completed");
+    });
+    alt(&mut a, '4');
+    assert_eq!(a.tab, Tab::Reflections);
+    insta::assert_snapshot!("reflections", screen(&mut a, 120, 36));
+    let items = a.reflections.proposals[0].items.clone();
+    let js = items
+        .iter()
+        .position(|i| i.title.contains(r#"Merge Topic "JS""#))
+        .expect("JS merge");
+    let lives = items
+        .iter()
+        .position(|i| i.title.contains("lives_in"))
+        .expect("lives_in");
+    let (first, second) = (js.min(lives), js.max(lives));
+    for _ in 0..first {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Char(' '));
+    for _ in first + 1..second {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Char(' '));
+    key(&mut a, KeyCode::Char('a'));
+    insta::assert_snapshot!("reflections_confirm", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Char('y'));
+    let p = &a.reflections.proposals[0];
+    assert_eq!(
+        p.count("applied"),
+        2,
+        "{:?}",
+        p.items
+            .iter()
+            .filter(|i| i.status == "applied")
+            .map(|i| &i.title)
+            .collect::<Vec<_>>()
+    );
+    // reject the rest, with a reason typed into the popup
+    key(&mut a, KeyCode::Char('X'));
+    assert!(a.reflections.captures_text_now());
+    typed(&mut a, "not tonight");
+    insta::assert_snapshot!("reflections_reject", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Enter);
+    let p = &a.reflections.proposals[0];
+    assert_eq!(p.status, "partially_applied");
+    assert_eq!(p.count("rejected"), p.items.len() - 2);
+    assert!(
+        p.items
+            .iter()
+            .filter(|i| i.status == "rejected")
+            .all(|i| i.reason.as_deref() == Some("not tonight"))
+    );
+    // the memory: JS merged into JavaScript, Lisbon superseded, Postgres kept
+    let (js_left, pg_left, current) = a.with_nexus(|nx| {
+        let q = |nx: &mut somnus::Nexus, c: &str| nx.execute(&somnus::Request::readonly(c)).to_json()["result"].clone();
+        (
+            q(nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#),
+            q(nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#),
+            q(nx, r#"FIND(?o.name) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "lives_in", ?o) FILTER(IS_NULL(?l.metadata.superseded)) }"#),
+        )
+    });
+    assert_eq!(js_left, serde_json::json!(0));
+    assert_eq!(pg_left, serde_json::json!(1));
+    assert_eq!(current, serde_json::json!(["Berlin"]));
+    insta::assert_snapshot!("reflections_decided", screen(&mut a, 120, 36));
+}

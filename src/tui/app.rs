@@ -1,8 +1,10 @@
 //! The console application: tabs, global keys, popups, and the job runner
 //! that keeps engine work off the UI thread.
 
+use super::component::Decision;
 use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
 use super::explorer::Explorer;
+use super::reflections::Reflections;
 use super::schema::SchemaView;
 use super::theme;
 use super::workbench::{Workbench, centered};
@@ -72,6 +74,45 @@ impl Job {
                 let _ = nx.history_add(&text, &params);
                 JobOutput::Saved
             }
+            Job::Proposals => JobOutput::Proposals(
+                crate::sleep::proposals::list(nx, None, 200).map_err(|e| e.message),
+            ),
+            Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
+        }
+    }
+}
+
+/// Carries out an operator's decision on a proposal, from the console.
+fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
+    use crate::sleep::proposals;
+    let who = crate::audit::Who {
+        actor: "operator".into(),
+        trigger: "console".into(),
+        reason: None,
+    };
+    let err = |e: crate::kip::KipError| match e.hint {
+        Some(h) => format!("{}: {} ({h})", e.code, e.message),
+        None => format!("{}: {}", e.code, e.message),
+    };
+    match d {
+        Decision::Approve { id, items } => {
+            let a = proposals::approve(nx, id, items.as_deref(), &Default::default(), &who)
+                .map_err(err)?;
+            let mut msg = format!("proposal #{id}: applied {} item(s)", a.applied.len());
+            if !a.stale.is_empty() {
+                msg.push_str(&format!(
+                    "; stale, not applied: {:?} (changed since proposed)",
+                    a.stale
+                ));
+            }
+            Ok(msg)
+        }
+        Decision::Reject { id, items, reason } => {
+            let n =
+                proposals::reject(nx, id, items.as_deref(), &reason, &who.actor).map_err(err)?;
+            Ok(format!(
+                "proposal #{id}: rejected {n} item(s); the memory is unchanged"
+            ))
         }
     }
 }
@@ -93,6 +134,7 @@ pub struct App {
     pub workbench: Workbench,
     pub explorer: Explorer,
     pub schema: SchemaView,
+    pub reflections: Reflections,
     pub help: bool,
     palette: Option<(String, usize)>,
     pub mouse: bool,
@@ -110,6 +152,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Query",
     "Go to Graph",
     "Go to Schema",
+    "Go to Reflections",
     "Toggle mouse",
     "Help",
     "Quit",
@@ -128,6 +171,7 @@ impl App {
             ),
             explorer: Explorer::new(),
             schema: SchemaView::new(),
+            reflections: Reflections::new(),
             help: false,
             palette: None,
             mouse: false,
@@ -165,6 +209,12 @@ impl App {
                 });
             }
         }
+    }
+
+    /// Runs `f` on the engine (scripted sessions check the memory this way).
+    pub fn with_nexus<T>(&self, f: impl FnOnce(&mut Nexus) -> T) -> T {
+        let mut nx = self.nexus.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut nx)
     }
 
     /// Presses one key and waits for the work it started (scripted
@@ -220,6 +270,14 @@ impl App {
         follow.extend(self.workbench.update(&a));
         follow.extend(self.explorer.update(&a));
         follow.extend(self.schema.update(&a));
+        follow.extend(self.reflections.update(&a));
+        // a decision changed the memory: the other panes reload
+        if matches!(&a, Action::Done(JobOutput::Decided(Ok(_)))) {
+            self.spawn(Job::Schema);
+            if let Some(id) = self.explorer.current.as_ref().map(|n| n.id) {
+                self.spawn(Job::Neighbourhood(id));
+            }
+        }
         self.apply(follow);
     }
 
@@ -246,6 +304,9 @@ impl App {
         if let Some(id) = self.explorer.current.as_ref().map(|n| n.id) {
             self.spawn(Job::Neighbourhood(id));
         }
+        if self.reflections.loaded {
+            self.spawn(Job::Proposals);
+        }
         self.status = Some((
             "the memory changed elsewhere: panes refreshed (F5 re-runs the query)".into(),
             Instant::now(),
@@ -257,6 +318,7 @@ impl App {
             Tab::Query => &mut self.workbench,
             Tab::Graph => &mut self.explorer,
             Tab::Schema => &mut self.schema,
+            Tab::Reflections => &mut self.reflections,
         }
     }
 
@@ -265,6 +327,7 @@ impl App {
             Tab::Query => &self.workbench,
             Tab::Graph => &self.explorer,
             Tab::Schema => &self.schema,
+            Tab::Reflections => &self.reflections,
         }
     }
 
@@ -275,6 +338,9 @@ impl App {
         }
         if t == Tab::Schema {
             self.spawn(Job::Schema);
+        }
+        if t == Tab::Reflections {
+            self.spawn(Job::Proposals);
         }
     }
 
@@ -354,6 +420,7 @@ impl App {
                     "Go to Query" => self.select_tab(Tab::Query),
                     "Go to Graph" => self.select_tab(Tab::Graph),
                     "Go to Schema" => self.select_tab(Tab::Schema),
+                    "Go to Reflections" => self.select_tab(Tab::Reflections),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
                     "Help" => self.help = true,
                     "Quit" => self.quit = true,
@@ -419,7 +486,7 @@ impl App {
             self.apply(vec![Action::ToggleMouse]);
             return;
         }
-        if alt && let KeyCode::Char(c @ '1'..='3') = key.code {
+        if alt && let KeyCode::Char(c @ '1'..='4') = key.code {
             self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
             return;
         }
@@ -437,7 +504,7 @@ impl App {
                     self.quit = true;
                     return;
                 }
-                KeyCode::Char(c @ '1'..='3') => {
+                KeyCode::Char(c @ '1'..='4') => {
                     self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
                     return;
                 }
@@ -474,7 +541,7 @@ impl App {
         vec![
             hint("F1", "help"),
             hint("^P", "palette"),
-            hint("Alt+1-3", "tabs"),
+            hint("Alt+1-4", "tabs"),
             hint("^Q", "quit"),
         ]
     }
@@ -512,6 +579,7 @@ impl App {
             Tab::Query => self.workbench.render(f, main),
             Tab::Graph => self.explorer.render(f, main),
             Tab::Schema => self.schema.render(f, main),
+            Tab::Reflections => self.reflections.render(f, main),
         }
 
         let mut hints: Vec<Span> = Vec::new();
@@ -557,7 +625,7 @@ impl App {
         let global = [
             ("F1 / ?", "this help"),
             ("Ctrl+P / :", "command palette"),
-            ("Alt+1..3 / 1..3", "Query, Graph, Schema"),
+            ("Alt+1..4 / 1..4", "Query, Graph, Schema, Reflections"),
             ("F12", "mouse on/off (off keeps terminal text selection)"),
             ("Ctrl+Q / q", "quit"),
         ];

@@ -13,17 +13,34 @@ pub enum Tab {
     Query,
     Graph,
     Schema,
+    Reflections,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 3] = [Tab::Query, Tab::Graph, Tab::Schema];
+    pub const ALL: [Tab; 4] = [Tab::Query, Tab::Graph, Tab::Schema, Tab::Reflections];
     pub fn title(self) -> &'static str {
         match self {
             Tab::Query => "Query",
             Tab::Graph => "Graph",
             Tab::Schema => "Schema",
+            Tab::Reflections => "Reflections",
         }
     }
+}
+
+/// An operator's decision on a reflection proposal (`items: None`: every
+/// undecided item).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Approve {
+        id: i64,
+        items: Option<Vec<i64>>,
+    },
+    Reject {
+        id: i64,
+        items: Option<Vec<i64>>,
+        reason: String,
+    },
 }
 
 /// Work for the engine, run off the UI thread.
@@ -45,6 +62,9 @@ pub enum Job {
         text: String,
         params: String,
     },
+    /// Reflection proposals, newest first.
+    Proposals,
+    Decide(Decision),
 }
 
 /// What came back.
@@ -64,6 +84,9 @@ pub enum JobOutput {
     History(Vec<HistoryEntry>),
     Saved,
     Polled(i64),
+    Proposals(Result<Vec<crate::sleep::proposals::Proposal>, String>),
+    /// What a decision did, or why it was refused.
+    Decided(Result<String, String>),
 }
 
 #[derive(Debug, Clone)]

@@ -6,6 +6,7 @@ pub mod app;
 pub mod component;
 pub mod explorer;
 pub mod highlight;
+pub mod reflections;
 pub mod results;
 pub mod schema;
 pub mod theme;

@@ -1,0 +1,628 @@
+//! Reflections: the proposals sleep cycles staged, their items with
+//! rationale, evidence and a coloured before/after diff; approve all,
+//! approve the chosen items, or reject with a reason, each behind a
+//! confirmation.
+
+use super::component::{Action, Component, Decision, Hint, Job, JobOutput, hint};
+use super::theme;
+use super::workbench::centered;
+use crate::sleep::proposals::{Item, Proposal};
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Focus {
+    Proposals,
+    Items,
+}
+
+/// A decision waiting for the operator's confirmation.
+#[derive(Debug, Clone, PartialEq)]
+enum Confirm {
+    Approve {
+        id: i64,
+        items: Option<Vec<i64>>,
+    },
+    /// Typing the reason.
+    Reject {
+        id: i64,
+        items: Option<Vec<i64>>,
+        reason: String,
+    },
+}
+
+pub struct Reflections {
+    pub proposals: Vec<Proposal>,
+    pub loaded: bool,
+    focus: Focus,
+    p_sel: usize,
+    i_sel: usize,
+    /// Items ticked for a partial decision (of the selected proposal).
+    chosen: BTreeSet<i64>,
+    confirm: Option<Confirm>,
+    scroll: u16,
+    error: Option<String>,
+}
+
+impl Default for Reflections {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn mark(status: &str) -> (&'static str, Style) {
+    match status {
+        "applied" => ("✓", theme::ok()),
+        "rejected" => ("✗", theme::dim()),
+        "stale" => ("!", theme::warn()),
+        "rolled_back" => ("↶", theme::dim()),
+        _ => ("·", theme::base()),
+    }
+}
+
+/// Key-level differences of two element images: removed keys and old
+/// values in red, new ones in green, attributes and metadata one level in.
+fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Line<'static>>) {
+    let red = Style::default().fg(Color::Red);
+    let green = Style::default().fg(Color::Green);
+    let show = |v: &Value| -> String {
+        let s = v.to_string();
+        if s.chars().count() > 70 {
+            s.chars().take(69).collect::<String>() + "…"
+        } else {
+            s
+        }
+    };
+    match (before, after) {
+        (None, Some(a)) => out.push(Line::styled(format!("    + {}", show(a)), green)),
+        (Some(b), None) => out.push(Line::styled(format!("    - {}", show(b)), red)),
+        (Some(b), Some(a)) => {
+            for part in ["attributes", "metadata"] {
+                let (bo, ao) = (
+                    b.get(part).and_then(Value::as_object),
+                    a.get(part).and_then(Value::as_object),
+                );
+                let empty = serde_json::Map::new();
+                let (bo, ao) = (bo.unwrap_or(&empty), ao.unwrap_or(&empty));
+                let keys: BTreeSet<&String> = bo.keys().chain(ao.keys()).collect();
+                for k in keys {
+                    match (bo.get(k), ao.get(k)) {
+                        (x, y) if x == y => {}
+                        (Some(x), Some(y)) => {
+                            out.push(Line::styled(format!("    - {part}.{k}: {}", show(x)), red));
+                            out.push(Line::styled(
+                                format!("    + {part}.{k}: {}", show(y)),
+                                green,
+                            ));
+                        }
+                        (Some(x), None) => {
+                            out.push(Line::styled(format!("    - {part}.{k}: {}", show(x)), red))
+                        }
+                        (None, Some(y)) => out.push(Line::styled(
+                            format!("    + {part}.{k}: {}", show(y)),
+                            green,
+                        )),
+                        (None, None) => {}
+                    }
+                }
+            }
+            for k in ["subject", "object", "name", "type"] {
+                if b.get(k) != a.get(k) {
+                    if let Some(x) = b.get(k) {
+                        out.push(Line::styled(format!("    - {k}: {}", show(x)), red));
+                    }
+                    if let Some(y) = a.get(k) {
+                        out.push(Line::styled(format!("    + {k}: {}", show(y)), green));
+                    }
+                }
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+impl Reflections {
+    pub fn new() -> Self {
+        Reflections {
+            proposals: Vec::new(),
+            loaded: false,
+            focus: Focus::Items,
+            p_sel: 0,
+            i_sel: 0,
+            chosen: BTreeSet::new(),
+            confirm: None,
+            scroll: 0,
+            error: None,
+        }
+    }
+
+    /// Whether the reject popup is taking typed text.
+    pub fn captures_text_now(&self) -> bool {
+        self.captures_text()
+    }
+
+    fn proposal(&self) -> Option<&Proposal> {
+        self.proposals.get(self.p_sel)
+    }
+
+    fn item(&self) -> Option<&Item> {
+        self.proposal().and_then(|p| p.items.get(self.i_sel))
+    }
+
+    /// The items a decision applies to: the ticked ones, else the one
+    /// under the cursor.
+    fn targets(&self) -> Option<Vec<i64>> {
+        if !self.chosen.is_empty() {
+            return Some(self.chosen.iter().copied().collect());
+        }
+        self.item().map(|i| vec![i.seq])
+    }
+
+    fn detail(&self) -> Vec<Line<'static>> {
+        let Some(it) = self.item() else {
+            return vec![Line::styled("no item", theme::dim())];
+        };
+        let mut l = vec![
+            Line::from(vec![
+                Span::styled(format!("{} ", it.class), theme::accent()),
+                Span::styled(it.title.clone(), theme::title()),
+            ]),
+            Line::from(vec![
+                Span::styled("status ", theme::dim()),
+                Span::raw(it.status.clone()),
+                Span::styled("   confidence ", theme::dim()),
+                Span::raw(format!("{:.2}", it.confidence)),
+            ]),
+            Line::from(vec![
+                Span::styled("why ", theme::dim()),
+                Span::raw(it.rationale.clone()),
+            ]),
+        ];
+        if !it.evidence.is_empty() {
+            l.push(Line::from(vec![
+                Span::styled("evidence ", theme::dim()),
+                Span::raw(it.evidence.join(", ")),
+                Span::styled("  (g: open in the graph)", theme::dim()),
+            ]));
+        }
+        if let Some(r) = &it.reason {
+            l.push(Line::from(vec![
+                Span::styled("decided ", theme::dim()),
+                Span::raw(format!(
+                    "by {}: {r}",
+                    it.decided_by.clone().unwrap_or_default()
+                )),
+            ]));
+        }
+        l.push(Line::raw(""));
+        for c in it.edited.as_ref().unwrap_or(&it.commands) {
+            for line in c.lines() {
+                l.push(Line::styled(format!("  {line}"), theme::key()));
+            }
+        }
+        l.push(Line::raw(""));
+        for ch in &it.preview {
+            l.push(Line::from(vec![
+                Span::styled(
+                    format!("  {} ", ch["op"].as_str().unwrap_or("?")),
+                    theme::accent(),
+                ),
+                Span::raw(ch["element"].as_str().unwrap_or("?").to_string()),
+            ]));
+            diff_lines(
+                ch.get("before").filter(|v| !v.is_null()),
+                ch.get("after").filter(|v| !v.is_null()),
+                &mut l,
+            );
+        }
+        l
+    }
+
+    fn render_confirm(&self, f: &mut Frame, area: Rect) {
+        let Some(c) = &self.confirm else { return };
+        let rect = centered(area, 60, 30);
+        f.render_widget(Clear, rect);
+        let describe = |items: &Option<Vec<i64>>| match items {
+            None => "every undecided item".to_string(),
+            Some(v) if v.len() == 1 => format!("item {}", v[0]),
+            Some(v) => format!(
+                "items {}",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let (title, lines) = match c {
+            Confirm::Approve { id, items } => (
+                " approve ",
+                vec![
+                    Line::raw(format!(
+                        "Apply {} of proposal #{id} to the memory?",
+                        describe(items)
+                    )),
+                    Line::raw(""),
+                    Line::styled(
+                        "One transaction, audited as the operator; rollback undoes it.",
+                        theme::dim(),
+                    ),
+                    Line::raw(""),
+                    Line::from(vec![
+                        Span::styled(" y/Enter ", theme::key()),
+                        Span::raw("apply   "),
+                        Span::styled(" n/Esc ", theme::key()),
+                        Span::raw("back"),
+                    ]),
+                ],
+            ),
+            Confirm::Reject { id, items, reason } => (
+                " reject ",
+                vec![
+                    Line::raw(format!(
+                        "Reject {} of proposal #{id}. Why?",
+                        describe(items)
+                    )),
+                    Line::raw(""),
+                    Line::from(vec![
+                        Span::styled("> ", theme::accent()),
+                        Span::raw(reason.clone()),
+                        Span::styled("▏", theme::accent()),
+                    ]),
+                    Line::raw(""),
+                    Line::styled(
+                        "The reason is kept; the same idea is not proposed again unchanged.",
+                        theme::dim(),
+                    ),
+                    Line::from(vec![
+                        Span::styled(" Enter ", theme::key()),
+                        Span::raw("reject   "),
+                        Span::styled(" Esc ", theme::key()),
+                        Span::raw("back"),
+                    ]),
+                ],
+            ),
+        };
+        f.render_widget(
+            Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme::border(true))
+                    .title(title),
+            ),
+            rect,
+        );
+    }
+
+    fn confirm_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(c) = self.confirm.clone() else {
+            return vec![];
+        };
+        match (c, key.code) {
+            (_, KeyCode::Esc) | (Confirm::Approve { .. }, KeyCode::Char('n')) => {
+                self.confirm = None;
+                vec![]
+            }
+            (Confirm::Approve { id, items }, KeyCode::Char('y') | KeyCode::Enter) => {
+                self.confirm = None;
+                self.chosen.clear();
+                vec![Action::Spawn(Job::Decide(Decision::Approve { id, items }))]
+            }
+            (Confirm::Reject { id, items, reason }, KeyCode::Enter) => {
+                if reason.trim().is_empty() {
+                    return vec![Action::Status("a rejection needs a reason".into())];
+                }
+                self.confirm = None;
+                self.chosen.clear();
+                vec![Action::Spawn(Job::Decide(Decision::Reject {
+                    id,
+                    items,
+                    reason,
+                }))]
+            }
+            (
+                Confirm::Reject {
+                    id,
+                    items,
+                    mut reason,
+                },
+                KeyCode::Backspace,
+            ) => {
+                reason.pop();
+                self.confirm = Some(Confirm::Reject { id, items, reason });
+                vec![]
+            }
+            (
+                Confirm::Reject {
+                    id,
+                    items,
+                    mut reason,
+                },
+                KeyCode::Char(ch),
+            ) => {
+                reason.push(ch);
+                self.confirm = Some(Confirm::Reject { id, items, reason });
+                vec![]
+            }
+            _ => vec![],
+        }
+    }
+}
+
+impl Component for Reflections {
+    fn hints(&self) -> Vec<Hint> {
+        match &self.confirm {
+            Some(Confirm::Approve { .. }) => vec![hint("y", "apply"), hint("n", "back")],
+            Some(Confirm::Reject { .. }) => vec![hint("Enter", "reject"), hint("Esc", "back")],
+            None => vec![
+                hint("↑↓", "item"),
+                hint("Tab", "proposals/items"),
+                hint("Space", "tick"),
+                hint("a", "approve"),
+                hint("A", "approve all"),
+                hint("x", "reject"),
+                hint("X", "reject rest"),
+                hint("g", "evidence"),
+                hint("r", "reload"),
+            ],
+        }
+    }
+
+    fn captures_text(&self) -> bool {
+        self.confirm.is_some()
+    }
+
+    fn commands(&self) -> Vec<&'static str> {
+        vec!["Reload proposals"]
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if self.confirm.is_some() {
+            return self.confirm_key(key);
+        }
+        let n_items = self.proposal().map_or(0, |p| p.items.len());
+        match key.code {
+            KeyCode::Tab
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Char('h')
+            | KeyCode::Char('l') => {
+                self.focus = if self.focus == Focus::Items {
+                    Focus::Proposals
+                } else {
+                    Focus::Items
+                };
+            }
+            KeyCode::Down | KeyCode::Char('j') => match self.focus {
+                Focus::Proposals if self.p_sel + 1 < self.proposals.len() => {
+                    self.p_sel += 1;
+                    self.i_sel = 0;
+                    self.chosen.clear();
+                    self.scroll = 0;
+                }
+                Focus::Items if self.i_sel + 1 < n_items => {
+                    self.i_sel += 1;
+                    self.scroll = 0;
+                }
+                _ => {}
+            },
+            KeyCode::Up | KeyCode::Char('k') => match self.focus {
+                Focus::Proposals if self.p_sel > 0 => {
+                    self.p_sel -= 1;
+                    self.i_sel = 0;
+                    self.chosen.clear();
+                    self.scroll = 0;
+                }
+                Focus::Items if self.i_sel > 0 => {
+                    self.i_sel -= 1;
+                    self.scroll = 0;
+                }
+                _ => {}
+            },
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char(' ') => {
+                if let Some(it) = self.item()
+                    && matches!(it.status.as_str(), "pending" | "stale")
+                {
+                    let s = it.seq;
+                    if !self.chosen.remove(&s) {
+                        self.chosen.insert(s);
+                    }
+                    if self.i_sel + 1 < n_items {
+                        self.i_sel += 1;
+                    }
+                }
+            }
+            KeyCode::Char('a') => {
+                if let (Some(p), Some(items)) = (self.proposal(), self.targets()) {
+                    self.confirm = Some(Confirm::Approve {
+                        id: p.id,
+                        items: Some(items),
+                    });
+                }
+            }
+            KeyCode::Char('A') => {
+                if let Some(p) = self.proposal() {
+                    self.confirm = Some(Confirm::Approve {
+                        id: p.id,
+                        items: None,
+                    });
+                }
+            }
+            KeyCode::Char('x') => {
+                if let (Some(p), Some(items)) = (self.proposal(), self.targets()) {
+                    self.confirm = Some(Confirm::Reject {
+                        id: p.id,
+                        items: Some(items),
+                        reason: String::new(),
+                    });
+                }
+            }
+            KeyCode::Char('X') => {
+                if let Some(p) = self.proposal() {
+                    self.confirm = Some(Confirm::Reject {
+                        id: p.id,
+                        items: None,
+                        reason: String::new(),
+                    });
+                }
+            }
+            KeyCode::Char('g') => {
+                if let Some(id) = self.item().and_then(|i| {
+                    i.evidence
+                        .iter()
+                        .find_map(|e| crate::store::ids::parse_concept_id(e))
+                }) {
+                    return vec![Action::OpenConcept(id)];
+                }
+                return vec![Action::Status(
+                    "this item's evidence is not a concept".into(),
+                )];
+            }
+            KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Proposals)],
+            _ => {}
+        }
+        vec![]
+    }
+
+    fn update(&mut self, action: &Action) -> Vec<Action> {
+        match action {
+            Action::Done(JobOutput::Proposals(r)) => {
+                match r {
+                    Ok(p) => {
+                        self.proposals = p.clone();
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e.clone()),
+                }
+                self.loaded = true;
+                self.p_sel = self.p_sel.min(self.proposals.len().saturating_sub(1));
+                let n = self.proposal().map_or(0, |p| p.items.len());
+                self.i_sel = self.i_sel.min(n.saturating_sub(1));
+                vec![]
+            }
+            Action::Done(JobOutput::Decided(r)) => {
+                let msg = match r {
+                    Ok(m) => m.clone(),
+                    Err(e) => format!("not applied: {e}"),
+                };
+                vec![Action::Status(msg), Action::Spawn(Job::Proposals)]
+            }
+            Action::Command("Reload proposals") => vec![Action::Spawn(Job::Proposals)],
+            _ => vec![],
+        }
+    }
+
+    fn render(&mut self, f: &mut Frame, area: Rect) {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(28), Constraint::Percentage(72)])
+                .areas(area);
+        // proposals
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(self.focus == Focus::Proposals))
+            .title(Span::styled(" proposals ", theme::title()));
+        let inner = block.inner(left);
+        f.render_widget(block, left);
+        let mut lines: Vec<Line> = Vec::new();
+        if let Some(e) = &self.error {
+            lines.push(Line::styled(e.clone(), theme::warn()));
+        } else if self.proposals.is_empty() {
+            lines.push(Line::styled(
+                if self.loaded {
+                    "nothing to review: run a sleep cycle (somnus sleep)"
+                } else {
+                    "loading…"
+                },
+                theme::dim(),
+            ));
+        }
+        for (i, p) in self.proposals.iter().enumerate() {
+            let st = if i == self.p_sel {
+                theme::selected()
+            } else {
+                theme::base()
+            };
+            lines.push(Line::styled(
+                format!(
+                    "#{:<4} {:<17} {:>3}/{:<3}",
+                    p.id,
+                    p.status,
+                    p.count("pending") + p.count("stale"),
+                    p.items.len()
+                ),
+                st,
+            ));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+
+        let [items_area, detail_area] =
+            Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
+        let title = match self.proposal() {
+            Some(p) => format!(" #{} {} — {} ticked ", p.id, p.title, self.chosen.len()),
+            None => " items ".into(),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(self.focus == Focus::Items))
+            .title(Span::styled(title, theme::title()));
+        let inner = block.inner(items_area);
+        f.render_widget(block, items_area);
+        let h = inner.height as usize;
+        let start = self.i_sel.saturating_sub(h.saturating_sub(1));
+        let w = inner.width as usize;
+        let lines: Vec<Line> = self
+            .proposal()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .enumerate()
+                    .skip(start)
+                    .take(h)
+                    .map(|(i, it)| {
+                        let (m, mst) = mark(&it.status);
+                        let tick = if self.chosen.contains(&it.seq) {
+                            "[x]"
+                        } else {
+                            "[ ]"
+                        };
+                        let text: String = format!(" {:>3} {:<13} {}", it.seq, it.class, it.title)
+                            .chars()
+                            .take(w.saturating_sub(6))
+                            .collect();
+                        let st = if i == self.i_sel && self.focus == Focus::Items {
+                            theme::selected()
+                        } else {
+                            theme::base()
+                        };
+                        Line::from(vec![
+                            Span::styled(tick, theme::accent()),
+                            Span::styled(format!(" {m}"), mst),
+                            Span::styled(text, st),
+                        ])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        f.render_widget(Paragraph::new(lines), inner);
+
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(false))
+            .title(Span::styled(" item ", theme::title()));
+        f.render_widget(
+            Paragraph::new(self.detail())
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0))
+                .block(block),
+            detail_area,
+        );
+        self.render_confirm(f, area);
+    }
+}
