@@ -171,18 +171,11 @@ fn main() {
     app.press(KeyCode::Down, none);
     shot(&mut app, "schema");
 
-    // a full sleep cycle, then its reflection proposal for review
-    app.with_nexus(|nx| {
-        let mut r = somnus::sleep::Heuristic;
-        somnus::sleep::run(
-            nx,
-            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
-            &mut r,
-            None,
-            None,
-        )
-        .expect("sleep cycle");
-    });
+    // a full sleep cycle from the Sleep pane, then its proposal for review
+    app.press(KeyCode::Char('5'), KeyModifiers::ALT);
+    app.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    app.press(KeyCode::Char('s'), none);
+    shot(&mut app, "sleep");
     app.press(KeyCode::Char('4'), KeyModifiers::ALT);
     for _ in 0..36 {
         app.press(KeyCode::Down, none);

@@ -320,3 +320,92 @@ fn reflections_approve_ticked_items_and_reject_the_rest() {
     assert_eq!(current, serde_json::json!(["Berlin"]));
     insta::assert_snapshot!("reflections_decided", screen(&mut a, 120, 36));
 }
+
+fn masked(s: String) -> String {
+    // durations and wall-clock times, with the padding after them (their
+    // width varies)
+    let ms = regex::Regex::new(r"\d+ ms[ ─)]*").expect("re");
+    let secs = regex::Regex::new(r"\d+\.\d s").expect("re");
+    let day = regex::Regex::new(r"\d{4}-\d\d-[0-9T:.Z]*[ ]*").expect("re");
+    let s = ms.replace_all(&s, "# ms ").to_string();
+    let s = secs.replace_all(&s, "#.# s").to_string();
+    day.replace_all(&s, "<time> ").to_string()
+}
+
+/// Starting a full cycle from the Sleep pane: every phase's gauge ends
+/// full, the report is shown, the run is listed, and its proposal is in
+/// Reflections.
+#[test]
+fn sleep_pane_runs_a_cycle_and_shows_its_report() {
+    let mut a = app();
+    alt(&mut a, '5');
+    assert_eq!(a.tab, Tab::Sleep);
+    a.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    insta::assert_snapshot!("sleep_idle", masked(screen(&mut a, 120, 36)));
+    key(&mut a, KeyCode::Char('s'));
+    let rep = a.sleep.report.clone().expect("a report");
+    assert_eq!(rep.status, "completed");
+    assert_eq!(rep.phases.len(), 13);
+    assert_eq!(a.sleep.runs.len(), 1);
+    insta::assert_snapshot!("sleep_done", masked(screen(&mut a, 120, 36)));
+    assert_eq!(a.reflections.proposals.len(), 1);
+    assert!(a.reflections.proposals[0].items.len() > 40);
+}
+
+/// The pane while a cycle runs, fed progress events as the job sends them.
+#[test]
+fn sleep_pane_draws_progress_while_running() {
+    use somnus::tui::component::{Action, Component, JobOutput};
+    let mut pane = somnus::tui::sleep::SleepPane::new();
+    let started = pane.update(&Action::Command("Start a full sleep cycle"));
+    assert!(matches!(started.as_slice(), [Action::Spawn(_)]));
+    assert!(pane.is_running());
+    let ev = |phase: u8, step: &str, done: u64, total: u64, log: Option<&str>, phase_done: bool| {
+        Action::Done(JobOutput::SleepProgress(somnus::sleep::Progress {
+            run: 1,
+            phase,
+            name: somnus::sleep::cycle::phase_name(phase),
+            step: step.into(),
+            done,
+            total,
+            elapsed_ms: 1200,
+            log: log.map(str::to_string),
+            phase_done,
+        }))
+    };
+    for p in 1..=4 {
+        pane.update(&ev(p, "done", 0, 0, Some(&format!("phase {p} done")), true));
+    }
+    pane.update(&ev(
+        5,
+        "stale Events",
+        80,
+        200,
+        Some("consolidating"),
+        false,
+    ));
+    let mut t = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
+    t.draw(|f| pane.render(f, f.area())).expect("draw");
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..30 {
+        for x in 0..100 {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    insta::assert_snapshot!("sleep_running", out);
+    // Esc cancels through the shared flag
+    let acts = pane.handle_key(ratatui::crossterm::event::KeyEvent::new(
+        KeyCode::Esc,
+        KeyModifiers::NONE,
+    ));
+    assert!(matches!(acts.as_slice(), [Action::Status(_)]));
+    pane.update(&Action::Done(JobOutput::SleepDone(Ok(
+        somnus::sleep::Report {
+            status: "cancelled".into(),
+            ..Default::default()
+        },
+    ))));
+    assert!(!pane.is_running());
+}

@@ -6,6 +6,7 @@ use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
 use super::explorer::Explorer;
 use super::reflections::Reflections;
 use super::schema::SchemaView;
+use super::sleep::SleepPane;
 use super::theme;
 use super::workbench::{Workbench, centered};
 use crate::Nexus;
@@ -78,8 +79,69 @@ impl Job {
                 crate::sleep::proposals::list(nx, None, 200).map_err(|e| e.message),
             ),
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
+            Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),
+            Job::RunReport(id) => {
+                JobOutput::RunReport(crate::sleep::cycle::report(nx, id).map_err(|e| e.message))
+            }
+            Job::Sleep { scope, cancel, now } => run_sleep(nx, scope, cancel, now, &|_| {}),
         }
     }
+}
+
+/// Sends intermediate outputs of a job (sleep progress) to the app.
+pub type Emit = Arc<dyn Fn(JobOutput) + Send + Sync>;
+
+impl Job {
+    /// Runs the job: a sleep cycle on a connection of its own when the
+    /// memory is a file (so the other panes keep working, and see its
+    /// commits like any other writer's), everything else on the shared one.
+    pub fn run_on(self, nexus: &Arc<Mutex<Nexus>>, emit: &Emit) -> JobOutput {
+        if let Job::Sleep { scope, cancel, now } = &self {
+            let path = nexus
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .path()
+                .map(|p| p.to_path_buf());
+            if let Some(p) = path {
+                return match Nexus::open(&p) {
+                    Ok(mut own) => {
+                        run_sleep(&mut own, *scope, cancel.clone(), now.clone(), emit.as_ref())
+                    }
+                    Err(e) => JobOutput::SleepDone(Err(e.message)),
+                };
+            }
+            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+            return run_sleep(&mut nx, *scope, cancel.clone(), now.clone(), emit.as_ref());
+        }
+        let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+        self.run(&mut nx)
+    }
+}
+
+/// A heuristic sleep cycle from the console, its progress forwarded as it
+/// comes.
+fn run_sleep(
+    nx: &mut Nexus,
+    scope: crate::sleep::Scope,
+    cancel: super::component::CancelFlag,
+    now: Option<String>,
+    emit: &(dyn Fn(JobOutput) + Send + Sync),
+) -> JobOutput {
+    let now = now
+        .unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let mut opts = crate::sleep::Options::new(scope, &now);
+    opts.trigger = "on_demand".into();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut r = crate::sleep::Heuristic;
+    let res = std::thread::scope(|s| {
+        s.spawn(|| {
+            for p in rx {
+                emit(JobOutput::SleepProgress(p));
+            }
+        });
+        crate::sleep::run(nx, &opts, &mut r, Some(tx), Some(cancel.0.clone()))
+    });
+    JobOutput::SleepDone(res.map_err(|e| format!("{}: {}", e.code, e.message)))
 }
 
 /// Carries out an operator's decision on a proposal, from the console.
@@ -135,6 +197,7 @@ pub struct App {
     pub explorer: Explorer,
     pub schema: SchemaView,
     pub reflections: Reflections,
+    pub sleep: SleepPane,
     pub help: bool,
     palette: Option<(String, usize)>,
     pub mouse: bool,
@@ -153,6 +216,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Graph",
     "Go to Schema",
     "Go to Reflections",
+    "Go to Sleep",
     "Toggle mouse",
     "Help",
     "Quit",
@@ -172,6 +236,7 @@ impl App {
             explorer: Explorer::new(),
             schema: SchemaView::new(),
             reflections: Reflections::new(),
+            sleep: SleepPane::new(),
             help: false,
             palette: None,
             mouse: false,
@@ -191,20 +256,26 @@ impl App {
     pub fn spawn(&mut self, job: Job) {
         match &mut self.runner {
             Runner::Inline(q) => {
-                let out = {
-                    let mut nx = self.nexus.lock().unwrap_or_else(|e| e.into_inner());
-                    job.run(&mut nx)
+                let buf: Arc<Mutex<Vec<JobOutput>>> = Arc::default();
+                let emit: Emit = {
+                    let buf = buf.clone();
+                    Arc::new(move |o| buf.lock().unwrap_or_else(|e| e.into_inner()).push(o))
                 };
+                let out = job.run_on(&self.nexus, &emit);
+                q.extend(buf.lock().unwrap_or_else(|e| e.into_inner()).drain(..));
                 q.push_back(out);
             }
             Runner::Pool { tx, handle } => {
                 let nexus = self.nexus.clone();
+                let emit: Emit = {
+                    let tx = tx.clone();
+                    Arc::new(move |o| {
+                        let _ = tx.send(o);
+                    })
+                };
                 let tx = tx.clone();
                 handle.spawn_blocking(move || {
-                    let out = {
-                        let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-                        job.run(&mut nx)
-                    };
+                    let out = job.run_on(&nexus, &emit);
                     let _ = tx.send(out);
                 });
             }
@@ -271,8 +342,12 @@ impl App {
         follow.extend(self.explorer.update(&a));
         follow.extend(self.schema.update(&a));
         follow.extend(self.reflections.update(&a));
+        follow.extend(self.sleep.update(&a));
         // a decision changed the memory: the other panes reload
-        if matches!(&a, Action::Done(JobOutput::Decided(Ok(_)))) {
+        if matches!(
+            &a,
+            Action::Done(JobOutput::Decided(Ok(_)) | JobOutput::SleepDone(Ok(_)))
+        ) {
             self.spawn(Job::Schema);
             if let Some(id) = self.explorer.current.as_ref().map(|n| n.id) {
                 self.spawn(Job::Neighbourhood(id));
@@ -319,6 +394,7 @@ impl App {
             Tab::Graph => &mut self.explorer,
             Tab::Schema => &mut self.schema,
             Tab::Reflections => &mut self.reflections,
+            Tab::Sleep => &mut self.sleep,
         }
     }
 
@@ -328,6 +404,7 @@ impl App {
             Tab::Graph => &self.explorer,
             Tab::Schema => &self.schema,
             Tab::Reflections => &self.reflections,
+            Tab::Sleep => &self.sleep,
         }
     }
 
@@ -341,6 +418,9 @@ impl App {
         }
         if t == Tab::Reflections {
             self.spawn(Job::Proposals);
+        }
+        if t == Tab::Sleep && !self.sleep.loaded {
+            self.spawn(Job::Runs);
         }
     }
 
@@ -421,6 +501,7 @@ impl App {
                     "Go to Graph" => self.select_tab(Tab::Graph),
                     "Go to Schema" => self.select_tab(Tab::Schema),
                     "Go to Reflections" => self.select_tab(Tab::Reflections),
+                    "Go to Sleep" => self.select_tab(Tab::Sleep),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
                     "Help" => self.help = true,
                     "Quit" => self.quit = true,
@@ -486,7 +567,7 @@ impl App {
             self.apply(vec![Action::ToggleMouse]);
             return;
         }
-        if alt && let KeyCode::Char(c @ '1'..='4') = key.code {
+        if alt && let KeyCode::Char(c @ '1'..='5') = key.code {
             self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
             return;
         }
@@ -504,7 +585,7 @@ impl App {
                     self.quit = true;
                     return;
                 }
-                KeyCode::Char(c @ '1'..='4') => {
+                KeyCode::Char(c @ '1'..='5') => {
                     self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
                     return;
                 }
@@ -541,7 +622,7 @@ impl App {
         vec![
             hint("F1", "help"),
             hint("^P", "palette"),
-            hint("Alt+1-4", "tabs"),
+            hint("Alt+1-5", "tabs"),
             hint("^Q", "quit"),
         ]
     }
@@ -580,10 +661,16 @@ impl App {
             Tab::Graph => self.explorer.render(f, main),
             Tab::Schema => self.schema.render(f, main),
             Tab::Reflections => self.reflections.render(f, main),
+            Tab::Sleep => self.sleep.render(f, main),
         }
 
         let mut hints: Vec<Span> = Vec::new();
         let mut width = 0usize;
+        // a status message keeps its room: hints that would crowd it go
+        let reserved = self
+            .status
+            .as_ref()
+            .map_or(0, |(s, _)| s.chars().count().min(60) + 2);
         for (i, h) in self
             .component_ref()
             .hints()
@@ -593,7 +680,7 @@ impl App {
         {
             let w = h.key.chars().count() + h.what.chars().count() + 2;
             // the pane's own keys first; global ones only while they fit
-            if i > 0 && width + w > area.width as usize {
+            if i > 0 && width + w + reserved > area.width as usize {
                 break;
             }
             width += w;
@@ -625,7 +712,10 @@ impl App {
         let global = [
             ("F1 / ?", "this help"),
             ("Ctrl+P / :", "command palette"),
-            ("Alt+1..4 / 1..4", "Query, Graph, Schema, Reflections"),
+            (
+                "Alt+1..5 / 1..5",
+                "Query, Graph, Schema, Reflections, Sleep",
+            ),
             ("F12", "mouse on/off (off keeps terminal text selection)"),
             ("Ctrl+Q / q", "quit"),
         ];

@@ -14,17 +14,41 @@ pub enum Tab {
     Graph,
     Schema,
     Reflections,
+    Sleep,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Query, Tab::Graph, Tab::Schema, Tab::Reflections];
+    pub const ALL: [Tab; 5] = [
+        Tab::Query,
+        Tab::Graph,
+        Tab::Schema,
+        Tab::Reflections,
+        Tab::Sleep,
+    ];
     pub fn title(self) -> &'static str {
         match self {
             Tab::Query => "Query",
             Tab::Graph => "Graph",
             Tab::Schema => "Schema",
             Tab::Reflections => "Reflections",
+            Tab::Sleep => "Sleep",
         }
+    }
+}
+
+/// Stops a running sleep cycle (shared by the pane and the job).
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl PartialEq for CancelFlag {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -65,6 +89,15 @@ pub enum Job {
     /// Reflection proposals, newest first.
     Proposals,
     Decide(Decision),
+    /// A sleep cycle, reporting progress as it goes.
+    Sleep {
+        scope: crate::sleep::Scope,
+        cancel: CancelFlag,
+        /// The cycle's clock (RFC 3339); None: now.
+        now: Option<String>,
+    },
+    Runs,
+    RunReport(i64),
 }
 
 /// What came back.
@@ -87,6 +120,10 @@ pub enum JobOutput {
     Proposals(Result<Vec<crate::sleep::proposals::Proposal>, String>),
     /// What a decision did, or why it was refused.
     Decided(Result<String, String>),
+    SleepProgress(crate::sleep::Progress),
+    SleepDone(Result<crate::sleep::Report, String>),
+    Runs(Result<Vec<crate::sleep::cycle::RunSummary>, String>),
+    RunReport(Result<Option<crate::sleep::Report>, String>),
 }
 
 #[derive(Debug, Clone)]

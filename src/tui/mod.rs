@@ -9,6 +9,7 @@ pub mod highlight;
 pub mod reflections;
 pub mod results;
 pub mod schema;
+pub mod sleep;
 pub mod theme;
 pub mod workbench;
 
