@@ -234,11 +234,7 @@ impl Component for SleepPane {
                 }
             }
             KeyCode::Char('s') => return self.start(self.scope),
-            KeyCode::Down | KeyCode::Char('j') => {
-                if self.sel + 1 < self.runs.len() {
-                    self.sel += 1;
-                }
-            }
+            KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.runs.len() => self.sel += 1,
             KeyCode::Up | KeyCode::Char('k') => self.sel = self.sel.saturating_sub(1),
             KeyCode::Enter => {
                 if let Some(r) = self.runs.get(self.sel) {
