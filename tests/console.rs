@@ -338,7 +338,7 @@ fn masked(s: String) -> String {
 #[test]
 fn sleep_pane_runs_a_cycle_and_shows_its_report() {
     let mut a = app();
-    alt(&mut a, '5');
+    alt(&mut a, '6');
     assert_eq!(a.tab, Tab::Sleep);
     a.sleep.clock = Some("2026-11-20T03:00:00Z".into());
     insta::assert_snapshot!("sleep_idle", masked(screen(&mut a, 120, 36)));
@@ -408,4 +408,46 @@ fn sleep_pane_draws_progress_while_running() {
         },
     ))));
     assert!(!pane.is_running());
+}
+
+/// Conflicts after a cycle: both facts side by side; "both valid" on a key,
+/// confirmed, sets validity windows through the proposal path.
+#[test]
+fn conflicts_pane_resolves_a_contradiction() {
+    let mut a = app();
+    alt(&mut a, '6');
+    a.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    key(&mut a, KeyCode::Char('s'));
+    alt(&mut a, '5');
+    assert_eq!(a.tab, Tab::Conflicts);
+    assert_eq!(a.conflicts.items.len(), 2);
+    let diet = a
+        .conflicts
+        .items
+        .iter()
+        .position(|c| c.conflict.predicate == "prefers")
+        .expect("diet");
+    for _ in 0..diet {
+        key(&mut a, KeyCode::Down);
+    }
+    insta::assert_snapshot!("conflicts", masked(screen(&mut a, 120, 36)));
+    key(&mut a, KeyCode::Char('b'));
+    insta::assert_snapshot!("conflicts_confirm", masked(screen(&mut a, 120, 36)));
+    key(&mut a, KeyCode::Char('y'));
+    let c = a
+        .conflicts
+        .items
+        .iter()
+        .find(|c| c.conflict.predicate == "prefers")
+        .expect("diet");
+    assert_eq!(c.status, "resolved");
+    assert_eq!(c.resolution.as_deref(), Some("both_valid"));
+    let v = a.with_nexus(|nx| {
+        nx.execute(&somnus::Request::readonly(
+            r#"FIND(?l.metadata.valid_until) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "prefers", {type: "Preference", name: "Diet: vegetarian"}) }"#,
+        ))
+        .to_json()["result"]
+            .clone()
+    });
+    assert_eq!(v, serde_json::json!(["2026-11-16T00:00:00Z"]));
 }

@@ -3,6 +3,7 @@
 
 use super::component::Decision;
 use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
+use super::conflicts::Conflicts;
 use super::explorer::Explorer;
 use super::reflections::Reflections;
 use super::schema::SchemaView;
@@ -84,6 +85,26 @@ impl Job {
                 JobOutput::RunReport(crate::sleep::cycle::report(nx, id).map_err(|e| e.message))
             }
             Job::Sleep { scope, cancel, now } => run_sleep(nx, scope, cancel, now, &|_| {}),
+            Job::Contradictions => JobOutput::Contradictions(
+                crate::sleep::contradictions::list(nx, None).map_err(|e| e.message),
+            ),
+            Job::Resolve { id, verdict } => {
+                let who = crate::audit::Who {
+                    actor: "operator".into(),
+                    trigger: "console".into(),
+                    reason: None,
+                };
+                JobOutput::Decided(
+                    crate::sleep::contradictions::resolve(nx, id, verdict, None, &who)
+                        .map(|(p, i)| {
+                            format!(
+                                "contradiction #{id}: {} (proposal #{p} item {i})",
+                                verdict.as_str()
+                            )
+                        })
+                        .map_err(|e| format!("{}: {}", e.code, e.message)),
+                )
+            }
         }
     }
 }
@@ -198,6 +219,7 @@ pub struct App {
     pub schema: SchemaView,
     pub reflections: Reflections,
     pub sleep: SleepPane,
+    pub conflicts: Conflicts,
     pub help: bool,
     palette: Option<(String, usize)>,
     pub mouse: bool,
@@ -216,6 +238,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Graph",
     "Go to Schema",
     "Go to Reflections",
+    "Go to Conflicts",
     "Go to Sleep",
     "Toggle mouse",
     "Help",
@@ -237,6 +260,7 @@ impl App {
             schema: SchemaView::new(),
             reflections: Reflections::new(),
             sleep: SleepPane::new(),
+            conflicts: Conflicts::new(),
             help: false,
             palette: None,
             mouse: false,
@@ -343,6 +367,7 @@ impl App {
         follow.extend(self.schema.update(&a));
         follow.extend(self.reflections.update(&a));
         follow.extend(self.sleep.update(&a));
+        follow.extend(self.conflicts.update(&a));
         // a decision changed the memory: the other panes reload
         if matches!(
             &a,
@@ -395,6 +420,7 @@ impl App {
             Tab::Schema => &mut self.schema,
             Tab::Reflections => &mut self.reflections,
             Tab::Sleep => &mut self.sleep,
+            Tab::Conflicts => &mut self.conflicts,
         }
     }
 
@@ -405,6 +431,7 @@ impl App {
             Tab::Schema => &self.schema,
             Tab::Reflections => &self.reflections,
             Tab::Sleep => &self.sleep,
+            Tab::Conflicts => &self.conflicts,
         }
     }
 
@@ -418,6 +445,9 @@ impl App {
         }
         if t == Tab::Reflections {
             self.spawn(Job::Proposals);
+        }
+        if t == Tab::Conflicts {
+            self.spawn(Job::Contradictions);
         }
         if t == Tab::Sleep && !self.sleep.loaded {
             self.spawn(Job::Runs);
@@ -502,6 +532,7 @@ impl App {
                     "Go to Schema" => self.select_tab(Tab::Schema),
                     "Go to Reflections" => self.select_tab(Tab::Reflections),
                     "Go to Sleep" => self.select_tab(Tab::Sleep),
+                    "Go to Conflicts" => self.select_tab(Tab::Conflicts),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
                     "Help" => self.help = true,
                     "Quit" => self.quit = true,
@@ -567,8 +598,11 @@ impl App {
             self.apply(vec![Action::ToggleMouse]);
             return;
         }
-        if alt && let KeyCode::Char(c @ '1'..='5') = key.code {
-            self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
+        if alt
+            && let KeyCode::Char(c) = key.code
+            && let Some(t) = Tab::numbered(c)
+        {
+            self.select_tab(t);
             return;
         }
         if !self.component_ref().captures_text() {
@@ -585,8 +619,10 @@ impl App {
                     self.quit = true;
                     return;
                 }
-                KeyCode::Char(c @ '1'..='5') => {
-                    self.select_tab(Tab::ALL[(c as usize) - ('1' as usize)]);
+                KeyCode::Char(c) if Tab::numbered(c).is_some() => {
+                    if let Some(t) = Tab::numbered(c) {
+                        self.select_tab(t);
+                    }
                     return;
                 }
                 _ => {}
@@ -622,7 +658,7 @@ impl App {
         vec![
             hint("F1", "help"),
             hint("^P", "palette"),
-            hint("Alt+1-5", "tabs"),
+            hint("Alt+1-6", "tabs"),
             hint("^Q", "quit"),
         ]
     }
@@ -662,6 +698,7 @@ impl App {
             Tab::Schema => self.schema.render(f, main),
             Tab::Reflections => self.reflections.render(f, main),
             Tab::Sleep => self.sleep.render(f, main),
+            Tab::Conflicts => self.conflicts.render(f, main),
         }
 
         let mut hints: Vec<Span> = Vec::new();

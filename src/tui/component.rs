@@ -14,23 +14,32 @@ pub enum Tab {
     Graph,
     Schema,
     Reflections,
+    Conflicts,
     Sleep,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Query,
         Tab::Graph,
         Tab::Schema,
         Tab::Reflections,
+        Tab::Conflicts,
         Tab::Sleep,
     ];
+
+    /// The tab a digit key names (`'1'` is the first), if any.
+    pub fn numbered(c: char) -> Option<Tab> {
+        let i = c.to_digit(10)? as usize;
+        Tab::ALL.get(i.checked_sub(1)?).copied()
+    }
     pub fn title(self) -> &'static str {
         match self {
             Tab::Query => "Query",
             Tab::Graph => "Graph",
             Tab::Schema => "Schema",
             Tab::Reflections => "Reflections",
+            Tab::Conflicts => "Conflicts",
             Tab::Sleep => "Sleep",
         }
     }
@@ -98,6 +107,11 @@ pub enum Job {
     },
     Runs,
     RunReport(i64),
+    Contradictions,
+    Resolve {
+        id: i64,
+        verdict: crate::sleep::reasoner::Verdict,
+    },
 }
 
 /// What came back.
@@ -124,6 +138,7 @@ pub enum JobOutput {
     SleepDone(Result<crate::sleep::Report, String>),
     Runs(Result<Vec<crate::sleep::cycle::RunSummary>, String>),
     RunReport(Result<Option<crate::sleep::Report>, String>),
+    Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
 }
 
 #[derive(Debug, Clone)]

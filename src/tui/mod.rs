@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod component;
+pub mod conflicts;
 pub mod explorer;
 pub mod highlight;
 pub mod reflections;

@@ -1,0 +1,346 @@
+//! Contradictions: the two facts side by side with their provenance and
+//! times, and the resolutions on keys (keep newer, keep older, both valid,
+//! merge, needs more context), each confirmed and carried out through the
+//! proposal and audit path.
+
+use super::component::{Action, Component, Hint, Job, JobOutput, hint};
+use super::theme;
+use super::workbench::centered;
+use crate::sleep::contradictions::Contradiction;
+use crate::sleep::reasoner::{FactView, Verdict};
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+pub struct Conflicts {
+    pub items: Vec<Contradiction>,
+    pub loaded: bool,
+    sel: usize,
+    confirm: Option<(i64, Verdict)>,
+    error: Option<String>,
+}
+
+impl Default for Conflicts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::KeepNewer => "keep the newer fact; the older is superseded (kept as history)",
+        Verdict::KeepOlder => "keep the older fact; the newer is superseded (kept as history)",
+        Verdict::BothValid => "both held, each in its time: validity windows, nothing superseded",
+        Verdict::Merge => "the two objects are one thing: merge the older into the newer",
+        Verdict::NeedsContext => "needs more context: both facts marked disputed",
+    }
+}
+
+fn fact_lines(title: &str, f: &FactView) -> Vec<Line<'static>> {
+    vec![
+        Line::styled(title.to_string(), theme::title()),
+        Line::from(vec![
+            Span::styled(format!("{}: ", f.object_type), theme::dim()),
+            Span::styled(f.object.clone(), theme::accent()),
+        ]),
+        Line::from(vec![
+            Span::styled("observed ", theme::dim()),
+            Span::raw(f.observed_at.clone().unwrap_or_else(|| "unknown".into())),
+        ]),
+        Line::from(vec![
+            Span::styled("confidence ", theme::dim()),
+            Span::raw(
+                f.confidence
+                    .map(|c| format!("{c}"))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+        ]),
+        Line::from(vec![
+            Span::styled("source ", theme::dim()),
+            Span::raw(f.source.clone().unwrap_or_else(|| "-".into())),
+        ]),
+        Line::from(vec![
+            Span::styled("link ", theme::dim()),
+            Span::raw(f.link.clone()),
+        ]),
+    ]
+}
+
+impl Conflicts {
+    pub fn new() -> Self {
+        Conflicts {
+            items: Vec::new(),
+            loaded: false,
+            sel: 0,
+            confirm: None,
+            error: None,
+        }
+    }
+
+    fn current(&self) -> Option<&Contradiction> {
+        self.items.get(self.sel)
+    }
+}
+
+impl Component for Conflicts {
+    fn hints(&self) -> Vec<Hint> {
+        if self.confirm.is_some() {
+            return vec![hint("y", "resolve"), hint("n", "back")];
+        }
+        vec![
+            hint("↑↓", "select"),
+            hint("n", "keep newer"),
+            hint("o", "keep older"),
+            hint("b", "both valid"),
+            hint("m", "merge"),
+            hint("c", "needs context"),
+            hint("r", "reload"),
+        ]
+    }
+
+    fn captures_text(&self) -> bool {
+        self.confirm.is_some()
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some((id, verdict)) = self.confirm {
+            return match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    self.confirm = None;
+                    vec![Action::Spawn(Job::Resolve { id, verdict })]
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    self.confirm = None;
+                    vec![]
+                }
+                _ => vec![],
+            };
+        }
+        let verdict = match key.code {
+            KeyCode::Down | KeyCode::Char('j') => {
+                if self.sel + 1 < self.items.len() {
+                    self.sel += 1;
+                }
+                None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.sel = self.sel.saturating_sub(1);
+                None
+            }
+            KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Contradictions)],
+            KeyCode::Char('n') => Some(Verdict::KeepNewer),
+            KeyCode::Char('o') => Some(Verdict::KeepOlder),
+            KeyCode::Char('b') => Some(Verdict::BothValid),
+            KeyCode::Char('m') => Some(Verdict::Merge),
+            KeyCode::Char('c') => Some(Verdict::NeedsContext),
+            _ => None,
+        };
+        if let (Some(v), Some(c)) = (verdict, self.current()) {
+            if c.status != "open" {
+                return vec![Action::Status(format!(
+                    "contradiction #{} is already {}",
+                    c.id, c.status
+                ))];
+            }
+            self.confirm = Some((c.id, v));
+        }
+        vec![]
+    }
+
+    fn update(&mut self, action: &Action) -> Vec<Action> {
+        match action {
+            Action::Done(JobOutput::Contradictions(r)) => {
+                match r {
+                    Ok(v) => {
+                        // open ones first, newest first within
+                        let mut v = v.clone();
+                        v.sort_by_key(|c| (c.status != "open", std::cmp::Reverse(c.id)));
+                        self.items = v;
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e.clone()),
+                }
+                self.loaded = true;
+                self.sel = self.sel.min(self.items.len().saturating_sub(1));
+                vec![]
+            }
+            Action::Done(JobOutput::Decided(_)) | Action::Done(JobOutput::SleepDone(Ok(_)))
+                if self.loaded =>
+            {
+                vec![Action::Spawn(Job::Contradictions)]
+            }
+            _ => vec![],
+        }
+    }
+
+    fn render(&mut self, f: &mut Frame, area: Rect) {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(35), Constraint::Percentage(65)])
+                .areas(area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(true))
+            .title(Span::styled(" contradictions ", theme::title()));
+        let inner = block.inner(left);
+        f.render_widget(block, left);
+        let mut lines = Vec::new();
+        if let Some(e) = &self.error {
+            lines.push(Line::styled(e.clone(), theme::warn()));
+        } else if self.items.is_empty() {
+            lines.push(Line::styled(
+                if self.loaded {
+                    "none found: sleep cycles list them here"
+                } else {
+                    "loading…"
+                },
+                theme::dim(),
+            ));
+        }
+        let w = inner.width as usize;
+        for (i, c) in self.items.iter().enumerate() {
+            let st = if i == self.sel {
+                theme::selected()
+            } else if c.status == "open" {
+                theme::base()
+            } else {
+                theme::dim()
+            };
+            let text: String = format!(
+                "#{:<3} {:<8} {} {}",
+                c.id, c.status, c.conflict.subject, c.conflict.predicate
+            )
+            .chars()
+            .take(w)
+            .collect();
+            lines.push(Line::styled(text, st));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(false))
+            .title(Span::styled(" the two facts ", theme::title()));
+        let inner = block.inner(right);
+        f.render_widget(block, right);
+        let Some(c) = self.current() else { return };
+        let cf = &c.conflict;
+        let [head, facts, foot] = Layout::vertical([
+            Constraint::Length(3),
+            Constraint::Length(7),
+            Constraint::Min(3),
+        ])
+        .areas(inner);
+        f.render_widget(
+            Paragraph::new(vec![
+                Line::from(vec![
+                    Span::styled(cf.subject.clone(), theme::accent()),
+                    Span::raw(format!(" {} ", cf.predicate)),
+                    Span::styled(format!("({})", cf.slot), theme::dim()),
+                ]),
+                Line::from(vec![
+                    Span::styled("status ", theme::dim()),
+                    Span::raw(c.status.clone()),
+                    Span::styled(
+                        if c.status == "open" {
+                            "  proposed: "
+                        } else {
+                            "  resolution: "
+                        },
+                        theme::dim(),
+                    ),
+                    Span::raw(c.resolution.clone().unwrap_or_default()),
+                    Span::styled(
+                        format!(
+                            "  (run #{}, proposal #{} item {})",
+                            c.run.unwrap_or(0),
+                            c.proposal.unwrap_or(0),
+                            c.item.unwrap_or(0)
+                        ),
+                        theme::dim(),
+                    ),
+                ]),
+            ]),
+            head,
+        );
+        let (older, newer) = if cf.a.observed_at <= cf.b.observed_at {
+            (&cf.a, &cf.b)
+        } else {
+            (&cf.b, &cf.a)
+        };
+        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .areas(facts);
+        f.render_widget(
+            Paragraph::new(fact_lines("older", older)).wrap(Wrap { trim: true }),
+            l,
+        );
+        f.render_widget(
+            Paragraph::new(fact_lines("newer", newer)).wrap(Wrap { trim: true }),
+            r,
+        );
+        let day = |x: &FactView| {
+            x.observed_at
+                .clone()
+                .unwrap_or_else(|| "?".into())
+                .chars()
+                .take(10)
+                .collect::<String>()
+        };
+        let mut tail = vec![
+            Line::styled("timeline", theme::title()),
+            Line::raw(format!(
+                "{}  {}  ──────▶  {}  {}",
+                day(older),
+                older.object,
+                day(newer),
+                newer.object
+            )),
+            Line::raw(""),
+        ];
+        for (k, v) in [
+            ("n", Verdict::KeepNewer),
+            ("o", Verdict::KeepOlder),
+            ("b", Verdict::BothValid),
+            ("m", Verdict::Merge),
+            ("c", Verdict::NeedsContext),
+        ] {
+            tail.push(Line::from(vec![
+                Span::styled(format!(" {k} "), theme::key()),
+                Span::raw(verdict_text(v)),
+            ]));
+        }
+        f.render_widget(Paragraph::new(tail).wrap(Wrap { trim: false }), foot);
+
+        if let Some((id, v)) = self.confirm {
+            let rect = centered(area, 60, 30);
+            f.render_widget(Clear, rect);
+            f.render_widget(
+                Paragraph::new(vec![
+                    Line::raw(format!("Resolve contradiction #{id}:")),
+                    Line::styled(verdict_text(v).to_string(), theme::accent()),
+                    Line::raw(""),
+                    Line::styled(
+                        "Applied through its proposal item, audited as the operator.",
+                        theme::dim(),
+                    ),
+                    Line::raw(""),
+                    Line::from(vec![
+                        Span::styled(" y/Enter ", theme::key()),
+                        Span::raw("resolve   "),
+                        Span::styled(" n/Esc ", theme::key()),
+                        Span::raw("back"),
+                    ]),
+                ])
+                .wrap(Wrap { trim: false })
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(" resolve "),
+                ),
+                rect,
+            );
+        }
+    }
+}
