@@ -451,3 +451,126 @@ fn conflicts_pane_resolves_a_contradiction() {
     });
     assert_eq!(v, serde_json::json!(["2026-11-16T00:00:00Z"]));
 }
+
+/// The whole review, through the console only: run a full cycle, approve
+/// part of its proposal, resolve a contradiction, reject the rest, roll
+/// back one approval; the memory, read through KIP, is exactly what those
+/// decisions imply.
+#[test]
+fn a_night_reviewed_through_the_console_only() {
+    let mut a = app();
+    // run a full cycle
+    alt(&mut a, '6');
+    a.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(
+        a.sleep.report.as_ref().map(|r| r.status.as_str()),
+        Some("completed")
+    );
+    // approve two items: the JS merge and where Mira lives
+    alt(&mut a, '4');
+    let items = a.reflections.proposals[0].items.clone();
+    let at = |t: &str| items.iter().position(|i| i.title.contains(t)).expect(t);
+    let (js, lives) = (at(r#"Merge Topic "JS""#), at("lives_in"));
+    for i in 0..items.len() {
+        if i == js || i == lives {
+            key(&mut a, KeyCode::Char(' '));
+        } else {
+            key(&mut a, KeyCode::Down);
+        }
+    }
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(a.reflections.proposals[0].count("applied"), 2);
+    // resolve the diet contradiction: both were true in their time
+    alt(&mut a, '5');
+    let diet = a
+        .conflicts
+        .items
+        .iter()
+        .position(|c| c.conflict.predicate == "prefers")
+        .expect("diet");
+    for _ in 0..diet {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Char('b'));
+    key(&mut a, KeyCode::Char('y'));
+    // reject the rest
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('X'));
+    typed(&mut a, "not tonight");
+    key(&mut a, KeyCode::Enter);
+    // roll back the JS merge from the audit trail
+    alt(&mut a, '7');
+    assert_eq!(a.tab, Tab::Audit);
+    let merge = a
+        .audit
+        .entries
+        .iter()
+        .position(|e| e.kind == "MERGE" && e.trigger.starts_with("proposal #1"))
+        .expect("the approved merge");
+    for _ in 0..merge {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("audit_entry", masked(screen(&mut a, 120, 36)));
+    key(&mut a, KeyCode::Char('u'));
+    key(&mut a, KeyCode::Char('y'));
+    assert!(
+        a.audit.entries[0].kind == "ROLLBACK",
+        "{:?}",
+        a.audit.entries.first()
+    );
+
+    let q = |a: &App, c: &str| {
+        a.with_nexus(|nx| nx.execute(&somnus::Request::readonly(c)).to_json()["result"].clone())
+    };
+    use serde_json::json;
+    // the rolled-back merge: JS is back, on its own
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#
+        ),
+        json!(1)
+    );
+    // the kept approval: Berlin current, Lisbon superseded
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(?o.name) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "lives_in", ?o) FILTER(IS_NULL(?l.metadata.superseded)) }"#
+        ),
+        json!(["Berlin"])
+    );
+    // the resolution: both diets valid, each in its window, none superseded
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(?l.metadata.valid_until) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "prefers", {type: "Preference", name: "Diet: vegetarian"}) }"#
+        ),
+        json!(["2026-11-16T00:00:00Z"])
+    );
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Person", name: "Mira Chen"}, "prefers", ?o) FILTER(?l.metadata.superseded == true) }"#
+        ),
+        json!(1),
+        "only the editor preference planted as superseded"
+    );
+    // the rejected items changed nothing: Postgres unmerged, Vinyl records unsorted
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Postgres") }"#
+        ),
+        json!(1)
+    );
+    assert_eq!(
+        q(
+            &a,
+            r#"FIND(?d.name) WHERE { ({type: "Topic", name: "Vinyl records"}, "belongs_to_domain", ?d) }"#
+        ),
+        json!(["Unsorted"])
+    );
+}

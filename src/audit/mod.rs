@@ -194,7 +194,7 @@ impl Change {
 }
 
 /// Filters for listing the trail.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
     pub actor: Option<String>,
     pub kind: Option<String>,

@@ -1,6 +1,7 @@
 //! The console application: tabs, global keys, popups, and the job runner
 //! that keeps engine work off the UI thread.
 
+use super::audit::AuditPane;
 use super::component::Decision;
 use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
 use super::conflicts::Conflicts;
@@ -85,6 +86,13 @@ impl Job {
                 JobOutput::RunReport(crate::sleep::cycle::report(nx, id).map_err(|e| e.message))
             }
             Job::Sleep { scope, cancel, now } => run_sleep(nx, scope, cancel, now, &|_| {}),
+            Job::Audit(f) => JobOutput::Audit(nx.audit_list(&f).map_err(|e| e.message)),
+            Job::AuditEntry(id) => JobOutput::AuditEntry(nx.audit_entry(id).map_err(|e| e.message)),
+            Job::Why(id) => {
+                let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                JobOutput::Why(crate::sleep::explain::explain(nx, id, &now).map_err(|e| e.message))
+            }
+            Job::Undo { entry, group } => JobOutput::Decided(undo(nx, entry, group)),
             Job::Contradictions => JobOutput::Contradictions(
                 crate::sleep::contradictions::list(nx, None).map_err(|e| e.message),
             ),
@@ -165,6 +173,38 @@ fn run_sleep(
     JobOutput::SleepDone(res.map_err(|e| format!("{}: {}", e.code, e.message)))
 }
 
+/// Rolls back an entry or a group (a sleep run, an approval) from the
+/// console, as the operator.
+fn undo(nx: &mut Nexus, entry: Option<i64>, group: Option<String>) -> Result<String, String> {
+    let who = crate::audit::Who {
+        actor: "operator".into(),
+        trigger: "console".into(),
+        reason: None,
+    };
+    let err = |e: crate::kip::KipError| match e.hint {
+        Some(h) => format!("{}: {} ({h})", e.code, e.message),
+        None => format!("{}: {}", e.code, e.message),
+    };
+    match (entry, group) {
+        (Some(id), _) => nx
+            .rollback(id, &who)
+            .map(|n| format!("entry #{id} undone as entry #{n}"))
+            .map_err(err),
+        (None, Some(g)) => {
+            let ids = match g
+                .strip_prefix("proposal:")
+                .and_then(|p| p.parse::<i64>().ok())
+            {
+                Some(p) => crate::sleep::proposals::rollback(nx, p, &who),
+                None => nx.rollback_batch(&g, &who),
+            }
+            .map_err(err)?;
+            Ok(format!("`{g}` undone: {} entries", ids.len()))
+        }
+        (None, None) => Err("nothing to undo".into()),
+    }
+}
+
 /// Carries out an operator's decision on a proposal, from the console.
 fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
     use crate::sleep::proposals;
@@ -220,6 +260,7 @@ pub struct App {
     pub reflections: Reflections,
     pub sleep: SleepPane,
     pub conflicts: Conflicts,
+    pub audit: AuditPane,
     pub help: bool,
     palette: Option<(String, usize)>,
     pub mouse: bool,
@@ -239,6 +280,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Schema",
     "Go to Reflections",
     "Go to Conflicts",
+    "Go to Audit",
     "Go to Sleep",
     "Toggle mouse",
     "Help",
@@ -261,6 +303,7 @@ impl App {
             reflections: Reflections::new(),
             sleep: SleepPane::new(),
             conflicts: Conflicts::new(),
+            audit: AuditPane::new(),
             help: false,
             palette: None,
             mouse: false,
@@ -368,6 +411,7 @@ impl App {
         follow.extend(self.reflections.update(&a));
         follow.extend(self.sleep.update(&a));
         follow.extend(self.conflicts.update(&a));
+        follow.extend(self.audit.update(&a));
         // a decision changed the memory: the other panes reload
         if matches!(
             &a,
@@ -421,6 +465,7 @@ impl App {
             Tab::Reflections => &mut self.reflections,
             Tab::Sleep => &mut self.sleep,
             Tab::Conflicts => &mut self.conflicts,
+            Tab::Audit => &mut self.audit,
         }
     }
 
@@ -432,6 +477,7 @@ impl App {
             Tab::Reflections => &self.reflections,
             Tab::Sleep => &self.sleep,
             Tab::Conflicts => &self.conflicts,
+            Tab::Audit => &self.audit,
         }
     }
 
@@ -448,6 +494,10 @@ impl App {
         }
         if t == Tab::Conflicts {
             self.spawn(Job::Contradictions);
+        }
+        if t == Tab::Audit {
+            let a = self.audit.load();
+            self.apply(a);
         }
         if t == Tab::Sleep && !self.sleep.loaded {
             self.spawn(Job::Runs);
@@ -533,6 +583,7 @@ impl App {
                     "Go to Reflections" => self.select_tab(Tab::Reflections),
                     "Go to Sleep" => self.select_tab(Tab::Sleep),
                     "Go to Conflicts" => self.select_tab(Tab::Conflicts),
+                    "Go to Audit" => self.select_tab(Tab::Audit),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
                     "Help" => self.help = true,
                     "Quit" => self.quit = true,
@@ -658,7 +709,7 @@ impl App {
         vec![
             hint("F1", "help"),
             hint("^P", "palette"),
-            hint("Alt+1-6", "tabs"),
+            hint("Alt+1-7", "tabs"),
             hint("^Q", "quit"),
         ]
     }
@@ -699,6 +750,7 @@ impl App {
             Tab::Reflections => self.reflections.render(f, main),
             Tab::Sleep => self.sleep.render(f, main),
             Tab::Conflicts => self.conflicts.render(f, main),
+            Tab::Audit => self.audit.render(f, main),
         }
 
         let mut hints: Vec<Span> = Vec::new();

@@ -16,16 +16,18 @@ pub enum Tab {
     Reflections,
     Conflicts,
     Sleep,
+    Audit,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Query,
         Tab::Graph,
         Tab::Schema,
         Tab::Reflections,
         Tab::Conflicts,
         Tab::Sleep,
+        Tab::Audit,
     ];
 
     /// The tab a digit key names (`'1'` is the first), if any.
@@ -41,6 +43,7 @@ impl Tab {
             Tab::Reflections => "Reflections",
             Tab::Conflicts => "Conflicts",
             Tab::Sleep => "Sleep",
+            Tab::Audit => "Audit",
         }
     }
 }
@@ -112,6 +115,14 @@ pub enum Job {
         id: i64,
         verdict: crate::sleep::reasoner::Verdict,
     },
+    Audit(crate::audit::Filter),
+    AuditEntry(i64),
+    /// Roll back one entry, or every change of a group still in effect.
+    Undo {
+        entry: Option<i64>,
+        group: Option<String>,
+    },
+    Why(i64),
 }
 
 /// What came back.
@@ -139,6 +150,9 @@ pub enum JobOutput {
     Runs(Result<Vec<crate::sleep::cycle::RunSummary>, String>),
     RunReport(Result<Option<crate::sleep::Report>, String>),
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
+    Audit(Result<Vec<crate::audit::Entry>, String>),
+    AuditEntry(Result<Option<(crate::audit::Entry, Vec<crate::audit::Change>)>, String>),
+    Why(Result<Value, String>),
 }
 
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 //! messages, so the render loop never waits on the database.
 
 pub mod app;
+pub mod audit;
 pub mod component;
 pub mod conflicts;
 pub mod explorer;

@@ -68,7 +68,7 @@ fn mark(status: &str) -> (&'static str, Style) {
 
 /// Key-level differences of two element images: removed keys and old
 /// values in red, new ones in green, attributes and metadata one level in.
-fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Line<'static>>) {
+pub fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Line<'static>>) {
     let red = Style::default().fg(Color::Red);
     let green = Style::default().fg(Color::Green);
     let show = |v: &Value| -> String {

@@ -1,0 +1,425 @@
+//! The audit trail: every change to the memory, filtered by actor, kind,
+//! time range and element; an entry's before/after diff; undo an entry or
+//! its whole group (a sleep run, an approval), each confirmed; and "why?"
+//! for an element, gone or not.
+
+use super::component::{Action, Component, Hint, Job, JobOutput, hint};
+use super::reflections::diff_lines;
+use super::theme;
+use super::workbench::centered;
+use crate::audit::{Change, Entry, Filter};
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Confirm {
+    Entry(i64),
+    Group(String),
+}
+
+pub struct AuditPane {
+    pub entries: Vec<Entry>,
+    pub loaded: bool,
+    sel: usize,
+    /// `actor=… kind=… since=… until=… element=…`
+    filter_text: String,
+    editing: bool,
+    detail: Option<(Entry, Vec<Change>)>,
+    why: Option<Value>,
+    confirm: Option<Confirm>,
+    scroll: u16,
+    error: Option<String>,
+}
+
+impl Default for AuditPane {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Parses `actor=operator kind=MERGE since=2026-11-20 element=C:12`.
+pub fn parse_filter(text: &str) -> Result<Filter, String> {
+    let mut f = Filter {
+        limit: 500,
+        ..Default::default()
+    };
+    for part in text.split_whitespace() {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            format!("`{part}`: filters are key=value (actor, kind, since, until, element, group)")
+        })?;
+        match k {
+            "actor" => f.actor = Some(v.to_string()),
+            "kind" => f.kind = Some(v.to_uppercase()),
+            "since" => f.since = Some(v.to_string()),
+            "until" => f.until = Some(v.to_string()),
+            "group" => f.batch = Some(v.to_string()),
+            "element" => {
+                f.element = Some(crate::store::ids::parse_element_id(v).ok_or_else(|| {
+                    format!("`{v}` is not an element id (C:<n> or P:<n>:<predicate>)")
+                })?)
+            }
+            other => {
+                return Err(format!(
+                    "unknown filter `{other}` (actor, kind, since, until, element, group)"
+                ));
+            }
+        }
+    }
+    Ok(f)
+}
+
+impl AuditPane {
+    pub fn new() -> Self {
+        AuditPane {
+            entries: Vec::new(),
+            loaded: false,
+            sel: 0,
+            filter_text: String::new(),
+            editing: false,
+            detail: None,
+            why: None,
+            confirm: None,
+            scroll: 0,
+            error: None,
+        }
+    }
+
+    /// The job that loads the trail with the current filter.
+    pub fn load(&mut self) -> Vec<Action> {
+        match parse_filter(&self.filter_text) {
+            Ok(f) => {
+                self.error = None;
+                vec![Action::Spawn(Job::Audit(f))]
+            }
+            Err(e) => {
+                self.error = Some(e);
+                vec![]
+            }
+        }
+    }
+
+    fn current(&self) -> Option<&Entry> {
+        self.entries.get(self.sel)
+    }
+
+    fn detail_lines(&self) -> Vec<Line<'static>> {
+        if let Some(w) = &self.why {
+            let mut l = vec![Line::styled("why", theme::title())];
+            for line in serde_json::to_string_pretty(w).unwrap_or_default().lines() {
+                l.push(Line::raw(line.to_string()));
+            }
+            return l;
+        }
+        let Some((e, changes)) = &self.detail else {
+            return vec![Line::styled(
+                "Enter shows the entry's changes",
+                theme::dim(),
+            )];
+        };
+        let mut l = vec![
+            Line::from(vec![
+                Span::styled(format!("#{} ", e.id), theme::accent()),
+                Span::raw(format!(
+                    "{} {} by {} via {}",
+                    e.at, e.kind, e.actor, e.trigger
+                )),
+            ]),
+            Line::from(vec![
+                Span::styled("group ", theme::dim()),
+                Span::raw(e.batch.clone().unwrap_or_else(|| "-".into())),
+                Span::styled("   why ", theme::dim()),
+                Span::raw(e.reason.clone().unwrap_or_else(|| "-".into())),
+            ]),
+        ];
+        if let Some(by) = e.rolled_back_by {
+            l.push(Line::styled(format!("rolled back by #{by}"), theme::warn()));
+        }
+        if let Some(of) = e.rolls_back {
+            l.push(Line::styled(format!("undoes #{of}"), theme::warn()));
+        }
+        for line in e.command.lines().take(12) {
+            l.push(Line::styled(format!("  {line}"), theme::key()));
+        }
+        l.push(Line::raw(""));
+        for c in changes {
+            l.push(Line::from(vec![
+                Span::styled(format!("  {} ", c.op), theme::accent()),
+                Span::raw(c.kip_id()),
+            ]));
+            diff_lines(c.before.as_ref(), c.after.as_ref(), &mut l);
+        }
+        l
+    }
+}
+
+impl Component for AuditPane {
+    fn hints(&self) -> Vec<Hint> {
+        if self.editing {
+            return vec![hint("Enter", "apply filter"), hint("Esc", "back")];
+        }
+        if self.confirm.is_some() {
+            return vec![hint("y", "undo"), hint("n", "back")];
+        }
+        vec![
+            hint("↑↓", "entry"),
+            hint("Enter", "changes"),
+            hint("/", "filter"),
+            hint("u", "undo entry"),
+            hint("U", "undo its group"),
+            hint("w", "why (element)"),
+            hint("r", "reload"),
+        ]
+    }
+
+    fn captures_text(&self) -> bool {
+        self.editing || self.confirm.is_some()
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if self.editing {
+            match key.code {
+                KeyCode::Enter => {
+                    self.editing = false;
+                    self.sel = 0;
+                    return self.load();
+                }
+                KeyCode::Esc => self.editing = false,
+                KeyCode::Backspace => {
+                    self.filter_text.pop();
+                }
+                KeyCode::Char(c) => self.filter_text.push(c),
+                _ => {}
+            }
+            return vec![];
+        }
+        if let Some(c) = self.confirm.clone() {
+            return match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    self.confirm = None;
+                    vec![Action::Spawn(match c {
+                        Confirm::Entry(id) => Job::Undo {
+                            entry: Some(id),
+                            group: None,
+                        },
+                        Confirm::Group(g) => Job::Undo {
+                            entry: None,
+                            group: Some(g),
+                        },
+                    })]
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    self.confirm = None;
+                    vec![]
+                }
+                _ => vec![],
+            };
+        }
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.entries.len() => {
+                self.sel += 1;
+                self.why = None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.sel = self.sel.saturating_sub(1);
+                self.why = None;
+            }
+            KeyCode::Enter => {
+                if let Some(id) = self.current().map(|e| e.id) {
+                    self.why = None;
+                    self.scroll = 0;
+                    return vec![Action::Spawn(Job::AuditEntry(id))];
+                }
+            }
+            KeyCode::Char('/') => self.editing = true,
+            KeyCode::Char('u') => {
+                if let Some(e) = self.current() {
+                    if e.rolled_back_by.is_some() {
+                        return vec![Action::Status(format!("entry #{} is already undone", e.id))];
+                    }
+                    self.confirm = Some(Confirm::Entry(e.id));
+                }
+            }
+            KeyCode::Char('U') => match self.current().and_then(|e| e.batch.clone()) {
+                Some(g) => self.confirm = Some(Confirm::Group(g)),
+                None => {
+                    return vec![Action::Status(
+                        "this entry belongs to no group (u undoes it alone)".into(),
+                    )];
+                }
+            },
+            KeyCode::Char('w') => {
+                let el = self
+                    .detail
+                    .as_ref()
+                    .filter(|(e, _)| Some(e.id) == self.current().map(|c| c.id))
+                    .and_then(|(_, ch)| ch.first().map(|c| c.element));
+                return match el {
+                    Some(id) => vec![Action::Spawn(Job::Why(id))],
+                    None => vec![Action::Status(
+                        "open the entry first (Enter), then w explains its first element".into(),
+                    )],
+                };
+            }
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char('r') | KeyCode::F(5) => return self.load(),
+            _ => {}
+        }
+        vec![]
+    }
+
+    fn update(&mut self, action: &Action) -> Vec<Action> {
+        match action {
+            Action::Done(JobOutput::Audit(r)) => {
+                match r {
+                    Ok(v) => {
+                        self.entries = v.clone();
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e.clone()),
+                }
+                self.loaded = true;
+                self.sel = self.sel.min(self.entries.len().saturating_sub(1));
+                vec![]
+            }
+            Action::Done(JobOutput::AuditEntry(r)) => {
+                match r {
+                    Ok(d) => self.detail = d.clone(),
+                    Err(e) => self.error = Some(e.clone()),
+                }
+                vec![]
+            }
+            Action::Done(JobOutput::Why(r)) => {
+                match r {
+                    Ok(v) => self.why = Some(v.clone()),
+                    Err(e) => self.error = Some(e.clone()),
+                }
+                self.scroll = 0;
+                vec![]
+            }
+            Action::Done(JobOutput::Decided(_)) | Action::Done(JobOutput::SleepDone(Ok(_)))
+                if self.loaded =>
+            {
+                self.load()
+            }
+            _ => vec![],
+        }
+    }
+
+    fn render(&mut self, f: &mut Frame, area: Rect) {
+        let [filter, rest] =
+            Layout::vertical([Constraint::Length(3), Constraint::Min(3)]).areas(area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(self.editing))
+            .title(Span::styled(
+                " filter: actor= kind= since= until= element= group= ",
+                theme::title(),
+            ));
+        let mut spans = vec![Span::raw(self.filter_text.clone())];
+        if self.editing {
+            spans.push(Span::styled("▏", theme::accent()));
+        }
+        if let Some(e) = &self.error {
+            spans.push(Span::styled(format!("   {e}"), theme::warn()));
+        }
+        f.render_widget(Paragraph::new(Line::from(spans)).block(block), filter);
+
+        let [list, detail] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(rest);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(!self.editing))
+            .title(Span::styled(" trail ", theme::title()));
+        let inner = block.inner(list);
+        f.render_widget(block, list);
+        let h = inner.height as usize;
+        let start = self.sel.saturating_sub(h.saturating_sub(1));
+        let w = inner.width as usize;
+        let lines: Vec<Line> = self
+            .entries
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(h)
+            .map(|(i, e)| {
+                let cmd: String = e.command.split_whitespace().collect::<Vec<_>>().join(" ");
+                let mark = if e.rolled_back_by.is_some() {
+                    "↶"
+                } else {
+                    " "
+                };
+                let text: String = format!(
+                    "{mark}#{:<5} {:<10} {:<9} {:>5} {} {}",
+                    e.id,
+                    e.actor.chars().take(10).collect::<String>(),
+                    e.kind,
+                    e.changes,
+                    e.batch.clone().unwrap_or_default(),
+                    cmd
+                )
+                .chars()
+                .take(w)
+                .collect();
+                let st = if i == self.sel {
+                    theme::selected()
+                } else if e.rolled_back_by.is_some() {
+                    theme::dim()
+                } else {
+                    theme::base()
+                };
+                Line::styled(text, st)
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(false))
+            .title(Span::styled(" entry ", theme::title()));
+        f.render_widget(
+            Paragraph::new(self.detail_lines())
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0))
+                .block(block),
+            detail,
+        );
+        if let Some(c) = &self.confirm {
+            let rect = centered(area, 60, 30);
+            f.render_widget(Clear, rect);
+            let what = match c {
+                Confirm::Entry(id) => format!("Undo entry #{id}?"),
+                Confirm::Group(g) => format!("Undo every change of `{g}` still in effect?"),
+            };
+            f.render_widget(
+                Paragraph::new(vec![
+                    Line::raw(what),
+                    Line::raw(""),
+                    Line::styled(
+                        "The undo is itself an entry, which can be undone.",
+                        theme::dim(),
+                    ),
+                    Line::raw(""),
+                    Line::from(vec![
+                        Span::styled(" y/Enter ", theme::key()),
+                        Span::raw("undo   "),
+                        Span::styled(" n/Esc ", theme::key()),
+                        Span::raw("back"),
+                    ]),
+                ])
+                .wrap(Wrap { trim: false })
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(" rollback "),
+                ),
+                rect,
+            );
+        }
+    }
+}
