@@ -171,18 +171,70 @@ fn main() {
     app.press(KeyCode::Down, none);
     shot(&mut app, "schema");
 
+    // two earlier nights' daydreams give the health trend its history
+    for night in ["2026-11-12T03:00:00Z", "2026-11-16T03:00:00Z"] {
+        app.with_nexus(|nx| {
+            somnus::sleep::run(
+                nx,
+                &somnus::sleep::Options::new(somnus::sleep::Scope::Daydream, night),
+                &mut somnus::sleep::Heuristic,
+                None,
+                None,
+            )
+            .expect("daydream");
+        });
+    }
     // a full sleep cycle from the Sleep pane, then its proposal for review
-    app.press(KeyCode::Char('5'), KeyModifiers::ALT);
+    app.press(KeyCode::Char('6'), KeyModifiers::ALT);
     app.sleep.clock = Some("2026-11-20T03:00:00Z".into());
     app.press(KeyCode::Char('s'), none);
     shot(&mut app, "sleep");
+    app.press(KeyCode::Char('p'), none);
+    app.press(KeyCode::Enter, none);
+    app.type_text("5\n");
+    shot(&mut app, "sleep-parameters");
+    app.press(KeyCode::Char('d'), none);
+    app.press(KeyCode::Esc, none);
+
     app.press(KeyCode::Char('4'), KeyModifiers::ALT);
     for _ in 0..36 {
         app.press(KeyCode::Down, none);
     }
     app.press(KeyCode::Char(' '), none);
     shot(&mut app, "reflections");
-    app.press(KeyCode::Char('4'), KeyModifiers::ALT);
+    // rewrite an item's KIP before approving it
+    for _ in 0..35 {
+        app.press(KeyCode::Up, none);
+    }
+    app.press(KeyCode::Char('e'), none);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::Down, none);
+    app.press(KeyCode::End, none);
+    for _ in 0..":domain})".len() {
+        app.press(KeyCode::Backspace, none);
+    }
+    app.type_text("\"Work\"})");
+    shot(&mut app, "reflections-edit");
+    app.press(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    app.press(KeyCode::Char(' '), none);
+    app.press(KeyCode::Char('a'), none);
+    app.press(KeyCode::Char('y'), none);
+
+    app.press(KeyCode::Char('5'), KeyModifiers::ALT);
+    app.press(KeyCode::Down, none);
+    shot(&mut app, "conflicts");
+
+    app.health.clock = Some("2026-11-20T09:00:00Z".into());
+    app.press(KeyCode::Char('7'), KeyModifiers::ALT);
+    for _ in 0..2 {
+        app.press(KeyCode::Down, none);
+    }
+    shot(&mut app, "health");
+
+    app.press(KeyCode::Char('8'), KeyModifiers::ALT);
+    app.press(KeyCode::Enter, none);
+    shot(&mut app, "audit");
+    app.press(KeyCode::Esc, none);
 
     app.press(KeyCode::F(1), none);
     shot(&mut app, "help");

@@ -401,12 +401,12 @@ fn sleep_pane_draws_progress_while_running() {
         KeyModifiers::NONE,
     ));
     assert!(matches!(acts.as_slice(), [Action::Status(_)]));
-    pane.update(&Action::Done(JobOutput::SleepDone(Ok(
+    pane.update(&Action::Done(JobOutput::SleepDone(Ok(Box::new(
         somnus::sleep::Report {
             status: "cancelled".into(),
             ..Default::default()
         },
-    ))));
+    )))));
     assert!(!pane.is_running());
 }
 
@@ -501,7 +501,7 @@ fn a_night_reviewed_through_the_console_only() {
     typed(&mut a, "not tonight");
     key(&mut a, KeyCode::Enter);
     // roll back the JS merge from the audit trail
-    alt(&mut a, '7');
+    alt(&mut a, '8');
     assert_eq!(a.tab, Tab::Audit);
     let merge = a
         .audit
@@ -573,4 +573,181 @@ fn a_night_reviewed_through_the_console_only() {
         ),
         json!(["Unsorted"])
     );
+}
+
+/// Rewriting an item's KIP in the Reflections editor before approving it:
+/// a broken edit is refused with its KIP code and position and keeps the
+/// popup open; the fixed edit is what approval applies, and what the
+/// proposal records.
+#[test]
+fn reflections_item_edited_in_the_editor_before_approval() {
+    let mut a = app();
+    a.with_nexus(|nx| {
+        let rep = somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut somnus::sleep::Heuristic,
+            None,
+            None,
+        )
+        .expect("cycle");
+        assert_eq!(rep.status, "completed");
+    });
+    alt(&mut a, '4');
+    let vinyl = a.reflections.proposals[0]
+        .items
+        .iter()
+        .position(|i| i.title.contains("Vinyl records"))
+        .expect("the Vinyl records reclassification");
+    for _ in 0..vinyl {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Char('e'));
+    assert!(a.reflections.captures_text_now());
+    // line 3 ends with `name: :domain})`: file it under Work instead
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::End);
+    for _ in 0..":domain})".len() {
+        key(&mut a, KeyCode::Backspace);
+    }
+    typed(&mut a, "\"Work\"");
+    // no closing brackets yet: refused, with where and why
+    ctrl(&mut a, 's');
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("KIP_1001"), "{s}");
+    assert!(s.contains("line"), "{s}");
+    typed(&mut a, "})");
+    insta::assert_snapshot!("reflections_edit", screen(&mut a, 120, 36));
+    ctrl(&mut a, 's');
+    assert!(!a.reflections.captures_text_now());
+    assert_eq!(a.reflections.edits.len(), 1);
+    insta::assert_snapshot!("reflections_edited", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Char('a'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("(1 as edited)"), "{s}");
+    key(&mut a, KeyCode::Char('y'));
+    let it = &a.reflections.proposals[0].items[vinyl];
+    assert_eq!(it.status, "applied");
+    let edited = it.edited.clone().expect("the edit is recorded");
+    assert!(edited[0].contains("name: \"Work\"})"), "{edited:?}");
+    assert!(a.reflections.edits.is_empty());
+    let domains = a.with_nexus(|nx| {
+        let r = nx.execute(&somnus::protocol::Request::readonly(
+            r#"FIND(?d.name) WHERE { (?n, "belongs_to_domain", ?d) ?n {type: "Topic", name: "Vinyl records"} }"#,
+        ));
+        r.to_json()["result"].clone()
+    });
+    assert_eq!(domains, serde_json::json!(["Work"]));
+}
+
+/// Parameters and reasoner chosen in the Sleep pane: a value typed into the
+/// parameter popup is the one the cycle runs with (its report says so); a
+/// value out of range is refused.
+#[test]
+fn sleep_pane_runs_with_the_parameters_chosen() {
+    let mut a = app();
+    alt(&mut a, '6');
+    a.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    key(&mut a, KeyCode::Char('p'));
+    // stale_event_threshold_days is the first row: type 3
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "3\n");
+    // the decay factor (second row) cannot leave (0, 1]
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "1.5\n");
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("the decay factor is in (0, 1]"), "{s}");
+    key(&mut a, KeyCode::Esc);
+    // one step down with `-`: 0.95 → 0.9
+    key(&mut a, KeyCode::Char('-'));
+    insta::assert_snapshot!("sleep_params", masked(screen(&mut a, 120, 36)));
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.sleep.params.stale_event_threshold_days, 3);
+    assert_eq!(a.sleep.params.memory_strength_decay_factor, 0.9);
+    // the LLM reasoner is not configured here: it says what it needs
+    key(&mut a, KeyCode::Char('m'));
+    assert!(!a.sleep.llm);
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(s, _)| s.contains("SOMNUS_LLM_URL"))
+    );
+    key(&mut a, KeyCode::Char('s'));
+    let rep = a.sleep.report.clone().expect("a report");
+    assert_eq!(rep.status, "completed");
+    assert_eq!(rep.params.stale_event_threshold_days, 3);
+    assert_eq!(rep.params.memory_strength_decay_factor, 0.9);
+    assert!(
+        rep.markdown().contains("stale_event_threshold_days = 3"),
+        "{}",
+        rep.markdown()
+    );
+}
+
+/// The Health pane: the table against its targets after three cycles on
+/// different nights, each metric's trend, and Enter opening the query
+/// behind a number in the Query pane.
+#[test]
+fn health_pane_shows_targets_and_trends() {
+    let mut a = app();
+    for night in [
+        "2026-11-10T03:00:00Z",
+        "2026-11-15T03:00:00Z",
+        "2026-11-20T03:00:00Z",
+    ] {
+        a.with_nexus(|nx| {
+            let rep = somnus::sleep::run(
+                nx,
+                &somnus::sleep::Options::new(somnus::sleep::Scope::Daydream, night),
+                &mut somnus::sleep::Heuristic,
+                None,
+                None,
+            )
+            .expect("cycle");
+            assert_eq!(rep.status, "completed");
+            assert!(rep.health.contains_key("stale_events"));
+        });
+    }
+    a.health.clock = Some("2026-11-22T03:00:00Z".into());
+    alt(&mut a, '7');
+    assert_eq!(a.tab, Tab::Health);
+    assert_eq!(
+        a.health.history.len(),
+        3,
+        "{:?}",
+        a.health.health.as_ref().map(|h| h.at.clone())
+    );
+    let h = a.health.health.clone().expect("measured");
+    assert!(h.get("stale_events").is_some() && h.get("superseded").is_some());
+    // stale Events grow as the clock moves on: the trend rises
+    let stale: Vec<f64> = a
+        .health
+        .history
+        .iter()
+        .map(|p| p.values["stale_events"])
+        .collect();
+    assert!(stale[0] <= stale[2], "{stale:?}");
+    insta::assert_snapshot!("health", screen(&mut a, 120, 36));
+    let row = h
+        .metrics
+        .iter()
+        .position(|m| m.key == "stale_events")
+        .expect("row");
+    for _ in 0..row {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Query);
+    let text = a.workbench.editor.lines().join("\n");
+    assert!(text.contains("consolidated_to"), "{text}");
+}
+
+#[test]
+fn sparkline_text_spans_the_series() {
+    use somnus::tui::health::spark_text;
+    assert_eq!(spark_text(&[0.0, 7.0]), "▁█");
+    assert_eq!(spark_text(&[2.0, 2.0, 2.0]), "▄▄▄");
+    assert_eq!(spark_text(&[1.0, f64::NAN, 3.0]), "▁ █");
 }

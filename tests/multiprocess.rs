@@ -145,6 +145,19 @@ fn the_console_refreshes_when_another_process_writes() {
         })
     };
     assert_eq!(notes(&app), None);
+    // the operator has looked at the health table and the audit trail
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    app.press(KeyCode::Char('7'), KeyModifiers::ALT);
+    app.press(KeyCode::Char('8'), KeyModifiers::ALT);
+    let trail = app.audit.entries.len();
+    let orphan = |app: &somnus::tui::app::App| {
+        app.health
+            .health
+            .as_ref()
+            .and_then(|h| h.get("orphans"))
+            .is_some_and(|m| m.items.iter().any(|i| i == "Note: from-agent"))
+    };
+    assert!(!orphan(&app));
     for _ in 0..10 {
         app.tick();
     }
@@ -157,6 +170,12 @@ fn the_console_refreshes_when_another_process_writes() {
     }
     app.drain();
     assert_eq!(notes(&app), Some(1), "the schema pane reloaded");
+    assert_eq!(
+        app.audit.entries.len(),
+        trail + 1,
+        "the audit pane reloaded"
+    );
+    assert!(orphan(&app), "the health pane measured again");
     assert!(
         app.status
             .as_ref()

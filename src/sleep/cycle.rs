@@ -194,6 +194,11 @@ pub struct Report {
     pub issues: Vec<String>,
     pub recommendations: Vec<String>,
     pub error: Option<String>,
+    /// The health metrics measured at the start of the cycle (phase 1),
+    /// by key, unrounded: the history the health trend is drawn from.
+    pub health: BTreeMap<String, f64>,
+    /// The parameters the cycle ran with.
+    pub params: Params,
 }
 
 impl Report {
@@ -211,6 +216,22 @@ impl Report {
             "Status: {}\nScope: {}\nTrigger: {}\nRun: #{} ({} reasoner, {} ms)\n",
             self.status, self.scope, self.trigger, self.run, self.reasoner, self.millis
         );
+        let (now, default) = (
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            serde_json::to_value(Params::default()).unwrap_or_default(),
+        );
+        let changed: Vec<String> = now
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, v)| default.get(k.as_str()) != Some(v))
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !changed.is_empty() {
+            s.push_str(&format!("Parameters: {}\n", changed.join(", ")));
+        }
         for stage in ["NREM", "REM", "Pre-Wake"] {
             let ps: Vec<&PhaseReport> = self.phases.iter().filter(|p| p.stage == stage).collect();
             if ps.is_empty() {
@@ -659,6 +680,7 @@ pub fn run(
             trigger: opts.trigger.clone(),
             now: opts.now.clone(),
             started_at: store::now(),
+            params: opts.params.clone(),
             ..Default::default()
         },
         phase: PhaseReport::default(),
@@ -907,6 +929,10 @@ fn phase1(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut off = 0;
     for m in &h.metrics {
         cx.count(&format!("health.{}", m.key), m.value.round() as i64);
+        // (JSON has no NaN: a metric with nothing to average is left out)
+        if m.value.is_finite() {
+            cx.report.health.insert(m.key.to_string(), m.value);
+        }
         if matches!(
             m.status,
             super::health::Status::Warn | super::health::Status::Bad

@@ -353,3 +353,53 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         metrics,
     })
 }
+
+/// The health measured by one past sleep cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub run: i64,
+    /// The cycle's clock.
+    pub at: String,
+    pub values: std::collections::BTreeMap<String, f64>,
+}
+
+/// The health each past cycle measured (phase 1), oldest first, at most
+/// `limit` of the newest. Cycles that never assessed (cancelled before
+/// phase 1 committed) are left out.
+pub fn history(nx: &Nexus, limit: usize) -> KipResult<Vec<Point>> {
+    let mut st = nx.conn().prepare_cached(
+        "SELECT id, report FROM sleep_runs WHERE report IS NOT NULL AND phase >= 1 \
+         ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (run, text) = row?;
+        let Ok(rep) = serde_json::from_str::<super::Report>(&text) else {
+            continue;
+        };
+        let mut values = rep.health.clone();
+        if values.is_empty() {
+            // reports written before the unrounded values were kept
+            for p in &rep.phases {
+                for (k, v) in &p.counts {
+                    if let Some(key) = k.strip_prefix("health.") {
+                        values.insert(key.to_string(), *v as f64);
+                    }
+                }
+            }
+        }
+        if values.is_empty() {
+            continue;
+        }
+        out.push(Point {
+            run,
+            at: rep.now.clone(),
+            values,
+        });
+    }
+    out.reverse();
+    Ok(out)
+}

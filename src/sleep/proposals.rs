@@ -233,6 +233,20 @@ pub fn list(nx: &Nexus, status: Option<&str>, limit: usize) -> KipResult<Vec<Pro
     Ok(out)
 }
 
+/// Checks an operator's rewrite of an item (blocks separated by a line
+/// holding only `;`) the way approval will: every block parses with the
+/// item's parameters and writes.
+pub fn check_edit(text: &str, params: &Map<String, Value>) -> KipResult<usize> {
+    let cmds = split_commands(text);
+    if cmds.is_empty() {
+        return Err(KipError::new(
+            ErrorCode::InvalidSyntax,
+            "the edited item holds no command",
+        ));
+    }
+    parse_all(&cmds, params).map(|c| c.len())
+}
+
 fn parse_all(cmds: &[String], params: &Map<String, Value>) -> KipResult<Vec<kip::ast::Command>> {
     cmds.iter()
         .map(|c| {

@@ -6,6 +6,7 @@ use super::component::Decision;
 use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
 use super::conflicts::Conflicts;
 use super::explorer::Explorer;
+use super::health::HealthPane;
 use super::reflections::Reflections;
 use super::schema::SchemaView;
 use super::sleep::SleepPane;
@@ -82,12 +83,48 @@ impl Job {
             ),
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
             Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),
-            Job::RunReport(id) => {
-                JobOutput::RunReport(crate::sleep::cycle::report(nx, id).map_err(|e| e.message))
+            Job::RunReport(id) => JobOutput::RunReport(
+                crate::sleep::cycle::report(nx, id)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
+            Job::Sleep {
+                scope,
+                cancel,
+                now,
+                params,
+                llm,
+            } => run_sleep(
+                nx,
+                SleepJob {
+                    scope,
+                    cancel,
+                    now,
+                    params,
+                    llm,
+                },
+                &|_| {},
+            ),
+            Job::Health { now } => {
+                let now = now.unwrap_or_else(|| {
+                    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                });
+                let stale = crate::sleep::Params::default().stale_event_threshold_days;
+                JobOutput::Health(
+                    crate::sleep::health::assess(nx, &now, stale)
+                        .and_then(|h| {
+                            crate::sleep::health::history(nx, super::health::TREND_RUNS)
+                                .map(|p| Box::new((h, p)))
+                        })
+                        .map_err(|e| e.message),
+                )
             }
-            Job::Sleep { scope, cancel, now } => run_sleep(nx, scope, cancel, now, &|_| {}),
             Job::Audit(f) => JobOutput::Audit(nx.audit_list(&f).map_err(|e| e.message)),
-            Job::AuditEntry(id) => JobOutput::AuditEntry(nx.audit_entry(id).map_err(|e| e.message)),
+            Job::AuditEntry(id) => JobOutput::AuditEntry(
+                nx.audit_entry(id)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
             Job::Why(id) => {
                 let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
                 JobOutput::Why(crate::sleep::explain::explain(nx, id, &now).map_err(|e| e.message))
@@ -125,7 +162,21 @@ impl Job {
     /// memory is a file (so the other panes keep working, and see its
     /// commits like any other writer's), everything else on the shared one.
     pub fn run_on(self, nexus: &Arc<Mutex<Nexus>>, emit: &Emit) -> JobOutput {
-        if let Job::Sleep { scope, cancel, now } = &self {
+        if let Job::Sleep {
+            scope,
+            cancel,
+            now,
+            params,
+            llm,
+        } = self
+        {
+            let job = SleepJob {
+                scope,
+                cancel,
+                now,
+                params,
+                llm,
+            };
             let path = nexus
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -133,44 +184,67 @@ impl Job {
                 .map(|p| p.to_path_buf());
             if let Some(p) = path {
                 return match Nexus::open(&p) {
-                    Ok(mut own) => {
-                        run_sleep(&mut own, *scope, cancel.clone(), now.clone(), emit.as_ref())
-                    }
+                    Ok(mut own) => run_sleep(&mut own, job, emit.as_ref()),
                     Err(e) => JobOutput::SleepDone(Err(e.message)),
                 };
             }
             let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-            return run_sleep(&mut nx, *scope, cancel.clone(), now.clone(), emit.as_ref());
+            return run_sleep(&mut nx, job, emit.as_ref());
         }
         let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
         self.run(&mut nx)
     }
 }
 
-/// A heuristic sleep cycle from the console, its progress forwarded as it
-/// comes.
-fn run_sleep(
-    nx: &mut Nexus,
+/// A sleep cycle the console started.
+struct SleepJob {
     scope: crate::sleep::Scope,
     cancel: super::component::CancelFlag,
     now: Option<String>,
-    emit: &(dyn Fn(JobOutput) + Send + Sync),
-) -> JobOutput {
-    let now = now
+    params: crate::sleep::Params,
+    llm: bool,
+}
+
+/// A sleep cycle from the console, its progress forwarded as it comes.
+fn run_sleep(nx: &mut Nexus, job: SleepJob, emit: &(dyn Fn(JobOutput) + Send + Sync)) -> JobOutput {
+    let now = job
+        .now
         .unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    let mut opts = crate::sleep::Options::new(scope, &now);
+    let mut opts = crate::sleep::Options::new(job.scope, &now);
     opts.trigger = "on_demand".into();
+    opts.params = job.params;
+    let mut reasoner: Box<dyn crate::sleep::Reasoner> = if job.llm {
+        match crate::sleep::llm::LlmConfig::from_env() {
+            Some(cfg) => Box::new(crate::sleep::llm::Llm::new(cfg)),
+            None => {
+                return JobOutput::SleepDone(Err(
+                    "the LLM reasoner needs SOMNUS_LLM_URL and SOMNUS_LLM_MODEL".into(),
+                ));
+            }
+        }
+    } else {
+        Box::new(crate::sleep::Heuristic)
+    };
     let (tx, rx) = std::sync::mpsc::channel();
-    let mut r = crate::sleep::Heuristic;
+    let cancel = job.cancel;
     let res = std::thread::scope(|s| {
         s.spawn(|| {
             for p in rx {
                 emit(JobOutput::SleepProgress(p));
             }
         });
-        crate::sleep::run(nx, &opts, &mut r, Some(tx), Some(cancel.0.clone()))
+        crate::sleep::run(
+            nx,
+            &opts,
+            reasoner.as_mut(),
+            Some(tx),
+            Some(cancel.0.clone()),
+        )
     });
-    JobOutput::SleepDone(res.map_err(|e| format!("{}: {}", e.code, e.message)))
+    JobOutput::SleepDone(
+        res.map(Box::new)
+            .map_err(|e| format!("{}: {}", e.code, e.message)),
+    )
 }
 
 /// Rolls back an entry or a group (a sleep run, an approval) from the
@@ -218,10 +292,12 @@ fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
         None => format!("{}: {}", e.code, e.message),
     };
     match d {
-        Decision::Approve { id, items } => {
-            let a = proposals::approve(nx, id, items.as_deref(), &Default::default(), &who)
-                .map_err(err)?;
+        Decision::Approve { id, items, edits } => {
+            let a = proposals::approve(nx, id, items.as_deref(), &edits, &who).map_err(err)?;
             let mut msg = format!("proposal #{id}: applied {} item(s)", a.applied.len());
+            if !edits.is_empty() {
+                msg.push_str(&format!(" ({} as edited)", edits.len()));
+            }
             if !a.stale.is_empty() {
                 msg.push_str(&format!(
                     "; stale, not applied: {:?} (changed since proposed)",
@@ -259,6 +335,7 @@ pub struct App {
     pub schema: SchemaView,
     pub reflections: Reflections,
     pub sleep: SleepPane,
+    pub health: HealthPane,
     pub conflicts: Conflicts,
     pub audit: AuditPane,
     pub help: bool,
@@ -282,6 +359,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Conflicts",
     "Go to Audit",
     "Go to Sleep",
+    "Go to Health",
     "Toggle mouse",
     "Help",
     "Quit",
@@ -302,6 +380,7 @@ impl App {
             schema: SchemaView::new(),
             reflections: Reflections::new(),
             sleep: SleepPane::new(),
+            health: HealthPane::new(),
             conflicts: Conflicts::new(),
             audit: AuditPane::new(),
             help: false,
@@ -410,6 +489,7 @@ impl App {
         follow.extend(self.schema.update(&a));
         follow.extend(self.reflections.update(&a));
         follow.extend(self.sleep.update(&a));
+        follow.extend(self.health.update(&a));
         follow.extend(self.conflicts.update(&a));
         follow.extend(self.audit.update(&a));
         // a decision changed the memory: the other panes reload
@@ -451,6 +531,20 @@ impl App {
         if self.reflections.loaded {
             self.spawn(Job::Proposals);
         }
+        if self.conflicts.loaded {
+            self.spawn(Job::Contradictions);
+        }
+        if self.sleep.loaded && !self.sleep.is_running() {
+            self.spawn(Job::Runs);
+        }
+        if self.health.loaded {
+            let a = self.health.load();
+            self.apply(vec![a]);
+        }
+        if self.audit.loaded {
+            let a = self.audit.load();
+            self.apply(a);
+        }
         self.status = Some((
             "the memory changed elsewhere: panes refreshed (F5 re-runs the query)".into(),
             Instant::now(),
@@ -464,6 +558,7 @@ impl App {
             Tab::Schema => &mut self.schema,
             Tab::Reflections => &mut self.reflections,
             Tab::Sleep => &mut self.sleep,
+            Tab::Health => &mut self.health,
             Tab::Conflicts => &mut self.conflicts,
             Tab::Audit => &mut self.audit,
         }
@@ -476,6 +571,7 @@ impl App {
             Tab::Schema => &self.schema,
             Tab::Reflections => &self.reflections,
             Tab::Sleep => &self.sleep,
+            Tab::Health => &self.health,
             Tab::Conflicts => &self.conflicts,
             Tab::Audit => &self.audit,
         }
@@ -501,6 +597,10 @@ impl App {
         }
         if t == Tab::Sleep && !self.sleep.loaded {
             self.spawn(Job::Runs);
+        }
+        if t == Tab::Health {
+            let a = self.health.load();
+            self.apply(vec![a]);
         }
     }
 
@@ -582,6 +682,7 @@ impl App {
                     "Go to Schema" => self.select_tab(Tab::Schema),
                     "Go to Reflections" => self.select_tab(Tab::Reflections),
                     "Go to Sleep" => self.select_tab(Tab::Sleep),
+                    "Go to Health" => self.select_tab(Tab::Health),
                     "Go to Conflicts" => self.select_tab(Tab::Conflicts),
                     "Go to Audit" => self.select_tab(Tab::Audit),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
@@ -709,7 +810,7 @@ impl App {
         vec![
             hint("F1", "help"),
             hint("^P", "palette"),
-            hint("Alt+1-7", "tabs"),
+            hint("Alt+1-8", "tabs"),
             hint("^Q", "quit"),
         ]
     }
@@ -749,6 +850,7 @@ impl App {
             Tab::Schema => self.schema.render(f, main),
             Tab::Reflections => self.reflections.render(f, main),
             Tab::Sleep => self.sleep.render(f, main),
+            Tab::Health => self.health.render(f, main),
             Tab::Conflicts => self.conflicts.render(f, main),
             Tab::Audit => self.audit.render(f, main),
         }
@@ -802,8 +904,8 @@ impl App {
             ("F1 / ?", "this help"),
             ("Ctrl+P / :", "command palette"),
             (
-                "Alt+1..5 / 1..5",
-                "Query, Graph, Schema, Reflections, Sleep",
+                "Alt+1..8 / 1..8",
+                "Query, Graph, Schema, Reflections, Conflicts, Sleep, Health, Audit",
             ),
             ("F12", "mouse on/off (off keeps terminal text selection)"),
             ("Ctrl+Q / q", "quit"),

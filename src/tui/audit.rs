@@ -288,7 +288,7 @@ impl Component for AuditPane {
             }
             Action::Done(JobOutput::AuditEntry(r)) => {
                 match r {
-                    Ok(d) => self.detail = d.clone(),
+                    Ok(d) => self.detail = d.as_deref().cloned(),
                     Err(e) => self.error = Some(e.clone()),
                 }
                 vec![]

@@ -16,17 +16,19 @@ pub enum Tab {
     Reflections,
     Conflicts,
     Sleep,
+    Health,
     Audit,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Query,
         Tab::Graph,
         Tab::Schema,
         Tab::Reflections,
         Tab::Conflicts,
         Tab::Sleep,
+        Tab::Health,
         Tab::Audit,
     ];
 
@@ -43,6 +45,7 @@ impl Tab {
             Tab::Reflections => "Reflections",
             Tab::Conflicts => "Conflicts",
             Tab::Sleep => "Sleep",
+            Tab::Health => "Health",
             Tab::Audit => "Audit",
         }
     }
@@ -71,6 +74,8 @@ pub enum Decision {
     Approve {
         id: i64,
         items: Option<Vec<i64>>,
+        /// Items whose KIP the operator rewrote before approving.
+        edits: std::collections::BTreeMap<i64, String>,
     },
     Reject {
         id: i64,
@@ -107,6 +112,10 @@ pub enum Job {
         cancel: CancelFlag,
         /// The cycle's clock (RFC 3339); None: now.
         now: Option<String>,
+        params: crate::sleep::Params,
+        /// The LLM reasoner (configured from the environment) instead of
+        /// the heuristic one.
+        llm: bool,
     },
     Runs,
     RunReport(i64),
@@ -123,7 +132,20 @@ pub enum Job {
         group: Option<String>,
     },
     Why(i64),
+    /// The health table now, and what past cycles measured.
+    Health {
+        now: Option<String>,
+    },
 }
+
+/// The health table now and what past cycles measured.
+pub type Measured = Box<(
+    crate::sleep::health::Health,
+    Vec<crate::sleep::health::Point>,
+)>;
+
+/// An audit entry and its changes.
+pub type EntryDetail = Box<(crate::audit::Entry, Vec<crate::audit::Change>)>;
 
 /// What came back.
 #[derive(Debug, Clone)]
@@ -146,13 +168,14 @@ pub enum JobOutput {
     /// What a decision did, or why it was refused.
     Decided(Result<String, String>),
     SleepProgress(crate::sleep::Progress),
-    SleepDone(Result<crate::sleep::Report, String>),
+    SleepDone(Result<Box<crate::sleep::Report>, String>),
     Runs(Result<Vec<crate::sleep::cycle::RunSummary>, String>),
-    RunReport(Result<Option<crate::sleep::Report>, String>),
+    RunReport(Result<Option<Box<crate::sleep::Report>>, String>),
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
     Audit(Result<Vec<crate::audit::Entry>, String>),
-    AuditEntry(Result<Option<(crate::audit::Entry, Vec<crate::audit::Change>)>, String>),
+    AuditEntry(Result<Option<EntryDetail>, String>),
     Why(Result<Value, String>),
+    Health(Result<Measured, String>),
 }
 
 #[derive(Debug, Clone)]

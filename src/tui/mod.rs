@@ -7,6 +7,7 @@ pub mod audit;
 pub mod component;
 pub mod conflicts;
 pub mod explorer;
+pub mod health;
 pub mod highlight;
 pub mod reflections;
 pub mod results;

@@ -13,8 +13,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui_textarea::TextArea;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Focus {
@@ -47,6 +48,20 @@ pub struct Reflections {
     chosen: BTreeSet<i64>,
     confirm: Option<Confirm>,
     scroll: u16,
+    error: Option<String>,
+    /// The operator's rewrites of items, by (proposal, item), applied in
+    /// their place when the item is approved.
+    pub edits: BTreeMap<(i64, i64), String>,
+    /// The item being rewritten.
+    editing: Option<Editing>,
+}
+
+/// The popup editor for an item's KIP.
+struct Editing {
+    proposal: i64,
+    seq: i64,
+    area: TextArea<'static>,
+    /// Why the last save was refused (line, column, code).
     error: Option<String>,
 }
 
@@ -139,6 +154,169 @@ impl Reflections {
             confirm: None,
             scroll: 0,
             error: None,
+            edits: BTreeMap::new(),
+            editing: None,
+        }
+    }
+
+    /// The rewrites of the chosen items of proposal `id`.
+    fn edits_for(&self, id: i64, items: &Option<Vec<i64>>) -> BTreeMap<i64, String> {
+        let pending: Vec<i64> = self
+            .proposals
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| {
+                p.items
+                    .iter()
+                    .filter(|i| matches!(i.status.as_str(), "pending" | "stale"))
+                    .map(|i| i.seq)
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.edits
+            .iter()
+            .filter(|((p, seq), _)| {
+                *p == id
+                    && match items {
+                        Some(v) => v.contains(seq),
+                        None => pending.contains(seq),
+                    }
+            })
+            .map(|((_, seq), t)| (*seq, t.clone()))
+            .collect()
+    }
+
+    /// Opens the selected item's KIP in the editor popup.
+    fn start_edit(&mut self) -> Vec<Action> {
+        let Some((pid, it)) = self.proposal().map(|p| p.id).zip(self.item()) else {
+            return vec![];
+        };
+        if !matches!(it.status.as_str(), "pending" | "stale") {
+            return vec![Action::Status(format!(
+                "item {} is {}: only undecided items can be edited",
+                it.seq, it.status
+            ))];
+        }
+        let seq = it.seq;
+        let text = self
+            .edits
+            .get(&(pid, seq))
+            .cloned()
+            .unwrap_or_else(|| it.text());
+        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
+        area.set_tab_length(2);
+        self.editing = Some(Editing {
+            proposal: pid,
+            seq,
+            area,
+            error: None,
+        });
+        vec![]
+    }
+
+    fn edit_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        use ratatui::crossterm::event::KeyModifiers;
+        let Some(ed) = &mut self.editing else {
+            return vec![];
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => {
+                self.editing = None;
+                vec![Action::Status("edit discarded".into())]
+            }
+            KeyCode::Char('s') if ctrl => {
+                let text = ed.area.lines().join("\n");
+                let params = self
+                    .proposals
+                    .iter()
+                    .find(|p| p.id == ed.proposal)
+                    .and_then(|p| p.items.iter().find(|i| i.seq == ed.seq))
+                    .map(|i| i.params.clone())
+                    .unwrap_or_default();
+                match crate::sleep::proposals::check_edit(&text, &params) {
+                    Ok(n) => {
+                        let (p, seq) = (ed.proposal, ed.seq);
+                        self.editing = None;
+                        self.edits.insert((p, seq), text);
+                        vec![Action::Status(format!(
+                            "item {seq} edited ({n} command(s)); approving it applies the edit"
+                        ))]
+                    }
+                    Err(e) => {
+                        ed.error = Some(format!("{}: {}", e.code, e.message));
+                        vec![]
+                    }
+                }
+            }
+            _ => {
+                ed.area.input(key);
+                ed.error = None;
+                vec![]
+            }
+        }
+    }
+
+    fn render_edit(&self, f: &mut Frame, area: Rect) {
+        let Some(ed) = &self.editing else { return };
+        let rect = centered(area, 96, 80);
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(true))
+            .title(Span::styled(
+                format!(" edit proposal #{} item {} ", ed.proposal, ed.seq),
+                theme::title(),
+            ))
+            .title_bottom(Line::from(vec![
+                Span::styled(" Ctrl+S", theme::key()),
+                Span::raw(" check and keep  "),
+                Span::styled("Esc", theme::key()),
+                Span::raw(" discard  "),
+                Span::styled("a line `;`", theme::key()),
+                Span::raw(" separates commands "),
+            ]));
+        let inner = block.inner(rect);
+        f.render_widget(block, rect);
+        let [text_area, err_area] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+        let lines = ed.area.lines();
+        let ratatui_textarea::DataCursor(crow, ccol) = ed.area.cursor();
+        let h = text_area.height as usize;
+        let w = (text_area.width as usize).saturating_sub(5);
+        let top = crow.saturating_sub(h.saturating_sub(1));
+        // long lines scroll sideways with the cursor
+        let left = ccol.saturating_sub(w);
+        let none = std::collections::HashSet::new();
+        let out: Vec<Line> = lines
+            .iter()
+            .enumerate()
+            .skip(top)
+            .take(h)
+            .map(|(i, l)| {
+                let mut spans = vec![Span::styled(format!("{:>3} ", i + 1), theme::dim())];
+                let start = l.char_indices().nth(left).map_or(l.len(), |(b, _)| b);
+                spans.extend(super::highlight::spans(&l[start..], &none, &none, &[]));
+                Line::from(spans)
+            })
+            .collect();
+        f.render_widget(Paragraph::new(out), text_area);
+        let x = text_area.x + 4 + (ccol - left) as u16;
+        let y = text_area.y + (crow - top) as u16;
+        f.set_cursor_position((x.min(text_area.right().saturating_sub(1)), y));
+        if let Some(e) = &ed.error {
+            f.render_widget(
+                Paragraph::new(Line::styled(e.clone(), theme::error())).wrap(Wrap { trim: false }),
+                err_area,
+            );
+        } else {
+            f.render_widget(
+                Paragraph::new(Line::styled(
+                    "The edit is checked now and applied only when the item is approved.",
+                    theme::dim(),
+                )),
+                err_area,
+            );
         }
     }
 
@@ -201,9 +379,20 @@ impl Reflections {
             ]));
         }
         l.push(Line::raw(""));
-        for c in it.edited.as_ref().unwrap_or(&it.commands) {
-            for line in c.lines() {
+        let pid = self.proposal().map_or(0, |p| p.id);
+        if let Some(text) = self.edits.get(&(pid, it.seq)) {
+            l.push(Line::styled(
+                "  edited here, applied on approval (e edits again, u drops the edit):",
+                theme::warn(),
+            ));
+            for line in text.lines() {
                 l.push(Line::styled(format!("  {line}"), theme::key()));
+            }
+        } else {
+            for c in it.edited.as_ref().unwrap_or(&it.commands) {
+                for line in c.lines() {
+                    l.push(Line::styled(format!("  {line}"), theme::key()));
+                }
             }
         }
         l.push(Line::raw(""));
@@ -244,8 +433,12 @@ impl Reflections {
                 " approve ",
                 vec![
                     Line::raw(format!(
-                        "Apply {} of proposal #{id} to the memory?",
-                        describe(items)
+                        "Apply {} of proposal #{id} to the memory?{}",
+                        describe(items),
+                        match self.edits_for(*id, items).len() {
+                            0 => String::new(),
+                            n => format!(" ({n} as edited)"),
+                        }
                     )),
                     Line::raw(""),
                     Line::styled(
@@ -311,7 +504,15 @@ impl Reflections {
             (Confirm::Approve { id, items }, KeyCode::Char('y') | KeyCode::Enter) => {
                 self.confirm = None;
                 self.chosen.clear();
-                vec![Action::Spawn(Job::Decide(Decision::Approve { id, items }))]
+                let edits = self.edits_for(id, &items);
+                for seq in edits.keys() {
+                    self.edits.remove(&(id, *seq));
+                }
+                vec![Action::Spawn(Job::Decide(Decision::Approve {
+                    id,
+                    items,
+                    edits,
+                }))]
             }
             (Confirm::Reject { id, items, reason }, KeyCode::Enter) => {
                 if reason.trim().is_empty() {
@@ -356,6 +557,9 @@ impl Reflections {
 
 impl Component for Reflections {
     fn hints(&self) -> Vec<Hint> {
+        if self.editing.is_some() {
+            return vec![hint("Ctrl+S", "check and keep"), hint("Esc", "discard")];
+        }
         match &self.confirm {
             Some(Confirm::Approve { .. }) => vec![hint("y", "apply"), hint("n", "back")],
             Some(Confirm::Reject { .. }) => vec![hint("Enter", "reject"), hint("Esc", "back")],
@@ -367,6 +571,7 @@ impl Component for Reflections {
                 hint("A", "approve all"),
                 hint("x", "reject"),
                 hint("X", "reject rest"),
+                hint("e", "edit KIP"),
                 hint("g", "evidence"),
                 hint("r", "reload"),
             ],
@@ -374,7 +579,7 @@ impl Component for Reflections {
     }
 
     fn captures_text(&self) -> bool {
-        self.confirm.is_some()
+        self.confirm.is_some() || self.editing.is_some()
     }
 
     fn commands(&self) -> Vec<&'static str> {
@@ -382,6 +587,9 @@ impl Component for Reflections {
     }
 
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if self.editing.is_some() {
+            return self.edit_key(key);
+        }
         if self.confirm.is_some() {
             return self.confirm_key(key);
         }
@@ -484,6 +692,20 @@ impl Component for Reflections {
                 return vec![Action::Status(
                     "this item's evidence is not a concept".into(),
                 )];
+            }
+            KeyCode::Char('e') => return self.start_edit(),
+            KeyCode::Char('u') => {
+                if let Some(key) = self
+                    .proposal()
+                    .map(|p| p.id)
+                    .zip(self.item().map(|i| i.seq))
+                    && self.edits.remove(&key).is_some()
+                {
+                    return vec![Action::Status(format!(
+                        "item {}: edit dropped, the proposed KIP stands",
+                        key.1
+                    ))];
+                }
             }
             KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Proposals)],
             _ => {}
@@ -592,6 +814,11 @@ impl Component for Reflections {
                         } else {
                             "[ ]"
                         };
+                        let m = if self.edits.contains_key(&(p.id, it.seq)) {
+                            "✎"
+                        } else {
+                            m
+                        };
                         let text: String = format!(" {:>3} {:<13} {}", it.seq, it.class, it.title)
                             .chars()
                             .take(w.saturating_sub(6))
@@ -624,5 +851,6 @@ impl Component for Reflections {
             detail_area,
         );
         self.render_confirm(f, area);
+        self.render_edit(f, area);
     }
 }

@@ -4,13 +4,15 @@
 
 use super::component::{Action, CancelFlag, Component, Hint, Job, JobOutput, hint};
 use super::theme;
+use super::workbench::centered;
 use crate::sleep::cycle::{PHASES, RunSummary};
-use crate::sleep::{Progress, Report, Scope};
+use crate::sleep::{Params, Progress, Report, Scope};
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, LineGauge, Paragraph, Wrap};
+use serde_json::Value;
 use std::collections::VecDeque;
 
 /// Where a running cycle is.
@@ -37,6 +39,90 @@ pub struct SleepPane {
     /// A fixed clock for the cycles started here (scripted sessions);
     /// None: now.
     pub clock: Option<String>,
+    /// The parameters the next cycle runs with.
+    pub params: Params,
+    /// The LLM reasoner instead of the heuristic one.
+    pub llm: bool,
+    /// The parameter popup: the selected row, and the value being typed.
+    editing: Option<(usize, Option<String>)>,
+}
+
+/// The cycle's parameters, with what each one does.
+pub const PARAMS: [(&str, &str); 13] = [
+    (
+        "stale_event_threshold_days",
+        "Events older than this are stale and consolidated",
+    ),
+    (
+        "memory_strength_decay_factor",
+        "memory strength kept per decay step (confidence never decays)",
+    ),
+    (
+        "unsorted_max_backlog",
+        "Unsorted items beyond this trigger reclassification",
+    ),
+    ("orphan_max_count", "orphans beyond this are flagged"),
+    (
+        "relevance_lambda",
+        "relevance decay rate λ (0.03: half-life about 23 days)",
+    ),
+    (
+        "archive_threshold",
+        "below this relevance a fact is proposed for archival",
+    ),
+    (
+        "speculative_ttl_days",
+        "facts under 0.40 confidence unconfirmed this long are archived",
+    ),
+    (
+        "commitment_decay_days",
+        "resolved commitments get a TTL this long",
+    ),
+    (
+        "fact_archival_age_days",
+        "old, unimportant, unused facts are proposed for archival after this",
+    ),
+    (
+        "archive_ttl_days",
+        "archived Events are reclaimable after this",
+    ),
+    (
+        "task_ttl_days",
+        "completed SleepTasks are reclaimable after this",
+    ),
+    ("cleanup_cap", "hard deletions per cycle (nodes and links)"),
+    ("proposal_cap", "items of one class per proposal"),
+];
+
+fn param_value(p: &Params, key: &str) -> Value {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.get(key).cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// `p` with `key` set to `value`, if the value suits the parameter.
+fn with_param(p: &Params, key: &str, value: Value) -> Result<Params, String> {
+    let mut v = serde_json::to_value(p).map_err(|e| e.to_string())?;
+    let Some(slot) = v.get_mut(key) else {
+        return Err(format!("no parameter {key}"));
+    };
+    let n = value.as_f64().ok_or("a number is needed")?;
+    if n < 0.0 {
+        return Err(format!("{key} cannot be negative"));
+    }
+    if key == "memory_strength_decay_factor" && !(n > 0.0 && n <= 1.0) {
+        return Err("the decay factor is in (0, 1]".into());
+    }
+    *slot = if slot.is_i64() || slot.is_u64() {
+        if n.fract() != 0.0 {
+            return Err(format!("{key} is a whole number"));
+        }
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    };
+    serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
 impl Default for SleepPane {
@@ -59,7 +145,159 @@ impl SleepPane {
             scroll: 0,
             error: None,
             clock: None,
+            params: Params::default(),
+            llm: false,
+            editing: None,
         }
+    }
+
+    /// Parameters that differ from the instructions' defaults.
+    fn changed(&self) -> Vec<&'static str> {
+        let d = Params::default();
+        PARAMS
+            .iter()
+            .filter(|(k, _)| param_value(&self.params, k) != param_value(&d, k))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    fn step(&mut self, row: usize, up: bool) -> Vec<Action> {
+        let key = PARAMS[row].0;
+        let cur = param_value(&self.params, key);
+        let n = cur.as_f64().unwrap_or(0.0);
+        let delta = if cur.is_i64() || cur.is_u64() {
+            (n / 10.0).floor().max(1.0)
+        } else if n < 0.1 {
+            0.01
+        } else {
+            0.05
+        };
+        let next = if up { n + delta } else { n - delta };
+        // floats stay on their step's grid
+        let next = (next * 1000.0).round() / 1000.0;
+        match with_param(&self.params, key, Value::from(next)) {
+            Ok(p) => {
+                self.params = p;
+                vec![]
+            }
+            Err(e) => vec![Action::Status(e)],
+        }
+    }
+
+    fn params_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some((row, typing)) = self.editing.clone() else {
+            return vec![];
+        };
+        if let Some(mut text) = typing {
+            match key.code {
+                KeyCode::Esc => self.editing = Some((row, None)),
+                KeyCode::Enter => {
+                    let parsed = text
+                        .trim()
+                        .parse::<f64>()
+                        .map_err(|_| format!("`{text}` is not a number"))
+                        .and_then(|n| with_param(&self.params, PARAMS[row].0, Value::from(n)));
+                    match parsed {
+                        Ok(p) => {
+                            self.params = p;
+                            self.editing = Some((row, None));
+                        }
+                        Err(e) => return vec![Action::Status(e)],
+                    }
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    self.editing = Some((row, Some(text)));
+                }
+                KeyCode::Char(c) if c.is_ascii_digit() || c == '.' || c == '-' => {
+                    text.push(c);
+                    self.editing = Some((row, Some(text)));
+                }
+                _ => {}
+            }
+            return vec![];
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('p') => self.editing = None,
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.editing = Some(((row + 1).min(PARAMS.len() - 1), None))
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.editing = Some((row.saturating_sub(1), None)),
+            KeyCode::Char('+') | KeyCode::Char('=') | KeyCode::Right => {
+                return self.step(row, true);
+            }
+            KeyCode::Char('-') | KeyCode::Left => return self.step(row, false),
+            KeyCode::Char('d') => {
+                let key = PARAMS[row].0;
+                let v = param_value(&Params::default(), key);
+                if let Ok(p) = with_param(&self.params, key, v) {
+                    self.params = p;
+                }
+            }
+            KeyCode::Char('D') => self.params = Params::default(),
+            KeyCode::Enter => self.editing = Some((row, Some(String::new()))),
+            _ => {}
+        }
+        vec![]
+    }
+
+    fn render_params(&self, f: &mut Frame, area: Rect) {
+        let Some((row, typing)) = &self.editing else {
+            return;
+        };
+        let rect = centered(area, 94, 70);
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme::border(true))
+            .title(Span::styled(" cycle parameters ", theme::title()))
+            .title_bottom(Line::from(vec![
+                Span::styled(" ←→/+-", theme::key()),
+                Span::raw(" change  "),
+                Span::styled("Enter", theme::key()),
+                Span::raw(" type  "),
+                Span::styled("d/D", theme::key()),
+                Span::raw(" default one/all  "),
+                Span::styled("Esc", theme::key()),
+                Span::raw(" done "),
+            ]));
+        let inner = block.inner(rect);
+        f.render_widget(block, rect);
+        let d = Params::default();
+        let w = inner.width as usize;
+        let mut lines = vec![Line::styled(
+            format!(
+                "  {:<30} {:>10} {:>10}  {}",
+                "parameter", "value", "default", "what it does"
+            ),
+            theme::dim(),
+        )];
+        for (i, (k, what)) in PARAMS.iter().enumerate() {
+            let v = param_value(&self.params, k);
+            let dv = param_value(&d, k);
+            let shown = match (i == *row, typing) {
+                (true, Some(t)) => format!("{t}▏"),
+                _ => v.to_string(),
+            };
+            let st = if i == *row {
+                theme::selected()
+            } else if v != dv {
+                theme::warn()
+            } else {
+                theme::base()
+            };
+            let text: String = format!("  {k:<30} {shown:>10} {:>10}  {what}", dv.to_string())
+                .chars()
+                .take(w)
+                .collect();
+            lines.push(Line::styled(text, st));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "The values apply to the cycles started from here; the report records them.",
+            theme::dim(),
+        ));
+        f.render_widget(Paragraph::new(lines), inner);
     }
 
     pub fn is_running(&self) -> bool {
@@ -182,9 +420,20 @@ impl Component for SleepPane {
         if self.running.is_some() {
             return vec![hint("Esc", "cancel the cycle"), hint("PgUp/PgDn", "scroll")];
         }
+        if self.editing.is_some() {
+            return vec![
+                hint("↑↓", "parameter"),
+                hint("←→", "change"),
+                hint("Enter", "type a value"),
+                hint("d", "default"),
+                hint("Esc", "done"),
+            ];
+        }
         vec![
             hint("←→", "scope"),
             hint("s", "start"),
+            hint("p", "parameters"),
+            hint("m", "reasoner"),
             hint("↑↓", "runs"),
             hint("Enter", "run's report"),
             hint("PgUp/PgDn", "scroll"),
@@ -200,7 +449,14 @@ impl Component for SleepPane {
         ]
     }
 
+    fn captures_text(&self) -> bool {
+        self.editing.is_some()
+    }
+
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if self.editing.is_some() && self.running.is_none() {
+            return self.params_key(key);
+        }
         if let Some(r) = &self.running {
             return match key.code {
                 KeyCode::Esc => {
@@ -234,6 +490,18 @@ impl Component for SleepPane {
                 }
             }
             KeyCode::Char('s') => return self.start(self.scope),
+            KeyCode::Char('p') => self.editing = Some((0, None)),
+            KeyCode::Char('m') => {
+                if self.llm {
+                    self.llm = false;
+                } else if crate::sleep::llm::LlmConfig::from_env().is_some() {
+                    self.llm = true;
+                } else {
+                    return vec![Action::Status(
+                        "the LLM reasoner needs SOMNUS_LLM_URL and SOMNUS_LLM_MODEL (an OpenAI-compatible endpoint)".into(),
+                    )];
+                }
+            }
             KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.runs.len() => self.sel += 1,
             KeyCode::Up | KeyCode::Char('k') => self.sel = self.sel.saturating_sub(1),
             KeyCode::Enter => {
@@ -281,7 +549,7 @@ impl Component for SleepPane {
                                 .map(|p| format!("; proposal #{p} is in Reflections"))
                                 .unwrap_or_default()
                         );
-                        self.report = Some(rep.clone());
+                        self.report = Some((**rep).clone());
                         s
                     }
                     Err(e) => {
@@ -310,7 +578,7 @@ impl Component for SleepPane {
             Action::Done(JobOutput::RunReport(r)) => {
                 match r {
                     Ok(Some(rep)) => {
-                        self.report = Some(rep.clone());
+                        self.report = Some((**rep).clone());
                         self.scroll = 0;
                     }
                     Ok(None) => {}
@@ -351,6 +619,28 @@ impl Component for SleepPane {
                 })
                 .collect::<Vec<_>>(),
         )];
+        lines.push(Line::from(vec![
+            Span::styled(" reasoner ", theme::dim()),
+            Span::styled(if self.llm { "llm" } else { "heuristic" }, theme::accent()),
+            Span::styled(" (m)", theme::dim()),
+        ]));
+        let changed = self.changed();
+        lines.push(Line::from(vec![
+            Span::styled(" parameters ", theme::dim()),
+            if changed.is_empty() {
+                Span::styled("defaults", theme::base())
+            } else {
+                Span::styled(format!("{} changed", changed.len()), theme::warn())
+            },
+            Span::styled(" (p)", theme::dim()),
+        ]));
+        for k in &changed {
+            let t: String = format!("   {k} = {}", param_value(&self.params, k))
+                .chars()
+                .take(inner.width as usize)
+                .collect();
+            lines.push(Line::styled(t, theme::warn()));
+        }
         lines.push(Line::styled(
             if self.running.is_some() {
                 "running… Esc cancels"
@@ -415,6 +705,7 @@ impl Component for SleepPane {
                 .block(block),
             text_area,
         );
+        self.render_params(f, area);
     }
 }
 
@@ -438,6 +729,8 @@ impl SleepPane {
             scope,
             cancel,
             now: self.clock.clone(),
+            params: self.params.clone(),
+            llm: self.llm,
         })]
     }
 }
