@@ -165,6 +165,18 @@ pub enum Cmd {
         /// Measure a full sleep cycle instead, over this many generated Events (three propositions each)
         #[arg(long)]
         sleep: Option<usize>,
+        /// Run the KIP workloads side by side: somnus, hand-written SQL on the same file, and (built with `--features reference`) the reference engine anda_cognitive_nexus 0.11.0
+        #[arg(long)]
+        compare: bool,
+        /// With --compare: the memory sizes, in concepts
+        #[arg(long, value_delimiter = ',', default_value = "5000,100000,1000000")]
+        sizes: Vec<usize>,
+        /// With --compare: the largest size the reference engine runs at
+        #[arg(long, default_value_t = 5000)]
+        reference_max: usize,
+        /// With --compare: where the Markdown table, the JSON and the plot (SVG, PNG) go
+        #[arg(long, default_value = "bench")]
+        out: std::path::PathBuf,
     },
     /// The audit trail: every change to the memory, who made it and why
     Audit {
@@ -444,6 +456,17 @@ pub fn run(cli: Cli) -> Result<i32> {
                 writeln!(out, "{}", serde_json::to_string(&resp)?)?;
                 out.flush()?;
             }
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            compare: true,
+            sizes,
+            reference_max,
+            out,
+            runs,
+            ..
+        }) => {
+            crate::bench::compare_to_files(&sizes, runs, reference_max, &out)?;
             Ok(0)
         }
         Some(Cmd::Bench {

@@ -1,5 +1,7 @@
 //! somnus: a KIP memory engine on SQLite, with a sleep cycle and a console.
 
+extern crate alloc;
+
 pub mod audit;
 pub mod bench;
 pub mod cli;

@@ -1,5 +1,9 @@
 use clap::Parser;
 
+/// mimalloc: the engine allocates many small JSON values per answer.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(unix)]
 unsafe extern "C" {
     fn signal(signum: i32, handler: usize) -> usize;

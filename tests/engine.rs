@@ -297,3 +297,74 @@ fn protected_definitions_and_reserved_keys() {
     );
     assert_eq!(r["error"]["code"], "KIP_2002");
 }
+
+/// An UPDATE of literal values over many targets (one statement per
+/// table) leaves every element as the one-by-one path does, and refuses
+/// protected targets the same way.
+#[test]
+fn literal_update_over_many_targets_matches_the_one_by_one_path() {
+    let mut a = nexus();
+    let mut b = nexus();
+    // literals: the set-based path
+    let r = run(
+        &mut a,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 5, label: "x", tags: ["a", {"b": 1.5}] } SET METADATA { reviewed: true } WHERE { ?d {type: "Drug"} }"#,
+    );
+    assert_eq!(r["result"], json!({"updated": 2, "matched": 2}), "{r}");
+    // the same values through expressions: the one-by-one path
+    let r = run(
+        &mut b,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: ADD(0, 5), label: "x", tags: ["a", {"b": 1.5}] } SET METADATA { reviewed: true } WHERE { ?d {type: "Drug"} }"#,
+    );
+    assert_eq!(r["result"], json!({"updated": 2, "matched": 2}), "{r}");
+    let q = r#"FIND(?d.name, ?d.attributes, ?d.metadata.reviewed, ?d.metadata._version) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#;
+    assert_eq!(run(&mut a, q)["result"], run(&mut b, q)["result"]);
+    assert_eq!(
+        run(&mut a, q)["result"][0][1],
+        json!({"risk_level": 5, "label": "x", "tags": ["a", {"b": 1.5}]})
+    );
+    // links too
+    let r = run(
+        &mut a,
+        r#"UPDATE ?l SET METADATA { checked: "yes" } WHERE { ?l (?d, "treats", ?s) }"#,
+    );
+    assert_eq!(r["result"], json!({"updated": 3, "matched": 3}), "{r}");
+    // protected definitions are refused, and nothing changes
+    let before = run(&mut a, "EXPORT");
+    let r = run(
+        &mut a,
+        r#"UPDATE ?t SET ATTRIBUTES { note: "x" } WHERE { ?t {type: "$ConceptType"} }"#,
+    );
+    assert_eq!(r["error"]["code"], "KIP_3004", "{r}");
+    assert_eq!(run(&mut a, "EXPORT"), before);
+}
+
+/// Brackets nested past the limit are a syntax error naming where, not a
+/// stack overflow, wherever they are; strings and comments do not count.
+#[test]
+fn deep_nesting_is_a_syntax_error_not_a_crash() {
+    let mut nx = nexus();
+    let deep = format!(
+        "FIND(?d) WHERE {{ ?d {{type: \"Drug\"}} FILTER({}1 == 1{}) }}",
+        "(".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    let r = run(&mut nx, &deep);
+    assert_eq!(r["error"]["code"], "KIP_1001", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nest deeper"))
+    );
+    assert_eq!(r["error"]["line"], 1);
+    let r = run(
+        &mut nx,
+        &format!(
+            "// {}\nFIND(?d.name) WHERE {{ ?d {{type: \"Drug\", name: \"{}\"}} }}",
+            "(".repeat(500),
+            "[".repeat(500)
+        ),
+    );
+    // parsed: the name simply does not exist
+    assert_eq!(r["error"]["code"], "KIP_3002", "{r}");
+}

@@ -70,6 +70,13 @@ pub struct WriteCtx<'c> {
     /// Types and predicates already seen defined during this statement.
     defined: std::cell::RefCell<std::collections::HashSet<(bool, String)>>,
     ids: store::IdAllocator,
+    /// Concepts this statement created, with whether each is a protected
+    /// definition: they have no links but the ones in `links`.
+    fresh: std::cell::RefCell<HashMap<i64, bool>>,
+    /// Links this statement created, by (subject, predicate, object).
+    links: std::cell::RefCell<HashMap<(i64, String, i64), i64>>,
+    /// Endpoints already resolved by type and name.
+    named: std::cell::RefCell<HashMap<(String, String), i64>>,
 }
 
 #[derive(Default)]
@@ -86,6 +93,18 @@ impl<'c> WriteCtx<'c> {
             system,
             defined: Default::default(),
             ids: Default::default(),
+            fresh: Default::default(),
+            links: Default::default(),
+            named: Default::default(),
+        }
+    }
+
+    /// Whether `s` anchors a protected definition (known without a read for
+    /// the concepts this statement created).
+    fn anchors_protected(&self, s: i64) -> KipResult<bool> {
+        match self.fresh.borrow().get(&s) {
+            Some(p) => Ok(*p),
+            None => prop_is_protected(self.conn, s),
         }
     }
 
@@ -136,7 +155,15 @@ impl<'c> WriteCtx<'c> {
     fn resolve_identity_id(&self, idn: &ConceptIdentity) -> KipResult<Option<i64>> {
         match idn {
             ConceptIdentity::TypeName { ty, name } => {
-                store::concept_id_by_type_name(self.conn, ty, name)
+                let key = (ty.clone(), name.clone());
+                if let Some(id) = self.named.borrow().get(&key) {
+                    return Ok(Some(*id));
+                }
+                let id = store::concept_id_by_type_name(self.conn, ty, name)?;
+                if let Some(id) = id {
+                    self.named.borrow_mut().insert(key, id);
+                }
+                Ok(id)
             }
             ConceptIdentity::Id(_) => Ok(self.resolve_identity(idn)?.map(|c| c.id)),
         }
@@ -241,7 +268,17 @@ impl<'c> WriteCtx<'c> {
                 "Subject and object cannot be the same: a \"{p}\" self-loop is not allowed"
             )));
         }
-        let existing = store::prop_by_spo(self.conn, s, p, o)?;
+        // a concept this statement created has only the links it made here
+        let existing =
+            if self.fresh.borrow().contains_key(&s) || self.fresh.borrow().contains_key(&o) {
+                let made = self.links.borrow().get(&(s, p.to_string(), o)).copied();
+                match made {
+                    Some(id) => store::prop_by_id(self.conn, id)?,
+                    None => None,
+                }
+            } else {
+                store::prop_by_spo(self.conn, s, p, o)?
+            };
         self.check_version(
             expect,
             existing.as_ref().map(|x| x.version),
@@ -254,7 +291,7 @@ impl<'c> WriteCtx<'c> {
                 let na = shallow(&x.attributes, attrs);
                 let nm = shallow(&x.metadata, meta);
                 if na != x.attributes || nm != x.metadata {
-                    if !self.system && prop_is_protected(self.conn, s)? {
+                    if !self.system && self.anchors_protected(s)? {
                         return Err(KipError::immutable(format!(
                             "proposition {} anchors a protected definition",
                             x.kip_id()
@@ -265,12 +302,14 @@ impl<'c> WriteCtx<'c> {
                 Ok(x.id)
             }
             None => {
-                if !self.system && prop_is_protected(self.conn, s)? {
+                if !self.system && self.anchors_protected(s)? {
                     return Err(KipError::immutable(
                         "cannot add propositions to a protected definition",
                     ));
                 }
-                store::insert_prop(self.conn, &self.ids, s, p, o, attrs, meta)
+                let id = store::insert_prop(self.conn, &self.ids, s, p, o, attrs, meta)?;
+                self.links.borrow_mut().insert((s, p.to_string(), o), id);
+                Ok(id)
             }
         }
     }
@@ -417,7 +456,12 @@ impl<'c> WriteCtx<'c> {
                         "{ty}:{name} is a protected definition"
                     )));
                 }
-                store::insert_concept(self.conn, &self.ids, &ty, &name, attrs, &meta)?
+                let id = store::insert_concept(self.conn, &self.ids, &ty, &name, attrs, &meta)?;
+                self.fresh.borrow_mut().insert(id, protected);
+                self.named
+                    .borrow_mut()
+                    .insert((ty.clone(), name.clone()), id);
+                id
             }
         };
         if let Some(h) = &c.handle {
@@ -754,6 +798,15 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
     planner::check_bounded(&st.where_, st.limit.is_some())?;
     let ids = match_targets(conn, &st.where_, &st.target, st.limit)?;
     let matched = ids.len();
+    if ids.len() > 1
+        && st
+            .set_attributes
+            .iter()
+            .chain(st.set_metadata.iter())
+            .all(|(_, v)| matches!(v, UpdateValue::Json(_)))
+    {
+        return update_literals(conn, st, &ids);
+    }
     let mut updated = 0;
     for id in ids {
         let Some(el) = store::element(conn, id)? else {
@@ -806,6 +859,96 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
         }
     }
     Ok(json!({ "updated": updated, "matched": matched }))
+}
+
+/// `UPDATE` whose values are all literals: one statement per table sets
+/// them on every target, with the same checks and results as one by one.
+fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult<Value> {
+    let id_list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    // protected definitions, and the system actors' directives
+    let mut protected = conn.prepare_cached(
+        "SELECT c.type, c.name, p.id, p.predicate FROM json_each(?1) t \
+         LEFT JOIN propositions p ON p.id = t.value \
+         JOIN concepts c ON c.id = COALESCE(p.subject, t.value) \
+         WHERE (c.type, c.name) IN (VALUES ('$ConceptType', '$ConceptType'), ('$ConceptType', '$PropositionType'), \
+                ('$ConceptType', 'Domain'), ('$PropositionType', 'belongs_to_domain'), ('Domain', 'CoreSchema'), \
+                ('Person', '$self'), ('Person', '$system')) \
+         ORDER BY t.key LIMIT 64",
+    )?;
+    let hits = protected
+        .query_map([&id_list], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (ty, name, prop, pred) in hits {
+        match (prop, pred) {
+            (Some(pid), Some(pred)) if is_protected_concept(&ty, &name) => {
+                return Err(KipError::immutable(format!(
+                    "proposition {} anchors a protected definition",
+                    ids::prop_id(pid, &pred)
+                )));
+            }
+            (None, _) if is_protected_concept(&ty, &name) => {
+                return Err(KipError::immutable(format!(
+                    "{ty}:{name} is a protected definition"
+                )));
+            }
+            (None, _)
+                if is_system_actor(&ty, &name)
+                    && st
+                        .set_attributes
+                        .iter()
+                        .any(|(k, _)| k == "core_directives") =>
+            {
+                return Err(KipError::immutable(format!(
+                    "core_directives of {name} are protected"
+                )));
+            }
+            _ => {}
+        }
+    }
+    let set = |column: &str, sets: &[(String, UpdateValue)], params: &mut Vec<String>| -> String {
+        if sets.is_empty() {
+            return column.to_string();
+        }
+        let mut e = format!("json_set({column}");
+        for (k, v) in sets {
+            let UpdateValue::Json(j) = v else { continue };
+            params.push(format!("$.{}", Value::String(k.clone())));
+            let path = params.len() + 2;
+            params.push(j.to_string());
+            let val = params.len() + 2;
+            e.push_str(&format!(", ?{path}, json(?{val})"));
+        }
+        e.push(')');
+        e
+    };
+    let mut params: Vec<String> = Vec::new();
+    let attrs = set("attributes", &st.set_attributes, &mut params);
+    let meta = set("metadata", &st.set_metadata, &mut params);
+    if params.is_empty() {
+        return Ok(json!({ "updated": 0, "matched": ids.len() }));
+    }
+    let mut updated = 0;
+    for table in ["concepts", "propositions"] {
+        let sql = format!(
+            "UPDATE {table} SET attributes = {attrs}, metadata = {meta}, version = version + 1, updated_at = ?2 \
+             WHERE id IN (SELECT value FROM json_each(?1))"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let now = store::now();
+        let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&id_list, &now];
+        for p in &params {
+            bound.push(p);
+        }
+        updated += stmt.execute(bound.as_slice())?;
+    }
+    Ok(json!({ "updated": updated, "matched": ids.len() }))
 }
 
 // ---------------------------------------------------------------- MERGE
@@ -890,52 +1033,56 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
             )));
         }
     }
-    let (mut repointed, mut dedup) = (0, 0);
-    let mut st_links = conn.prepare_cached(
-        "SELECT id FROM propositions WHERE subject = ?1 OR object = ?1 ORDER BY id",
-    )?;
-    let links: Vec<i64> = st_links
-        .query_map([sid], |r| r.get(0))?
+    // links between the twins would become self-loops: they go
+    let loops: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT id FROM propositions WHERE (subject = ?1 OR object = ?1) \
+             AND (CASE WHEN subject = ?1 THEN ?2 ELSE subject END) = (CASE WHEN object = ?1 THEN ?2 ELSE object END) \
+             ORDER BY id",
+        )?
+        .query_map([sid, tid], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    for lid in links {
-        let Some(l) = store::prop_by_id(conn, lid)? else {
+    let mut dedup = loops.len();
+    cascade_delete(conn, &loops)?;
+    // a link the target already has: its attributes and metadata fill the
+    // target's copy's gaps, links about it move to that copy, and it goes
+    let twins: Vec<(i64, i64)> = conn
+        .prepare_cached(
+            "SELECT l.id, k.id FROM propositions l JOIN propositions k ON k.predicate = l.predicate \
+               AND k.subject = CASE WHEN l.subject = ?1 THEN ?2 ELSE l.subject END \
+               AND k.object = CASE WHEN l.object = ?1 THEN ?2 ELSE l.object END \
+             WHERE (l.subject = ?1 OR l.object = ?1) AND k.id != l.id ORDER BY l.id",
+        )?
+        .query_map([sid, tid], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (lid, kid) in twins {
+        let (Some(l), Some(keep)) = (store::prop_by_id(conn, lid)?, store::prop_by_id(conn, kid)?)
+        else {
             continue;
         };
-        let ns = if l.subject == sid { tid } else { l.subject };
-        let no = if l.object == sid { tid } else { l.object };
-        if ns == no {
-            // a link between the twins would become a self-loop
-            cascade_delete(conn, &[lid])?;
-            dedup += 1;
-            continue;
+        let mut na = keep.attributes.clone();
+        for (k, v) in &l.attributes {
+            na.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        match store::prop_by_spo(conn, ns, &l.predicate, no)? {
-            Some(keep) if keep.id != lid => {
-                let mut na = keep.attributes.clone();
-                for (k, v) in &l.attributes {
-                    na.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-                let mut nm = keep.metadata.clone();
-                for (k, v) in &l.metadata {
-                    nm.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-                if na != keep.attributes || nm != keep.metadata {
-                    store::update_prop(conn, keep.id, &na, &nm)?;
-                }
-                conn.execute("UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1", [lid, keep.id])?;
-                conn.execute("UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1", [lid, keep.id])?;
-                cascade_delete(conn, &[lid])?;
-                dedup += 1;
-            }
-            _ => {
-                conn.execute(
-                    "UPDATE propositions SET subject = ?2, object = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
-                    rusqlite::params![lid, ns, no, store::now()],
-                )?;
-                repointed += 1;
-            }
+        let mut nm = keep.metadata.clone();
+        for (k, v) in &l.metadata {
+            nm.entry(k.clone()).or_insert_with(|| v.clone());
         }
+        if na != keep.attributes || nm != keep.metadata {
+            store::update_prop(conn, keep.id, &na, &nm)?;
+        }
+        conn.execute("UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1", [lid, keep.id])?;
+        conn.execute("UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1", [lid, keep.id])?;
+        cascade_delete(conn, &[lid])?;
+        dedup += 1;
     }
+    // the rest move over in one statement
+    let repointed = conn.execute(
+        "UPDATE propositions SET subject = CASE WHEN subject = ?1 THEN ?2 ELSE subject END, \
+         object = CASE WHEN object = ?1 THEN ?2 ELSE object END, version = version + 1, updated_at = ?3 \
+         WHERE subject = ?1 OR object = ?1",
+        rusqlite::params![sid, tid, store::now()],
+    )?;
     let mut na = t.attributes.clone();
     let mut filled = 0;
     for (k, v) in &s.attributes {

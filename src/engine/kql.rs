@@ -300,20 +300,23 @@ fn cmp_nulls_last(a: &Value, b: &Value, desc: bool) -> std::cmp::Ordering {
 /// joined to a key variable through propositions' subjects and objects, or
 /// is a key variable read through an attribute or metadata path; otherwise
 /// it summarises the whole solution set and contributes a scalar.
-fn aggregate(
+/// Groups (their key values, first-appearance order), each group's
+/// aggregate values, and the aggregates that summarise everything.
+type Groups = (Vec<Vec<Value>>, Vec<Vec<Value>>, Vec<Option<Value>>);
+
+/// The general path: every solution is read, grouped by its key values,
+/// and aggregated here.
+fn group_in_memory(
     conn: &Connection,
     q: &FindQuery,
-    vars: &[String],
-    offset: u64,
-) -> KipResult<FindOutput> {
-    let mut all_vars = vars.to_vec();
-    for o in &q.order_by {
-        if !all_vars.contains(&o.path.var) {
-            all_vars.push(o.path.var.clone());
-        }
-    }
+    all_vars: &[String],
+    keys: &[&DotPath],
+    aggs: &[Aggregate],
+    grouped_agg: &dyn Fn(&Aggregate) -> bool,
+    h: &mut Hydrator<'_>,
+) -> KipResult<Groups> {
     let sel = Selection {
-        vars: all_vars.clone(),
+        vars: all_vars.to_vec(),
         order: vec![],
         limit: None,
         offset: 0,
@@ -331,6 +334,167 @@ fn aggregate(
         .enumerate()
         .map(|(i, v)| (v.as_str(), i))
         .collect();
+    // group keys in first-appearance order
+    let mut group_order: Vec<Vec<Value>> = Vec::new();
+    let mut group_index: HashMap<String, usize> = HashMap::new();
+    let mut row_group: Vec<usize> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: Vec<Value> = keys
+            .iter()
+            .map(|k| h.project(&row[vi[k.var.as_str()]], &k.path))
+            .collect::<KipResult<_>>()?;
+        let token = Value::Array(key.clone()).to_string();
+        let gi = *group_index.entry(token).or_insert_with(|| {
+            group_order.push(key);
+            group_order.len() - 1
+        });
+        row_group.push(gi);
+    }
+    if keys.is_empty() && group_order.is_empty() {
+        group_order.push(Vec::new());
+    }
+    let mut per_group: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
+    let mut scalars: Vec<Option<Value>> = Vec::new();
+    for a in aggs {
+        let v = vi[a.path.var.as_str()];
+        if grouped_agg(a) {
+            let mut seen: Vec<HashSet<Binding>> = vec![HashSet::new(); group_order.len()];
+            let mut values: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
+            for (row, &g) in rows.iter().zip(row_group.iter()) {
+                if seen[g].insert(row[v].clone()) {
+                    values[g].push(cheap_or_project(h, &row[v], a)?);
+                }
+            }
+            for (g, vals) in values.into_iter().enumerate() {
+                per_group[g].push(agg_value(a.func, a.distinct, vals));
+            }
+            scalars.push(None);
+        } else {
+            let mut seen: HashSet<Binding> = HashSet::new();
+            let mut vals = Vec::new();
+            for row in &rows {
+                if seen.insert(row[v].clone()) {
+                    vals.push(cheap_or_project(h, &row[v], a)?);
+                }
+            }
+            let s = agg_value(a.func, a.distinct, vals);
+            for g in per_group.iter_mut() {
+                g.push(s.clone());
+            }
+            scalars.push(Some(s));
+        }
+    }
+    Ok((group_order, per_group, scalars))
+}
+
+/// The common shape `FIND(?k.path…, COUNT(?v)…)`, one branch, counted by
+/// SQLite: the distinct solutions are grouped by the key variables' ids in
+/// SQL, and only one row per group comes back. Falls back (None) when two
+/// key ids share key values (the groups would merge) or the shape differs.
+fn counted_in_sql(
+    conn: &Connection,
+    q: &FindQuery,
+    all_vars: &[String],
+    keys: &[&DotPath],
+    aggs: &[Aggregate],
+    grouped_agg: &dyn Fn(&Aggregate) -> bool,
+    h: &mut Hydrator<'_>,
+) -> KipResult<Option<Groups>> {
+    let mut key_vars: Vec<&str> = Vec::new();
+    for k in keys {
+        if !key_vars.contains(&k.var.as_str()) {
+            key_vars.push(k.var.as_str());
+        }
+    }
+    let fits = !keys.is_empty()
+        && !aggs.is_empty()
+        && aggs.iter().all(|a| {
+            a.func == AggFunc::Count
+                && a.path.path.is_empty()
+                && !key_vars.contains(&a.path.var.as_str())
+                && grouped_agg(a)
+        })
+        && all_vars.len() >= key_vars.len()
+        && all_vars[..key_vars.len()]
+            .iter()
+            .zip(&key_vars)
+            .all(|(a, b)| a == b)
+        && plan::branches(&q.where_).len() == 1;
+    if !fits {
+        return Ok(None);
+    }
+    let Some(c) = Planner::new(conn).compile(&q.where_, &Selection::bare(all_vars.to_vec()))?
+    else {
+        return Ok(None);
+    };
+    let vi: HashMap<&str, usize> = all_vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.as_str(), i))
+        .collect();
+    let nk = key_vars.len();
+    let kcols: Vec<String> = (0..nk).map(|i| format!("r{i}")).collect();
+    // one counted variable and nothing else projected: the rows are
+    // distinct per (keys, variable) already when the planner says unique
+    let counts: Vec<String> = aggs
+        .iter()
+        .map(|a| {
+            let i = vi[a.path.var.as_str()];
+            if c.unique && all_vars.len() == nk + 1 {
+                format!("COUNT(r{i})")
+            } else {
+                format!("COUNT(DISTINCT r{i})")
+            }
+        })
+        .collect();
+    let sql = format!(
+        "SELECT {k}, {} FROM ({}) GROUP BY {k} ORDER BY {k}",
+        counts.join(", "),
+        c.sql,
+        k = kcols.join(", ")
+    );
+    let grouped = plan::Compiled {
+        sql,
+        params: c.params,
+        unique: true,
+    };
+    let rows = plan::run_raw(conn, &grouped, nk, aggs.len())?;
+    let mut group_order: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    let mut per_group: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    let mut seen: HashSet<String> = HashSet::with_capacity(rows.len());
+    for (bindings, counts) in rows {
+        let key: Vec<Value> = keys
+            .iter()
+            .map(|k| {
+                let idx = key_vars
+                    .iter()
+                    .position(|v| *v == k.var.as_str())
+                    .unwrap_or(0);
+                h.project(&bindings[idx], &k.path)
+            })
+            .collect::<KipResult<_>>()?;
+        if !seen.insert(Value::Array(key.clone()).to_string()) {
+            return Ok(None);
+        }
+        group_order.push(key);
+        per_group.push(counts.into_iter().map(|n| json!(n)).collect());
+    }
+    let scalars = vec![None; aggs.len()];
+    Ok(Some((group_order, per_group, scalars)))
+}
+
+fn aggregate(
+    conn: &Connection,
+    q: &FindQuery,
+    vars: &[String],
+    offset: u64,
+) -> KipResult<FindOutput> {
+    let mut all_vars = vars.to_vec();
+    for o in &q.order_by {
+        if !all_vars.contains(&o.path.var) {
+            all_vars.push(o.path.var.clone());
+        }
+    }
     let keys: Vec<&DotPath> = q
         .find
         .iter()
@@ -380,26 +544,6 @@ fn aggregate(
         }
         connected(&a.path.var)
     };
-    let mut h = Hydrator::new(conn);
-    // group keys in first-appearance order
-    let mut group_order: Vec<Vec<Value>> = Vec::new();
-    let mut group_index: HashMap<String, usize> = HashMap::new();
-    let mut row_group: Vec<usize> = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let key: Vec<Value> = keys
-            .iter()
-            .map(|k| h.project(&row[vi[k.var.as_str()]], &k.path))
-            .collect::<KipResult<_>>()?;
-        let token = Value::Array(key.clone()).to_string();
-        let gi = *group_index.entry(token).or_insert_with(|| {
-            group_order.push(key);
-            group_order.len() - 1
-        });
-        row_group.push(gi);
-    }
-    if keys.is_empty() && group_order.is_empty() {
-        group_order.push(Vec::new());
-    }
     // every aggregate the FIND or ORDER BY needs
     let mut aggs: Vec<Aggregate> = q
         .find
@@ -424,37 +568,12 @@ fn aggregate(
             }
         }
     }
-    let mut per_group: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
-    let mut scalars: Vec<Option<Value>> = Vec::new();
-    for a in &aggs {
-        let v = vi[a.path.var.as_str()];
-        if grouped_agg(a) {
-            let mut seen: Vec<HashSet<Binding>> = vec![HashSet::new(); group_order.len()];
-            let mut values: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
-            for (row, &g) in rows.iter().zip(row_group.iter()) {
-                if seen[g].insert(row[v].clone()) {
-                    values[g].push(cheap_or_project(&mut h, &row[v], a)?);
-                }
-            }
-            for (g, vals) in values.into_iter().enumerate() {
-                per_group[g].push(agg_value(a.func, a.distinct, vals));
-            }
-            scalars.push(None);
-        } else {
-            let mut seen: HashSet<Binding> = HashSet::new();
-            let mut vals = Vec::new();
-            for row in &rows {
-                if seen.insert(row[v].clone()) {
-                    vals.push(cheap_or_project(&mut h, &row[v], a)?);
-                }
-            }
-            let s = agg_value(a.func, a.distinct, vals);
-            for g in per_group.iter_mut() {
-                g.push(s.clone());
-            }
-            scalars.push(Some(s));
-        }
-    }
+    let mut h = Hydrator::new(conn);
+    let counted = counted_in_sql(conn, q, &all_vars, &keys, &aggs, &grouped_agg, &mut h)?;
+    let (group_order, per_group, scalars) = match counted {
+        Some(g) => g,
+        None => group_in_memory(conn, q, &all_vars, &keys, &aggs, &grouped_agg, &mut h)?,
+    };
     // order groups
     let mut order_idx: Vec<usize> = (0..group_order.len()).collect();
     if !q.order_by.is_empty() {

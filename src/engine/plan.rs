@@ -65,9 +65,28 @@ pub struct Selection<'q> {
     pub offset: u64,
 }
 
+impl Selection<'_> {
+    /// The distinct solutions over `vars`, in no order (for aggregates).
+    pub fn bare(vars: Vec<String>) -> Selection<'static> {
+        Selection {
+            vars,
+            order: vec![],
+            limit: None,
+            offset: usize::MAX as u64,
+        }
+    }
+
+    fn is_bare(&self) -> bool {
+        self.offset == usize::MAX as u64 && self.limit.is_none()
+    }
+}
+
 pub struct Compiled {
     pub sql: String,
     pub params: Vec<SqlValue>,
+    /// Every row is a distinct solution by construction (one table row per
+    /// projected identity), so no deduplication was needed.
+    pub unique: bool,
 }
 
 pub struct Planner<'c> {
@@ -486,6 +505,7 @@ impl<'c> Planner<'c> {
         }
         self.merged = merged;
         let mut selects = Vec::new();
+        let mut unique = false;
         for (bi, br) in brs.iter().enumerate() {
             let items = prune(br, &relevant);
             if !has_pattern(&items) {
@@ -502,6 +522,14 @@ impl<'c> Planner<'c> {
                     .unwrap_or_else(|| "NULL".into());
                 cols.push(format!("{e} AS r{i}"));
             }
+            if brs.len() == 1 {
+                let exprs: Vec<String> = sel
+                    .vars
+                    .iter()
+                    .filter_map(|v| self.lookup(v).map(|b| b.expr.clone()))
+                    .collect();
+                unique = self.rows_unique(&block, &exprs);
+            }
             cols.push(format!("{bi} AS b_"));
             for (i, (path, _)) in sel.order.iter().enumerate() {
                 let e = self.field(&path.var, &path.path)?;
@@ -517,6 +545,49 @@ impl<'c> Planner<'c> {
             return Ok(None);
         }
         let rcols: Vec<String> = (0..sel.vars.len()).map(|i| format!("r{i}")).collect();
+        let with = if self.ctes.is_empty() {
+            String::new()
+        } else {
+            format!("WITH RECURSIVE {} ", self.ctes.join(", "))
+        };
+        if sel.is_bare() {
+            // aggregates: the distinct solutions, in no particular order
+            return Ok(Some(Compiled {
+                sql: format!(
+                    "{with}SELECT {}{} FROM ({})",
+                    if unique { "" } else { "DISTINCT " },
+                    rcols.join(", "),
+                    selects.join(" UNION ALL ")
+                ),
+                params: self.params,
+                unique,
+            }));
+        }
+        if unique {
+            // one branch whose rows are distinct solutions already: no
+            // grouping pass over them, only the order (and the window)
+            let mut order_terms = Vec::new();
+            for (i, (_, desc)) in sel.order.iter().enumerate() {
+                order_terms.push(format!("(k{i} IS NULL)"));
+                order_terms.push(format!("k{i} {}", if *desc { "DESC" } else { "ASC" }));
+            }
+            order_terms.extend(rcols.iter().cloned());
+            let mut sql = format!(
+                "{with}SELECT * FROM ({}) ORDER BY {}",
+                selects.join(" UNION ALL "),
+                order_terms.join(", ")
+            );
+            if let Some(l) = sel.limit {
+                sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
+            } else if sel.offset > 0 {
+                sql.push_str(&format!(" LIMIT -1 OFFSET {}", sel.offset));
+            }
+            return Ok(Some(Compiled {
+                sql,
+                params: self.params,
+                unique,
+            }));
+        }
         let mut outer_cols = rcols.clone();
         outer_cols.push("MIN(b_) AS b_".into());
         let mut order_terms = Vec::new();
@@ -553,7 +624,41 @@ impl<'c> Planner<'c> {
         Ok(Some(Compiled {
             sql,
             params: self.params,
+            unique: false,
         }))
+    }
+
+    /// Whether each row of a block is a distinct solution over `exprs`:
+    /// every table it reads is identified by what is projected (a row's id,
+    /// or a link's subject, fixed predicate and object, unique together).
+    fn rows_unique(&self, b: &Block, exprs: &[String]) -> bool {
+        if !b.joins.is_empty() || !self.ctes.is_empty() {
+            return false;
+        }
+        let projected = |x: &str| -> bool {
+            exprs.iter().any(|e| e == x)
+                || b.conds.iter().any(|c| {
+                    exprs
+                        .iter()
+                        .any(|e| c == &format!("{x} = {e}") || c == &format!("{e} = {x}"))
+                })
+        };
+        b.from.iter().all(|f| {
+            let Some((table, alias)) = f.split_once(' ') else {
+                return false;
+            };
+            if projected(&format!("{alias}.id")) {
+                return true;
+            }
+            table == "propositions"
+                && self.alias_tables.get(alias).is_some_and(|(_, conds)| {
+                    conds
+                        .iter()
+                        .any(|c| c.starts_with(&format!("{alias}.predicate = ?")))
+                })
+                && projected(&format!("{alias}.subject"))
+                && projected(&format!("{alias}.object"))
+        })
     }
 
     /// Compiles the clauses of one block into the current (top) scope.
@@ -1282,6 +1387,38 @@ pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<B
             });
         }
         out.push(row);
+    }
+    Ok(out)
+}
+
+/// Rows of `nkeys` bindings followed by `ncounts` integers.
+pub fn run_raw(
+    conn: &Connection,
+    c: &Compiled,
+    nkeys: usize,
+    ncounts: usize,
+) -> KipResult<Vec<(Vec<Binding>, Vec<i64>)>> {
+    if std::env::var_os("SOMNUS_TRACE_SQL").is_some() {
+        eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
+    }
+    let mut st = conn.prepare_cached(&c.sql)?;
+    let n = st.parameter_count();
+    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter().take(n)))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut keys = Vec::with_capacity(nkeys);
+        for i in 0..nkeys {
+            keys.push(match r.get::<_, SqlValue>(i)? {
+                SqlValue::Integer(n) => Binding::Elem(n),
+                SqlValue::Text(s) => Binding::Pred(s),
+                _ => Binding::Null,
+            });
+        }
+        let mut counts = Vec::with_capacity(ncounts);
+        for i in 0..ncounts {
+            counts.push(r.get::<_, i64>(nkeys + i)?);
+        }
+        out.push((keys, counts));
     }
     Ok(out)
 }

@@ -103,12 +103,25 @@ pub fn search(
     let mut out = Vec::new();
     match s.kind {
         SearchKind::Concept => {
-            for (id, score) in hits(conn, s, embed, s.with_type.as_deref(), limit)? {
-                if score < threshold {
-                    continue;
-                }
-                if let Some(el) = store::element(conn, id)? {
-                    let mut v = store::element_json(conn, &el)?;
+            let found: Vec<(i64, f64)> = hits(conn, s, embed, s.with_type.as_deref(), limit)?
+                .into_iter()
+                .filter(|(_, score)| *score >= threshold)
+                .collect();
+            // the hits' elements in one statement, as KIP returns them
+            let ids = serde_json::to_string(&found.iter().map(|h| h.0).collect::<Vec<_>>())
+                .unwrap_or_else(|_| "[]".into());
+            let mut st = conn.prepare_cached(
+                "SELECT c.id, json_object('_type', 'ConceptNode', 'id', 'C:' || c.id, 'type', c.type, 'name', c.name, \
+                 'attributes', json(c.attributes), 'metadata', json_set(c.metadata, '$._version', c.version, '$._updated_at', c.updated_at)) \
+                 FROM concepts c WHERE c.id IN (SELECT value FROM json_each(?1))",
+            )?;
+            let mut texts: std::collections::HashMap<i64, String> = st
+                .query_map([ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            for (id, score) in found {
+                if let Some(t) = texts.remove(&id) {
+                    let mut v: Value = serde_json::from_str(&t)
+                        .map_err(|e| crate::kip::KipError::internal(e.to_string()))?;
                     v["metadata"]["_score"] = json!(score);
                     out.push(v);
                 }

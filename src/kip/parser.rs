@@ -18,6 +18,7 @@ pub const MAX_HOPS: u32 = 10;
 /// Parses one command text (which may hold several `UPSERT` statements) and
 /// binds its placeholders from `params`.
 pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
+    check_nesting(text)?;
     let mut pairs = KipGrammar::parse(Rule::command, text).map_err(|e| syntax_error(text, e))?;
     let command = pairs
         .next()
@@ -27,6 +28,62 @@ pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     // at the start of the command when nothing more precise is known.
     b.command(command)
         .map_err(|e| if e.line.is_none() { e.at(1, 1) } else { e })
+}
+
+/// Brackets nested deeper than this are refused before parsing (the parser
+/// recurses once per level).
+pub const MAX_NESTING: usize = 64;
+
+/// Refuses text whose brackets nest deeper than `MAX_NESTING`, naming where,
+/// in one pass that skips strings and comments.
+fn check_nesting(text: &str) -> KipResult<()> {
+    let (mut depth, mut line, mut col) = (0usize, 1usize, 0usize);
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        col += 1;
+        if c == '\n' {
+            line += 1;
+            col = 0;
+            continue;
+        }
+        if in_string {
+            match c {
+                '\\' => {
+                    chars.next();
+                    col += 1;
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '/' if chars.peek() == Some(&'/') => {
+                // a comment runs to the end of the line
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        line += 1;
+                        col = 0;
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(KipError::syntax(format!(
+                        "syntax error at line {line}, column {col}: brackets nest deeper than {MAX_NESTING} levels"
+                    ))
+                    .at(line, col));
+                }
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parses without parameters: a command whose placeholders are not supplied

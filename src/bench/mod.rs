@@ -1,9 +1,61 @@
 //! `somnus bench`: generates a memory and measures the engine on it.
 //! Every number is a median over many runs in this one process.
 
+pub mod compare;
+pub mod plot;
+#[cfg(feature = "reference")]
+pub mod reference;
+
 use crate::Nexus;
 use crate::protocol::Outcome;
 use std::time::{Duration, Instant};
+
+/// `somnus bench --compare`: runs the comparison and writes
+/// `compare.md`, `compare.json`, `compare.svg` and `compare.png` to `out`.
+pub fn compare_to_files(
+    sizes: &[usize],
+    runs: usize,
+    reference_max: usize,
+    out: &std::path::Path,
+) -> color_eyre::Result<()> {
+    use color_eyre::eyre::eyre;
+    std::fs::create_dir_all(out)?;
+    if !cfg!(feature = "reference") {
+        eprintln!(
+            "built without the `reference` feature: somnus and hand-written SQL only (cargo run --release --features reference -- bench --compare)"
+        );
+    }
+    let opts = compare::Options {
+        sizes: sizes.to_vec(),
+        runs: runs.clamp(5, 1000),
+        dir: std::env::temp_dir().join(format!("somnus-compare-{}", std::process::id())),
+        reference_max,
+        verbose: true,
+    };
+    let c = compare::run(&opts).map_err(|e| eyre!(e))?;
+    let _ = std::fs::remove_dir_all(&opts.dir);
+    let md = compare::markdown(&c);
+    std::fs::write(out.join("compare.md"), &md)?;
+    std::fs::write(out.join("compare.json"), serde_json::to_string_pretty(&c)?)?;
+    let svg = plot::svg(&c).map_err(|e| eyre!(e))?;
+    std::fs::write(out.join("compare.svg"), &svg)?;
+    std::fs::write(
+        out.join("compare.png"),
+        plot::png(&svg).map_err(|e| eyre!(e))?,
+    )?;
+    println!("{md}");
+    println!(
+        "wrote {0}/compare.md, {0}/compare.json, {0}/compare.svg, {0}/compare.png",
+        out.display()
+    );
+    if !c.mismatches.is_empty() {
+        return Err(eyre!(
+            "{} answer(s) differed between somnus and the SQL",
+            c.mismatches.len()
+        ));
+    }
+    Ok(())
+}
 
 pub struct BenchOptions {
     pub concepts: usize,

@@ -1,0 +1,135 @@
+//! The growth plot of `somnus bench --compare`: one panel per workload,
+//! median time against memory size on log-log axes, one line per side;
+//! drawn as SVG with plotters and rasterised with resvg.
+
+use super::compare::{Comparison, Side, Workload};
+use plotters::prelude::*;
+
+const COLOURS: [(Side, RGBColor); 3] = [
+    (Side::Somnus, RGBColor(0x1f, 0x8a, 0x70)),
+    (Side::Sql, RGBColor(0x44, 0x55, 0xaa)),
+    (Side::Reference, RGBColor(0xd9, 0x48, 0x2b)),
+];
+
+/// The plot as SVG text.
+pub fn svg(c: &Comparison) -> Result<String, String> {
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (1600, 1300)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (title, body) = root.split_vertically(60);
+        title
+            .draw(&Text::new(
+                "median time per operation against memory size (log-log): somnus, hand-written SQL, reference engine",
+                (20, 20),
+                ("sans-serif", 22).into_font(),
+            ))
+            .map_err(|e| e.to_string())?;
+        let panels = body.split_evenly((4, 4));
+        let (lo_n, hi_n) = (
+            *c.sizes.iter().min().unwrap_or(&1) as f64,
+            *c.sizes.iter().max().unwrap_or(&10) as f64,
+        );
+        for (w, area) in Workload::ALL.iter().zip(panels.iter()) {
+            let points = |side: Side| -> Vec<(f64, f64)> {
+                let mut v: Vec<(f64, f64)> = c
+                    .measures
+                    .iter()
+                    .filter(|m| m.workload == *w && m.side == side)
+                    .map(|m| (m.n as f64, m.median.as_secs_f64() * 1e6))
+                    .collect();
+                v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                v
+            };
+            let all: Vec<f64> = COLOURS
+                .iter()
+                .flat_map(|(s, _)| points(*s))
+                .map(|p| p.1)
+                .collect();
+            if all.is_empty() {
+                continue;
+            }
+            let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(0.1) / 2.0;
+            let hi = all.iter().copied().fold(0.0, f64::max) * 2.0;
+            let mut chart = ChartBuilder::on(area)
+                .caption(w.label(), ("sans-serif", 15))
+                .margin(8)
+                .x_label_area_size(28)
+                .y_label_area_size(60)
+                .build_cartesian_2d((lo_n / 1.5..hi_n * 1.5).log_scale(), (lo..hi).log_scale())
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc("concepts")
+                .y_desc("µs")
+                .x_label_formatter(&|x| {
+                    if *x >= 1e6 {
+                        format!("{:.0}M", x / 1e6)
+                    } else if *x >= 1e3 {
+                        format!("{:.0}k", x / 1e3)
+                    } else {
+                        format!("{x:.0}")
+                    }
+                })
+                .y_label_formatter(&|y| {
+                    if *y >= 1e6 {
+                        format!("{:.0} s", y / 1e6)
+                    } else if *y >= 1e3 {
+                        format!("{:.0} ms", y / 1e3)
+                    } else {
+                        format!("{y:.0} µs")
+                    }
+                })
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (side, colour) in COLOURS {
+                let p = points(side);
+                if p.is_empty() {
+                    continue;
+                }
+                chart
+                    .draw_series(LineSeries::new(p.clone(), colour.stroke_width(2)))
+                    .map_err(|e| e.to_string())?
+                    .label(side.name())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+                    });
+                chart
+                    .draw_series(
+                        p.iter()
+                            .map(|&(x, y)| Circle::new((x, y), 4, colour.filled())),
+                    )
+                    .map_err(|e| e.to_string())?;
+            }
+            if *w == Workload::Insert {
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.8))
+                    .border_style(BLACK.mix(0.3))
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .label_font(("sans-serif", 12))
+                    .draw()
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(buf)
+}
+
+/// The plot as PNG bytes.
+pub fn png(svg: &str) -> Result<Vec<u8>, String> {
+    let mut opt = resvg::usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("the plot has no size")?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
