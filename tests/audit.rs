@@ -210,3 +210,58 @@ fn why_explains_a_deleted_element() {
     );
     assert_eq!(h.last().map(|(_, c)| c.op.as_str()), Some("insert"));
 }
+
+/// The names SEARCH finds for `term`.
+fn found(nx: &mut Nexus, term: &str) -> Vec<String> {
+    let r = kip_as(nx, "agent", &format!(r#"SEARCH CONCEPT "{term}" LIMIT 20"#));
+    assert!(r.get("error").is_none(), "{r}");
+    r["result"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn search_follows_every_write_path_including_groups_and_rollback() {
+    let mut nx = memory();
+    assert_eq!(found(&mut nx, "ASA"), ["Aspirin"]);
+    // an alias added and one taken away
+    let r = kip_as(
+        &mut nx,
+        "agent",
+        r#"UPDATE ?d SET ATTRIBUTES { aliases: ["Bayer"] } WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(found(&mut nx, "Bayer"), ["Aspirin"]);
+    assert!(found(&mut nx, "ASA").is_empty());
+    // a deleted concept is gone from the index; its rollback brings it back
+    kip_as(
+        &mut nx,
+        "agent",
+        r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    assert!(found(&mut nx, "Bayer").is_empty());
+    let deleted = last_entry(&nx).id;
+    nx.rollback(deleted, &operator()).expect("rollback");
+    assert_eq!(found(&mut nx, "Bayer"), ["Aspirin"]);
+    // inside one group, a later command finds what an earlier one wrote,
+    // and a failed group leaves no trace in the index
+    let seen = nx
+        .atomically("test", |nx| {
+            let r = nx.kip(r#"UPSERT { CONCEPT ?w { {type: "Drug", name: "Willowbark"} } }"#);
+            assert!(matches!(r, somnus::protocol::Outcome::Ok { .. }));
+            Ok(found(nx, "Willowbark"))
+        })
+        .expect("group");
+    assert_eq!(seen, ["Willowbark"]);
+    let failed: Result<(), _> = nx.atomically("test", |nx| {
+        nx.kip(r#"UPSERT { CONCEPT ?w { {type: "Drug", name: "Meadowsweet"} } }"#);
+        assert_eq!(found(nx, "Meadowsweet"), ["Meadowsweet"]);
+        Err(somnus::kip::KipError::internal("abandon"))
+    });
+    assert!(failed.is_err());
+    assert!(found(&mut nx, "Meadowsweet").is_empty());
+    assert_eq!(found(&mut nx, "Willowbark"), ["Willowbark"]);
+}

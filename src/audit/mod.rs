@@ -76,11 +76,9 @@ pub struct Who {
 }
 
 fn next_id(conn: &Connection) -> KipResult<i64> {
-    Ok(conn.query_row(
-        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
-        [],
-        |r| r.get(0),
-    )?)
+    Ok(conn
+        .prepare_cached("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// Opens an entry and points the connection's writes at it.
@@ -94,11 +92,11 @@ pub fn begin(
 ) -> KipResult<i64> {
     let first_id = next_id(conn)?;
     // an entry's recorded changes are contiguous: writes are serialised
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9)",
-        params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id, ctx.batch()],
-    )?;
+    )?
+    .execute(params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id, ctx.batch()])?;
     let entry = conn.last_insert_rowid();
     ctx.set(entry, first_id);
     Ok(entry)
@@ -109,24 +107,19 @@ pub fn begin(
 pub fn finish(conn: &Connection, ctx: &Context, entry: i64) -> KipResult<usize> {
     ctx.clear();
     let end_id = next_id(conn)?;
-    let (first_change, first_id): (i64, i64) = conn.query_row(
-        "SELECT first_change, first_id FROM audit_log WHERE id = ?1",
-        [entry],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let recorded: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2",
-        params![first_change, entry],
-        |r| r.get(0),
-    )?;
+    let (first_change, first_id): (i64, i64) = conn
+        .prepare_cached("SELECT first_change, first_id FROM audit_log WHERE id = ?1")?
+        .query_row([entry], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let recorded: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2")?
+        .query_row(params![first_change, entry], |r| r.get(0))?;
     let n = recorded + (end_id - first_id);
     if n == 0 {
-        conn.execute("DELETE FROM audit_log WHERE id = ?1", [entry])?;
+        conn.prepare_cached("DELETE FROM audit_log WHERE id = ?1")?
+            .execute([entry])?;
     } else {
-        conn.execute(
-            "UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1",
-            params![entry, recorded, end_id],
-        )?;
+        conn.prepare_cached("UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1")?
+            .execute(params![entry, recorded, end_id])?;
     }
     Ok(n as usize)
 }

@@ -644,6 +644,8 @@ fn audited<T>(
         nx.audit_ctx().clear();
         let out = out?;
         crate::audit::finish(conn, nx.audit_ctx(), entry).map_err(|x| x.message)?;
+        // the schema's full-text upkeep, as every writer does it
+        crate::store::sync_fts(conn).map_err(|x| x.message)?;
         Ok(out)
     })();
     match &res {

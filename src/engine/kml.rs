@@ -411,6 +411,27 @@ impl<'c> WriteCtx<'c> {
         handles: &mut HashMap<String, i64>,
     ) -> KipResult<i64> {
         let meta = merged(&[stmt_meta, c.metadata.as_ref()]);
+        // A bulk UPSERT mostly creates: an ordinary named concept without a
+        // version expectation is inserted straight away, and only one that
+        // already exists takes the read-and-merge path below.
+        if let ConceptIdentity::TypeName { ty, name } = &c.identity
+            && c.expect_version.is_none()
+            && !is_protected_concept(ty, name)
+            && !is_system_actor(ty, name)
+            && self.type_defined(ty, name)?
+        {
+            let empty = Map::new();
+            let attrs = c.attributes.as_ref().unwrap_or(&empty);
+            if let Some(id) =
+                store::insert_concept_if_new(self.conn, &self.ids, ty, name, attrs, &meta)?
+            {
+                self.fresh.borrow_mut().insert(id, false);
+                self.named
+                    .borrow_mut()
+                    .insert((ty.clone(), name.clone()), id);
+                return self.concept_links(c, id, (ty, name), stmt_meta, handles);
+            }
+        }
         let existing = self.resolve_identity(&c.identity)?;
         let (ty, name) = match (&c.identity, &existing) {
             (_, Some(x)) => (x.ty.clone(), x.name.clone()),
@@ -464,6 +485,19 @@ impl<'c> WriteCtx<'c> {
                 id
             }
         };
+        self.concept_links(c, id, (&ty, &name), stmt_meta, handles)
+    }
+
+    /// A concept block's handle and its `SET PROPOSITIONS`, once the
+    /// concept `id` exists.
+    fn concept_links(
+        &self,
+        c: &ConceptBlock,
+        id: i64,
+        (ty, name): (&str, &str),
+        stmt_meta: Option<&Map<String, Value>>,
+        handles: &mut HashMap<String, i64>,
+    ) -> KipResult<i64> {
         if let Some(h) = &c.handle {
             handles.insert(h.clone(), id);
         }
@@ -546,23 +580,27 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
         return Ok(0);
     }
     let seed_json = serde_json::to_string(seeds).unwrap_or_else(|_| "[]".into());
-    conn.execute(
+    // cached statements: a MERGE or a sweep may cascade many times
+    let run = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> KipResult<usize> {
+        Ok(conn.prepare_cached(sql)?.execute(p)?)
+    };
+    run(
         "CREATE TEMP TABLE IF NOT EXISTS doomed_(id INTEGER PRIMARY KEY)",
-        [],
+        &[],
     )?;
-    conn.execute("DELETE FROM doomed_", [])?;
-    conn.execute(
+    run("DELETE FROM doomed_", &[])?;
+    run(
         "WITH RECURSIVE d(id) AS (SELECT value FROM json_each(?1) \
            UNION SELECT p.id FROM propositions p JOIN d ON p.subject = d.id \
            UNION SELECT p.id FROM propositions p JOIN d ON p.object = d.id) \
          INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d",
-        [seed_json],
+        &[&seed_json],
     )?;
-    let n = conn.execute(
+    let n = run(
         "DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)",
-        [],
+        &[],
     )?;
-    conn.execute("DELETE FROM doomed_", [])?;
+    run("DELETE FROM doomed_", &[])?;
     Ok(n)
 }
 
@@ -1055,6 +1093,7 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         )?
         .query_map([sid, tid], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
+    let mut folded = Vec::with_capacity(twins.len());
     for (lid, kid) in twins {
         let (Some(l), Some(keep)) = (store::prop_by_id(conn, lid)?, store::prop_by_id(conn, kid)?)
         else {
@@ -1071,18 +1110,28 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         if na != keep.attributes || nm != keep.metadata {
             store::update_prop(conn, keep.id, &na, &nm)?;
         }
-        conn.execute("UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1", [lid, keep.id])?;
-        conn.execute("UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1", [lid, keep.id])?;
-        cascade_delete(conn, &[lid])?;
-        dedup += 1;
+        conn.prepare_cached(
+            "UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1",
+        )?
+        .execute([lid, keep.id])?;
+        conn.prepare_cached(
+            "UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1",
+        )?
+        .execute([lid, keep.id])?;
+        folded.push(lid);
     }
+    // no kept copy is itself a folded twin (it never touches the source),
+    // so the folded ones go in one cascade
+    cascade_delete(conn, &folded)?;
+    dedup += folded.len();
     // the rest move over in one statement
-    let repointed = conn.execute(
-        "UPDATE propositions SET subject = CASE WHEN subject = ?1 THEN ?2 ELSE subject END, \
-         object = CASE WHEN object = ?1 THEN ?2 ELSE object END, version = version + 1, updated_at = ?3 \
-         WHERE subject = ?1 OR object = ?1",
-        rusqlite::params![sid, tid, store::now()],
-    )?;
+    let repointed = conn
+        .prepare_cached(
+            "UPDATE propositions SET subject = CASE WHEN subject = ?1 THEN ?2 ELSE subject END, \
+             object = CASE WHEN object = ?1 THEN ?2 ELSE object END, version = version + 1, updated_at = ?3 \
+             WHERE subject = ?1 OR object = ?1",
+        )?
+        .execute(rusqlite::params![sid, tid, store::now()])?;
     let mut na = t.attributes.clone();
     let mut filled = 0;
     for (k, v) in &s.attributes {
@@ -1137,7 +1186,8 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
     nm.insert("_merged_from".into(), Value::Array(trail));
     store::update_concept(conn, tid, &na, &nm)?;
     cascade_delete(conn, &[sid])?;
-    conn.execute("DELETE FROM concepts WHERE id = ?1", [sid])?;
+    conn.prepare_cached("DELETE FROM concepts WHERE id = ?1")?
+        .execute([sid])?;
     Ok(
         json!({ "merged": true, "links_repointed": repointed, "links_deduplicated": dedup, "attributes_filled": filled }),
     )

@@ -227,6 +227,7 @@ impl Nexus {
             })?;
         }
         crate::audit::finish(&tx, &self.audit, entry)?;
+        crate::store::sync_fts(&tx)?;
         tx.commit()?;
         Ok(())
     }
@@ -273,6 +274,7 @@ impl Nexus {
         let res = crate::audit::rollback(&tx, &self.audit, entry, who);
         self.audit.clear();
         let id = res?;
+        crate::store::sync_fts(&tx)?;
         tx.commit()?;
         Ok(id)
     }
@@ -310,9 +312,11 @@ impl Nexus {
         self.audit.clear();
         match out {
             Ok(v) => {
-                if let Err(e) = self.conn.execute_batch("COMMIT") {
+                if let Err(e) = crate::store::sync_fts(&self.conn)
+                    .and_then(|()| Ok(self.conn.execute_batch("COMMIT")?))
+                {
                     let _ = self.conn.execute_batch("ROLLBACK");
-                    return Err(e.into());
+                    return Err(e);
                 }
                 self.refresh_statistics();
                 Ok(v)
@@ -662,6 +666,12 @@ impl Nexus {
             .unwrap_or(0) as u64;
         if changes.saturating_sub(self.analyzed_at) > 2_000.max(rows / 10) {
             let _ = self.conn.execute_batch("ANALYZE");
+            // Each write command adds one full-text segment; folding them
+            // together (a bounded amount of work) keeps SEARCH from
+            // probing a growing pile of small segments.
+            let _ = self
+                .conn
+                .execute_batch("INSERT INTO concept_fts(concept_fts, rank) VALUES('merge', -4000)");
             self.analyzed_at = changes;
         }
     }
@@ -698,9 +708,9 @@ impl Nexus {
             )
             .with_hint("Use execute_kip for KML commands (UPSERT, UPDATE, MERGE, DELETE)."));
         }
-        if readonly {
-            self.conn.execute_batch("PRAGMA query_only = 1")?;
-        }
+        // A read runs in a transaction that is always rolled back, so
+        // nothing it could touch survives it. (No `PRAGMA query_only`
+        // toggle: a flag pragma expires every prepared statement.)
         if let Command::Search(s) = cmd
             && search::effective_mode(s, self.embedder.as_ref())
                 != crate::kip::ast::SearchMode::Keyword
@@ -721,7 +731,7 @@ impl Nexus {
                 // a few bounded retries ride out a long commit elsewhere.
                 let mut attempt = 0;
                 let tx = loop {
-                    match self.conn.transaction_with_behavior(behavior) {
+                    match Tx::begin(&self.conn, behavior) {
                         Ok(tx) => break tx,
                         Err(rusqlite::Error::SqliteFailure(e, _))
                             if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
@@ -734,7 +744,7 @@ impl Nexus {
                 };
                 let entry = if cmd.is_write() && !dry_run {
                     Some(crate::audit::begin(
-                        &tx,
+                        tx.conn,
                         &self.audit,
                         who,
                         text,
@@ -744,15 +754,16 @@ impl Nexus {
                 } else {
                     None
                 };
-                let out = dispatch(&tx, cmd, dry_run, self.embedder.as_ref());
+                let out = dispatch(tx.conn, cmd, dry_run, self.embedder.as_ref());
                 self.audit.clear();
                 let out = out?;
                 if let Some(e) = entry {
-                    crate::audit::finish(&tx, &self.audit, e)?;
+                    crate::audit::finish(tx.conn, &self.audit, e)?;
                 }
                 if dry_run || !cmd.is_write() {
                     tx.rollback()?;
                 } else {
+                    crate::store::sync_fts(tx.conn)?;
                     tx.commit()?;
                 }
                 Ok(out)
@@ -773,9 +784,6 @@ impl Nexus {
                 e
             }
         });
-        if readonly {
-            let _ = self.conn.execute_batch("PRAGMA query_only = 0");
-        }
         if res.is_ok() && cmd.is_write() && !dry_run && !self.in_group {
             self.refresh_statistics();
         }
@@ -821,6 +829,49 @@ impl Nexus {
         };
         self.conn.execute_batch(end)?;
         res
+    }
+}
+
+/// One command's transaction, on cached `BEGIN`/`COMMIT`/`ROLLBACK`
+/// statements (rusqlite's own transaction re-parses them on every call,
+/// a measurable share of a point read). Rolled back unless committed.
+struct Tx<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> Tx<'c> {
+    fn begin(conn: &'c Connection, behavior: TransactionBehavior) -> rusqlite::Result<Self> {
+        let sql = match behavior {
+            TransactionBehavior::Deferred => "BEGIN DEFERRED",
+            TransactionBehavior::Immediate => "BEGIN IMMEDIATE",
+            _ => "BEGIN EXCLUSIVE",
+        };
+        conn.prepare_cached(sql)?.execute([])?;
+        Ok(Tx { conn, open: true })
+    }
+
+    fn commit(mut self) -> rusqlite::Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        self.open = false;
+        Ok(())
+    }
+
+    fn rollback(mut self) -> rusqlite::Result<()> {
+        self.open = false;
+        self.conn.prepare_cached("ROLLBACK")?.execute([])?;
+        Ok(())
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open && !self.conn.is_autocommit() {
+            let _ = self
+                .conn
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut st| st.execute([]));
+        }
     }
 }
 

@@ -89,6 +89,9 @@ pub struct Compiled {
     pub unique: bool,
 }
 
+/// An identity matcher's (id, type, name).
+type MatcherKey = (Option<String>, Option<String>, Option<String>);
+
 pub struct Planner<'c> {
     conn: &'c Connection,
     params: Vec<SqlValue>,
@@ -100,6 +103,9 @@ pub struct Planner<'c> {
     alias_tables: HashMap<String, (&'static str, Vec<String>)>,
     /// Whether identity matchers that name nothing raise KIP_3002.
     strict: bool,
+    /// Identity matchers already resolved (grounding checks them, then
+    /// compiling uses their ids).
+    resolved: std::cell::RefCell<HashMap<MatcherKey, Option<i64>>>,
 }
 
 fn items_vars(items: &[WhereItem], out: &mut HashSet<String>) {
@@ -365,6 +371,7 @@ impl<'c> Planner<'c> {
             merged: HashSet::new(),
             alias_tables: HashMap::new(),
             strict: true,
+            resolved: Default::default(),
         }
     }
 
@@ -447,6 +454,16 @@ impl<'c> Planner<'c> {
     }
 
     pub fn resolve_matcher(&self, m: &ConceptMatcher) -> KipResult<Option<i64>> {
+        let key = (m.id.clone(), m.ty.clone(), m.name.clone());
+        if let Some(hit) = self.resolved.borrow().get(&key) {
+            return Ok(*hit);
+        }
+        let found = self.resolve_matcher_uncached(m)?;
+        self.resolved.borrow_mut().insert(key, found);
+        Ok(found)
+    }
+
+    fn resolve_matcher_uncached(&self, m: &ConceptMatcher) -> KipResult<Option<i64>> {
         if let Some(id) = &m.id {
             let Some(n) = ids::parse_concept_id(id) else {
                 return Ok(None);

@@ -39,6 +39,9 @@ pub fn concept_hits(
     let Some(q) = fts_query(term) else {
         return Ok(vec![]);
     };
+    // concepts changed earlier in this transaction (a group's earlier
+    // command) are indexed first
+    store::sync_fts_for_read(conn)?;
     let mut st = conn.prepare_cached(
         "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0), c.name FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid \
          WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) LIMIT ?3",

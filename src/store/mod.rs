@@ -273,7 +273,80 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sleep_notes_element ON sleep_notes(element);
     CREATE INDEX sleep_notes_label ON sleep_notes(label);
     "#,
+    // the full-text index is brought up to date once per command, not per
+    // row: a full-text table written inside a transaction flushes to disk
+    // at every later statement's savepoint, so per-row triggers made a bulk
+    // UPSERT write (and then merge) one tiny index segment per concept.
+    // Changed concepts wait in fts_dirty; `sync_fts` indexes them. (NOT
+    // EXISTS, not OR IGNORE: an outer statement's conflict clause would
+    // override the trigger's.)
+    r#"
+    CREATE TABLE fts_dirty (id INTEGER PRIMARY KEY);
+    DROP TRIGGER concepts_fts_ai;
+    DROP TRIGGER concepts_fts_ad;
+    DROP TRIGGER concepts_fts_au;
+    CREATE TRIGGER concepts_fts_ai AFTER INSERT ON concepts BEGIN
+        INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
+    END;
+    CREATE TRIGGER concepts_fts_ad AFTER DELETE ON concepts BEGIN
+        INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
+    END;
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF id, name, attributes ON concepts BEGIN
+        INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
+        INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
+    END;
+    "#,
 ];
+
+/// Brings the full-text index up to date with the concepts changed since
+/// the last call (see the `fts_dirty` migration). Every write command ends
+/// with it and every SEARCH starts with it.
+pub fn sync_fts(conn: &Connection) -> KipResult<()> {
+    Ok(sync_fts_raw(conn)?)
+}
+
+/// `sync_fts` for a reader: one that cannot write here (the write lock is
+/// taken, or the file is read-only) searches the index as the last commit
+/// left it.
+pub fn sync_fts_for_read(conn: &Connection) -> KipResult<()> {
+    match sync_fts_raw(conn) {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy
+                    | rusqlite::ErrorCode::DatabaseLocked
+                    | rusqlite::ErrorCode::ReadOnly
+            ) =>
+        {
+            Ok(())
+        }
+        other => Ok(other?),
+    }
+}
+
+fn sync_fts_raw(conn: &Connection) -> rusqlite::Result<()> {
+    let pending: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM fts_dirty)")?
+        .query_row([], |r| r.get(0))?;
+    if !pending {
+        return Ok(());
+    }
+    conn.prepare_cached("DELETE FROM concept_fts WHERE rowid IN (SELECT id FROM fts_dirty)")?
+        .execute([])?;
+    // CROSS JOIN keeps the (small) queue as the outer loop
+    conn.prepare_cached(
+        "INSERT INTO concept_fts(rowid, name, aliases, description, body) \
+         SELECT c.id, c.name, \
+             (SELECT group_concat(value, ' ') FROM json_each(c.attributes, '$.aliases')), \
+             json_extract(c.attributes, '$.description'), \
+             concat_ws(' ', json_extract(c.attributes, '$.content_summary'), json_extract(c.attributes, '$.summary'), \
+                       json_extract(c.attributes, '$.title'), json_extract(c.attributes, '$.content')) \
+         FROM fts_dirty d CROSS JOIN concepts c ON c.id = d.id",
+    )?
+    .execute([])?;
+    conn.prepare_cached("DELETE FROM fts_dirty")?.execute([])?;
+    Ok(())
+}
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -293,6 +366,18 @@ pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
     // (a sleep cycle between phases) lets the waiting ones in, where
     // SQLite's default back-off would poll too rarely to notice.
     conn.busy_handler(Some(wait_for_lock))?;
+    // Plans never depend on bound values (the query planner stability
+    // guarantee). Without it, a cached statement whose parameter meets an
+    // indexed column, a LIMIT or a full-text scan is re-prepared on every
+    // call once statistics exist: a one-hop read would pay a full
+    // re-prepare each time.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    // The planner's statement shapes, the store's lookups and the audit
+    // trail's statements all stay prepared.
+    conn.set_prepared_statement_cache_capacity(256);
     // WAL for files; in-memory databases keep their own journal.
     let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     // Page cache in KiB (`SOMNUS_CACHE_KB`, default 256 MiB; SQLite only takes
@@ -318,6 +403,11 @@ pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
         tx.commit()?;
     }
     Ok(version == 0)
+}
+
+/// An object as stored JSON text (serialised in place, no copy).
+fn obj_text(m: &Map<String, Value>) -> String {
+    serde_json::to_string(m).unwrap_or_else(|_| "{}".into())
 }
 
 pub fn now() -> String {
@@ -537,16 +627,48 @@ impl IdAllocator {
         Ok(id)
     }
 
+    /// Gives back `id` when it was the last one handed out and went unused.
+    pub fn release(&self, id: i64) {
+        if self.next.get() == Some(id + 1) {
+            self.next.set(Some(id));
+        }
+    }
+
     /// Persists the counter; call before the transaction commits.
     pub fn flush(&self, conn: &Connection) -> KipResult<()> {
         if let Some(n) = self.next.get() {
-            conn.execute(
-                "UPDATE meta SET value = ?1 WHERE key = 'next_id'",
-                [n.to_string()],
-            )?;
+            conn.prepare_cached("UPDATE meta SET value = ?1 WHERE key = 'next_id'")?
+                .execute([n.to_string()])?;
         }
         Ok(())
     }
+}
+
+/// Inserts a concept unless one with its type and name exists; returns the
+/// new id, or `None` (nothing written) when it exists.
+pub fn insert_concept_if_new(
+    conn: &Connection,
+    ids: &IdAllocator,
+    ty: &str,
+    name: &str,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<Option<i64>> {
+    let id = ids.alloc(conn)?;
+    let mut st = conn.prepare_cached(
+        "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) \
+         ON CONFLICT(type, name) DO NOTHING RETURNING id",
+    )?;
+    let made: Option<i64> = st
+        .query_row(
+            params![id, ty, name, obj_text(attrs), obj_text(meta), now()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if made.is_none() {
+        ids.release(id);
+    }
+    Ok(made)
 }
 
 pub fn insert_concept(
@@ -565,8 +687,8 @@ pub fn insert_concept(
         id,
         ty,
         name,
-        Value::Object(attrs.clone()).to_string(),
-        Value::Object(meta.clone()).to_string(),
+        obj_text(attrs),
+        obj_text(meta),
         now()
     ])?;
     Ok(id)
@@ -581,12 +703,7 @@ pub fn update_concept(
     let mut st = conn.prepare_cached(
         "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
     )?;
-    st.execute(params![
-        id,
-        Value::Object(attrs.clone()).to_string(),
-        Value::Object(meta.clone()).to_string(),
-        now()
-    ])?;
+    st.execute(params![id, obj_text(attrs), obj_text(meta), now()])?;
     Ok(())
 }
 
@@ -603,15 +720,7 @@ pub fn insert_prop(
     let mut st = conn.prepare_cached(
         "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
     )?;
-    st.execute(params![
-        id,
-        s,
-        p,
-        o,
-        Value::Object(attrs.clone()).to_string(),
-        Value::Object(meta.clone()).to_string(),
-        now()
-    ])?;
+    st.execute(params![id, s, p, o, obj_text(attrs), obj_text(meta), now()])?;
     Ok(id)
 }
 
@@ -624,11 +733,6 @@ pub fn update_prop(
     let mut st = conn.prepare_cached(
         "UPDATE propositions SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
     )?;
-    st.execute(params![
-        id,
-        Value::Object(attrs.clone()).to_string(),
-        Value::Object(meta.clone()).to_string(),
-        now()
-    ])?;
+    st.execute(params![id, obj_text(attrs), obj_text(meta), now()])?;
     Ok(())
 }
