@@ -42,6 +42,8 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
 pub struct Hydrator<'c> {
     conn: &'c Connection,
     cache: HashMap<i64, Option<std::rc::Rc<Value>>>,
+    /// A concept's (type, name), for projections that need nothing else.
+    labels: HashMap<i64, Option<(String, String)>>,
 }
 
 impl<'c> Hydrator<'c> {
@@ -49,7 +51,21 @@ impl<'c> Hydrator<'c> {
         Hydrator {
             conn,
             cache: HashMap::new(),
+            labels: HashMap::new(),
         }
+    }
+
+    /// `?x.name` or `?x.type` of a concept, read without its attributes.
+    fn label(&mut self, id: i64, seg: &str) -> KipResult<Option<Value>> {
+        let hit = match self.labels.get(&id) {
+            Some(l) => l.clone(),
+            None => {
+                let l = store::concept_label(self.conn, id)?;
+                self.labels.insert(id, l.clone());
+                l
+            }
+        };
+        Ok(hit.map(|(ty, name)| json!(if seg == "name" { name } else { ty })))
     }
 
     pub fn element(&mut self, id: i64) -> KipResult<Option<std::rc::Rc<Value>>> {
@@ -74,6 +90,13 @@ impl<'c> Hydrator<'c> {
                 Value::Null
             }),
             Binding::Elem(id) => {
+                if let [seg] = path
+                    && (seg == "name" || seg == "type")
+                    && !self.cache.contains_key(id)
+                    && let Some(v) = self.label(*id, seg)?
+                {
+                    return Ok(v);
+                }
                 let Some(el) = self.element(*id)? else {
                     return Ok(Value::Null);
                 };

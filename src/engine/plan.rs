@@ -1099,6 +1099,77 @@ impl<'c> Planner<'c> {
             (Some(_), Some(_)) => is_const(s) || !is_const(o),
         };
         let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::Const(None));
+        let h = self.alias("h");
+        if let Anchor::Const(Some(id)) = anchor {
+            // One grounded start: the walk is a recursive CTE inside the
+            // statement itself. (n, d) pairs are distinct, so a cycle ends
+            // at the depth limit.
+            let (from, to) = if forward {
+                ("subject", "object")
+            } else {
+                ("object", "subject")
+            };
+            let a = self.p(SqlValue::Integer(id));
+            let pp = self.p(SqlValue::Text(pred.to_string()));
+            if min == max && (1..=UNROLLED_HOPS).contains(&max) {
+                // an exact hop count: a chain of joins, as one would write
+                // it by hand (walks of exactly that length, like the
+                // recursion below)
+                let mut sql = format!(
+                    "{h}_v(start, node) AS (SELECT DISTINCT {a}, {h}_p{max}.{to} FROM propositions {h}_p1"
+                );
+                for i in 2..=max {
+                    sql.push_str(&format!(
+                        " JOIN propositions {h}_p{i} ON {h}_p{i}.{from} = {h}_p{prev}.{to} AND {h}_p{i}.predicate = {pp}",
+                        prev = i - 1
+                    ));
+                }
+                sql.push_str(&format!(
+                    " WHERE {h}_p1.{from} = {a} AND {h}_p1.predicate = {pp})"
+                ));
+                self.ctes.push(sql);
+                b.from.push(format!("{h}_v {h}"));
+                let (s_slot, o_slot) = if forward {
+                    (format!("{h}.start"), format!("{h}.node"))
+                } else {
+                    (format!("{h}.node"), format!("{h}.start"))
+                };
+                self.endpoint(s, &s_slot, b)?;
+                self.endpoint(o, &o_slot, b)?;
+                return Ok(format!("{h}.start"));
+            }
+            self.ctes.push(format!(
+                "{h}_w(n, d) AS (SELECT {a}, 0 UNION SELECT p.{to}, w.d + 1 FROM {h}_w w \
+                 JOIN propositions p ON p.{from} = w.n AND p.predicate = {pp} WHERE w.d < {max})"
+            ));
+            self.ctes.push(format!(
+                "{h}_v(start, node) AS (SELECT DISTINCT {a}, n FROM {h}_w WHERE d >= {min})"
+            ));
+        } else {
+            self.walked(anchor, &h, pred, forward, min, max)?;
+        }
+        b.from.push(format!("{h}_v {h}"));
+        let (s_slot, o_slot) = if forward {
+            (format!("{h}.start"), format!("{h}.node"))
+        } else {
+            (format!("{h}.node"), format!("{h}.start"))
+        };
+        self.endpoint(s, &s_slot, b)?;
+        self.endpoint(o, &o_slot, b)?;
+        Ok(format!("{h}.start"))
+    }
+
+    /// The pairs a walk from several starts reaches, computed by `walk`
+    /// and handed to the statement as a CTE named `{h}_v`.
+    fn walked(
+        &mut self,
+        anchor: Anchor,
+        h: &str,
+        pred: &str,
+        forward: bool,
+        min: u32,
+        max: u32,
+    ) -> KipResult<()> {
         let anchors: Vec<i64> = match anchor {
             Anchor::Const(Some(id)) => vec![id],
             Anchor::Const(None) => vec![],
@@ -1130,22 +1201,13 @@ impl<'c> Planner<'c> {
             }
         };
         let pairs = walk(self.conn, &anchors, pred, forward, min, max)?;
-        let h = self.alias("h");
         let jp = self.p(SqlValue::Text(
             serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()),
         ));
         self.ctes.push(format!(
             "{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"
         ));
-        b.from.push(format!("{h}_v {h}"));
-        let (s_slot, o_slot) = if forward {
-            (format!("{h}.start"), format!("{h}.node"))
-        } else {
-            (format!("{h}.node"), format!("{h}.start"))
-        };
-        self.endpoint(s, &s_slot, b)?;
-        self.endpoint(o, &o_slot, b)?;
-        Ok(format!("{h}.start"))
+        Ok(())
     }
 
     // ---------------------------------------------------------- expressions
@@ -1310,6 +1372,9 @@ enum Anchor {
 /// Pairs of hop results above this are refused (`KIP_4002`).
 pub const MAX_HOP_PAIRS: usize = 2_000_000;
 
+/// Exact hop counts up to this are compiled as a chain of joins.
+const UNROLLED_HOPS: u32 = 8;
+
 /// Breadth-first walk along one predicate from every anchor: the pairs
 /// (anchor, node) where node is reachable in exactly d steps for some d in
 /// [min, max] (walks, so a node reachable at depth 1 and 3 counts for both).
@@ -1385,8 +1450,15 @@ fn render_block(b: &Block) -> String {
 }
 
 /// Runs a compiled query, returning one binding row per distinct solution.
+/// Whether `SOMNUS_TRACE_SQL` asks for each statement on standard error
+/// (read once).
+fn trace_sql() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("SOMNUS_TRACE_SQL").is_some())
+}
+
 pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
-    if std::env::var_os("SOMNUS_TRACE_SQL").is_some() {
+    if trace_sql() {
         eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
     }
     let mut st = conn.prepare_cached(&c.sql)?;
@@ -1415,7 +1487,7 @@ pub fn run_raw(
     nkeys: usize,
     ncounts: usize,
 ) -> KipResult<Vec<(Vec<Binding>, Vec<i64>)>> {
-    if std::env::var_os("SOMNUS_TRACE_SQL").is_some() {
+    if trace_sql() {
         eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
     }
     let mut st = conn.prepare_cached(&c.sql)?;

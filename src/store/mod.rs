@@ -277,7 +277,8 @@ const MIGRATIONS: &[&str] = &[
     // row: a full-text table written inside a transaction flushes to disk
     // at every later statement's savepoint, so per-row triggers made a bulk
     // UPSERT write (and then merge) one tiny index segment per concept.
-    // Changed concepts wait in fts_dirty; `sync_fts` indexes them. (NOT
+    // Concepts whose indexed text changed wait in fts_dirty; `sync_fts`
+    // indexes them. (NOT
     // EXISTS, not OR IGNORE: an outer statement's conflict clause would
     // override the trigger's.)
     r#"
@@ -291,7 +292,15 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER concepts_fts_ad AFTER DELETE ON concepts BEGIN
         INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
     END;
-    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF id, name, attributes ON concepts BEGIN
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF id, name, attributes ON concepts
+    WHEN old.id IS NOT new.id OR old.name IS NOT new.name
+      OR json_extract(old.attributes, '$.aliases') IS NOT json_extract(new.attributes, '$.aliases')
+      OR json_extract(old.attributes, '$.description') IS NOT json_extract(new.attributes, '$.description')
+      OR json_extract(old.attributes, '$.content_summary') IS NOT json_extract(new.attributes, '$.content_summary')
+      OR json_extract(old.attributes, '$.summary') IS NOT json_extract(new.attributes, '$.summary')
+      OR json_extract(old.attributes, '$.title') IS NOT json_extract(new.attributes, '$.title')
+      OR json_extract(old.attributes, '$.content') IS NOT json_extract(new.attributes, '$.content')
+    BEGIN
         INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
         INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
     END;
@@ -537,6 +546,14 @@ pub fn concept_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResul
         "SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"
     ))?;
     Ok(st.query_row(params![ty, name], concept_row).optional()?)
+}
+
+/// A concept's type and name; `None` when `id` is not a concept.
+pub fn concept_label(conn: &Connection, id: i64) -> KipResult<Option<(String, String)>> {
+    let mut st = conn.prepare_cached("SELECT type, name FROM concepts WHERE id = ?1")?;
+    Ok(st
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
 }
 
 pub fn concept_id_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<i64>> {
