@@ -177,6 +177,9 @@ pub enum Cmd {
         /// With --compare: where the Markdown table, the JSON and the plot (SVG, PNG) go
         #[arg(long, default_value = "bench")]
         out: std::path::PathBuf,
+        /// With --compare: draw the table and the plot again from a recorded compare.json instead of measuring
+        #[arg(long, requires = "compare")]
+        from: Option<std::path::PathBuf>,
     },
     /// The audit trail: every change to the memory, who made it and why
     Audit {
@@ -464,9 +467,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             reference_max,
             out,
             runs,
+            from,
             ..
         }) => {
-            crate::bench::compare_to_files(&sizes, runs, reference_max, &out)?;
+            match from {
+                Some(f) => crate::bench::rerender(&f, &out)?,
+                None => crate::bench::compare_to_files(&sizes, runs, reference_max, &out)?,
+            }
             Ok(0)
         }
         Some(Cmd::Bench {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
 /// The engines measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Side {
     Somnus,
     Reference,
@@ -219,7 +219,7 @@ fn setup_text(w: Workload, shape: Shape, side: Side, i: usize) -> Option<String>
 pub const MERGE_LINKS: usize = 1_000;
 pub const HUB_LINKS: usize = 1_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Workload {
     Insert,
     Lookup,
@@ -307,7 +307,8 @@ impl Workload {
     fn runs(self, shape: Shape, budget: usize) -> usize {
         match self {
             Workload::UpdateLarge => 3,
-            Workload::Insert | Workload::Merge | Workload::Delete => 7.min(budget),
+            Workload::Insert => 15.min(budget),
+            Workload::Merge | Workload::Delete => 7.min(budget),
             Workload::GroupCount | Workload::Scan | Workload::AntiJoin | Workload::TopK
                 if shape.n >= 100_000 =>
             {
@@ -319,7 +320,7 @@ impl Workload {
 }
 
 /// One measurement: a workload on one side at one size.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Measure {
     pub workload: Workload,
     pub side: Side,
@@ -331,7 +332,7 @@ pub struct Measure {
 }
 
 /// What a comparison produced.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Comparison {
     pub sizes: Vec<usize>,
     pub measures: Vec<Measure>,
@@ -455,11 +456,16 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
             if reference.is_some() {
                 sides.push(Side::Reference);
             }
-            // the first answers, compared before anything is timed
+            // the first run's answers, compared afterwards
             let mut first: Vec<(Side, String)> = Vec::new();
-            for side in sides {
-                let mut times = Vec::with_capacity(runs);
-                for (i, &k) in ks.iter().enumerate().take(runs) {
+            let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); sides.len()];
+            // Run i goes to every side in turn, and the side that goes first
+            // rotates: no side finds the pages of its picks warmed by the
+            // others more often than they find its own.
+            for (i, &k) in ks.iter().enumerate().take(runs) {
+                for j in 0..sides.len() {
+                    let slot = (i + j) % sides.len();
+                    let side = sides[slot];
                     if let Some(s) = setup_text(w, shape, side, i) {
                         match (side, reference.as_mut()) {
                             (Side::Reference, Some(r)) => {
@@ -480,12 +486,23 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
                             return Err("the reference engine is not running".into());
                         }
                     };
-                    times.push(started.elapsed());
+                    times[slot].push(started.elapsed());
                     if i == 0 {
+                        if std::env::var_os("SOMNUS_BENCH_ANSWERS").is_some() {
+                            eprintln!(
+                                "{} {:?}: {}",
+                                w.key(),
+                                side,
+                                answer.chars().take(400).collect::<String>()
+                            );
+                        }
                         first.push((side, answer));
                     }
                 }
-                let (m, lo, hi) = median(times);
+            }
+            for (slot, t) in times.into_iter().enumerate() {
+                let side = sides[slot];
+                let (m, lo, hi) = median(t);
                 if opts.verbose {
                     eprintln!("{n:>9} {:<48} {:<40} {m:>12.2?}", w.label(), side.name());
                 }
@@ -1018,8 +1035,42 @@ pub fn fmt_dur(d: Duration) -> String {
     super::fmt_dur(d)
 }
 
-/// The Markdown table: per workload and size, each side's median and the
-/// ratios that matter (reference ÷ somnus, somnus ÷ SQL).
+/// How many times faster `slow` is than `fast`, to two significant
+/// figures ("0.4×", "3.1×", "18×").
+fn times(slow: Duration, fast: Duration) -> String {
+    let x = slow.as_secs_f64() / fast.as_secs_f64().max(1e-9);
+    if x < 10.0 {
+        format!("{x:.1}×")
+    } else {
+        format!("{x:.0}×")
+    }
+}
+
+/// Against the reference engine: at least ten times faster.
+pub const REFERENCE_TARGET: f64 = 10.0;
+/// Against the hand-written SQL: within this ratio, or, when the SQL takes
+/// under `SQL_FAST`, within `SQL_SLACK` of it.
+pub const SQL_RATIO: f64 = 1.5;
+pub const SQL_FAST: Duration = Duration::from_micros(100);
+pub const SQL_SLACK: Duration = Duration::from_micros(20);
+
+/// Whether somnus's median `a` is within the target of the SQL's `q`.
+pub fn within_sql_target(a: Duration, q: Duration) -> bool {
+    if q < SQL_FAST {
+        a <= q + SQL_SLACK
+    } else {
+        a.as_secs_f64() <= SQL_RATIO * q.as_secs_f64()
+    }
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok { "✅" } else { "❌" }
+}
+
+/// The Markdown table: per workload and size, each side's median, the
+/// ratios that matter (reference ÷ somnus, somnus ÷ SQL) and whether each
+/// meets its target (10× the reference; 1.5× the SQL, or 20 µs when the
+/// SQL takes under 100 µs).
 pub fn markdown(c: &Comparison) -> String {
     let has_ref = c.measures.iter().any(|m| m.side == Side::Reference);
     let mut s = String::new();
@@ -1030,39 +1081,48 @@ pub fn markdown(c: &Comparison) -> String {
                 .iter()
                 .any(|m| m.side == Side::Reference && m.n == n);
         if with_ref {
-            s.push_str("| workload | somnus | reference | × faster than reference | SQL | somnus ÷ SQL |\n|---|---:|---:|---:|---:|---:|\n");
+            s.push_str("| workload | somnus | reference | × faster than reference (target ≥ 10×) | SQL | somnus ÷ SQL | somnus − SQL | SQL target |\n|---|---:|---:|---:|---:|---:|---:|:-:|\n");
         } else {
-            s.push_str("| workload | somnus | SQL | somnus ÷ SQL | somnus − SQL |\n|---|---:|---:|---:|---:|\n");
+            s.push_str("| workload | somnus | SQL | somnus ÷ SQL | somnus − SQL | SQL target |\n|---|---:|---:|---:|---:|:-:|\n");
         }
         for w in Workload::ALL {
             let (Some(a), Some(q)) = (c.get(w, Side::Somnus, n), c.get(w, Side::Sql, n)) else {
                 continue;
             };
             let ratio = a.median.as_secs_f64() / q.median.as_secs_f64().max(1e-9);
+            let diff = a.median.as_secs_f64() - q.median.as_secs_f64();
+            let diff = format!(
+                "{}{}",
+                if diff < 0.0 { "−" } else { "+" },
+                fmt_dur(Duration::from_secs_f64(diff.abs()))
+            );
+            let sql_ok = mark(within_sql_target(a.median, q.median));
             if with_ref {
                 let r = c.get(w, Side::Reference, n);
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.2} |\n",
+                    "| {} | {} | {} | {} | {} | {:.2} | {} | {} |\n",
                     w.label(),
                     fmt_dur(a.median),
                     r.map_or("—".into(), |r| fmt_dur(r.median)),
                     r.map_or("—".into(), |r| format!(
-                        "{:.0}×",
-                        r.median.as_secs_f64() / a.median.as_secs_f64().max(1e-9)
+                        "{} {}",
+                        times(r.median, a.median),
+                        mark(r.median.as_secs_f64() >= REFERENCE_TARGET * a.median.as_secs_f64())
                     )),
                     fmt_dur(q.median),
-                    ratio
+                    ratio,
+                    diff,
+                    sql_ok
                 ));
             } else {
-                let diff = a.median.as_secs_f64() - q.median.as_secs_f64();
                 s.push_str(&format!(
-                    "| {} | {} | {} | {:.2} | {}{} |\n",
+                    "| {} | {} | {} | {:.2} | {} | {} |\n",
                     w.label(),
                     fmt_dur(a.median),
                     fmt_dur(q.median),
                     ratio,
-                    if diff < 0.0 { "−" } else { "+" },
-                    fmt_dur(Duration::from_secs_f64(diff.abs()))
+                    diff,
+                    sql_ok
                 ));
             }
         }
@@ -1108,6 +1168,45 @@ mod tests {
         assert!(
             svg.contains("<svg") && svg.contains("MERGE of a concept"),
             "plot"
+        );
+    }
+
+    #[test]
+    fn targets_are_a_ratio_or_a_slack_for_fast_statements() {
+        let us = Duration::from_micros;
+        // under 100 µs of SQL: 20 µs of slack, whatever the ratio
+        assert!(within_sql_target(us(25), us(6)));
+        assert!(!within_sql_target(us(27), us(6)));
+        // above: 1.5 times
+        assert!(within_sql_target(us(150), us(100)));
+        assert!(!within_sql_target(us(151), us(100)));
+        assert_eq!(times(us(10), us(25)), "0.4×");
+        assert_eq!(times(us(180), us(10)), "18×");
+    }
+
+    #[test]
+    fn a_recorded_comparison_draws_the_same_table_again() {
+        let m = |side, median: u64| Measure {
+            workload: Workload::Lookup,
+            side,
+            n: 5000,
+            runs: 5,
+            median: Duration::from_micros(median),
+            min: Duration::from_micros(median),
+            max: Duration::from_micros(median),
+        };
+        let c = Comparison {
+            sizes: vec![5000],
+            measures: vec![m(Side::Somnus, 12), m(Side::Sql, 4), m(Side::Reference, 9)],
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&c).expect("json");
+        let back: Comparison = serde_json::from_str(&json).expect("reads back");
+        let table = markdown(&back);
+        assert_eq!(table, markdown(&c));
+        assert!(
+            table.contains("| point lookup by {type, name} | 12 µs | 9 µs | 0.8× ❌ | 4 µs | 3.00 | +8 µs | ✅ |"),
+            "{table}"
         );
     }
 

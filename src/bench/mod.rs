@@ -34,10 +34,27 @@ pub fn compare_to_files(
     };
     let c = compare::run(&opts).map_err(|e| eyre!(e))?;
     let _ = std::fs::remove_dir_all(&opts.dir);
-    let md = compare::markdown(&c);
+    write_comparison(&c, out)
+}
+
+/// `somnus bench --compare --from FILE`: the table and the plot again from
+/// a recorded `compare.json`, without measuring.
+pub fn rerender(from: &std::path::Path, out: &std::path::Path) -> color_eyre::Result<()> {
+    use color_eyre::eyre::WrapErr;
+    let text =
+        std::fs::read_to_string(from).wrap_err_with(|| format!("reading {}", from.display()))?;
+    let c: compare::Comparison = serde_json::from_str(&text)
+        .wrap_err_with(|| format!("{} is not a recorded comparison", from.display()))?;
+    std::fs::create_dir_all(out)?;
+    write_comparison(&c, out)
+}
+
+fn write_comparison(c: &compare::Comparison, out: &std::path::Path) -> color_eyre::Result<()> {
+    use color_eyre::eyre::eyre;
+    let md = compare::markdown(c);
     std::fs::write(out.join("compare.md"), &md)?;
-    std::fs::write(out.join("compare.json"), serde_json::to_string_pretty(&c)?)?;
-    let svg = plot::svg(&c).map_err(|e| eyre!(e))?;
+    std::fs::write(out.join("compare.json"), serde_json::to_string_pretty(c)?)?;
+    let svg = plot::svg(c).map_err(|e| eyre!(e))?;
     std::fs::write(out.join("compare.svg"), &svg)?;
     std::fs::write(
         out.join("compare.png"),

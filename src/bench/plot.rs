@@ -52,7 +52,7 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
             let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(0.1) / 2.0;
             let hi = all.iter().copied().fold(0.0, f64::max) * 2.0;
             let mut chart = ChartBuilder::on(area)
-                .caption(w.label(), ("sans-serif", 15))
+                .caption(w.label().replace(['`'], ""), ("sans-serif", 15))
                 .margin(8)
                 .x_label_area_size(28)
                 .y_label_area_size(60)
@@ -61,7 +61,7 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
             chart
                 .configure_mesh()
                 .x_desc("concepts")
-                .y_desc("µs")
+                .y_desc("median")
                 .x_label_formatter(&|x| {
                     if *x >= 1e6 {
                         format!("{:.0}M", x / 1e6)
@@ -121,7 +121,13 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
 /// The plot as PNG bytes.
 pub fn png(svg: &str) -> Result<Vec<u8>, String> {
     let mut opt = resvg::usvg::Options::default();
-    opt.fontdb_mut().load_system_fonts();
+    let db = opt.fontdb_mut();
+    db.load_system_fonts();
+    // the generic families default to Arial and friends, which a Linux
+    // machine rarely has
+    db.set_sans_serif_family("DejaVu Sans");
+    db.set_serif_family("DejaVu Serif");
+    db.set_monospace_family("DejaVu Sans Mono");
     let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| e.to_string())?;
     let size = tree.size().to_int_size();
     let mut pixmap =
