@@ -455,3 +455,40 @@ fn every_compilation_of_a_multi_hop_walk_finds_the_same_nodes() {
     assert_eq!(from_a(&mut nx, "{1,3}"), ["A", "B", "C", "D", "E"]);
     assert_eq!(from_a(&mut nx, "{0,1}"), ["A", "B"]);
 }
+
+#[test]
+fn a_repeated_command_is_read_again_against_the_memory_as_it_is_now() {
+    let mut nx = nexus();
+    let q = r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name ASC"#;
+    assert_eq!(run(&mut nx, q)["result"], json!(["Aspirin", "Ibuprofen"]));
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Codeine"} } }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    // the same text again: the command may be remembered, its answer is not
+    assert_eq!(
+        run(&mut nx, q)["result"],
+        json!(["Aspirin", "Codeine", "Ibuprofen"])
+    );
+    // the same text with other parameters gives their answer
+    let with = |v: Value| {
+        Request::command(
+            r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name ASC LIMIT :n"#,
+        )
+        .with_params(json!({ "n": v }).as_object().cloned().unwrap_or_default())
+    };
+    assert_eq!(
+        nx.execute(&with(json!(1))).to_json()["result"],
+        json!(["Aspirin"])
+    );
+    assert_eq!(
+        nx.execute(&with(json!(2))).to_json()["result"],
+        json!(["Aspirin", "Codeine"])
+    );
+    // a text that does not parse keeps failing, with its position
+    for _ in 0..2 {
+        let r = run(&mut nx, "FIND(?d.name) WHERE { ?d {type: \"Drug\"} ");
+        assert_eq!(r["error"]["code"], "KIP_1001", "{r}");
+    }
+}
