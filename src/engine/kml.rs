@@ -425,10 +425,7 @@ impl<'c> WriteCtx<'c> {
             if let Some(id) =
                 store::insert_concept_if_new(self.conn, &self.ids, ty, name, attrs, &meta)?
             {
-                self.fresh.borrow_mut().insert(id, false);
-                self.named
-                    .borrow_mut()
-                    .insert((ty.clone(), name.clone()), id);
+                self.created(id, false, ty, name);
                 return self.concept_links(c, id, (ty, name), stmt_meta, handles);
             }
         }
@@ -478,14 +475,20 @@ impl<'c> WriteCtx<'c> {
                     )));
                 }
                 let id = store::insert_concept(self.conn, &self.ids, &ty, &name, attrs, &meta)?;
-                self.fresh.borrow_mut().insert(id, protected);
-                self.named
-                    .borrow_mut()
-                    .insert((ty.clone(), name.clone()), id);
+                self.created(id, protected, &ty, &name);
                 id
             }
         };
         self.concept_links(c, id, (&ty, &name), stmt_meta, handles)
+    }
+
+    /// Remembers a concept this statement created: it has no links but the
+    /// ones made here, and its identity resolves without a read.
+    fn created(&self, id: i64, protected: bool, ty: &str, name: &str) {
+        self.fresh.borrow_mut().insert(id, protected);
+        self.named
+            .borrow_mut()
+            .insert((ty.to_string(), name.to_string()), id);
     }
 
     /// A concept block's handle and its `SET PROPOSITIONS`, once the

@@ -1128,23 +1128,15 @@ impl<'c> Planner<'c> {
                     " WHERE {h}_p1.{from} = {a} AND {h}_p1.predicate = {pp})"
                 ));
                 self.ctes.push(sql);
-                b.from.push(format!("{h}_v {h}"));
-                let (s_slot, o_slot) = if forward {
-                    (format!("{h}.start"), format!("{h}.node"))
-                } else {
-                    (format!("{h}.node"), format!("{h}.start"))
-                };
-                self.endpoint(s, &s_slot, b)?;
-                self.endpoint(o, &o_slot, b)?;
-                return Ok(format!("{h}.start"));
+            } else {
+                self.ctes.push(format!(
+                    "{h}_w(n, d) AS (SELECT {a}, 0 UNION SELECT p.{to}, w.d + 1 FROM {h}_w w \
+                     JOIN propositions p ON p.{from} = w.n AND p.predicate = {pp} WHERE w.d < {max})"
+                ));
+                self.ctes.push(format!(
+                    "{h}_v(start, node) AS (SELECT DISTINCT {a}, n FROM {h}_w WHERE d >= {min})"
+                ));
             }
-            self.ctes.push(format!(
-                "{h}_w(n, d) AS (SELECT {a}, 0 UNION SELECT p.{to}, w.d + 1 FROM {h}_w w \
-                 JOIN propositions p ON p.{from} = w.n AND p.predicate = {pp} WHERE w.d < {max})"
-            ));
-            self.ctes.push(format!(
-                "{h}_v(start, node) AS (SELECT DISTINCT {a}, n FROM {h}_w WHERE d >= {min})"
-            ));
         } else {
             self.walked(anchor, &h, pred, forward, min, max)?;
         }
@@ -1449,7 +1441,6 @@ fn render_block(b: &Block) -> String {
     s
 }
 
-/// Runs a compiled query, returning one binding row per distinct solution.
 /// Whether `SOMNUS_TRACE_SQL` asks for each statement on standard error
 /// (read once).
 fn trace_sql() -> bool {
@@ -1457,27 +1448,12 @@ fn trace_sql() -> bool {
     *TRACE.get_or_init(|| std::env::var_os("SOMNUS_TRACE_SQL").is_some())
 }
 
+/// Runs a compiled query, returning one binding row per distinct solution.
 pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
-    if trace_sql() {
-        eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
-    }
-    let mut st = conn.prepare_cached(&c.sql)?;
-    let n = st.parameter_count();
-    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter().take(n)))?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        let mut row = Vec::with_capacity(nvars);
-        for i in 0..nvars {
-            let v: rusqlite::types::Value = r.get(i)?;
-            row.push(match v {
-                SqlValue::Integer(n) => Binding::Elem(n),
-                SqlValue::Text(s) => Binding::Pred(s),
-                _ => Binding::Null,
-            });
-        }
-        out.push(row);
-    }
-    Ok(out)
+    Ok(run_raw(conn, c, nvars, 0)?
+        .into_iter()
+        .map(|(keys, _)| keys)
+        .collect())
 }
 
 /// Rows of `nkeys` bindings followed by `ncounts` integers.

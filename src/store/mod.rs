@@ -688,6 +688,7 @@ pub fn insert_concept_if_new(
     Ok(made)
 }
 
+/// Inserts a concept the caller knows is new.
 pub fn insert_concept(
     conn: &Connection,
     ids: &IdAllocator,
@@ -696,19 +697,8 @@ pub fn insert_concept(
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
-    let id = ids.alloc(conn)?;
-    let mut st = conn.prepare_cached(
-        "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
-    )?;
-    st.execute(params![
-        id,
-        ty,
-        name,
-        obj_text(attrs),
-        obj_text(meta),
-        now()
-    ])?;
-    Ok(id)
+    insert_concept_if_new(conn, ids, ty, name, attrs, meta)?
+        .ok_or_else(|| KipError::internal(format!("concept {ty}:{name} already exists")))
 }
 
 pub fn update_concept(
