@@ -466,7 +466,7 @@ fn a_repeated_command_is_read_again_against_the_memory_as_it_is_now() {
         r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Codeine"} } }"#,
     );
     assert!(r.get("error").is_none(), "{r}");
-    // the same text again: the command may be remembered, its answer is not
+    // the same text again is answered from the memory as it is now
     assert_eq!(
         run(&mut nx, q)["result"],
         json!(["Aspirin", "Codeine", "Ibuprofen"])

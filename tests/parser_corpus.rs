@@ -45,3 +45,37 @@ fn parser_agrees_with_reference_on_corpus() {
     );
     assert!(agreement >= 0.99);
 }
+
+/// The hand-written reader and the pest grammar give the same tree for every
+/// corpus command the grammar accepts, and the reader accepts nothing the
+/// grammar refuses.
+#[test]
+fn the_fast_reader_and_the_grammar_agree_on_the_corpus() {
+    use serde_json::Map;
+    use somnus::kip::{fast, parser::parse_with_grammar};
+    let text = include_str!("data/parser_verdicts.json");
+    let cases: Vec<Case> = serde_json::from_str(text).expect("corpus");
+    let none = Map::new();
+    let mut deferred = Vec::new();
+    let mut accepted = 0;
+    for c in &cases {
+        let grammar = parse_with_grammar(&c.command, &none);
+        match (fast::parse(&c.command, &none), grammar) {
+            (Some(f), Ok(g)) => {
+                assert_eq!(f, g, "trees differ for {}", c.command);
+                accepted += 1;
+            }
+            (Some(f), Err(e)) => panic!(
+                "the fast reader accepts what the grammar refuses ({}): {}\n{f:?}",
+                e.message, c.command
+            ),
+            (None, Ok(_)) => deferred.push(c.command.clone()),
+            (None, Err(_)) => {}
+        }
+    }
+    for d in &deferred {
+        eprintln!("--- deferred to the grammar:\n{d}");
+    }
+    assert!(accepted > 500, "only {accepted} read directly");
+    assert!(deferred.is_empty(), "{} commands deferred", deferred.len());
+}

@@ -57,3 +57,56 @@ proptest! {
         check(&mutated)?;
     }
 }
+
+/// Whatever the hand-written reader accepts, the pest grammar accepts with
+/// the same tree; what it defers, the grammar decides.
+fn agree(
+    text: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), TestCaseError> {
+    use somnus::kip::{fast, parser::parse_with_grammar};
+    if let Some(f) = fast::parse(text, params) {
+        match parse_with_grammar(text, params) {
+            Ok(g) => prop_assert_eq!(f, g, "trees differ for {:?}", text),
+            Err(e) => prop_assert!(
+                false,
+                "fast reader accepts what the grammar refuses ({}): {:?}",
+                e.message,
+                text
+            ),
+        }
+    }
+    Ok(())
+}
+
+fn params() -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::json!({
+        "p": "a", "n": 3, "z": 0, "f": 0.5, "neg": -1, "big": 1e300, "o": {"k": 1}, "a": [1, "x"],
+        "t": true, "nul": null, "s": "", "mode": "keyword", "re": "(", "name": "Alice", "type": "Person"
+    }) {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn fast_reader_agrees_on_mutated_corpus(idx in 0usize..855, cut in 0usize..400, insert in "(\\PC|[ {}()\\[\\],:?.!\"\\\\/\n]){0,4}", delete in 0usize..6) {
+        let cmds = corpus();
+        let cmd = &cmds[idx % cmds.len()];
+        let chars: Vec<char> = cmd.chars().collect();
+        let at = cut.min(chars.len());
+        let end = (at + delete).min(chars.len());
+        let mutated: String = chars[..at].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(chars[end..].iter()).collect();
+        agree(&mutated, &serde_json::Map::new())?;
+        agree(&mutated, &params())?;
+    }
+
+    #[test]
+    fn fast_reader_agrees_on_kip_shaped_noise(s in "(FIND|WHERE|UPSERT|CONCEPT|PROPOSITION|SET|ATTRIBUTES|PROPOSITIONS|WITH|METADATA|\\{|\\}|\\(|\\)|\\[|\\]|\\?x|\\?y|\"a\"|\"b\"\\{1,2\\}|:p|:n|:o|:a|,|FILTER|==|<|&&|\\|\\||!|IN|IS_NULL|REGEX|[0-9]+|-1\\.5e3| |\n|//c\n|\\.name|UNION|NOT|OPTIONAL|LIMIT|CURSOR|type|name|id|:|true|null|ADD|CLAMP|UPDATE|DELETE|DETACH|SEARCH|THRESHOLD|DESCRIBE|TYPES){0,40}") {
+        agree(&s, &serde_json::Map::new())?;
+        agree(&s, &params())?;
+    }
+}

@@ -126,7 +126,9 @@ fn must(o: Outcome, what: &str) -> serde_json::Value {
 
 fn fmt_dur(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
+    if us < 1.0 {
+        format!("{:.0} ns", us * 1000.0)
+    } else if us < 1000.0 {
         format!("{us:.0} µs")
     } else if us < 1e6 {
         format!("{:.2} ms", us / 1000.0)
@@ -210,6 +212,58 @@ pub fn build(nx: &mut Nexus, n: usize) -> (Duration, usize) {
     (t.elapsed(), elements)
 }
 
+/// Parsing a long UPSERT (500 concepts with attributes and a link each) and
+/// a point lookup, by the hand-written reader every command goes through and
+/// by the pest grammar that reports syntax errors.
+fn parse_rows(runs: usize) -> Vec<Row> {
+    let mut bulk = String::from("UPSERT {");
+    for j in 0..500 {
+        bulk.push_str(&format!(
+            r#" CONCEPT ?x{j} {{ {{type: "Extra", name: "x{j}"}} SET ATTRIBUTES {{ score: {j}, kind: "x" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) }} }}"#,
+            j % 20
+        ));
+    }
+    bulk.push_str(" } WITH METADATA { source: \"bench\", confidence: 0.8 }");
+    let lookup = r#"FIND(?n) WHERE { ?n {type: "Entity", name: "e123"} }"#;
+    let none = serde_json::Map::new();
+    let mut rows = Vec::new();
+    for (what, text, repeat) in [
+        ("a 500-concept UPSERT", bulk.as_str(), 1),
+        ("a point lookup", lookup, 1000),
+    ] {
+        let kb = text.len() as f64 / 1000.0;
+        let per = |d: Duration| d / repeat;
+        let (m, p) = measure(runs, |_| {
+            for _ in 0..repeat {
+                std::hint::black_box(crate::kip::parse(text, &none).ok());
+            }
+        });
+        let reader = per(m);
+        rows.push(Row::timed(
+            format!("parse {what} ({kb:.1} KB), reader"),
+            (reader, per(p)),
+            "≤ 20 ns per byte",
+            Duration::from_nanos(20 * text.len() as u64),
+        ));
+        let (m, p) = measure(runs, |_| {
+            for _ in 0..repeat {
+                std::hint::black_box(crate::kip::parser::parse_with_grammar(text, &none).ok());
+            }
+        });
+        rows.push(Row {
+            workload: format!("parse {what} ({kb:.1} KB), pest grammar"),
+            median: per(m),
+            p95: per(p),
+            target: format!(
+                "(the error path; {:.1}× the reader)",
+                per(m).as_secs_f64() / reader.as_secs_f64()
+            ),
+            ok: None,
+        });
+    }
+    rows
+}
+
 pub fn run(opts: &BenchOptions) -> Vec<Row> {
     let n = opts.concepts;
     let mut nx = match &opts.db {
@@ -219,7 +273,7 @@ pub fn run(opts: &BenchOptions) -> Vec<Row> {
         }
         None => Nexus::open_in_memory().expect("open in-memory database"),
     };
-    let mut rows = Vec::new();
+    let mut rows = parse_rows(opts.runs);
     let (elapsed, elements) = build(&mut nx, n);
     let rate = elements as f64 / elapsed.as_secs_f64();
     rows.push(Row {

@@ -16,7 +16,6 @@ use crate::protocol::{CommandItem, Method, Outcome, Request, Response};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, TransactionBehavior};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The capsules a new memory starts from, in load order.
@@ -100,14 +99,7 @@ pub struct Nexus {
     /// Called while SQLite works (every few thousand VM steps); returning
     /// true interrupts the running command (a cancelled job).
     tick: Option<Tick>,
-    /// Short commands without parameters parsed lately, by their text: an
-    /// agent, a console or a dashboard repeats its queries.
-    parsed: HashMap<String, std::sync::Arc<Command>>,
 }
-
-/// How many parsed commands `Nexus` keeps, and the longest text it keeps.
-const PARSED_KEPT: usize = 256;
-const PARSED_MAX_TEXT: usize = 4096;
 
 /// A callback SQLite runs while a command works; true interrupts it.
 pub type Tick = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
@@ -187,7 +179,6 @@ impl Nexus {
             audit,
             in_group: false,
             tick: None,
-            parsed: HashMap::new(),
         };
         if fresh {
             nx.bootstrap()?;
@@ -641,7 +632,7 @@ impl Nexus {
         dry_run: bool,
         actor: &crate::protocol::Actor,
     ) -> Outcome {
-        let cmd = match self.parse(text, params) {
+        let cmd = match kip::parse(text, params) {
             Ok(c) => c,
             Err(e) => return Outcome::Err(e),
         };
@@ -657,28 +648,6 @@ impl Nexus {
             },
             Err(e) => Outcome::Err(e),
         }
-    }
-
-    /// Parses `text`, or takes the command from the texts parsed lately
-    /// (parsing is a pure function of the text when there are no
-    /// parameters).
-    fn parse(
-        &mut self,
-        text: &str,
-        params: &Map<String, Value>,
-    ) -> KipResult<std::sync::Arc<Command>> {
-        let keep = params.is_empty() && text.len() <= PARSED_MAX_TEXT;
-        if keep && let Some(c) = self.parsed.get(text) {
-            return Ok(c.clone());
-        }
-        let cmd = std::sync::Arc::new(kip::parse(text, params)?);
-        if keep {
-            if self.parsed.len() >= PARSED_KEPT {
-                self.parsed.clear();
-            }
-            self.parsed.insert(text.to_string(), cmd.clone());
-        }
-        Ok(cmd)
     }
 
     /// Keeps the query planner's statistics current as the memory grows:

@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod error;
+pub mod fast;
 pub mod parser;
 
 pub use ast::Command;

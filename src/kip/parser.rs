@@ -18,6 +18,15 @@ pub const MAX_HOPS: u32 = 10;
 /// Parses one command text (which may hold several `UPSERT` statements) and
 /// binds its placeholders from `params`.
 pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
+    if let Some(command) = super::fast::parse(text, params) {
+        return Ok(command);
+    }
+    parse_with_grammar(text, params)
+}
+
+/// The pest parser: the authority on what the grammar accepts, and the only
+/// path that reports errors.
+pub fn parse_with_grammar(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     check_nesting(text)?;
     let mut pairs = KipGrammar::parse(Rule::command, text).map_err(|e| syntax_error(text, e))?;
     let command = pairs
