@@ -72,7 +72,11 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
                     }
                 })
                 .y_label_formatter(&|y| {
-                    if *y >= 1e6 {
+                    // 1, 2 and 5 of each decade: the others crowd a log axis
+                    let lead = *y / 10f64.powf(y.log10().floor());
+                    if ![1.0, 2.0, 5.0].iter().any(|d| (lead - d).abs() < 1e-6) {
+                        String::new()
+                    } else if *y >= 1e6 {
                         format!("{:.0} s", y / 1e6)
                     } else if *y >= 1e3 {
                         format!("{:.0} ms", y / 1e3)
@@ -90,11 +94,7 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
                 }
                 chart
                     .draw_series(LineSeries::new(p.clone(), colour.stroke_width(2)))
-                    .map_err(|e| e.to_string())?
-                    .label(side.name())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
-                    });
+                    .map_err(|e| e.to_string())?;
                 chart
                     .draw_series(
                         p.iter()
@@ -102,15 +102,29 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
                     )
                     .map_err(|e| e.to_string())?;
             }
-            if *w == Workload::Insert {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.8))
-                    .border_style(BLACK.mix(0.3))
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .label_font(("sans-serif", 12))
-                    .draw()
+        }
+        // the legend in the first free panel, where it hides no point
+        if let Some(area) = panels.get(Workload::ALL.len()) {
+            for (i, (side, colour)) in COLOURS.iter().enumerate() {
+                let y = 60 + 32 * i as i32;
+                area.draw(&PathElement::new(
+                    vec![(40, y), (80, y)],
+                    colour.stroke_width(3),
+                ))
+                .map_err(|e| e.to_string())?;
+                area.draw(&Circle::new((60, y), 5, colour.filled()))
                     .map_err(|e| e.to_string())?;
+                let label = match side {
+                    Side::Reference => "reference engine (anda_cognitive_nexus 0.11.0, in memory)",
+                    Side::Sql => "hand-written SQL on the same SQLite file",
+                    Side::Somnus => "somnus",
+                };
+                area.draw(&Text::new(
+                    label,
+                    (92, y - 8),
+                    ("sans-serif", 15).into_font(),
+                ))
+                .map_err(|e| e.to_string())?;
             }
         }
         root.present().map_err(|e| e.to_string())?;
