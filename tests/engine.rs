@@ -492,3 +492,62 @@ fn a_repeated_command_is_read_again_against_the_memory_as_it_is_now() {
         assert_eq!(r["error"]["code"], "KIP_1001", "{r}");
     }
 }
+
+/// A placeholder stands wherever a string literal may: predicates of a
+/// pattern (plain, with a hop range, among alternatives) and the keys of
+/// DELETE ATTRIBUTES, as substituting its JSON text would read.
+#[test]
+fn parameters_stand_for_predicates_and_deleted_keys() {
+    let mut nx = nexus();
+    let with = |cmd: &str, p: Value| {
+        Request::command(cmd).with_params(p.as_object().cloned().unwrap_or_default())
+    };
+    let r = nx
+        .execute(&with(
+            r#"FIND(?s.name) WHERE { ({type: "Drug", name: :drug}, :pred, ?s) } ORDER BY ?s.name ASC"#,
+            json!({"drug": "Aspirin", "pred": "treats"}),
+        ))
+        .to_json();
+    assert_eq!(r["result"], json!(["Fever", "Headache"]), "{r}");
+    let r = nx
+        .execute(&with(
+            r#"FIND(?s.name) WHERE { ({type: "Drug", name: "Ibuprofen"}, :pred{1}, ?s) }"#,
+            json!({"pred": "treats"}),
+        ))
+        .to_json();
+    assert_eq!(r["result"], json!(["Headache"]), "{r}");
+    let r = nx
+        .execute(&with(
+            r#"FIND(COUNT(?s)) WHERE { ({type: "Drug", name: "Aspirin"}, "unknown_predicate" | :pred, ?s) }"#,
+            json!({"pred": "treats"}),
+        ))
+        .to_json();
+    assert_eq!(r["result"], json!(2), "{r}");
+    let r = nx
+        .execute(&with(
+            r#"DELETE ATTRIBUTES {:key} FROM ?d WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+            json!({"key": "risk_level"}),
+        ))
+        .to_json();
+    assert!(r.get("error").is_none(), "{r}");
+    let r = run(
+        &mut nx,
+        r#"FIND(?d.attributes.risk_level) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    assert_eq!(r["result"], json!([null]), "{r}");
+    // a placeholder bound to something other than a string is refused by name
+    let r = nx
+        .execute(&with(
+            r#"FIND(?s) WHERE { (?d, :pred, ?s) }"#,
+            json!({"pred": 3}),
+        ))
+        .to_json();
+    assert_eq!(r["error"]["code"], "KIP_1001", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("must be a string"),
+        "{r}"
+    );
+}

@@ -640,7 +640,7 @@ impl<'a> Reader<'a> {
         if self.peek() == Some(b'?') {
             return Ok(PredSpec::Var(self.variable()?));
         }
-        let first = self.string()?;
+        let first = self.string_or_param()?;
         if self.eat(b'{') {
             if self.depth > MAX_NESTING {
                 return Err(Miss);
@@ -667,7 +667,7 @@ impl<'a> Reader<'a> {
         }
         let mut alts = vec![first];
         while self.eat(b'|') {
-            alts.push(self.string()?);
+            alts.push(self.string_or_param()?);
         }
         Ok(PredSpec::Alts(alts))
     }
@@ -1044,9 +1044,9 @@ impl<'a> Reader<'a> {
 
     fn key_set(&mut self) -> R<Vec<String>> {
         self.expect(b'{')?;
-        let mut keys = vec![self.string()?];
+        let mut keys = vec![self.string_or_param()?];
         while self.eat(b',') {
-            keys.push(self.string()?);
+            keys.push(self.string_or_param()?);
         }
         self.expect(b'}')?;
         Ok(keys)

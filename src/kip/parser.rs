@@ -678,7 +678,7 @@ impl<'a> Builder<'a> {
                 let range = it
                     .next()
                     .ok_or_else(|| KipError::syntax("hop needs a range"))?;
-                let predicate = unescape(&s)?;
+                let predicate = self.string_or_param(s)?;
                 let mut nums = Vec::new();
                 let mut comma = false;
                 for r in range.into_inner() {
@@ -715,7 +715,7 @@ impl<'a> Builder<'a> {
             _ => {
                 let mut alts = Vec::new();
                 for s in inner.into_inner() {
-                    alts.push(unescape(&s)?);
+                    alts.push(self.string_or_param(s)?);
                 }
                 Ok(PredSpec::Alts(alts))
             }
@@ -1178,7 +1178,7 @@ impl<'a> Builder<'a> {
             match k.as_rule() {
                 Rule::key_set => {
                     for s in k.into_inner() {
-                        keys.push(unescape(&s)?);
+                        keys.push(self.string_or_param(s)?);
                     }
                 }
                 Rule::variable => target = var_name(&k),
