@@ -598,10 +598,14 @@ impl Nexus {
                             (command.as_str(), p)
                         }
                     };
-                    let is_write = kip::parse(text, &params)
-                        .map(|c| c.is_write())
-                        .unwrap_or(false);
-                    let o = self.run(text, &params, readonly, args.dry_run, &req.actor);
+                    // a command that does not parse never ran: the batch goes on
+                    let (o, is_write) = match kip::parse(text, &params) {
+                        Ok(cmd) => (
+                            self.run_parsed(&cmd, text, readonly, args.dry_run, &req.actor),
+                            cmd.is_write(),
+                        ),
+                        Err(e) => (Outcome::Err(e), false),
+                    };
                     let stop = is_write && o.is_err();
                     out.push(o);
                     if stop {
@@ -632,16 +636,26 @@ impl Nexus {
         dry_run: bool,
         actor: &crate::protocol::Actor,
     ) -> Outcome {
-        let cmd = match kip::parse(text, params) {
-            Ok(c) => c,
-            Err(e) => return Outcome::Err(e),
-        };
+        match kip::parse(text, params) {
+            Ok(cmd) => self.run_parsed(&cmd, text, readonly, dry_run, actor),
+            Err(e) => Outcome::Err(e),
+        }
+    }
+
+    fn run_parsed(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        readonly: bool,
+        dry_run: bool,
+        actor: &crate::protocol::Actor,
+    ) -> Outcome {
         let who = crate::audit::Who {
             actor: actor.id.clone(),
             trigger: actor.trigger.clone(),
             reason: actor.reason.clone(),
         };
-        match self.exec_as(&cmd, text, &who, readonly, dry_run) {
+        match self.exec_as(cmd, text, &who, readonly, dry_run) {
             Ok((result, next_cursor)) => Outcome::Ok {
                 result,
                 next_cursor,

@@ -16,7 +16,9 @@ struct KipGrammar;
 pub const MAX_HOPS: u32 = 10;
 
 /// Parses one command text (which may hold several `UPSERT` statements) and
-/// binds its placeholders from `params`.
+/// binds its placeholders from `params`: read by the hand-written reader
+/// (`fast`), and by the pest grammar when the reader does not accept it, so
+/// the grammar decides every error.
 pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     if let Some(command) = super::fast::parse(text, params) {
         return Ok(command);
