@@ -751,3 +751,38 @@ fn sparkline_text_spans_the_series() {
     assert_eq!(spark_text(&[2.0, 2.0, 2.0]), "▄▄▄");
     assert_eq!(spark_text(&[1.0, f64::NAN, 3.0]), "▁ █");
 }
+
+/// The editor says whether its text parses as it is typed, before anything
+/// runs: the command's kind, or the KIP code and where the text goes wrong,
+/// with the parameters in the parameters editor taken into account.
+#[test]
+fn the_editor_checks_the_text_as_it_is_typed() {
+    let mut a = app();
+    a.workbench.set_text("");
+    let s = screen(&mut a, 100, 30);
+    assert!(!s.contains("parses") && !s.contains("✗ KIP"), "{s}");
+    typed(&mut a, "FIND(?p.name) WHERE { ?p {type: \"Person\"} }");
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✓ FIND parses"), "{s}");
+    // break it: a missing brace is reported where it is, nothing ran
+    key(&mut a, KeyCode::Backspace);
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✗ KIP_1001 at 1:43"), "{s}");
+    assert!(a.workbench.outcome.is_none(), "nothing ran");
+    // a placeholder nobody supplied is an error until the parameters name it
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?p) WHERE { ?p {type: \"Person\", name: :who} }",
+    );
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✗ KIP_1001"), "{s}");
+    key(&mut a, KeyCode::F(3));
+    ctrl(&mut a, 'a');
+    for _ in 0..4 {
+        key(&mut a, KeyCode::Delete);
+    }
+    typed(&mut a, "{\"who\": \"Ada\"}");
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✓ FIND parses"), "{s}");
+}

@@ -78,10 +78,46 @@ pub struct Workbench {
     scroll: (usize, usize),
     pub last_copy: Option<String>,
     pub last_export: Option<String>,
+    /// The last live check: (text, parameters text, verdict).
+    checked: Option<(String, String, Check)>,
     results_height: usize,
 }
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The editor's text checked as it is typed: what running it would parse to.
+#[derive(Debug, Clone, PartialEq)]
+enum Check {
+    Empty,
+    /// Too long to check on every keystroke; running it still checks it.
+    Unchecked,
+    Ok(&'static str),
+    Err {
+        code: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+}
+
+/// Texts longer than this are checked when run, not as they are typed.
+const LIVE_CHECK_MAX: usize = 64 * 1024;
+
+fn check(text: &str, params: &Map<String, Value>) -> Check {
+    if text.trim().is_empty() {
+        return Check::Empty;
+    }
+    if text.len() > LIVE_CHECK_MAX {
+        return Check::Unchecked;
+    }
+    match crate::kip::parse(text, params) {
+        Ok(c) => Check::Ok(c.kind()),
+        Err(e) => Check::Err {
+            code: e.code.to_string(),
+            line: e.line,
+            column: e.column,
+        },
+    }
+}
 
 fn new_area(lines: Vec<String>) -> TextArea<'static> {
     let mut t = TextArea::new(lines);
@@ -120,7 +156,24 @@ impl Workbench {
             last_copy: None,
             last_export: None,
             results_height: 10,
+            checked: None,
         }
+    }
+
+    /// The live check of the editor's text, redone only when the text or
+    /// the parameters changed since the last frame.
+    fn live_check(&mut self) -> Check {
+        let text = self.text();
+        let params = self.params.lines().join("\n");
+        if let Some((t, p, c)) = &self.checked
+            && *t == text
+            && *p == params
+        {
+            return c.clone();
+        }
+        let c = check(&text, &self.parse_params().unwrap_or_default());
+        self.checked = Some((text, params, c.clone()));
+        c
     }
 
     pub fn set_schema(&mut self, types: Vec<String>, predicates: Vec<String>) {
@@ -411,6 +464,24 @@ impl Workbench {
 
     fn render_editor(&mut self, f: &mut Frame, area: Rect) {
         let focused = self.focus == Focus::Editor;
+        let verdict = match self.live_check() {
+            Check::Empty => Line::default(),
+            Check::Unchecked => Line::styled(" long text: checked when run ", theme::dim()),
+            Check::Ok(kind) => Line::from(vec![
+                Span::styled(" ✓ ", theme::ok()),
+                Span::styled(format!("{kind} parses "), theme::dim()),
+            ]),
+            Check::Err { code, line, column } => {
+                let at = match (line, column) {
+                    (Some(l), Some(c)) => format!(" at {l}:{c}"),
+                    _ => String::new(),
+                };
+                Line::from(vec![Span::styled(
+                    format!(" ✗ {code}{at} "),
+                    theme::error(),
+                )])
+            }
+        };
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme::border(focused))
@@ -420,7 +491,8 @@ impl Workbench {
                 Span::raw(" run "),
                 Span::styled("F6", theme::key()),
                 Span::raw(" dry run "),
-            ]));
+            ]))
+            .title_bottom(verdict.right_aligned());
         let inner = block.inner(area);
         f.render_widget(block, area);
         let lines = self.editor.lines();
