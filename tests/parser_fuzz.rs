@@ -4,14 +4,31 @@
 use proptest::prelude::*;
 use somnus::kip::{ErrorCode, parse_unbound};
 
-fn corpus() -> Vec<String> {
-    #[derive(serde::Deserialize)]
-    struct Case {
-        command: String,
-    }
-    let cases: Vec<Case> =
-        serde_json::from_str(include_str!("data/parser_verdicts.json")).expect("corpus");
-    cases.into_iter().map(|c| c.command).collect()
+fn corpus() -> &'static [String] {
+    static CORPUS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    CORPUS.get_or_init(|| {
+        #[derive(serde::Deserialize)]
+        struct Case {
+            command: String,
+        }
+        let cases: Vec<Case> =
+            serde_json::from_str(include_str!("data/parser_verdicts.json")).expect("corpus");
+        cases.into_iter().map(|c| c.command).collect()
+    })
+}
+
+/// Corpus command `idx` with `delete` characters at `cut` replaced by `insert`.
+fn mutate(idx: usize, cut: usize, insert: &str, delete: usize) -> String {
+    let cmds = corpus();
+    let chars: Vec<char> = cmds[idx % cmds.len()].chars().collect();
+    let at = cut.min(chars.len());
+    let end = (at + delete).min(chars.len());
+    chars[..at]
+        .iter()
+        .copied()
+        .chain(insert.chars())
+        .chain(chars[end..].iter().copied())
+        .collect()
 }
 
 fn check(text: &str) -> Result<(), TestCaseError> {
@@ -48,12 +65,7 @@ proptest! {
 
     #[test]
     fn mutated_corpus_commands_never_panic(idx in 0usize..855, cut in 0usize..400, insert in "\\PC{0,4}", delete in 0usize..6) {
-        let cmds = corpus();
-        let cmd = &cmds[idx % cmds.len()];
-        let chars: Vec<char> = cmd.chars().collect();
-        let at = cut.min(chars.len());
-        let end = (at + delete).min(chars.len());
-        let mutated: String = chars[..at].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(chars[end..].iter()).collect();
+        let mutated = mutate(idx, cut, &insert, delete);
         check(&mutated)?;
     }
 }
@@ -94,12 +106,7 @@ proptest! {
 
     #[test]
     fn fast_reader_agrees_on_mutated_corpus(idx in 0usize..855, cut in 0usize..400, insert in "(\\PC|[ {}()\\[\\],:?.!\"\\\\/\n]){0,4}", delete in 0usize..6) {
-        let cmds = corpus();
-        let cmd = &cmds[idx % cmds.len()];
-        let chars: Vec<char> = cmd.chars().collect();
-        let at = cut.min(chars.len());
-        let end = (at + delete).min(chars.len());
-        let mutated: String = chars[..at].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(chars[end..].iter()).collect();
+        let mutated = mutate(idx, cut, &insert, delete);
         agree(&mutated, &serde_json::Map::new())?;
         agree(&mutated, &params())?;
     }

@@ -95,14 +95,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn expect(&mut self, b: u8) -> R<()> {
+    /// `eat`, refusing a bracket that opens past `MAX_NESTING` at once
+    /// (before recursing into it).
+    fn open(&mut self, b: u8) -> R<bool> {
         if !self.eat(b) {
-            return Err(Miss);
+            return Ok(false);
         }
         if self.depth > MAX_NESTING {
             return Err(Miss);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    fn expect(&mut self, b: u8) -> R<()> {
+        if self.open(b)? { Ok(()) } else { Err(Miss) }
     }
 
     /// A literal with no boundary check (`"IN"`, `"id"`, `"||"`).
@@ -162,6 +168,15 @@ impl<'a> Reader<'a> {
             self.pos += 1;
         }
         Ok(&self.text[start..self.pos])
+    }
+
+    /// `variable?`
+    fn optional_variable(&mut self) -> R<Option<String>> {
+        if self.peek() == Some(b'?') {
+            Ok(Some(self.variable()?))
+        } else {
+            Ok(None)
+        }
     }
 
     fn variable(&mut self) -> R<String> {
@@ -561,11 +576,7 @@ impl<'a> Reader<'a> {
         if self.kw("UNION") {
             return Ok(WhereItem::Union(self.block()?));
         }
-        let var = if self.peek() == Some(b'?') {
-            Some(self.variable()?)
-        } else {
-            None
-        };
+        let var = self.optional_variable()?;
         match self.peek() {
             Some(b'{') => Ok(WhereItem::Concept(ConceptClause {
                 var,
@@ -641,10 +652,7 @@ impl<'a> Reader<'a> {
             return Ok(PredSpec::Var(self.variable()?));
         }
         let first = self.string_or_param()?;
-        if self.eat(b'{') {
-            if self.depth > MAX_NESTING {
-                return Err(Miss);
-            }
+        if self.open(b'{')? {
             let min: u32 = self.uint()?.parse().map_err(|_| Miss)?;
             let max = if self.eat(b',') {
                 if self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -703,10 +711,7 @@ impl<'a> Reader<'a> {
     }
 
     fn bool_primary(&mut self) -> R<Expr> {
-        if self.eat(b'(') {
-            if self.depth > MAX_NESTING {
-                return Err(Miss);
-            }
+        if self.open(b'(')? {
             let e = self.bool_expr()?;
             self.expect(b')')?;
             return Ok(e);
@@ -819,6 +824,15 @@ impl<'a> Reader<'a> {
         false
     }
 
+    /// `SET ATTRIBUTES object_or_param`, if next.
+    fn set_attributes(&mut self) -> R<Option<Object>> {
+        if self.set("ATTRIBUTES") {
+            Ok(Some(self.object_or_param()?))
+        } else {
+            Ok(None)
+        }
+    }
+
     fn expect_version(&mut self) -> R<Option<u64>> {
         if !self.kw("EXPECT") {
             return Ok(None);
@@ -846,19 +860,11 @@ impl<'a> Reader<'a> {
     }
 
     fn concept_block(&mut self) -> R<ConceptBlock> {
-        let handle = if self.peek() == Some(b'?') {
-            Some(self.variable()?)
-        } else {
-            None
-        };
+        let handle = self.optional_variable()?;
         self.expect(b'{')?;
         let identity = self.identity()?;
         let expect_version = self.expect_version()?;
-        let attributes = if self.set("ATTRIBUTES") {
-            Some(self.object_or_param()?)
-        } else {
-            None
-        };
+        let attributes = self.set_attributes()?;
         let mut propositions = Vec::new();
         if self.set("PROPOSITIONS") {
             self.expect(b'{')?;
@@ -889,19 +895,11 @@ impl<'a> Reader<'a> {
     }
 
     fn prop_block(&mut self) -> R<PropBlock> {
-        let handle = if self.peek() == Some(b'?') {
-            Some(self.variable()?)
-        } else {
-            None
-        };
+        let handle = self.optional_variable()?;
         self.expect(b'{')?;
         let pattern = self.upsert_prop()?;
         let expect_version = self.expect_version()?;
-        let attributes = if self.set("ATTRIBUTES") {
-            Some(self.object_or_param()?)
-        } else {
-            None
-        };
+        let attributes = self.set_attributes()?;
         self.expect(b'}')?;
         Ok(PropBlock {
             handle,
