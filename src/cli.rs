@@ -8,7 +8,7 @@ use crate::protocol::{Arguments, Method, Request};
 use clap::{Parser, Subcommand};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -93,6 +93,9 @@ pub struct Cli {
     /// The memory database (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
+    /// Accept a SQLite file that another program created (somnus adds its tables)
+    #[arg(long, global = true)]
+    pub adopt: bool,
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
 }
@@ -138,6 +141,9 @@ pub enum Cmd {
         /// Per-command execution limit in milliseconds (KIP_4001 past it)
         #[arg(long, default_value_t = 30_000)]
         timeout_ms: u64,
+        /// Connections served at once (more wait in the listen queue)
+        #[arg(long, default_value_t = 512)]
+        max_connections: usize,
     },
     /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
@@ -317,12 +323,33 @@ pub fn default_demo_db() -> PathBuf {
     default_db().with_file_name("demo.db")
 }
 
+/// `--adopt`, for every open of this process.
+static ADOPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn open(db: &Option<PathBuf>) -> Result<Nexus> {
+    open_as(db, false)
+}
+
+/// Opens the memory; `readonly` opens an existing file without writing
+/// anything to it (a missing one is created as usual).
+fn open_as(db: &Option<PathBuf>, readonly: bool) -> Result<Nexus> {
     let path = db.clone().unwrap_or_else(default_db);
-    Nexus::open(&path).map_err(|e| eyre!("cannot open {}: {}", path.display(), e.message))
+    let opts = crate::store::OpenOptions {
+        readonly: readonly && path.exists(),
+        adopt: ADOPT.load(std::sync::atomic::Ordering::Relaxed),
+    };
+    Nexus::open_with(&path, opts).map_err(|e| {
+        let hint = e
+            .hint
+            .as_deref()
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        eyre!("cannot open {}: {}{hint}", path.display(), e.message)
+    })
 }
 
 pub fn run(cli: Cli) -> Result<i32> {
+    ADOPT.store(cli.adopt, std::sync::atomic::Ordering::Relaxed);
     match cli.cmd {
         None => {
             let nx = open(&cli.db)?;
@@ -350,7 +377,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(p) => serde_json::from_str(&p).wrap_err("--params must be a JSON object")?,
                 None => Map::new(),
             };
-            let mut nx = open(&cli.db)?;
+            let mut nx = open_as(&cli.db, readonly)?;
             let method = if readonly {
                 Method::ExecuteKipReadonly
             } else {
@@ -366,7 +393,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 },
             );
             let resp = nx.execute(&req).to_json();
-            println!("{}", serde_json::to_string_pretty(&resp)?);
+            crate::say!("{}", serde_json::to_string_pretty(&resp)?);
             Ok(if resp.get("error").is_some() { 1 } else { 0 })
         }
         Some(Cmd::Demo { no_console }) => {
@@ -380,7 +407,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             })?;
             if no_console {
                 let o = nx.schema_overview().map_err(|e| eyre!(e.message))?;
-                println!(
+                crate::say!(
                     "demo memory at {}: {} concepts, {} propositions",
                     path.display(),
                     o.concepts,
@@ -397,6 +424,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             max_body,
             readers,
             timeout_ms,
+            max_connections,
         }) => {
             let api_key = api_key.or_else(|| {
                 std::env::var("SOMNUS_API_KEY")
@@ -404,36 +432,32 @@ pub fn run(cli: Cli) -> Result<i32> {
                     .filter(|k| !k.is_empty())
             });
             let db = cli.db.clone().unwrap_or_else(default_db);
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
+            let rt = crate::server::runtime(None)?;
             let (tx, rx) = tokio::sync::oneshot::channel();
-            let cfg = crate::server::ServerConfig {
-                db: db.clone(),
-                addr,
-                api_key,
-                max_body,
-                readers,
-                timeout: std::time::Duration::from_millis(timeout_ms),
-            };
+            let mut cfg = crate::server::ServerConfig::new(db.clone(), addr);
+            cfg.api_key = api_key;
+            cfg.max_body = max_body;
+            cfg.readers = readers;
+            cfg.timeout = std::time::Duration::from_millis(timeout_ms);
+            cfg.max_connections = max_connections;
             rt.spawn(async move {
                 if let Ok(a) = rx.await {
-                    eprintln!(
+                    crate::say_err!(
                         "somnus serving {} on http://{a} (POST /kip, GET /)",
                         db.display()
                     );
                 }
             });
-            rt.block_on(crate::server::serve(cfg, Some(tx)))
-                .map_err(|e| eyre!(e))?;
+            let served = rt.block_on(crate::server::serve(cfg, Some(tx)));
+            // a command still running on a blocking thread is not waited for
+            rt.shutdown_timeout(std::time::Duration::from_millis(500));
+            served.map_err(|e| eyre!(e))?;
+            crate::say_err!("somnus: stopped");
             Ok(0)
         }
         Some(Cmd::Mcp { actor }) => {
             let nx = open(&cli.db)?;
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()?;
+            let rt = crate::server::runtime(Some(2))?;
             rt.block_on(crate::server::mcp::serve_stdio(nx, &actor))
                 .map_err(|e| eyre!(e))?;
             Ok(0)
@@ -442,8 +466,15 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut nx = open(&cli.db)?;
             let stdin = std::io::stdin();
             let mut out = std::io::stdout().lock();
-            for line in stdin.lock().lines() {
+            for line in std::io::BufRead::split(stdin.lock(), b'\n') {
                 let line = line?;
+                // one bad line gets its own error; the session goes on
+                let Ok(line) = String::from_utf8(line) else {
+                    let e = crate::kip::KipError::syntax("the request line is not UTF-8");
+                    writeln!(out, "{}", json!({ "error": e.to_json() }))?;
+                    out.flush()?;
+                    continue;
+                };
                 if line.trim().is_empty() {
                     continue;
                 }
@@ -481,7 +512,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             ..
         }) => {
             let rows = crate::bench::sleep(events);
-            println!("{}", crate::bench::table_only(&rows));
+            crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
         Some(Cmd::Bench {
@@ -490,7 +521,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             ..
         }) => {
             let rows = crate::bench::server(8, 5000, during_sleep.then_some(20_000));
-            println!("{}", crate::bench::table_only(&rows));
+            crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
         Some(Cmd::Bench {
@@ -499,7 +530,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             ..
         }) => {
             let rows = crate::bench::console(cli.db.as_deref(), runs);
-            println!("{}", crate::bench::table_only(&rows));
+            crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
         Some(Cmd::Bench {
@@ -516,7 +547,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 db: cli.db.clone(),
             };
             let rows = crate::bench::run(&opts);
-            println!("{}", crate::bench::markdown(&rows, concepts));
+            crate::say!("{}", crate::bench::markdown(&rows, concepts));
             Ok(0)
         }
         Some(Cmd::Audit {
@@ -526,13 +557,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             let nx = open(&cli.db)?;
             match nx.audit_entry(entry).map_err(|e| eyre!(e.message))? {
                 None => {
-                    eprintln!("no audit entry #{entry}");
+                    crate::say_err!("no audit entry #{entry}");
                     Ok(1)
                 }
                 Some((e, changes)) => {
                     let mut v = e.to_json();
                     v["changes"] = Value::Array(changes.iter().map(|c| c.to_json()).collect());
-                    println!("{}", serde_json::to_string_pretty(&v)?);
+                    crate::say!("{}", serde_json::to_string_pretty(&v)?);
                     Ok(0)
                 }
             }
@@ -565,16 +596,20 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let entries = nx.audit_list(&f).map_err(|e| eyre!(e.message))?;
             if json {
-                println!(
+                crate::say!(
                     "{}",
                     serde_json::to_string_pretty(
                         &entries.iter().map(|e| e.to_json()).collect::<Vec<_>>()
                     )?
                 );
             } else {
-                println!(
+                crate::say!(
                     "{:>6}  {:<24}  {:<12}  {:<10}  {:>7}  command",
-                    "entry", "at", "actor", "kind", "changes"
+                    "entry",
+                    "at",
+                    "actor",
+                    "kind",
+                    "changes"
                 );
                 for e in entries {
                     let mut cmd: String =
@@ -587,9 +622,13 @@ pub fn run(cli: Cli) -> Result<i32> {
                         (None, Some(of)) => format!("  (undoes #{of})"),
                         _ => String::new(),
                     };
-                    println!(
+                    crate::say!(
                         "{:>6}  {:<24}  {:<12}  {:<10}  {:>7}  {cmd}{note}",
-                        e.id, e.at, e.actor, e.kind, e.changes
+                        e.id,
+                        e.at,
+                        e.actor,
+                        e.kind,
+                        e.changes
                     );
                 }
             }
@@ -633,11 +672,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             match res {
                 Ok(msg) => {
-                    println!("{msg}");
+                    crate::say!("{msg}");
                     Ok(0)
                 }
                 Err(e) => {
-                    eprintln!("{}: {}\n{}", e.code, e.message, e.hint.unwrap_or_default());
+                    crate::say_err!("{}: {}\n{}", e.code, e.message, e.hint.unwrap_or_default());
                     Ok(1)
                 }
             }
@@ -677,19 +716,21 @@ pub fn run(cli: Cli) -> Result<i32> {
             let now = now.unwrap_or_else(|| {
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             });
+            let stale_days = crate::sleep::params::check_days("--stale-days", stale_days)
+                .map_err(|e| eyre!(e))?;
             let h = crate::sleep::health::assess(&mut nx, &now, stale_days)
                 .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&h.to_json())?);
+                crate::say!("{}", serde_json::to_string_pretty(&h.to_json())?);
             } else {
-                println!("health at {}", h.at);
+                crate::say!("health at {}", h.at);
                 for m in &h.metrics {
                     let v = if m.value.fract() == 0.0 {
                         format!("{}", m.value)
                     } else {
                         format!("{:.2}", m.value)
                     };
-                    println!(
+                    crate::say!(
                         "  {:<5} {:<58} {:>8}  target {:<14} {}",
                         m.status.as_str(),
                         m.label,
@@ -720,15 +761,15 @@ pub fn run(cli: Cli) -> Result<i32> {
                     if r.passed {
                         passed += 1;
                         if verbose {
-                            println!("PASS {} :: {}", r.file, r.case);
+                            crate::say!("PASS {} :: {}", r.file, r.case);
                         }
                     } else {
                         failed += 1;
-                        println!("FAIL {} :: {}: {}", r.file, r.case, r.detail);
+                        crate::say!("FAIL {} :: {}: {}", r.file, r.case, r.detail);
                     }
                 }
             }
-            println!("{passed} passed, {failed} failed");
+            crate::say!("{passed} passed, {failed} failed");
             Ok(if failed == 0 { 0 } else { 1 })
         }
     }

@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod server;
 pub mod sleep;
 pub mod store;
+pub mod text;
 pub mod tui;
 
 pub use engine::Nexus;

@@ -25,9 +25,9 @@ fn main() -> color_eyre::Result<()> {
         // a mistake on the command line is not a crash: say what went
         // wrong, without a backtrace
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", somnus::text::printable(&e.to_string()));
             for cause in e.chain().skip(1) {
-                eprintln!("  because: {cause}");
+                eprintln!("  because: {}", somnus::text::printable(&cause.to_string()));
             }
             std::process::exit(2);
         }

@@ -111,6 +111,7 @@ fn semantic_search_finds_meaning_without_shared_words() {
         base_url: url,
         model: "fake".into(),
         api_key: Some("k".into()),
+        deadline: None,
     }));
     seed(&mut nx);
 

@@ -12,14 +12,11 @@ fn start(name: &str, api_key: Option<&str>, timeout: Duration) -> (SocketAddr, P
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("tmp");
     let db = dir.join("m.db");
-    let cfg = ServerConfig {
-        db: db.clone(),
-        addr: "127.0.0.1:0".parse().expect("addr"),
-        api_key: api_key.map(str::to_string),
-        max_body: 64 * 1024,
-        readers: 2,
-        timeout,
-    };
+    let mut cfg = ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
+    cfg.api_key = api_key.map(str::to_string);
+    cfg.max_body = 64 * 1024;
+    cfg.readers = 2;
+    cfg.timeout = timeout;
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()

@@ -224,7 +224,39 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
     })
 }
 
+/// A `since` / `until` bound as stored times compare: an RFC 3339 time
+/// (any offset) or a date (`YYYY-MM-DD`, its start for `since`, its end for
+/// `until`), in UTC with milliseconds. Anything else is refused.
+pub fn time_bound(text: &str, end_of_day: bool) -> KipResult<String> {
+    let t = text.trim();
+    let utc = if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+        d.with_timezone(&chrono::Utc)
+    } else if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        let time = if end_of_day {
+            chrono::NaiveTime::from_hms_milli_opt(23, 59, 59, 999)
+        } else {
+            chrono::NaiveTime::from_hms_opt(0, 0, 0)
+        };
+        d.and_time(time.unwrap_or_default()).and_utc()
+    } else {
+        return Err(KipError::syntax(format!(
+            "`{text}` is not a time: give an RFC 3339 time (2026-05-01T09:00:00Z) or a date (2026-05-01)"
+        )));
+    };
+    Ok(utc.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
 pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
+    let since = f
+        .since
+        .as_deref()
+        .map(|t| time_bound(t, false))
+        .transpose()?;
+    let until = f
+        .until
+        .as_deref()
+        .map(|t| time_bound(t, true))
+        .transpose()?;
     let mut st = conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLS} FROM audit_log l \
          WHERE (?1 IS NULL OR l.actor = ?1) AND (?2 IS NULL OR l.kind = ?2) \
@@ -238,8 +270,8 @@ pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
             f.actor,
             f.kind,
             f.element,
-            f.since,
-            f.until,
+            since,
+            until,
             f.limit.max(1) as i64,
             f.batch
         ],
@@ -409,6 +441,11 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
             format!("entry #{id} was already rolled back by #{by}"),
         ));
     }
+    if e.kind == "BOOTSTRAP" {
+        return Err(KipError::immutable(format!(
+            "entry #{id} is the memory's bootstrap (its schema and protected definitions): it is never undone"
+        )));
+    }
     let rec = recorded(conn, &e)?;
     // later changes, still in effect, to what this entry touched or created
     let later_sql = "SELECT c.entry, c.element FROM audit_changes c JOIN audit_log l ON l.id = c.entry \
@@ -528,6 +565,17 @@ pub fn rollback_after(
     after: i64,
     who: &Who,
 ) -> KipResult<Vec<i64>> {
+    let boot: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE kind = 'BOOTSTRAP'",
+        [],
+        |r| r.get(0),
+    )?;
+    if after < boot {
+        return Err(KipError::immutable(format!(
+            "the memory's bootstrap (entry #{boot}) is never undone: the earliest point to restore is #{boot}"
+        ))
+        .with_hint(format!("Roll back to #{boot} or later.")));
+    }
     let ids: Vec<i64> = {
         let mut st = conn.prepare(
             "SELECT id FROM audit_log WHERE id > ?1 AND rolled_back_by IS NULL \

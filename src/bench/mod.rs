@@ -652,21 +652,10 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
             cycles
         })
     });
-    let cfg = crate::server::ServerConfig {
-        db: db.clone(),
-        addr: "127.0.0.1:0".parse().expect("addr"),
-        api_key: None,
-        max_body: 1 << 20,
-        readers: 4,
-        timeout: Duration::from_secs(30),
-    };
+    let cfg = crate::server::ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("rt");
+        let rt = crate::server::runtime(Some(2)).expect("rt");
         let _ = rt.block_on(crate::server::serve(cfg, Some(tx)));
     });
     let addr = rx.blocking_recv().expect("server");

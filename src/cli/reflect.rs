@@ -14,9 +14,9 @@ fn now() -> String {
 }
 
 fn fail(e: crate::kip::KipError) -> Result<i32> {
-    eprintln!("{}: {}", e.code, e.message);
+    crate::say_err!("{}: {}", e.code, e.message);
     if let Some(h) = e.hint {
-        eprintln!("{h}");
+        crate::say_err!("{h}");
     }
     Ok(1)
 }
@@ -56,19 +56,12 @@ pub fn sleep(
     let mut opts = sleep::Options::new(scope, &at.unwrap_or_else(now));
     opts.trigger = trigger.to_string();
     if let Some(p) = params {
-        let mut base = serde_json::to_value(&opts.params)?;
         let over: Value =
             serde_json::from_str(&p).map_err(|e| eyre!("--params is not JSON: {e}"))?;
-        let Some(o) = over.as_object() else {
-            return Err(eyre!("--params must be a JSON object"));
-        };
-        for (k, v) in o {
-            if base.get(k).is_none() {
-                return Err(eyre!("unknown parameter `{k}`"));
-            }
-            base[k] = v.clone();
-        }
-        opts.params = serde_json::from_value(base).map_err(|e| eyre!("bad --params: {e}"))?;
+        opts.params = opts
+            .params
+            .with_json(&over)
+            .map_err(|e| eyre!("--params: {e}"))?;
     }
     let mut r = reasoner(reasoner_name)?;
     let (tx, rx) = std::sync::mpsc::channel::<sleep::Progress>();
@@ -78,9 +71,11 @@ pub fn sleep(
                 continue;
             }
             if let Some(l) = &p.log {
-                eprintln!(
+                crate::say_err!(
                     "[{:>6} ms] phase {:>2} {}: {l}",
-                    p.elapsed_ms, p.phase, p.name
+                    p.elapsed_ms,
+                    p.phase,
+                    p.name
                 );
             }
         }
@@ -92,9 +87,9 @@ pub fn sleep(
         Err(e) => return fail(e),
     };
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        crate::say!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
-        print!("{}", report.markdown());
+        print!("{}", crate::text::printable(&report.markdown()));
     }
     Ok(if report.status == "completed" { 0 } else { 1 })
 }
@@ -108,22 +103,26 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
                     eyre!("sleep run #{id} does not exist (`somnus runs` lists them)")
                 })?;
             if json_out {
-                println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+                crate::say!("{}", serde_json::to_string_pretty(&r.to_json())?);
             } else {
-                print!("{}", r.markdown());
+                print!("{}", crate::text::printable(&r.markdown()));
             }
         }
         None => {
             let rows = sleep::cycle::runs(nx, 50).map_err(|e| eyre!(e.message))?;
             if json_out {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                crate::say!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
-                println!(
+                crate::say!(
                     "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  phase",
-                    "run", "started", "scope", "reasoner", "status"
+                    "run",
+                    "started",
+                    "scope",
+                    "reasoner",
+                    "status"
                 );
                 for r in rows {
-                    println!(
+                    crate::say!(
                         "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  {:>5}  {}",
                         r.run,
                         r.started_at,
@@ -141,7 +140,7 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
 }
 
 fn print_proposal(p: &proposals::Proposal) {
-    println!(
+    crate::say!(
         "proposal #{}  {}  ({}; run {}; {} items: {} pending, {} applied, {} rejected, {} stale)",
         p.id,
         p.title,
@@ -154,32 +153,36 @@ fn print_proposal(p: &proposals::Proposal) {
         p.count("stale")
     );
     for i in &p.items {
-        println!(
+        crate::say!(
             "\n  [{}] {:<8} {:<13} {}  (confidence {:.2})",
-            i.seq, i.status, i.class, i.title, i.confidence
+            i.seq,
+            i.status,
+            i.class,
+            i.title,
+            i.confidence
         );
-        println!("      why: {}", i.rationale);
+        crate::say!("      why: {}", i.rationale);
         if !i.evidence.is_empty() {
-            println!("      evidence: {}", i.evidence.join(", "));
+            crate::say!("      evidence: {}", i.evidence.join(", "));
         }
         for c in i.edited.as_ref().unwrap_or(&i.commands) {
             for l in c.lines() {
-                println!("      | {l}");
+                crate::say!("      | {l}");
             }
         }
         for ch in &i.preview {
             let el = ch.get("element").and_then(Value::as_str).unwrap_or("?");
             let op = ch.get("op").and_then(Value::as_str).unwrap_or("?");
-            println!("      {op} {el}");
+            crate::say!("      {op} {el}");
             if let Some(b) = ch.get("before").filter(|b| !b.is_null()) {
-                println!("        - {}", compact(b));
+                crate::say!("        - {}", compact(b));
             }
             if let Some(a) = ch.get("after").filter(|a| !a.is_null()) {
-                println!("        + {}", compact(a));
+                crate::say!("        + {}", compact(a));
             }
         }
         if let Some(r) = &i.reason {
-            println!(
+            crate::say!(
                 "      decided by {}: {r}",
                 i.decided_by.as_deref().unwrap_or("?")
             );
@@ -208,19 +211,23 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 Err(e) => return fail(e),
             };
             if json {
-                println!(
+                crate::say!(
                     "{}",
                     serde_json::to_string_pretty(
                         &ps.iter().map(|p| p.to_json()).collect::<Vec<_>>()
                     )?
                 );
             } else {
-                println!(
+                crate::say!(
                     "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  title",
-                    "id", "status", "items", "pending", "applied"
+                    "id",
+                    "status",
+                    "items",
+                    "pending",
+                    "applied"
                 );
                 for p in ps {
-                    println!(
+                    crate::say!(
                         "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  {}",
                         p.id,
                         p.status,
@@ -236,7 +243,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         ProposalsCmd::Show { id, json } => match proposals::get(nx, id) {
             Ok(Some(p)) => {
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&p.to_json())?);
+                    crate::say!("{}", serde_json::to_string_pretty(&p.to_json())?);
                 } else {
                     print_proposal(&p);
                 }
@@ -272,7 +279,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
             };
             match proposals::approve(nx, id, items.as_deref(), &edits, &who) {
                 Ok(a) => {
-                    println!(
+                    crate::say!(
                         "applied {} item{} of proposal #{id}{}",
                         a.applied.len(),
                         if a.applied.len() == 1 { "" } else { "s" },
@@ -297,7 +304,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
             by,
         } => match proposals::reject(nx, id, items.as_deref(), &reason, &by) {
             Ok(n) => {
-                println!(
+                crate::say!(
                     "rejected {n} item{} of proposal #{id}; the graph is unchanged",
                     if n == 1 { "" } else { "s" }
                 );
@@ -307,7 +314,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         },
         ProposalsCmd::Refresh { id } => match proposals::refresh(nx, id, "operator") {
             Ok((back, dropped)) => {
-                println!("{back} stale items back to pending, {dropped} dropped");
+                crate::say!("{back} stale items back to pending, {dropped} dropped");
                 Ok(0)
             }
             Err(e) => fail(e),
@@ -320,7 +327,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
             };
             match proposals::rollback(nx, id, &who) {
                 Ok(ids) => {
-                    println!(
+                    crate::say!(
                         "rolled back the approval of proposal #{id}: {} entries undone",
                         ids.len()
                     );
@@ -332,13 +339,13 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         ProposalsCmd::Policy { class, mode } => match (class, mode) {
             (Some(c), Some(m)) => match proposals::set_policy(nx, &c, &m, "operator") {
                 Ok(()) => {
-                    println!("{c}: {m}");
+                    crate::say!("{c}: {m}");
                     Ok(0)
                 }
                 Err(e) => fail(e),
             },
             (Some(c), None) => {
-                println!(
+                crate::say!(
                     "{c}: {}",
                     proposals::policy(nx, &c).map_err(|e| eyre!(e.message))?
                 );
@@ -347,10 +354,10 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
             _ => {
                 let p = proposals::policies(nx).map_err(|e| eyre!(e.message))?;
                 if p.is_empty() {
-                    println!("every class is reviewed (no policy set)");
+                    crate::say!("every class is reviewed (no policy set)");
                 }
                 for (c, m, at, by) in p {
-                    println!("{c:<14} {m:<7} set {at} by {by}");
+                    crate::say!("{c:<14} {m:<7} set {at} by {by}");
                 }
                 Ok(0)
             }
@@ -363,7 +370,7 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
         ContradictionsCmd::List { status, json } => {
             let cs = contradictions::list(nx, status.as_deref()).map_err(|e| eyre!(e.message))?;
             if json {
-                println!(
+                crate::say!(
                     "{}",
                     serde_json::to_string_pretty(
                         &cs.iter().map(|c| c.to_json()).collect::<Vec<_>>()
@@ -372,7 +379,7 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
             } else {
                 for c in cs {
                     let f = &c.conflict;
-                    println!(
+                    crate::say!(
                         "#{} {} {} {} [{}]: \"{}\" ({}) vs \"{}\" ({}) — proposal #{} item {}{}",
                         c.id,
                         c.status,
@@ -410,7 +417,7 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
             };
             match contradictions::resolve(nx, id, v, note.as_deref(), &who) {
                 Ok((p, i)) => {
-                    println!(
+                    crate::say!(
                         "contradiction #{id} resolved ({}) through proposal #{p} item {i}",
                         v.as_str()
                     );
@@ -425,19 +432,19 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
 pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
     let Some((id, label)) = sleep::explain::resolve(nx, element).map_err(|e| eyre!(e.message))?
     else {
-        println!("{element}: no such element, and nothing recorded about it");
+        crate::say!("{element}: no such element, and nothing recorded about it");
         return Ok(1);
     };
     let v = sleep::explain::explain(nx, id, &now()).map_err(|e| eyre!(e.message))?;
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::say!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
     let st = &v["state"];
     if st["exists"] == json!(false) {
-        println!("{label}: no longer in the memory");
+        crate::say!("{label}: no longer in the memory");
     } else {
-        println!("{label}: {}", st["kind"].as_str().unwrap_or(""));
+        crate::say!("{label}: {}", st["kind"].as_str().unwrap_or(""));
         for k in [
             "memory_strength",
             "strength_decay_rule",
@@ -451,24 +458,28 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
             "confidence",
         ] {
             if !st[k].is_null() {
-                println!("  {k}: {}", st[k]);
+                crate::say!("  {k}: {}", st[k]);
             }
         }
         let r = &st["relevance"];
-        println!(
+        crate::say!(
             "  relevance now: {} ({})",
             r["score"],
             r["status"].as_str().unwrap_or("")
         );
         if r.get("base").is_some() {
-            println!(
+            crate::say!(
                 "    = base {} × e^(−{} × {} days) × log2({} + 1) × type weight {}",
-                r["base"], r["lambda"], r["days_since_access"], r["access_count"], r["type_weight"]
+                r["base"],
+                r["lambda"],
+                r["days_since_access"],
+                r["access_count"],
+                r["type_weight"]
             );
         }
     }
     for n in v["notes"].as_array().into_iter().flatten() {
-        println!(
+        crate::say!(
             "  sleep run #{} {}: {} — rule: {}\n    inputs: {}",
             n["run"],
             n["at"].as_str().unwrap_or(""),
@@ -478,7 +489,7 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
         );
     }
     for h in v["history"].as_array().into_iter().flatten() {
-        println!(
+        crate::say!(
             "  #{} {} {} {} by {} via {}{}{}",
             h["entry"],
             h["at"].as_str().unwrap_or(""),
@@ -496,10 +507,10 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
                 .unwrap_or_default()
         );
         if let Some(b) = h.get("before").filter(|b| !b.is_null()) {
-            println!("    before: {}", compact(b));
+            crate::say!("    before: {}", compact(b));
         }
         if let Some(a) = h.get("after").filter(|a| !a.is_null()) {
-            println!("    after:  {}", compact(a));
+            crate::say!("    after:  {}", compact(a));
         }
     }
     Ok(0)

@@ -14,6 +14,9 @@ pub struct EmbeddingConfig {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    /// When the command that calls the provider must be done by: every
+    /// call waits at most until then (`KIP_4001` past it).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl EmbeddingConfig {
@@ -29,7 +32,28 @@ impl EmbeddingConfig {
             api_key: std::env::var("SOMNUS_EMBED_KEY")
                 .ok()
                 .filter(|s| !s.is_empty()),
+            deadline: None,
         })
+    }
+
+    /// How long the next provider call may take: at most 60 s, and never
+    /// past the command's deadline.
+    fn budget(&self) -> KipResult<Duration> {
+        let cap = Duration::from_secs(60);
+        match self.deadline {
+            None => Ok(cap),
+            Some(d) => {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    Err(KipError::new(
+                        ErrorCode::ExecutionTimeout,
+                        "the command's time ran out waiting for the embedding provider",
+                    ))
+                } else {
+                    Ok(left.min(cap))
+                }
+            }
+        }
     }
 
     fn endpoint(&self) -> String {
@@ -43,8 +67,9 @@ impl EmbeddingConfig {
 
     /// Embeds a batch of texts.
     pub fn embed(&self, texts: &[String]) -> KipResult<Vec<Vec<f32>>> {
+        let budget = self.budget()?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_global(Some(budget))
             .build()
             .into();
         let mut req = agent.post(&self.endpoint());
@@ -62,7 +87,15 @@ impl EmbeddingConfig {
         };
         let mut resp = req
             .send_json(json!({ "model": self.model, "input": texts }))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| match e {
+                ureq::Error::Timeout(_) => KipError::new(
+                    ErrorCode::ExecutionTimeout,
+                    format!(
+                        "the embedding provider did not answer within the command's remaining {budget:?}"
+                    ),
+                ),
+                e => fail(e.to_string()),
+            })?;
         let v: Value = resp
             .body_mut()
             .read_json()

@@ -4,20 +4,35 @@
 use crate::kip::ast::*;
 use crate::kip::{KipError, KipResult};
 use crate::store::{self, Concept, ids};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
-/// Concepts whose definitions the whole schema stands on.
+/// Concepts whose definitions the whole schema stands on (`KIP_3004`):
+/// the meta-types, the `Domain` type, the `belongs_to_domain` predicate and
+/// the core domains the bootstrap creates and the sleep cycle relies on.
+pub const PROTECTED: [(&str, &str); 8] = [
+    ("$ConceptType", "$ConceptType"),
+    ("$ConceptType", "$PropositionType"),
+    ("$ConceptType", "Domain"),
+    ("$PropositionType", "belongs_to_domain"),
+    ("Domain", "CoreSchema"),
+    ("Domain", "Unsorted"),
+    ("Domain", "Archived"),
+    ("Domain", "System"),
+];
+
 pub fn is_protected_concept(ty: &str, name: &str) -> bool {
-    matches!(
-        (ty, name),
-        ("$ConceptType", "$ConceptType")
-            | ("$ConceptType", "$PropositionType")
-            | ("$ConceptType", "Domain")
-            | ("$PropositionType", "belongs_to_domain")
-            | ("Domain", "CoreSchema")
-    )
+    PROTECTED.iter().any(|(t, n)| *t == ty && *n == name)
+}
+
+/// `PROTECTED` as an SQL row-value list, for `(type, name) IN (...)`.
+fn protected_values() -> String {
+    let rows: Vec<String> = PROTECTED
+        .iter()
+        .map(|(t, n)| format!("('{t}', '{n}')"))
+        .collect();
+    format!("(VALUES {})", rows.join(", "))
 }
 
 pub fn is_system_actor(ty: &str, name: &str) -> bool {
@@ -172,7 +187,8 @@ impl<'c> WriteCtx<'c> {
     fn resolve_prop(&self, p: &UpsertProp, handles: &HashMap<String, i64>) -> KipResult<i64> {
         match p {
             UpsertProp::Id(s) => match ids::parse_prop_id(s) {
-                ids::PropIdParse::Ok(n, _) if n >= 0 => store::prop_by_id(self.conn, n)?
+                ids::PropIdParse::Ok(n, pred) if n >= 0 => store::prop_by_id(self.conn, n)?
+                    .filter(|x| pred.as_deref().is_none_or(|p| p == x.predicate))
                     .map(|x| x.id)
                     .ok_or_else(|| KipError::not_found(format!("proposition {s} does not exist"))),
                 ids::PropIdParse::NotAProposition => Err(KipError::syntax(format!(
@@ -599,6 +615,23 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
          INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d",
         &[&seed_json],
     )?;
+    // a cascade never takes a link that anchors a protected definition
+    let sql = format!(
+        "SELECT p.id, p.predicate FROM doomed_ d JOIN propositions p ON p.id = d.id \
+         JOIN concepts c ON c.id = p.subject WHERE (c.type, c.name) IN {} LIMIT 1",
+        protected_values()
+    );
+    let hit: Option<(i64, String)> = conn
+        .prepare_cached(&sql)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    if let Some((pid, pred)) = hit {
+        run("DELETE FROM doomed_", &[])?;
+        return Err(KipError::immutable(format!(
+            "the delete would take proposition {}, which anchors a protected definition",
+            ids::prop_id(pid, &pred)
+        )));
+    }
     let n = run(
         "DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)",
         &[],
@@ -906,18 +939,25 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
 /// them on every target, with the same checks and results as one by one.
 fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult<Value> {
     let id_list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-    // protected definitions, and the system actors' directives
-    let mut protected = conn.prepare_cached(
+    // Every target is checked (no LIMIT): each row this finds is a
+    // violation, a protected definition or a link anchoring one, or a
+    // system actor whose directives the statement would set.
+    let directives = st
+        .set_attributes
+        .iter()
+        .any(|(k, _)| k == "core_directives");
+    let sql = format!(
         "SELECT c.type, c.name, p.id, p.predicate FROM json_each(?1) t \
          LEFT JOIN propositions p ON p.id = t.value \
          JOIN concepts c ON c.id = COALESCE(p.subject, t.value) \
-         WHERE (c.type, c.name) IN (VALUES ('$ConceptType', '$ConceptType'), ('$ConceptType', '$PropositionType'), \
-                ('$ConceptType', 'Domain'), ('$PropositionType', 'belongs_to_domain'), ('Domain', 'CoreSchema'), \
-                ('Person', '$self'), ('Person', '$system')) \
-         ORDER BY t.key LIMIT 64",
-    )?;
-    let hits = protected
-        .query_map([&id_list], |r| {
+         WHERE (c.type, c.name) IN {} \
+            OR (?2 AND p.id IS NULL AND (c.type, c.name) IN (VALUES ('Person', '$self'), ('Person', '$system'))) \
+         ORDER BY t.key",
+        protected_values()
+    );
+    let mut protected = conn.prepare_cached(&sql)?;
+    let first = protected
+        .query_map(rusqlite::params![&id_list, directives], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -925,33 +965,19 @@ fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult
                 r.get::<_, Option<String>>(3)?,
             ))
         })?
-        .collect::<Result<Vec<_>, _>>()?;
-    for (ty, name, prop, pred) in hits {
-        match (prop, pred) {
-            (Some(pid), Some(pred)) if is_protected_concept(&ty, &name) => {
-                return Err(KipError::immutable(format!(
-                    "proposition {} anchors a protected definition",
-                    ids::prop_id(pid, &pred)
-                )));
+        .next()
+        .transpose()?;
+    if let Some((ty, name, prop, pred)) = first {
+        return Err(KipError::immutable(match (prop, pred) {
+            (Some(pid), Some(pred)) => format!(
+                "proposition {} anchors a protected definition",
+                ids::prop_id(pid, &pred)
+            ),
+            _ if is_protected_concept(&ty, &name) => {
+                format!("{ty}:{name} is a protected definition")
             }
-            (None, _) if is_protected_concept(&ty, &name) => {
-                return Err(KipError::immutable(format!(
-                    "{ty}:{name} is a protected definition"
-                )));
-            }
-            (None, _)
-                if is_system_actor(&ty, &name)
-                    && st
-                        .set_attributes
-                        .iter()
-                        .any(|(k, _)| k == "core_directives") =>
-            {
-                return Err(KipError::immutable(format!(
-                    "core_directives of {name} are protected"
-                )));
-            }
-            _ => {}
-        }
+            _ => format!("core_directives of {name} are protected"),
+        }));
     }
     let set = |column: &str, sets: &[(String, UpdateValue)], params: &mut Vec<String>| -> String {
         if sets.is_empty() {

@@ -34,7 +34,8 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
         .map_err(|_| bad())?;
     let s = String::from_utf8(raw).map_err(|_| bad())?;
     s.strip_prefix("somnus:")
-        .and_then(|n| n.parse().ok())
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|n| *n <= crate::kip::limits::MAX_OFFSET)
         .ok_or_else(bad)
 }
 
@@ -244,8 +245,22 @@ fn agg_value(func: AggFunc, distinct: bool, values: Vec<Value>) -> Value {
             if nums.is_empty() {
                 return Value::Null;
             }
-            if nums.iter().all(|v| v.is_i64()) {
-                json!(nums.iter().filter_map(|v| v.as_i64()).sum::<i64>())
+            if nums.iter().all(|v| v.is_i64() || v.is_u64()) {
+                // exact in 128 bits; a JSON integer when it fits 64 bits
+                let total: i128 = nums
+                    .iter()
+                    .map(|v| {
+                        v.as_i64()
+                            .map(i128::from)
+                            .or(v.as_u64().map(i128::from))
+                            .unwrap_or(0)
+                    })
+                    .sum();
+                match (i64::try_from(total), u64::try_from(total)) {
+                    (Ok(t), _) => json!(t),
+                    (_, Ok(t)) => json!(t),
+                    _ => json!(total as f64),
+                }
             } else {
                 json!(nums.iter().filter_map(|v| num(v)).sum::<f64>())
             }

@@ -156,20 +156,119 @@ impl Nexus {
             std::fs::create_dir_all(dir)
                 .map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
         }
-        let conn = Connection::open(path)?;
-        Self::init(conn, Some(path.to_path_buf()))
+        Self::open_with(path, crate::store::OpenOptions::default())
+    }
+
+    /// Opens the memory at `path` as `opts` says: read-only (nothing is
+    /// written, not even a migration), or adopting a foreign SQLite file.
+    pub fn open_with(path: impl AsRef<Path>, opts: crate::store::OpenOptions) -> KipResult<Nexus> {
+        use rusqlite::OpenFlags;
+        let path = path.as_ref();
+        let ro = opts.readonly;
+        if ro && !path.exists() {
+            return Err(KipError::not_found(format!(
+                "{} does not exist (a read-only open creates nothing)",
+                path.display()
+            )));
+        }
+        if !ro
+            && let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let flags = if ro {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        // A first open races other processes creating the same file; where
+        // SQLite answers "busy" without waiting (changing the journal mode,
+        // upgrading a read lock), the whole open is tried again.
+        let mut attempt = 0;
+        loop {
+            match Self::open_once(path, flags, opts) {
+                Err(e) if e.message.contains("database is locked") && attempt < 200 => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 + attempt % 20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(
+        path: &Path,
+        flags: rusqlite::OpenFlags,
+        opts: crate::store::OpenOptions,
+    ) -> KipResult<Nexus> {
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| KipError::internal(format!("cannot open {}: {e}", path.display())))?;
+        // SQLite falls back to read-only when the file is not writable:
+        // say so now, instead of failing the first write as "read-only".
+        if !opts.readonly && conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(KipError::new(
+                ErrorCode::ImmutableTarget,
+                format!("{} is not writable by this user", path.display()),
+            )
+            .with_hint("Fix the file's permissions, or read it with --readonly."));
+        }
+        Self::init(conn, Some(path.to_path_buf()), opts)
     }
 
     /// A private in-memory memory (tests, conformance runs).
     pub fn open_in_memory() -> KipResult<Nexus> {
-        Self::init(Connection::open_in_memory()?, None)
+        Self::init(
+            Connection::open_in_memory()?,
+            None,
+            crate::store::OpenOptions::default(),
+        )
     }
 
-    fn init(mut conn: Connection, path: Option<PathBuf>) -> KipResult<Nexus> {
+    fn init(
+        mut conn: Connection,
+        path: Option<PathBuf>,
+        opts: crate::store::OpenOptions,
+    ) -> KipResult<Nexus> {
         register_functions(&conn)?;
         let audit = crate::audit::Context::default();
         crate::audit::register(&conn, &audit)?;
-        let fresh = crate::store::prepare(&mut conn)?;
+        crate::store::configure(&mut conn, opts.readonly)?;
+        let version = crate::store::schema_version(&conn)?;
+        let fresh = if version == crate::store::SCHEMA_VERSION {
+            crate::store::check_identity(&conn, version, opts.adopt)?;
+            false
+        } else if opts.readonly {
+            crate::store::check_identity(&conn, version, opts.adopt)?;
+            return Err(KipError::new(
+                ErrorCode::ConstraintViolation,
+                if version == 0 {
+                    "this file holds no somnus memory yet".to_string()
+                } else {
+                    format!(
+                        "this memory has schema {version}; this somnus needs {} and a read-only open cannot migrate it",
+                        crate::store::SCHEMA_VERSION
+                    )
+                },
+            )
+            .with_hint("Open it once without --readonly."));
+        } else {
+            // Another process may be creating or migrating the same file:
+            // the version is read again inside one exclusive transaction
+            // that migrates and bootstraps, so exactly one does the work.
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let version = crate::store::schema_version(&tx)?;
+            crate::store::check_identity(&tx, version, opts.adopt)?;
+            let fresh = crate::store::migrate(&tx, version)?;
+            if fresh {
+                Self::bootstrap(&tx, &audit)?;
+            }
+            tx.commit()?;
+            fresh
+        };
         let mut nx = Nexus {
             conn,
             path,
@@ -180,9 +279,6 @@ impl Nexus {
             in_group: false,
             tick: None,
         };
-        if fresh {
-            nx.bootstrap()?;
-        }
         // Planner statistics persist in the file; they are refreshed after
         // bulk writes and when the memory is closed, not on the way in.
         nx.conn.execute_batch("PRAGMA analysis_limit = 400;")?;
@@ -193,23 +289,14 @@ impl Nexus {
         Ok(nx)
     }
 
-    fn bootstrap(&mut self) -> KipResult<()> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+    /// Writes the bootstrap capsules inside the caller's transaction.
+    fn bootstrap(tx: &Connection, audit: &crate::audit::Context) -> KipResult<()> {
         let who = crate::audit::Who {
             actor: "$system".into(),
             trigger: "bootstrap".into(),
             reason: Some("a new memory starts from the bootstrap capsules".into()),
         };
-        let entry = crate::audit::begin(
-            &tx,
-            &self.audit,
-            &who,
-            "bootstrap capsules",
-            "BOOTSTRAP",
-            None,
-        )?;
+        let entry = crate::audit::begin(tx, audit, &who, "bootstrap capsules", "BOOTSTRAP", None)?;
         for (name, text) in BOOTSTRAP_CAPSULES {
             let cmd = kip::parse(text, &Map::new()).map_err(|e| {
                 KipError::internal(format!(
@@ -222,13 +309,12 @@ impl Nexus {
                     "bootstrap capsule {name} is not an UPSERT"
                 )));
             };
-            kml::WriteCtx::new(&tx, true).upsert(&stmts).map_err(|e| {
+            kml::WriteCtx::new(tx, true).upsert(&stmts).map_err(|e| {
                 KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
             })?;
         }
-        crate::audit::finish(&tx, &self.audit, entry)?;
-        crate::store::sync_fts(&tx)?;
-        tx.commit()?;
+        crate::audit::finish(tx, audit, entry)?;
+        crate::store::sync_fts(tx)?;
         Ok(())
     }
 
@@ -725,7 +811,15 @@ impl Nexus {
         // A read runs in a transaction that is always rolled back, so
         // nothing it could touch survives it. (No `PRAGMA query_only`
         // toggle: a flag pragma expires every prepared statement.)
-        if let Command::Search(s) = cmd
+        // Provider calls count against the command's time limit.
+        if let Some(e) = self.embedder.as_mut() {
+            e.deadline = Some(std::time::Instant::now() + self.timeout);
+        }
+        // Embedding what changed since the last search writes, so only a
+        // read-write request does it; a read-only one ranks what is
+        // already embedded.
+        if !readonly
+            && let Command::Search(s) = cmd
             && search::effective_mode(s, self.embedder.as_ref())
                 != crate::kip::ast::SearchMode::Keyword
         {

@@ -478,9 +478,11 @@ impl<'c> Planner<'c> {
 
     pub fn resolve_prop_id(&self, s: &str) -> KipResult<Option<i64>> {
         match ids::parse_prop_id(s) {
-            ids::PropIdParse::Ok(n, _) if n >= 0 => {
-                Ok(crate::store::prop_by_id(self.conn, n)?.map(|p| p.id))
-            }
+            // `P:<n>:<predicate>` names the link only while its predicate
+            // is that one
+            ids::PropIdParse::Ok(n, pred) if n >= 0 => Ok(crate::store::prop_by_id(self.conn, n)?
+                .filter(|p| pred.as_deref().is_none_or(|x| x == p.predicate))
+                .map(|p| p.id)),
             _ => Ok(None),
         }
     }
@@ -924,9 +926,15 @@ impl<'c> Planner<'c> {
             PropPattern::Id(s) => {
                 let a = self.new_table(b, "propositions", "p");
                 let c = match ids::parse_prop_id(s) {
-                    ids::PropIdParse::Ok(n, _) if n >= 0 => {
+                    ids::PropIdParse::Ok(n, pred) if n >= 0 => {
                         let p = self.p(SqlValue::Integer(n));
-                        format!("{a}.id = {p}")
+                        match pred {
+                            Some(pred) => {
+                                let q = self.p(SqlValue::Text(pred));
+                                format!("{a}.id = {p} AND {a}.predicate = {q}")
+                            }
+                            None => format!("{a}.id = {p}"),
+                        }
                     }
                     ids::PropIdParse::NotAProposition => {
                         return Err(KipError::syntax(format!(

@@ -189,6 +189,26 @@ impl From<rusqlite::Error> for KipError {
                     .with_hint("Use execute_kip (not execute_kip_readonly) for KML commands.");
             }
         }
-        KipError::internal(format!("storage error: {e}"))
+        let text = e.to_string();
+        // SQLite's own size limits, met by a command larger than the
+        // planner's limits let through: the command's fault, not the store's.
+        const SIZE_LIMITS: [&str; 6] = [
+            "tables in a join",
+            "Expression tree is too large",
+            "too many terms in compound SELECT",
+            "too many FROM clause terms",
+            "too many SQL variables",
+            "parser stack overflow",
+        ];
+        if SIZE_LIMITS.iter().any(|m| text.contains(m)) {
+            return KipError::new(
+                ErrorCode::ResourceExhausted,
+                format!("the command is too large to plan ({text})"),
+            )
+            .with_hint(
+                "Split the query into several smaller ones, with fewer clauses or alternatives.",
+            );
+        }
+        KipError::internal(format!("storage error: {text}"))
     }
 }

@@ -16,7 +16,7 @@
 //! strings, numbers, keywords, dot paths), as pest does.
 
 use super::ast::*;
-use super::parser::MAX_NESTING;
+use super::limits::{MAX_BOOL_OPERATORS, MAX_NESTING};
 use serde_json::{Map, Number, Value};
 
 /// The text is left to the pest parser.
@@ -30,6 +30,7 @@ pub fn parse(text: &str, params: &Map<String, Value>) -> Option<Command> {
         text,
         pos: 0,
         depth: 0,
+        ops: 0,
         params,
     };
     let c = r.command().ok()?;
@@ -44,6 +45,9 @@ struct Reader<'a> {
     /// Open brackets around `pos`, refused past `MAX_NESTING` as the pest
     /// path refuses them.
     depth: usize,
+    /// Boolean operators read so far, left to the pest path (which names
+    /// the limit) past `MAX_BOOL_OPERATORS`.
+    ops: usize,
     params: &'a Map<String, Value>,
 }
 
@@ -682,9 +686,18 @@ impl<'a> Reader<'a> {
 
     // ------------------------------------------------------------ FILTER
 
+    fn op(&mut self) -> R<()> {
+        self.ops += 1;
+        if self.ops > MAX_BOOL_OPERATORS {
+            return Err(Miss);
+        }
+        Ok(())
+    }
+
     fn bool_expr(&mut self) -> R<Expr> {
         let mut acc = self.and_expr()?;
         while self.eat_lit("||") {
+            self.op()?;
             acc = Expr::Or(Box::new(acc), Box::new(self.and_expr()?));
         }
         Ok(acc)
@@ -693,6 +706,7 @@ impl<'a> Reader<'a> {
     fn and_expr(&mut self) -> R<Expr> {
         let mut acc = self.unary_expr()?;
         while self.eat_lit("&&") {
+            self.op()?;
             acc = Expr::And(Box::new(acc), Box::new(self.unary_expr()?));
         }
         Ok(acc)
@@ -701,6 +715,7 @@ impl<'a> Reader<'a> {
     fn unary_expr(&mut self) -> R<Expr> {
         let mut negs = 0;
         while self.eat(b'!') {
+            self.op()?;
             negs += 1;
         }
         let mut e = self.bool_primary()?;
@@ -756,11 +771,15 @@ impl<'a> Reader<'a> {
             self.expect(b',')?;
             let b = self.operand()?;
             self.expect(b')')?;
-            if func == StrFn::Regex
-                && let Operand::Lit(Value::String(re)) = &b
-                && regex::Regex::new(re).is_err()
-            {
-                return Err(Miss);
+            match (&b, func) {
+                (Operand::Lit(Value::String(re)), StrFn::Regex)
+                    if regex::Regex::new(re).is_err() =>
+                {
+                    return Err(Miss);
+                }
+                // the grammar path names the mistake
+                (Operand::Lit(v), _) if !v.is_string() => return Err(Miss),
+                _ => {}
             }
             return Ok(Expr::Str(func, a, b));
         }

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod error;
 pub mod fast;
+pub mod limits;
 pub mod parser;
 
 pub use ast::Command;

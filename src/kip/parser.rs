@@ -20,16 +20,19 @@ pub const MAX_HOPS: u32 = 10;
 /// (`fast`), and by the pest grammar when the reader does not accept it, so
 /// the grammar decides every error.
 pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
-    if let Some(command) = super::fast::parse(text, params) {
-        return Ok(command);
-    }
-    parse_with_grammar(text, params)
+    let mut command = match super::fast::parse(text, params) {
+        Some(command) => command,
+        None => parse_with_grammar(text, params)?,
+    };
+    super::limits::check_command(&command)?;
+    super::limits::clamp_limits(&mut command);
+    Ok(command)
 }
 
 /// The pest parser: the authority on what the grammar accepts, and the only
 /// path that reports errors.
 pub fn parse_with_grammar(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
-    check_nesting(text)?;
+    super::limits::check_text(text)?;
     let mut pairs = KipGrammar::parse(Rule::command, text).map_err(|e| syntax_error(text, e))?;
     let command = pairs
         .next()
@@ -39,62 +42,6 @@ pub fn parse_with_grammar(text: &str, params: &Map<String, Value>) -> KipResult<
     // at the start of the command when nothing more precise is known.
     b.command(command)
         .map_err(|e| if e.line.is_none() { e.at(1, 1) } else { e })
-}
-
-/// Brackets nested deeper than this are refused before parsing (the parser
-/// recurses once per level).
-pub const MAX_NESTING: usize = 64;
-
-/// Refuses text whose brackets nest deeper than `MAX_NESTING`, naming where,
-/// in one pass that skips strings and comments.
-fn check_nesting(text: &str) -> KipResult<()> {
-    let (mut depth, mut line, mut col) = (0usize, 1usize, 0usize);
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        col += 1;
-        if c == '\n' {
-            line += 1;
-            col = 0;
-            continue;
-        }
-        if in_string {
-            match c {
-                '\\' => {
-                    chars.next();
-                    col += 1;
-                }
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '/' if chars.peek() == Some(&'/') => {
-                // a comment runs to the end of the line
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        line += 1;
-                        col = 0;
-                        break;
-                    }
-                }
-            }
-            '(' | '[' | '{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(KipError::syntax(format!(
-                        "syntax error at line {line}, column {col}: brackets nest deeper than {MAX_NESTING} levels"
-                    ))
-                    .at(line, col));
-                }
-            }
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Parses without parameters: a command whose placeholders are not supplied
@@ -812,12 +759,21 @@ impl<'a> Builder<'a> {
                         };
                         let bpos = b.clone();
                         let ob = self.operand(b)?;
-                        if func == StrFn::Regex
-                            && let Operand::Lit(Value::String(re)) = &ob
-                        {
-                            regex::Regex::new(re).map_err(|e| {
-                                err_at(&bpos, format!("invalid REGEX pattern: {e}"))
-                            })?;
+                        match (&ob, func) {
+                            (Operand::Lit(Value::String(re)), StrFn::Regex) => {
+                                regex::Regex::new(re).map_err(|e| {
+                                    err_at(&bpos, format!("invalid REGEX pattern: {e}"))
+                                })?;
+                            }
+                            (Operand::Lit(v), _) if !v.is_string() => {
+                                return Err(err_at(
+                                    &bpos,
+                                    format!(
+                                        "{name} takes a string as its second argument, not {v}"
+                                    ),
+                                ));
+                            }
+                            _ => {}
                         }
                         Ok(Expr::Str(func, self.operand(a)?, ob))
                     }

@@ -6,19 +6,22 @@
 use crate::Nexus;
 
 pub mod mcp;
+pub mod pool;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{Method, Outcome, Request, Response};
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::{get, post};
+use pool::Pool;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 pub struct ServerConfig {
     pub db: PathBuf,
@@ -27,14 +30,42 @@ pub struct ServerConfig {
     pub max_body: usize,
     pub readers: usize,
     /// Per-command execution limit.
-    pub timeout: std::time::Duration,
+    pub timeout: Duration,
+    /// Connections served at once; more wait in the listen queue.
+    pub max_connections: usize,
+    /// A request's header must arrive within this (slow clients are cut).
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this.
+    pub body_timeout: Duration,
+    /// After SIGINT/SIGTERM, requests in flight get this long to finish.
+    pub shutdown_grace: Duration,
+}
+
+impl ServerConfig {
+    /// The defaults `somnus serve` uses.
+    pub fn new(db: PathBuf, addr: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            db,
+            addr,
+            api_key: None,
+            max_body: 1 << 20,
+            readers: 4,
+            timeout: crate::engine::DEFAULT_TIMEOUT,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(3),
+        }
+    }
 }
 
 struct Shared {
-    writer: Mutex<Nexus>,
-    readers: Vec<Mutex<Nexus>>,
-    next: std::sync::atomic::AtomicUsize,
-    api_key: Option<String>,
+    pool: Pool,
+    /// Digest of the API key (compared in constant time, whatever its length).
+    api_key: Option<[u8; 32]>,
+    max_body: usize,
+    body_timeout: Duration,
+    search_modes: Vec<&'static str>,
 }
 
 /// The HTTP status a KIP error class answers with.
@@ -90,8 +121,34 @@ async fn kip(
     State(s): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> HttpResponse {
+    let body =
+        match tokio::time::timeout(s.body_timeout, axum::body::to_bytes(body, s.max_body)).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(_)) => {
+                return error_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    KipError::exhausted(format!(
+                        "the request body is larger than the server accepts ({} bytes)",
+                        s.max_body
+                    ))
+                    .with_hint("Split the batch, or raise --max-body."),
+                );
+            }
+            Err(_) => {
+                return error_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    KipError::new(
+                        ErrorCode::ExecutionTimeout,
+                        format!(
+                            "the request body did not arrive within {:?}",
+                            s.body_timeout
+                        ),
+                    ),
+                );
+            }
+        };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -119,30 +176,14 @@ async fn kip(
         });
     req.actor.id = caller;
     req.actor.trigger = format!("http {peer}");
-    let read_only = is_read_only(&req);
-    let shared = s.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        if read_only && !shared.readers.is_empty() {
-            let i = shared
-                .next
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                % shared.readers.len();
-            let mut nx = shared.readers[i].lock().unwrap_or_else(|e| e.into_inner());
-            nx.execute(&req)
-        } else {
-            let mut nx = shared.writer.lock().unwrap_or_else(|e| e.into_inner());
-            nx.execute(&req)
-        }
-    })
-    .await;
+    let out = if is_read_only(&req) {
+        s.pool.read(move |nx| nx.execute(&req)).await
+    } else {
+        s.pool.write(move |nx| nx.execute(&req)).await
+    };
     let resp = match out {
         Ok(r) => r,
-        Err(e) => {
-            return error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                KipError::internal(format!("the request failed: {e}")),
-            );
-        }
+        Err(e) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, e),
     };
     let status = match &resp {
         Response::Single(Outcome::Err(e)) => status_for(e.code),
@@ -152,20 +193,12 @@ async fn kip(
 }
 
 async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
-    let modes = {
-        let nx = s.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if nx.embedder().is_some() {
-            vec!["keyword", "semantic", "hybrid"]
-        } else {
-            vec!["keyword"]
-        }
-    };
     axum::Json(json!({
         "name": "somnus",
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": "KIP v1.0-RC11",
         "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
-        "search_modes": modes,
+        "search_modes": s.search_modes,
         "auth": if s.api_key.is_some() { "bearer" } else { "none" },
     }))
 }
@@ -182,7 +215,7 @@ async fn auth(
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        let ok = given.is_some_and(|g| constant_time_eq(g.as_bytes(), key.as_bytes()));
+        let ok = given.is_some_and(|g| constant_time_eq(&digest(g.as_bytes()), key));
         if !ok {
             return error_response(
                 StatusCode::UNAUTHORIZED,
@@ -194,10 +227,13 @@ async fn auth(
     next.run(req).await
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
+fn digest(key: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(key).into()
+}
+
+/// Equal digests, compared without an early exit.
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -213,29 +249,42 @@ async fn too_large(req: axum::extract::Request, next: Next) -> HttpResponse {
     resp
 }
 
-pub fn router(
-    writer: Nexus,
-    readers: Vec<Nexus>,
+pub fn router(pool: Pool, api_key: Option<String>, max_body: usize) -> Router {
+    router_with(pool, api_key, max_body, Duration::from_secs(30))
+}
+
+fn router_with(
+    pool: Pool,
     api_key: Option<String>,
     max_body: usize,
+    body_timeout: Duration,
 ) -> Router {
+    let search_modes = if crate::engine::embed::EmbeddingConfig::from_env().is_some() {
+        vec!["keyword", "semantic", "hybrid"]
+    } else {
+        vec!["keyword"]
+    };
     let shared = Arc::new(Shared {
-        writer: Mutex::new(writer),
-        readers: readers.into_iter().map(Mutex::new).collect(),
-        next: Default::default(),
-        api_key,
+        pool,
+        api_key: api_key.map(|k| digest(k.as_bytes())),
+        max_body,
+        body_timeout,
+        search_modes,
     });
     Router::new()
         .route("/", get(info))
         .route("/kip", post(kip))
-        .layer(DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn(too_large))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
         .with_state(shared)
 }
 
-/// Refuses to expose an unauthenticated memory beyond this machine.
+/// Refuses to expose an unauthenticated memory beyond this machine, and an
+/// empty key.
 pub fn check_bind(addr: &SocketAddr, api_key: &Option<String>) -> Result<(), String> {
+    if api_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        return Err("refusing an empty --api-key: give a key, or none (loopback only)".into());
+    }
     if !addr.ip().is_loopback() && api_key.is_none() {
         return Err(format!(
             "refusing to listen on {addr} without --api-key: only loopback addresses may be unauthenticated"
@@ -244,24 +293,75 @@ pub fn check_bind(addr: &SocketAddr, api_key: &Option<String>) -> Result<(), Str
     Ok(())
 }
 
+/// Stack of every thread a server runs engine work on. The engine bounds
+/// its own recursion (`kip::limits`); this is room to spare, not the guard.
+pub const THREAD_STACK: usize = 8 * 1024 * 1024;
+
+/// The runtime the servers run on: worker and blocking threads alike get
+/// `THREAD_STACK`.
+pub fn runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        b.worker_threads(n);
+    }
+    b.thread_stack_size(THREAD_STACK).enable_all().build()
+}
+
 /// Opens the memory (one writer, `readers` reader connections) and serves
-/// until the process is stopped.
+/// until SIGINT or SIGTERM: then it stops accepting, lets requests in
+/// flight finish for `shutdown_grace`, and returns.
 pub async fn serve(
     cfg: ServerConfig,
     ready: Option<tokio::sync::oneshot::Sender<SocketAddr>>,
 ) -> Result<(), String> {
+    serve_until(cfg, ready, shutdown_signal()).await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// `serve`, stopping when `stop` resolves.
+pub async fn serve_until(
+    cfg: ServerConfig,
+    ready: Option<tokio::sync::oneshot::Sender<SocketAddr>>,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), String> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto;
     check_bind(&cfg.addr, &cfg.api_key)?;
-    let mut writer = Nexus::open(&cfg.db)
-        .map_err(|e| format!("cannot open {}: {}", cfg.db.display(), e.message))?;
-    writer.set_timeout(cfg.timeout);
+    let open = |what: &str| {
+        let mut nx = Nexus::open(&cfg.db)
+            .map_err(|e| format!("cannot open {} ({what}): {}", cfg.db.display(), e.message))?;
+        nx.set_timeout(cfg.timeout);
+        Ok::<_, String>(nx)
+    };
+    let writer = open("writer")?;
     let mut readers = Vec::new();
     for _ in 0..cfg.readers {
-        let mut r = Nexus::open(&cfg.db)
-            .map_err(|e| format!("cannot open {}: {}", cfg.db.display(), e.message))?;
-        r.set_timeout(cfg.timeout);
-        readers.push(r);
+        readers.push(open("reader")?);
     }
-    let app = router(writer, readers, cfg.api_key.clone(), cfg.max_body);
+    let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
+    let app = router_with(pool, cfg.api_key.clone(), cfg.max_body, cfg.body_timeout);
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
@@ -269,13 +369,47 @@ pub async fn serve(
     if let Some(tx) = ready {
         let _ = tx.send(local);
     }
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
-    .map_err(|e| e.to_string())
+    let slots = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(cfg.header_timeout);
+    let builder = builder.http1_only();
+    tokio::pin!(stop);
+    loop {
+        // a free slot first, so the process never holds more than
+        // `max_connections` sockets; the rest wait in the listen queue
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = &mut stop => break,
+        };
+        let (stream, peer) = tokio::select! {
+            a = listener.accept() => match a {
+                Ok(a) => a,
+                Err(_) => {
+                    // out of descriptors or a reset in the queue: pause, go on
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = app.clone().layer(axum::Extension(ConnectInfo(peer)));
+        let svc = hyper_util::service::TowerToHyperService::new(svc);
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), svc)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // requests in flight get the grace period; idle connections close now
+    let _ = tokio::time::timeout(cfg.shutdown_grace, graceful.shutdown()).await;
+    Ok(())
 }

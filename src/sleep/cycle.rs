@@ -630,6 +630,9 @@ pub fn run(
             opts.now
         )));
     }
+    opts.params
+        .validate()
+        .map_err(|e| KipError::constraint(format!("sleep parameters: {e}")))?;
     let run = start_run(nx, opts, reasoner.name())?;
     let cancel = cancel.unwrap_or_default();
     let tx = progress.map(|t| Arc::new(Mutex::new(t)));

@@ -131,6 +131,7 @@ fn below(value: f64, limit: f64) -> Status {
 /// Measures the memory at time `now` (RFC 3339) with the instructions'
 /// default parameters (stale after 7 days).
 pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
+    super::params::check_days("the stale threshold", stale_days).map_err(KipError::constraint)?;
     let cutoff = chrono::DateTime::parse_from_rfc3339(now)
         .map(|t| {
             (t - chrono::Duration::days(stale_days))

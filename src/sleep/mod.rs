@@ -8,6 +8,7 @@ pub mod cycle;
 pub mod explain;
 pub mod health;
 pub mod llm;
+pub mod params;
 pub mod proposals;
 pub mod reasoner;
 pub mod similarity;

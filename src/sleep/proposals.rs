@@ -353,8 +353,32 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The classes of proposal items the cycle makes.
+pub const CLASSES: [&str; 11] = [
+    "archive",
+    "commitment",
+    "connection",
+    "consolidate",
+    "contradiction",
+    "domain",
+    "llm",
+    "merge",
+    "pattern",
+    "reclassify",
+    "self_model",
+];
+
 /// Sets an item class to `auto` (applied without review) or `review`.
 pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()> {
+    if !CLASSES.contains(&class) {
+        return Err(KipError::new(
+            ErrorCode::InvalidSyntax,
+            format!(
+                "there is no item class `{class}`; the classes are {}",
+                CLASSES.join(", ")
+            ),
+        ));
+    }
     if !matches!(mode, "auto" | "review") {
         return Err(KipError::new(
             ErrorCode::InvalidSyntax,
@@ -728,6 +752,11 @@ pub fn reject(
 /// longer change anything or no longer run).
 pub fn refresh(nx: &mut Nexus, id: i64, by: &str) -> KipResult<(usize, usize)> {
     let _ = by;
+    if get(nx, id)?.is_none() {
+        return Err(KipError::not_found(format!(
+            "proposal #{id} does not exist"
+        )));
+    }
     nx.atomically(&format!("proposal:{id}"), |nx| {
         refresh_in_group(nx, id, false, &mut |_, _| {})
     })

@@ -367,9 +367,24 @@ fn wait_for_lock(attempt: i32) -> bool {
     true
 }
 
-/// Opens (creating if needed) and migrates a database. Returns whether the
-/// database was new (so the caller bootstraps it).
-pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
+/// How a memory is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Open without writing anything: no migration, no bootstrap; every
+    /// write is refused by SQLite itself. Works on files this user cannot
+    /// write.
+    pub readonly: bool,
+    /// Take over a SQLite file that other software created (its tables are
+    /// left alone; somnus adds its own). Refused otherwise.
+    pub adopt: bool,
+}
+
+/// `PRAGMA application_id` of a somnus memory ("SMNS").
+pub const APPLICATION_ID: i64 = 0x534D_4E53;
+
+/// Sets up a connection: the busy handler, planner stability, caches and,
+/// for a writable file, WAL. Writes nothing to the database.
+pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
     // Wait up to ~10 s for another writer, polling every millisecond: a
     // writer that releases the lock for a moment between two transactions
     // (a sleep cycle between phases) lets the waiting ones in, where
@@ -387,8 +402,10 @@ pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
     // The planner's statement shapes, the store's lookups and the audit
     // trail's statements all stay prepared.
     conn.set_prepared_statement_cache_capacity(256);
-    // WAL for files; in-memory databases keep their own journal.
-    let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !readonly {
+        // WAL for files; in-memory databases keep their own journal.
+        let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    }
     // Page cache in KiB (`SOMNUS_CACHE_KB`, default 256 MiB; SQLite only takes
     // what it uses).
     let cache_kb: i64 = std::env::var("SOMNUS_CACHE_KB")
@@ -399,17 +416,58 @@ pub fn prepare(conn: &mut Connection) -> KipResult<bool> {
         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kb}; \
          PRAGMA wal_autocheckpoint = 8192;"
     ))?;
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok(())
+}
+
+pub fn schema_version(conn: &Connection) -> KipResult<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Checks that the database is a somnus memory this build can read
+/// (`version` as read inside the caller's transaction).
+pub fn check_identity(conn: &Connection, version: i64, adopt: bool) -> KipResult<()> {
     if version > SCHEMA_VERSION {
         return Err(KipError::internal(format!(
             "database schema {version} is newer than this somnus ({SCHEMA_VERSION}); upgrade somnus"
         )));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-        tx.commit()?;
+    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let foreign_app = app != 0 && app != APPLICATION_ID;
+    let foreign_tables = if version == 0 {
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 5")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        (!names.is_empty()).then(|| names.join(", "))
+    } else {
+        None
+    };
+    if !adopt && (foreign_app || foreign_tables.is_some()) {
+        let what = match foreign_tables {
+            Some(t) => format!("it already holds tables of another program ({t})"),
+            None => format!("its application id is {app:#x}, not somnus's"),
+        };
+        return Err(KipError::new(
+            crate::kip::ErrorCode::ConstraintViolation,
+            format!("this file is not a somnus memory: {what}"),
+        )
+        .with_hint(
+            "Point --db at a new file, or pass --adopt to add somnus's tables to this one.",
+        ));
+    }
+    Ok(())
+}
+
+/// Migrates a database inside the caller's (exclusive) transaction, from
+/// `version` as read inside it. Returns whether it was new.
+pub fn migrate(conn: &Connection, version: i64) -> KipResult<bool> {
+    for sql in MIGRATIONS.iter().skip(version as usize) {
+        conn.execute_batch(sql)?;
+    }
+    if version < SCHEMA_VERSION {
+        conn.execute_batch(&format!(
+            "PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID};"
+        ))?;
     }
     Ok(version == 0)
 }

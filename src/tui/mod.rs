@@ -25,10 +25,7 @@ use std::time::Duration;
 /// Runs the console until the operator quits. The terminal is restored on
 /// every exit, panics included.
 pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = crate::server::runtime(Some(2))?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(
         nexus,

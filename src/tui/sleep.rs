@@ -103,26 +103,7 @@ fn param_value(p: &Params, key: &str) -> Value {
 
 /// `p` with `key` set to `value`, if the value suits the parameter.
 fn with_param(p: &Params, key: &str, value: Value) -> Result<Params, String> {
-    let mut v = serde_json::to_value(p).map_err(|e| e.to_string())?;
-    let Some(slot) = v.get_mut(key) else {
-        return Err(format!("no parameter {key}"));
-    };
-    let n = value.as_f64().ok_or("a number is needed")?;
-    if n < 0.0 {
-        return Err(format!("{key} cannot be negative"));
-    }
-    if key == "memory_strength_decay_factor" && !(n > 0.0 && n <= 1.0) {
-        return Err("the decay factor is in (0, 1]".into());
-    }
-    *slot = if slot.is_i64() || slot.is_u64() {
-        if n.fract() != 0.0 {
-            return Err(format!("{key} is a whole number"));
-        }
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
-    };
-    serde_json::from_value(v).map_err(|e| e.to_string())
+    p.with(key, &value)
 }
 
 impl Default for SleepPane {

@@ -1,0 +1,127 @@
+//! The one validator of the sleep cycle's parameters: the CLI (`--params`,
+//! `health --stale-days`), the console's parameter table and any other
+//! caller go through it, so a value out of range is refused the same way
+//! everywhere and never reaches a date computation or a decay.
+
+use super::cycle::Params;
+use serde_json::Value;
+
+/// Days in a day-valued parameter at most (a century).
+pub const MAX_DAYS: i64 = 36_500;
+
+/// `(key, least, most)` for every parameter; whole numbers are those whose
+/// default is an integer.
+pub const RANGES: [(&str, f64, f64); 13] = [
+    ("stale_event_threshold_days", 0.0, MAX_DAYS as f64),
+    ("memory_strength_decay_factor", 0.01, 1.0),
+    ("unsorted_max_backlog", 0.0, 1_000_000.0),
+    ("orphan_max_count", 0.0, 1_000_000.0),
+    ("relevance_lambda", 0.0, 10.0),
+    ("archive_threshold", 0.0, 1.0),
+    ("speculative_ttl_days", 0.0, MAX_DAYS as f64),
+    ("commitment_decay_days", 0.0, MAX_DAYS as f64),
+    ("fact_archival_age_days", 0.0, MAX_DAYS as f64),
+    ("archive_ttl_days", 0.0, MAX_DAYS as f64),
+    ("task_ttl_days", 0.0, MAX_DAYS as f64),
+    ("cleanup_cap", 0.0, 1_000_000.0),
+    ("proposal_cap", 1.0, 100_000.0),
+];
+
+/// The range of `key`, if it is a parameter.
+pub fn range(key: &str) -> Option<(f64, f64)> {
+    RANGES
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|(_, lo, hi)| (*lo, *hi))
+}
+
+impl Params {
+    /// `self` with `key` set to `value`, or why not.
+    pub fn with(&self, key: &str, value: &Value) -> Result<Params, String> {
+        let mut v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        let (lo, hi) = range(key).ok_or_else(|| format!("unknown parameter `{key}`"))?;
+        let Some(slot) = v.get_mut(key) else {
+            return Err(format!("unknown parameter `{key}`"));
+        };
+        let n = value
+            .as_f64()
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| format!("{key} needs a number, not {value}"))?;
+        if n < lo || n > hi {
+            return Err(format!("{key} must be between {lo} and {hi} (got {value})"));
+        }
+        *slot = if slot.is_i64() || slot.is_u64() {
+            if n.fract() != 0.0 {
+                return Err(format!("{key} is a whole number (got {value})"));
+            }
+            Value::from(n as i64)
+        } else {
+            Value::from(n)
+        };
+        serde_json::from_value(v).map_err(|e| e.to_string())
+    }
+
+    /// `self` with every key of a JSON object applied, or the first
+    /// problem. The instructions' old name `confidence_decay_factor` is
+    /// read as `memory_strength_decay_factor`.
+    pub fn with_json(&self, over: &Value) -> Result<Params, String> {
+        let Some(o) = over.as_object() else {
+            return Err("the parameters must be a JSON object".into());
+        };
+        let mut p = self.clone();
+        for (k, v) in o {
+            let key = if k == "confidence_decay_factor" {
+                "memory_strength_decay_factor"
+            } else {
+                k.as_str()
+            };
+            p = p.with(key, v)?;
+        }
+        Ok(p)
+    }
+
+    /// Whether every parameter is in its range (a stored or hand-built
+    /// value).
+    pub fn validate(&self) -> Result<(), String> {
+        let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        self.with_json(&v).map(|_| ())
+    }
+}
+
+/// Checks a stale-days value given on its own (`somnus health`).
+pub fn check_days(name: &str, days: i64) -> Result<i64, String> {
+    if (0..=MAX_DAYS).contains(&days) {
+        Ok(days)
+    } else {
+        Err(format!(
+            "{name} must be between 0 and {MAX_DAYS} (got {days})"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn out_of_range_values_are_refused_with_the_range() {
+        let p = Params::default();
+        for (k, v) in [
+            ("memory_strength_decay_factor", json!(-5)),
+            ("memory_strength_decay_factor", json!(0)),
+            ("stale_event_threshold_days", json!(9223372036854775807i64)),
+            ("archive_ttl_days", json!(-1)),
+            ("task_ttl_days", json!(1.5)),
+            ("proposal_cap", json!("ten")),
+        ] {
+            assert!(p.with(k, &v).is_err(), "{k} = {v}");
+        }
+        assert!(p.with("nonsense", &json!(1)).is_err());
+        let q = p
+            .with_json(&json!({"confidence_decay_factor": 0.8}))
+            .unwrap();
+        assert_eq!(q.memory_strength_decay_factor, 0.8);
+        assert!(Params::default().validate().is_ok());
+    }
+}
