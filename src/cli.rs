@@ -304,6 +304,15 @@ pub enum Cmd {
 pub enum AuditCmd {
     /// One entry with the before/after image of every element it touched
     Show { entry: i64 },
+    /// Drop the before/after images of every entry up to a time, a date or #N
+    /// (entries stay, marked pruned; they can no longer be undone)
+    Prune {
+        /// RFC 3339 time, YYYY-MM-DD, or #N
+        through: String,
+        /// Only say what would be freed
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// `$SOMNUS_DB`, else the per-user data folder.
@@ -456,9 +465,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Mcp { actor }) => {
-            let nx = open(&cli.db)?;
+            let writer = open(&cli.db)?;
+            let mut readers = Vec::new();
+            for _ in 0..2 {
+                readers.push(open(&cli.db)?);
+            }
+            let pool = crate::server::pool::Pool::new(writer, readers);
             let rt = crate::server::runtime(Some(2))?;
-            rt.block_on(crate::server::mcp::serve_stdio(nx, &actor))
+            rt.block_on(crate::server::mcp::serve_stdio(pool, &actor))
                 .map_err(|e| eyre!(e))?;
             Ok(0)
         }
@@ -548,6 +562,24 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let rows = crate::bench::run(&opts);
             crate::say!("{}", crate::bench::markdown(&rows, concepts));
+            Ok(0)
+        }
+        Some(Cmd::Audit {
+            what: Some(AuditCmd::Prune { through, dry_run }),
+            ..
+        }) => {
+            let mut nx = open(&cli.db)?;
+            let (to, p) = nx
+                .audit_prune(&through, dry_run)
+                .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            crate::say!(
+                "{} {} entries through #{to}: {} images, {} bytes{}",
+                if dry_run { "would prune" } else { "pruned" },
+                p.entries,
+                p.images,
+                p.bytes,
+                if dry_run { "" } else { " (the file keeps its size; SQLite reuses the pages)" }
+            );
             Ok(0)
         }
         Some(Cmd::Audit {

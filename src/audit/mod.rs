@@ -138,6 +138,9 @@ pub struct Entry {
     /// The group the entry belongs to: `sleep:N` (a sleep run),
     /// `proposal:N` (an approval), `rollback:...` (a group rollback).
     pub batch: Option<String>,
+    /// When the entry's before/after images were pruned (it can no longer
+    /// be undone).
+    pub pruned_at: Option<String>,
     /// Elements changed: updated, deleted, re-inserted, and created.
     pub changes: i64,
     first_change: i64,
@@ -152,6 +155,7 @@ impl Entry {
             "id": self.id, "at": self.at, "actor": self.actor, "trigger": self.trigger, "reason": self.reason,
             "kind": self.kind, "command": self.command, "changes": self.changes,
             "rolls_back": self.rolls_back, "rolled_back_by": self.rolled_back_by, "batch": self.batch,
+            "pruned_at": self.pruned_at,
         })
     }
 }
@@ -200,7 +204,7 @@ pub struct Filter {
     pub limit: usize,
 }
 
-const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id, l.batch";
+const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id, l.batch, l.pruned_at";
 
 fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
     let recorded: i64 = r.get(9)?;
@@ -216,6 +220,7 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         rolls_back: r.get(7)?,
         rolled_back_by: r.get(8)?,
         batch: r.get(13)?,
+        pruned_at: r.get(14)?,
         changes: recorded + (end_id - first_id),
         first_change: r.get(10)?,
         recorded,
@@ -441,6 +446,12 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
             format!("entry #{id} was already rolled back by #{by}"),
         ));
     }
+    if let Some(at) = &e.pruned_at {
+        return Err(KipError::new(
+            ErrorCode::ResourceExhausted,
+            format!("entry #{id} can no longer be undone: its before/after images were pruned at {at}"),
+        ));
+    }
     if e.kind == "BOOTSTRAP" {
         return Err(KipError::immutable(format!(
             "entry #{id} is the memory's bootstrap (its schema and protected definitions): it is never undone"
@@ -592,6 +603,43 @@ pub fn rollback_after(
         .collect::<KipResult<Vec<i64>>>();
     ctx.set_batch(saved);
     res
+}
+
+/// What `prune` freed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pruned {
+    pub entries: i64,
+    pub images: i64,
+    pub bytes: i64,
+}
+
+/// Drops the before/after images of every entry up to `through` (its id),
+/// the audit trail's retention: the entries stay (who, when, why, the
+/// command), are marked pruned, and rollback refuses them by name instead
+/// of undoing them from images it no longer has. `dry_run` only counts.
+pub fn prune(conn: &Connection, through: i64, dry_run: bool) -> KipResult<Pruned> {
+    let (images, bytes): (i64, i64) = conn.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(length(before) + length(after)), 0) FROM audit_changes WHERE entry <= ?1",
+        [through],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let entries: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM audit_log WHERE id <= ?1 AND pruned_at IS NULL",
+        [through],
+        |r| r.get(0),
+    )?;
+    if !dry_run {
+        conn.execute("DELETE FROM audit_changes WHERE entry <= ?1", [through])?;
+        conn.execute(
+            "UPDATE audit_log SET pruned_at = ?2 WHERE id <= ?1 AND pruned_at IS NULL",
+            params![through, crate::store::now()],
+        )?;
+    }
+    Ok(Pruned {
+        entries,
+        images,
+        bytes,
+    })
 }
 
 /// The last entry written at or before `at` (RFC 3339), 0 if none.

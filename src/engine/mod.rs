@@ -590,6 +590,25 @@ impl Nexus {
         })
     }
 
+    /// Drops the audit images of every entry up to `to` (a time, a date or
+    /// `#N`); see `audit::prune`.
+    pub fn audit_prune(&mut self, to: &str, dry_run: bool) -> KipResult<(i64, crate::audit::Pruned)> {
+        let through = match to.strip_prefix('#') {
+            Some(n) => n
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| KipError::syntax(format!("`{to}` is not an entry (#N)")))?,
+            None => crate::audit::entry_at(&self.conn, &crate::audit::time_bound(to, false)?)?,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let p = crate::audit::prune(&tx, through, dry_run)?;
+        tx.commit()?;
+        Ok((through, p))
+    }
+
     /// Configures (or removes) the embedding provider.
     pub fn set_embedder(&mut self, cfg: Option<embed::EmbeddingConfig>) {
         self.embedder = cfg;

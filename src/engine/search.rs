@@ -11,12 +11,24 @@ use serde_json::{Value, json};
 
 /// Turns free text into an FTS5 query: every word as a quoted prefix term,
 /// any of them may match (BM25 ranks documents matching more words higher).
+/// At most `MAX_SEARCH_WORDS` distinct words, each cut to `MAX_SEARCH_WORD`
+/// characters, so the index query stays small whatever the text.
 pub fn fts_query(term: &str) -> Option<String> {
-    let words: Vec<String> = term
+    use crate::kip::limits::{MAX_SEARCH_WORD, MAX_SEARCH_WORDS};
+    let mut words: Vec<String> = Vec::new();
+    for w in term
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{}\"*", w.replace('"', "")))
-        .collect();
+    {
+        let w: String = w.chars().take(MAX_SEARCH_WORD).collect();
+        let q = format!("\"{}\"*", w.replace('"', ""));
+        if !words.contains(&q) {
+            words.push(q);
+            if words.len() == MAX_SEARCH_WORDS {
+                break;
+            }
+        }
+    }
     if words.is_empty() {
         None
     } else {

@@ -33,6 +33,15 @@ pub const MAX_LIMIT: u64 = 1_000_000;
 /// signed 64-bit integer).
 pub const MAX_OFFSET: u64 = i64::MAX as u64 - MAX_LIMIT - 1;
 
+/// Bytes of a `SEARCH` text.
+pub const MAX_SEARCH_TEXT: usize = 4_096;
+
+/// Distinct words of a `SEARCH` text that are matched (the first ones).
+pub const MAX_SEARCH_WORDS: usize = 32;
+
+/// Characters of one `SEARCH` word that are matched (its prefix).
+pub const MAX_SEARCH_WORD: usize = 64;
+
 /// Commands in one `commands` batch.
 pub const MAX_BATCH: usize = 1_000;
 
@@ -144,6 +153,12 @@ pub fn check_command(c: &Command) -> KipResult<()> {
             | super::ast::DeleteStmt::Propositions { where_, .. }
             | super::ast::DeleteStmt::Concept { where_, .. },
         ) => where_,
+        Command::Search(s) if s.term.len() > MAX_SEARCH_TEXT => {
+            return Err(too_large(format!(
+                "the SEARCH text has {} bytes; the limit is {MAX_SEARCH_TEXT}",
+                s.term.len()
+            )));
+        }
         _ => return Ok(()),
     };
     let mut n = Counts::default();

@@ -2,15 +2,22 @@
 //! and `execute_kip_readonly` as agents are given them, and the KIP syntax
 //! card as a resource and a prompt. Approval of reflection proposals is not
 //! exposed here, so an agent cannot approve its own proposals.
+//!
+//! A thin framing layer sits between stdio and the SDK: every line is
+//! checked first, and one that is not a single JSON object gets the
+//! JSON-RPC parse error (-32700, id null), a `tools/call` whose params are
+//! malformed gets -32602, and a second `initialize` gets -32600, where the
+//! SDK would stay silent or answer "method not found". Reads run on idle
+//! reader connections, so a slow call does not hold up the others.
 
-use crate::Nexus;
+use super::pool::Pool;
 use crate::protocol::{Arguments, Method, Request};
 use rmcp::ErrorData as McpError;
 use rmcp::model::*;
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const EXECUTE: &str = include_str!("../../assets/mcp/FunctionDefinition.json");
 const EXECUTE_READONLY: &str = include_str!("../../assets/mcp/FunctionDefinitionReadonly.json");
@@ -19,7 +26,7 @@ const SYNTAX_URI: &str = "somnus://kip/syntax";
 
 #[derive(Clone)]
 pub struct KipMcp {
-    nexus: Arc<Mutex<Nexus>>,
+    pool: Arc<Pool>,
     actor: String,
 }
 
@@ -35,9 +42,9 @@ fn tool(definition: &str) -> Tool {
 }
 
 impl KipMcp {
-    pub fn new(nexus: Nexus, actor: &str) -> Self {
+    pub fn new(pool: Pool, actor: &str) -> Self {
         KipMcp {
-            nexus: Arc::new(Mutex::new(nexus)),
+            pool: Arc::new(pool),
             actor: actor.to_string(),
         }
     }
@@ -91,13 +98,12 @@ impl ServerHandler for KipMcp {
         let mut req = Request::new(method, args);
         req.actor.id = self.actor.clone();
         req.actor.trigger = "mcp".into();
-        let nexus = self.nexus.clone();
-        let resp = tokio::task::spawn_blocking(move || {
-            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-            nx.execute(&req).to_json()
-        })
-        .await
-        .map_err(|e| McpError::internal_error(format!("the command failed: {e}"), None))?;
+        let out = if super::is_read_only(&req) {
+            self.pool.read(move |nx| nx.execute(&req).to_json()).await
+        } else {
+            self.pool.write(move |nx| nx.execute(&req).to_json()).await
+        };
+        let resp = out.map_err(|e| McpError::internal_error(e.message, None))?;
         let text = resp.to_string();
         let result = if resp.get("error").is_some() {
             CallToolResult::error(vec![ContentBlock::text(text)])
@@ -162,11 +168,174 @@ impl ServerHandler for KipMcp {
 }
 
 /// Serves MCP on standard input and output until the client disconnects.
-pub async fn serve_stdio(nexus: Nexus, actor: &str) -> Result<(), String> {
-    let service = KipMcp::new(nexus, actor)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| e.to_string())?;
-    service.waiting().await.map_err(|e| e.to_string())?;
-    Ok(())
+pub async fn serve_stdio(pool: Pool, actor: &str) -> Result<(), String> {
+    serve_io(pool, actor, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves MCP on any line-oriented pair of streams (stdio, or a test's
+/// pipes), through the framing layer.
+pub async fn serve_io(
+    pool: Pool,
+    actor: &str,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) -> Result<(), String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (mut to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
+    let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
+    // one writer owns the output, so lines never interleave
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(mut line) = rx.recv().await {
+            line.push(b'\n');
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let sdk_lines = tx.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(from_sdk).split(b'\n');
+        while let Ok(Some(line)) = lines.next_segment().await {
+            if sdk_lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let errors = tx.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(input).split(b'\n');
+        let mut initialized = false;
+        while let Ok(Some(line)) = lines.next_segment().await {
+            match check_line(&line, &mut initialized) {
+                Frame::Skip => {}
+                Frame::Answer(v) => {
+                    let _ = errors.send(v.to_string().into_bytes());
+                }
+                Frame::Pass => {
+                    if to_sdk.write_all(&line).await.is_err()
+                        || to_sdk.write_all(b"\n").await.is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+        // end of input: the SDK sees its input close and stops
+        let _ = to_sdk.shutdown().await;
+    });
+    drop(tx);
+    let served = async {
+        let service = KipMcp::new(pool, actor)
+            .serve((sdk_in, sdk_out))
+            .await
+            .map_err(|e| e.to_string())?;
+        service.waiting().await.map_err(|e| e.to_string())?;
+        Ok::<(), String>(())
+    }
+    .await;
+    let _ = writer.await;
+    served
+}
+
+enum Frame {
+    /// Hand the line to the SDK.
+    Pass,
+    /// Answer it here.
+    Answer(Value),
+    /// A blank line.
+    Skip,
+}
+
+fn rpc_error(id: Value, code: i64, message: String) -> Frame {
+    Frame::Answer(serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message }
+    }))
+}
+
+/// What the framing layer does with one input line.
+fn check_line(line: &[u8], initialized: &mut bool) -> Frame {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return rpc_error(Value::Null, -32700, "Parse error: the line is not UTF-8".into());
+    };
+    if text.trim().is_empty() {
+        return Frame::Skip;
+    }
+    let v: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return rpc_error(Value::Null, -32700, format!("Parse error: {e}")),
+    };
+    let Value::Object(m) = &v else {
+        return rpc_error(
+            Value::Null,
+            -32600,
+            "Invalid Request: a message is one JSON object".into(),
+        );
+    };
+    let id = m.get("id").cloned().unwrap_or(Value::Null);
+    let is_request = m.contains_key("id");
+    match m.get("method").and_then(Value::as_str) {
+        Some("initialize") if is_request => {
+            if *initialized {
+                return rpc_error(id, -32600, "Invalid Request: the session is already initialized".into());
+            }
+            *initialized = true;
+        }
+        Some("tools/call") if is_request => {
+            let problem = match m.get("params") {
+                None => Some("tools/call needs params".to_string()),
+                Some(Value::Object(p)) => match (p.get("name"), p.get("arguments")) {
+                    (Some(Value::String(_)), None | Some(Value::Object(_)) | Some(Value::Null)) => None,
+                    (Some(Value::String(_)), Some(a)) => {
+                        Some(format!("tools/call arguments must be an object, not {a}"))
+                    }
+                    (None, _) => Some("tools/call needs params.name".into()),
+                    (Some(n), _) => Some(format!("tools/call params.name must be a string, not {n}")),
+                },
+                Some(p) => Some(format!("tools/call params must be an object, not {p}")),
+            };
+            if let Some(p) = problem {
+                return rpc_error(id, -32602, format!("Invalid params: {p}"));
+            }
+        }
+        _ => {}
+    }
+    Frame::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(f: Frame) -> Option<(Value, i64)> {
+        match f {
+            Frame::Answer(v) => Some((v["id"].clone(), v["error"]["code"].as_i64()?)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn malformed_lines_get_json_rpc_errors() {
+        let mut init = false;
+        for bad in [&b"{nope"[..], b"\xff\xfe", b"{} {}", b"\x00\x01binary"] {
+            assert_eq!(code(check_line(bad, &mut init)), Some((Value::Null, -32700)));
+        }
+        assert!(matches!(
+            check_line(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, &mut init),
+            Frame::Pass
+        ));
+        assert_eq!(
+            code(check_line(br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#, &mut init)),
+            Some((serde_json::json!(2), -32600))
+        );
+        for bad in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_kip","arguments":[1]}}"#,
+        ] {
+            assert_eq!(code(check_line(bad.as_bytes(), &mut init)), Some((serde_json::json!(3), -32602)), "{bad}");
+        }
+    }
 }

@@ -86,7 +86,8 @@ fn error_response(status: StatusCode, e: KipError) -> HttpResponse {
     (status, axum::Json(json!({ "error": e.to_json() }))).into_response()
 }
 
-fn is_read_only(req: &Request) -> bool {
+/// Whether a request only reads (it may then run on a reader connection).
+pub(crate) fn is_read_only(req: &Request) -> bool {
     if req.method == Method::ExecuteKipReadonly {
         return true;
     }

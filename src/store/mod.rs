@@ -305,6 +305,11 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
     END;
     "#,
+    // 9: audit retention: an entry whose before/after images were pruned
+    //    says when, and can no longer be undone
+    r#"
+    ALTER TABLE audit_log ADD COLUMN pruned_at TEXT;
+    "#,
 ];
 
 /// Brings the full-text index up to date with the concepts changed since
