@@ -144,6 +144,12 @@ pub enum Cmd {
         /// Connections served at once (more wait in the listen queue)
         #[arg(long, default_value_t = 512)]
         max_connections: usize,
+        /// A request's header must arrive within this many milliseconds (idle connections close after it too)
+        #[arg(long, default_value_t = 10_000)]
+        header_timeout_ms: u64,
+        /// A request's body must arrive within this many milliseconds
+        #[arg(long, default_value_t = 30_000)]
+        body_timeout_ms: u64,
     },
     /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
@@ -434,6 +440,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             readers,
             timeout_ms,
             max_connections,
+            header_timeout_ms,
+            body_timeout_ms,
         }) => {
             let api_key = api_key.or_else(|| {
                 std::env::var("SOMNUS_API_KEY")
@@ -449,6 +457,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             cfg.readers = readers;
             cfg.timeout = std::time::Duration::from_millis(timeout_ms);
             cfg.max_connections = max_connections;
+            cfg.header_timeout = std::time::Duration::from_millis(header_timeout_ms.max(1));
+            cfg.body_timeout = std::time::Duration::from_millis(body_timeout_ms.max(1));
             rt.spawn(async move {
                 if let Ok(a) = rx.await {
                     crate::say_err!(
@@ -578,7 +588,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 p.entries,
                 p.images,
                 p.bytes,
-                if dry_run { "" } else { " (the file keeps its size; SQLite reuses the pages)" }
+                if dry_run {
+                    ""
+                } else {
+                    " (the file keeps its size; SQLite reuses the pages)"
+                }
             );
             Ok(0)
         }

@@ -449,7 +449,9 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
     if let Some(at) = &e.pruned_at {
         return Err(KipError::new(
             ErrorCode::ResourceExhausted,
-            format!("entry #{id} can no longer be undone: its before/after images were pruned at {at}"),
+            format!(
+                "entry #{id} can no longer be undone: its before/after images were pruned at {at}"
+            ),
         ));
     }
     if e.kind == "BOOTSTRAP" {

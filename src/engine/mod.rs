@@ -146,6 +146,13 @@ fn register_functions(conn: &Connection) -> KipResult<()> {
     Ok(())
 }
 
+/// The `-wal` file beside a database.
+fn wal_of(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
 impl Nexus {
     /// Opens (creating and bootstrapping if new) the memory at `path`.
     pub fn open(path: impl AsRef<Path>) -> KipResult<Nexus> {
@@ -188,6 +195,32 @@ impl Nexus {
         // A first open races other processes creating the same file; where
         // SQLite answers "busy" without waiting (changing the journal mode,
         // upgrading a read lock), the whole open is tried again.
+        if ro {
+            return match Self::open_once(path, flags, opts) {
+                // A WAL memory read by a user who cannot create its `-shm`
+                // file: with no `-wal` file there is nothing beyond the main
+                // file to see, so it is read as immutable.
+                Err(_) if !wal_of(path).exists() => {
+                    let enc = path
+                        .to_string_lossy()
+                        .replace('%', "%25")
+                        .replace('?', "%3f")
+                        .replace('#', "%23");
+                    let uri = format!("file:{enc}?immutable=1");
+                    let conn = Connection::open_with_flags(
+                        &uri,
+                        OpenFlags::SQLITE_OPEN_READ_ONLY
+                            | OpenFlags::SQLITE_OPEN_URI
+                            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                    )
+                    .map_err(|e| {
+                        KipError::internal(format!("cannot open {}: {e}", path.display()))
+                    })?;
+                    Self::init(conn, Some(path.to_path_buf()), opts)
+                }
+                other => other,
+            };
+        }
         let mut attempt = 0;
         loop {
             match Self::open_once(path, flags, opts) {
@@ -592,7 +625,11 @@ impl Nexus {
 
     /// Drops the audit images of every entry up to `to` (a time, a date or
     /// `#N`); see `audit::prune`.
-    pub fn audit_prune(&mut self, to: &str, dry_run: bool) -> KipResult<(i64, crate::audit::Pruned)> {
+    pub fn audit_prune(
+        &mut self,
+        to: &str,
+        dry_run: bool,
+    ) -> KipResult<(i64, crate::audit::Pruned)> {
         let through = match to.strip_prefix('#') {
             Some(n) => n
                 .parse::<i64>()
@@ -687,6 +724,14 @@ impl Nexus {
             (Some(c), None) => {
                 Response::Single(self.run(c, &args.parameters, readonly, args.dry_run, &req.actor))
             }
+            (None, Some(list)) if list.len() > kip::limits::MAX_BATCH => Response::error(
+                KipError::exhausted(format!(
+                    "the batch has {} commands; the limit is {}",
+                    list.len(),
+                    kip::limits::MAX_BATCH
+                ))
+                .with_hint("Send the commands in several batches."),
+            ),
             (None, Some(list)) => {
                 let mut out = Vec::new();
                 for item in list {

@@ -257,7 +257,11 @@ fn rpc_error(id: Value, code: i64, message: String) -> Frame {
 /// What the framing layer does with one input line.
 fn check_line(line: &[u8], initialized: &mut bool) -> Frame {
     let Ok(text) = std::str::from_utf8(line) else {
-        return rpc_error(Value::Null, -32700, "Parse error: the line is not UTF-8".into());
+        return rpc_error(
+            Value::Null,
+            -32700,
+            "Parse error: the line is not UTF-8".into(),
+        );
     };
     if text.trim().is_empty() {
         return Frame::Skip;
@@ -278,7 +282,11 @@ fn check_line(line: &[u8], initialized: &mut bool) -> Frame {
     match m.get("method").and_then(Value::as_str) {
         Some("initialize") if is_request => {
             if *initialized {
-                return rpc_error(id, -32600, "Invalid Request: the session is already initialized".into());
+                return rpc_error(
+                    id,
+                    -32600,
+                    "Invalid Request: the session is already initialized".into(),
+                );
             }
             *initialized = true;
         }
@@ -286,12 +294,16 @@ fn check_line(line: &[u8], initialized: &mut bool) -> Frame {
             let problem = match m.get("params") {
                 None => Some("tools/call needs params".to_string()),
                 Some(Value::Object(p)) => match (p.get("name"), p.get("arguments")) {
-                    (Some(Value::String(_)), None | Some(Value::Object(_)) | Some(Value::Null)) => None,
+                    (Some(Value::String(_)), None | Some(Value::Object(_)) | Some(Value::Null)) => {
+                        None
+                    }
                     (Some(Value::String(_)), Some(a)) => {
                         Some(format!("tools/call arguments must be an object, not {a}"))
                     }
                     (None, _) => Some("tools/call needs params.name".into()),
-                    (Some(n), _) => Some(format!("tools/call params.name must be a string, not {n}")),
+                    (Some(n), _) => {
+                        Some(format!("tools/call params.name must be a string, not {n}"))
+                    }
                 },
                 Some(p) => Some(format!("tools/call params must be an object, not {p}")),
             };
@@ -319,14 +331,23 @@ mod tests {
     fn malformed_lines_get_json_rpc_errors() {
         let mut init = false;
         for bad in [&b"{nope"[..], b"\xff\xfe", b"{} {}", b"\x00\x01binary"] {
-            assert_eq!(code(check_line(bad, &mut init)), Some((Value::Null, -32700)));
+            assert_eq!(
+                code(check_line(bad, &mut init)),
+                Some((Value::Null, -32700))
+            );
         }
         assert!(matches!(
-            check_line(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, &mut init),
+            check_line(
+                br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+                &mut init
+            ),
             Frame::Pass
         ));
         assert_eq!(
-            code(check_line(br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#, &mut init)),
+            code(check_line(
+                br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#,
+                &mut init
+            )),
             Some((serde_json::json!(2), -32600))
         );
         for bad in [
@@ -335,7 +356,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_kip","arguments":[1]}}"#,
         ] {
-            assert_eq!(code(check_line(bad.as_bytes(), &mut init)), Some((serde_json::json!(3), -32602)), "{bad}");
+            assert_eq!(
+                code(check_line(bad.as_bytes(), &mut init)),
+                Some((serde_json::json!(3), -32602)),
+                "{bad}"
+            );
         }
     }
 }
