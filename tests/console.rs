@@ -658,7 +658,10 @@ fn sleep_pane_runs_with_the_parameters_chosen() {
     key(&mut a, KeyCode::Enter);
     typed(&mut a, "1.5\n");
     let s = screen(&mut a, 120, 36);
-    assert!(s.contains("memory_strength_decay_factor must be between 0.01 and 1"), "{s}");
+    assert!(
+        s.contains("memory_strength_decay_factor must be between 0.01 and 1"),
+        "{s}"
+    );
     key(&mut a, KeyCode::Esc);
     // one step down with `-`: 0.95 → 0.9
     key(&mut a, KeyCode::Char('-'));
