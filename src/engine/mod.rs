@@ -156,13 +156,6 @@ fn wal_of(path: &Path) -> PathBuf {
 impl Nexus {
     /// Opens (creating and bootstrapping if new) the memory at `path`.
     pub fn open(path: impl AsRef<Path>) -> KipResult<Nexus> {
-        let path = path.as_ref();
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
-        }
         Self::open_with(path, crate::store::OpenOptions::default())
     }
 

@@ -238,23 +238,8 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn too_large(req: axum::extract::Request, next: Next) -> HttpResponse {
-    let resp = next.run(req).await;
-    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            KipError::exhausted("the request body is larger than the server accepts")
-                .with_hint("Split the batch, or raise --max-body."),
-        );
-    }
-    resp
-}
-
-pub fn router(pool: Pool, api_key: Option<String>, max_body: usize) -> Router {
-    router_with(pool, api_key, max_body, Duration::from_secs(30))
-}
-
-fn router_with(
+/// The routes, their shared state and the key check.
+pub fn router(
     pool: Pool,
     api_key: Option<String>,
     max_body: usize,
@@ -275,7 +260,6 @@ fn router_with(
     Router::new()
         .route("/", get(info))
         .route("/kip", post(kip))
-        .layer(middleware::from_fn(too_large))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
         .with_state(shared)
 }
@@ -362,7 +346,7 @@ pub async fn serve_until(
         readers.push(open("reader")?);
     }
     let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
-    let app = router_with(pool, cfg.api_key.clone(), cfg.max_body, cfg.body_timeout);
+    let app = router(pool, cfg.api_key.clone(), cfg.max_body, cfg.body_timeout);
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;

@@ -142,7 +142,10 @@ impl AuditPane {
             l.push(Line::styled(format!("undoes #{of}"), theme::warn()));
         }
         for line in e.command.lines().take(12) {
-            l.push(Line::styled(format!("  {line}"), theme::key()));
+            l.push(Line::styled(
+                format!("  {}", crate::text::printable(line)),
+                theme::key(),
+            ));
         }
         l.push(Line::raw(""));
         for c in changes {
@@ -348,7 +351,9 @@ impl Component for AuditPane {
             .skip(start)
             .take(h)
             .map(|(i, e)| {
-                let cmd: String = e.command.split_whitespace().collect::<Vec<_>>().join(" ");
+                let cmd = crate::text::one_line(
+                    &e.command.split_whitespace().collect::<Vec<_>>().join(" "),
+                );
                 let mark = if e.rolled_back_by.is_some() {
                     "↶"
                 } else {

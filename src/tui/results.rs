@@ -178,8 +178,12 @@ fn generic(result: &Value) -> ResultTable {
 }
 
 /// One cell as text: nodes and links as a short label, other objects as
-/// compact JSON.
+/// compact JSON; control characters an agent wrote are shown escaped.
 pub fn cell_text(v: &Value) -> String {
+    crate::text::one_line(&cell_label(v))
+}
+
+fn cell_label(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::String(s) => s.replace('\n', " "),
