@@ -1394,13 +1394,25 @@ fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
     Ok(())
 }
 
-/// The TTL an archived Event gets; an earlier expiry stands (archiving
-/// never extends a TTL).
+/// The TTL an archived Event gets: `archived_at + archive_ttl_days` is the
+/// floor (an earlier expiry would let the next cycle delete what this one
+/// promises to keep for that long); a later one stands.
 fn archive_ttl(cx: &Cx, e: &EventView) -> String {
     let ttl = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
     match &e.expires_at {
-        Some(x) if *x < ttl => x.clone(),
+        Some(x) if later(x, &ttl) => x.clone(),
         _ => ttl,
+    }
+}
+
+/// Whether RFC 3339 time `a` is after `b`, compared as instants.
+fn later(a: &str, b: &str) -> bool {
+    match (
+        chrono::DateTime::parse_from_rfc3339(a),
+        chrono::DateTime::parse_from_rfc3339(b),
+    ) {
+        (Ok(x), Ok(y)) => x > y,
+        _ => false,
     }
 }
 
@@ -1436,16 +1448,21 @@ fn consolidation_drafts(
                 class: "archive".into(),
                 key: format!("archive:{}", e.id),
                 title: format!("Archive {} (nothing durable to extract)", e.name),
-                commands: vec![r#"UPSERT {
+                // the TTL goes on the node alone, in its own statement: a
+                // block's metadata would land on the Archived link too
+                commands: vec![
+                    r#"UPSERT {
   CONCEPT ?event {
     {type: "Event", name: :event_name}
     SET ATTRIBUTES { consolidation_status: "archived", consolidated_at: :ts }
     SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) }
   }
-  WITH METADATA { expires_at: :archive_expires_at }
 }
 WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts }"#
-                    .to_string()],
+                        .to_string(),
+                    r#"UPSERT { CONCEPT ?event { {type: "Event", name: :event_name} } WITH METADATA { expires_at: :archive_expires_at } }"#
+                        .to_string(),
+                ],
                 params: pm(json!({"event_name": e.name, "ts": cx.opts.now, "archive_expires_at": archive_ttl(cx, e)})),
                 rationale: format!("{}; archived with a {}-day TTL so TTL reclamation can free it", g.rationale, cx.opts.params.archive_ttl_days),
                 evidence: vec![e.id.clone()],
@@ -2792,6 +2809,7 @@ fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let cap = cx.opts.params.cleanup_cap;
     let mut deleted = 0usize;
     let mut held = Vec::new();
+    let mut held_ids: HashSet<String> = HashSet::new();
     let mut suspicious = Vec::new();
     let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
     for t in concept_types(nx)? {
@@ -2832,32 +2850,47 @@ fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 continue;
             }
             let cs = s(&attrs, &["consolidation_status"]);
-            if t == "Event" && !matches!(cs.as_str(), "completed" | "archived" | "consolidated") {
-                held.push(format!(
-                    "{t}:{name} (expired {exp}, consolidation {})",
-                    if cs.is_empty() { "pending" } else { &cs }
-                ));
-                continue;
-            }
-            // sole evidence of an active concept?
-            let dep = find(
-                nx,
-                r#"FIND(?k.name) WHERE { ?n {type: :t, name: :n} (?k, "derived_from", ?n) } LIMIT 5"#,
-                json!({"t": t, "n": name}),
-            )?;
-            let mut sole = false;
-            for k in strs(Some(&dep)) {
-                let c = find(
-                    nx,
-                    r#"FIND(COUNT(?src)) WHERE { ?k {name: :k} (?k, "derived_from", ?src) }"#,
-                    json!({"k": k}),
-                )?;
-                if count_of(&c) <= 1 {
-                    sole = true;
+            // a landmark is autobiographical: promoted, never reclaimed
+            if t == "Event" {
+                let salience = attrs
+                    .get("salience_score")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                let citing = citing_insights(nx, &id)?;
+                if salience >= LANDMARK_SALIENCE || citing >= 2 {
+                    let why = if salience >= LANDMARK_SALIENCE {
+                        format!("salience {salience} ≥ {LANDMARK_SALIENCE}")
+                    } else {
+                        format!("cited by {citing} Insights or milestones")
+                    };
+                    promote_landmark(cx, nx, &id, &format!("{t}:{name}"), &why)?;
+                    cx.count("landmarks_promoted", 1);
+                    continue;
                 }
             }
-            if sole {
-                held.push(format!("{t}:{name} (sole evidence of a concept)"));
+            let pending =
+                t == "Event" && !matches!(cs.as_str(), "completed" | "archived" | "consolidated");
+            // sole evidence of another concept, by element id
+            let sole = if pending {
+                None
+            } else {
+                sole_evidence_of(nx, &id)?
+            };
+            if pending || sole.is_some() {
+                let why = match &sole {
+                    Some(k) => format!("sole evidence of {k}"),
+                    None => format!(
+                        "consolidation {}",
+                        if cs.is_empty() { "pending" } else { &cs }
+                    ),
+                };
+                // held items keep living: their TTL and their links' move on
+                let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+                extend_ttl(cx, nx, &id, &until, &why)?;
+                held_ids.insert(id.clone());
+                held.push(format!(
+                    "{t}:{name} (expired {exp}, {why}; kept until {until})"
+                ));
                 continue;
             }
             let inputs = json!({"type": t, "name": name, "expires_at": exp, "status": status, "consolidation_status": cs, "memory_tier": tier, "now": cx.opts.now});
@@ -2908,6 +2941,15 @@ WHERE {
             }
             let id = s(&r[0], &["id"]);
             let label = format!("{} {} {}", s(&r[1], &["name"]), p, s(&r[2], &["name"]));
+            let ends = [s(&r[1], &["id"]), s(&r[2], &["id"])];
+            if ends.iter().any(|e| held_ids.contains(e)) {
+                let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+                extend_ttl(cx, nx, &id, &until, "its node is held back")?;
+                held.push(format!(
+                    "link {label} (its node is held back; kept until {until})"
+                ));
+                continue;
+            }
             if s(&r[1], &["type"]) == "Event"
                 && !matches!(
                     s(&r[1], &["attributes", "consolidation_status"]).as_str(),
@@ -2971,6 +3013,101 @@ WHERE {
         },
         held.len()
     ));
+    Ok(())
+}
+
+/// Salience at which an Event is a landmark (5A).
+pub const LANDMARK_SALIENCE: f64 = 90.0;
+
+/// How many Insights, or GrowthMilestone Events, cite the element as their
+/// evidence (`derived_from` it).
+fn citing_insights(nx: &mut Nexus, id: &str) -> KipResult<i64> {
+    let v = find(
+        nx,
+        r#"FIND(COUNT(?k)) WHERE { ?e {id: :id} (?k, "derived_from", ?e) ?k {type: "Insight"} }"#,
+        json!({"id": id}),
+    )?;
+    let m = find(
+        nx,
+        r#"FIND(COUNT(?k)) WHERE { ?e {id: :id} (?k, "derived_from", ?e) ?k {type: "Event"} FILTER(?k.attributes.event_class == "GrowthMilestone") }"#,
+        json!({"id": id}),
+    )?;
+    Ok(count_of(&v) + count_of(&m))
+}
+
+/// The first concept whose only `derived_from` evidence is this element,
+/// found by element id (so a same-name concept of another type does not
+/// stand in for it).
+fn sole_evidence_of(nx: &mut Nexus, id: &str) -> KipResult<Option<String>> {
+    let deps = find(
+        nx,
+        r#"FIND(?k) WHERE { ?e {id: :id} (?k, "derived_from", ?e) } LIMIT 200"#,
+        json!({"id": id}),
+    )?;
+    for k in deps.as_array().cloned().unwrap_or_default() {
+        let kid = s(&k, &["id"]);
+        let c = find(
+            nx,
+            r#"FIND(COUNT(?src)) WHERE { ?k {id: :k} (?k, "derived_from", ?src) }"#,
+            json!({"k": kid}),
+        )?;
+        if count_of(&c) <= 1 {
+            return Ok(Some(format!("{}:{}", s(&k, &["type"]), s(&k, &["name"]))));
+        }
+    }
+    Ok(None)
+}
+
+/// Marks an Event long-term and strips its TTL (5A landmark promotion).
+fn promote_landmark(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    id: &str,
+    label: &str,
+    why: &str,
+) -> KipResult<()> {
+    note(
+        nx,
+        id,
+        label,
+        cx.run,
+        "promoted",
+        &format!("landmark ({why}): memory_tier long-term, TTL stripped, never reclaimed"),
+        &json!({"why": why, "now": cx.opts.now}),
+    )?;
+    write(
+        cx,
+        nx,
+        r#"UPDATE ?e SET METADATA { memory_tier: "long-term" } WHERE { ?e {id: :id} }"#,
+        json!({"id": id}),
+        &format!("landmark promotion: {why}"),
+    )?;
+    write(
+        cx,
+        nx,
+        r#"DELETE METADATA {"expires_at"} FROM ?e WHERE { ?e {id: :id} }"#,
+        json!({"id": id}),
+        &format!("landmark promotion: {why}"),
+    )?;
+    cx.progress(Some(format!("landmark kept: {label} ({why})")), false);
+    Ok(())
+}
+
+/// Moves an element's `expires_at` to `until` (a held item is not lost to
+/// the next cycle either).
+fn extend_ttl(cx: &Cx, nx: &mut Nexus, id: &str, until: &str, why: &str) -> KipResult<()> {
+    let target = if id.starts_with("P:") {
+        r#"UPDATE ?x SET METADATA { expires_at: :until } WHERE { ?x (id: :id) }"#
+    } else {
+        r#"UPDATE ?x SET METADATA { expires_at: :until } WHERE { ?x {id: :id} }"#
+    };
+    write(
+        cx,
+        nx,
+        target,
+        json!({"id": id, "until": until}),
+        &format!("TTL extended: held back ({why})"),
+    )?;
     Ok(())
 }
 

@@ -1,0 +1,224 @@
+//! The sleep cycle keeps what must be kept: each rule on its own small
+//! memory, built for it (not the demo).
+
+use serde_json::{Map, Value, json};
+use somnus::protocol::{Outcome, Request};
+use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::{Nexus, Response};
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+const PAST: &str = "2026-06-01T00:00:00Z";
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let req = Request::command(cmd).with_params(Map::new());
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result,
+        other => panic!("{cmd}: {other:?}"),
+    }
+}
+
+fn cycle(nx: &mut Nexus) -> sleep::Report {
+    sleep::run(
+        nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle")
+}
+
+/// An Event that finished consolidating and whose TTL has passed.
+fn expired_event(nx: &mut Nexus, name: &str, salience: u32, status: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+                 SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-01-10T10:00:00Z",
+                   content_summary: "{name}", salience_score: {salience}, consolidation_status: "{status}" }} }}
+               WITH METADATA {{ expires_at: "{PAST}" }} }}"#
+        ),
+    );
+}
+
+fn derived(nx: &mut Nexus, ty: &str, name: &str, from: &[&str]) {
+    let links: String = from
+        .iter()
+        .map(|e| format!(r#"("derived_from", {{type: "Event", name: "{e}"}}) "#))
+        .collect();
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?k {{ {{type: "{ty}", name: "{name}"}} SET ATTRIBUTES {{ description: "{name}" }}
+                 SET PROPOSITIONS {{ {links} }} }} }}"#
+        ),
+    );
+}
+
+fn event(nx: &mut Nexus, name: &str) -> Value {
+    kip(
+        nx,
+        &format!(r#"FIND(?e) WHERE {{ ?e {{type: "Event", name: "{name}"}} }}"#),
+    )
+    .as_array()
+    .and_then(|a| a.first().cloned())
+    .unwrap_or(Value::Null)
+}
+
+fn after_now(t: &Value) -> bool {
+    let t = t.as_str().unwrap_or("");
+    chrono::DateTime::parse_from_rfc3339(t)
+        .is_ok_and(|x| x > chrono::DateTime::parse_from_rfc3339(NOW).expect("now"))
+}
+
+#[test]
+fn a_landmark_event_is_promoted_not_reclaimed() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    expired_event(
+        &mut nx,
+        "First concert at the Wigmore Hall",
+        97,
+        "completed",
+    );
+    let rep = cycle(&mut nx);
+    let e = event(&mut nx, "First concert at the Wigmore Hall");
+    assert!(!e.is_null(), "the landmark was deleted: {:?}", rep.issues);
+    assert_eq!(e["metadata"]["memory_tier"], "long-term", "{e}");
+    assert!(e["metadata"].get("expires_at").is_none(), "{e}");
+    // and the next cycle leaves it alone
+    cycle(&mut nx);
+    assert!(!event(&mut nx, "First concert at the Wigmore Hall").is_null());
+}
+
+#[test]
+fn an_event_cited_by_several_insights_is_a_landmark() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    expired_event(&mut nx, "Lesson with Anna", 40, "completed");
+    expired_event(&mut nx, "Lesson with Ben", 40, "completed");
+    derived(
+        &mut nx,
+        "Insight",
+        "Practises best in the morning",
+        &["Lesson with Anna", "Lesson with Ben"],
+    );
+    derived(
+        &mut nx,
+        "Insight",
+        "Prefers Bach to Brahms",
+        &["Lesson with Anna", "Lesson with Ben"],
+    );
+    cycle(&mut nx);
+    for n in ["Lesson with Anna", "Lesson with Ben"] {
+        let e = event(&mut nx, n);
+        assert_eq!(e["metadata"]["memory_tier"], "long-term", "{n}: {e}");
+    }
+}
+
+#[test]
+fn sole_evidence_is_found_by_identity_not_by_name() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    expired_event(&mut nx, "Shared", 30, "completed");
+    expired_event(&mut nx, "Other", 30, "completed");
+    // an Insight whose only evidence is the Event, and a Preference of the
+    // same name with two sources: the name alone would count three
+    derived(&mut nx, "Insight", "Shared", &["Shared"]);
+    derived(&mut nx, "Preference", "Shared", &["Shared", "Other"]);
+    let rep = cycle(&mut nx);
+    let e = event(&mut nx, "Shared");
+    assert!(
+        !e.is_null(),
+        "the sole evidence was deleted: {:?}",
+        rep.issues
+    );
+    assert!(
+        after_now(&e["metadata"]["expires_at"]),
+        "its TTL was not extended: {e}"
+    );
+    let ev = kip(
+        &mut nx,
+        r#"FIND(?e.name) WHERE { ?k {type: "Insight", name: "Shared"} (?k, "derived_from", ?e) }"#,
+    );
+    assert_eq!(ev, json!(["Shared"]));
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.contains("sole evidence of Insight:Shared")),
+        "{:?}",
+        rep.issues
+    );
+}
+
+#[test]
+fn a_held_event_keeps_its_links_and_its_archive() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    expired_event(&mut nx, "Old chat", 20, "archived");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+           CONCEPT ?c { {type: "Topic", name: "Cello"} }
+           CONCEPT ?e { {type: "Event", name: "Old chat"}
+             SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) ("consolidated_to", ?c) } }
+           WITH METADATA { expires_at: "2026-06-01T00:00:00Z" } }"#,
+    );
+    derived(&mut nx, "Insight", "Loves the cello", &["Old chat"]);
+    cycle(&mut nx);
+    let e = event(&mut nx, "Old chat");
+    assert!(!e.is_null());
+    assert!(after_now(&e["metadata"]["expires_at"]), "{e}");
+    let links = kip(
+        &mut nx,
+        r#"FIND(?l) WHERE { ?e {type: "Event", name: "Old chat"} ?l (?e, ?p, ?o) }"#,
+    );
+    let mut preds: Vec<String> = links
+        .as_array()
+        .expect("links")
+        .iter()
+        .map(|l| l["predicate"].as_str().unwrap_or("").to_string())
+        .collect();
+    preds.sort();
+    assert_eq!(preds, ["belongs_to_domain", "consolidated_to"], "{links}");
+    for l in links.as_array().expect("links") {
+        assert!(
+            after_now(&l["metadata"]["expires_at"]),
+            "a held Event's link keeps a passed TTL: {l}"
+        );
+    }
+}
+
+#[test]
+fn an_archived_event_keeps_the_ttl_its_archive_promises() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    // stale, pending, about nothing: it will be archived, and it carries an
+    // expiry a day away
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Small talk"}
+             SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z", content_summary: "weather" } }
+           WITH METADATA { expires_at: "2026-11-21T00:00:00Z" } }"#,
+    );
+    let rep = cycle(&mut nx);
+    let id = rep.proposal.expect("a proposal");
+    let items = proposals::items(&nx, id).expect("items");
+    let archive = items
+        .iter()
+        .find(|i| i.class == "archive" && i.title.contains("Small talk"))
+        .expect("an archive item");
+    let ttl = archive.params["archive_expires_at"].as_str().unwrap_or("");
+    let floor = sleep::cycle::shift(NOW, 30);
+    assert!(ttl >= floor.as_str(), "{ttl} < {floor}");
+    // the TTL is set on the node by a statement of its own: the Archived
+    // link does not inherit it
+    assert!(archive.commands.len() == 2 && !archive.commands[0].contains("expires_at"));
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    proposals::approve(&mut nx, id, Some(&[archive.seq]), &Default::default(), &who)
+        .expect("approve");
+    let l = kip(
+        &mut nx,
+        r#"FIND(?l) WHERE { ?e {type: "Event", name: "Small talk"} ?l (?e, "belongs_to_domain", ?d) }"#,
+    );
+    assert!(l[0]["metadata"].get("expires_at").is_none(), "{l}");
+}
