@@ -222,3 +222,118 @@ fn an_archived_event_keeps_the_ttl_its_archive_promises() {
     );
     assert!(l[0]["metadata"].get("expires_at").is_none(), "{l}");
 }
+
+fn who() -> somnus::audit::Who {
+    somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    }
+}
+
+/// Ada, her cities and tastes; `lives_in` holds one value at a time.
+fn people(nx: &mut Nexus) {
+    kip(
+        nx,
+        r#"UPSERT {
+  CONCEPT ?city { {type: "$ConceptType", name: "City"} }
+  CONCEPT ?topic { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?b { {type: "$PropositionType", name: "born_in"} SET ATTRIBUTES { description: "birthplace" } }
+  CONCEPT ?l { {type: "$PropositionType", name: "lives_in"} SET ATTRIBUTES { description: "home", cardinality: "single" } }
+  CONCEPT ?k { {type: "$PropositionType", name: "likes"} SET ATTRIBUTES { description: "taste" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+}"#,
+    );
+}
+
+#[test]
+fn pinned_and_certain_facts_are_never_proposed_for_archival() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?oslo { {type: "City", name: "Oslo"} }
+  CONCEPT ?bergen { {type: "City", name: "Bergen"} }
+  CONCEPT ?jazz { {type: "Topic", name: "Jazz"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"}
+    SET PROPOSITIONS {
+      ("born_in", ?oslo) WITH METADATA { pinned: true, confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
+      ("likes", ?bergen) WITH METADATA { confidence: 1.0, created_at: "2025-01-01T00:00:00Z" }
+      ("likes", ?jazz) WITH METADATA { confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
+    } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let titles: Vec<String> = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.class == "archive")
+        .map(|i| i.title)
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.contains("Ada likes Jazz")),
+        "the control fact: {titles:?}"
+    );
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.contains("Oslo") || t.contains("Bergen")),
+        "{titles:?}"
+    );
+}
+
+#[test]
+fn superseding_a_fact_keeps_where_it_came_from() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?leeds { {type: "City", name: "Leeds"} }
+  CONCEPT ?york { {type: "City", name: "York"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"}
+    SET PROPOSITIONS {
+      ("lives_in", ?leeds) WITH METADATA { source: "chat:2025-02-01", author: "agent", created_at: "2025-02-01T10:00:00Z", observed_at: "2025-02-01T10:00:00Z", confidence: 0.8 }
+      ("lives_in", ?york) WITH METADATA { source: "chat:2026-05-01", author: "agent", created_at: "2026-05-01T10:00:00Z", observed_at: "2026-05-01T10:00:00Z", confidence: 0.8 }
+    } }
+}"#,
+    );
+    cycle(&mut nx);
+    let open = sleep::contradictions::list(&nx, Some("open")).expect("list");
+    let c = open
+        .iter()
+        .find(|c| c.conflict.predicate == "lives_in")
+        .expect("the two homes conflict");
+    sleep::contradictions::resolve(
+        &mut nx,
+        c.id,
+        sleep::reasoner::Verdict::KeepNewer,
+        None,
+        &who(),
+    )
+    .expect("resolve");
+    let old = kip(
+        &mut nx,
+        r#"FIND(?l.metadata) WHERE { ?l ({type: "Person", name: "Ada"}, "lives_in", {type: "City", name: "Leeds"}) }"#,
+    );
+    let m = &old[0];
+    assert_eq!(m["superseded"], true, "{m}");
+    assert_eq!(m["source"], "chat:2025-02-01", "{m}");
+    assert_eq!(m["author"], "agent", "{m}");
+    assert_eq!(m["created_at"], "2025-02-01T10:00:00Z", "{m}");
+    assert!(m["confidence"].as_f64().unwrap_or(1.0) < 0.8, "{m}");
+    assert!(
+        m["superseded_by"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("P:")),
+        "{m}"
+    );
+    let new = kip(
+        &mut nx,
+        r#"FIND(?l.metadata) WHERE { ?l ({type: "Person", name: "Ada"}, "lives_in", {type: "City", name: "York"}) }"#,
+    );
+    assert_eq!(new[0]["source"], "chat:2026-05-01", "{new}");
+}

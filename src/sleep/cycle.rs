@@ -2115,6 +2115,16 @@ WHERE {{
         for row in rows(&v, 3) {
             let (l, sn, on) = (&row[0], &row[1], &row[2]);
             let meta = l.get("metadata").cloned().unwrap_or(Value::Null);
+            // pinned and certain facts are never decayed or archived
+            if meta.get("pinned").and_then(Value::as_bool) == Some(true)
+                || meta
+                    .get("confidence")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+                    >= 1.0
+            {
+                continue;
+            }
             let r = relevance(
                 &meta,
                 "semantic",
@@ -2453,11 +2463,10 @@ pub fn resolution_commands(
         (
             vec![r#"UPSERT {
   PROPOSITION ?old_link { (id: :old_link_id) }
-  WITH METADATA { superseded: true, superseded_at: :timestamp, superseded_by: :current_link_id, superseded_reason: :reason, confidence: 0.1 }
+  WITH METADATA { superseded: true, superseded_at: :timestamp, superseded_by: :current_link_id, superseded_reason: :reason, resolved_by: "ContradictionResolution", confidence: 0.1 }
   PROPOSITION ?current_link { (id: :current_link_id) }
-  WITH METADATA { supersedes: :old_link_id, evolution_note: :temporal_context, confidence: :boosted_confidence }
-}
-WITH METADATA { source: "ContradictionResolution", author: "$system", created_at: :timestamp }"#
+  WITH METADATA { supersedes: :old_link_id, evolution_note: :temporal_context, resolved_by: "ContradictionResolution", confidence: :boosted_confidence }
+}"#
                 .to_string()],
             pm(json!({
                 "old_link_id": old.link, "current_link_id": cur.link, "timestamp": now,
@@ -2473,11 +2482,10 @@ WITH METADATA { source: "ContradictionResolution", author: "$system", created_at
         Verdict::BothValid => (
             vec![r#"UPSERT {
   PROPOSITION ?old_link { (id: :old_link_id) }
-  WITH METADATA { valid_until: :boundary }
+  WITH METADATA { valid_until: :boundary, evolution_note: :note, resolved_by: "ContradictionResolution" }
   PROPOSITION ?current_link { (id: :current_link_id) }
-  WITH METADATA { valid_from: :boundary }
-}
-WITH METADATA { source: "ContradictionResolution", author: "$system", created_at: :timestamp, evolution_note: :note }"#
+  WITH METADATA { valid_from: :boundary, evolution_note: :note, resolved_by: "ContradictionResolution" }
+}"#
                 .to_string()],
             pm(json!({"old_link_id": older.link, "current_link_id": newer.link, "boundary": newer.observed_at.clone().unwrap_or_else(|| now.to_string()), "timestamp": now, "note": note})),
         ),
