@@ -337,3 +337,111 @@ fn superseding_a_fact_keeps_where_it_came_from() {
     );
     assert_eq!(new[0]["source"], "chat:2026-05-01", "{new}");
 }
+
+/// The heuristic, except that judging Events for consolidation (phase 5)
+/// always fails, as an unreachable model would.
+struct Flaky {
+    inner: Heuristic,
+    calls: usize,
+}
+
+impl sleep::Reasoner for Flaky {
+    fn name(&self) -> &'static str {
+        "flaky"
+    }
+    fn salience(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        e: &[sleep::reasoner::EventView],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::Scored>> {
+        self.inner.salience(l, e)
+    }
+    fn classify(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        i: &[sleep::reasoner::ItemView],
+        d: &[sleep::reasoner::DomainView],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::Classification>> {
+        self.inner.classify(l, i, d)
+    }
+    fn gist(
+        &mut self,
+        _: &mut dyn sleep::reasoner::Lookup,
+        _: &[sleep::reasoner::EventView],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::Gist>> {
+        self.calls += 1;
+        Err(somnus::kip::KipError::internal("the model is unreachable")
+            .with_hint("Check the endpoint."))
+    }
+    fn patterns(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        c: &[sleep::reasoner::Cluster],
+    ) -> somnus::kip::KipResult<Vec<Option<sleep::reasoner::Pattern>>> {
+        self.inner.patterns(l, c)
+    }
+    fn same_entity(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        p: &[sleep::reasoner::Candidate],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::SameJudgement>> {
+        self.inner.same_entity(l, p)
+    }
+    fn current_fact(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        c: &[sleep::reasoner::Conflict],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::Resolution>> {
+        self.inner.current_fact(l, c)
+    }
+    fn self_model(
+        &mut self,
+        l: &mut dyn sleep::reasoner::Lookup,
+        c: &Value,
+        i: &[sleep::reasoner::InsightView],
+    ) -> somnus::kip::KipResult<Vec<sleep::reasoner::SelfEdit>> {
+        self.inner.self_model(l, c, i)
+    }
+}
+
+#[test]
+fn a_failing_phase_is_retried_once_logged_and_skipped() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    // a stale Event, so phase 5 asks the reasoner
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Small talk"}
+             SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z", content_summary: "weather" } } }"#,
+    );
+    let mut r = Flaky {
+        inner: Heuristic,
+        calls: 0,
+    };
+    let rep = sleep::run(&mut nx, &Options::new(Scope::Full, NOW), &mut r, None, None)
+        .expect("the cycle still ends");
+    assert_eq!(r.calls, 2, "tried once more");
+    assert_eq!(rep.status, "completed with issues");
+    assert!(
+        rep.issues.iter().any(|i| i.contains("Phase 5")
+            && i.contains("unreachable")
+            && i.contains("Check the endpoint")),
+        "{:?}",
+        rep.issues
+    );
+    // the phases after it ran, and the cycle was logged
+    let phases: Vec<u8> = rep.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(phases, (1..=13).collect::<Vec<u8>>());
+    let log = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.maintenance_log) WHERE { ?s {type: "Person", name: "$system"} }"#,
+    );
+    let last = log[0]
+        .as_array()
+        .and_then(|a| a.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert!(
+        last["issues_found"].to_string().contains("Phase 5"),
+        "{last}"
+    );
+}

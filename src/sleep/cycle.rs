@@ -691,6 +691,7 @@ pub fn run(
     };
     cx.report.reasoner = cx.reasoner.name().into();
     let mut failure: Option<(String, KipError)> = None;
+    let mut failed_phases = 0usize;
     let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE")
         .ok()
         .and_then(|v| v.parse().ok());
@@ -717,34 +718,27 @@ pub fn run(
         }
         cx.progress(None, false);
         let saved_report = cx.report.clone();
-        let res = nx.atomically(&format!("sleep:{run}"), |nx| {
-            run_phase(&mut cx, nx, p)?;
-            if hold == Some(p) {
-                // fault injection for crash tests: the phase's writes are
-                // done but not committed
-                cx.progress(Some(format!("holding phase {p} open (SOMNUS_SLEEP_HOLD_PHASE)")), false);
-                std::thread::sleep(std::time::Duration::from_secs(60));
-            }
-            cx.phase.millis = t0.elapsed().as_millis() as u64;
-            nx.conn().execute(
-                "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    run,
-                    p,
-                    cx.phase.name,
-                    store::now(),
-                    store::now(),
-                    cx.phase.millis as i64,
-                    serde_json::to_string(&cx.phase.counts).unwrap_or_default(),
-                    serde_json::to_string(&cx.phase.lines).unwrap_or_default()
-                ],
-            )?;
-            nx.conn().execute(
-                "UPDATE sleep_runs SET phase = ?2, report = ?3 WHERE id = ?1",
-                params![run, p, cx.report.to_json().to_string()],
-            )?;
-            Ok(())
-        });
+        let mut res = phase_in_tx(&mut cx, nx, p, hold, t0);
+        // a phase that fails is tried once more (its transaction rolled
+        // back, so it starts from the same memory); failing again, it is
+        // recorded as an issue and the cycle moves on
+        if let Err(e) = &res
+            && !cx.cancel.load(Ordering::SeqCst)
+        {
+            let first = format!("{}: {}", e.code, e.message);
+            cx.report = saved_report.clone();
+            cx.phase = PhaseReport {
+                phase: p,
+                name: phase_name(p).into(),
+                stage: PHASES[p as usize - 1].1.into(),
+                ..Default::default()
+            };
+            cx.progress(
+                Some(format!("phase {p} failed ({first}); trying it once more")),
+                false,
+            );
+            res = phase_in_tx(&mut cx, nx, p, hold, t0);
+        }
         match res {
             Ok(()) => {
                 // let writers waiting on the lock (an agent) in between phases
@@ -753,16 +747,36 @@ pub fn run(
                 cx.report.phases.push(ph);
                 cx.progress(Some(format!("phase {p} done")), true);
             }
-            Err(e) => {
+            Err(e) if cx.cancel.load(Ordering::SeqCst) => {
                 // the phase's transaction rolled back: so does its report
                 cx.report = saved_report;
-                let status = if cx.cancel.load(Ordering::SeqCst) {
-                    "cancelled"
-                } else {
-                    "failed"
-                };
-                failure = Some((status.into(), e));
+                failure = Some(("cancelled".into(), e));
                 break;
+            }
+            Err(e) => {
+                cx.report = saved_report;
+                let hint = e
+                    .hint
+                    .as_deref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                let issue = format!(
+                    "Phase {p} ({}) failed twice and was skipped: {}: {}{hint}",
+                    phase_name(p),
+                    e.code,
+                    e.message
+                );
+                cx.report.phases.push(PhaseReport {
+                    phase: p,
+                    name: phase_name(p).into(),
+                    stage: PHASES[p as usize - 1].1.into(),
+                    millis: t0.elapsed().as_millis() as u64,
+                    lines: vec![issue.clone()],
+                    counts: BTreeMap::from([("failed".to_string(), 1)]),
+                });
+                cx.report.issues.push(issue.clone());
+                failed_phases += 1;
+                cx.progress(Some(issue), true);
             }
         }
     }
@@ -776,6 +790,7 @@ pub fn run(
             cx.report.status = status;
             cx.report.error = Some(format!("{}: {}", e.code, e.message));
         }
+        None if failed_phases > 0 => cx.report.status = "completed with issues".into(),
         None => cx.report.status = "completed".into(),
     }
     nx.conn().execute(
@@ -784,6 +799,39 @@ pub fn run(
     )?;
     cx.progress(Some(format!("cycle {}", cx.report.status)), true);
     Ok(cx.report)
+}
+
+/// One phase in its own transaction, with its bookkeeping rows.
+fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant) -> KipResult<()> {
+    let run = cx.run;
+    nx.atomically(&format!("sleep:{run}"), |nx| {
+        run_phase(cx, nx, p)?;
+        if hold == Some(p) {
+            // fault injection for crash tests: the phase's writes are
+            // done but not committed
+            cx.progress(Some(format!("holding phase {p} open (SOMNUS_SLEEP_HOLD_PHASE)")), false);
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        cx.phase.millis = t0.elapsed().as_millis() as u64;
+        nx.conn().execute(
+            "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run,
+                p,
+                cx.phase.name,
+                store::now(),
+                store::now(),
+                cx.phase.millis as i64,
+                serde_json::to_string(&cx.phase.counts).unwrap_or_default(),
+                serde_json::to_string(&cx.phase.lines).unwrap_or_default()
+            ],
+        )?;
+        nx.conn().execute(
+            "UPDATE sleep_runs SET phase = ?2, report = ?3 WHERE id = ?1",
+            params![run, p, cx.report.to_json().to_string()],
+        )?;
+        Ok(())
+    })
 }
 
 fn alive(pid: i64) -> bool {
