@@ -445,3 +445,69 @@ fn a_failing_phase_is_retried_once_logged_and_skipped() {
         "{last}"
     );
 }
+
+fn task(nx: &mut Nexus, name: &str, action: &str, target: (&str, &str)) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?t {{ {{type: "SleepTask", name: "{name}"}}
+                 SET ATTRIBUTES {{ target_type: "{}", target_name: "{}", requested_action: "{action}", reason: "test", status: "pending", priority: 2 }}
+                 SET PROPOSITIONS {{ ("assigned_to", {{type: "Person", name: "$system"}}) }} }} }}"#,
+            target.0, target.1
+        ),
+    );
+}
+
+fn task_state(nx: &mut Nexus, name: &str) -> Value {
+    kip(
+        nx,
+        &format!(r#"FIND(?t.attributes) WHERE {{ ?t {{type: "SleepTask", name: "{name}"}} }}"#),
+    )[0]
+    .clone()
+}
+
+#[test]
+fn a_sleep_task_waits_for_the_decision_on_its_proposal() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Small talk"}
+             SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z", content_summary: "weather" } } }"#,
+    );
+    task(
+        &mut nx,
+        "archive small talk",
+        "archive",
+        ("Event", "Small talk"),
+    );
+    task(&mut nx, "dance", "do_a_dance", ("Event", "Small talk"));
+    let rep = cycle(&mut nx);
+    let t = task_state(&mut nx, "archive small talk");
+    assert_eq!(t["status"], "in_progress", "{t}");
+    assert!(
+        t["result"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("awaiting approval"),
+        "{t}"
+    );
+    let id = rep.proposal.expect("proposal");
+    assert_eq!(t["awaiting_proposal"], id);
+    assert!(
+        rep.issues.iter().any(|i| i.contains("do_a_dance")),
+        "an unknown action is an issue: {:?}",
+        rep.issues
+    );
+    // the operator rejects the item: the task completes, saying so
+    let seq = t["awaiting_items"][0].as_i64().expect("seq");
+    proposals::reject(&mut nx, id, Some(&[seq]), "keep it", "operator").expect("reject");
+    let t = task_state(&mut nx, "archive small talk");
+    assert_eq!(t["status"], "completed", "{t}");
+    assert!(
+        t["result"]
+            .as_str()
+            .unwrap_or("")
+            .contains("rejected (keep it)"),
+        "{t}"
+    );
+}

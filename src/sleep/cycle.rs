@@ -1076,7 +1076,7 @@ fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
   ?task {type: "SleepTask"}
   (?task, "assigned_to", {type: "Person", name: "$system"})
   FILTER(?task.attributes.status == "pending")
-} ORDER BY ?task.attributes.priority ASC LIMIT 100"#,
+} ORDER BY ?task.attributes.priority DESC LIMIT 100"#,
         json!({}),
     )?;
     let tasks = v.as_array().cloned().unwrap_or_default();
@@ -1135,6 +1135,37 @@ fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         );
         let n = drafts.len();
         let keys = stage(cx, nx, drafts)?;
+        if !known {
+            cx.report.issues.push(format!(
+                "SleepTask \"{name}\" asks for `{action}`, which this cycle does not know how to do; marked failed"
+            ));
+        }
+        // work that became proposal items waits for the operator: the task
+        // stays in progress until every item is decided
+        if known && !keys.is_empty() {
+            let proposal = keys.values().next().map(|(p, _)| *p).unwrap_or(0);
+            let seqs: Vec<i64> = keys.values().map(|(_, s)| *s).collect();
+            let result = format!(
+                "awaiting approval: proposal #{proposal} item{} {}",
+                if seqs.len() == 1 { "" } else { "s" },
+                seqs.iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            write(
+                cx,
+                nx,
+                r#"UPSERT { CONCEPT ?task { {type: "SleepTask", name: :n} SET ATTRIBUTES { result: :r, awaiting_proposal: :p, awaiting_items: :items } } } WITH METADATA { source: "SleepCycle", author: "$system", created_at: :ts }"#,
+                json!({"n": name, "r": result, "p": proposal, "items": seqs, "ts": cx.opts.now}),
+                "SleepTask awaiting approval",
+            )?;
+            // items a policy applied at once settle it now
+            proposals::settle_tasks(nx, proposal, &cx.who("SleepTask settled"))?;
+            *by_action.entry(action.clone()).or_default() += 1;
+            cx.progress(Some(format!("task \"{name}\": {result}")), false);
+            continue;
+        }
         let result = if !known {
             format!("unknown requested_action `{action}`")
         } else if action == "review" {

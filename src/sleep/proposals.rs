@@ -636,6 +636,74 @@ fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<St
     Ok(status.to_string())
 }
 
+/// Runs one KIP command as `who` inside the caller's group.
+fn kip_as(
+    nx: &mut Nexus,
+    text: &str,
+    params: Value,
+    who: &Who,
+    readonly: bool,
+) -> KipResult<Value> {
+    let p = params.as_object().cloned().unwrap_or_default();
+    let cmd = kip::parse(text, &p)?;
+    Ok(nx.exec_as(&cmd, text, who, readonly, false)?.0)
+}
+
+/// SleepTasks waiting on items of proposal `id` (`in_progress`, with
+/// `awaiting_proposal` and `awaiting_items`): once every item a task waits
+/// on is decided, the task completes with what became of them. Returns how
+/// many completed.
+pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
+    let tasks = kip_as(
+        nx,
+        r#"FIND(?t) WHERE { ?t {type: "SleepTask"} FILTER(?t.attributes.status == "in_progress" && ?t.attributes.awaiting_proposal == :p) } LIMIT 1000"#,
+        json!({"p": id}),
+        who,
+        true,
+    )?;
+    let mut done = 0;
+    for t in tasks.as_array().cloned().unwrap_or_default() {
+        let seqs: Vec<i64> = t["attributes"]["awaiting_items"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default();
+        let mut parts = Vec::new();
+        let mut open = false;
+        for seq in &seqs {
+            let row: Option<(String, Option<String>)> = nx
+                .conn()
+                .query_row(
+                    "SELECT status, reason FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
+                    params![id, seq],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            match row {
+                Some((st, _)) if matches!(st.as_str(), "pending" | "stale") => open = true,
+                Some((st, Some(reason))) if st == "rejected" => {
+                    parts.push(format!("item {seq} rejected ({reason})"))
+                }
+                Some((st, _)) => parts.push(format!("item {seq} {st}")),
+                None => parts.push(format!("item {seq} gone")),
+            }
+        }
+        if open {
+            continue;
+        }
+        let now = store::now();
+        let exp = crate::sleep::cycle::shift(&now, super::Params::default().task_ttl_days);
+        kip_as(
+            nx,
+            r#"UPSERT { CONCEPT ?task { {type: "SleepTask", name: :n} SET ATTRIBUTES { status: "completed", completed_at: :ts, result: :r } } WITH METADATA { expires_at: :exp } }"#,
+            json!({"n": t["name"], "ts": now, "exp": exp, "r": format!("proposal #{id}: {}", parts.join("; "))}),
+            who,
+            false,
+        )?;
+        done += 1;
+    }
+    Ok(done)
+}
+
 /// Approves items of a proposal (all pending ones when `seqs` is None),
 /// with optional edited command text per item. Applies them in one
 /// transaction, audited as `who`; any failing command undoes the whole
@@ -676,6 +744,7 @@ pub fn approve(
     nx.atomically(&format!("proposal:{id}"), |nx| {
         let out = apply_items(nx, id, &chosen, edits, who, &actor)?;
         refresh_status(nx, id, Some(&actor))?;
+        settle_tasks(nx, id, who)?;
         Ok(out)
     })
 }
@@ -743,6 +812,12 @@ pub fn reject(
             )?;
         }
         refresh_status(nx, id, Some(by))?;
+        let who = Who {
+            actor: by.to_string(),
+            trigger: "proposal rejection".into(),
+            reason: Some(reason.to_string()),
+        };
+        settle_tasks(nx, id, &who)?;
         Ok(chosen.len())
     })
 }
