@@ -2938,12 +2938,13 @@ fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             }
             let cs = s(&attrs, &["consolidation_status"]);
             // a landmark is autobiographical: promoted, never reclaimed
+            let deps = dependents(nx, &id)?;
             if t == "Event" {
                 let salience = attrs
                     .get("salience_score")
                     .and_then(Value::as_f64)
                     .unwrap_or(0.0);
-                let citing = citing_insights(nx, &id)?;
+                let citing = citing_insights(&deps);
                 if salience >= LANDMARK_SALIENCE || citing >= 2 {
                     let why = if salience >= LANDMARK_SALIENCE {
                         format!("salience {salience} ≥ {LANDMARK_SALIENCE}")
@@ -2961,7 +2962,7 @@ fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             let sole = if pending {
                 None
             } else {
-                sole_evidence_of(nx, &id)?
+                sole_evidence_of(nx, &deps)?
             };
             if pending || sole.is_some() {
                 let why = match &sole {
@@ -3106,40 +3107,41 @@ WHERE {
 /// Salience at which an Event is a landmark (5A).
 pub const LANDMARK_SALIENCE: f64 = 90.0;
 
-/// How many Insights, or GrowthMilestone Events, cite the element as their
-/// evidence (`derived_from` it).
-fn citing_insights(nx: &mut Nexus, id: &str) -> KipResult<i64> {
+/// The concepts that cite an element as their evidence (`derived_from`
+/// it), by element id.
+fn dependents(nx: &mut Nexus, id: &str) -> KipResult<Vec<Value>> {
     let v = find(
-        nx,
-        r#"FIND(COUNT(?k)) WHERE { ?e {id: :id} (?k, "derived_from", ?e) ?k {type: "Insight"} }"#,
-        json!({"id": id}),
-    )?;
-    let m = find(
-        nx,
-        r#"FIND(COUNT(?k)) WHERE { ?e {id: :id} (?k, "derived_from", ?e) ?k {type: "Event"} FILTER(?k.attributes.event_class == "GrowthMilestone") }"#,
-        json!({"id": id}),
-    )?;
-    Ok(count_of(&v) + count_of(&m))
-}
-
-/// The first concept whose only `derived_from` evidence is this element,
-/// found by element id (so a same-name concept of another type does not
-/// stand in for it).
-fn sole_evidence_of(nx: &mut Nexus, id: &str) -> KipResult<Option<String>> {
-    let deps = find(
         nx,
         r#"FIND(?k) WHERE { ?e {id: :id} (?k, "derived_from", ?e) } LIMIT 200"#,
         json!({"id": id}),
     )?;
-    for k in deps.as_array().cloned().unwrap_or_default() {
-        let kid = s(&k, &["id"]);
+    Ok(v.as_array().cloned().unwrap_or_default())
+}
+
+/// How many of them are Insights or GrowthMilestone Events.
+fn citing_insights(deps: &[Value]) -> usize {
+    deps.iter()
+        .filter(|k| {
+            s(k, &["type"]) == "Insight"
+                || (s(k, &["type"]) == "Event"
+                    && s(k, &["attributes", "event_class"]) == "GrowthMilestone")
+        })
+        .count()
+}
+
+/// The first of them whose only `derived_from` evidence is this element
+/// (counted by element id, so a same-name concept of another type does not
+/// stand in for it).
+fn sole_evidence_of(nx: &mut Nexus, deps: &[Value]) -> KipResult<Option<String>> {
+    for k in deps {
+        let kid = s(k, &["id"]);
         let c = find(
             nx,
             r#"FIND(COUNT(?src)) WHERE { ?k {id: :k} (?k, "derived_from", ?src) }"#,
             json!({"k": kid}),
         )?;
         if count_of(&c) <= 1 {
-            return Ok(Some(format!("{}:{}", s(&k, &["type"]), s(&k, &["name"]))));
+            return Ok(Some(format!("{}:{}", s(k, &["type"]), s(k, &["name"]))));
         }
     }
     Ok(None)
