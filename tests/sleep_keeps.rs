@@ -511,3 +511,60 @@ fn a_sleep_task_waits_for_the_decision_on_its_proposal() {
         "{t}"
     );
 }
+
+#[test]
+fn a_daydream_queues_what_matters_and_marks_what_does_not() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Event", name: "Told me she quit the orchestra"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-11-19T20:00:00Z", content_summary: "quit the orchestra", salience_score: 88 } }
+  CONCEPT ?b { {type: "Event", name: "weather lookup 1"}
+    SET ATTRIBUTES { event_class: "ToolUse", start_time: "2026-11-19T08:00:00Z", content_summary: "weather", salience_score: 8 } }
+  CONCEPT ?c { {type: "Event", name: "weather lookup 2"}
+    SET ATTRIBUTES { event_class: "ToolUse", start_time: "2026-11-19T09:00:00Z", content_summary: "weather", salience_score: 8 } }
+}"#,
+    );
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Daydream, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("daydream");
+    assert!(
+        rep.recommendations
+            .iter()
+            .any(|r| r.contains("Told me she quit the orchestra")),
+        "{:?}",
+        rep.recommendations
+    );
+    assert!(
+        rep.recommendations
+            .iter()
+            .any(|r| r.contains("2 low-salience Events")),
+        "{:?}",
+        rep.recommendations
+    );
+    let t = task_state(&mut nx, "Consolidate Told me she quit the orchestra");
+    assert_eq!(t["requested_action"], "consolidate_to_semantic", "{t}");
+    assert_eq!(t["status"], "pending");
+    let marked = kip(
+        &mut nx,
+        r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(?e.attributes.archival_candidate == true) }"#,
+    );
+    assert_eq!(marked.as_array().map(Vec::len), Some(2), "{marked}");
+    // a second daydream queues nothing twice
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Daydream, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("daydream");
+    assert_eq!(rep.count("daydream_queued"), 0);
+    assert_eq!(rep.count("daydream_marked"), 0);
+}
