@@ -568,3 +568,43 @@ fn a_daydream_queues_what_matters_and_marks_what_does_not() {
     assert_eq!(rep.count("daydream_queued"), 0);
     assert_eq!(rep.count("daydream_marked"), 0);
 }
+
+#[test]
+fn backlog_and_orphan_limits_decide_what_is_flagged() {
+    let run = |backlog: i64, orphans: i64| {
+        let mut nx = Nexus::open_in_memory().expect("open");
+        kip(
+            &mut nx,
+            r#"UPSERT {
+  CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?a { {type: "Topic", name: "Cello"} SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } }
+  CONCEPT ?b { {type: "Topic", name: "Bach"} SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } }
+  CONCEPT ?c { {type: "Topic", name: "Rosin"} }
+  CONCEPT ?d { {type: "Topic", name: "Endpin"} }
+}"#,
+        );
+        let mut o = Options::new(Scope::Full, NOW);
+        o.params = o
+            .params
+            .with_json(&json!({"unsorted_max_backlog": backlog, "orphan_max_count": orphans}))
+            .expect("params");
+        sleep::run(&mut nx, &o, &mut Heuristic, None, None)
+            .expect("cycle")
+            .issues
+    };
+    let strict = run(1, 1);
+    assert!(
+        strict.iter().any(|i| i.contains("unsorted_max_backlog 1")),
+        "{strict:?}"
+    );
+    assert!(
+        strict.iter().any(|i| i.contains("orphan_max_count 1")),
+        "{strict:?}"
+    );
+    let lax = run(20, 20);
+    assert!(
+        !lax.iter()
+            .any(|i| i.contains("unsorted_max_backlog") || i.contains("orphan_max_count")),
+        "{lax:?}"
+    );
+}

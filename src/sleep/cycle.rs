@@ -1490,6 +1490,18 @@ fn unsorted_drafts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<Draft>> {
 
 fn phase3(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("Unsorted inbox", 0, 0);
+    let backlog = count_of(&find(
+        nx,
+        r#"FIND(COUNT(?n)) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
+        json!({}),
+    )?);
+    cx.count("unsorted_backlog", backlog);
+    if backlog > cx.opts.params.unsorted_max_backlog {
+        cx.report.issues.push(format!(
+            "Unsorted backlog {backlog} exceeds unsorted_max_backlog {}: reclassify to topic domains",
+            cx.opts.params.unsorted_max_backlog
+        ));
+    }
     let drafts = unsorted_drafts(cx, nx)?;
     let n = drafts.len();
     let keys = stage(cx, nx, drafts)?;
@@ -1534,6 +1546,13 @@ fn phase4(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         }
     }
     cx.count("orphans", (orphans.len() + left_to_consolidation) as i64);
+    let all = (orphans.len() + left_to_consolidation) as i64;
+    if all > cx.opts.params.orphan_max_count {
+        cx.report.issues.push(format!(
+            "{all} orphans exceed orphan_max_count {}: classify or archive them",
+            cx.opts.params.orphan_max_count
+        ));
+    }
     let drafts = classify_drafts(cx, nx, &orphans, "orphan")?;
     let n = drafts.len();
     stage(cx, nx, drafts)?;
