@@ -608,3 +608,63 @@ fn backlog_and_orphan_limits_decide_what_is_flagged() {
         "{lax:?}"
     );
 }
+
+#[test]
+fn shared_events_never_suggest_family_identity_or_a_second_single_value() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let preds: String = [
+        ("married_to", "Person", "Person", ""),
+        ("parent_of", "Person", "Person", ""),
+        ("lives_with", "Person", "Person", r#", cardinality: "single""#),
+        ("works_with", "Person", "Person", ""),
+        ("collaborates_with", "Person", "Person", r#", cardinality: "single""#),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (n, s, o, extra))| {
+        format!(
+            r#"CONCEPT ?p{i} {{ {{type: "$PropositionType", name: "{n}"}} SET ATTRIBUTES {{ description: "{n}", subject_types: ["{s}"], object_types: ["{o}"]{extra} }} }}
+"#
+        )
+    })
+    .collect();
+    kip(
+        &mut nx,
+        &format!(
+            r#"UPSERT {{ {preds}
+  CONCEPT ?olga {{ {{type: "Person", name: "Olga"}} }}
+  CONCEPT ?sam {{ {{type: "Person", name: "Sam"}} }}
+  CONCEPT ?kim {{ {{type: "Person", name: "Kim"}} SET PROPOSITIONS {{ }} }}
+  CONCEPT ?o2 {{ {{type: "Person", name: "Olga"}} SET PROPOSITIONS {{ ("collaborates_with", ?kim) }} }}
+}}"#
+        ),
+    );
+    // seven weekly lessons with both of them
+    for w in 0..7 {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Lesson {w}"}}
+                 SET ATTRIBUTES {{ event_class: "Lesson", start_time: "2026-11-{:02}T10:00:00Z", content_summary: "cello lesson",
+                   participants: ["Olga", "Sam"], key_concepts: ["Sam"], salience_score: 50 }} }} }}"#,
+                (w + 1) * 2
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let titles: Vec<String> = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.class == "connection")
+        .map(|i| i.title)
+        .collect();
+    assert!(
+        titles.iter().any(|t| t == "Olga works_with Sam?"),
+        "{titles:?}"
+    );
+    for bad in ["married_to", "parent_of", "lives_with", "collaborates_with"] {
+        assert!(!titles.iter().any(|t| t.contains(bad)), "{bad}: {titles:?}");
+    }
+}

@@ -2794,6 +2794,83 @@ fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
 
 // ---------------------------------------------------------------- phase 10
 
+/// Words of predicates that co-occurrence can support: weak, associative
+/// relations (an interest, a use, a collaboration).
+const ASSOCIATIVE_WORDS: &[&str] = &[
+    "related",
+    "associated",
+    "interested",
+    "interest",
+    "uses",
+    "use",
+    "works",
+    "mentions",
+    "involves",
+    "participates",
+    "collaborates",
+    "attends",
+    "frequents",
+    "likes",
+    "enjoys",
+    "studies",
+    "practises",
+    "practices",
+    "plays",
+    "follows",
+    "discusses",
+    "visits",
+];
+
+/// Words of relations co-occurrence never supports: family, identity,
+/// origin and other facts that need to be said, not inferred.
+const NEVER_INFERRED_WORDS: &[&str] = &[
+    "married",
+    "spouse",
+    "husband",
+    "wife",
+    "partner",
+    "parent",
+    "child",
+    "son",
+    "daughter",
+    "father",
+    "mother",
+    "sibling",
+    "brother",
+    "sister",
+    "family",
+    "relative",
+    "grandparent",
+    "grandchild",
+    "born",
+    "birth",
+    "identity",
+    "same",
+    "alias",
+    "is",
+    "owns",
+    "employed",
+];
+
+/// Whether co-occurrence may propose this predicate: the schema says so
+/// (`associative: true`), or its name reads as a weak association and
+/// never as a family, identity or origin relation.
+fn associative(name: &str, attrs: &Value) -> bool {
+    if let Some(b) = attrs.get("associative").and_then(Value::as_bool) {
+        return b;
+    }
+    let words: Vec<String> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    !words
+        .iter()
+        .any(|w| NEVER_INFERRED_WORDS.contains(&w.as_str()))
+        && words
+            .iter()
+            .any(|w| ASSOCIATIVE_WORDS.contains(&w.as_str()))
+}
+
 fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 10A: implicit connections, only through registered predicates
     cx.step("implicit connections", 0, 0);
@@ -2831,7 +2908,7 @@ fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             continue;
         };
         for (pn, attrs) in &preds {
-            if STRUCTURAL.contains(&pn.as_str()) || pn == "knows" {
+            if STRUCTURAL.contains(&pn.as_str()) || pn == "knows" || !associative(pn, attrs) {
                 continue;
             }
             let subj_ok = strs(attrs.get("subject_types")).contains(&st);
@@ -2850,6 +2927,17 @@ fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             )?;
             if count_of(&have) > 0 {
                 continue;
+            }
+            // never a second value of a single-valued predicate
+            if attrs.get("cardinality").and_then(Value::as_str) == Some("single") {
+                let text = format!(
+                    r#"FIND(COUNT(?l)) WHERE {{ ?l ({{type: :st, name: :sn}}, {}, ?o) FILTER(IS_NULL(?l.metadata.superseded) || ?l.metadata.superseded != true) }}"#,
+                    q(pn)
+                );
+                let any = find(nx, &text, json!({"st": st, "sn": person}))?;
+                if count_of(&any) > 0 {
+                    continue;
+                }
             }
             drafts.push(Draft {
                 class: "connection".into(),
