@@ -1,0 +1,451 @@
+//! Phase 5: consolidation of stale Events, cross-event patterns, the commitment sweep.
+
+use super::*;
+
+pub(super) fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
+    let v = find(
+        nx,
+        r#"FIND(?x) WHERE { ?e {type: "Event", name: :n} (?e, "mentions" | "involves", ?x) } LIMIT 50"#,
+        json!({"n": e.name}),
+    )?;
+    e.linked = v
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| (s(x, &["type"]), s(x, &["name"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    let d = find(
+        nx,
+        r#"FIND(?d.name) WHERE { ?e {type: "Event", name: :n} (?e, "belongs_to_domain", ?d) } LIMIT 10"#,
+        json!({"n": e.name}),
+    )?;
+    e.domains = strs(Some(&d));
+    Ok(())
+}
+
+/// The TTL an archived Event gets: `archived_at + archive_ttl_days` is the
+/// floor (an earlier expiry would let the next cycle delete what this one
+/// promises to keep for that long); a later one stands.
+pub(super) fn archive_ttl(cx: &Cx, e: &EventView) -> String {
+    let ttl = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+    match &e.expires_at {
+        Some(x) if later(x, &ttl) => x.clone(),
+        _ => ttl,
+    }
+}
+
+/// Whether RFC 3339 time `a` is after `b`, compared as instants.
+pub(super) fn later(a: &str, b: &str) -> bool {
+    match (
+        chrono::DateTime::parse_from_rfc3339(a),
+        chrono::DateTime::parse_from_rfc3339(b),
+    ) {
+        (Ok(x), Ok(y)) => x > y,
+        _ => false,
+    }
+}
+
+pub(super) fn consolidation_drafts(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    mut events: Vec<EventView>,
+) -> KipResult<Vec<Draft>> {
+    for e in events.iter_mut() {
+        linked_of(nx, e)?;
+    }
+    let gists = cx.reasoner.gist(&mut Look(nx), &events)?;
+    let mut drafts = Vec::new();
+    for (g, e) in gists.iter().zip(&events) {
+        if e.salience.unwrap_or(0.0) >= 90.0 {
+            drafts.push(Draft {
+                class: "consolidate".into(),
+                key: format!("landmark:{}", e.id),
+                title: format!("Keep {} as a landmark (salience {})", e.name, e.salience.unwrap_or(0.0)),
+                commands: vec![
+                    r#"UPSERT { CONCEPT ?landmark { {type: "Event", name: :event_name} SET ATTRIBUTES { consolidation_status: "completed", consolidated_at: :ts } } WITH METADATA { memory_tier: "long-term" } } WITH METADATA { source: "LandmarkPromotion", author: "$system", created_at: :ts }"#.to_string(),
+                    r#"DELETE METADATA {"expires_at"} FROM ?landmark WHERE { ?landmark {type: "Event", name: :event_name} }"#.to_string(),
+                ],
+                params: pm(json!({"event_name": e.name, "ts": cx.opts.now})),
+                rationale: "salience ≥ 90 makes an Event autobiographical: promoted instead of archived".into(),
+                evidence: vec![e.id.clone()],
+                confidence: 0.9,
+            });
+            continue;
+        }
+        if g.archive {
+            drafts.push(Draft {
+                class: "archive".into(),
+                key: format!("archive:{}", e.id),
+                title: format!("Archive {} (nothing durable to extract)", e.name),
+                // the TTL goes on the node alone, in its own statement: a
+                // block's metadata would land on the Archived link too
+                commands: vec![
+                    r#"UPSERT {
+  CONCEPT ?event {
+    {type: "Event", name: :event_name}
+    SET ATTRIBUTES { consolidation_status: "archived", consolidated_at: :ts }
+    SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) }
+  }
+}
+WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts }"#
+                        .to_string(),
+                    r#"UPSERT { CONCEPT ?event { {type: "Event", name: :event_name} } WITH METADATA { expires_at: :archive_expires_at } }"#
+                        .to_string(),
+                ],
+                params: pm(json!({"event_name": e.name, "ts": cx.opts.now, "archive_expires_at": archive_ttl(cx, e)})),
+                rationale: format!("{}; archived with a {}-day TTL so TTL reclamation can free it", g.rationale, cx.opts.params.archive_ttl_days),
+                evidence: vec![e.id.clone()],
+                confidence: 0.8,
+            });
+        } else {
+            let mut text = String::from(
+                "UPSERT {\n  CONCEPT ?event {\n    {type: \"Event\", name: :event_name}\n    SET ATTRIBUTES { consolidation_status: \"completed\", consolidated_at: :ts }\n    SET PROPOSITIONS {\n",
+            );
+            let mut params = pm(json!({"event_name": e.name, "ts": cx.opts.now}));
+            for (i, (t, n)) in g.into.iter().enumerate() {
+                text.push_str(&format!(
+                    "      (\"consolidated_to\", {{type: :t{i}, name: :n{i}}})\n"
+                ));
+                params.insert(format!("t{i}"), json!(t));
+                params.insert(format!("n{i}"), json!(n));
+            }
+            text.push_str("    }\n  }\n}\nWITH METADATA { source: \"SleepConsolidation\", author: \"$system\", created_at: :ts, confidence: 0.8 }");
+            drafts.push(Draft {
+                class: "consolidate".into(),
+                key: format!("consolidate:{}", e.id),
+                title: format!(
+                    "Consolidate {} into {}",
+                    e.name,
+                    g.into
+                        .iter()
+                        .map(|(t, n)| format!("{t}:{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                commands: vec![text],
+                params,
+                rationale: g.rationale.clone(),
+                evidence: vec![e.id.clone()],
+                confidence: 0.8,
+            });
+        }
+    }
+    Ok(drafts)
+}
+
+/// How far back patterns and connections look.
+pub(super) const LOOKBACK_DAYS: i64 = 60;
+
+/// The Events of the lookback window (at most 5,000), read once per run:
+/// patterns (phase 5) and connections (phase 10) both work on them, and no
+/// phase between them changes an Event.
+pub(super) fn recent_events(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<EventView>> {
+    if let Some(r) = &cx.recent {
+        return Ok(r.clone());
+    }
+    let v = find(
+        nx,
+        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
+        json!({"lookback_start": cx.days_ago(LOOKBACK_DAYS)}),
+    )?;
+    let r: Vec<EventView> = v
+        .as_array()
+        .map(|a| a.iter().map(event_view).collect())
+        .unwrap_or_default();
+    cx.recent = Some(r.clone());
+    Ok(r)
+}
+
+pub(super) fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+    // 5A: stale unconsolidated Events
+    cx.step("stale Events", 0, 0);
+    let cutoff = cx.days_ago(cx.opts.params.stale_event_threshold_days);
+    let v = find(
+        nx,
+        r#"FIND(?e) WHERE {
+  ?e {type: "Event"}
+  FILTER(?e.attributes.start_time < :cutoff_date)
+  NOT { (?e, "consolidated_to", ?semantic) }
+} ORDER BY ?e.attributes.start_time ASC LIMIT 200"#,
+        json!({"cutoff_date": cutoff}),
+    )?;
+    let stale: Vec<EventView> = v
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|e| {
+                    !matches!(
+                        s(e, &["attributes", "consolidation_status"]).as_str(),
+                        "archived" | "completed"
+                    )
+                })
+                .map(event_view)
+                .collect()
+        })
+        .unwrap_or_default();
+    let n_stale = stale.len();
+    cx.step("stale Events", 0, n_stale as u64);
+    let drafts = consolidation_drafts(cx, nx, stale)?;
+    let archive = drafts.iter().filter(|d| d.class == "archive").count();
+    stage(cx, nx, drafts)?;
+    cx.count("stale_events", n_stale as i64);
+    if n_stale > 0 {
+        cx.line(format!(
+            "Proposed consolidating {} stale Events ({} into semantic concepts, {archive} archived)",
+            n_stale,
+            n_stale - archive
+        ));
+    }
+    cx.cancelled()?;
+    // 5B: cross-event patterns
+    cx.step("cross-event patterns", 0, 0);
+    let lookback = cx.days_ago(LOOKBACK_DAYS);
+    let recent = recent_events(cx, nx)?;
+    let consolidated: HashSet<String> = {
+        let c = find(
+            nx,
+            r#"FIND(?e.name) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?s) FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 20000"#,
+            json!({"lookback_start": lookback}),
+        )?;
+        strs(Some(&c)).into_iter().collect()
+    };
+    let mut groups: BTreeMap<(String, Vec<String>), Vec<EventView>> = BTreeMap::new();
+    for e in &recent {
+        if e.key_concepts.is_empty() || e.class == "ToolUse" {
+            continue;
+        }
+        let mut k = e.key_concepts.clone();
+        k.sort();
+        let holder = e.participants.first().cloned().unwrap_or_default();
+        groups.entry((holder, k)).or_default().push(e.clone());
+    }
+    let mut clusters: Vec<Cluster> = groups
+        .into_iter()
+        .filter(|(_, evs)| evs.len() >= 3 && evs.iter().any(|e| !consolidated.contains(&e.name)))
+        .map(|((holder, key_concepts), events)| Cluster {
+            holder,
+            key_concepts,
+            events,
+        })
+        .collect();
+    clusters.sort_by_key(|c| std::cmp::Reverse(c.events.len()));
+    clusters.truncate(50);
+    for c in clusters.iter_mut() {
+        for e in c.events.iter_mut().take(20) {
+            linked_of(nx, e)?;
+        }
+    }
+    let patterns = cx.reasoner.patterns(&mut Look(nx), &clusters)?;
+    let mut drafts = Vec::new();
+    for (c, p) in clusters.iter().zip(patterns) {
+        let Some(p) = p else { continue };
+        // ground first: an existing concept of that name is reinforced
+        let existing = find(
+            nx,
+            r#"FIND(?x) WHERE { ?x {type: :t, name: :n} }"#,
+            json!({"t": p.ty, "n": p.name}),
+        )?;
+        let first = c
+            .events
+            .iter()
+            .map(|e| e.start.clone())
+            .min()
+            .unwrap_or_default();
+        let last = c
+            .events
+            .iter()
+            .map(|e| e.start.clone())
+            .max()
+            .unwrap_or_default();
+        let mut text = String::from(
+            "UPSERT {\n  CONCEPT ?pattern {\n    {type: :ptype, name: :pname}\n    SET ATTRIBUTES { description: :description, evidence_count: :evidence_count, first_observed: :first_observed, last_observed: :last_observed }\n    SET PROPOSITIONS {\n      (\"belongs_to_domain\", {type: \"Domain\", name: :domain})\n",
+        );
+        let mut params = pm(json!({
+            "ptype": p.ty, "pname": p.name, "description": p.description, "evidence_count": c.events.len(),
+            "first_observed": first, "last_observed": last, "domain": p.domain, "ts": cx.opts.now, "confidence": p.confidence,
+        }));
+        for (i, e) in c.events.iter().take(10).enumerate() {
+            text.push_str(&format!(
+                "      (\"derived_from\", {{type: \"Event\", name: :ev{i}}})\n"
+            ));
+            params.insert(format!("ev{i}"), json!(e.name));
+        }
+        text.push_str("    }\n  }\n}\nWITH METADATA { source: \"CrossEventConsolidation\", author: \"$system\", confidence: :confidence, created_at: :ts }");
+        let have = existing.as_array().and_then(|a| a.first()).cloned();
+        let reinforce = have.is_some();
+        if let Some(h) = &have
+            && h.get("attributes")
+                .and_then(|a| a.get("evidence_count"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                >= c.events.len() as u64
+        {
+            continue; // already knows all of it
+        }
+        drafts.push(Draft {
+            class: "pattern".into(),
+            key: format!(
+                "pattern:{}:{}:{}",
+                p.ty,
+                similarity::normalise(&p.name),
+                c.events.len()
+            ),
+            title: if reinforce {
+                format!(
+                    "Reinforce {} \"{}\" ({} Events)",
+                    p.ty,
+                    p.name,
+                    c.events.len()
+                )
+            } else {
+                format!("New {} \"{}\" from {} Events", p.ty, p.name, c.events.len())
+            },
+            commands: vec![text],
+            params,
+            rationale: p.rationale.clone(),
+            evidence: c.events.iter().take(10).map(|e| e.id.clone()).collect(),
+            confidence: p.confidence,
+        });
+    }
+    let n = drafts.len();
+    stage(cx, nx, drafts)?;
+    cx.count("patterns", n as i64);
+    if n > 0 {
+        cx.line(format!("Proposed {n} cross-event patterns as Insights"));
+    }
+    // 5C: commitments
+    cx.step("commitments", 0, 0);
+    let v = find(
+        nx,
+        r#"FIND(?c) WHERE { ?c {type: "Commitment"} } LIMIT 1000"#,
+        json!({}),
+    )?;
+    let (mut fulfilled, mut overdue, mut pending) = (0, 0, 0);
+    let mut drafts = Vec::new();
+    for c in v.as_array().cloned().unwrap_or_default() {
+        let name = s(&c, &["name"]);
+        let status = s(&c, &["attributes", "status"]);
+        let due = s(&c, &["attributes", "due_at"]);
+        match status.as_str() {
+            "fulfilled" | "cancelled" | "expired" => {
+                fulfilled += 1;
+                if c.get("metadata")
+                    .and_then(|m| m.get("expires_at"))
+                    .is_none()
+                {
+                    let closed = [
+                        s(&c, &["attributes", "fulfilled_at"]),
+                        s(&c, &["attributes", "closed_at"]),
+                    ]
+                    .into_iter()
+                    .find(|x| !x.is_empty())
+                    .unwrap_or_else(|| cx.opts.now.clone());
+                    let exp = shift(&closed, cx.opts.params.commitment_decay_days);
+                    write(
+                        cx,
+                        nx,
+                        r#"UPSERT { CONCEPT ?c { {type: "Commitment", name: :n} } WITH METADATA { expires_at: :exp } } WITH METADATA { source: "ProspectiveSweep", author: "$system", created_at: :ts }"#,
+                        json!({"n": name, "exp": exp, "ts": cx.opts.now}),
+                        &format!(
+                            "commitment decay: a {status} commitment is reclaimable {} days after it closed",
+                            cx.opts.params.commitment_decay_days
+                        ),
+                    )?;
+                    cx.line(format!(
+                        "Commitment \"{name}\" is {status}: reclaimable after {exp}"
+                    ));
+                }
+            }
+            "pending" if !due.is_empty() && due < cx.opts.now => {
+                overdue += 1;
+                let late = days_between(&due, &cx.opts.now).unwrap_or(0.0);
+                cx.report.issues.push(format!(
+                    "Overdue commitment: \"{name}\" (due {due}, {late:.0} days ago)"
+                ));
+                if late >= 30.0 {
+                    drafts.push(Draft {
+                        class: "commitment".into(),
+                        key: format!("expire:{}", s(&c, &["id"])),
+                        title: format!("Mark \"{name}\" expired (30+ days overdue)"),
+                        commands: vec![r#"UPSERT { CONCEPT ?c { {type: "Commitment", name: :n} SET ATTRIBUTES { status: "expired", outcome: :outcome } } WITH METADATA { expires_at: :exp } } WITH METADATA { source: "ProspectiveSweep", author: "$system", confidence: 0.85, created_at: :ts }"#.to_string()],
+                        params: pm(json!({"n": name, "outcome": format!("no activity {late:.0} days past due"), "exp": shift(&cx.opts.now, cx.opts.params.commitment_decay_days), "ts": cx.opts.now})),
+                        rationale: format!("due {due}, {late:.0} days past with no sign of delivery: abandoned (history, not deletion)"),
+                        evidence: vec![s(&c, &["id"])],
+                        confidence: 0.6,
+                    });
+                } else {
+                    cx.report
+                        .recommendations
+                        .push(format!("Nudge in the next briefing: \"{name}\""));
+                }
+            }
+            _ => pending += 1,
+        }
+    }
+    stage(cx, nx, drafts)?;
+    cx.count("commitments_closed", fulfilled);
+    cx.count("commitments_overdue", overdue);
+    cx.count("commitments_pending", pending);
+    cx.line(format!(
+        "Prospective sweep: {fulfilled} closed, {overdue} overdue, {pending} pending"
+    ));
+    Ok(())
+}
+
+/// Archival of one named concept: an Event is archived with a TTL (its
+/// consolidation path); anything else by the safe-archive pattern.
+pub(super) fn archive_drafts(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    ty: &str,
+    name: &str,
+    why: &str,
+) -> KipResult<Vec<Draft>> {
+    let v = find(
+        nx,
+        r#"FIND(?n) WHERE { ?n {type: :t, name: :n} }"#,
+        json!({"t": ty, "n": name}),
+    )?;
+    let Some(node) = v.as_array().and_then(|a| a.first()).cloned() else {
+        return Ok(vec![]);
+    };
+    if ty == "Event" {
+        let mut e = event_view(&node);
+        linked_of(nx, &mut e)?;
+        let mut d = consolidation_drafts(cx, nx, vec![e])?;
+        for x in d.iter_mut() {
+            x.rationale = format!("{why}: {}", x.rationale);
+        }
+        return Ok(d.into_iter().filter(|x| x.class == "archive").collect());
+    }
+    let id = s(&node, &["id"]);
+    Ok(vec![Draft {
+        class: "archive".into(),
+        key: format!("archive:{id}"),
+        title: format!("Archive {ty} \"{name}\""),
+        commands: vec![
+            r#"UPSERT {
+  CONCEPT ?item {
+    {type: :type, name: :name}
+    SET ATTRIBUTES { status: "archived", archived_at: :ts, archived_by: "$system" }
+    SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) }
+  }
+}
+WITH METADATA { source: "SleepArchive", author: "$system", created_at: :ts }"#
+                .to_string(),
+            r#"DELETE PROPOSITIONS ?link
+WHERE {
+  ?d {type: "Domain"}
+  FILTER(?d.name != "Archived")
+  ?link ({type: :type, name: :name}, "belongs_to_domain", ?d)
+}"#
+            .to_string(),
+        ],
+        params: pm(json!({"type": ty, "name": name, "ts": cx.opts.now})),
+        rationale: format!("{why} asks to archive it (safe archive: kept, moved to Archived)"),
+        evidence: vec![id],
+        confidence: 0.8,
+    }])
+}

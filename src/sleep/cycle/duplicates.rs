@@ -1,0 +1,132 @@
+//! Phase 6: duplicate detection and merge proposals.
+
+use super::*;
+
+/// Types whose nodes are episodes or bookkeeping, never deduplicated.
+pub(super) const NO_DEDUP: &[&str] = &[
+    "Event",
+    "SleepTask",
+    "Commitment",
+    "Domain",
+    "$ConceptType",
+    "$PropositionType",
+];
+
+pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptView> {
+    let id = s(node, &["id"]);
+    let links = {
+        let c = store::ids::parse_concept_id(&id).unwrap_or(0);
+        nx.conn().query_row(
+            "SELECT (SELECT COUNT(*) FROM propositions WHERE subject = ?1) + (SELECT COUNT(*) FROM propositions WHERE object = ?1)",
+            [c],
+            |r| r.get::<_, i64>(0),
+        )?
+    };
+    let attrs = node.get("attributes").cloned().unwrap_or(Value::Null);
+    Ok(ConceptView {
+        id,
+        ty: s(node, &["type"]),
+        name: s(node, &["name"]),
+        aliases: strs(attrs.get("aliases")),
+        description: s(&attrs, &["description"]),
+        attributes: attrs,
+        links,
+    })
+}
+
+pub(super) fn duplicate_drafts(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    only: Option<(&str, &str)>,
+) -> KipResult<Vec<Draft>> {
+    let types: Vec<String> = match only {
+        Some((t, _)) => vec![t.to_string()],
+        None => concept_types(nx)?,
+    };
+    let mut nodes = Vec::new();
+    for t in types.iter().filter(|t| !NO_DEDUP.contains(&t.as_str())) {
+        cx.step(&format!("duplicates among {t}"), 0, 0);
+        let v = find(
+            nx,
+            r#"FIND(?c) WHERE { ?c {type: :t} } LIMIT 50000"#,
+            json!({"t": t}),
+        )?;
+        nodes.extend(
+            v.as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|n| !s(n, &["name"]).starts_with('$')),
+        );
+    }
+    let named: Vec<similarity::Named> = nodes
+        .iter()
+        .map(|n| similarity::Named {
+            id: store::ids::parse_concept_id(&s(n, &["id"])).unwrap_or(0),
+            ty: s(n, &["type"]),
+            name: s(n, &["name"]),
+            aliases: strs(n.get("attributes").and_then(|a| a.get("aliases"))),
+        })
+        .collect();
+    let matches = similarity::duplicates(&named);
+    let mut cands = Vec::new();
+    for m in matches {
+        if let Some((_, target)) = only
+            && named[m.a].name != target
+            && named[m.b].name != target
+        {
+            continue;
+        }
+        cands.push(Candidate {
+            a: concept_view(nx, &nodes[m.a])?,
+            b: concept_view(nx, &nodes[m.b])?,
+            rule: m.rule.into(),
+            score: m.score,
+        });
+    }
+    let judged = cx.reasoner.same_entity(&mut Look(nx), &cands)?;
+    let mut drafts = Vec::new();
+    for (c, j) in cands.iter().zip(judged) {
+        if !j.same || c.a.ty != c.b.ty {
+            continue;
+        }
+        let (keep, dup) = if j.keep_a { (&c.a, &c.b) } else { (&c.b, &c.a) };
+        let (x, y) = if c.a.id < c.b.id {
+            (&c.a.id, &c.b.id)
+        } else {
+            (&c.b.id, &c.a.id)
+        };
+        drafts.push(Draft {
+            class: "merge".into(),
+            key: format!("merge:{x}|{y}"),
+            title: format!("Merge {} \"{}\" into \"{}\"", dup.ty, dup.name, keep.name),
+            commands: vec![
+                r#"MERGE CONCEPT ?dup INTO ?canonical
+WHERE {
+  ?dup {type: :type, name: :duplicate_name}
+  ?canonical {type: :type, name: :canonical_name}
+}"#
+                .to_string(),
+            ],
+            params: pm(
+                json!({"type": keep.ty, "duplicate_name": dup.name, "canonical_name": keep.name}),
+            ),
+            rationale: j.rationale.clone(),
+            evidence: vec![dup.id.clone(), keep.id.clone()],
+            confidence: j.confidence,
+        });
+    }
+    Ok(drafts)
+}
+
+pub(super) fn phase6(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+    let drafts = duplicate_drafts(cx, nx, None)?;
+    let n = drafts.len();
+    let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
+    stage(cx, nx, drafts)?;
+    cx.count("duplicates", n as i64);
+    if n > 0 {
+        cx.line(format!("Found {n} duplicate pairs: {}", titles.join("; ")));
+    }
+    Ok(())
+}

@@ -1,0 +1,998 @@
+//! The sleep cycle: the thirteen phases of the sleep-mode instructions,
+//! run through the engine's own KIP API as `$system`.
+//!
+//! Each phase is one transaction (`Nexus::atomically`): its writes, its
+//! staged proposal items and its phase record commit together, so a cycle
+//! killed in the middle of a phase leaves the memory exactly as the phase
+//! found it. Mechanical steps (assessment, salience, SleepTask bookkeeping,
+//! commitment TTLs, memory-strength decay, TTL reclamation, the maintenance
+//! log) apply directly; judgement outcomes (merges, supersessions, new
+//! knowledge, archival, reclassification, self-model edits) become items of
+//! the run's reflection proposal, unless the operator's policy applies a
+//! class without review.
+
+use super::proposals::{self, Draft};
+use super::reasoner::*;
+use super::similarity;
+use crate::Nexus;
+use crate::audit::Who;
+use crate::kip::{self, ErrorCode, KipError, KipResult};
+use crate::store;
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+mod assess;
+mod classify;
+mod conflicts;
+mod connections;
+mod consolidate;
+mod decay;
+mod domains;
+mod duplicates;
+mod finalise;
+mod reclaim;
+mod self_model;
+mod tasks;
+pub use assess::*;
+use classify::*;
+pub use conflicts::*;
+use connections::*;
+use consolidate::*;
+pub use decay::*;
+use domains::*;
+use duplicates::*;
+use finalise::*;
+pub use reclaim::*;
+use self_model::*;
+use tasks::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Daydream,
+    Quick,
+    Full,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "daydream" => Some(Scope::Daydream),
+            "quick" => Some(Scope::Quick),
+            "full" => Some(Scope::Full),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Daydream => "daydream",
+            Scope::Quick => "quick",
+            Scope::Full => "full",
+        }
+    }
+    /// The phases the scope runs; finalisation (13) ends every cycle.
+    pub fn phases(self) -> Vec<u8> {
+        match self {
+            Scope::Daydream => vec![1, 13],
+            Scope::Quick => vec![1, 2, 13],
+            Scope::Full => (1..=13).collect(),
+        }
+    }
+}
+
+pub const PHASES: [(&str, &str); 13] = [
+    ("Assessment & salience", "NREM"),
+    ("SleepTasks", "NREM"),
+    ("Unsorted inbox", "NREM"),
+    ("Orphans", "NREM"),
+    ("Consolidation", "NREM"),
+    ("Duplicates", "NREM"),
+    ("Decay", "NREM"),
+    ("Self-model", "REM"),
+    ("Contradictions", "REM"),
+    ("Cross-domain", "REM"),
+    ("Domain health", "Pre-Wake"),
+    ("TTL reclamation", "Pre-Wake"),
+    ("Finalisation", "Pre-Wake"),
+];
+
+pub fn phase_name(p: u8) -> &'static str {
+    PHASES.get(p as usize - 1).map(|x| x.0).unwrap_or("?")
+}
+
+/// The input parameters of the sleep-mode instructions, plus the lifecycle
+/// rules of the decay model and the memory lifecycle.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Params {
+    pub stale_event_threshold_days: i64,
+    pub memory_strength_decay_factor: f64,
+    pub unsorted_max_backlog: i64,
+    pub orphan_max_count: i64,
+    /// Relevance decay rate λ (0.03: a half-life of about 23 days).
+    pub relevance_lambda: f64,
+    /// Below this relevance a fact is proposed for archival.
+    pub archive_threshold: f64,
+    /// Facts under 0.40 confidence unconfirmed this long are speculative
+    /// and proposed for archival.
+    pub speculative_ttl_days: i64,
+    /// Resolved commitments get a TTL this long.
+    pub commitment_decay_days: i64,
+    /// Old, unimportant, unused facts are proposed for archival after this.
+    pub fact_archival_age_days: i64,
+    /// Archived Events are reclaimable after this.
+    pub archive_ttl_days: i64,
+    /// Completed SleepTasks are reclaimable after this.
+    pub task_ttl_days: i64,
+    /// Hard deletions per cycle (nodes and links).
+    pub cleanup_cap: usize,
+    /// Items of one class per proposal.
+    pub proposal_cap: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            stale_event_threshold_days: 7,
+            memory_strength_decay_factor: 0.95,
+            unsorted_max_backlog: 20,
+            orphan_max_count: 20,
+            relevance_lambda: 0.03,
+            archive_threshold: 0.05,
+            speculative_ttl_days: 30,
+            commitment_decay_days: 90,
+            fact_archival_age_days: 90,
+            archive_ttl_days: 30,
+            task_ttl_days: 14,
+            cleanup_cap: 500,
+            proposal_cap: 200,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub scope: Scope,
+    /// scheduled, threshold, on_demand
+    pub trigger: String,
+    /// The cycle's clock (RFC 3339).
+    pub now: String,
+    pub params: Params,
+}
+
+impl Options {
+    pub fn new(scope: Scope, now: &str) -> Options {
+        Options {
+            scope,
+            trigger: "on_demand".into(),
+            now: now.to_string(),
+            params: Params::default(),
+        }
+    }
+}
+
+/// A progress event: the phase, the step in it, counts, elapsed time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub run: i64,
+    pub phase: u8,
+    pub name: &'static str,
+    pub step: String,
+    pub done: u64,
+    pub total: u64,
+    pub elapsed_ms: u64,
+    /// A line for the log tail.
+    pub log: Option<String>,
+    /// The phase finished (its counts are in the report).
+    pub phase_done: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PhaseReport {
+    pub phase: u8,
+    pub name: String,
+    pub stage: String,
+    pub millis: u64,
+    pub lines: Vec<String>,
+    pub counts: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Report {
+    pub run: i64,
+    pub status: String,
+    pub scope: String,
+    pub trigger: String,
+    pub reasoner: String,
+    pub now: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub millis: u64,
+    pub phases: Vec<PhaseReport>,
+    pub proposal: Option<i64>,
+    pub proposed_items: usize,
+    pub issues: Vec<String>,
+    pub recommendations: Vec<String>,
+    pub error: Option<String>,
+    /// The health metrics measured at the start of the cycle (phase 1),
+    /// by key, unrounded: the history the health trend is drawn from.
+    pub health: BTreeMap<String, f64>,
+    /// The parameters the cycle ran with.
+    pub params: Params,
+}
+
+impl Report {
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    pub fn count(&self, key: &str) -> i64 {
+        self.phases.iter().filter_map(|p| p.counts.get(key)).sum()
+    }
+
+    /// The report in the shape the sleep-mode instructions give.
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "Status: {}\nScope: {}\nTrigger: {}\nRun: #{} ({} reasoner, {} ms)\n",
+            self.status, self.scope, self.trigger, self.run, self.reasoner, self.millis
+        );
+        let (now, default) = (
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            serde_json::to_value(Params::default()).unwrap_or_default(),
+        );
+        let changed: Vec<String> = now
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, v)| default.get(k.as_str()) != Some(v))
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !changed.is_empty() {
+            s.push_str(&format!("Parameters: {}\n", changed.join(", ")));
+        }
+        for stage in ["NREM", "REM", "Pre-Wake"] {
+            let ps: Vec<&PhaseReport> = self.phases.iter().filter(|p| p.stage == stage).collect();
+            if ps.is_empty() {
+                continue;
+            }
+            let title = match stage {
+                "NREM" => "NREM (Deep Consolidation)",
+                "REM" => "REM (Memory Evolution)",
+                _ => "Pre-Wake",
+            };
+            s.push_str(&format!("\n## {title}\n"));
+            for p in ps {
+                for l in &p.lines {
+                    s.push_str(&format!("- {l}\n"));
+                }
+            }
+        }
+        if let Some(p) = self.proposal {
+            s.push_str(&format!(
+                "\n## Awaiting approval\n- Proposal #{p}: {} items (`somnus proposals show {p}`)\n",
+                self.proposed_items
+            ));
+        }
+        s.push_str("\n## Issues\n");
+        if self.issues.is_empty() {
+            s.push_str("- none\n");
+        }
+        for i in &self.issues {
+            s.push_str(&format!("- {i}\n"));
+        }
+        s.push_str("\n## Next Recommendations\n");
+        if self.recommendations.is_empty() {
+            s.push_str("- none\n");
+        }
+        for r in &self.recommendations {
+            s.push_str(&format!("- {r}\n"));
+        }
+        if let Some(e) = &self.error {
+            s.push_str(&format!("\n## Error\n- {e}\n"));
+        }
+        s
+    }
+}
+
+/// Where the cycle is, shared by the phases and the heartbeat thread.
+/// One past sleep run, as listed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub run: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scope: String,
+    pub reasoner: String,
+    /// running, completed, failed, cancelled, interrupted
+    pub status: String,
+    /// The last phase that committed.
+    pub phase: i64,
+    pub error: Option<String>,
+}
+
+/// Past sleep runs, newest first.
+pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
+    let mut st = nx.conn().prepare_cached(
+        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error FROM sleep_runs ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok(RunSummary {
+            run: r.get(0)?,
+            started_at: r.get(1)?,
+            finished_at: r.get(2)?,
+            scope: r.get(3)?,
+            reasoner: r.get(4)?,
+            status: r.get(5)?,
+            phase: r.get(6)?,
+            error: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The report a run left (as far as it got), if the run exists.
+pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
+    let rep: Option<Option<String>> = nx
+        .conn()
+        .query_row("SELECT report FROM sleep_runs WHERE id = ?1", [run], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(rep.map(|r| {
+        r.and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_else(|| Report {
+                run,
+                ..Default::default()
+            })
+    }))
+}
+
+struct Beat {
+    run: i64,
+    started: Instant,
+    phase: u8,
+    step: String,
+    done: u64,
+    total: u64,
+    /// When the last progress event went out.
+    last: Instant,
+}
+
+impl Beat {
+    /// A progress event for where the cycle is now (and marks it sent).
+    fn event(&mut self, log: Option<String>, phase_done: bool) -> Progress {
+        self.last = Instant::now();
+        Progress {
+            run: self.run,
+            phase: self.phase,
+            name: phase_name(self.phase.max(1)),
+            step: self.step.clone(),
+            done: self.done,
+            total: self.total,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            log,
+            phase_done,
+        }
+    }
+}
+
+struct Cx<'a> {
+    run: i64,
+    opts: &'a Options,
+    reasoner: &'a mut dyn Reasoner,
+    beat: Arc<Mutex<Beat>>,
+    tx: Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>,
+    cancel: Arc<AtomicBool>,
+    report: Report,
+    phase: PhaseReport,
+    /// The lookback window's Events, once read.
+    recent: Option<Vec<EventView>>,
+}
+
+fn send(tx: &Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>, p: Progress) {
+    if let Some(t) = tx
+        && let Ok(t) = t.lock()
+    {
+        let _ = t.send(p);
+    }
+}
+
+impl Cx<'_> {
+    fn progress(&self, log: Option<String>, phase_done: bool) {
+        let event = match self.beat.lock() {
+            Ok(mut b) => b.event(log, phase_done),
+            Err(_) => return,
+        };
+        send(&self.tx, event);
+    }
+
+    fn step(&self, step: &str, done: u64, total: u64) {
+        let due = match self.beat.lock() {
+            Ok(mut b) => {
+                let changed = b.step != step;
+                b.step = step.to_string();
+                b.done = done;
+                b.total = total;
+                changed || b.last.elapsed().as_millis() >= 100
+            }
+            Err(_) => false,
+        };
+        if due {
+            self.progress(None, false);
+        }
+    }
+
+    fn line(&mut self, l: String) {
+        self.progress(Some(l.clone()), false);
+        self.phase.lines.push(l);
+    }
+
+    fn count(&mut self, k: &str, n: i64) {
+        *self.phase.counts.entry(k.to_string()).or_default() += n;
+    }
+
+    fn cancelled(&self) -> KipResult<()> {
+        if self.cancel.load(Ordering::SeqCst) {
+            Err(KipError::new(
+                ErrorCode::ExecutionTimeout,
+                "the sleep cycle was cancelled",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn who(&self, reason: impl Into<String>) -> Who {
+        Who {
+            actor: "$system".into(),
+            trigger: format!("sleep #{} phase {}", self.run, self.phase.phase),
+            reason: Some(reason.into()),
+        }
+    }
+
+    fn days_ago(&self, days: i64) -> String {
+        shift(&self.opts.now, -days)
+    }
+}
+
+/// `at` moved by `days` (RFC 3339, seconds).
+pub fn shift(at: &str, days: i64) -> String {
+    chrono::DateTime::parse_from_rfc3339(at)
+        .map(|t| {
+            (t + chrono::Duration::days(days)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        })
+        .unwrap_or_else(|_| at.to_string())
+}
+
+/// Days from `from` to `to` (both RFC 3339); None if either is not a time.
+pub fn days_between(from: &str, to: &str) -> Option<f64> {
+    let a = chrono::DateTime::parse_from_rfc3339(from).ok()?;
+    let b = chrono::DateTime::parse_from_rfc3339(to).ok()?;
+    Some((b - a).num_seconds() as f64 / 86_400.0)
+}
+
+fn obj(v: &Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn pm(v: Value) -> Map<String, Value> {
+    obj(&v)
+}
+
+/// A read through KIP, inside the phase's transaction.
+fn find(nx: &mut Nexus, text: &str, params: Value) -> KipResult<Value> {
+    let p = obj(&params);
+    let cmd = kip::parse(text, &p)?;
+    let who = Who {
+        actor: "$system".into(),
+        trigger: "sleep".into(),
+        reason: None,
+    };
+    match nx.exec_as(&cmd, text, &who, false, false) {
+        Ok((v, _)) => Ok(v),
+        // a named concept that does not exist: nothing matches
+        Err(e) if e.code == ErrorCode::NotFound => Ok(json!([])),
+        Err(e) => Err(e),
+    }
+}
+
+/// The number a `FIND(COUNT(...))` answers (0 when nothing matched).
+fn count_of(v: &Value) -> i64 {
+    v.as_i64()
+        .or_else(|| v.as_array().and_then(|a| a.first()).and_then(Value::as_i64))
+        .unwrap_or(0)
+}
+
+/// Rows of a multi-variable FIND (one expression per variable): the
+/// engine answers column groups per variable.
+fn rows(result: &Value, vars: usize) -> Vec<Vec<Value>> {
+    let Some(a) = result.as_array() else {
+        return vec![];
+    };
+    if vars == 1 {
+        return a.iter().map(|v| vec![v.clone()]).collect();
+    }
+    let n = a.first().and_then(Value::as_array).map_or(0, |c| c.len());
+    (0..n)
+        .map(|i| {
+            a.iter()
+                .map(|c| c.get(i).cloned().unwrap_or(Value::Null))
+                .collect()
+        })
+        .collect()
+}
+
+fn write(cx: &Cx, nx: &mut Nexus, text: &str, params: Value, reason: &str) -> KipResult<Value> {
+    let p = obj(&params);
+    let cmd = kip::parse(text, &p)?;
+    Ok(nx.exec_as(&cmd, text, &cx.who(reason), false, false)?.0)
+}
+
+fn s(v: &Value, path: &[&str]) -> String {
+    let mut cur = v;
+    for k in path {
+        cur = match cur.get(*k) {
+            Some(x) => x,
+            None => return String::new(),
+        };
+    }
+    match cur {
+        Value::String(x) => x.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn strs(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn event_view(v: &Value) -> EventView {
+    let a = v.get("attributes").cloned().unwrap_or(Value::Null);
+    EventView {
+        id: s(v, &["id"]),
+        name: s(v, &["name"]),
+        class: s(&a, &["event_class"]),
+        summary: s(&a, &["content_summary"]),
+        start: s(&a, &["start_time"]),
+        key_concepts: strs(a.get("key_concepts")),
+        participants: strs(a.get("participants")),
+        salience: a.get("salience_score").and_then(Value::as_f64),
+        linked: vec![],
+        domains: vec![],
+        expires_at: v
+            .get("metadata")
+            .and_then(|m| m.get("expires_at"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
+}
+
+/// Concept types, minus the schema's own.
+fn concept_types(nx: &mut Nexus) -> KipResult<Vec<String>> {
+    let v = find(
+        nx,
+        r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } LIMIT 1000"#,
+        json!({}),
+    )?;
+    Ok(strs(Some(&v))
+        .into_iter()
+        .filter(|t| !matches!(t.as_str(), "$ConceptType" | "$PropositionType"))
+        .collect())
+}
+
+fn predicates(nx: &mut Nexus) -> KipResult<Vec<(String, Value)>> {
+    let v = find(
+        nx,
+        r#"FIND(?p) WHERE { ?p {type: "$PropositionType"} } LIMIT 1000"#,
+        json!({}),
+    )?;
+    Ok(v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        s(p, &["name"]),
+                        p.get("attributes").cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Predicates that hold the graph's structure and provenance, not facts
+/// that fade.
+const STRUCTURAL: &[&str] = &[
+    "belongs_to_domain",
+    "derived_from",
+    "consolidated_to",
+    "compiled_to",
+    "has_step",
+    "caused_by",
+    "supersedes",
+    "assigned_to",
+    "mentions",
+    "involves",
+    "derived_insight",
+];
+
+/// Engram's protected categories: facts about these never fade out.
+const PROTECTED_PREDICATES: &[&str] = &["prefers", "committed_to", "owed_to", "learned"];
+
+/// Domains the cycle itself keeps.
+const SYSTEM_DOMAINS: &[&str] = &["CoreSchema", "Unsorted", "Archived", "System", "SelfModel"];
+
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// Runs one cycle. Progress goes to `progress`; setting `cancel` stops the
+/// cycle (the running phase is rolled back).
+pub fn run(
+    nx: &mut Nexus,
+    opts: &Options,
+    reasoner: &mut dyn Reasoner,
+    progress: Option<std::sync::mpsc::Sender<Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
+) -> KipResult<Report> {
+    if chrono::DateTime::parse_from_rfc3339(&opts.now).is_err() {
+        return Err(KipError::syntax(format!(
+            "`{}` is not an RFC 3339 time",
+            opts.now
+        )));
+    }
+    opts.params
+        .validate()
+        .map_err(|e| KipError::constraint(format!("sleep parameters: {e}")))?;
+    let run = start_run(nx, opts, reasoner.name())?;
+    let cancel = cancel.unwrap_or_default();
+    let tx = progress.map(|t| Arc::new(Mutex::new(t)));
+    let started = Instant::now();
+    let beat = Arc::new(Mutex::new(Beat {
+        run,
+        started,
+        phase: 0,
+        step: "starting".into(),
+        done: 0,
+        total: 0,
+        last: started,
+    }));
+    // cancellation interrupts SQLite inside a running statement
+    {
+        let cancel = cancel.clone();
+        nx.set_tick(Some(Arc::new(move || cancel.load(Ordering::SeqCst))));
+    }
+    // a heartbeat every 100 ms whatever the phase is doing (long statements
+    // and Rust-side steps alike), so a watcher always sees the cycle alive
+    let stop = Arc::new(AtomicBool::new(false));
+    let heart = {
+        let (beat, tx, stop) = (beat.clone(), tx.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let due = match beat.lock() {
+                    Ok(mut b) if b.last.elapsed().as_millis() >= 100 => Some(b.event(None, false)),
+                    _ => None,
+                };
+                if let Some(e) = due {
+                    send(&tx, e);
+                }
+            }
+        })
+    };
+    let mut cx = Cx {
+        run,
+        opts,
+        reasoner,
+        beat,
+        tx,
+        cancel,
+        report: Report {
+            run,
+            status: "running".into(),
+            scope: opts.scope.as_str().into(),
+            trigger: opts.trigger.clone(),
+            now: opts.now.clone(),
+            started_at: store::now(),
+            params: opts.params.clone(),
+            ..Default::default()
+        },
+        phase: PhaseReport::default(),
+        recent: None,
+    };
+    cx.report.reasoner = cx.reasoner.name().into();
+    let mut failure: Option<(String, KipError)> = None;
+    let mut failed_phases = 0usize;
+    let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    for p in opts.scope.phases() {
+        if cx.cancel.load(Ordering::SeqCst) {
+            failure = Some((
+                "cancelled".into(),
+                KipError::new(ErrorCode::ExecutionTimeout, "cancelled"),
+            ));
+            break;
+        }
+        let t0 = Instant::now();
+        cx.phase = PhaseReport {
+            phase: p,
+            name: phase_name(p).into(),
+            stage: PHASES[p as usize - 1].1.into(),
+            ..Default::default()
+        };
+        if let Ok(mut b) = cx.beat.lock() {
+            b.phase = p;
+            b.step = "starting".into();
+            b.done = 0;
+            b.total = 0;
+        }
+        cx.progress(None, false);
+        let saved_report = cx.report.clone();
+        let mut res = phase_in_tx(&mut cx, nx, p, hold, t0);
+        // a phase that fails is tried once more (its transaction rolled
+        // back, so it starts from the same memory); failing again, it is
+        // recorded as an issue and the cycle moves on
+        if let Err(e) = &res
+            && !cx.cancel.load(Ordering::SeqCst)
+        {
+            let first = format!("{}: {}", e.code, e.message);
+            cx.report = saved_report.clone();
+            cx.phase = PhaseReport {
+                phase: p,
+                name: phase_name(p).into(),
+                stage: PHASES[p as usize - 1].1.into(),
+                ..Default::default()
+            };
+            cx.progress(
+                Some(format!("phase {p} failed ({first}); trying it once more")),
+                false,
+            );
+            res = phase_in_tx(&mut cx, nx, p, hold, t0);
+        }
+        match res {
+            Ok(()) => {
+                // let writers waiting on the lock (an agent) in between phases
+                std::thread::sleep(std::time::Duration::from_millis(3));
+                let ph = std::mem::take(&mut cx.phase);
+                cx.report.phases.push(ph);
+                cx.progress(Some(format!("phase {p} done")), true);
+            }
+            Err(e) if cx.cancel.load(Ordering::SeqCst) => {
+                // the phase's transaction rolled back: so does its report
+                cx.report = saved_report;
+                failure = Some(("cancelled".into(), e));
+                break;
+            }
+            Err(e) => {
+                cx.report = saved_report;
+                let hint = e
+                    .hint
+                    .as_deref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                let issue = format!(
+                    "Phase {p} ({}) failed twice and was skipped: {}: {}{hint}",
+                    phase_name(p),
+                    e.code,
+                    e.message
+                );
+                cx.report.phases.push(PhaseReport {
+                    phase: p,
+                    name: phase_name(p).into(),
+                    stage: PHASES[p as usize - 1].1.into(),
+                    millis: t0.elapsed().as_millis() as u64,
+                    lines: vec![issue.clone()],
+                    counts: BTreeMap::from([("failed".to_string(), 1)]),
+                });
+                cx.report.issues.push(issue.clone());
+                failed_phases += 1;
+                cx.progress(Some(issue), true);
+            }
+        }
+    }
+    nx.set_tick(None);
+    stop.store(true, Ordering::SeqCst);
+    let _ = heart.join();
+    cx.report.finished_at = store::now();
+    cx.report.millis = started.elapsed().as_millis() as u64;
+    match failure {
+        Some((status, e)) => {
+            cx.report.status = status;
+            cx.report.error = Some(format!("{}: {}", e.code, e.message));
+        }
+        None if failed_phases > 0 => cx.report.status = "completed with issues".into(),
+        None => cx.report.status = "completed".into(),
+    }
+    nx.conn().execute(
+        "UPDATE sleep_runs SET status = ?2, finished_at = ?3, report = ?4, error = ?5 WHERE id = ?1",
+        params![run, cx.report.status, cx.report.finished_at, cx.report.to_json().to_string(), cx.report.error],
+    )?;
+    cx.progress(Some(format!("cycle {}", cx.report.status)), true);
+    Ok(cx.report)
+}
+
+/// One phase in its own transaction, with its bookkeeping rows.
+fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant) -> KipResult<()> {
+    let run = cx.run;
+    nx.atomically(&format!("sleep:{run}"), |nx| {
+        run_phase(cx, nx, p)?;
+        if hold == Some(p) {
+            // fault injection for crash tests: the phase's writes are
+            // done but not committed
+            cx.progress(Some(format!("holding phase {p} open (SOMNUS_SLEEP_HOLD_PHASE)")), false);
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        cx.phase.millis = t0.elapsed().as_millis() as u64;
+        nx.conn().execute(
+            "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run,
+                p,
+                cx.phase.name,
+                store::now(),
+                store::now(),
+                cx.phase.millis as i64,
+                serde_json::to_string(&cx.phase.counts).unwrap_or_default(),
+                serde_json::to_string(&cx.phase.lines).unwrap_or_default()
+            ],
+        )?;
+        nx.conn().execute(
+            "UPDATE sleep_runs SET phase = ?2, report = ?3 WHERE id = ?1",
+            params![run, p, cx.report.to_json().to_string()],
+        )?;
+        Ok(())
+    })
+}
+
+fn alive(pid: i64) -> bool {
+    if pid == std::process::id() as i64 {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}
+
+fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
+    nx.atomically("sleep:start", |nx| {
+        let running: Vec<(i64, i64)> = {
+            let mut st = nx.conn().prepare("SELECT id, pid FROM sleep_runs WHERE status = 'running'")?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?
+        };
+        for (id, pid) in running {
+            if alive(pid) && pid != std::process::id() as i64 {
+                return Err(KipError::new(
+                    ErrorCode::VersionConflict,
+                    format!("sleep run #{id} is still running (process {pid})"),
+                )
+                .with_hint("Wait for it to finish, or stop that process."));
+            }
+            nx.conn().execute(
+                "UPDATE sleep_runs SET status = 'interrupted', finished_at = ?2, error = 'the process stopped during the cycle; the phase it was in was rolled back' WHERE id = ?1",
+                params![id, store::now()],
+            )?;
+        }
+        nx.conn().execute(
+            "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?2, ?3, ?4, '$system', ?5, ?6, ?7, 'running')",
+            params![
+                store::now(),
+                opts.scope.as_str(),
+                opts.trigger,
+                reasoner,
+                std::process::id() as i64,
+                opts.now,
+                serde_json::to_string(&opts.params).unwrap_or_default()
+            ],
+        )?;
+        Ok(nx.conn().last_insert_rowid())
+    })
+}
+
+fn run_phase(cx: &mut Cx, nx: &mut Nexus, p: u8) -> KipResult<()> {
+    match p {
+        1 => phase1(cx, nx),
+        2 => phase2(cx, nx),
+        3 => phase3(cx, nx),
+        4 => phase4(cx, nx),
+        5 => phase5(cx, nx),
+        6 => phase6(cx, nx),
+        7 => phase7(cx, nx),
+        8 => phase8(cx, nx),
+        9 => phase9(cx, nx),
+        10 => phase10(cx, nx),
+        11 => phase11(cx, nx),
+        12 => phase12(cx, nx),
+        13 => phase13(cx, nx),
+        _ => Ok(()),
+    }
+}
+
+/// Read access for reasoners (the LLM's `execute_kip` tool): reads run,
+/// writes are refused here and captured by the reasoner itself.
+struct Look<'a>(&'a mut Nexus);
+
+impl Lookup for Look<'_> {
+    fn read(&mut self, command: &str, parameters: &Map<String, Value>) -> Value {
+        let cmd = match kip::parse(command, parameters) {
+            Ok(c) => c,
+            Err(e) => return json!({"error": e.to_json()}),
+        };
+        if cmd.is_write() {
+            return json!({"error": {"code": "KIP_3004", "message": "writes are captured for review, not run"}});
+        }
+        let who = Who {
+            actor: "$system".into(),
+            trigger: "sleep reasoner".into(),
+            reason: None,
+        };
+        match self.0.exec_as(&cmd, command, &who, true, false) {
+            Ok((result, next)) => json!({"result": result, "next_cursor": next}),
+            Err(e) => json!({"error": e.to_json()}),
+        }
+    }
+}
+
+/// Stages drafts into the run's proposal (created on first use).
+fn stage(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    drafts: Vec<Draft>,
+) -> KipResult<BTreeMap<String, (i64, i64)>> {
+    let mut fresh = Vec::new();
+    let mut per_class: HashMap<String, usize> = HashMap::new();
+    for d in drafts {
+        let n = per_class.entry(d.class.clone()).or_default();
+        if *n >= cx.opts.params.proposal_cap {
+            continue;
+        }
+        *n += 1;
+        fresh.push(d);
+    }
+    if fresh.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let title = format!(
+        "Reflection of sleep run #{} ({})",
+        cx.run,
+        cx.opts.scope.as_str()
+    );
+    let out = proposals::stage(
+        nx,
+        Some(cx.run),
+        "$system",
+        &title,
+        fresh,
+        cx.report.proposal,
+    )?;
+    for (k, why) in &out.skipped {
+        cx.count("skipped", 1);
+        cx.progress(Some(format!("not proposed: {k}: {why}")), false);
+    }
+    if let Some(p) = out.proposal {
+        cx.report.proposal = Some(p);
+    }
+    cx.report.proposed_items += out.items;
+    cx.count("proposed", out.items as i64);
+    if out.auto_applied > 0 {
+        cx.count("auto_applied", out.auto_applied as i64);
+    }
+    Ok(out.keys)
+}

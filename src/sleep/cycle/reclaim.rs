@@ -1,0 +1,317 @@
+//! Phase 12: TTL reclamation, the only hard delete.
+
+use super::*;
+
+pub(super) fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+    let cap = cx.opts.params.cleanup_cap;
+    let mut deleted = 0usize;
+    let mut held = Vec::new();
+    let mut held_ids: HashSet<String> = HashSet::new();
+    let mut suspicious = Vec::new();
+    let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
+    for t in concept_types(nx)? {
+        if t == "Domain" || deleted >= cap {
+            continue;
+        }
+        cx.cancelled()?;
+        cx.step(&format!("expired {t} nodes"), deleted as u64, cap as u64);
+        let v = find(
+            nx,
+            r#"FIND(?n) WHERE {
+  ?n {type: :type}
+  FILTER(IS_NOT_NULL(?n.metadata.expires_at))
+  FILTER(?n.metadata.expires_at < :now)
+  FILTER(?n.name != "$self" && ?n.name != "$system")
+} LIMIT 200"#,
+            json!({"type": t, "now": cx.opts.now}),
+        )?;
+        for n in v.as_array().cloned().unwrap_or_default() {
+            if deleted >= cap {
+                break;
+            }
+            let name = s(&n, &["name"]);
+            let id = s(&n, &["id"]);
+            let attrs = n.get("attributes").cloned().unwrap_or(Value::Null);
+            let status = s(&attrs, &["status"]);
+            let tier = s(&n, &["metadata", "memory_tier"]);
+            let exp = s(&n, &["metadata", "expires_at"]);
+            let whitelisted = matches!(t.as_str(), "Event" | "Experience" | "ExperienceStep")
+                || (t == "SleepTask" && matches!(status.as_str(), "completed" | "failed"))
+                || (t == "Commitment"
+                    && matches!(status.as_str(), "fulfilled" | "cancelled" | "expired"))
+                || tier == "short-term";
+            if !whitelisted {
+                suspicious.push(format!(
+                    "{t}:{name} carries expires_at {exp} but is not TTL-deletable"
+                ));
+                continue;
+            }
+            let cs = s(&attrs, &["consolidation_status"]);
+            // a landmark is autobiographical: promoted, never reclaimed
+            let deps = dependents(nx, &id)?;
+            if t == "Event" {
+                let salience = attrs
+                    .get("salience_score")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                let citing = citing_insights(&deps);
+                if salience >= LANDMARK_SALIENCE || citing >= 2 {
+                    let why = if salience >= LANDMARK_SALIENCE {
+                        format!("salience {salience} ≥ {LANDMARK_SALIENCE}")
+                    } else {
+                        format!("cited by {citing} Insights or milestones")
+                    };
+                    promote_landmark(cx, nx, &id, &format!("{t}:{name}"), &why)?;
+                    cx.count("landmarks_promoted", 1);
+                    continue;
+                }
+            }
+            let pending =
+                t == "Event" && !matches!(cs.as_str(), "completed" | "archived" | "consolidated");
+            // sole evidence of another concept, by element id
+            let sole = if pending {
+                None
+            } else {
+                sole_evidence_of(nx, &deps)?
+            };
+            if pending || sole.is_some() {
+                let why = match &sole {
+                    Some(k) => format!("sole evidence of {k}"),
+                    None => format!(
+                        "consolidation {}",
+                        if cs.is_empty() { "pending" } else { &cs }
+                    ),
+                };
+                // held items keep living: their TTL and their links' move on
+                let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+                extend_ttl(cx, nx, &id, &until, &why)?;
+                held_ids.insert(id.clone());
+                held.push(format!(
+                    "{t}:{name} (expired {exp}, {why}; kept until {until})"
+                ));
+                continue;
+            }
+            let inputs = json!({"type": t, "name": name, "expires_at": exp, "status": status, "consolidation_status": cs, "memory_tier": tier, "now": cx.opts.now});
+            note(
+                nx,
+                &id,
+                &format!("{t}:{name}"),
+                cx.run,
+                "deleted",
+                "TTL reclamation (expires_at passed, TTL-deletable, consolidated, not sole evidence)",
+                &inputs,
+            )?;
+            write(
+                cx,
+                nx,
+                r#"DELETE CONCEPT ?n DETACH
+WHERE {
+  ?n {type: :type, name: :name}
+  FILTER(IS_NOT_NULL(?n.metadata.expires_at))
+  FILTER(?n.metadata.expires_at < :now)
+}"#,
+                json!({"type": t, "name": name, "now": cx.opts.now}),
+                &format!("TTL reclamation: expired {exp}"),
+            )?;
+            deleted += 1;
+            *by_type.entry(t.clone()).or_default() += 1;
+        }
+    }
+    // 12D: expired links, one predicate at a time
+    let mut links = 0usize;
+    for (p, _) in predicates(nx)? {
+        if deleted + links >= cap {
+            break;
+        }
+        let text = format!(
+            r#"FIND(?link, ?s, ?o) WHERE {{
+  ?link (?s, {}, ?o)
+  FILTER(IS_NOT_NULL(?link.metadata.expires_at))
+  FILTER(?link.metadata.expires_at < :now)
+  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
+}} LIMIT 200"#,
+            q(&p)
+        );
+        let v = find(nx, &text, json!({"now": cx.opts.now}))?;
+        for r in rows(&v, 3) {
+            if deleted + links >= cap {
+                break;
+            }
+            let id = s(&r[0], &["id"]);
+            let label = format!("{} {} {}", s(&r[1], &["name"]), p, s(&r[2], &["name"]));
+            let ends = [s(&r[1], &["id"]), s(&r[2], &["id"])];
+            if ends.iter().any(|e| held_ids.contains(e)) {
+                let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+                extend_ttl(cx, nx, &id, &until, "its node is held back")?;
+                held.push(format!(
+                    "link {label} (its node is held back; kept until {until})"
+                ));
+                continue;
+            }
+            if s(&r[1], &["type"]) == "Event"
+                && !matches!(
+                    s(&r[1], &["attributes", "consolidation_status"]).as_str(),
+                    "completed" | "archived" | "consolidated"
+                )
+            {
+                held.push(format!("link {label} (its Event is not consolidated)"));
+                continue;
+            }
+            let exp = s(&r[0], &["metadata", "expires_at"]);
+            note(
+                nx,
+                &id,
+                &label,
+                cx.run,
+                "deleted",
+                "TTL reclamation of an expired link",
+                &json!({"expires_at": exp, "now": cx.opts.now}),
+            )?;
+            write(
+                cx,
+                nx,
+                r#"DELETE PROPOSITIONS ?link WHERE { ?link (id: :id) }"#,
+                json!({"id": id}),
+                &format!("TTL reclamation: link expired {exp}"),
+            )?;
+            links += 1;
+        }
+    }
+    for s in &suspicious {
+        cx.report
+            .issues
+            .push(format!("Suspicious TTL (not deleted): {s}"));
+    }
+    for h in &held {
+        cx.progress(Some(format!("held: {h}")), false);
+    }
+    if !held.is_empty() {
+        cx.report.issues.push(format!(
+            "{} expired elements held back: {}",
+            held.len(),
+            held.join("; ")
+        ));
+    }
+    cx.count("deleted_nodes", deleted as i64);
+    cx.count("deleted_links", links as i64);
+    cx.count("held", held.len() as i64);
+    cx.line(format!(
+        "Physical cleanup: hard-deleted {deleted} expired nodes{} and {links} links; {} held",
+        if by_type.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                by_type
+                    .iter()
+                    .map(|(t, n)| format!("{n} {t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        held.len()
+    ));
+    Ok(())
+}
+
+/// Salience at which an Event is a landmark (5A).
+pub const LANDMARK_SALIENCE: f64 = 90.0;
+
+/// The concepts that cite an element as their evidence (`derived_from`
+/// it), by element id.
+pub(super) fn dependents(nx: &mut Nexus, id: &str) -> KipResult<Vec<Value>> {
+    let v = find(
+        nx,
+        r#"FIND(?k) WHERE { ?e {id: :id} (?k, "derived_from", ?e) } LIMIT 200"#,
+        json!({"id": id}),
+    )?;
+    Ok(v.as_array().cloned().unwrap_or_default())
+}
+
+/// How many of them are Insights or GrowthMilestone Events.
+pub(super) fn citing_insights(deps: &[Value]) -> usize {
+    deps.iter()
+        .filter(|k| {
+            s(k, &["type"]) == "Insight"
+                || (s(k, &["type"]) == "Event"
+                    && s(k, &["attributes", "event_class"]) == "GrowthMilestone")
+        })
+        .count()
+}
+
+/// The first of them whose only `derived_from` evidence is this element
+/// (counted by element id, so a same-name concept of another type does not
+/// stand in for it).
+pub(super) fn sole_evidence_of(nx: &mut Nexus, deps: &[Value]) -> KipResult<Option<String>> {
+    for k in deps {
+        let kid = s(k, &["id"]);
+        let c = find(
+            nx,
+            r#"FIND(COUNT(?src)) WHERE { ?k {id: :k} (?k, "derived_from", ?src) }"#,
+            json!({"k": kid}),
+        )?;
+        if count_of(&c) <= 1 {
+            return Ok(Some(format!("{}:{}", s(k, &["type"]), s(k, &["name"]))));
+        }
+    }
+    Ok(None)
+}
+
+/// Marks an Event long-term and strips its TTL (5A landmark promotion).
+pub(super) fn promote_landmark(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    id: &str,
+    label: &str,
+    why: &str,
+) -> KipResult<()> {
+    note(
+        nx,
+        id,
+        label,
+        cx.run,
+        "promoted",
+        &format!("landmark ({why}): memory_tier long-term, TTL stripped, never reclaimed"),
+        &json!({"why": why, "now": cx.opts.now}),
+    )?;
+    write(
+        cx,
+        nx,
+        r#"UPDATE ?e SET METADATA { memory_tier: "long-term" } WHERE { ?e {id: :id} }"#,
+        json!({"id": id}),
+        &format!("landmark promotion: {why}"),
+    )?;
+    write(
+        cx,
+        nx,
+        r#"DELETE METADATA {"expires_at"} FROM ?e WHERE { ?e {id: :id} }"#,
+        json!({"id": id}),
+        &format!("landmark promotion: {why}"),
+    )?;
+    cx.progress(Some(format!("landmark kept: {label} ({why})")), false);
+    Ok(())
+}
+
+/// Moves an element's `expires_at` to `until` (a held item is not lost to
+/// the next cycle either).
+pub(super) fn extend_ttl(
+    cx: &Cx,
+    nx: &mut Nexus,
+    id: &str,
+    until: &str,
+    why: &str,
+) -> KipResult<()> {
+    let target = if id.starts_with("P:") {
+        r#"UPDATE ?x SET METADATA { expires_at: :until } WHERE { ?x (id: :id) }"#
+    } else {
+        r#"UPDATE ?x SET METADATA { expires_at: :until } WHERE { ?x {id: :id} }"#
+    };
+    write(
+        cx,
+        nx,
+        target,
+        json!({"id": id, "until": until}),
+        &format!("TTL extended: held back ({why})"),
+    )?;
+    Ok(())
+}
