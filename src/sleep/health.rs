@@ -128,6 +128,23 @@ fn below(value: f64, limit: f64) -> Status {
     }
 }
 
+/// The names of a `FIND(?x.name, ?x.<time>)` answer (one column group:
+/// `[name, time]` per element) whose time is before `than`, compared as
+/// instants (offsets included).
+fn named_before(v: &Value, than: &str) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r.get(1)
+                .and_then(Value::as_str)
+                .and_then(|t| super::cycle::before(t, than))
+                .unwrap_or(false)
+        })
+        .filter_map(|r| r.get(0).and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 /// Measures the memory at time `now` (RFC 3339) with the instructions'
 /// default parameters (stale after 7 days).
 pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
@@ -135,10 +152,30 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
     let cutoff = chrono::DateTime::parse_from_rfc3339(now)
         .map(|t| {
             (t - chrono::Duration::days(stale_days))
+                .to_utc()
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         })
         .map_err(|e| KipError::syntax(format!("invalid time {now}: {e}")))?;
     let mut metrics = Vec::new();
+
+    // The bootstrap structure the cycle relies on.
+    let gone: Vec<String> = super::structure::missing(nx)?
+        .into_iter()
+        .flat_map(|m| m.elements)
+        .collect();
+    metrics.push(Metric {
+        key: "missing_structure",
+        label: "Missing core structure",
+        value: gone.len() as f64,
+        target: "0",
+        status: if gone.is_empty() {
+            Status::Ok
+        } else {
+            Status::Bad
+        },
+        action: "A sleep cycle restores it from the bootstrap capsules",
+        items: gone,
+    });
 
     // Orphans: concepts in no domain (domains and the system actors excepted).
     let mut orphan_items = Vec::new();
@@ -182,11 +219,15 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         unsorted,
     ));
 
-    let stale = strings(&read(
-        nx,
-        r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
-        json!({ "cutoff": cutoff }),
-    )?);
+    // a coarse string prefilter a day wide, then the exact test as instants
+    let stale = named_before(
+        &read(
+            nx,
+            r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
+            json!({ "cutoff": super::cycle::widened(&cutoff, true) }),
+        )?,
+        &cutoff,
+    );
     metrics.push(listed(
         "stale_events",
         "Stale Events (unconsolidated, older than the threshold)",
@@ -315,11 +356,14 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         unscored,
     ));
 
-    let overdue = strings(&read(
-        nx,
-        r#"FIND(?c.name) WHERE { ?c {type: "Commitment"} FILTER(?c.attributes.status == "pending" && ?c.attributes.due_at < :now) } LIMIT 500"#,
-        json!({ "now": now }),
-    )?);
+    let overdue = named_before(
+        &read(
+            nx,
+            r#"FIND(?c.name, ?c.attributes.due_at) WHERE { ?c {type: "Commitment"} FILTER(?c.attributes.status == "pending" && ?c.attributes.due_at < :now) } LIMIT 500"#,
+            json!({ "now": super::cycle::widened(now, true) }),
+        )?,
+        now,
+    );
     metrics.push(Metric {
         key: "overdue_commitments",
         label: "Overdue commitments",

@@ -12,6 +12,7 @@ pub mod params;
 pub mod proposals;
 pub mod reasoner;
 pub mod similarity;
+pub mod structure;
 
 pub use cycle::{Options, Params, Progress, Report, Scope, run};
 pub use reasoner::{Heuristic, Reasoner};

@@ -312,7 +312,16 @@ fn preview(
     let _ = nx
         .conn()
         .execute_batch("ROLLBACK TO somnus_item_preview; RELEASE somnus_item_preview");
-    res
+    // an element an earlier command of the item creates (a new Skill a
+    // later command links to) is not a target the memory must still hold
+    let (changes, targets) = res?;
+    let mut kept = Vec::with_capacity(targets.len());
+    for t in targets {
+        if nx.element_version(t.0)?.is_some() {
+            kept.push(t);
+        }
+    }
+    Ok((changes, kept))
 }
 
 /// Whether any target moved: a version changed, or an endpoint (version
@@ -354,7 +363,7 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
 }
 
 /// The classes of proposal items the cycle makes.
-pub const CLASSES: [&str; 11] = [
+pub const CLASSES: [&str; 12] = [
     "archive",
     "commitment",
     "connection",
@@ -366,6 +375,7 @@ pub const CLASSES: [&str; 11] = [
     "pattern",
     "reclassify",
     "self_model",
+    "skill",
 ];
 
 /// Sets an item class to `auto` (applied without review) or `review`.

@@ -83,7 +83,7 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
             // each pair with the newest: n-1 conflicts
             let mut facts: Vec<(FactView, &Value)> =
                 g.iter().map(|(l, sj, o)| (fact(l, o), sj)).collect();
-            facts.sort_by(|a, b| a.0.observed_at.cmp(&b.0.observed_at));
+            facts.sort_by_key(|a| observed(&a.0));
             let (newest, subj) = facts
                 .last()
                 .cloned()
@@ -110,7 +110,7 @@ pub fn resolution_commands(
     now: &str,
     note: &str,
 ) -> (Vec<String>, Map<String, Value>) {
-    let (older, newer) = if c.a.observed_at <= c.b.observed_at {
+    let (older, newer) = if observed(&c.a) <= observed(&c.b) {
         (&c.a, &c.b)
     } else {
         (&c.b, &c.a)
@@ -250,4 +250,9 @@ pub(super) fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         cx.line("No contradictions".into());
     }
     Ok(())
+}
+
+/// When a fact was observed, as an instant (unknown sorts first).
+fn observed(f: &FactView) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    f.observed_at.as_deref().and_then(super::instant)
 }

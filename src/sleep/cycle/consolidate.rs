@@ -148,11 +148,17 @@ pub(super) fn recent_events(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<EventV
     let v = find(
         nx,
         r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
-        json!({"lookback_start": cx.days_ago(LOOKBACK_DAYS)}),
+        json!({"lookback_start": widened(&cx.days_ago(LOOKBACK_DAYS), false)}),
     )?;
+    let from = cx.days_ago(LOOKBACK_DAYS);
     let r: Vec<EventView> = v
         .as_array()
-        .map(|a| a.iter().map(event_view).collect())
+        .map(|a| {
+            a.iter()
+                .map(event_view)
+                .filter(|e| before(&e.start, &from) == Some(false))
+                .collect()
+        })
         .unwrap_or_default();
     cx.recent = Some(r.clone());
     Ok(r)
@@ -169,12 +175,13 @@ pub(super) fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
   FILTER(?e.attributes.start_time < :cutoff_date)
   NOT { (?e, "consolidated_to", ?semantic) }
 } ORDER BY ?e.attributes.start_time ASC LIMIT 200"#,
-        json!({"cutoff_date": cutoff}),
+        json!({"cutoff_date": widened(&cutoff, true)}),
     )?;
     let stale: Vec<EventView> = v
         .as_array()
         .map(|a| {
             a.iter()
+                .filter(|e| before(&s(e, &["attributes", "start_time"]), &cutoff) == Some(true))
                 .filter(|e| {
                     !matches!(
                         s(e, &["attributes", "consolidation_status"]).as_str(),
@@ -207,7 +214,7 @@ pub(super) fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         let c = find(
             nx,
             r#"FIND(?e.name) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?s) FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 20000"#,
-            json!({"lookback_start": lookback}),
+            json!({"lookback_start": widened(&lookback, false)}),
         )?;
         strs(Some(&c)).into_iter().collect()
     };
@@ -315,83 +322,12 @@ pub(super) fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     if n > 0 {
         cx.line(format!("Proposed {n} cross-event patterns as Insights"));
     }
-    // 5C: commitments
-    cx.step("commitments", 0, 0);
-    let v = find(
-        nx,
-        r#"FIND(?c) WHERE { ?c {type: "Commitment"} } LIMIT 1000"#,
-        json!({}),
-    )?;
-    let (mut fulfilled, mut overdue, mut pending) = (0, 0, 0);
-    let mut drafts = Vec::new();
-    for c in v.as_array().cloned().unwrap_or_default() {
-        let name = s(&c, &["name"]);
-        let status = s(&c, &["attributes", "status"]);
-        let due = s(&c, &["attributes", "due_at"]);
-        match status.as_str() {
-            "fulfilled" | "cancelled" | "expired" => {
-                fulfilled += 1;
-                if c.get("metadata")
-                    .and_then(|m| m.get("expires_at"))
-                    .is_none()
-                {
-                    let closed = [
-                        s(&c, &["attributes", "fulfilled_at"]),
-                        s(&c, &["attributes", "closed_at"]),
-                    ]
-                    .into_iter()
-                    .find(|x| !x.is_empty())
-                    .unwrap_or_else(|| cx.opts.now.clone());
-                    let exp = shift(&closed, cx.opts.params.commitment_decay_days);
-                    write(
-                        cx,
-                        nx,
-                        r#"UPSERT { CONCEPT ?c { {type: "Commitment", name: :n} } WITH METADATA { expires_at: :exp } } WITH METADATA { source: "ProspectiveSweep", author: "$system", created_at: :ts }"#,
-                        json!({"n": name, "exp": exp, "ts": cx.opts.now}),
-                        &format!(
-                            "commitment decay: a {status} commitment is reclaimable {} days after it closed",
-                            cx.opts.params.commitment_decay_days
-                        ),
-                    )?;
-                    cx.line(format!(
-                        "Commitment \"{name}\" is {status}: reclaimable after {exp}"
-                    ));
-                }
-            }
-            "pending" if !due.is_empty() && due < cx.opts.now => {
-                overdue += 1;
-                let late = days_between(&due, &cx.opts.now).unwrap_or(0.0);
-                cx.report.issues.push(format!(
-                    "Overdue commitment: \"{name}\" (due {due}, {late:.0} days ago)"
-                ));
-                if late >= 30.0 {
-                    drafts.push(Draft {
-                        class: "commitment".into(),
-                        key: format!("expire:{}", s(&c, &["id"])),
-                        title: format!("Mark \"{name}\" expired (30+ days overdue)"),
-                        commands: vec![r#"UPSERT { CONCEPT ?c { {type: "Commitment", name: :n} SET ATTRIBUTES { status: "expired", outcome: :outcome } } WITH METADATA { expires_at: :exp } } WITH METADATA { source: "ProspectiveSweep", author: "$system", confidence: 0.85, created_at: :ts }"#.to_string()],
-                        params: pm(json!({"n": name, "outcome": format!("no activity {late:.0} days past due"), "exp": shift(&cx.opts.now, cx.opts.params.commitment_decay_days), "ts": cx.opts.now})),
-                        rationale: format!("due {due}, {late:.0} days past with no sign of delivery: abandoned (history, not deletion)"),
-                        evidence: vec![s(&c, &["id"])],
-                        confidence: 0.6,
-                    });
-                } else {
-                    cx.report
-                        .recommendations
-                        .push(format!("Nudge in the next briefing: \"{name}\""));
-                }
-            }
-            _ => pending += 1,
-        }
-    }
-    stage(cx, nx, drafts)?;
-    cx.count("commitments_closed", fulfilled);
-    cx.count("commitments_overdue", overdue);
-    cx.count("commitments_pending", pending);
-    cx.line(format!(
-        "Prospective sweep: {fulfilled} closed, {overdue} overdue, {pending} pending"
-    ));
-    Ok(())
+    cx.cancelled()?;
+    // 5D: Experience → Skill
+    procedural_consolidation(cx, nx)?;
+    cx.cancelled()?;
+    // 5C: the prospective sweep
+    prospective_sweep(cx, nx)
 }
 
 /// Archival of one named concept: an Event is archived with a TTL (its

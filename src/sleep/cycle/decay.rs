@@ -25,6 +25,7 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
     let last = [
         "last_accessed_at",
         "last_accessed",
+        "last_observed",
         "observed_at",
         "created_at",
         "_updated_at",
@@ -33,11 +34,9 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
     .find_map(|k| meta.get(*k).and_then(Value::as_str).map(str::to_string))
     .unwrap_or_else(|| now.to_string());
     let days = days_between(&last, now).unwrap_or(0.0).max(0.0);
-    let access = meta
-        .get("access_count")
-        .and_then(Value::as_f64)
-        .unwrap_or(1.0)
-        .max(1.0);
+    // KIP keeps no access counts: the signals the sleep-mode instructions
+    // name stand in for them (times observed, times used)
+    let access = reinforcements(meta).max(1.0);
     let type_weight = match kind {
         "core" => 1.5,
         "episodic" => 0.8,
@@ -69,31 +68,146 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
     }
 }
 
+fn num(meta: &Value, k: &str) -> Option<f64> {
+    meta.get(k).and_then(Value::as_f64)
+}
+
+/// How often a fact was confirmed: `evidence_count` (or an
+/// `access_count` a client keeps).
+fn reinforcements(meta: &Value) -> f64 {
+    num(meta, "evidence_count")
+        .unwrap_or(0.0)
+        .max(num(meta, "access_count").unwrap_or(0.0))
+}
+
+/// When a fact was last seen true: `last_observed`, `observed_at`,
+/// `created_at`, else when it last changed.
+fn last_seen(meta: &Value) -> Option<String> {
+    ["last_observed", "observed_at", "created_at", "_updated_at"]
+        .iter()
+        .find_map(|k| {
+            meta.get(*k)
+                .and_then(Value::as_str)
+                .filter(|t| instant(t).is_some())
+        })
+        .map(str::to_string)
+}
+
+/// One link phase 7 weighs.
+struct Fact {
+    id: String,
+    label: String,
+    meta: Value,
+    /// The salience of the subject (an Event's `salience_score`).
+    subject_salience: Option<f64>,
+}
+
+impl Fact {
+    fn salience(&self) -> f64 {
+        num(&self.meta, "salience_score")
+            .or(self.subject_salience)
+            .unwrap_or(0.0)
+    }
+    fn confidence(&self) -> f64 {
+        num(&self.meta, "confidence").unwrap_or(0.7)
+    }
+    fn pinned_or_certain(&self) -> bool {
+        self.meta.get("pinned").and_then(Value::as_bool) == Some(true) || self.confidence() >= 1.0
+    }
+    /// 7B's band: reinforced facts (seen 3+ times, salient, or worth
+    /// learning from) decay at √factor, low-value clutter at factor², the
+    /// rest at the factor.
+    fn band(&self, f: f64) -> (&'static str, f64) {
+        let ev = reinforcements(&self.meta);
+        let lv = num(&self.meta, "learning_value").unwrap_or(0.0);
+        if ev >= 3.0 || self.salience() >= 70.0 || lv >= 70.0 {
+            ("reinforced", f.sqrt())
+        } else if self.confidence() < 0.5 && ev <= 1.0 && self.salience() < 30.0 {
+            ("clutter", f * f)
+        } else {
+            ("neglected", f)
+        }
+    }
+    /// How much the fact matters, in [0, 1]: an `importance` the writer
+    /// gave, else the mean of its confidence and its strongest sign of
+    /// weight (salience, confirmations out of 5, memory strength).
+    fn importance(&self) -> f64 {
+        if let Some(i) = num(&self.meta, "importance") {
+            return i.clamp(0.0, 1.0);
+        }
+        let weight = (self.salience() / 100.0)
+            .max((reinforcements(&self.meta) / 5.0).min(1.0))
+            .max(num(&self.meta, "memory_strength").unwrap_or(0.7));
+        ((self.confidence() + weight) / 2.0).clamp(0.0, 1.0)
+    }
+    /// A correction of an earlier fact (it superseded one, or says so).
+    fn correction(&self) -> bool {
+        self.meta.get("supersedes").is_some()
+            || self.meta.get("correction").and_then(Value::as_bool) == Some(true)
+            || s(&self.meta, &["source"])
+                .to_lowercase()
+                .contains("correction")
+    }
+}
+
+/// Every live (not superseded) link of one predicate, a page at a time.
+fn facts(nx: &mut Nexus, p: &str) -> KipResult<Vec<Fact>> {
+    let text = format!(
+        r#"FIND(?link, ?s.name, ?o.name, ?s.attributes.salience_score) WHERE {{
+  ?link (?s, {}, ?o)
+  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
+}} LIMIT {PAGE}"#,
+        q(p)
+    );
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = match &cursor {
+            Some(c) => format!("{text} CURSOR {}", q(c)),
+            None => text.clone(),
+        };
+        let (v, next) = find_page(nx, &page, json!({}))?;
+        for r in rows(&v, 4) {
+            out.push(Fact {
+                id: s(&r[0], &["id"]),
+                label: format!(
+                    "{} {p} {}",
+                    r[1].as_str().unwrap_or("?"),
+                    r[2].as_str().unwrap_or("?")
+                ),
+                meta: r[0].get("metadata").cloned().unwrap_or(Value::Null),
+                subject_salience: r[3].as_f64(),
+            });
+        }
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(out),
+        }
+    }
+}
+
+const PAGE: usize = 5_000;
+/// Links written per UPSERT.
+const WRITE_BATCH: usize = 500;
+/// A decay smaller than this waits for a later cycle (it accumulates:
+/// the time is counted from the last decay written).
+const MIN_DECAY_STEP: f64 = 0.001;
+/// Engram's fact-archival importance ceiling.
+pub const FACT_ARCHIVAL_MAX_IMPORTANCE: f64 = 0.3;
+
 pub(super) fn phase7(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let f = cx.opts.params.memory_strength_decay_factor;
-    let stale_cutoff = cx.days_ago(cx.opts.params.stale_event_threshold_days);
+    let threshold = cx.opts.params.stale_event_threshold_days as f64;
+    let now = cx.opts.now.clone();
     let preds: Vec<String> = predicates(nx)?
         .into_iter()
         .map(|(n, _)| n)
         .filter(|n| !STRUCTURAL.contains(&n.as_str()))
         .collect();
-    // 7A/7B: strength-aware decay of memory_strength, one UPDATE per
-    // predicate and band; confidence 1.0, pinned and superseded links and
-    // links decayed this cycle are left alone.
-    let bands: [(&str, f64, &str); 3] = [
-        ("reinforced", f.sqrt(), "?link.metadata.access_count >= 3"),
-        (
-            "neglected",
-            f,
-            "(IS_NULL(?link.metadata.access_count) || ?link.metadata.access_count < 3) && (IS_NULL(?link.metadata.confidence) || ?link.metadata.confidence >= 0.5)",
-        ),
-        (
-            "clutter",
-            f * f,
-            "(IS_NULL(?link.metadata.access_count) || ?link.metadata.access_count < 3) && ?link.metadata.confidence < 0.5",
-        ),
-    ];
     let mut decayed = 0i64;
+    let mut by_band: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut drafts = Vec::new();
+    let mut bands_count: BTreeMap<&str, i64> = BTreeMap::new();
     for (i, p) in preds.iter().enumerate() {
         cx.cancelled()?;
         cx.step(
@@ -101,112 +215,136 @@ pub(super) fn phase7(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             i as u64,
             preds.len() as u64,
         );
-        for (band, factor, cond) in &bands {
-            let text = format!(
-                r#"UPDATE ?link
-SET METADATA {{
-  memory_strength: CLAMP(MUL(COALESCE(?link.metadata.memory_strength, 0.7), :decay_factor), 0.0, 1.0),
-  strength_decay_applied_at: :timestamp,
-  strength_decay_rule: :rule
-}}
-WHERE {{
-  ?link (?s, {}, ?o)
-  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
-  FILTER(IS_NULL(?link.metadata.confidence) || ?link.metadata.confidence < 1.0)
-  FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
-  FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
-  FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) || ?link.metadata.strength_decay_applied_at < :cycle_start)
-  FILTER({cond})
-}}"#,
-                q(p)
+        let cat = category(p);
+        let all = facts(nx, p)?;
+        // 7A/7B: decay by the time elapsed since the fact's last decay
+        // (or since it passed the stale threshold): factor^(days/7), the
+        // same whether cycles run hourly or weekly
+        let mut updates: Vec<(String, f64, String, String)> = Vec::new();
+        for (k, fact) in all.iter().enumerate() {
+            if k % 2_000 == 0 {
+                cx.cancelled()?;
+                cx.step(
+                    &format!("memory-strength decay: {p}"),
+                    i as u64,
+                    preds.len() as u64,
+                );
+            }
+            // commitments and identity facts do not fade for want of
+            // recall; pinned and certain facts never do
+            if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
+                continue;
+            }
+            let strength = num(&fact.meta, "memory_strength").unwrap_or(0.7);
+            if strength <= 0.05 {
+                continue;
+            }
+            let Some(seen) = last_seen(&fact.meta) else {
+                continue;
+            };
+            let stale_from = days_between(&seen, &now).unwrap_or(0.0) - threshold;
+            if stale_from <= 0.0 {
+                continue;
+            }
+            // days to decay: since it went stale, or since the last decay
+            let since_last = s(&fact.meta, &["strength_decay_applied_at"]);
+            let days = match days_between(&since_last, &now) {
+                Some(d) => d.min(stale_from),
+                None => stale_from,
+            };
+            if days <= 0.0 {
+                continue;
+            }
+            let (band, factor) = fact.band(f);
+            let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
+            if strength - next < MIN_DECAY_STEP {
+                continue;
+            }
+            let rule = format!(
+                "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
             );
-            let rule = format!("{band}: memory_strength × {factor:.4} (decay factor {f})");
-            let r = write(
+            *by_band.entry(band).or_default() += 1;
+            updates.push((fact.id.clone(), next, rule, fact.label.clone()));
+        }
+        for (b, chunk) in updates.chunks(WRITE_BATCH).enumerate() {
+            cx.cancelled()?;
+            cx.step(
+                &format!("memory-strength decay: {p} (writing)"),
+                (b * WRITE_BATCH) as u64,
+                updates.len() as u64,
+            );
+            let mut text = String::from("UPSERT {\n");
+            for (k, (id, next, rule, _)) in chunk.iter().enumerate() {
+                text.push_str(&format!(
+                    "  PROPOSITION ?l{k} {{ (id: {}) }} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
+                    q(id),
+                    json!(next),
+                    q(&now),
+                    q(rule)
+                ));
+            }
+            text.push('}');
+            write(
                 cx,
                 nx,
                 &text,
-                json!({"decay_factor": (factor * 10000.0).round() / 10000.0, "timestamp": cx.opts.now, "stale_cutoff": stale_cutoff, "cycle_start": cx.opts.now, "rule": rule}),
-                &format!("memory-strength decay, band {rule}"),
+                json!({}),
+                &format!(
+                    "memory-strength decay of {} {p} facts (factor {f} per week past {threshold} days)",
+                    chunk.len()
+                ),
             )?;
-            decayed += r.get("updated").and_then(Value::as_i64).unwrap_or(0);
+            decayed += chunk.len() as i64;
         }
-    }
-    cx.count("decayed", decayed);
-    cx.line(format!(
-        "Decayed memory strength on {decayed} propositions (confidence untouched)"
-    ));
-    // Relevance and the lifecycle rules: speculative TTL and fact archival
-    // are proposals (archival is a judgement), explained by rule and inputs.
-    let spec_cut = cx.days_ago(cx.opts.params.speculative_ttl_days);
-    let arch_cut = cx.days_ago(cx.opts.params.fact_archival_age_days);
-    let mut drafts = Vec::new();
-    let mut bands_count: BTreeMap<&str, i64> = BTreeMap::new();
-    for (i, p) in preds.iter().enumerate() {
-        if PROTECTED_PREDICATES.contains(&p.as_str()) {
+        // Relevance and the lifecycle rules: the speculative TTL and fact
+        // archival are proposals (archival is a judgement)
+        // commitments and identity facts are settled elsewhere (the
+        // prospective sweep, supersession); Engram's protected categories
+        // still meet the speculative TTL, never fact archival
+        if matches!(cat, Some("commitment" | "identity")) {
             continue;
         }
-        cx.cancelled()?;
+        let protected = PROTECTED_PREDICATES.contains(&p.as_str()) || cat.is_some();
         cx.step(&format!("relevance: {p}"), i as u64, preds.len() as u64);
-        let text = format!(
-            r#"FIND(?link, ?s, ?o) WHERE {{
-  ?link (?s, {}, ?o)
-  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-  FILTER(IS_NULL(?link.metadata.archived) || ?link.metadata.archived != true)
-  FILTER((?link.metadata.confidence < 0.4 && (?link.metadata.observed_at < :spec_cut || (IS_NULL(?link.metadata.observed_at) && ?link.metadata.created_at < :spec_cut))) || ?link.metadata.observed_at < :arch_cut || (IS_NULL(?link.metadata.observed_at) && ?link.metadata.created_at < :arch_cut))
-}} LIMIT 500"#,
-            q(p)
-        );
-        let v = find(
-            nx,
-            &text,
-            json!({"spec_cut": spec_cut, "arch_cut": arch_cut}),
-        )?;
-        for row in rows(&v, 3) {
-            let (l, sn, on) = (&row[0], &row[1], &row[2]);
-            let meta = l.get("metadata").cloned().unwrap_or(Value::Null);
-            // pinned and certain facts are never decayed or archived
-            if meta.get("pinned").and_then(Value::as_bool) == Some(true)
-                || meta
-                    .get("confidence")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0)
-                    >= 1.0
+        for fact in &all {
+            if drafts.len() >= cx.opts.params.proposal_cap * 2 {
+                break;
+            }
+            if fact.pinned_or_certain()
+                || fact.meta.get("archived").and_then(Value::as_bool) == Some(true)
             {
                 continue;
             }
+            let Some(seen) = last_seen(&fact.meta) else {
+                continue;
+            };
+            let age = days_between(&seen, &now).unwrap_or(0.0);
             let r = relevance(
-                &meta,
+                &fact.meta,
                 "semantic",
-                &cx.opts.now,
+                &now,
                 cx.opts.params.relevance_lambda,
             );
-            *bands_count.entry(r.status).or_default() += 1;
-            let conf = meta
-                .get("confidence")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.7);
-            let access = meta
-                .get("access_count")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-            let label = format!("{} {} {}", s(sn, &["name"]), p, s(on, &["name"]));
-            let (rule, why) = if conf < 0.4 {
+            let conf = fact.confidence();
+            let importance = fact.importance();
+            let (rule, why) = if conf < 0.4 && age > cx.opts.params.speculative_ttl_days as f64 {
                 (
                     "speculative TTL",
                     format!(
-                        "confidence {conf} < 0.40 and unconfirmed for {:.0} days (> {})",
-                        r.days_since_access, cx.opts.params.speculative_ttl_days
+                        "confidence {conf} < 0.40 and unconfirmed for {age:.0} days (> {})",
+                        cx.opts.params.speculative_ttl_days
                     ),
                 )
-            } else if conf < 0.3 + 1e-9
-                || (access <= 2.0 && r.score < cx.opts.params.archive_threshold)
+            } else if !protected
+                && age > cx.opts.params.fact_archival_age_days as f64
+                && importance < FACT_ARCHIVAL_MAX_IMPORTANCE
+                && r.score < cx.opts.params.archive_threshold
+                && !fact.correction()
             {
                 (
                     "fact archival",
                     format!(
-                        "{:.0} days old (> {}), relevance {:.4} < {}, accessed {access} times (≤ 2)",
-                        r.days_since_access,
+                        "{age:.0} days unobserved (> {}), importance {importance:.2} < {FACT_ARCHIVAL_MAX_IMPORTANCE}, relevance {:.4} < {}, not a protected category, not a correction",
                         cx.opts.params.fact_archival_age_days,
                         r.score,
                         cx.opts.params.archive_threshold
@@ -215,8 +353,10 @@ WHERE {{
             } else {
                 continue;
             };
-            let id = s(l, &["id"]);
-            let inputs = json!({"rule": rule, "relevance": r, "confidence": conf, "access_count": access, "now": cx.opts.now});
+            *bands_count.entry(r.status).or_default() += 1;
+            let id = fact.id.clone();
+            let label = fact.label.clone();
+            let inputs = json!({"rule": rule, "relevance": r, "confidence": conf, "importance": importance, "evidence_count": reinforcements(&fact.meta), "salience": fact.salience(), "now": now});
             drafts.push(Draft {
                 class: "archive".into(),
                 key: format!("archive:{id}"),
@@ -226,7 +366,7 @@ WHERE {{
 }
 WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archive_rule: :rule, archive_reason: :why, memory_tier: "archived", relevance: :relevance }"#
                     .to_string()],
-                params: pm(json!({"link_id": id, "ts": cx.opts.now, "rule": rule, "why": why, "relevance": (r.score * 10000.0).round() / 10000.0})),
+                params: pm(json!({"link_id": id, "ts": now, "rule": rule, "why": why, "relevance": (r.score * 10000.0).round() / 10000.0})),
                 rationale: format!("{rule}: {why}; relevance {:.4} ({}) = base {} × e^(−{}×{:.0}) × log2({}+1) × {}", r.score, r.status, r.base, r.lambda, r.days_since_access, r.access_count, r.type_weight),
                 evidence: vec![id.clone()],
                 confidence: 0.7,
@@ -234,6 +374,25 @@ WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archiv
             note(nx, &id, &label, cx.run, "proposed archival", rule, &inputs)?;
         }
     }
+    cx.count("decayed", decayed);
+    for (b, n) in &by_band {
+        cx.count(&format!("decayed_{b}"), *n);
+    }
+    cx.line(format!(
+        "Decayed memory strength on {decayed} propositions{} (confidence untouched)",
+        if by_band.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": {}",
+                by_band
+                    .iter()
+                    .map(|(b, n)| format!("{n} {b}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    ));
     let n = drafts.len();
     stage(cx, nx, drafts)?;
     cx.count("archival_proposed", n as i64);

@@ -34,8 +34,10 @@ mod decay;
 mod domains;
 mod duplicates;
 mod finalise;
+mod prospective;
 mod reclaim;
 mod self_model;
+mod skills;
 mod tasks;
 pub use assess::*;
 use classify::*;
@@ -46,8 +48,10 @@ pub use decay::*;
 use domains::*;
 use duplicates::*;
 use finalise::*;
+use prospective::*;
 pub use reclaim::*;
 use self_model::*;
+use skills::*;
 use tasks::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -462,20 +466,57 @@ impl Cx<'_> {
     }
 }
 
-/// `at` moved by `days` (RFC 3339, seconds).
-pub fn shift(at: &str, days: i64) -> String {
-    chrono::DateTime::parse_from_rfc3339(at)
-        .map(|t| {
-            (t + chrono::Duration::days(days)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        })
-        .unwrap_or_else(|_| at.to_string())
+/// A time read as an instant: RFC 3339 with any offset, or a date or a
+/// time without an offset, read as UTC. Every time the cycle and `somnus
+/// health` compare goes through here, never through string order.
+pub fn instant(at: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let at = at.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(at) {
+        return Some(t);
+    }
+    for f in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(at, f) {
+            return Some(t.and_utc().fixed_offset());
+        }
+    }
+    chrono::NaiveDate::parse_from_str(at, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().fixed_offset())
 }
 
-/// Days from `from` to `to` (both RFC 3339); None if either is not a time.
+/// `a` is strictly before `b`, both read as instants; None when either is
+/// not a time.
+pub fn before(a: &str, b: &str) -> Option<bool> {
+    Some(instant(a)? < instant(b)?)
+}
+
+/// `at` moved by `days` (RFC 3339 in UTC, seconds).
+pub fn shift(at: &str, days: i64) -> String {
+    instant(at)
+        .map(|t| {
+            (t + chrono::Duration::days(days))
+                .to_utc()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        })
+        .unwrap_or_else(|| at.to_string())
+}
+
+/// A string bound for a coarse KIP prefilter on times (string order): a
+/// day wider than `at` on the side given, so that times written with any
+/// offset (±14 h at most) are all read; the exact test is `before`.
+pub fn widened(at: &str, later: bool) -> String {
+    shift(at, if later { 1 } else { -1 })
+}
+
+/// Days from `from` to `to`, read as instants; None if either is not a time.
 pub fn days_between(from: &str, to: &str) -> Option<f64> {
-    let a = chrono::DateTime::parse_from_rfc3339(from).ok()?;
-    let b = chrono::DateTime::parse_from_rfc3339(to).ok()?;
-    Some((b - a).num_seconds() as f64 / 86_400.0)
+    let (a, b) = (instant(from)?, instant(to)?);
+    Some((b - a).num_milliseconds() as f64 / 86_400_000.0)
 }
 
 fn obj(v: &Value) -> Map<String, Value> {
@@ -499,6 +540,22 @@ fn find(nx: &mut Nexus, text: &str, params: Value) -> KipResult<Value> {
         Ok((v, _)) => Ok(v),
         // a named concept that does not exist: nothing matches
         Err(e) if e.code == ErrorCode::NotFound => Ok(json!([])),
+        Err(e) => Err(e),
+    }
+}
+
+/// A read that answers one page and the cursor of the next.
+fn find_page(nx: &mut Nexus, text: &str, params: Value) -> KipResult<(Value, Option<String>)> {
+    let p = obj(&params);
+    let cmd = kip::parse(text, &p)?;
+    let who = Who {
+        actor: "$system".into(),
+        trigger: "sleep".into(),
+        reason: None,
+    };
+    match nx.exec_as(&cmd, text, &who, false, false) {
+        Ok(x) => Ok(x),
+        Err(e) if e.code == ErrorCode::NotFound => Ok((json!([]), None)),
         Err(e) => Err(e),
     }
 }
@@ -632,6 +689,86 @@ const STRUCTURAL: &[&str] = &[
 
 /// Engram's protected categories: facts about these never fade out.
 const PROTECTED_PREDICATES: &[&str] = &["prefers", "committed_to", "owed_to", "learned"];
+
+/// The kind of fact a predicate states, read from the words of its name:
+/// commitments and identity facts do not fade for want of recall (7B);
+/// those and Engram's protected categories (preferences, decisions,
+/// principles) are never proposed for fact archival.
+pub(super) fn category(predicate: &str) -> Option<&'static str> {
+    const KINDS: &[(&str, &[&str])] = &[
+        (
+            "commitment",
+            &[
+                "commit",
+                "committed",
+                "commitment",
+                "owed",
+                "owes",
+                "promised",
+                "promise",
+                "pledged",
+            ],
+        ),
+        (
+            "identity",
+            &[
+                "married",
+                "spouse",
+                "husband",
+                "wife",
+                "partner",
+                "parent",
+                "child",
+                "son",
+                "daughter",
+                "father",
+                "mother",
+                "sibling",
+                "brother",
+                "sister",
+                "family",
+                "relative",
+                "grandparent",
+                "grandchild",
+                "born",
+                "birth",
+                "identity",
+                "alias",
+                "nationality",
+                "citizen",
+                "named",
+            ],
+        ),
+        (
+            "preference",
+            &[
+                "prefers",
+                "prefer",
+                "preference",
+                "likes",
+                "dislikes",
+                "favourite",
+                "favorite",
+            ],
+        ),
+        (
+            "decision",
+            &["decided", "decision", "chose", "chosen", "resolved"],
+        ),
+        (
+            "principle",
+            &["principle", "believes", "belief", "values", "rule"],
+        ),
+    ];
+    let words: Vec<String> = predicate
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    KINDS
+        .iter()
+        .find(|(_, ws)| words.iter().any(|w| ws.contains(&w.as_str())))
+        .map(|(k, _)| *k)
+}
 
 /// Domains the cycle itself keeps.
 const SYSTEM_DOMAINS: &[&str] = &["CoreSchema", "Unsorted", "Archived", "System", "SelfModel"];

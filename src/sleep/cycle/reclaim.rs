@@ -20,14 +20,18 @@ pub(super) fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             r#"FIND(?n) WHERE {
   ?n {type: :type}
   FILTER(IS_NOT_NULL(?n.metadata.expires_at))
-  FILTER(?n.metadata.expires_at < :now)
+  FILTER(?n.metadata.expires_at < :bound)
   FILTER(?n.name != "$self" && ?n.name != "$system")
-} LIMIT 200"#,
-            json!({"type": t, "now": cx.opts.now}),
+} ORDER BY ?n.metadata.expires_at ASC LIMIT 200"#,
+            json!({"type": t, "bound": widened(&cx.opts.now, true)}),
         )?;
         for n in v.as_array().cloned().unwrap_or_default() {
             if deleted >= cap {
                 break;
+            }
+            // the exact test, as instants (offsets included)
+            if before(&s(&n, &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
+                continue;
             }
             let name = s(&n, &["name"]);
             let id = s(&n, &["id"]);
@@ -106,11 +110,10 @@ pub(super) fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 nx,
                 r#"DELETE CONCEPT ?n DETACH
 WHERE {
-  ?n {type: :type, name: :name}
+  ?n {id: :id}
   FILTER(IS_NOT_NULL(?n.metadata.expires_at))
-  FILTER(?n.metadata.expires_at < :now)
 }"#,
-                json!({"type": t, "name": name, "now": cx.opts.now}),
+                json!({"id": id}),
                 &format!("TTL reclamation: expired {exp}"),
             )?;
             deleted += 1;
@@ -127,15 +130,18 @@ WHERE {
             r#"FIND(?link, ?s, ?o) WHERE {{
   ?link (?s, {}, ?o)
   FILTER(IS_NOT_NULL(?link.metadata.expires_at))
-  FILTER(?link.metadata.expires_at < :now)
+  FILTER(?link.metadata.expires_at < :bound)
   FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-}} LIMIT 200"#,
+}} ORDER BY ?link.metadata.expires_at ASC LIMIT 200"#,
             q(&p)
         );
-        let v = find(nx, &text, json!({"now": cx.opts.now}))?;
+        let v = find(nx, &text, json!({"bound": widened(&cx.opts.now, true)}))?;
         for r in rows(&v, 3) {
             if deleted + links >= cap {
                 break;
+            }
+            if before(&s(&r[0], &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
+                continue;
             }
             let id = s(&r[0], &["id"]);
             let label = format!("{} {} {}", s(&r[1], &["name"]), p, s(&r[2], &["name"]));

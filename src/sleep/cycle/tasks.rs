@@ -48,6 +48,19 @@ pub(super) fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                     .unwrap_or_default();
                 consolidation_drafts(cx, nx, evs)?
             }
+            "compile_to_skill" => {
+                // an Experience, or a Skill to recompile from its evidence
+                let names = if tt == "Skill" {
+                    strs(Some(&find(
+                        nx,
+                        r#"FIND(?x.name) WHERE { ?k {type: "Skill", name: :n} (?k, "derived_from", ?x) ?x {type: "Experience"} } LIMIT 100"#,
+                        json!({"n": tn}),
+                    )?))
+                } else {
+                    vec![tn.clone()]
+                };
+                skill_drafts(cx, nx, &names)?
+            }
             "resolve_contradiction" => {
                 let found = conflicts(nx, Some(&tn))?;
                 contradiction_drafts(cx, nx, &found)?
@@ -65,6 +78,7 @@ pub(super) fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 | "archive"
                 | "consolidate_to_semantic"
                 | "resolve_contradiction"
+                | "compile_to_skill"
                 | "review"
         );
         let n = drafts.len();

@@ -1,0 +1,619 @@
+//! The sleep cycle does what the sleep-mode rules say: each rule on its own
+//! small memory, built for it (not the demo).
+
+use serde_json::{Map, Value, json};
+use somnus::protocol::{Outcome, Request};
+use somnus::sleep::{self, Heuristic, Options, Params, Scope, proposals};
+use somnus::{Nexus, Response};
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let req = Request::command(cmd).with_params(Map::new());
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result,
+        other => panic!("{cmd}: {other:?}"),
+    }
+}
+
+fn cycle_at(nx: &mut Nexus, now: &str, params: Params) -> sleep::Report {
+    let mut o = Options::new(Scope::Full, now);
+    o.params = params;
+    sleep::run(nx, &o, &mut Heuristic, None, None).expect("cycle")
+}
+
+fn cycle(nx: &mut Nexus) -> sleep::Report {
+    cycle_at(nx, NOW, Params::default())
+}
+
+fn proposed(nx: &Nexus, rep: &sleep::Report, class: &str) -> Vec<String> {
+    rep.proposal
+        .map(|id| proposals::items(nx, id).expect("items"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.class == class)
+        .map(|i| i.title)
+        .collect()
+}
+
+/// Ada and a few registered predicates of every kind.
+fn schema(nx: &mut Nexus) {
+    kip(
+        nx,
+        r#"UPSERT {
+  CONCEPT ?city { {type: "$ConceptType", name: "City"} }
+  CONCEPT ?topic { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?a { {type: "$PropositionType", name: "interested_in"} SET ATTRIBUTES { description: "an interest" } }
+  CONCEPT ?b { {type: "$PropositionType", name: "works_with"} SET ATTRIBUTES { description: "a colleague" } }
+  CONCEPT ?c { {type: "$PropositionType", name: "married_to"} SET ATTRIBUTES { description: "spouse" } }
+  CONCEPT ?d { {type: "$PropositionType", name: "lives_in"} SET ATTRIBUTES { description: "home" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+}"#,
+    );
+}
+
+/// One fact of Ada's, with the metadata given.
+fn fact(nx: &mut Nexus, pred: &str, ty: &str, object: &str, meta: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?o {{ {{type: "{ty}", name: "{object}"}} }}
+  CONCEPT ?ada {{ {{type: "Person", name: "Ada"}} SET PROPOSITIONS {{ ("{pred}", ?o) WITH METADATA {meta} }} }} }}"#
+        ),
+    );
+}
+
+fn link_meta(nx: &mut Nexus, pred: &str, object: &str) -> Value {
+    let v = kip(
+        nx,
+        &format!(
+            r#"FIND(?l) WHERE {{ ?l ({{type: "Person", name: "Ada"}}, "{pred}", ?o) FILTER(?o.name == "{object}") }}"#
+        ),
+    );
+    v[0]["metadata"].clone()
+}
+
+fn strength(nx: &mut Nexus, pred: &str, object: &str) -> f64 {
+    link_meta(nx, pred, object)["memory_strength"]
+        .as_f64()
+        .unwrap_or(f64::NAN)
+}
+
+#[test]
+fn decay_counts_weeks_elapsed_the_same_for_hourly_daily_or_weekly_cycles() {
+    let mut results = vec![];
+    // weekly, daily and every six hours over the same fortnight
+    for step_hours in [168i64, 24, 6] {
+        let mut nx = Nexus::open_in_memory().expect("open");
+        schema(&mut nx);
+        fact(
+            &mut nx,
+            "interested_in",
+            "Topic",
+            "Jazz",
+            r#"{ confidence: 0.7, memory_strength: 0.8, observed_at: "2026-09-21T03:00:00Z" }"#,
+        );
+        let start = chrono::DateTime::parse_from_rfc3339(NOW).expect("now");
+        let mut h = 0;
+        while h <= 14 * 24 {
+            let at = (start + chrono::Duration::hours(h))
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            cycle_at(&mut nx, &at, Params::default());
+            h += step_hours;
+        }
+        results.push(strength(&mut nx, "interested_in", "Jazz"));
+    }
+    // stale since 2026-09-28 (observed + 7 days), decayed until 2026-12-04:
+    // 67 days at 0.95 per week
+    let expected = 0.8 * 0.95f64.powf(67.0 / 7.0);
+    for r in &results {
+        assert!((r - expected).abs() < 1e-6, "{results:?} vs {expected}");
+    }
+}
+
+#[test]
+fn a_fact_younger_than_the_threshold_does_not_decay() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    // observed 16 hours before the cycle, and 8 days before it
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Chess",
+        r#"{ confidence: 0.7, memory_strength: 0.8, observed_at: "2026-11-19T11:00:00Z" }"#,
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Go",
+        r#"{ confidence: 0.7, memory_strength: 0.8, observed_at: "2026-11-12T03:00:00Z" }"#,
+    );
+    cycle(&mut nx);
+    let m = link_meta(&mut nx, "interested_in", "Chess");
+    assert_eq!(m["memory_strength"], json!(0.8), "{m}");
+    assert!(m.get("strength_decay_applied_at").is_none(), "{m}");
+    // one day past the threshold: one seventh of a week's decay
+    let go = strength(&mut nx, "interested_in", "Go");
+    assert!((go - 0.8 * 0.95f64.powf(1.0 / 7.0)).abs() < 1e-9, "{go}");
+}
+
+#[test]
+fn bands_follow_evidence_salience_and_confidence() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let old = r#"observed_at: "2026-10-23T03:00:00Z""#; // 28 days: 3 weeks stale
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Cello",
+        &format!("{{ confidence: 0.8, memory_strength: 0.8, evidence_count: 5, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Opera",
+        &format!("{{ confidence: 0.8, memory_strength: 0.8, salience_score: 85, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Knitting",
+        &format!("{{ confidence: 0.8, memory_strength: 0.8, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Rumours",
+        &format!("{{ confidence: 0.3, memory_strength: 0.8, evidence_count: 1, {old} }}"),
+    );
+    cycle(&mut nx);
+    let f: f64 = 0.95;
+    for (o, band, factor) in [
+        ("Cello", "reinforced", f.sqrt()),
+        ("Opera", "reinforced", f.sqrt()),
+        ("Knitting", "neglected", f),
+        ("Rumours", "clutter", f * f),
+    ] {
+        let m = link_meta(&mut nx, "interested_in", o);
+        let got = m["memory_strength"].as_f64().expect("strength");
+        assert!(
+            (got - 0.8 * factor.powi(3)).abs() < 1e-9,
+            "{o}: {got} vs {}",
+            0.8 * factor.powi(3)
+        );
+        assert!(
+            m["strength_decay_rule"]
+                .as_str()
+                .is_some_and(|r| r.starts_with(band)),
+            "{o}: {m}"
+        );
+    }
+}
+
+#[test]
+fn commitments_identity_pinned_and_certain_facts_do_not_decay() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let old = r#"observed_at: "2026-01-01T00:00:00Z""#;
+    fact(
+        &mut nx,
+        "married_to",
+        "Person",
+        "Ben",
+        &format!("{{ confidence: 0.9, memory_strength: 0.8, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Bach",
+        &format!("{{ confidence: 0.9, memory_strength: 0.8, pinned: true, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Maths",
+        &format!("{{ confidence: 1.0, memory_strength: 0.8, {old} }}"),
+    );
+    cycle(&mut nx);
+    for (p, o) in [
+        ("married_to", "Ben"),
+        ("interested_in", "Bach"),
+        ("interested_in", "Maths"),
+    ] {
+        assert_eq!(strength(&mut nx, p, o), 0.8, "{p} {o}");
+    }
+}
+
+#[test]
+fn archival_weighs_importance_and_leaves_true_stable_facts_alone() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let old = r#"observed_at: "2026-04-01T00:00:00Z""#; // 233 days
+    // stable facts nobody recalled for months: colleagues, a home, a
+    // marriage
+    for i in 0..12 {
+        fact(
+            &mut nx,
+            "works_with",
+            "Person",
+            &format!("Colleague {i}"),
+            &format!("{{ confidence: 0.9, {old} }}"),
+        );
+    }
+    fact(
+        &mut nx,
+        "lives_in",
+        "City",
+        "Oslo",
+        &format!("{{ confidence: 0.8, {old} }}"),
+    );
+    fact(
+        &mut nx,
+        "married_to",
+        "Person",
+        "Ben",
+        &format!("{{ confidence: 0.6, memory_strength: 0.05, {old} }}"),
+    );
+    // a faint, weak, unconfirmed one: this deserves a look
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Curling",
+        &format!("{{ confidence: 0.45, memory_strength: 0.1, {old} }}"),
+    );
+    // as faint, but a correction of an earlier fact
+    fact(
+        &mut nx,
+        "lives_in",
+        "City",
+        "Bergen",
+        &format!(
+            "{{ confidence: 0.45, memory_strength: 0.1, source: \"user correction\", {old} }}"
+        ),
+    );
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "archive");
+    assert_eq!(titles.len(), 1, "{titles:?}");
+    assert!(
+        titles[0].contains("Ada interested_in Curling"),
+        "{titles:?}"
+    );
+}
+
+fn commitment(nx: &mut Nexus, name: &str, due: &str, made: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?c {{ {{type: "Commitment", name: "{name}"}}
+  SET ATTRIBUTES {{ status: "pending", due_at: "{due}", commitment_class: "promise" }} }}
+  WITH METADATA {{ source: "conversation", author: "$self", created_at: "{made}" }} }}"#
+        ),
+    );
+}
+
+fn status(nx: &mut Nexus, name: &str) -> Value {
+    kip(
+        nx,
+        &format!(r#"FIND(?c) WHERE {{ ?c {{type: "Commitment", name: "{name}"}} }}"#),
+    )[0]
+    .clone()
+}
+
+#[test]
+fn due_dates_and_expiries_are_compared_as_instants() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    // 10:00 in Tokyo is 01:00Z, two hours before the cycle's clock; 22:00
+    // in Chicago the evening before is 04:00Z, an hour after it
+    commitment(
+        &mut nx,
+        "Call the bank",
+        "2026-11-20T10:00:00+09:00",
+        "2026-11-01T00:00:00Z",
+    );
+    commitment(
+        &mut nx,
+        "Water the plants",
+        "2026-11-19T22:00:00-06:00",
+        "2026-11-01T00:00:00Z",
+    );
+    for (name, exp) in [
+        ("Tokyo chat", "2026-11-20T10:00:00+09:00"),
+        ("Chicago chat", "2026-11-19T22:00:00-06:00"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+  SET ATTRIBUTES {{ event_class: "ToolUse", start_time: "2026-11-01T10:00:00Z", content_summary: "lookup", consolidation_status: "completed", salience_score: 5 }} }}
+  WITH METADATA {{ expires_at: "{exp}" }} }}"#
+            ),
+        );
+    }
+    let h = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    assert_eq!(
+        h.get("overdue_commitments").expect("metric").items,
+        vec!["Call the bank".to_string()]
+    );
+    let rep = cycle(&mut nx);
+    let overdue: Vec<&String> = rep
+        .issues
+        .iter()
+        .filter(|i| i.starts_with("Overdue commitment: \""))
+        .collect();
+    assert_eq!(overdue.len(), 1, "{overdue:?}");
+    assert!(overdue[0].contains("Call the bank"), "{overdue:?}");
+    let gone = |nx: &mut Nexus, n: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"FIND(COUNT(?e)) WHERE {{ ?e {{type: "Event"}} FILTER(?e.name == "{n}") }}"#
+            ),
+        ) == json!(0)
+    };
+    assert!(gone(&mut nx, "Tokyo chat"), "expired before now");
+    assert!(!gone(&mut nx, "Chicago chat"), "expires an hour after now");
+}
+
+#[test]
+fn a_commitment_a_later_event_delivered_is_closed() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let made = "2026-11-01T09:00:00Z";
+    commitment(
+        &mut nx,
+        "Send Priya the migration checklist",
+        "2026-11-30T12:00:00Z",
+        made,
+    );
+    commitment(
+        &mut nx,
+        "Book the Kyoto hotel",
+        "2026-12-15T12:00:00Z",
+        made,
+    );
+    commitment(
+        &mut nx,
+        "Send the invoice to Acme",
+        "2026-12-15T12:00:00Z",
+        made,
+    );
+    commitment(
+        &mut nx,
+        "Return the library books",
+        "2026-12-15T12:00:00Z",
+        made,
+    );
+    let event = |nx: &mut Nexus, name: &str, start: &str, summary: &str, about: Option<&str>| {
+        let link = about
+            .map(|c| {
+                format!(
+                    r#"SET PROPOSITIONS {{ ("mentions", {{type: "Commitment", name: "{c}"}}) }}"#
+                )
+            })
+            .unwrap_or_default();
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{start}", content_summary: "{summary}" }} {link} }} }}"#
+            ),
+        );
+    };
+    // linked, after the promise, says it plainly: closed
+    event(
+        &mut nx,
+        "Email to Priya",
+        "2026-11-05T10:00:00Z",
+        "Sent Priya the migration checklist by email",
+        Some("Send Priya the migration checklist"),
+    );
+    // not linked, the words match: proposed
+    event(
+        &mut nx,
+        "Travel planning",
+        "2026-11-10T10:00:00Z",
+        "Booked the Kyoto hotel for March",
+        None,
+    );
+    // linked but says it was not done: left pending
+    event(
+        &mut nx,
+        "Accounts chat",
+        "2026-11-12T10:00:00Z",
+        "Did not send the invoice to Acme yet",
+        Some("Send the invoice to Acme"),
+    );
+    // linked and done, but before the promise was made: not this one
+    event(
+        &mut nx,
+        "Library visit",
+        "2026-10-20T10:00:00Z",
+        "Returned the library books",
+        Some("Return the library books"),
+    );
+    let rep = cycle(&mut nx);
+    let c = status(&mut nx, "Send Priya the migration checklist");
+    assert_eq!(c["attributes"]["status"], "fulfilled", "{c}");
+    assert_eq!(c["attributes"]["fulfilled_by"], "Email to Priya", "{c}");
+    assert_eq!(
+        c["attributes"]["fulfilled_at"], "2026-11-05T10:00:00Z",
+        "{c}"
+    );
+    // where it came from is untouched
+    assert_eq!(c["metadata"]["source"], "conversation", "{c}");
+    assert_eq!(c["metadata"]["created_at"], made, "{c}");
+    let titles = proposed(&nx, &rep, "commitment");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains("Book the Kyoto hotel") && t.contains("Travel planning")),
+        "{titles:?}"
+    );
+    for n in [
+        "Book the Kyoto hotel",
+        "Send the invoice to Acme",
+        "Return the library books",
+    ] {
+        assert_eq!(status(&mut nx, n)["attributes"]["status"], "pending", "{n}");
+    }
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.contains("invoice") || t.contains("library")),
+        "{titles:?}"
+    );
+}
+
+/// An Experience with its steps: (kind, summary, actual observation,
+/// prediction error).
+fn experience(
+    nx: &mut Nexus,
+    name: &str,
+    success: bool,
+    learning: u32,
+    steps: &[(&str, &str, &str, bool)],
+) {
+    let mut blocks = String::new();
+    let mut links = String::new();
+    for (i, (kind, summary, actual, surprise)) in steps.iter().enumerate() {
+        let pe = if *surprise {
+            r#", prediction_error: "expected the tables to match""#
+        } else {
+            ""
+        };
+        blocks.push_str(&format!(
+            r#"CONCEPT ?s{i} {{ {{type: "ExperienceStep", name: "{name} step {i}"}} SET ATTRIBUTES {{ index: {i}, kind: "{kind}", summary: "{summary}", actual_observation: "{actual}"{pe} }} }}
+"#
+        ));
+        links.push_str(&format!(r#"("has_step", ?s{i}) "#));
+    }
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ {blocks}
+  CONCEPT ?x {{ {{type: "Experience", name: "{name}"}}
+    SET ATTRIBUTES {{ experience_class: "problem_solving", goal: "Diagnose a deployment database mismatch",
+      initial_state: "Staging reads stale rows after a deploy", status: "completed", success: {success},
+      outcome: "{}", learning_value: {learning}, consolidation_status: "pending" }}
+    SET PROPOSITIONS {{ {links} }} }} }}"#,
+            if success {
+                "Found the migration that had not run"
+            } else {
+                "Restarted the service; the mismatch stayed"
+            }
+        ),
+    );
+}
+
+fn deployments(nx: &mut Nexus, learning: u32) {
+    let ok = [
+        (
+            "observation",
+            "Compare schema versions",
+            "versions differ",
+            false,
+        ),
+        ("action", "List pending migrations", "one pending", false),
+        ("action", "Run the pending migration", "tables match", false),
+    ];
+    experience(nx, "Deploy 41 mismatch", true, learning, &ok);
+    experience(nx, "Deploy 44 mismatch", true, 40, &ok);
+    experience(
+        nx,
+        "Deploy 45 mismatch",
+        false,
+        40,
+        &[("action", "Restart the service", "rows still stale", true)],
+    );
+}
+
+#[test]
+fn compile_to_skill_proposes_a_skill_from_contrasted_experiences() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deployments(&mut nx, 50);
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "SleepTask", name: "compile deploys"}
+             SET ATTRIBUTES { target_type: "Experience", target_name: "Deploy 41 mismatch", requested_action: "compile_to_skill", reason: "test", status: "pending", priority: 3 }
+             SET PROPOSITIONS { ("assigned_to", {type: "Person", name: "$system"}) } } }"#,
+    );
+    let rep = cycle_at(&mut nx, NOW, Params::default());
+    assert!(
+        !rep.issues.iter().any(|i| i.contains("compile_to_skill")),
+        "{:?}",
+        rep.issues
+    );
+    let id = rep.proposal.expect("proposal");
+    let items = proposals::items(&nx, id).expect("items");
+    let skill = items
+        .iter()
+        .find(|i| i.class == "skill")
+        .expect("a skill item");
+    assert!(
+        skill.title.contains("from 3 Experiences"),
+        "{}",
+        skill.title
+    );
+    assert_eq!(
+        skill.params["procedure"],
+        json!(["List pending migrations", "Run the pending migration"])
+    );
+    assert!(
+        skill.params["failure_signals"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("the mismatch stayed")),
+        "{}",
+        skill.params["failure_signals"]
+    );
+    assert_eq!(skill.params["maturity"], "candidate");
+    // nothing is written before approval
+    assert_eq!(
+        kip(&mut nx, r#"FIND(COUNT(?k)) WHERE { ?k {type: "Skill"} }"#),
+        json!(0)
+    );
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let done = proposals::approve(&mut nx, id, Some(&[skill.seq]), &Default::default(), &who)
+        .expect("approve");
+    assert_eq!(done.applied, vec![skill.seq], "{done:?}");
+    let k = kip(
+        &mut nx,
+        r#"FIND(?x.name) WHERE { ?k {type: "Skill"} (?k, "derived_from", ?x) }"#,
+    );
+    assert_eq!(k.as_array().map(Vec::len), Some(3), "{k}");
+    let c = kip(
+        &mut nx,
+        r#"FIND(COUNT(?x)) WHERE { ?x {type: "Experience"} (?x, "compiled_to", ?k) }"#,
+    );
+    assert_eq!(c, json!(3));
+    let t = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.status) WHERE { ?t {type: "SleepTask", name: "compile deploys"} }"#,
+    );
+    assert_eq!(t, json!(["completed"]));
+}
+
+#[test]
+fn valuable_experiences_are_compiled_in_a_full_cycle_once() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deployments(&mut nx, 85);
+    let rep = cycle(&mut nx);
+    let skills = proposed(&nx, &rep, "skill");
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    // Experiences of little learning value alone are not compiled
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deployments(&mut nx, 40);
+    let rep = cycle(&mut nx);
+    assert!(proposed(&nx, &rep, "skill").is_empty());
+}
