@@ -617,3 +617,128 @@ fn valuable_experiences_are_compiled_in_a_full_cycle_once() {
     let rep = cycle(&mut nx);
     assert!(proposed(&nx, &rep, "skill").is_empty());
 }
+
+#[test]
+fn missing_core_structure_is_reported_and_restored() {
+    let dir = std::env::temp_dir().join(format!("somnus-structure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let db = dir.join("m.db");
+    let _ = std::fs::remove_file(&db);
+    drop(Nexus::open(&db).expect("open"));
+    // edited outside somnus: the SleepTask type, the Unsorted domain and
+    // the consolidated_to predicate are gone
+    {
+        let c = rusqlite::Connection::open(&db).expect("sqlite");
+        // somnus's audit triggers call its functions: an outside tool
+        // has none, so these answer "no audit context"
+        for f in ["somnus_audit_entry", "somnus_audit_first_id"] {
+            c.create_scalar_function(
+                f,
+                0,
+                rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+                |_| Ok(None::<i64>),
+            )
+            .expect("function");
+        }
+        c.execute_batch(
+            r#"DELETE FROM concepts WHERE (type = '$ConceptType' AND name = 'SleepTask')
+                 OR (type = 'Domain' AND name = 'Unsorted')
+                 OR (type = '$PropositionType' AND name = 'consolidated_to');"#,
+        )
+        .expect("delete");
+    }
+    let mut nx = Nexus::open(&db).expect("reopen");
+    let h = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let m = h.get("missing_structure").expect("metric");
+    assert_eq!(m.value, 3.0, "{:?}", m.items);
+    assert!(m.items.contains(&"$ConceptType:SleepTask".to_string()));
+    let rep = cycle(&mut nx);
+    assert_eq!(rep.status, "completed", "{:?}", rep.issues);
+    assert_eq!(
+        rep.count("structure_restored"),
+        3,
+        "{:?} {:?}",
+        rep.issues,
+        rep.phases[0].lines
+    );
+    let h = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    assert_eq!(h.get("missing_structure").expect("metric").value, 0.0);
+    // restored by $system, with the reason, in the audit trail
+    let f = somnus::audit::Filter {
+        actor: Some("$system".into()),
+        limit: 1000,
+        ..Default::default()
+    };
+    let entries = nx.audit_list(&f).expect("audit");
+    assert!(
+        entries.iter().any(|e| e
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("restoring missing core structure"))),
+        "no audit entry says why"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn memory_strength_ranks_search_results_without_hiding_any() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Topic", name: "Harbour jazz night"} SET ATTRIBUTES { description: "jazz by the harbour" } }
+  WITH METADATA { memory_strength: 0.1 }
+  CONCEPT ?b { {type: "Topic", name: "Cellar jazz night"} SET ATTRIBUTES { description: "jazz in the cellar" } }
+  CONCEPT ?c { {type: "Topic", name: "Rooftop jazz night"} SET ATTRIBUTES { description: "jazz on the roof", status: "archived" } }
+  CONCEPT ?d { {type: "Topic", name: "Garden jazz night"} SET ATTRIBUTES { description: "jazz in the garden" } }
+  WITH METADATA { memory_strength: 0.35 }
+}"#,
+    );
+    let v = kip(&mut nx, r#"SEARCH CONCEPT "jazz night" LIMIT 10"#);
+    let names: Vec<&str> = v
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Cellar jazz night",
+            "Garden jazz night",
+            "Harbour jazz night",
+            "Rooftop jazz night"
+        ],
+        "{v}"
+    );
+    // the unweighted relevance is shown beside a lowered score
+    let harbour = &v[2]["metadata"];
+    assert!(
+        harbour["_score"].as_f64() < harbour["_relevance"].as_f64(),
+        "{harbour}"
+    );
+    // links: the stronger first within a predicate's page
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Cellar jazz night",
+        "{ memory_strength: 0.9 }",
+    );
+    fact(
+        &mut nx,
+        "interested_in",
+        "Topic",
+        "Harbour jazz night",
+        "{ memory_strength: 0.1 }",
+    );
+    let v = kip(&mut nx, r#"SEARCH PROPOSITION "interest" LIMIT 10"#);
+    let strengths: Vec<f64> = v
+        .as_array()
+        .expect("links")
+        .iter()
+        .filter_map(|l| l["metadata"]["memory_strength"].as_f64())
+        .collect();
+    assert_eq!(strengths, [0.9, 0.1], "{v}");
+}

@@ -344,6 +344,46 @@ impl Nexus {
         Ok(())
     }
 
+    /// Re-applies one bootstrap capsule (a core type, predicate, domain or
+    /// actor a new memory starts with), audited as `who`. Only inside an
+    /// atomic group (the caller's transaction): the sleep cycle restores
+    /// missing structure this way, with the bootstrap's right to write
+    /// protected definitions.
+    pub fn restore_capsule(&mut self, capsule: &str, who: &crate::audit::Who) -> KipResult<()> {
+        if !self.in_group {
+            return Err(KipError::internal(
+                "restore_capsule runs inside an atomic group",
+            ));
+        }
+        let text = BOOTSTRAP_CAPSULES
+            .iter()
+            .find(|(n, _)| *n == capsule)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| KipError::not_found(format!("no bootstrap capsule {capsule}")))?;
+        let Command::Upsert(stmts) = kip::parse(text, &Map::new())? else {
+            return Err(KipError::internal(format!(
+                "capsule {capsule} is not an UPSERT"
+            )));
+        };
+        self.conn.execute_batch("SAVEPOINT somnus_restore")?;
+        let res = (|| {
+            let entry = crate::audit::begin(&self.conn, &self.audit, who, text, "UPSERT", None)?;
+            let out = kml::WriteCtx::new(&self.conn, true).upsert(&stmts);
+            self.audit.clear();
+            out?;
+            crate::audit::finish(&self.conn, &self.audit, entry)?;
+            Ok(())
+        })();
+        match res {
+            Ok(()) => Ok(self.conn.execute_batch("RELEASE somnus_restore")?),
+            Err(e) => {
+                self.conn
+                    .execute_batch("ROLLBACK TO somnus_restore; RELEASE somnus_restore")?;
+                Err(e)
+            }
+        }
+    }
+
     /// The audit trail, newest first.
     pub fn audit_list(&self, f: &crate::audit::Filter) -> KipResult<Vec<crate::audit::Entry>> {
         crate::audit::list(&self.conn, f)

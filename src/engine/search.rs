@@ -118,10 +118,15 @@ pub fn search(
     let mut out = Vec::new();
     match s.kind {
         SearchKind::Concept => {
-            let found: Vec<(i64, f64)> = hits(conn, s, embed, s.with_type.as_deref(), limit)?
-                .into_iter()
-                .filter(|(_, score)| *score >= threshold)
-                .collect();
+            // twice the page is ranked, so a strong hit just past the page
+            // can overtake a fading one
+            let found: Vec<(i64, f64)> = hits(
+                conn,
+                s,
+                embed,
+                s.with_type.as_deref(),
+                (limit * 2).min(2000),
+            )?;
             // the hits' elements in one statement, as KIP returns them
             let ids = serde_json::to_string(&found.iter().map(|h| h.0).collect::<Vec<_>>())
                 .unwrap_or_else(|_| "[]".into());
@@ -133,14 +138,29 @@ pub fn search(
             let mut texts: std::collections::HashMap<i64, String> = st
                 .query_map([ids], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<Result<_, _>>()?;
-            for (id, score) in found {
+            let mut ranked = Vec::with_capacity(found.len());
+            for (id, relevance) in found {
                 if let Some(t) = texts.remove(&id) {
                     let mut v: Value = serde_json::from_str(&t)
                         .map_err(|e| crate::kip::KipError::internal(e.to_string()))?;
+                    let factor = strength_factor(&v["metadata"], &v["attributes"]);
+                    let score = relevance * factor;
+                    if score < threshold {
+                        continue;
+                    }
                     v["metadata"]["_score"] = json!(score);
-                    out.push(v);
+                    if factor < 1.0 {
+                        v["metadata"]["_relevance"] = json!(relevance);
+                    }
+                    ranked.push((score, id, v));
                 }
             }
+            ranked.sort_by(|a, b| {
+                b.0.partial_cmp(&a.0)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.1.cmp(&b.1))
+            });
+            out.extend(ranked.into_iter().take(limit).map(|(_, _, v)| v));
         }
         SearchKind::Proposition => {
             // Predicates whose definition matches, then their links.
@@ -164,15 +184,49 @@ pub fn search(
                         |r| r.get(0),
                     )?
                     .collect::<Result<_, _>>()?;
+                let mut links = Vec::with_capacity(ids.len());
                 for id in ids {
                     if let Some(el) = store::element(conn, id)? {
                         let mut v = store::element_json(conn, &el)?;
-                        v["metadata"]["_score"] = json!(score);
-                        out.push(v);
+                        let factor = strength_factor(&v["metadata"], &Value::Null);
+                        v["metadata"]["_score"] = json!(score * factor);
+                        if factor < 1.0 {
+                            v["metadata"]["_relevance"] = json!(score);
+                        }
+                        links.push((factor, v));
                     }
                 }
+                // within a predicate's page, the stronger links first
+                links.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+                out.extend(links.into_iter().map(|(_, v)| v));
             }
         }
     }
     Ok(Value::Array(out))
+}
+
+/// How much an element's memory strength weighs on its SEARCH rank (the
+/// sleep-mode lifecycle): active (strength ≥ 0.5, or none recorded) 1.0;
+/// fading (≥ 0.2) 0.8; dormant (≥ 0.05) 0.6; below 0.4; archived or
+/// superseded 0.3. Relevance × this factor is the `_score`; nothing is
+/// hidden (an archived element is still found, after the live ones).
+pub fn strength_factor(metadata: &Value, attributes: &Value) -> f64 {
+    let archived = metadata.get("archived").and_then(Value::as_bool) == Some(true)
+        || metadata.get("superseded").and_then(Value::as_bool) == Some(true)
+        || metadata.get("memory_tier").and_then(Value::as_str) == Some("archived")
+        || attributes.get("status").and_then(Value::as_str) == Some("archived")
+        || attributes
+            .get("consolidation_status")
+            .and_then(Value::as_str)
+            == Some("archived");
+    if archived {
+        return 0.3;
+    }
+    match metadata.get("memory_strength").and_then(Value::as_f64) {
+        None => 1.0,
+        Some(s) if s >= 0.5 => 1.0,
+        Some(s) if s >= 0.2 => 0.8,
+        Some(s) if s >= 0.05 => 0.6,
+        Some(_) => 0.4,
+    }
 }

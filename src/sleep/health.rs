@@ -69,6 +69,11 @@ fn read(nx: &mut Nexus, cmd: &str, params: Value) -> KipResult<Value> {
     req.actor.trigger = "health".into();
     match nx.execute(&req) {
         crate::Response::Single(Outcome::Ok { result, .. }) => Ok(result),
+        // a grounded name that is missing (a core domain gone): nothing
+        // matches; the missing structure is its own metric
+        crate::Response::Single(Outcome::Err(e)) if e.code == crate::kip::ErrorCode::NotFound => {
+            Ok(Value::Array(vec![]))
+        }
         crate::Response::Single(Outcome::Err(e)) => Err(e),
         crate::Response::Batch(_) => Err(KipError::internal("unexpected batch answer")),
     }

@@ -59,11 +59,3 @@ pub fn missing(nx: &Nexus) -> KipResult<Vec<Missing>> {
     }
     Ok(out)
 }
-
-/// The text of a bootstrap capsule.
-pub fn capsule_text(capsule: &str) -> Option<&'static str> {
-    BOOTSTRAP_CAPSULES
-        .iter()
-        .find(|(n, _)| *n == capsule)
-        .map(|(_, t)| *t)
-}

@@ -195,40 +195,28 @@ WITH METADATA { source: "Daydream", author: "$system", created_at: :ts }"#,
     Ok(())
 }
 
-/// Restores what the cycle relies on from the bootstrap capsules, each in
-/// a savepoint: a capsule that cannot be restored is an issue, and the
-/// steps that need it fail on their own and are reported (never guessed).
+/// Restores what the cycle relies on from the bootstrap capsules, each on
+/// its own: a capsule that cannot be restored is an issue, and the steps
+/// that need it fail on their own and are reported (never guessed).
 fn restore_structure(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
-    let gone = crate::sleep::structure::missing(nx)?;
-    for m in gone {
-        let Some(text) = crate::sleep::structure::capsule_text(m.capsule) else {
-            continue;
-        };
+    for m in crate::sleep::structure::missing(nx)? {
         let what = m.elements.join(", ");
-        nx.conn().execute_batch("SAVEPOINT somnus_restore")?;
-        match write(
-            cx,
-            nx,
-            text,
-            json!({}),
-            &format!("restoring missing core structure ({what}) from the {} capsule", m.capsule),
-        ) {
-            Ok(_) => {
-                nx.conn().execute_batch("RELEASE somnus_restore")?;
+        let who = cx.who(format!(
+            "restoring missing core structure ({what}) from the {} capsule",
+            m.capsule
+        ));
+        match nx.restore_capsule(m.capsule, &who) {
+            Ok(()) => {
                 cx.count("structure_restored", m.elements.len() as i64);
                 cx.line(format!(
                     "Restored missing core structure from the {} capsule: {what}",
                     m.capsule
                 ));
             }
-            Err(e) => {
-                nx.conn()
-                    .execute_batch("ROLLBACK TO somnus_restore; RELEASE somnus_restore")?;
-                cx.report.issues.push(format!(
-                    "Missing core structure {what} could not be restored ({}: {}); the steps that need it are skipped",
-                    e.code, e.message
-                ));
-            }
+            Err(e) => cx.report.issues.push(format!(
+                "Missing core structure {what} could not be restored ({}: {}); the steps that need it are skipped",
+                e.code, e.message
+            )),
         }
     }
     Ok(())
