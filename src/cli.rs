@@ -174,7 +174,7 @@ pub enum Cmd {
         /// With --server: 20,000 generated Events more, and full sleep cycles running on the same database throughout
         #[arg(long, requires = "server")]
         during_sleep: bool,
-        /// Measure a full sleep cycle instead, over this many generated Events (three propositions each)
+        /// Measure a full sleep cycle instead, over this many generated Events (four propositions each)
         #[arg(long)]
         sleep: Option<usize>,
         /// Run the KIP workloads side by side: somnus, hand-written SQL on the same file, and (built with `--features reference`) the reference engine anda_cognitive_nexus 0.11.0

@@ -742,3 +742,50 @@ fn memory_strength_ranks_search_results_without_hiding_any() {
         .collect();
     assert_eq!(strengths, [0.9, 0.1], "{v}");
 }
+
+#[test]
+fn the_newer_of_two_facts_is_the_later_instant_not_the_larger_string() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?city { {type: "$ConceptType", name: "City"} }
+  CONCEPT ?l { {type: "$PropositionType", name: "lives_in"} SET ATTRIBUTES { description: "home", cardinality: "single" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+}"#,
+    );
+    // 08:00 in Tokyo on the 10th is 23:00Z on the 9th; 20:00 in Chicago on
+    // the 9th is 02:00Z on the 10th: Chicago is the newer, though its
+    // string sorts first
+    fact(
+        &mut nx,
+        "lives_in",
+        "City",
+        "Tokyo",
+        r#"{ confidence: 0.8, observed_at: "2026-11-10T08:00:00+09:00" }"#,
+    );
+    fact(
+        &mut nx,
+        "lives_in",
+        "City",
+        "Chicago",
+        r#"{ confidence: 0.8, observed_at: "2026-11-09T20:00:00-06:00" }"#,
+    );
+    let chicago = kip(
+        &mut nx,
+        r#"FIND(?l) WHERE { ?l ({type: "Person", name: "Ada"}, "lives_in", {type: "City", name: "Chicago"}) }"#,
+    )[0]["id"]
+        .clone();
+    let rep = cycle(&mut nx);
+    let id = rep.proposal.expect("proposal");
+    let item = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.class == "contradiction")
+        .expect("a contradiction item");
+    assert_eq!(
+        item.params["current_link_id"], chicago,
+        "{}",
+        item.rationale
+    );
+}

@@ -778,8 +778,9 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
 }
 
 /// Builds a memory of `events` conversations (each filed in a domain,
-/// involving a person, mentioning a topic: three propositions apiece) on
-/// top of 50 people and 2,000 topics.
+/// involving a person, mentioning a topic, and a fact that it discussed
+/// the topic, observed then, with a confidence: four propositions apiece)
+/// on top of 50 people and 2,000 topics.
 pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
     let t = Instant::now();
     let mut s = String::from("UPSERT {");
@@ -791,7 +792,7 @@ pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
     }
     s.push_str(" }");
     must(nx.kip(&s), "people");
-    must(nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Topic"} SET ATTRIBUTES { description: "A subject" } } }"#), "topic type");
+    must(nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Topic"} SET ATTRIBUTES { description: "A subject" } } CONCEPT ?d { {type: "$PropositionType", name: "discussed"} SET ATTRIBUTES { description: "A conversation discussed a subject" } } }"#), "topic type");
     for start in (0..2000).step_by(500) {
         let mut s = String::from("UPSERT {");
         for k in start..start + 500 {
@@ -817,6 +818,7 @@ pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
                 format!(", salience_score: {}", 10 + rng.next() % 80)
             };
             let status = if i % 3 == 0 { "completed" } else { "pending" };
+            let conf = [0.9, 0.8, 0.6, 0.35][(rng.next() % 4) as usize];
             let expires = if i % 20 == 0 && status == "completed" {
                 format!(
                     r#" WITH METADATA {{ expires_at: "{}" }}"#,
@@ -827,7 +829,7 @@ pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
                 String::new()
             };
             s.push_str(&format!(
-                r#" CONCEPT ?e{i} {{ {{type: "Event", name: "Conversation:{i}"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{at}", content_summary: "Talked about topic {topic} with person {person}; decided next steps.", key_concepts: ["Topic {topic}"], participants: ["Person {person}"], consolidation_status: "{status}"{salience} }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) ("involves", {{type: "Person", name: "Person {person}"}}) ("mentions", {{type: "Topic", name: "Topic {topic}"}}) }} }}{expires}"#,
+                r#" CONCEPT ?e{i} {{ {{type: "Event", name: "Conversation:{i}"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{at}", content_summary: "Talked about topic {topic} with person {person}; decided next steps.", key_concepts: ["Topic {topic}"], participants: ["Person {person}"], consolidation_status: "{status}"{salience} }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Area{}"}}) ("involves", {{type: "Person", name: "Person {person}"}}) ("mentions", {{type: "Topic", name: "Topic {topic}"}}) ("discussed", {{type: "Topic", name: "Topic {topic}"}}) WITH METADATA {{ observed_at: "{at}", confidence: {conf} }} }} }}{expires}"#,
                 topic % 10
             ));
         }
@@ -838,7 +840,7 @@ pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
 }
 
 /// A full heuristic sleep cycle over a generated memory of `events`
-/// Events (three propositions each), on a file in a temporary folder:
+/// Events (four propositions each), on a file in a temporary folder:
 /// total time, each phase, and the longest gap between progress events.
 pub fn sleep(events: usize) -> Vec<Row> {
     let dir = std::env::temp_dir().join(format!("somnus-bench-sleep-{}", std::process::id()));
@@ -869,7 +871,7 @@ pub fn sleep(events: usize) -> Vec<Row> {
     let total = t.elapsed();
     let (gap, n) = watcher.join().unwrap_or((Duration::ZERO, 0));
     let mut rows = vec![Row {
-        workload: format!("build: {events} Events, {} propositions", events * 3),
+        workload: format!("build: {events} Events, {} propositions", events * 4),
         median: built,
         p95: built,
         target: "(setup)".into(),

@@ -163,25 +163,6 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         .map_err(|e| KipError::syntax(format!("invalid time {now}: {e}")))?;
     let mut metrics = Vec::new();
 
-    // The bootstrap structure the cycle relies on.
-    let gone: Vec<String> = super::structure::missing(nx)?
-        .into_iter()
-        .flat_map(|m| m.elements)
-        .collect();
-    metrics.push(Metric {
-        key: "missing_structure",
-        label: "Missing core structure",
-        value: gone.len() as f64,
-        target: "0",
-        status: if gone.is_empty() {
-            Status::Ok
-        } else {
-            Status::Bad
-        },
-        action: "A sleep cycle restores it from the bootstrap capsules",
-        items: gone,
-    });
-
     // Orphans: concepts in no domain (domains and the system actors excepted).
     let mut orphan_items = Vec::new();
     let types = strings(&read(
@@ -396,6 +377,25 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         status: Status::Info,
         action: "Verify temporal context preserved",
         items: vec![],
+    });
+
+    // The bootstrap structure the cycle relies on.
+    let gone: Vec<String> = super::structure::missing(nx)?
+        .into_iter()
+        .flat_map(|m| m.elements)
+        .collect();
+    metrics.push(Metric {
+        key: "missing_structure",
+        label: "Missing core structure",
+        value: gone.len() as f64,
+        target: "0",
+        status: if gone.is_empty() {
+            Status::Ok
+        } else {
+            Status::Bad
+        },
+        action: "A sleep cycle restores it from the bootstrap capsules",
+        items: gone,
     });
 
     Ok(Health {

@@ -314,8 +314,9 @@ fn class_base(class: &str) -> (f64, &'static str) {
     }
 }
 
-fn newer(a: &FactView, b: &FactView) -> std::cmp::Ordering {
-    a.observed_at.cmp(&b.observed_at)
+/// When a fact was observed, as an instant (offsets count).
+fn observed(f: &FactView) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    f.observed_at.as_deref().and_then(super::cycle::instant)
 }
 
 impl Reasoner for Heuristic {
@@ -561,9 +562,9 @@ impl Reasoner for Heuristic {
     ) -> KipResult<Vec<Resolution>> {
         Ok(conflicts
             .iter()
-            .map(|c| match (&c.a.observed_at, &c.b.observed_at) {
-                (Some(_), Some(_)) if c.a.observed_at != c.b.observed_at => {
-                    let (old, new) = if newer(&c.a, &c.b).is_lt() { (&c.a, &c.b) } else { (&c.b, &c.a) };
+            .map(|c| match (observed(&c.a), observed(&c.b)) {
+                (Some(x), Some(y)) if x != y => {
+                    let (old, new) = if x < y { (&c.a, &c.b) } else { (&c.b, &c.a) };
                     Resolution {
                         verdict: Verdict::KeepNewer,
                         confidence: 0.8,

@@ -293,7 +293,7 @@ impl SleepPane {
         };
         let rows = Layout::vertical(vec![Constraint::Length(1); phases.len()]).split(area);
         for (row, p) in rows.iter().zip(phases) {
-            let name = PHASES[p as usize - 1].0;
+            let name = PHASES[p as usize - 1].name;
             let (ratio, label_style, note) = match (&self.running, &self.report) {
                 (Some(r), _) if r.done.contains(&p) => (1.0, theme::ok(), "done".to_string()),
                 (Some(r), _) => match &r.last {

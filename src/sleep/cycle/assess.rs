@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase1(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("core structure", 0, 0);
     restore_structure(cx, nx)?;
     cx.step("state assessment", 0, 0);

@@ -179,7 +179,7 @@ pub(super) fn unsorted_drafts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<Draf
     classify_drafts(cx, nx, &items, "unsorted")
 }
 
-pub(super) fn phase3(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn inbox(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("Unsorted inbox", 0, 0);
     let backlog = count_of(&find(
         nx,
@@ -210,7 +210,7 @@ pub(super) fn phase3(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     Ok(())
 }
 
-pub(super) fn phase4(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn orphans(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut orphans = Vec::new();
     let mut left_to_consolidation = 0;
     for t in concept_types(nx)? {

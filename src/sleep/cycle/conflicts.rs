@@ -211,7 +211,7 @@ pub(super) fn contradiction_drafts(
     Ok(drafts)
 }
 
-pub(super) fn phase9(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let found = conflicts(nx, None)?;
     let drafts = contradiction_drafts(cx, nx, &found)?;
     let verdicts: Vec<Verdict> = drafts.iter().map(|(_, v)| *v).collect();

@@ -79,7 +79,7 @@ pub(super) fn associative(name: &str, attrs: &Value) -> bool {
             .any(|w| ASSOCIATIVE_WORDS.contains(&w.as_str()))
 }
 
-pub(super) fn phase10(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn connections(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 10A: implicit connections, only through registered predicates
     cx.step("implicit connections", 0, 0);
     let mut pairs: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();

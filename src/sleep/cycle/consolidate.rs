@@ -164,7 +164,7 @@ pub(super) fn recent_events(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<EventV
     Ok(r)
 }
 
-pub(super) fn phase5(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 5A: stale unconsolidated Events
     cx.step("stale Events", 0, 0);
     let cutoff = cx.days_ago(cx.opts.params.stale_event_threshold_days);

@@ -195,7 +195,7 @@ const MIN_DECAY_STEP: f64 = 0.001;
 /// Engram's fact-archival importance ceiling.
 pub const FACT_ARCHIVAL_MAX_IMPORTANCE: f64 = 0.3;
 
-pub(super) fn phase7(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let f = cx.opts.params.memory_strength_decay_factor;
     let threshold = cx.opts.params.stale_event_threshold_days as f64;
     let now = cx.opts.now.clone();

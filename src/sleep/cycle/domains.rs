@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase11(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn domain_health(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("domain sizes", 0, 0);
     let v = find(
         nx,

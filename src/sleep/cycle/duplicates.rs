@@ -119,7 +119,7 @@ WHERE {
     Ok(drafts)
 }
 
-pub(super) fn phase6(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let drafts = duplicate_drafts(cx, nx, None)?;
     let n = drafts.len();
     let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();

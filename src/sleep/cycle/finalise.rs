@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase13(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn finalise(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("maintenance log", 0, 0);
     // captured writes of the reasoner (LLM tool calls) become proposal items
     let captured = cx.reasoner.captured();

@@ -42,17 +42,12 @@ mod tasks;
 pub use assess::*;
 use classify::*;
 pub use conflicts::*;
-use connections::*;
 use consolidate::*;
 pub use decay::*;
-use domains::*;
 use duplicates::*;
-use finalise::*;
 use prospective::*;
 pub use reclaim::*;
-use self_model::*;
 use skills::*;
-use tasks::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -87,24 +82,88 @@ impl Scope {
     }
 }
 
-pub const PHASES: [(&str, &str); 13] = [
-    ("Assessment & salience", "NREM"),
-    ("SleepTasks", "NREM"),
-    ("Unsorted inbox", "NREM"),
-    ("Orphans", "NREM"),
-    ("Consolidation", "NREM"),
-    ("Duplicates", "NREM"),
-    ("Decay", "NREM"),
-    ("Self-model", "REM"),
-    ("Contradictions", "REM"),
-    ("Cross-domain", "REM"),
-    ("Domain health", "Pre-Wake"),
-    ("TTL reclamation", "Pre-Wake"),
-    ("Finalisation", "Pre-Wake"),
+/// One phase of the cycle: its name, its stage, and what runs it.
+pub struct Phase {
+    pub name: &'static str,
+    pub stage: &'static str,
+    run: fn(&mut Cx<'_>, &mut Nexus) -> KipResult<()>,
+}
+
+/// The thirteen phases in the order the runner walks them; each lives in
+/// the module named for what it does.
+pub const PHASES: [Phase; 13] = [
+    Phase {
+        name: "Assessment & salience",
+        stage: "NREM",
+        run: assess::assess,
+    },
+    Phase {
+        name: "SleepTasks",
+        stage: "NREM",
+        run: tasks::sleep_tasks,
+    },
+    Phase {
+        name: "Unsorted inbox",
+        stage: "NREM",
+        run: classify::inbox,
+    },
+    Phase {
+        name: "Orphans",
+        stage: "NREM",
+        run: classify::orphans,
+    },
+    Phase {
+        name: "Consolidation",
+        stage: "NREM",
+        run: consolidate::consolidate,
+    },
+    Phase {
+        name: "Duplicates",
+        stage: "NREM",
+        run: duplicates::duplicates,
+    },
+    Phase {
+        name: "Decay",
+        stage: "NREM",
+        run: decay::decay,
+    },
+    Phase {
+        name: "Self-model",
+        stage: "REM",
+        run: self_model::self_model,
+    },
+    Phase {
+        name: "Contradictions",
+        stage: "REM",
+        run: conflicts::contradictions,
+    },
+    Phase {
+        name: "Cross-domain",
+        stage: "REM",
+        run: connections::connections,
+    },
+    Phase {
+        name: "Domain health",
+        stage: "Pre-Wake",
+        run: domains::domain_health,
+    },
+    Phase {
+        name: "TTL reclamation",
+        stage: "Pre-Wake",
+        run: reclaim::reclaim,
+    },
+    Phase {
+        name: "Finalisation",
+        stage: "Pre-Wake",
+        run: finalise::finalise,
+    },
 ];
 
 pub fn phase_name(p: u8) -> &'static str {
-    PHASES.get(p as usize - 1).map(|x| x.0).unwrap_or("?")
+    PHASES
+        .get((p as usize).wrapping_sub(1))
+        .map(|x| x.name)
+        .unwrap_or("?")
 }
 
 /// The input parameters of the sleep-mode instructions, plus the lifecycle
@@ -869,7 +928,7 @@ pub fn run(
         cx.phase = PhaseReport {
             phase: p,
             name: phase_name(p).into(),
-            stage: PHASES[p as usize - 1].1.into(),
+            stage: PHASES[p as usize - 1].stage.into(),
             ..Default::default()
         };
         if let Ok(mut b) = cx.beat.lock() {
@@ -892,7 +951,7 @@ pub fn run(
             cx.phase = PhaseReport {
                 phase: p,
                 name: phase_name(p).into(),
-                stage: PHASES[p as usize - 1].1.into(),
+                stage: PHASES[p as usize - 1].stage.into(),
                 ..Default::default()
             };
             cx.progress(
@@ -931,7 +990,7 @@ pub fn run(
                 cx.report.phases.push(PhaseReport {
                     phase: p,
                     name: phase_name(p).into(),
-                    stage: PHASES[p as usize - 1].1.into(),
+                    stage: PHASES[p as usize - 1].stage.into(),
                     millis: t0.elapsed().as_millis() as u64,
                     lines: vec![issue.clone()],
                     counts: BTreeMap::from([("failed".to_string(), 1)]),
@@ -1044,21 +1103,9 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
 }
 
 fn run_phase(cx: &mut Cx, nx: &mut Nexus, p: u8) -> KipResult<()> {
-    match p {
-        1 => phase1(cx, nx),
-        2 => phase2(cx, nx),
-        3 => phase3(cx, nx),
-        4 => phase4(cx, nx),
-        5 => phase5(cx, nx),
-        6 => phase6(cx, nx),
-        7 => phase7(cx, nx),
-        8 => phase8(cx, nx),
-        9 => phase9(cx, nx),
-        10 => phase10(cx, nx),
-        11 => phase11(cx, nx),
-        12 => phase12(cx, nx),
-        13 => phase13(cx, nx),
-        _ => Ok(()),
+    match PHASES.get((p as usize).wrapping_sub(1)) {
+        Some(phase) => (phase.run)(cx, nx),
+        None => Ok(()),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase12(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let cap = cx.opts.params.cleanup_cap;
     let mut deleted = 0usize;
     let mut held = Vec::new();

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase8(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn self_model(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("self-evidence", 0, 0);
     let v = find(
         nx,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn phase2(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("pending SleepTasks", 0, 0);
     let v = find(
         nx,
