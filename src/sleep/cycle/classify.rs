@@ -1,4 +1,5 @@
-//! Phases 3 and 4: filing the Unsorted inbox and the orphans into topic domains.
+//! Choosing a topic domain for an item: shared by the Unsorted inbox (phase 3) and
+//! the orphans (phase 4).
 
 use super::*;
 
@@ -160,98 +161,4 @@ WITH METADATA { source: "OrphanResolution", author: "$system", confidence: 0.5, 
         }
     }
     Ok(drafts)
-}
-
-pub(super) fn unsorted_drafts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<Draft>> {
-    let v = find(
-        nx,
-        r#"FIND(?n) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT 50"#,
-        json!({}),
-    )?;
-    let items: Vec<(String, String)> = v
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|n| (s(n, &["type"]), s(n, &["name"])))
-                .collect()
-        })
-        .unwrap_or_default();
-    classify_drafts(cx, nx, &items, "unsorted")
-}
-
-pub(super) fn inbox(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
-    cx.step("Unsorted inbox", 0, 0);
-    let backlog = count_of(&find(
-        nx,
-        r#"FIND(COUNT(?n)) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
-        json!({}),
-    )?);
-    cx.count("unsorted_backlog", backlog);
-    if backlog > cx.opts.params.unsorted_max_backlog {
-        cx.report.issues.push(format!(
-            "Unsorted backlog {backlog} exceeds unsorted_max_backlog {}: reclassify to topic domains",
-            cx.opts.params.unsorted_max_backlog
-        ));
-    }
-    let drafts = unsorted_drafts(cx, nx)?;
-    let n = drafts.len();
-    let keys = stage(cx, nx, drafts)?;
-    cx.count("unsorted_reclassified", n as i64);
-    if n > 0 {
-        cx.line(format!(
-            "Proposed filing {n} Unsorted items into topic domains{}",
-            if keys.len() < n {
-                format!(" ({} already proposed)", n - keys.len())
-            } else {
-                String::new()
-            }
-        ));
-    }
-    Ok(())
-}
-
-pub(super) fn orphans(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
-    let mut orphans = Vec::new();
-    let mut left_to_consolidation = 0;
-    for t in concept_types(nx)? {
-        if t == "Domain" {
-            continue;
-        }
-        cx.step(&format!("orphans of type {t}"), 0, 0);
-        let v = find(
-            nx,
-            r#"FIND(?n) WHERE { ?n {type: :type} NOT { (?n, "belongs_to_domain", ?d) } } LIMIT 100"#,
-            json!({"type": t}),
-        )?;
-        for n in v.as_array().cloned().unwrap_or_default() {
-            let name = s(&n, &["name"]);
-            if name.starts_with('$') {
-                continue;
-            }
-            // Events wait for consolidation (phase 5), which files or archives them
-            if t == "Event" && s(&n, &["attributes", "consolidation_status"]) != "completed" {
-                left_to_consolidation += 1;
-                continue;
-            }
-            orphans.push((t.clone(), name));
-        }
-    }
-    cx.count("orphans", (orphans.len() + left_to_consolidation) as i64);
-    let all = (orphans.len() + left_to_consolidation) as i64;
-    if all > cx.opts.params.orphan_max_count {
-        cx.report.issues.push(format!(
-            "{all} orphans exceed orphan_max_count {}: classify or archive them",
-            cx.opts.params.orphan_max_count
-        ));
-    }
-    let drafts = classify_drafts(cx, nx, &orphans, "orphan")?;
-    let n = drafts.len();
-    stage(cx, nx, drafts)?;
-    if n > 0 || left_to_consolidation > 0 {
-        cx.line(format!(
-            "Found {} orphans: proposed a domain for {n}; {left_to_consolidation} unconsolidated Events left to consolidation",
-            orphans.len() + left_to_consolidation
-        ));
-    }
-    Ok(())
 }

@@ -27,13 +27,15 @@ use std::time::Instant;
 
 mod assess;
 mod classify;
-mod conflicts;
 mod connections;
 mod consolidate;
+mod contradictions;
 mod decay;
 mod domains;
 mod duplicates;
 mod finalise;
+mod inbox;
+mod orphans;
 mod prospective;
 mod reclaim;
 mod self_model;
@@ -41,10 +43,11 @@ mod skills;
 mod tasks;
 pub use assess::*;
 use classify::*;
-pub use conflicts::*;
 use consolidate::*;
+pub use contradictions::*;
 pub use decay::*;
 use duplicates::*;
+use inbox::unsorted_drafts;
 use prospective::*;
 pub use reclaim::*;
 use skills::*;
@@ -105,12 +108,12 @@ pub const PHASES: [Phase; 13] = [
     Phase {
         name: "Unsorted inbox",
         stage: "NREM",
-        run: classify::inbox,
+        run: inbox::inbox,
     },
     Phase {
         name: "Orphans",
         stage: "NREM",
-        run: classify::orphans,
+        run: orphans::orphans,
     },
     Phase {
         name: "Consolidation",
@@ -135,7 +138,7 @@ pub const PHASES: [Phase; 13] = [
     Phase {
         name: "Contradictions",
         stage: "REM",
-        run: conflicts::contradictions,
+        run: contradictions::contradictions,
     },
     Phase {
         name: "Cross-domain",
