@@ -11,6 +11,7 @@ pub mod llm;
 pub mod params;
 pub mod proposals;
 pub mod reasoner;
+pub mod sameness;
 pub mod similarity;
 pub mod structure;
 

@@ -8,6 +8,7 @@
 //! (`super::llm`) asks any OpenAI-compatible chat model.
 
 use super::similarity;
+use super::sameness;
 use crate::kip::KipResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -100,6 +101,10 @@ pub struct ConceptView {
     pub description: String,
     pub attributes: Value,
     pub links: i64,
+    /// `Type:Name` of the concepts it is linked to (domains aside), up to
+    /// a hundred.
+    #[serde(default)]
+    pub neighbours: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -127,6 +132,17 @@ pub struct FactView {
     pub observed_at: Option<String>,
     pub confidence: Option<f64>,
     pub source: Option<String>,
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    #[serde(default)]
+    pub valid_until: Option<String>,
+    /// How far the fact's source is trusted (metadata `reliability` or
+    /// `source_reliability`, 0..1).
+    #[serde(default)]
+    pub reliability: Option<f64>,
+    /// The object's description.
+    #[serde(default)]
+    pub description: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -139,6 +155,10 @@ pub struct Conflict {
     pub slot: String,
     pub a: FactView,
     pub b: FactView,
+    /// The predicate's value cannot change (`born_in`): one of the two is
+    /// wrong, neither is newer.
+    #[serde(default)]
+    pub immutable: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -319,6 +339,208 @@ fn observed(f: &FactView) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     f.observed_at.as_deref().and_then(super::cycle::instant)
 }
 
+/// A fact's weight as evidence: its confidence (0.8 when unstated) times
+/// its source's reliability (1 when unstated).
+fn weight(f: &FactView) -> f64 {
+    f.confidence.unwrap_or(0.8) * f.reliability.unwrap_or(1.0)
+}
+
+/// Two facts' weights differ by at least this before one is trusted over
+/// the other for being better sourced.
+pub const RELIABILITY_MARGIN: f64 = 0.25;
+
+/// The heuristic verdict on a conflict: an immutable value is never
+/// replaced by a newer one (one of the two is wrong: the better-sourced
+/// one is kept if it is clearly better, else more context is needed); a
+/// newer value from a clearly less reliable source needs context; else the
+/// newer observation wins; without times to order them, context.
+fn verdict(c: &Conflict) -> Resolution {
+    let described = |f: &FactView| {
+        format!(
+            "{} (observed {}, confidence {:.2}{}{})",
+            f.object,
+            f.observed_at.as_deref().unwrap_or("?"),
+            f.confidence.unwrap_or(0.8),
+            f.reliability
+                .map(|r| format!(", source reliability {r:.2}"))
+                .unwrap_or_default(),
+            f.source
+                .as_deref()
+                .map(|s| format!(", from {s}"))
+                .unwrap_or_default()
+        )
+    };
+    let order = match (observed(&c.a), observed(&c.b)) {
+        (Some(x), Some(y)) if x != y => Some(if x < y { (&c.a, &c.b) } else { (&c.b, &c.a) }),
+        _ => None,
+    };
+    if c.immutable {
+        let (strong, weak) = if weight(&c.a) >= weight(&c.b) {
+            (&c.a, &c.b)
+        } else {
+            (&c.b, &c.a)
+        };
+        let older_is_strong = order.is_none_or(|(old, _)| old.link == strong.link);
+        if weight(strong) - weight(weak) >= RELIABILITY_MARGIN && older_is_strong {
+            return Resolution {
+                verdict: Verdict::KeepOlder,
+                confidence: 0.7,
+                rationale: format!(
+                    "{} {} cannot change, so one value is wrong: {} is better sourced than {}",
+                    c.subject,
+                    c.predicate,
+                    described(strong),
+                    described(weak)
+                ),
+            };
+        }
+        return Resolution {
+            verdict: Verdict::NeedsContext,
+            confidence: 0.3,
+            rationale: format!(
+                "{} {} cannot change, so one of {} and {} is wrong{}; which one needs a source to decide",
+                c.subject,
+                c.predicate,
+                described(&c.a),
+                described(&c.b),
+                if weight(strong) - weight(weak) >= RELIABILITY_MARGIN {
+                    " (the newer is better sourced, but a newer value is not a change here)"
+                } else {
+                    ""
+                }
+            ),
+        };
+    }
+    match order {
+        Some((old, new)) if weight(old) - weight(new) >= RELIABILITY_MARGIN => Resolution {
+            verdict: Verdict::NeedsContext,
+            confidence: 0.35,
+            rationale: format!(
+                "{} {}: the newer {} comes from a clearly less reliable source than {}; not adopted without more context",
+                c.subject,
+                c.predicate,
+                described(new),
+                described(old)
+            ),
+        },
+        Some((old, new)) => Resolution {
+            verdict: Verdict::KeepNewer,
+            confidence: 0.8,
+            rationale: format!(
+                "{} {} {} replaces {}: the newer observation wins; the older is kept as history",
+                c.subject,
+                c.predicate,
+                described(new),
+                described(old)
+            ),
+        },
+        None => Resolution {
+            verdict: Verdict::NeedsContext,
+            confidence: 0.3,
+            rationale: format!(
+                "{} {} has {} and {} with no observation times to order them",
+                c.subject, c.predicate, c.a.object, c.b.object
+            ),
+        },
+    }
+}
+
+/// How much of an item's fit to a domain comes from its members' texts
+/// (the rest from the domain's own name and description).
+pub const MEMBER_WEIGHT: f64 = 0.55;
+/// The least text fit that files an item.
+pub const CLASSIFY_MIN_FIT: f64 = 0.12;
+/// Two domains whose text fit is this close are a tie, broken by where the
+/// item's linked concepts live.
+pub const CLASSIFY_TIE: f64 = 0.02;
+/// Without words in common with any domain, an item follows its linked
+/// concepts only when at least this share of them, and two or more, live
+/// in one domain.
+pub const NEIGHBOUR_MAJORITY: f64 = 0.6;
+
+/// A domain for one item: its own words first (stemmed overlap with each
+/// domain's members and description), its neighbours only to break a tie
+/// or when its words say nothing.
+fn classify_one(it: &ItemView, domains: &[DomainView]) -> Classification {
+    let text = format!("{} {}", it.name, it.text);
+    let mut scored: Vec<(f64, f64, &DomainView, String)> = domains
+        .iter()
+        .map(|d| {
+            let desc = similarity::overlap(&text, &format!("{} {}", d.name, d.description));
+            let members = d
+                .member_texts
+                .iter()
+                .map(|m| similarity::overlap(&text, m))
+                .fold(0.0, f64::max);
+            let votes = it.neighbour_domains.iter().filter(|n| **n == d.name).count();
+            let share = if it.neighbour_domains.is_empty() {
+                0.0
+            } else {
+                votes as f64 / it.neighbour_domains.len() as f64
+            };
+            let fit = MEMBER_WEIGHT * members + (1.0 - MEMBER_WEIGHT) * desc;
+            let why = format!(
+                "word overlap with its members {members:.2}, with its description {desc:.2}; {votes} of {} linked concepts live there",
+                it.neighbour_domains.len()
+            );
+            (fit, share, d, why)
+        })
+        .collect();
+    scored.sort_by(|x, y| {
+        y.0.partial_cmp(&x.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(y.1.partial_cmp(&x.1).unwrap_or(std::cmp::Ordering::Equal))
+    });
+    let Some(top) = scored.first() else {
+        return Classification {
+            item: it.name.clone(),
+            domain: None,
+            confidence: 0.5,
+            rationale: "no topic domain to compare with".into(),
+        };
+    };
+    if top.0 >= CLASSIFY_MIN_FIT {
+        // a tie on words goes to the domain the item's neighbours live in
+        let best = scored
+            .iter()
+            .take_while(|x| top.0 - x.0 <= CLASSIFY_TIE)
+            .max_by(|x, y| x.1.partial_cmp(&y.1).unwrap_or(std::cmp::Ordering::Equal))
+            .unwrap_or(top);
+        return Classification {
+            item: it.name.clone(),
+            domain: Some(best.2.name.clone()),
+            confidence: (0.5 + best.0).min(0.9),
+            rationale: format!("{} fits {}: {}", it.name, best.2.name, best.3),
+        };
+    }
+    let by_neighbours = scored
+        .iter()
+        .filter(|x| x.1 >= NEIGHBOUR_MAJORITY)
+        .max_by(|x, y| x.1.partial_cmp(&y.1).unwrap_or(std::cmp::Ordering::Equal));
+    if let Some(n) = by_neighbours
+        && it.neighbour_domains.len() >= 2
+    {
+        return Classification {
+            item: it.name.clone(),
+            domain: Some(n.2.name.clone()),
+            confidence: 0.6,
+            rationale: format!(
+                "{} shares no words with any domain; most of its linked concepts live in {}: {}",
+                it.name, n.2.name, n.3
+            ),
+        };
+    }
+    Classification {
+        item: it.name.clone(),
+        domain: None,
+        confidence: 0.5,
+        rationale: format!(
+            "no clear domain: the best, {}, fits at {:.2} (at least {CLASSIFY_MIN_FIT} needed): {}",
+            top.2.name, top.0, top.3
+        ),
+    }
+}
+
 impl Reasoner for Heuristic {
     fn name(&self) -> &'static str {
         "heuristic"
@@ -355,55 +577,7 @@ impl Reasoner for Heuristic {
         items: &[ItemView],
         domains: &[DomainView],
     ) -> KipResult<Vec<Classification>> {
-        Ok(items
-            .iter()
-            .map(|it| {
-                let text = format!("{} {}", it.name, it.text);
-                let mut best: Option<(f64, &DomainView, String)> = None;
-                for d in domains {
-                    let desc = similarity::overlap(&text, &format!("{} {}", d.name, d.description));
-                    let members = d
-                        .member_texts
-                        .iter()
-                        .map(|m| similarity::overlap(&text, m))
-                        .fold(0.0, f64::max);
-                    let votes = it.neighbour_domains.iter().filter(|n| **n == d.name).count() as f64;
-                    let share = if it.neighbour_domains.is_empty() {
-                        0.0
-                    } else {
-                        votes / it.neighbour_domains.len() as f64
-                    };
-                    let score = 0.45 * members + 0.35 * desc + 0.2 * share;
-                    let why = format!(
-                        "text overlap with its members {members:.2}, with its description {desc:.2}; {votes} of {} linked concepts live there",
-                        it.neighbour_domains.len()
-                    );
-                    if best.as_ref().is_none_or(|b| score > b.0) {
-                        best = Some((score, d, why));
-                    }
-                }
-                match best {
-                    Some((score, d, why)) if score >= 0.12 => Classification {
-                        item: it.name.clone(),
-                        domain: Some(d.name.clone()),
-                        confidence: (0.5 + score).min(0.9),
-                        rationale: format!("{} fits {}: {why}", it.name, d.name),
-                    },
-                    other => Classification {
-                        item: it.name.clone(),
-                        domain: None,
-                        confidence: 0.5,
-                        rationale: match other {
-                            Some((score, d, why)) => format!(
-                                "no clear domain (best {} at {score:.2}: {why})",
-                                d.name
-                            ),
-                            None => "no domain to compare with".into(),
-                        },
-                    },
-                }
-            })
-            .collect())
+        Ok(items.iter().map(|it| classify_one(it, domains)).collect())
     }
 
     fn gist(&mut self, _: &mut dyn Lookup, events: &[EventView]) -> KipResult<Vec<Gist>> {
@@ -521,38 +695,7 @@ impl Reasoner for Heuristic {
         _: &mut dyn Lookup,
         pairs: &[Candidate],
     ) -> KipResult<Vec<SameJudgement>> {
-        Ok(pairs
-            .iter()
-            .map(|p| {
-                // attributes that name a different thing outright
-                let clash = ["person_class", "country", "birth_date", "email"].iter().find(|k| {
-                    match (p.a.attributes.get(**k), p.b.attributes.get(**k)) {
-                        (Some(x), Some(y)) => x != y && !x.is_null() && !y.is_null(),
-                        _ => false,
-                    }
-                });
-                let keep_a = (p.a.links, p.a.attributes.as_object().map_or(0, |o| o.len()), p.a.name.len())
-                    >= (p.b.links, p.b.attributes.as_object().map_or(0, |o| o.len()), p.b.name.len());
-                let (keep, drop) = if keep_a { (&p.a, &p.b) } else { (&p.b, &p.a) };
-                match clash {
-                    Some(k) => SameJudgement {
-                        same: false,
-                        keep_a,
-                        confidence: 0.0,
-                        rationale: format!("`{k}` differs: two things with similar names"),
-                    },
-                    None => SameJudgement {
-                        same: p.score >= 0.8,
-                        keep_a,
-                        confidence: p.score,
-                        rationale: format!(
-                            "{}: \"{}\" and \"{}\" ({}); keep \"{}\" ({} links) and fold \"{}\" ({} links) into it",
-                            p.rule, p.a.name, p.b.name, p.a.ty, keep.name, keep.links, drop.name, drop.links
-                        ),
-                    },
-                }
-            })
-            .collect())
+        Ok(pairs.iter().map(sameness::judge).collect())
     }
 
     fn current_fact(
@@ -560,35 +703,7 @@ impl Reasoner for Heuristic {
         _: &mut dyn Lookup,
         conflicts: &[Conflict],
     ) -> KipResult<Vec<Resolution>> {
-        Ok(conflicts
-            .iter()
-            .map(|c| match (observed(&c.a), observed(&c.b)) {
-                (Some(x), Some(y)) if x != y => {
-                    let (old, new) = if x < y { (&c.a, &c.b) } else { (&c.b, &c.a) };
-                    Resolution {
-                        verdict: Verdict::KeepNewer,
-                        confidence: 0.8,
-                        rationale: format!(
-                            "{} {} {} (observed {}) replaces {} (observed {}): the newer observation wins; the older is kept as history",
-                            c.subject,
-                            c.predicate,
-                            new.object,
-                            new.observed_at.as_deref().unwrap_or("?"),
-                            old.object,
-                            old.observed_at.as_deref().unwrap_or("?")
-                        ),
-                    }
-                }
-                _ => Resolution {
-                    verdict: Verdict::NeedsContext,
-                    confidence: 0.3,
-                    rationale: format!(
-                        "{} {} has {} and {} with no observation times to order them",
-                        c.subject, c.predicate, c.a.object, c.b.object
-                    ),
-                },
-            })
-            .collect())
+        Ok(conflicts.iter().map(verdict).collect())
     }
 
     fn self_model(

@@ -90,6 +90,7 @@ pub(super) fn classify_drafts(
 ) -> KipResult<Vec<Draft>> {
     let mut cache = HashMap::new();
     let mut drafts = Vec::new();
+    let mut left: Vec<ItemView> = Vec::new();
     for (ty, name) in items {
         cx.cancelled()?;
         let Some(view) = item_view(nx, ty, name)? else {
@@ -153,12 +154,140 @@ WITH METADATA { source: "OrphanResolution", author: "$system", confidence: 0.5, 
                 });
             }
             _ => {
-                cx.progress(
-                    Some(format!("{ty} \"{name}\" stays: {}", c.rationale)),
-                    false,
-                );
+                cx.line(format!("{ty} \"{name}\" stays in Unsorted: {}", c.rationale));
+                decay::note(
+                    nx,
+                    &view.id,
+                    &format!("{ty}:{name}"),
+                    cx.run,
+                    "kept in Unsorted",
+                    "no domain fits",
+                    &json!({"why": c.rationale}),
+                )?;
+                left.push(view);
             }
         }
+    }
+    drafts.extend(new_domains(cx, nx, &left, class)?);
+    Ok(drafts)
+}
+
+/// Items sharing a theme no domain covers: at least this many, for a new
+/// domain to be proposed (phase 3 may create one).
+pub const NEW_DOMAIN_MIN_ITEMS: usize = 3;
+
+/// A new topic domain for items left unfiled that share a word no domain's
+/// name or description has: proposed with their memberships.
+fn new_domains(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    left: &[ItemView],
+    class: &str,
+) -> KipResult<Vec<Draft>> {
+    if left.len() < NEW_DOMAIN_MIN_ITEMS {
+        return Ok(Vec::new());
+    }
+    let v = find(
+        nx,
+        r#"FIND(?d) WHERE { ?d {type: "Domain"} } LIMIT 500"#,
+        json!({}),
+    )?;
+    let covered: HashSet<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|d| {
+            similarity::stems_of(&format!(
+                "{} {}",
+                s(d, &["name"]),
+                s(d, &["attributes", "description"])
+            ))
+        })
+        .collect();
+    // stem → the items that use it, and the word as written
+    let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
+    for (i, it) in left.iter().enumerate() {
+        let text = format!("{} {}", it.name, it.text);
+        for w in similarity::words(&text) {
+            let stems = similarity::stems_of(&w);
+            let Some(stem) = stems.into_iter().next() else {
+                continue;
+            };
+            if covered.contains(&stem) || w.chars().count() < 4 {
+                continue;
+            }
+            let e = themes.entry(stem).or_insert_with(|| (Vec::new(), w.clone()));
+            if !e.0.contains(&i) {
+                e.0.push(i);
+            }
+        }
+    }
+    let mut best: Vec<(String, (Vec<usize>, String))> = themes
+        .into_iter()
+        .filter(|(_, (items, _))| items.len() >= NEW_DOMAIN_MIN_ITEMS)
+        .collect();
+    best.sort_by(|a, b| b.1.0.len().cmp(&a.1.0.len()).then(a.0.cmp(&b.0)));
+    let mut used: HashSet<usize> = HashSet::new();
+    let mut drafts = Vec::new();
+    for (_, (items, word)) in best {
+        let items: Vec<usize> = items.into_iter().filter(|i| !used.contains(i)).collect();
+        if items.len() < NEW_DOMAIN_MIN_ITEMS {
+            continue;
+        }
+        used.extend(items.iter().copied());
+        let mut name: Vec<char> = word.chars().collect();
+        if let Some(c) = name.first_mut() {
+            *c = c.to_uppercase().next().unwrap_or(*c);
+        }
+        let domain: String = name.into_iter().collect();
+        let members: Vec<&ItemView> = items.iter().map(|&i| &left[i]).collect();
+        let mut commands = vec![r#"UPSERT {
+  CONCEPT ?domain {
+    {type: "Domain", name: :domain}
+    SET ATTRIBUTES { description: :description, status: "active" }
+  }
+}
+WITH METADATA { source: "SleepReclassification", author: "$system", created_at: :ts }"#
+            .to_string()];
+        let mut params = json!({
+            "domain": domain,
+            "description": format!("{word}: proposed for {} items that share this theme and fit no other domain", members.len()),
+            "ts": cx.opts.now,
+        });
+        for (k, m) in members.iter().enumerate() {
+            commands.push(format!(
+                r#"UPSERT {{
+  PROPOSITION ?membership {{
+    ({{type: :type_{k}, name: :item_{k}}}, "belongs_to_domain", {{type: "Domain", name: :domain}})
+  }}
+}}
+WITH METADATA {{ source: "SleepReclassification", author: "$system", confidence: 0.6, created_at: :ts }}"#
+            ));
+            if class == "unsorted" {
+                commands.push(format!(
+                    r#"DELETE PROPOSITIONS ?link
+WHERE {{
+  ?link ({{type: :type_{k}, name: :item_{k}}}, "belongs_to_domain", {{type: "Domain", name: "Unsorted"}})
+}}"#
+                ));
+            }
+            params[format!("type_{k}")] = json!(m.ty);
+            params[format!("item_{k}")] = json!(m.name);
+        }
+        let names: Vec<String> = members.iter().map(|m| format!("{} \"{}\"", m.ty, m.name)).collect();
+        drafts.push(Draft {
+            class: "domain".into(),
+            key: format!("new_domain:{}", similarity::normalise(&domain)),
+            title: format!("New domain \"{domain}\" for {} items: {}", members.len(), names.join(", ")),
+            commands,
+            params: pm(params),
+            rationale: format!(
+                "{} items fit no domain and share the theme \"{word}\", which no domain's name or description covers",
+                members.len()
+            ),
+            evidence: members.iter().map(|m| m.id.clone()).collect(),
+            confidence: 0.6,
+        });
     }
     Ok(drafts)
 }

@@ -5,27 +5,204 @@ use super::*;
 pub(super) fn fact(l: &Value, o: &Value) -> FactView {
     let m = l.get("metadata").cloned().unwrap_or(Value::Null);
     let attrs = o.get("attributes").cloned().unwrap_or(Value::Null);
+    let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
     FactView {
         link: s(l, &["id"]),
         object_type: s(o, &["type"]),
         object: s(o, &["name"]),
-        observed_at: m
-            .get("observed_at")
-            .and_then(Value::as_str)
-            .or_else(|| attrs.get("last_observed").and_then(Value::as_str))
-            .map(str::to_string),
+        observed_at: text("observed_at").or_else(|| {
+            attrs
+                .get("last_observed")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }),
         confidence: m.get("confidence").and_then(Value::as_f64),
-        source: m.get("source").and_then(Value::as_str).map(str::to_string),
+        source: text("source"),
+        valid_from: text("valid_from"),
+        valid_until: text("valid_until"),
+        reliability: m
+            .get("reliability")
+            .or_else(|| m.get("source_reliability"))
+            .and_then(Value::as_f64),
+        description: s(&attrs, &["description"]),
     }
 }
 
 /// A link with its subject and object, as FIND returns them.
 pub(super) type Triple = (Value, Value, Value);
 
-/// Conflicting facts: two active links of a single-valued predicate from
-/// one subject, or two active links from one subject and predicate to
-/// objects in the same slot (`Diet: vegetarian` / `Diet: pescatarian`).
-/// Never across subjects or predicates.
+/// Predicates whose value cannot change over a life, known by name when
+/// their schema does not say `immutable: true`.
+pub const IMMUTABLE: &[&str] = &[
+    "born_in",
+    "born_on",
+    "birth_date",
+    "date_of_birth",
+    "birthplace",
+    "place_of_birth",
+    "died_in",
+    "died_on",
+    "date_of_death",
+    "biological_parent_of",
+    "biological_child_of",
+];
+
+/// Preference categories that name one choice (a diet, a time zone, a
+/// theme): two current Preferences in one of them are alternatives. In
+/// other categories ("food", "music", "tools") Preferences add up, and
+/// only a shared name slot or a stated change makes them alternatives.
+pub const SINGLE_CHOICE_CATEGORIES: &[&str] = &[
+    "diet",
+    "dietary",
+    "eating",
+    "timezone",
+    "time zone",
+    "tz",
+    "theme",
+    "ui theme",
+    "color scheme",
+    "colour scheme",
+    "editor",
+    "main editor",
+    "shell",
+    "operating system",
+    "os",
+    "browser",
+    "keyboard layout",
+    "units",
+    "unit system",
+    "measurement units",
+    "currency",
+    "date format",
+    "pronouns",
+    "home",
+    "residence",
+    "seat",
+    "salutation",
+    "form of address",
+    "reply language",
+    "response language",
+];
+
+/// Words in a newer Preference's name or description that say it replaced
+/// an earlier one.
+pub const CHANGE_CUES: &[&str] = &[
+    "switched",
+    "switch",
+    "instead",
+    "no longer",
+    "anymore",
+    "any more",
+    "again",
+    "replaced",
+    "gave up",
+    "stopped",
+    "now ",
+    "became",
+    "converted",
+    "changed",
+];
+
+/// How two facts share one slot.
+#[derive(Debug, Clone, PartialEq)]
+enum Slot {
+    /// A single-valued predicate.
+    Single,
+    /// An explicit `slot` attribute on the object.
+    Explicit(String),
+    /// The predicate declares its objects' name prefixes as slots
+    /// (`slot_by: "name_prefix"`): `Diet: vegetarian`.
+    NamePrefix(String),
+    /// One Preference `category`.
+    Category(String),
+}
+
+impl Slot {
+    fn label(&self) -> String {
+        match self {
+            Slot::Single => "single-valued predicate".into(),
+            Slot::Explicit(x) => format!("slot {x}"),
+            Slot::NamePrefix(x) => format!("name slot {x}"),
+            Slot::Category(x) => format!("Preference category {x}"),
+        }
+    }
+}
+
+/// The slots an object occupies for a predicate, strongest first.
+fn slots(single: bool, by_prefix: bool, o: &Value) -> Vec<Slot> {
+    if single {
+        return vec![Slot::Single];
+    }
+    let mut out = Vec::new();
+    let explicit = s(o, &["attributes", "slot"]);
+    if !explicit.is_empty() {
+        out.push(Slot::Explicit(similarity::normalise(&explicit)));
+    }
+    let name = s(o, &["name"]);
+    if by_prefix && let Some((prefix, _)) = name.split_once(": ") {
+        out.push(Slot::NamePrefix(format!(
+            "{}: {}",
+            s(o, &["type"]),
+            similarity::normalise(prefix)
+        )));
+    }
+    let category = s(o, &["attributes", "category"]);
+    if s(o, &["type"]) == "Preference" && !category.is_empty() {
+        out.push(Slot::Category(similarity::normalise(&category)));
+    }
+    out
+}
+
+/// An instant of a fact's validity, if it has one.
+fn at(x: &Option<String>) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    x.as_deref().and_then(super::instant)
+}
+
+/// Whether two facts held at different times: one ended (`valid_until`)
+/// before the other began (`valid_from`, else when it was observed), or
+/// ended while the other's start is unknown (an ended fact is history, not
+/// a rival of the current one).
+pub fn time_disjoint(a: &FactView, b: &FactView) -> bool {
+    let ended_before = |x: &FactView, y: &FactView| match at(&x.valid_until) {
+        None => false,
+        Some(until) => match at(&y.valid_from).or_else(|| at(&y.observed_at)) {
+            Some(from) => until <= from,
+            None => true,
+        },
+    };
+    ended_before(a, b) || ended_before(b, a)
+}
+
+/// Whether two Preferences of one category are alternatives of one
+/// choice: a single-choice category, either one marked `exclusive`, one
+/// name slot, or the newer one saying it replaced something.
+fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool {
+    if SINGLE_CHOICE_CATEGORIES.contains(&category) {
+        return true;
+    }
+    if [a, b]
+        .iter()
+        .any(|o| o.pointer("/attributes/exclusive") == Some(&Value::Bool(true)))
+    {
+        return true;
+    }
+    let prefix = |o: &Value| {
+        s(o, &["name"])
+            .split_once(": ")
+            .map(|(p, _)| similarity::normalise(p))
+    };
+    if prefix(a).is_some() && prefix(a) == prefix(b) {
+        return true;
+    }
+    let text = format!(" {} {} ", newer.object, newer.description).to_lowercase();
+    CHANGE_CUES.iter().any(|c| text.contains(&format!(" {c}")))
+}
+
+/// Conflicting facts from one subject: two active links of a single-valued
+/// predicate, or two active links of one predicate to objects in one slot
+/// (an explicit `slot`, a Preference `category` whose members are
+/// alternatives, or a name prefix where the predicate declares it), that
+/// held at the same time. Never across subjects or predicates.
 pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<Conflict>> {
     let mut out = Vec::new();
     for (p, attrs) in predicates(nx)? {
@@ -33,6 +210,9 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
             continue;
         }
         let single = attrs.get("cardinality").and_then(Value::as_str) == Some("single");
+        let by_prefix = attrs.get("slot_by").and_then(Value::as_str) == Some("name_prefix");
+        let immutable = attrs.get("immutable") == Some(&Value::Bool(true))
+            || IMMUTABLE.contains(&p.as_str());
         let text = format!(
             r#"FIND(?link, ?s, ?o) WHERE {{
   ?link (?s, {}, ?o)
@@ -41,14 +221,18 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
   {}
 }} LIMIT 20000"#,
             q(&p),
-            if single {
-                ""
-            } else {
-                r#"FILTER(CONTAINS(?o.name, ": "))"#
+            match (single, by_prefix) {
+                (true, _) => "",
+                (false, true) => {
+                    r#"FILTER(!IS_NULL(?o.attributes.slot) || !IS_NULL(?o.attributes.category) || CONTAINS(?o.name, ": "))"#
+                }
+                (false, false) => {
+                    r#"FILTER(!IS_NULL(?o.attributes.slot) || !IS_NULL(?o.attributes.category))"#
+                }
             }
         );
         let v = find(nx, &text, json!({}))?;
-        let mut groups: BTreeMap<(String, String), Vec<Triple>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), (Slot, Vec<Triple>)> = BTreeMap::new();
         for r in rows(&v, 3) {
             let sid = s(&r[0], &["subject"]);
             if let Some(want) = subject
@@ -56,46 +240,43 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
             {
                 continue;
             }
-            let slot = if single {
-                "single-valued predicate".to_string()
-            } else {
-                let on = s(&r[2], &["name"]);
-                let slot = s(&r[2], &["attributes", "slot"]);
-                if !slot.is_empty() {
-                    slot
-                } else {
-                    format!(
-                        "{}: {}",
-                        s(&r[2], &["type"]),
-                        on.split(": ").next().unwrap_or("")
-                    )
-                }
-            };
-            groups
-                .entry((sid, slot))
-                .or_default()
-                .push((r[0].clone(), r[1].clone(), r[2].clone()));
+            // an object's strongest slot decides its group
+            if let Some(slot) = slots(single, by_prefix, &r[2]).into_iter().next() {
+                groups
+                    .entry((sid, slot.label()))
+                    .or_insert_with(|| (slot, Vec::new()))
+                    .1
+                    .push((r[0].clone(), r[1].clone(), r[2].clone()));
+            }
         }
-        for ((_, slot), g) in groups {
+        for ((_, label), (slot, g)) in groups {
             if g.len() < 2 {
                 continue;
             }
-            // each pair with the newest: n-1 conflicts
-            let mut facts: Vec<(FactView, &Value)> =
-                g.iter().map(|(l, sj, o)| (fact(l, o), sj)).collect();
+            // each with the newest it held alongside: n-1 conflicts at most
+            let mut facts: Vec<(FactView, &Value, &Value)> =
+                g.iter().map(|(l, sj, o)| (fact(l, o), sj, o)).collect();
             facts.sort_by_key(|a| observed(&a.0));
-            let (newest, subj) = facts
-                .last()
-                .cloned()
-                .unwrap_or_else(|| (fact(&Value::Null, &Value::Null), &Value::Null));
-            for (f, _) in facts.iter().take(facts.len() - 1) {
+            let Some((newest, subj, newest_obj)) = facts.last().cloned() else {
+                continue;
+            };
+            for (f, _, o) in facts.iter().take(facts.len() - 1) {
+                if time_disjoint(f, &newest) {
+                    continue;
+                }
+                if let Slot::Category(c) = &slot
+                    && !alternatives(c, o, newest_obj, &newest)
+                {
+                    continue;
+                }
                 out.push(Conflict {
                     subject_type: s(subj, &["type"]),
                     subject: s(subj, &["name"]),
                     predicate: p.clone(),
-                    slot: slot.clone(),
+                    slot: label.clone(),
                     a: f.clone(),
                     b: newest.clone(),
+                    immutable,
                 });
             }
         }

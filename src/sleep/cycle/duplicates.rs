@@ -23,6 +23,14 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
         )?
     };
     let attrs = node.get("attributes").cloned().unwrap_or(Value::Null);
+    let c = store::ids::parse_concept_id(&id).unwrap_or(0);
+    let mut st = nx.conn().prepare_cached(
+        "SELECT c.type, c.name FROM propositions p JOIN concepts c ON c.id = CASE WHEN p.subject = ?1 THEN p.object ELSE p.subject END \
+         WHERE (p.subject = ?1 OR p.object = ?1) AND p.predicate <> 'belongs_to_domain' LIMIT 100",
+    )?;
+    let neighbours = st
+        .query_map([c], |r| Ok(format!("{}:{}", r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(ConceptView {
         id,
         ty: s(node, &["type"]),
@@ -31,6 +39,7 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
         description: s(&attrs, &["description"]),
         attributes: attrs,
         links,
+        neighbours,
     })
 }
 
@@ -66,6 +75,7 @@ pub(super) fn duplicate_drafts(
             ty: s(n, &["type"]),
             name: s(n, &["name"]),
             aliases: strs(n.get("attributes").and_then(|a| a.get("aliases"))),
+            description: s(n, &["attributes", "description"]),
         })
         .collect();
     let matches = similarity::duplicates(&named);
@@ -87,7 +97,20 @@ pub(super) fn duplicate_drafts(
     let judged = cx.reasoner.same_entity(&mut Look(nx), &cands)?;
     let mut drafts = Vec::new();
     for (c, j) in cands.iter().zip(judged) {
-        if !j.same || c.a.ty != c.b.ty {
+        let same = j.same && c.a.ty == c.b.ty;
+        cx.rule(&format!("duplicates: {}", c.rule), same);
+        if !same {
+            for (x, y) in [(&c.a, &c.b), (&c.b, &c.a)] {
+                decay::note(
+                    nx,
+                    &x.id,
+                    &format!("{}:{}", x.ty, x.name),
+                    cx.run,
+                    "not merged",
+                    &c.rule,
+                    &json!({"with": format!("{}:{}", y.ty, y.name), "why": j.rationale, "confidence": j.confidence}),
+                )?;
+            }
             continue;
         }
         let (keep, dup) = if j.keep_a { (&c.a, &c.b) } else { (&c.b, &c.a) };

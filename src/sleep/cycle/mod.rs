@@ -265,6 +265,17 @@ pub struct PhaseReport {
     pub millis: u64,
     pub lines: Vec<String>,
     pub counts: BTreeMap<String, i64>,
+    /// Per rule of the phase: candidates it saw, proposed and dropped.
+    pub rules: BTreeMap<String, RuleCount>,
+}
+
+/// What one rule did in one phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct RuleCount {
+    pub seen: i64,
+    pub proposed: i64,
+    pub dropped: i64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -498,6 +509,17 @@ impl Cx<'_> {
     fn line(&mut self, l: String) {
         self.progress(Some(l.clone()), false);
         self.phase.lines.push(l);
+    }
+
+    /// One candidate of a rule, proposed or dropped.
+    fn rule(&mut self, rule: &str, proposed: bool) {
+        let r = self.phase.rules.entry(rule.to_string()).or_default();
+        r.seen += 1;
+        if proposed {
+            r.proposed += 1;
+        } else {
+            r.dropped += 1;
+        }
     }
 
     fn count(&mut self, k: &str, n: i64) {
@@ -997,6 +1019,7 @@ pub fn run(
                     millis: t0.elapsed().as_millis() as u64,
                     lines: vec![issue.clone()],
                     counts: BTreeMap::from([("failed".to_string(), 1)]),
+                    ..Default::default()
                 });
                 cx.report.issues.push(issue.clone());
                 failed_phases += 1;

@@ -1,0 +1,513 @@
+//! Candidate duplicate pairs: every name prepared once, grouped by keys that
+//! do not depend on how a name begins (its words, their stems and sounds,
+//! its initialisms, exonyms), and each pair in a group compared by the
+//! rules below, strongest first. Only names are compared here; the
+//! reasoner weighs the evidence for and against (descriptions,
+//! neighbours, attributes) before anything is proposed.
+
+use super::names::{self, LEGAL_FORMS};
+use super::variants;
+use super::{Match, Named, normalise};
+use rust_stemmers::{Algorithm, Stemmer};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// A group of names sharing one blocking key larger than this is a crowd
+/// of common words ("music", "street"), not of duplicates: its pairs are
+/// left to the other keys the names share.
+pub const MAX_BLOCK: usize = 250;
+
+/// Single given names ("Liz") compared against every person's given name:
+/// past this many, the pass is skipped and the report says so.
+pub const MAX_SINGLE_NAMES: usize = 2_000;
+
+/// Rule scores: how much a name match alone says. The reasoner proposes a
+/// merge at [`SAME_AT`] and above, after adding context for and against,
+/// so a rule scored below it is proposed only with support from the graph.
+pub const SAME_AT: f64 = 0.8;
+pub mod score {
+    /// Same letters once case, accents and punctuation are set aside.
+    pub const SAME_NAME: f64 = 0.97;
+    /// Same once titles and abbreviations are set aside, or one is the
+    /// other's alias.
+    pub const CANONICAL: f64 = 0.95;
+    /// The same words in another order ("Hartmann, Elizabeth").
+    pub const REORDERED: f64 = 0.92;
+    /// Listed exonyms of one place.
+    pub const EXONYM: f64 = 0.9;
+    /// The same words but for inflection ("Board games" / "Board game").
+    pub const INFLECTION: f64 = 0.9;
+    /// One differs only by a legal form ("Volvo" / "Volvo AB").
+    pub const LEGAL_FORM: f64 = 0.9;
+    /// A person's name in another form: a nickname, an initial, a middle
+    /// name, a title (by the `human_name` comparison).
+    pub const PERSON_FORM: f64 = 0.88;
+    /// A near-identical spelling of a long name (a typo).
+    pub const TYPO: f64 = 0.86;
+    /// One is the other's initialism.
+    pub const INITIALISM: f64 = 0.85;
+    /// Every word the same or a transliteration of it.
+    pub const TRANSLITERATION: f64 = 0.85;
+    /// An extra word the shorter one's own description confirms
+    /// ("Hagabadet" described as a spa / "Hagabadet Spa").
+    pub const EXTRA_WORD_DESCRIBED: f64 = 0.85;
+    /// One word is a prefix of the other's (3+ letters), or one name is
+    /// the other plus a short tail ("Postgres" / "PostgreSQL").
+    pub const PREFIX: f64 = 0.8;
+    /// A person known by a given initial only ("E. Hartmann"): needs support.
+    pub const INITIAL_ONLY: f64 = 0.74;
+    /// An extra word nothing confirms: needs support.
+    pub const EXTRA_WORD: f64 = 0.72;
+    /// A single given name matching a person's full name ("Liz" /
+    /// "Elizabeth Hartmann"): needs support and must be the only match.
+    pub const GIVEN_NAME_ONLY: f64 = 0.72;
+}
+
+/// Near-identical spelling: Jaro–Winkler at least this on names of at
+/// least [`TYPO_MIN_LEN`] letters.
+pub const TYPO_MIN_SIMILARITY: f64 = 0.96;
+pub const TYPO_MIN_LEN: usize = 8;
+
+/// Whether a type holds people (compared as personal names).
+pub fn is_person_type(ty: &str) -> bool {
+    matches!(
+        ty.to_ascii_lowercase().as_str(),
+        "person" | "people" | "contact" | "human"
+    )
+}
+
+/// A name prepared once for all its comparisons.
+pub(super) struct Prepared {
+    pub tokens: Vec<String>,
+    pub canonical: String,
+    pub content: Vec<String>,
+    pub initialisms: Vec<String>,
+    pub acronym: Option<String>,
+    pub exonym: Option<String>,
+    pub aliases: Vec<String>,
+    pub person: Option<human_name::Name>,
+    pub numbers: Vec<String>,
+    pub description: String,
+}
+
+fn stemmer() -> &'static Stemmer {
+    static S: std::sync::OnceLock<Stemmer> = std::sync::OnceLock::new();
+    S.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+pub(super) fn prepare(it: &Named) -> Prepared {
+    let person = is_person_type(&it.ty);
+    let tokens = names::canonical_tokens(&it.name, person);
+    let canonical = tokens.join(" ");
+    let content = names::content_tokens(&tokens);
+    let raw_words: Vec<&str> = it
+        .name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let acronym = match raw_words.as_slice() {
+        [w] if names::is_acronym(w) => Some(normalise(w)),
+        _ if tokens.len() == 1 && tokens[0].len() <= 6 && it.name.contains('.') => {
+            Some(tokens[0].clone())
+        }
+        _ => None,
+    };
+    Prepared {
+        exonym: variants::exonym_key(&tokens),
+        numbers: canonical
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect(),
+        initialisms: names::initialisms(&it.name),
+        aliases: it
+            .aliases
+            .iter()
+            .map(|a| names::canonical_tokens(a, person).join(" "))
+            .filter(|a| !a.is_empty())
+            .collect(),
+        person: if person && tokens.len() >= 2 {
+            human_name::Name::parse(&deunicode::deunicode(&it.name))
+        } else {
+            None
+        },
+        description: it.description.clone(),
+        tokens,
+        canonical,
+        content,
+        acronym,
+    }
+}
+
+/// The keys a name is grouped by.
+fn keys(p: &Prepared) -> Vec<String> {
+    let mut k = vec![format!("c:{}", p.canonical)];
+    for a in &p.aliases {
+        k.push(format!("c:{a}"));
+    }
+    let mut sorted = p.tokens.clone();
+    sorted.sort();
+    k.push(format!("s:{}", sorted.join(" ")));
+    for t in &p.content {
+        if t.chars().count() >= 3 {
+            k.push(format!("t:{t}"));
+            k.push(format!("t:{}", stemmer().stem(t)));
+        }
+        if t.chars().count() >= 4 && t.chars().any(|c| c.is_alphabetic()) {
+            k.push(format!("p:{}", variants::phonetic_key(t)));
+        }
+    }
+    for i in &p.initialisms {
+        k.push(format!("i:{i}"));
+    }
+    if let Some(a) = &p.acronym {
+        k.push(format!("i:{a}"));
+    }
+    if let Some(e) = &p.exonym {
+        k.push(format!("x:{e}"));
+    }
+    k.sort();
+    k.dedup();
+    k
+}
+
+/// Why two prepared names of one type look like one thing, if they do.
+pub(super) fn compare(a: &Prepared, b: &Prepared, person: bool) -> Option<(&'static str, f64)> {
+    if a.numbers != b.numbers {
+        return None; // "Topic 12" / "Topic 120", "iPhone 14" / "iPhone 15"
+    }
+    if a.canonical.is_empty() || b.canonical.is_empty() {
+        return None;
+    }
+    if a.canonical == b.canonical {
+        return Some((
+            "same name once titles, abbreviations and punctuation are set aside",
+            score::CANONICAL,
+        ));
+    }
+    if a.aliases.contains(&b.canonical) || b.aliases.contains(&a.canonical) {
+        return Some(("name is the other's alias", score::CANONICAL));
+    }
+    let mut sa = a.tokens.clone();
+    let mut sb = b.tokens.clone();
+    sa.sort();
+    sb.sort();
+    if sa == sb {
+        return Some(("the same words in another order", score::REORDERED));
+    }
+    if let (Some(x), Some(y)) = (&a.exonym, &b.exonym)
+        && x == y
+    {
+        return Some((
+            "names of one place in different languages",
+            score::EXONYM,
+        ));
+    }
+    for (s, l) in [(a, b), (b, a)] {
+        if let Some(ac) = &s.acronym
+            && l.acronym.is_none()
+            && l.initialisms.contains(ac)
+        {
+            return Some(("name is the other's initialism", score::INITIALISM));
+        }
+    }
+    if person {
+        return compare_people(a, b);
+    }
+    if plurals(&a.tokens, &b.tokens) {
+        return Some(("the same words but for a plural", score::INFLECTION));
+    }
+    if let Some(r) = extra_words(a, b) {
+        return Some(r);
+    }
+    if transliterated(&a.tokens, &b.tokens) {
+        return Some((
+            "every word the same or a transliteration of it",
+            score::TRANSLITERATION,
+        ));
+    }
+    if tokens_extend(&a.tokens, &b.tokens) {
+        return Some(("one name extends the other's words", score::PREFIX));
+    }
+    if short_suffix(&a.canonical, &b.canonical) {
+        return Some(("one name is the other plus a short suffix", score::PREFIX));
+    }
+    typo(a, b)
+}
+
+fn typo(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    let (x, y) = (&a.canonical, &b.canonical);
+    (x.len() >= TYPO_MIN_LEN
+        && y.len() >= TYPO_MIN_LEN
+        && strsim::jaro_winkler(x, y) >= TYPO_MIN_SIMILARITY)
+        .then_some(("near-identical spelling", score::TYPO))
+}
+
+/// A name with its doubled letters single ("hartmann" → "hartman").
+fn undoubled(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if !out.ends_with(c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// People's names differ by one letter more often than people do ("Anna
+/// Müller" / "Anna Miller", "Berg" / "Borg"): the only spelling slip taken
+/// for one person is a doubled letter ("Hartmann" / "Hartman").
+fn person_typo(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    (a.canonical != b.canonical && undoubled(&a.canonical) == undoubled(&b.canonical))
+        .then_some(("the same name but for a doubled letter", score::TYPO))
+}
+
+/// People: the given names may be nicknames, initials or absent middle
+/// names, and titles may differ (human_name's comparison); surnames must
+/// agree, letter for letter or as transliterations.
+fn compare_people(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    let (Some(x), Some(y)) = (&a.person, &b.person) else {
+        return person_typo(a, b);
+    };
+    let surname = |n: &human_name::Name| normalise(&deunicode::deunicode(n.surname()));
+    let (sx, sy) = (surname(x), surname(y));
+    let same_surname = sx == sy;
+    if same_surname && x.consistent_with(y) {
+        let initial_only = |n: &human_name::Name| n.given_name().is_none();
+        if initial_only(x) || initial_only(y) {
+            return Some((
+                "a person known by the initial of the other's given name",
+                score::INITIAL_ONLY,
+            ));
+        }
+        return Some((
+            "one person's name in another form (nickname, middle name or title)",
+            score::PERSON_FORM,
+        ));
+    }
+    if !same_surname
+        && sx.split(' ').count() == sy.split(' ').count()
+        && sx
+            .split(' ')
+            .zip(sy.split(' '))
+            .all(|(p, q)| variants::transliterations(p, q))
+    {
+        // the surname transliterated, the given names consistent
+        let given = |n: &human_name::Name| {
+            n.given_name()
+                .map(|g| normalise(&deunicode::deunicode(g)))
+                .unwrap_or_default()
+        };
+        let (gx, gy) = (given(x), given(y));
+        if gx == gy || (!gx.is_empty() && !gy.is_empty() && variants::transliterations(&gx, &gy))
+        {
+            return Some((
+                "every word the same or a transliteration of it",
+                score::TRANSLITERATION,
+            ));
+        }
+    }
+    person_typo(a, b)
+}
+
+/// The same words but one or more in the plural ("Board games" / "Board
+/// game", "Libraries" / "Library"): only regular English plurals, since a
+/// stemmer folds names too ("Lunde" / "Lund").
+fn plurals(a: &[String], b: &[String]) -> bool {
+    fn plural(s: &str, l: &str) -> bool {
+        s.len() >= 3
+            && (l.strip_suffix('s') == Some(s)
+                || l.strip_suffix("es") == Some(s)
+                || (s.ends_with('y')
+                    && l.strip_suffix("ies") == Some(&s[..s.len() - 1])))
+    }
+    a.len() == b.len()
+        && a != b
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || plural(x, y) || plural(y, x))
+}
+
+/// Every word of one is the other's word or a transliteration of it, at
+/// least one differs.
+fn transliterated(a: &[String], b: &[String]) -> bool {
+    a.len() == b.len()
+        && a != b
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || variants::transliterations(x, y))
+}
+
+/// One name is the other plus words: a legal form, or a word the shorter
+/// one's own description uses ("Hagabadet", "a day spa in Gothenburg").
+fn extra_words(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    let (s, l) = if a.tokens.len() <= b.tokens.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    if s.tokens.len() == l.tokens.len() {
+        return None;
+    }
+    let short: HashSet<&String> = s.tokens.iter().collect();
+    if !s.tokens.iter().all(|t| l.tokens.contains(t)) {
+        return None;
+    }
+    // the shorter name's words in order, with extra words around them
+    let extra: Vec<&String> = l.tokens.iter().filter(|t| !short.contains(t)).collect();
+    if extra.is_empty() || s.content.is_empty() {
+        return None;
+    }
+    if extra.iter().all(|t| LEGAL_FORMS.contains(&t.as_str())) {
+        return Some(("one name is the other plus a legal form", score::LEGAL_FORM));
+    }
+    let described: HashSet<String> = super::stems_of(&s.description);
+    if extra.len() == 1 && described.contains(&stemmer().stem(extra[0]).into_owned()) {
+        return Some((
+            "one name is the other plus a word its description uses",
+            score::EXTRA_WORD_DESCRIBED,
+        ));
+    }
+    (extra.len() == 1).then_some(("one name is the other plus a word", score::EXTRA_WORD))
+}
+
+fn tokens_extend(wa: &[String], wb: &[String]) -> bool {
+    // every word of one is the other's word or a prefix of it (3+ letters):
+    // "tom ruiz" / "tomas ruiz"
+    if wa.len() != wb.len() || wa.len() < 2 {
+        return false;
+    }
+    let mut differ = 0;
+    for (x, y) in wa.iter().zip(wb) {
+        if x == y {
+            continue;
+        }
+        let (s, l) = if x.len() <= y.len() { (x, y) } else { (y, x) };
+        if s.len() >= 3 && l.starts_with(s.as_str()) {
+            differ += 1;
+        } else {
+            return false;
+        }
+    }
+    differ == 1
+}
+
+fn short_suffix(a: &str, b: &str) -> bool {
+    // one is the other plus a short tail: "postgres" / "postgresql"
+    let (s, l) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    s.len() >= 5
+        && !s.contains(' ')
+        && l.starts_with(s)
+        && l.len() - s.len() <= 3
+        && !l[s.len()..].starts_with(' ')
+}
+
+/// Pairs of the same type that look like duplicates, with the rule that
+/// matched. Work grows with the memory, not its square: only names that
+/// share a key are compared, and crowded keys are left to rarer ones.
+pub fn duplicates(items: &[Named]) -> Vec<Match> {
+    let prepared: Vec<Prepared> = items.iter().map(prepare).collect();
+    let mut by_type: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, it) in items.iter().enumerate() {
+        by_type.entry(it.ty.as_str()).or_default().push(i);
+    }
+    let mut found: HashMap<(usize, usize), Match> = HashMap::new();
+    for (ty, idx) in by_type {
+        let person = is_person_type(ty);
+        let mut blocks: HashMap<String, Vec<usize>> = HashMap::new();
+        for &i in &idx {
+            for k in keys(&prepared[i]) {
+                blocks.entry(k).or_default().push(i);
+            }
+        }
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        for block in blocks.values() {
+            if block.len() < 2 || block.len() > MAX_BLOCK {
+                continue;
+            }
+            for (x, &i) in block.iter().enumerate() {
+                for &j in &block[x + 1..] {
+                    let key = (i.min(j), i.max(j));
+                    if i == j || !seen.insert(key) {
+                        continue;
+                    }
+                    if let Some((rule, s)) = compare(&prepared[i], &prepared[j], person) {
+                        found.insert(
+                            key,
+                            Match {
+                                a: key.0,
+                                b: key.1,
+                                rule,
+                                score: s,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        if person {
+            given_names_only(items, &prepared, &idx, &mut found);
+        }
+    }
+    let mut out: Vec<Match> = found.into_values().collect();
+    out.sort_by_key(|x| (x.a, x.b));
+    out
+}
+
+/// A person named by one given name ("Liz") against the full names whose
+/// given name it may stand for ("Elizabeth Hartmann"): a candidate only
+/// when exactly one full name matches.
+fn given_names_only(
+    items: &[Named],
+    prepared: &[Prepared],
+    idx: &[usize],
+    found: &mut HashMap<(usize, usize), Match>,
+) {
+    let singles: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|&i| prepared[i].tokens.len() == 1 && prepared[i].tokens[0].len() >= 2)
+        .collect();
+    if singles.is_empty() || singles.len() > MAX_SINGLE_NAMES {
+        return;
+    }
+    // full names by given name, each given name parsed once
+    let mut by_given: HashMap<String, Vec<usize>> = HashMap::new();
+    for &i in idx {
+        if let Some(g) = prepared[i].person.as_ref().and_then(|n| n.given_name()) {
+            by_given
+                .entry(normalise(&deunicode::deunicode(g)))
+                .or_default()
+                .push(i);
+        }
+    }
+    const PLACEHOLDER: &str = "Placeholdersurname";
+    let givens: Vec<(human_name::Name, &Vec<usize>)> = by_given
+        .iter()
+        .filter_map(|(g, v)| {
+            human_name::Name::parse(&format!("{g} {PLACEHOLDER}")).map(|n| (n, v))
+        })
+        .collect();
+    for &i in &singles {
+        let Some(me) = human_name::Name::parse(&format!(
+            "{} {PLACEHOLDER}",
+            deunicode::deunicode(&items[i].name)
+        )) else {
+            continue;
+        };
+        let hits: Vec<usize> = givens
+            .iter()
+            .filter(|(n, _)| me.consistent_with(n))
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|&j| j != i)
+            .collect();
+        if let [j] = hits.as_slice() {
+            let key = (i.min(*j), i.max(*j));
+            found.entry(key).or_insert(Match {
+                a: key.0,
+                b: key.1,
+                rule: "a single given name that matches one person's full name",
+                score: score::GIVEN_NAME_ONLY,
+            });
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Sameness of names and texts: the forms a name is compared in
+//! ([`names`]), spellings across languages ([`variants`]), candidate
+//! duplicate pairs found by blocking ([`matching`]), and stemmed text
+//! overlap.
+
+pub mod matching;
+pub mod names;
+pub mod variants;
+
+pub use matching::duplicates;
+use std::collections::HashSet;
+use unicode_normalization::UnicodeNormalization;
+
+/// Lowercase, accents folded, punctuation dropped, whitespace collapsed:
+/// `"Tomás  Ruiz!"` → `"tomas ruiz"`.
+pub fn normalise(s: &str) -> String {
+    let folded: String = s
+        .nfd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .collect();
+    let mut out = String::with_capacity(folded.len());
+    let mut space = false;
+    for c in folded.chars() {
+        if c.is_alphanumeric() {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.extend(c.to_lowercase());
+        } else {
+            space = true;
+        }
+    }
+    out
+}
+
+/// The words of a name, splitting camel case: `"JavaScript"` →
+/// `["java", "script"]`, `"Board games"` → `["board", "games"]`.
+pub fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase();
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().map(|w| normalise(&w)).collect()
+}
+
+/// One concept offered for duplicate detection.
+#[derive(Debug, Clone, Default)]
+pub struct Named {
+    pub id: i64,
+    pub ty: String,
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: String,
+}
+
+/// Why two names look like one thing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    pub a: usize,
+    pub b: usize,
+    pub rule: &'static str,
+    pub score: f64,
+}
+
+/// The English stems of a text's words of 3+ letters ("rehearsals" →
+/// "rehears"), function words aside.
+pub fn stems_of(text: &str) -> HashSet<String> {
+    static S: std::sync::OnceLock<rust_stemmers::Stemmer> = std::sync::OnceLock::new();
+    let st = S.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    words(&deunicode::deunicode(text))
+        .into_iter()
+        .filter(|w| w.chars().count() >= 3 && !names::FUNCTION_WORDS.contains(&w.as_str()))
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| st.stem(&w).into_owned())
+        .collect()
+}
+
+/// Common words that say nothing of a topic, left out of text overlap.
+pub const STOP_WORDS: &[&str] = &[
+    "with", "from", "that", "this", "these", "those", "was", "were", "are", "has", "have", "had",
+    "her", "his", "their", "its", "our", "your", "who", "which", "what", "when", "where", "not",
+    "but", "all", "any", "some", "one", "two", "also", "very", "about", "into", "over", "after",
+    "before", "then", "than", "there", "here", "they", "them", "she", "him", "you", "can", "will",
+    "would", "should", "could", "been", "being", "each", "other", "more", "most", "such", "only",
+    "own", "same", "just", "now", "new", "out", "via", "per",
+];
+
+/// Word overlap of two texts: Jaccard over the stems of their words of 3+
+/// letters, so "rehearsal" meets "rehearsals".
+pub fn overlap(a: &str, b: &str) -> f64 {
+    let wa = stems_of(a);
+    let wb = stems_of(b);
+    if wa.is_empty() || wb.is_empty() {
+        return 0.0;
+    }
+    wa.intersection(&wb).count() as f64 / wa.union(&wb).count() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(id: i64, ty: &str, name: &str, aliases: &[&str]) -> Named {
+        Named {
+            id,
+            ty: ty.into(),
+            name: name.into(),
+            aliases: aliases.iter().map(|s| s.to_string()).collect(),
+            description: String::new(),
+        }
+    }
+
+    #[test]
+    fn normalises_and_splits() {
+        assert_eq!(normalise("Tomás  Ruiz!"), "tomas ruiz");
+        assert_eq!(words("JavaScript"), vec!["java", "script"]);
+        assert!(overlap("weekly rehearsal", "rehearsals") > 0.4);
+    }
+
+    fn pairs(items: &[Named]) -> Vec<(i64, i64, &'static str)> {
+        duplicates(items)
+            .iter()
+            .map(|x| (items[x.a].id, items[x.b].id, x.rule))
+            .collect()
+    }
+
+    #[test]
+    fn finds_the_planted_kinds_and_not_lookalikes() {
+        let items = vec![
+            n(1, "Topic", "JS", &[]),
+            n(2, "Topic", "JavaScript", &["ECMAScript"]),
+            n(3, "Topic", "Postgres", &["postgres db"]),
+            n(4, "Topic", "PostgreSQL", &["pg"]),
+            n(5, "Person", "Tom Ruiz", &["Tom"]),
+            n(6, "Person", "Tomás Ruiz", &[]),
+            n(7, "Topic", "Java", &[]),
+            n(8, "Topic", "Zig", &[]),
+            n(9, "Topic", "Zigbee", &[]),
+            n(10, "Person", "Sam Chen", &[]),
+            n(11, "Person", "Mira Chen", &[]),
+            n(12, "Place", "JS", &[]),
+            n(13, "Topic", "JSON Schema", &[]),
+            n(14, "Person", "Person 1", &[]),
+            n(15, "Person", "Person 10", &[]),
+            n(16, "Topic", "Topic 123", &[]),
+            n(17, "Topic", "Topic 1234", &[]),
+        ];
+        let p = pairs(&items);
+        let ids: Vec<(i64, i64)> = p.iter().map(|x| (x.0, x.1)).collect();
+        assert!(ids.contains(&(1, 2)), "{p:?}");
+        assert!(ids.contains(&(3, 4)), "{p:?}");
+        assert!(ids.contains(&(5, 6)), "{p:?}");
+        assert_eq!(p.len(), 3, "{p:?}");
+    }
+
+    #[test]
+    fn names_in_other_forms() {
+        let same = [
+            ("Organization", "RNCM", "Royal Northern College of Music"),
+            ("Person", "Liz Hartmann", "Elizabeth Hartmann"),
+            ("Person", "Dr. Farah Siddiqui", "Farah Siddiqui"),
+            ("Place", "St Malo", "Saint-Malo"),
+            ("Person", "Mstislav Rostropovich", "Mstislav Rostropowitsch"),
+            ("Person", "Pyotr Tchaikovsky", "Pjotr Tschaikowsky"),
+            ("Place", "Göteborg", "Gothenburg"),
+            ("Place", "Hagabadet", "Hagabadet Spa"),
+            ("Person", "Hartmann, Elizabeth", "Elizabeth Hartmann"),
+            ("Organization", "Volvo", "Volvo AB"),
+            ("Topic", "Board games", "Board game"),
+            ("Person", "Bob Okafor", "Robert Okafor"),
+        ];
+        for (ty, a, b) in same {
+            let items = vec![n(1, ty, a, &[]), n(2, ty, b, &[])];
+            assert_eq!(pairs(&items).len(), 1, "{a} / {b}");
+        }
+        let different = [
+            ("Person", "Erik Lund", "Erik Lundgren"),
+            ("Person", "Anna Berg", "Anna Borg"),
+            ("Person", "Jan Novak", "Jana Novak"),
+            ("Person", "Maria Lopez", "Mario Lopez"),
+            ("Place", "Lund", "Lunde"),
+            ("Topic", "Topic 12", "Topic 120"),
+            ("Person", "Anna Müller", "Anna Miller"),
+        ];
+        for (ty, a, b) in different {
+            let items = vec![n(1, ty, a, &[]), n(2, ty, b, &[])];
+            assert!(pairs(&items).is_empty(), "{a} / {b}: {:?}", pairs(&items));
+        }
+        // a single given name: a candidate only when one person matches
+        let items = vec![
+            n(1, "Person", "Liz", &[]),
+            n(2, "Person", "Elizabeth Hartmann", &[]),
+            n(3, "Person", "Erik Lund", &[]),
+        ];
+        assert_eq!(pairs(&items).len(), 1, "{:?}", pairs(&items));
+        let items = vec![
+            n(1, "Person", "Liz", &[]),
+            n(2, "Person", "Elizabeth Hartmann", &[]),
+            n(3, "Person", "Elizabeth Moreau", &[]),
+        ];
+        assert!(pairs(&items).is_empty(), "{:?}", pairs(&items));
+    }
+}
