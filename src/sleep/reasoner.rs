@@ -7,8 +7,8 @@
 //! [`Heuristic`] works offline and deterministically; the LLM reasoner
 //! (`super::llm`) asks any OpenAI-compatible chat model.
 
-use super::similarity;
 use super::sameness;
+use super::similarity;
 use crate::kip::KipResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -445,45 +445,68 @@ fn verdict(c: &Conflict) -> Resolution {
     }
 }
 
-/// How much of an item's fit to a domain comes from its members' texts
-/// (the rest from the domain's own name and description).
-pub const MEMBER_WEIGHT: f64 = 0.55;
-/// The least text fit that files an item.
-pub const CLASSIFY_MIN_FIT: f64 = 0.12;
-/// Two domains whose text fit is this close are a tie, broken by where the
-/// item's linked concepts live.
+/// The least fit that files an item: the share of its words (stemmed,
+/// each weighted by how few domains use it) found in a domain's
+/// vocabulary (its name, description and members' names and descriptions).
+pub const CLASSIFY_MIN_FIT: f64 = 0.15;
+/// Two domains whose fit is this close are a tie, broken by where the
+/// item's linked concepts live, then by how many members are like it.
 pub const CLASSIFY_TIE: f64 = 0.02;
+/// A member is "like" an item at this stemmed word overlap.
+pub const MEMBER_ALIKE: f64 = 0.12;
 /// Without words in common with any domain, an item follows its linked
 /// concepts only when at least this share of them, and two or more, live
 /// in one domain.
 pub const NEIGHBOUR_MAJORITY: f64 = 0.6;
 
-/// A domain for one item: its own words first (stemmed overlap with each
-/// domain's members and description), its neighbours only to break a tie
-/// or when its words say nothing.
+/// A domain for one item: its own words first (the share of them each
+/// domain's vocabulary has, words many domains use counting less), its
+/// neighbours only to break a tie or when its words say nothing.
 fn classify_one(it: &ItemView, domains: &[DomainView]) -> Classification {
     let text = format!("{} {}", it.name, it.text);
-    let mut scored: Vec<(f64, f64, &DomainView, String)> = domains
+    let words = similarity::stems_of(&text);
+    let vocab: Vec<std::collections::HashSet<String>> = domains
         .iter()
         .map(|d| {
-            let desc = similarity::overlap(&text, &format!("{} {}", d.name, d.description));
-            let members = d
+            let mut v = similarity::stems_of(&format!("{} {}", d.name, d.description));
+            for m in &d.member_texts {
+                v.extend(similarity::stems_of(m));
+            }
+            v
+        })
+        .collect();
+    let df = |w: &String| vocab.iter().filter(|v| v.contains(w)).count();
+    let mut scored: Vec<(f64, (f64, usize), &DomainView, String)> = domains
+        .iter()
+        .zip(&vocab)
+        .map(|(d, v)| {
+            let known: Vec<&String> = words.iter().filter(|w| v.contains(*w)).collect();
+            let fit = if words.is_empty() {
+                0.0
+            } else {
+                known.iter().map(|w| 1.0 / df(w) as f64).sum::<f64>() / words.len() as f64
+            };
+            let alike = d
                 .member_texts
                 .iter()
-                .map(|m| similarity::overlap(&text, m))
-                .fold(0.0, f64::max);
+                .filter(|m| similarity::overlap(&text, m) >= MEMBER_ALIKE)
+                .count();
             let votes = it.neighbour_domains.iter().filter(|n| **n == d.name).count();
             let share = if it.neighbour_domains.is_empty() {
                 0.0
             } else {
                 votes as f64 / it.neighbour_domains.len() as f64
             };
-            let fit = MEMBER_WEIGHT * members + (1.0 - MEMBER_WEIGHT) * desc;
+            let mut shown: Vec<&str> = known.iter().map(|w| w.as_str()).collect();
+            shown.sort();
             let why = format!(
-                "word overlap with its members {members:.2}, with its description {desc:.2}; {votes} of {} linked concepts live there",
+                "{} of its {} words are in its vocabulary ({}), fit {fit:.2}; {alike} members alike; {votes} of {} linked concepts live there",
+                known.len(),
+                words.len(),
+                shown.join(", "),
                 it.neighbour_domains.len()
             );
-            (fit, share, d, why)
+            (fit, (share, alike), d, why)
         })
         .collect();
     scored.sort_by(|x, y| {
@@ -500,12 +523,18 @@ fn classify_one(it: &ItemView, domains: &[DomainView]) -> Classification {
         };
     };
     if top.0 >= CLASSIFY_MIN_FIT {
-        // a tie on words goes to the domain the item's neighbours live in
-        let best = scored
+        // a tie on words goes to the domain the item's neighbours live in,
+        // then to the one with more members like it
+        let mut best = top;
+        for x in scored
             .iter()
+            .skip(1)
             .take_while(|x| top.0 - x.0 <= CLASSIFY_TIE)
-            .max_by(|x, y| x.1.partial_cmp(&y.1).unwrap_or(std::cmp::Ordering::Equal))
-            .unwrap_or(top);
+        {
+            if x.1.partial_cmp(&best.1) == Some(std::cmp::Ordering::Greater) {
+                best = x;
+            }
+        }
         return Classification {
             item: it.name.clone(),
             domain: Some(best.2.name.clone()),
@@ -515,8 +544,12 @@ fn classify_one(it: &ItemView, domains: &[DomainView]) -> Classification {
     }
     let by_neighbours = scored
         .iter()
-        .filter(|x| x.1 >= NEIGHBOUR_MAJORITY)
-        .max_by(|x, y| x.1.partial_cmp(&y.1).unwrap_or(std::cmp::Ordering::Equal));
+        .filter(|x| x.1.0 >= NEIGHBOUR_MAJORITY)
+        .max_by(|x, y| {
+            x.1.0
+                .partial_cmp(&y.1.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
     if let Some(n) = by_neighbours
         && it.neighbour_domains.len() >= 2
     {

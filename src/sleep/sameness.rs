@@ -39,13 +39,13 @@ pub const DESCRIPTION_NAMES_OTHER: f64 = 0.1;
 /// Two descriptions of three or more words each that share no word stem
 /// take this away; more if their proper names differ too ("a city in
 /// Massachusetts" / "a city in England").
-pub const DESCRIPTIONS_DISJOINT: f64 = 0.15;
-pub const PROPER_NAMES_DISJOINT: f64 = 0.12;
+/// Kept small: a second note on one thing is often written about another
+/// side of it; a rule scored 0.85 or more survives it alone.
+pub const DESCRIPTIONS_DISJOINT: f64 = 0.05;
+pub const PROPER_NAMES_DISJOINT: f64 = 0.15;
 pub const DESCRIPTION_MIN_WORDS: usize = 3;
-/// Two concepts with [`NEIGHBOURS_MIN`] or more neighbours each and none
-/// in common take this away.
-pub const NEIGHBOURS_DISJOINT: f64 = 0.1;
-pub const NEIGHBOURS_MIN: usize = 3;
+// Neighbourhoods that do not meet are no evidence against: a second note
+// on one thing is usually written from other episodes.
 
 /// The capitalised words inside a text that are not its first word: the
 /// proper names it mentions.
@@ -65,16 +65,57 @@ fn proper_names(text: &str) -> HashSet<String> {
     out
 }
 
+/// An acronym whose description spells it out as something other than the
+/// other name ("CSO": "Chicago Symphony Orchestra, heard on tour" against
+/// "City of Stockholm Orchestra").
+fn spelled_out_otherwise(p: &Candidate) -> Option<String> {
+    for (x, y) in [(&p.a, &p.b), (&p.b, &p.a)] {
+        let acronym = x.name.trim();
+        if !similarity::names::is_acronym(acronym) {
+            continue;
+        }
+        let want = acronym.to_lowercase();
+        let words: Vec<&str> = x
+            .description
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        for start in 0..words.len() {
+            for end in start + 2..=words.len().min(start + 8) {
+                let run = &words[start..end];
+                if !run[0].chars().next().is_some_and(char::is_uppercase) {
+                    break;
+                }
+                let initials: Vec<String> = similarity::names::initialisms(&run.join(" "));
+                if initials.contains(&want) {
+                    let spelled = similarity::normalise(&run.join(" "));
+                    if spelled != similarity::normalise(&y.name) {
+                        return Some(format!(
+                            "\"{}\" is spelled out as \"{}\" in its description, not \"{}\"",
+                            x.name,
+                            run.join(" "),
+                            y.name
+                        ));
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The evidence for and against, as signed weights with their reasons.
 pub fn evidence(p: &Candidate) -> (Option<String>, Vec<(f64, String)>) {
-    let veto = IDENTIFYING.iter().find_map(|k| {
-        match (p.a.attributes.get(*k), p.b.attributes.get(*k)) {
-            (Some(x), Some(y)) if x != y && !x.is_null() && !y.is_null() => Some(format!(
-                "`{k}` differs ({x} / {y}): two things with similar names"
-            )),
-            _ => None,
-        }
-    });
+    let veto =
+        IDENTIFYING
+            .iter()
+            .find_map(|k| match (p.a.attributes.get(*k), p.b.attributes.get(*k)) {
+                (Some(x), Some(y)) if x != y && !x.is_null() && !y.is_null() => Some(format!(
+                    "`{k}` differs ({x} / {y}): two things with similar names"
+                )),
+                _ => None,
+            });
     let veto = veto.or_else(|| {
         let me = |c: &super::reasoner::ConceptView| format!("{}:{}", c.ty, c.name);
         (p.a.neighbours.contains(&me(&p.b)) || p.b.neighbours.contains(&me(&p.a))).then(|| {
@@ -84,6 +125,7 @@ pub fn evidence(p: &Candidate) -> (Option<String>, Vec<(f64, String)>) {
             )
         })
     });
+    let veto = veto.or_else(|| spelled_out_otherwise(p));
     let mut w = Vec::new();
     let na: HashSet<&String> = p.a.neighbours.iter().collect();
     let shared = p.b.neighbours.iter().filter(|n| na.contains(n)).count();
@@ -92,15 +134,6 @@ pub fn evidence(p: &Candidate) -> (Option<String>, Vec<(f64, String)>) {
             (shared as f64 * SHARED_NEIGHBOUR).min(MAX_SHARED_SUPPORT),
             format!("{shared} neighbour(s) in common"),
         ));
-    } else if p.a.neighbours.len() >= NEIGHBOURS_MIN && p.b.neighbours.len() >= NEIGHBOURS_MIN {
-        w.push((
-            -NEIGHBOURS_DISJOINT,
-            format!(
-                "no neighbour in common ({} and {})",
-                p.a.neighbours.len(),
-                p.b.neighbours.len()
-            ),
-        ));
     }
     let names_other = |desc: &str, other: &super::reasoner::ConceptView| {
         let d = similarity::normalise(desc);
@@ -108,7 +141,10 @@ pub fn evidence(p: &Candidate) -> (Option<String>, Vec<(f64, String)>) {
         n.len() >= 3 && format!(" {d} ").contains(&format!(" {n} "))
     };
     if names_other(&p.a.description, &p.b) || names_other(&p.b.description, &p.a) {
-        w.push((DESCRIPTION_NAMES_OTHER, "one description names the other".into()));
+        w.push((
+            DESCRIPTION_NAMES_OTHER,
+            "one description names the other".into(),
+        ));
     }
     let (da, db) = (
         similarity::stems_of(&p.a.description),
@@ -118,7 +154,8 @@ pub fn evidence(p: &Candidate) -> (Option<String>, Vec<(f64, String)>) {
         let o = similarity::overlap(&p.a.description, &p.b.description);
         if o >= AGREE_OVERLAP {
             w.push((DESCRIPTIONS_AGREE, format!("descriptions agree ({o:.2})")));
-        } else if da.is_disjoint(&db) {
+        } else if da.is_disjoint(&db) && shared == 0 {
+            // with a neighbour in common, two descriptions are two sides
             w.push((
                 -DESCRIPTIONS_DISJOINT,
                 "descriptions share no word".to_string(),
@@ -160,6 +197,8 @@ pub fn judge(p: &Candidate) -> SameJudgement {
         };
     }
     let total = (p.score + weights.iter().map(|(x, _)| x).sum::<f64>()).clamp(0.0, 0.99);
+    // in hundredths, as shown: 0.85 - 0.05 is 0.80, not 0.7999…
+    let total = (total * 100.0).round() / 100.0;
     let context = if weights.is_empty() {
         "no other evidence".to_string()
     } else {

@@ -90,7 +90,7 @@ pub(super) fn classify_drafts(
 ) -> KipResult<Vec<Draft>> {
     let mut cache = HashMap::new();
     let mut drafts = Vec::new();
-    let mut left: Vec<ItemView> = Vec::new();
+    let mut judged: Vec<(ItemView, Classification)> = Vec::new();
     for (ty, name) in items {
         cx.cancelled()?;
         let Some(view) = item_view(nx, ty, name)? else {
@@ -102,8 +102,43 @@ pub(super) fn classify_drafts(
             .classify(&mut Look(nx), std::slice::from_ref(&view), &domains)?
             .into_iter()
             .next();
-        let Some(c) = c else { continue };
+        if let Some(c) = c {
+            judged.push((view, c));
+        }
+    }
+    // a theme several unfiled or weakly filed items share, that no domain
+    // covers, goes before a weak filing
+    let open: Vec<ItemView> = judged
+        .iter()
+        .filter(|(_, c)| c.domain.is_none() || c.confidence < WEAK_FILING)
+        .map(|(v, _)| v.clone())
+        .collect();
+    let (themed, used) = if class == "unsorted" {
+        new_domains(cx, nx, &open, class)?
+    } else {
+        (Vec::new(), HashSet::new())
+    };
+    for _ in &themed {
+        cx.rule(&format!("{class}: new domain for a shared theme"), true);
+    }
+    drafts.extend(themed);
+    for (view, c) in judged {
+        if used.contains(&view.id) {
+            continue;
+        }
+        let (ty, name) = (&view.ty, &view.name);
         let in_unsorted = class == "unsorted";
+        cx.rule(
+            &format!(
+                "{class}: {}",
+                if c.domain.is_some() {
+                    "filed by fit"
+                } else {
+                    "no domain fits"
+                }
+            ),
+            c.domain.is_some() || class == "orphan",
+        );
         match (&c.domain, in_unsorted) {
             (Some(d), _) => {
                 let mut commands = vec![r#"UPSERT {
@@ -154,7 +189,10 @@ WITH METADATA { source: "OrphanResolution", author: "$system", confidence: 0.5, 
                 });
             }
             _ => {
-                cx.line(format!("{ty} \"{name}\" stays in Unsorted: {}", c.rationale));
+                cx.line(format!(
+                    "{ty} \"{name}\" stays in Unsorted: {}",
+                    c.rationale
+                ));
                 decay::note(
                     nx,
                     &view.id,
@@ -164,13 +202,14 @@ WITH METADATA { source: "OrphanResolution", author: "$system", confidence: 0.5, 
                     "no domain fits",
                     &json!({"why": c.rationale}),
                 )?;
-                left.push(view);
             }
         }
     }
-    drafts.extend(new_domains(cx, nx, &left, class)?);
     Ok(drafts)
 }
+
+/// A filing this confident or more is kept over a shared theme.
+pub const WEAK_FILING: f64 = 0.9;
 
 /// Items sharing a theme no domain covers: at least this many, for a new
 /// domain to be proposed (phase 3 may create one).
@@ -183,9 +222,10 @@ fn new_domains(
     nx: &mut Nexus,
     left: &[ItemView],
     class: &str,
-) -> KipResult<Vec<Draft>> {
+) -> KipResult<(Vec<Draft>, HashSet<String>)> {
+    let mut taken = HashSet::new();
     if left.len() < NEW_DOMAIN_MIN_ITEMS {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), taken));
     }
     let v = find(
         nx,
@@ -216,7 +256,9 @@ fn new_domains(
             if covered.contains(&stem) || w.chars().count() < 4 {
                 continue;
             }
-            let e = themes.entry(stem).or_insert_with(|| (Vec::new(), w.clone()));
+            let e = themes
+                .entry(stem)
+                .or_insert_with(|| (Vec::new(), w.clone()));
             if !e.0.contains(&i) {
                 e.0.push(i);
             }
@@ -241,14 +283,16 @@ fn new_domains(
         }
         let domain: String = name.into_iter().collect();
         let members: Vec<&ItemView> = items.iter().map(|&i| &left[i]).collect();
-        let mut commands = vec![r#"UPSERT {
+        let mut commands = vec![
+            r#"UPSERT {
   CONCEPT ?domain {
     {type: "Domain", name: :domain}
     SET ATTRIBUTES { description: :description, status: "active" }
   }
 }
 WITH METADATA { source: "SleepReclassification", author: "$system", created_at: :ts }"#
-            .to_string()];
+                .to_string(),
+        ];
         let mut params = json!({
             "domain": domain,
             "description": format!("{word}: proposed for {} items that share this theme and fit no other domain", members.len()),
@@ -274,7 +318,10 @@ WHERE {{
             params[format!("type_{k}")] = json!(m.ty);
             params[format!("item_{k}")] = json!(m.name);
         }
-        let names: Vec<String> = members.iter().map(|m| format!("{} \"{}\"", m.ty, m.name)).collect();
+        let names: Vec<String> = members
+            .iter()
+            .map(|m| format!("{} \"{}\"", m.ty, m.name))
+            .collect();
         drafts.push(Draft {
             class: "domain".into(),
             key: format!("new_domain:{}", similarity::normalise(&domain)),
@@ -288,6 +335,7 @@ WHERE {{
             evidence: members.iter().map(|m| m.id.clone()).collect(),
             confidence: 0.6,
         });
+        taken.extend(members.iter().map(|m| m.id.clone()));
     }
-    Ok(drafts)
+    Ok((drafts, taken))
 }

@@ -175,7 +175,8 @@ pub fn time_disjoint(a: &FactView, b: &FactView) -> bool {
 
 /// Whether two Preferences of one category are alternatives of one
 /// choice: a single-choice category, either one marked `exclusive`, one
-/// name slot, or the newer one saying it replaced something.
+/// name slot, or the newer one saying it replaced the older by name
+/// ("switched from VS Code").
 fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool {
     if SINGLE_CHOICE_CATEGORIES.contains(&category) {
         return true;
@@ -195,7 +196,15 @@ fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool 
         return true;
     }
     let text = format!(" {} {} ", newer.object, newer.description).to_lowercase();
+    let older = if s(a, &["name"]) == newer.object {
+        b
+    } else {
+        a
+    };
+    let named = similarity::stems_of(&s(older, &["name"]));
     CHANGE_CUES.iter().any(|c| text.contains(&format!(" {c}")))
+        && !named.is_empty()
+        && !named.is_disjoint(&similarity::stems_of(&text))
 }
 
 /// Conflicting facts from one subject: two active links of a single-valued
@@ -204,6 +213,16 @@ fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool 
 /// alternatives, or a name prefix where the predicate declares it), that
 /// held at the same time. Never across subjects or predicates.
 pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<Conflict>> {
+    conflicts_seen(nx, subject, &mut Vec::new())
+}
+
+/// [`conflicts`], also saying of each pair looked at which rule saw it and
+/// whether it stayed a conflict.
+pub(super) fn conflicts_seen(
+    nx: &mut Nexus,
+    subject: Option<&str>,
+    seen: &mut Vec<(String, bool)>,
+) -> KipResult<Vec<Conflict>> {
     let mut out = Vec::new();
     for (p, attrs) in predicates(nx)? {
         if STRUCTURAL.contains(&p.as_str()) {
@@ -211,8 +230,8 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
         }
         let single = attrs.get("cardinality").and_then(Value::as_str) == Some("single");
         let by_prefix = attrs.get("slot_by").and_then(Value::as_str) == Some("name_prefix");
-        let immutable = attrs.get("immutable") == Some(&Value::Bool(true))
-            || IMMUTABLE.contains(&p.as_str());
+        let immutable =
+            attrs.get("immutable") == Some(&Value::Bool(true)) || IMMUTABLE.contains(&p.as_str());
         let text = format!(
             r#"FIND(?link, ?s, ?o) WHERE {{
   ?link (?s, {}, ?o)
@@ -260,15 +279,24 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
             let Some((newest, subj, newest_obj)) = facts.last().cloned() else {
                 continue;
             };
+            let rule = match &slot {
+                Slot::Single => "contradictions: single-valued predicate",
+                Slot::Explicit(_) => "contradictions: explicit slot",
+                Slot::NamePrefix(_) => "contradictions: declared name slot",
+                Slot::Category(_) => "contradictions: Preference category",
+            };
             for (f, _, o) in facts.iter().take(facts.len() - 1) {
                 if time_disjoint(f, &newest) {
+                    seen.push(("contradictions: held at different times".into(), false));
                     continue;
                 }
                 if let Slot::Category(c) = &slot
                     && !alternatives(c, o, newest_obj, &newest)
                 {
+                    seen.push((rule.into(), false));
                     continue;
                 }
+                seen.push((rule.into(), true));
                 out.push(Conflict {
                     subject_type: s(subj, &["type"]),
                     subject: s(subj, &["name"]),
@@ -393,7 +421,11 @@ pub(super) fn contradiction_drafts(
 }
 
 pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
-    let found = conflicts(nx, None)?;
+    let mut seen = Vec::new();
+    let found = conflicts_seen(nx, None, &mut seen)?;
+    for (rule, kept) in seen {
+        cx.rule(&rule, kept);
+    }
     let drafts = contradiction_drafts(cx, nx, &found)?;
     let verdicts: Vec<Verdict> = drafts.iter().map(|(_, v)| *v).collect();
     let keys = stage(cx, nx, drafts.into_iter().map(|(d, _)| d).collect())?;

@@ -29,7 +29,13 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
          WHERE (p.subject = ?1 OR p.object = ?1) AND p.predicate <> 'belongs_to_domain' LIMIT 100",
     )?;
     let neighbours = st
-        .query_map([c], |r| Ok(format!("{}:{}", r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .query_map([c], |r| {
+            Ok(format!(
+                "{}:{}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?
+            ))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ConceptView {
         id,

@@ -351,6 +351,20 @@ impl Report {
                 }
             }
         }
+        let rules: Vec<(u8, &String, &RuleCount)> = self
+            .phases
+            .iter()
+            .flat_map(|p| p.rules.iter().map(move |(r, c)| (p.phase, r, c)))
+            .collect();
+        if !rules.is_empty() {
+            s.push_str("\n## Rules (candidates seen / proposed / dropped)\n");
+            for (phase, r, c) in rules {
+                s.push_str(&format!(
+                    "- phase {phase}, {r}: {} / {} / {}\n",
+                    c.seen, c.proposed, c.dropped
+                ));
+            }
+        }
         if let Some(p) = self.proposal {
             s.push_str(&format!(
                 "\n## Awaiting approval\n- Proposal #{p}: {} items (`somnus proposals show {p}`)\n",

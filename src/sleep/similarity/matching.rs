@@ -5,7 +5,7 @@
 //! reasoner weighs the evidence for and against (descriptions,
 //! neighbours, attributes) before anything is proposed.
 
-use super::names::{self, LEGAL_FORMS};
+use super::names::{self, FUNCTION_WORDS, LEGAL_FORMS};
 use super::variants;
 use super::{Match, Named, normalise};
 use rust_stemmers::{Algorithm, Stemmer};
@@ -53,13 +53,12 @@ pub mod score {
     /// One word is a prefix of the other's (3+ letters), or one name is
     /// the other plus a short tail ("Postgres" / "PostgreSQL").
     pub const PREFIX: f64 = 0.8;
-    /// A person known by a given initial only ("E. Hartmann"): needs support.
-    pub const INITIAL_ONLY: f64 = 0.74;
-    /// An extra word nothing confirms: needs support.
-    pub const EXTRA_WORD: f64 = 0.72;
+    /// A person known by a given initial only ("E. Hartmann"), kept only
+    /// when it matches one full name in the memory.
+    pub const INITIAL_ONLY: f64 = 0.8;
     /// A single given name matching a person's full name ("Liz" /
     /// "Elizabeth Hartmann"): needs support and must be the only match.
-    pub const GIVEN_NAME_ONLY: f64 = 0.72;
+    pub const GIVEN_NAME_ONLY: f64 = 0.75;
 }
 
 /// Near-identical spelling: Jaro–Winkler at least this on names of at
@@ -87,6 +86,12 @@ pub(super) struct Prepared {
     pub person: Option<human_name::Name>,
     pub numbers: Vec<String>,
     pub description: String,
+    /// The name's words as written (transliterated, case kept).
+    pub raw: Vec<String>,
+    /// Written as a proper name: every content word capitalised.
+    pub title_case: bool,
+    /// Written with a comma ("Hartmann, Elizabeth", "Paris, Texas").
+    pub comma: bool,
 }
 
 fn stemmer() -> &'static Stemmer {
@@ -111,7 +116,23 @@ pub(super) fn prepare(it: &Named) -> Prepared {
         }
         _ => None,
     };
+    let raw: Vec<String> = deunicode::deunicode(&it.name)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let title_case = raw
+        .iter()
+        .filter(|w| !names::FUNCTION_WORDS.contains(&w.to_lowercase().as_str()))
+        .all(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+        });
     Prepared {
+        comma: it.name.contains(','),
+        title_case,
+        raw,
         exonym: variants::exonym_key(&tokens),
         numbers: canonical
             .split(|c: char| !c.is_ascii_digit())
@@ -191,16 +212,16 @@ pub(super) fn compare(a: &Prepared, b: &Prepared, person: bool) -> Option<(&'sta
     let mut sb = b.tokens.clone();
     sa.sort();
     sb.sort();
-    if sa == sb {
+    // "Hartmann, Elizabeth": a reordering is a name written surname first;
+    // without a comma, other words in another order name another topic
+    // ("Train visa" / "Visa train")
+    if sa == sb && (person || a.comma || b.comma) {
         return Some(("the same words in another order", score::REORDERED));
     }
     if let (Some(x), Some(y)) = (&a.exonym, &b.exonym)
         && x == y
     {
-        return Some((
-            "names of one place in different languages",
-            score::EXONYM,
-        ));
+        return Some(("names of one place in different languages", score::EXONYM));
     }
     for (s, l) in [(a, b), (b, a)] {
         if let Some(ac) = &s.acronym
@@ -209,6 +230,9 @@ pub(super) fn compare(a: &Prepared, b: &Prepared, person: bool) -> Option<(&'sta
         {
             return Some(("name is the other's initialism", score::INITIALISM));
         }
+    }
+    if let Some(r) = abbreviated(a, b).or_else(|| abbreviated(b, a)) {
+        return Some(r);
     }
     if person {
         return compare_people(a, b);
@@ -271,7 +295,7 @@ fn compare_people(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
     let surname = |n: &human_name::Name| normalise(&deunicode::deunicode(n.surname()));
     let (sx, sy) = (surname(x), surname(y));
     let same_surname = sx == sy;
-    if same_surname && x.consistent_with(y) {
+    if same_surname && x.consistent_with(y) && given_names_agree(x, y) {
         let initial_only = |n: &human_name::Name| n.given_name().is_none();
         if initial_only(x) || initial_only(y) {
             return Some((
@@ -298,8 +322,7 @@ fn compare_people(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
                 .unwrap_or_default()
         };
         let (gx, gy) = (given(x), given(y));
-        if gx == gy || (!gx.is_empty() && !gy.is_empty() && variants::transliterations(&gx, &gy))
-        {
+        if gx == gy || (!gx.is_empty() && !gy.is_empty() && variants::transliterations(&gx, &gy)) {
             return Some((
                 "every word the same or a transliteration of it",
                 score::TRANSLITERATION,
@@ -317,8 +340,7 @@ fn plurals(a: &[String], b: &[String]) -> bool {
         s.len() >= 3
             && (l.strip_suffix('s') == Some(s)
                 || l.strip_suffix("es") == Some(s)
-                || (s.ends_with('y')
-                    && l.strip_suffix("ies") == Some(&s[..s.len() - 1])))
+                || (s.ends_with('y') && l.strip_suffix("ies") == Some(&s[..s.len() - 1])))
     }
     a.len() == b.len()
         && a != b
@@ -326,6 +348,35 @@ fn plurals(a: &[String], b: &[String]) -> bool {
             .zip(b)
             .all(|(x, y)| x == y || plural(x, y) || plural(y, x))
 }
+
+/// Two written-out given names are one only as a nickname and its formal
+/// name (the nickname short and clearly shorter: "Peggy" / "Margaret"), a
+/// prefix ("Chris" / "Christopher") or a spelling variant ("Jon" /
+/// "John"): two formal names that share a nickname are two names ("Edgar"
+/// / "Edward", both "Ed").
+fn given_names_agree(x: &human_name::Name, y: &human_name::Name) -> bool {
+    let g = |n: &human_name::Name| n.given_name().map(|g| normalise(&deunicode::deunicode(g)));
+    let (Some(a), Some(b)) = (g(x), g(y)) else {
+        return true; // an initial: human_name's comparison decides
+    };
+    if a == b {
+        return true;
+    }
+    let (s, l) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    (s.len() <= NICKNAME_MAX_LEN && l.len() - s.len() >= 2)
+        || l.starts_with(s.as_str())
+        || strsim::jaro_winkler(s, l) >= GIVEN_NAME_SPELLING
+}
+
+/// A nickname is at most this long ("Maggie")…
+pub const NICKNAME_MAX_LEN: usize = 6;
+/// …and two given names this alike are one name spelled two ways ("Erik" /
+/// "Eric", "Jon" / "John"; "Edgar" / "Edward" is 0.86).
+pub const GIVEN_NAME_SPELLING: f64 = 0.88;
 
 /// Every word of one is the other's word or a transliteration of it, at
 /// least one differs.
@@ -337,37 +388,110 @@ fn transliterated(a: &[String], b: &[String]) -> bool {
             .all(|(x, y)| x == y || variants::transliterations(x, y))
 }
 
-/// One name is the other plus words: a legal form, or a word the shorter
-/// one's own description uses ("Hagabadet", "a day spa in Gothenburg").
+/// One name is the other plus words: a company designation ("Volvo AB",
+/// "Steinway & Sons Inc"), or, for a proper name, one closing word that the
+/// shorter one's description opens with ("Hagabadet": "A day spa in the
+/// old bathhouse" / "Hagabadet Spa"). Any other extra word names a part or
+/// a kind of the shorter ("Rust" / "Rust async", "Lund" / "Lund
+/// Cathedral"): not a candidate.
 fn extra_words(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
     let (s, l) = if a.tokens.len() <= b.tokens.len() {
         (a, b)
     } else {
         (b, a)
     };
-    if s.tokens.len() == l.tokens.len() {
+    if s.tokens.len() == l.tokens.len() || s.content.is_empty() {
         return None;
     }
-    let short: HashSet<&String> = s.tokens.iter().collect();
-    if !s.tokens.iter().all(|t| l.tokens.contains(t)) {
+    if !l.tokens.starts_with(&s.tokens) {
         return None;
     }
-    // the shorter name's words in order, with extra words around them
-    let extra: Vec<&String> = l.tokens.iter().filter(|t| !short.contains(t)).collect();
-    if extra.is_empty() || s.content.is_empty() {
+    let extra: Vec<&String> = l.tokens[s.tokens.len()..]
+        .iter()
+        .filter(|t| !FUNCTION_WORDS.contains(&t.as_str()))
+        .collect();
+    if extra.is_empty() {
         return None;
     }
-    if extra.iter().all(|t| LEGAL_FORMS.contains(&t.as_str())) {
-        return Some(("one name is the other plus a legal form", score::LEGAL_FORM));
-    }
-    let described: HashSet<String> = super::stems_of(&s.description);
-    if extra.len() == 1 && described.contains(&stemmer().stem(extra[0]).into_owned()) {
+    if extra
+        .iter()
+        .all(|t| LEGAL_FORMS.contains(&t.as_str()) || COMPANY_WORDS.contains(&t.as_str()))
+    {
         return Some((
-            "one name is the other plus a word its description uses",
-            score::EXTRA_WORD_DESCRIBED,
+            "one name is the other plus a company designation",
+            score::LEGAL_FORM,
         ));
     }
-    (extra.len() == 1).then_some(("one name is the other plus a word", score::EXTRA_WORD))
+    if extra.len() == 1 && l.title_case && s.title_case {
+        let opening: HashSet<String> = super::stems_of(
+            &s.description
+                .split_whitespace()
+                .take(DESCRIPTION_OPENING_WORDS)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        if opening.contains(&stemmer().stem(extra[0]).into_owned()) {
+            return Some((
+                "one name is the other plus the word its description opens with",
+                score::EXTRA_WORD_DESCRIBED,
+            ));
+        }
+    }
+    None
+}
+
+/// Words that close a company's name without naming another company
+/// ("& Sons", "Group").
+pub const COMPANY_WORDS: &[&str] = &[
+    "sons",
+    "son",
+    "brothers",
+    "bros",
+    "group",
+    "holding",
+    "holdings",
+    "international",
+];
+
+/// A description says what a thing is in its first words ("A day spa",
+/// "The concert hall on ..."): how many are read for the extra-word rule.
+pub const DESCRIPTION_OPENING_WORDS: usize = 5;
+
+/// The short name abbreviates the long one word by word: each of its words
+/// is the long name's next word, or an acronym of the long name's next
+/// words, function words skipped or kept ("BBC SO" / "BBC Symphony
+/// Orchestra"), with at least one acronym.
+fn abbreviated(s: &Prepared, l: &Prepared) -> Option<(&'static str, f64)> {
+    fn walk(short: &[String], long: &[String], used_acronym: bool) -> bool {
+        let Some((w, rest)) = short.split_first() else {
+            return long.is_empty() && used_acronym;
+        };
+        let lw = w.to_lowercase();
+        if long.first().is_some_and(|x| x.to_lowercase() == lw)
+            && walk(rest, &long[1..], used_acronym)
+        {
+            return true;
+        }
+        if !names::is_acronym(w) {
+            return false;
+        }
+        // the acronym covers the next k words of the long name
+        for k in 2..=long.len() {
+            let words: Vec<String> = long[..k].iter().map(|x| x.to_lowercase()).collect();
+            let all: String = words.iter().filter_map(|x| x.chars().next()).collect();
+            let content: String = words
+                .iter()
+                .filter(|x| !FUNCTION_WORDS.contains(&x.as_str()))
+                .filter_map(|x| x.chars().next())
+                .collect();
+            if (all == lw || content == lw) && walk(rest, &long[k..], true) {
+                return true;
+            }
+        }
+        false
+    }
+    (s.raw.len() >= 2 && s.raw.len() < l.raw.len() && walk(&s.raw, &l.raw, false))
+        .then_some(("name abbreviates the other's words", score::INITIALISM))
 }
 
 fn tokens_extend(wa: &[String], wb: &[String]) -> bool {
@@ -448,6 +572,26 @@ pub fn duplicates(items: &[Named]) -> Vec<Match> {
             given_names_only(items, &prepared, &idx, &mut found);
         }
     }
+    // an initial that matches several full names names none of them
+    let mut per_holder: HashMap<usize, usize> = HashMap::new();
+    for m in found.values().filter(|m| m.score == score::INITIAL_ONLY) {
+        for i in [m.a, m.b] {
+            *per_holder.entry(i).or_default() += 1;
+        }
+    }
+    found.retain(|_, m| {
+        m.score != score::INITIAL_ONLY
+            || (per_holder[&m.a] == 1
+                || prepared[m.a]
+                    .person
+                    .as_ref()
+                    .is_some_and(|n| n.given_name().is_some()))
+                && (per_holder[&m.b] == 1
+                    || prepared[m.b]
+                        .person
+                        .as_ref()
+                        .is_some_and(|n| n.given_name().is_some()))
+    });
     let mut out: Vec<Match> = found.into_values().collect();
     out.sort_by_key(|x| (x.a, x.b));
     out
@@ -483,9 +627,7 @@ fn given_names_only(
     const PLACEHOLDER: &str = "Placeholdersurname";
     let givens: Vec<(human_name::Name, &Vec<usize>)> = by_given
         .iter()
-        .filter_map(|(g, v)| {
-            human_name::Name::parse(&format!("{g} {PLACEHOLDER}")).map(|n| (n, v))
-        })
+        .filter_map(|(g, v)| human_name::Name::parse(&format!("{g} {PLACEHOLDER}")).map(|n| (n, v)))
         .collect();
     for &i in &singles {
         let Some(me) = human_name::Name::parse(&format!(

@@ -185,11 +185,25 @@ mod tests {
             ("Organization", "Volvo", "Volvo AB"),
             ("Topic", "Board games", "Board game"),
             ("Person", "Bob Okafor", "Robert Okafor"),
+            ("Person", "Igor Stravinsky", "Igor Strawinsky"),
+            ("Person", "Modest Mussorgski", "Modest Mussorgsky"),
+            ("Person", "Natalia Gutman", "Natalija Gutmann"),
+            ("Person", "Fyodor Dostoevsky", "Fyodor Dostoyevsky"),
+            ("Person", "Dmitri Schostakowitsch", "Dmitri Shostakovich"),
+            ("Organization", "NYO", "National Youth Orchestra"),
+            ("Organization", "BBC SO", "BBC Symphony Orchestra"),
+            ("Organization", "Steinway", "Steinway & Sons Inc"),
+            ("Person", "K. Bianchi", "Katherine Bianchi"),
+            ("Person", "E. Van der Berg", "Edward Van der Berg"),
         ];
+        let mut missed = Vec::new();
         for (ty, a, b) in same {
             let items = vec![n(1, ty, a, &[]), n(2, ty, b, &[])];
-            assert_eq!(pairs(&items).len(), 1, "{a} / {b}");
+            if pairs(&items).len() != 1 {
+                missed.push(format!("{a} / {b}"));
+            }
         }
+        assert!(missed.is_empty(), "{missed:?}");
         let different = [
             ("Person", "Erik Lund", "Erik Lundgren"),
             ("Person", "Anna Berg", "Anna Borg"),

@@ -8,11 +8,54 @@ use super::normalise;
 /// Honorifics and academic or religious titles that may open a person's
 /// name and say nothing about who it is ("Dr. Farah Siddiqui").
 pub const TITLES: &[&str] = &[
-    "dr", "doctor", "prof", "professor", "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord",
-    "lady", "rev", "revd", "reverend", "fr", "father", "hon", "herr", "frau", "mme", "mlle",
-    "madame", "monsieur", "sr", "sra", "srta", "senor", "senora", "don", "dona", "dott", "ing",
-    "maestro", "capt", "captain", "col", "gen", "sgt", "lt", "uncle", "aunt", "auntie", "grandma",
-    "grandpa", "fru", "hr",
+    "dr",
+    "doctor",
+    "prof",
+    "professor",
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "mx",
+    "sir",
+    "dame",
+    "lord",
+    "lady",
+    "rev",
+    "revd",
+    "reverend",
+    "fr",
+    "father",
+    "hon",
+    "herr",
+    "frau",
+    "mme",
+    "mlle",
+    "madame",
+    "monsieur",
+    "sr",
+    "sra",
+    "srta",
+    "senor",
+    "senora",
+    "don",
+    "dona",
+    "dott",
+    "ing",
+    "maestro",
+    "capt",
+    "captain",
+    "col",
+    "gen",
+    "sgt",
+    "lt",
+    "uncle",
+    "aunt",
+    "auntie",
+    "grandma",
+    "grandpa",
+    "fru",
+    "hr",
 ];
 
 /// Suffixes after a person's name that are credentials or generations,
@@ -138,10 +181,7 @@ pub fn is_acronym(word: &str) -> bool {
 /// → `rncom`, `rncm`). None for a name that holds an acronym already
 /// ("JSON Schema" is not "JS").
 pub fn initialisms(name: &str) -> Vec<String> {
-    if name
-        .split(|c: char| !c.is_alphanumeric())
-        .any(is_acronym)
-    {
+    if name.split(|c: char| !c.is_alphanumeric()).any(is_acronym) {
         return Vec::new();
     }
     let w: Vec<String> = super::words(&deunicode::deunicode(name));
@@ -178,7 +218,10 @@ mod tests {
 
     #[test]
     fn forms() {
-        assert_eq!(canonical_tokens("Dr. Farah Siddiqui", true), ["farah", "siddiqui"]);
+        assert_eq!(
+            canonical_tokens("Dr. Farah Siddiqui", true),
+            ["farah", "siddiqui"]
+        );
         assert_eq!(canonical_tokens("St Malo", false), ["saint", "malo"]);
         assert_eq!(canonical_tokens("Saint-Malo", false), ["saint", "malo"]);
         assert_eq!(canonical_tokens("Baker St", false), ["baker", "street"]);

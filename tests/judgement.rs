@@ -1,0 +1,336 @@
+//! Judgement on memories the cycle has never seen: synthetic memories from
+//! seeds, each with planted defects and look-alike traps in every class
+//! (duplicates, contradictions, orphans, the Unsorted inbox). A full
+//! heuristic cycle must find at least 95% of the planted cases in every
+//! class, over every seed together, and propose nothing it should not.
+
+#[path = "judgement/generator.rs"]
+mod generator;
+
+use generator::Gen;
+use serde_json::{Map, Value};
+use somnus::protocol::{Outcome, Request};
+use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::{Nexus, Response};
+use std::collections::{BTreeMap, HashSet};
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+/// Seeds 1..=20 by default; `SOMNUS_JUDGEMENT_SEEDS=FROM..TO` for others.
+fn seeds() -> std::ops::RangeInclusive<u64> {
+    std::env::var("SOMNUS_JUDGEMENT_SEEDS")
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once("..")?;
+            Some(a.parse().ok()?..=b.parse().ok()?)
+        })
+        .unwrap_or(1..=20)
+}
+
+fn link_id(nx: &mut Nexus, s: &str, p: &str, o: &str) -> Option<String> {
+    let mut params = Map::new();
+    params.insert("s".into(), Value::from(s));
+    params.insert("o".into(), Value::from(o));
+    let req = Request::command(format!(
+        r#"FIND(?l) WHERE {{ ?x {{type: "Person"}} FILTER(?x.name == :s) ?l (?x, "{p}", ?y) FILTER(?y.name == :o) }}"#
+    ))
+    .with_params(params);
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|l| l.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    planted: usize,
+    found: usize,
+    false_positives: usize,
+}
+
+fn str_param(i: &proposals::Item, k: &str) -> String {
+    i.params
+        .get(k)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+fn pair(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// One seed's tallies, and the misses and false positives in words.
+fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>) {
+    let g = Gen::build(seed);
+    let mut nx = Nexus::open_in_memory().expect("open");
+    g.load(&mut nx);
+    let p = &g.planted;
+    // link ids of the planted and trap facts
+    let mut planted_conflicts: Vec<(HashSet<String>, Vec<&'static str>, String)> = Vec::new();
+    for (s, pred, a, b, wrong) in &p.contradictions {
+        let x = link_id(&mut nx, s, pred, a).expect("planted link a");
+        let y = link_id(&mut nx, s, pred, b).expect("planted link b");
+        planted_conflicts.push((
+            HashSet::from([x, y]),
+            wrong.clone(),
+            format!("{s} {pred} {a} / {b}"),
+        ));
+    }
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    let items = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default();
+    let mut t: BTreeMap<&'static str, Tally> = BTreeMap::new();
+    let mut notes = Vec::new();
+
+    // duplicates
+    let merges: HashSet<(String, String)> = items
+        .iter()
+        .filter(|i| i.class == "merge")
+        .map(|i| {
+            pair(
+                &str_param(i, "duplicate_name"),
+                &str_param(i, "canonical_name"),
+            )
+        })
+        .collect();
+    let want: HashSet<(String, String)> = p.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
+    let d = t.entry("duplicates").or_default();
+    d.planted = want.len();
+    for w in &want {
+        if merges.contains(w) {
+            d.found += 1;
+        } else {
+            let why: Vec<String> = p
+                .duplicates
+                .iter()
+                .filter(|(_, a, b)| pair(a, b) == *w)
+                .flat_map(|(ty, a, _)| {
+                    let Some((id, _)) = sleep::explain::resolve(&nx, &format!("{ty}:{a}")).unwrap()
+                    else {
+                        return Vec::new();
+                    };
+                    let e = sleep::explain::explain(&nx, id, NOW).unwrap();
+                    e["notes"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|n| n["action"] == "not merged")
+                        .map(|n| n["inputs"]["why"].to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            notes.push(format!(
+                "seed {seed}: missed duplicate {} / {}{}",
+                w.0,
+                w.1,
+                if why.is_empty() {
+                    " (never a candidate)".to_string()
+                } else {
+                    format!(": {}", why.join("; "))
+                }
+            ));
+        }
+    }
+    for m in merges.difference(&want) {
+        d.false_positives += 1;
+        notes.push(format!("seed {seed}: wrong merge {} / {}", m.0, m.1));
+    }
+
+    // contradictions: the pair found, with a verdict that is not wrong
+    let found: Vec<(HashSet<String>, String)> = items
+        .iter()
+        .filter(|i| i.class == "contradiction")
+        .map(|i| {
+            (
+                i.evidence.iter().cloned().collect(),
+                i.title.rsplit("→ ").next().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let c = t.entry("contradictions").or_default();
+    c.planted = planted_conflicts.len();
+    for (links, wrong, label) in &planted_conflicts {
+        match found.iter().find(|(l, _)| l == links) {
+            Some((_, verdict)) if wrong.contains(&verdict.as_str()) => {
+                c.false_positives += 1;
+                notes.push(format!("seed {seed}: wrong verdict {verdict} on {label}"));
+            }
+            Some(_) => c.found += 1,
+            None => notes.push(format!("seed {seed}: missed contradiction {label}")),
+        }
+    }
+    for (links, verdict) in &found {
+        if !planted_conflicts.iter().any(|(l, _, _)| l == links) {
+            c.false_positives += 1;
+            let title = items
+                .iter()
+                .find(|i| i.evidence.iter().cloned().collect::<HashSet<_>>() == *links)
+                .map(|i| i.title.clone())
+                .unwrap_or_default();
+            notes.push(format!(
+                "seed {seed}: wrong contradiction ({verdict}) {title}"
+            ));
+        }
+    }
+
+    // orphans and the Unsorted inbox: filed where they belong
+    let filed: BTreeMap<String, String> = items
+        .iter()
+        .filter(|i| i.class == "reclassify")
+        .map(|i| {
+            let d = str_param(i, "domain");
+            (
+                str_param(i, "item_name"),
+                if d.is_empty() { "Unsorted".into() } else { d },
+            )
+        })
+        .collect();
+    let new_domains: Vec<(String, Vec<String>)> = items
+        .iter()
+        .filter(|i| i.class == "domain" && i.key.starts_with("new_domain:"))
+        .map(|i| {
+            (
+                str_param(i, "domain"),
+                i.params
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("item_"))
+                    .filter_map(|(_, v)| v.as_str().map(str::to_string))
+                    .collect(),
+            )
+        })
+        .collect();
+    let lines: Vec<String> = rep.phases.iter().flat_map(|p| p.lines.clone()).collect();
+    let o = t.entry("orphans").or_default();
+    o.planted = p.orphans.len();
+    for (_, name, domain) in &p.orphans {
+        match filed.get(name) {
+            Some(d) if d == domain => o.found += 1,
+            Some(d) => {
+                o.false_positives += 1;
+                notes.push(format!(
+                    "seed {seed}: orphan {name} filed under {d}, not {domain}"
+                ));
+            }
+            None => notes.push(format!("seed {seed}: missed orphan {name} ({domain})")),
+        }
+    }
+    let u = t.entry("unsorted").or_default();
+    u.planted = p.unsorted.len();
+    for (_, name, domain) in &p.unsorted {
+        if let Some(theme) = domain.strip_prefix('*') {
+            match new_domains.iter().find(|(_, m)| m.contains(name)) {
+                Some((d, _)) if d.to_lowercase().starts_with(theme) => u.found += 1,
+                Some((d, _)) => {
+                    u.false_positives += 1;
+                    notes.push(format!(
+                        "seed {seed}: {name} in new domain {d}, not {theme}"
+                    ));
+                }
+                None if filed.contains_key(name) => {
+                    u.false_positives += 1;
+                    notes.push(format!(
+                        "seed {seed}: {name} ({theme}) filed under {}",
+                        filed[name]
+                    ));
+                }
+                None => notes.push(format!("seed {seed}: no new domain for {name} ({theme})")),
+            }
+        } else if domain.is_empty() {
+            if filed.contains_key(name) {
+                u.false_positives += 1;
+                notes.push(format!("seed {seed}: {name} filed under {}", filed[name]));
+            } else if lines
+                .iter()
+                .any(|l| l.contains(&format!("\"{name}\" stays in Unsorted")))
+            {
+                u.found += 1;
+            } else {
+                notes.push(format!("seed {seed}: {name} left without a reason"));
+            }
+        } else {
+            match filed.get(name) {
+                Some(d) if d == domain => u.found += 1,
+                Some(d) => {
+                    u.false_positives += 1;
+                    notes.push(format!("seed {seed}: {name} filed under {d}, not {domain}"));
+                }
+                None => notes.push(format!(
+                    "seed {seed}: missed Unsorted item {name} ({domain})"
+                )),
+            }
+        }
+    }
+    // the traps: nothing filed, merged or contradicted that is not planted
+    for (_, a, b) in &p.duplicate_traps {
+        if merges.contains(&pair(a, b)) {
+            // already counted as a wrong merge above
+            notes.push(format!("seed {seed}: (trap) {a} / {b}"));
+        }
+    }
+    (t, notes)
+}
+
+#[test]
+fn heuristic_judgement_on_generated_memories() {
+    let mut total: BTreeMap<&'static str, Tally> = BTreeMap::new();
+    let mut notes = Vec::new();
+    let seeds = seeds();
+    for seed in seeds.clone() {
+        let (t, n) = judge(seed);
+        for (k, v) in t {
+            let e = total.entry(k).or_default();
+            e.planted += v.planted;
+            e.found += v.found;
+            e.false_positives += v.false_positives;
+        }
+        notes.extend(n);
+    }
+    println!(
+        "\nheuristic reasoner, {} generated memories (seeds {}..={})",
+        seeds.clone().count(),
+        seeds.start(),
+        seeds.end()
+    );
+    println!("| class | planted | found | recall | false positives |");
+    println!("|---|---:|---:|---:|---:|");
+    for (k, v) in &total {
+        println!(
+            "| {k} | {} | {} | {:.1}% | {} |",
+            v.planted,
+            v.found,
+            100.0 * v.found as f64 / v.planted.max(1) as f64,
+            v.false_positives
+        );
+    }
+    for n in &notes {
+        println!("{n}");
+    }
+    for (k, v) in &total {
+        assert!(
+            v.found as f64 >= 0.95 * v.planted as f64,
+            "{k}: recall {}/{} under 95%",
+            v.found,
+            v.planted
+        );
+        assert_eq!(v.false_positives, 0, "{k}: false positives");
+    }
+}
