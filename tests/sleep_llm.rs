@@ -52,6 +52,16 @@ fn reply(req: &Value) -> Value {
             }
         };
     }
+    if user.starts_with("Phase 9") && user.contains("born_in") {
+        // a wrong answer: a birthplace "changed"
+        let r: Vec<Value> = input["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|_| json!({"verdict": "keep_newer", "confidence": 0.9, "rationale": "newer wins"}))
+            .collect();
+        return content(json!({"resolutions": r}));
+    }
     if user.starts_with("Phase 9") {
         let r: Vec<Value> = input["conflicts"].as_array().unwrap().iter().map(|_| json!({"verdict": "keep_older", "confidence": 0.7, "rationale": "model prefers the older"})).collect();
         return content(json!({"resolutions": r}));
@@ -80,7 +90,10 @@ fn serve(seen: Arc<Mutex<Vec<Value>>>) -> String {
             let mut body = vec![0u8; len];
             let _ = reader.read_exact(&mut body);
             let req: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
-            let out = reply(&req).to_string();
+            let mut out = reply(&req);
+            // what a real endpoint reports: the prompt's size, a short answer
+            out["usage"] = json!({"prompt_tokens": body.len() / 4, "completion_tokens": 40, "total_tokens": body.len() / 4 + 40});
+            let out = out.to_string();
             seen.lock().unwrap().push(req);
             let _ = write!(
                 stream,
@@ -102,6 +115,7 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
         model: "scripted".into(),
         api_key: None,
         max_rounds: 6,
+        ..Default::default()
     });
     let rep = sleep::run(
         &mut nx,
@@ -119,12 +133,13 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
     assert!(r.to_json().to_string().contains("42"), "{}", r.to_json());
 
     let requests = seen.lock().unwrap().clone();
-    // the system prompt is the sleep-mode instructions, with the tool offered
+    // the system prompt is the sleep-mode instructions' rules for the
+    // judgement's phase, with the tool offered
     assert!(
         requests[0]["messages"][0]["content"]
             .as_str()
             .unwrap()
-            .contains("Sleep Mode")
+            .contains("Identity & Operating Objective")
     );
     assert_eq!(
         requests[0]["tools"][0]["function"]["name"],
@@ -192,4 +207,106 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
         r#"FIND(?t.attributes.note) WHERE { ?t {type: "Topic", name: "JavaScript"} }"#,
     ));
     assert!(note.to_json().to_string().contains("the model's idea"));
+}
+
+fn small_llm(url: String, output_budget: Option<u64>) -> Llm {
+    Llm::new(LlmConfig {
+        base_url: url,
+        model: "scripted".into(),
+        output_budget,
+        ..Default::default()
+    })
+}
+
+#[test]
+fn each_judgement_gets_its_phase_rules_and_the_cycle_counts_and_caps_its_tokens() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(seen.clone());
+    let mut nx = somnus::demo::in_memory().unwrap();
+    let mut llm = small_llm(url, Some(100));
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
+        &mut llm,
+        None,
+        None,
+    )
+    .unwrap();
+    let requests = seen.lock().unwrap().clone();
+    // the rules of the judgement's phase, not the whole 49 KB document
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("### Phase 1:"), "{}", &system[..200]);
+    assert!(!system.contains("### Phase 12:"));
+    assert!(
+        system.len() * 3 < somnus::sleep::llm::INSTRUCTIONS.len(),
+        "{} of {}",
+        system.len(),
+        somnus::sleep::llm::INSTRUCTIONS.len()
+    );
+    // 40 completion tokens a call: the third call would pass 100
+    assert_eq!(requests.len(), 3, "calls made");
+    let u = rep.reasoner_usage.clone().expect("usage");
+    assert_eq!(u["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(u["completion_tokens"], json!(120));
+    assert!(u["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(u["over_budget"].as_u64().unwrap() > 0);
+    // the report says what it cost and that the heuristic took over
+    let text = rep.markdown();
+    assert!(text.contains("## Reasoner cost"), "{text}");
+    assert!(text.contains("because a budget was spent"), "{text}");
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    assert!(p.items.iter().any(|i| {
+        i.rationale
+            .contains("[heuristic: the cycle's output budget (100 completion tokens) is spent")
+    }));
+}
+
+#[test]
+fn a_wrong_answer_does_not_override_what_the_graph_rules_out() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(seen.clone());
+    let mut nx = somnus::Nexus::open_in_memory().unwrap();
+    for cmd in [
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Place"} } CONCEPT ?p { {type: "$PropositionType", name: "born_in"} SET ATTRIBUTES { cardinality: "single" } } }"#,
+        r#"UPSERT { CONCEPT ?a { {type: "Person", name: "Ann Lee"} SET ATTRIBUTES { birth_date: "1990-02-01", description: "Violinist" } } CONCEPT ?b { {type: "Person", name: "Dr. Ann Lee"} SET ATTRIBUTES { birth_date: "1951-07-09", description: "Retired surgeon" } } }"#,
+        r#"UPSERT { CONCEPT ?x { {type: "Place", name: "Leeds"} } CONCEPT ?y { {type: "Place", name: "York"} } CONCEPT ?a { {type: "Person", name: "Ann Lee"} SET PROPOSITIONS { ("born_in", ?x) WITH METADATA { observed_at: "2020-01-01T00:00:00Z", confidence: 0.9 } ("born_in", ?y) WITH METADATA { observed_at: "2025-01-01T00:00:00Z", confidence: 0.9 } } } }"#,
+    ] {
+        let r = nx.execute(&somnus::Request::command(cmd));
+        assert!(
+            !r.to_json().to_string().contains("\"error\""),
+            "{}",
+            r.to_json()
+        );
+    }
+    let mut llm = small_llm(url, None);
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
+        &mut llm,
+        None,
+        None,
+    )
+    .unwrap();
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let titles: Vec<&str> = p.items.iter().map(|i| i.title.as_str()).collect();
+    // the model said "same" for two people born 39 years apart
+    assert!(!p.items.iter().any(|i| i.class == "merge"), "{titles:?}");
+    // and "keep newer" for a birthplace
+    let c = p
+        .items
+        .iter()
+        .find(|i| i.class == "contradiction")
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    assert!(c.title.ends_with("needs_context"), "{}", c.title);
+    assert!(
+        c.rationale.contains("[overruled: born_in cannot change"),
+        "{}",
+        c.rationale
+    );
+    // the model was asked, with both facts' evidence
+    let requests = seen.lock().unwrap().clone();
+    assert!(requests.iter().any(|q| {
+        let u = q["messages"][1]["content"].as_str().unwrap_or("");
+        u.starts_with("Phase 9") && u.contains("\"immutable\": true") && u.contains("observed_at")
+    }));
 }

@@ -20,6 +20,49 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     /// Tool-call rounds per judgement call.
     pub max_rounds: usize,
+    /// Tokens (prompt and completion, as the endpoint reports them) one
+    /// cycle may spend; past it, judgements fall back to the heuristic.
+    pub token_budget: Option<u64>,
+    /// Completion tokens one cycle may spend (Moltbot §10.2: 8,000 of
+    /// output per reflection cycle; reading is not capped there).
+    pub output_budget: Option<u64>,
+}
+
+/// Moltbot §10.2's output cap per cycle.
+pub const DEFAULT_OUTPUT_BUDGET: u64 = 8_000;
+/// Prompt and completion tokens per cycle unless `SOMNUS_LLM_TOKEN_BUDGET`
+/// says otherwise.
+pub const DEFAULT_TOKEN_BUDGET: u64 = 400_000;
+
+impl Default for LlmConfig {
+    fn default() -> LlmConfig {
+        LlmConfig {
+            base_url: String::new(),
+            model: String::new(),
+            api_key: None,
+            max_rounds: 6,
+            token_budget: Some(DEFAULT_TOKEN_BUDGET),
+            output_budget: Some(DEFAULT_OUTPUT_BUDGET),
+        }
+    }
+}
+
+/// What the endpoint said one call cost.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Call {
+    pub judgement: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Tokens spent in one cycle.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Usage {
+    pub calls: Vec<Call>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Judgements answered by the heuristic because a budget was spent.
+    pub over_budget: usize,
 }
 
 impl LlmConfig {
@@ -32,6 +75,11 @@ impl LlmConfig {
         let model = std::env::var("SOMNUS_LLM_MODEL")
             .ok()
             .filter(|s| !s.is_empty())?;
+        let budget = |k: &str, d: u64| match std::env::var(k) {
+            Ok(v) if v == "none" => None,
+            Ok(v) => v.parse().ok().or(Some(d)),
+            Err(_) => Some(d),
+        };
         Some(LlmConfig {
             base_url,
             model,
@@ -39,6 +87,8 @@ impl LlmConfig {
                 .ok()
                 .filter(|s| !s.is_empty()),
             max_rounds: 6,
+            token_budget: budget("SOMNUS_LLM_TOKEN_BUDGET", DEFAULT_TOKEN_BUDGET),
+            output_budget: budget("SOMNUS_LLM_OUTPUT_BUDGET", DEFAULT_OUTPUT_BUDGET),
         })
     }
 
@@ -59,6 +109,41 @@ pub struct Llm {
     /// Calls answered by the model / by the fallback.
     pub answered: usize,
     pub fell_back: usize,
+    pub usage: Usage,
+}
+
+/// The rules of the sleep-mode instructions one judgement needs: who the
+/// maintainer is, its principles, and the phase the judgement belongs to
+/// (not the whole document for every call).
+pub fn rules_for(phase: u8) -> String {
+    let section = |start: &str| -> &str {
+        let Some(i) = INSTRUCTIONS.find(start) else {
+            return "";
+        };
+        let rest = &INSTRUCTIONS[i..];
+        let end = rest[start.len()..]
+            .find("\n## ")
+            .into_iter()
+            .chain(rest[start.len()..].find("\n### "))
+            .min()
+            .map(|e| e + start.len())
+            .unwrap_or(rest.len());
+        &rest[..end]
+    };
+    let mut out = String::new();
+    for s in [
+        "## 🧠 Identity & Operating Objective",
+        "## 🎯 Core Principles",
+        &format!("### Phase {phase}:"),
+        "### Protected Entities",
+    ] {
+        let t = section(s);
+        if !t.is_empty() {
+            out.push_str(t.trim_end());
+            out.push_str("\n\n");
+        }
+    }
+    out
 }
 
 impl Llm {
@@ -69,7 +154,27 @@ impl Llm {
             fallback: Heuristic,
             answered: 0,
             fell_back: 0,
+            usage: Usage::default(),
         }
+    }
+
+    /// Why no more calls may be made this cycle, if a budget is spent.
+    fn spent(&self) -> Option<String> {
+        let total = self.usage.prompt_tokens + self.usage.completion_tokens;
+        if let Some(b) = self.cfg.token_budget
+            && total >= b
+        {
+            return Some(format!("the cycle's token budget ({b}) is spent ({total})"));
+        }
+        if let Some(b) = self.cfg.output_budget
+            && self.usage.completion_tokens >= b
+        {
+            return Some(format!(
+                "the cycle's output budget ({b} completion tokens) is spent ({})",
+                self.usage.completion_tokens
+            ));
+        }
+        None
     }
 
     fn tool() -> Value {
@@ -119,11 +224,24 @@ impl Llm {
         input: Value,
         answer_shape: &str,
     ) -> KipResult<Value> {
+        let phase: u8 = task
+            .strip_prefix("Phase ")
+            .and_then(|t| {
+                t.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0);
         let mut messages = vec![
-            json!({"role": "system", "content": format!("{INSTRUCTIONS}\n\n---\nYou are called for one judgement at a time. Use the execute_kip tool to read the memory when you need context. Writes you issue are captured for a human to approve. Reply with one JSON object only, no prose.")}),
+            json!({"role": "system", "content": format!("{}---\nYou are called for one judgement at a time. Use the execute_kip tool to read the memory when you need context. Writes you issue are captured for a human to approve. Reply with one JSON object only, no prose.", rules_for(phase))}),
             json!({"role": "user", "content": format!("{task}\n\nInput:\n{}\n\nAnswer with JSON of this shape:\n{answer_shape}", serde_json::to_string_pretty(&input).unwrap_or_default())}),
         ];
         for _ in 0..self.cfg.max_rounds {
+            if let Some(why) = self.spent() {
+                return Err(KipError::internal(why));
+            }
             let body = json!({
                 "model": self.cfg.model,
                 "messages": messages,
@@ -131,6 +249,19 @@ impl Llm {
                 "temperature": 0,
             });
             let v = self.post(&body)?;
+            let tokens = |k: &str| {
+                v.pointer(&format!("/usage/{k}"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+            };
+            let call = Call {
+                judgement: task.lines().next().unwrap_or("").chars().take(80).collect(),
+                prompt_tokens: tokens("prompt_tokens"),
+                completion_tokens: tokens("completion_tokens"),
+            };
+            self.usage.prompt_tokens += call.prompt_tokens;
+            self.usage.completion_tokens += call.completion_tokens;
+            self.usage.calls.push(call);
             let msg = v
                 .pointer("/choices/0/message")
                 .cloned()
@@ -229,6 +360,9 @@ impl Llm {
             },
             Err(e) => e.message,
         };
+        if err.contains("budget") {
+            self.usage.over_budget += 1;
+        }
         self.fell_back += 1;
         let mut t = fallback(&mut self.fallback, look)?;
         mark(&mut t, &err);
@@ -255,9 +389,13 @@ fn arr<'a>(v: &'a Value, k: &str) -> Option<&'a Vec<Value>> {
 }
 
 fn note(r: &mut String, err: &str) {
-    r.push_str(&format!(
-        " [heuristic: the model's answer was unusable: {err}]"
-    ));
+    if err.contains("budget") {
+        r.push_str(&format!(" [heuristic: {err}]"));
+    } else {
+        r.push_str(&format!(
+            " [heuristic: the model's answer was unusable: {err}]"
+        ));
+    }
 }
 
 impl Reasoner for Llm {
@@ -395,9 +533,9 @@ impl Reasoner for Llm {
     ) -> KipResult<Vec<SameJudgement>> {
         let pr = pairs.to_vec();
         let n = pairs.len();
-        self.judge(
+        let judged = self.judge(
             look,
-            "Phase 6: for each candidate pair (same type), decide whether they are the same entity and which to keep (a high similarity is not identity).",
+            "Phase 6: for each candidate pair (same type), decide whether they are the same entity and which to keep (a high similarity is not identity). Each pair carries the name rule that matched and its score, both descriptions, attributes and neighbours: different identifying attributes, a link between the two, or descriptions of different things mean two entities.",
             json!({"pairs": pairs}),
             r#"{"judgements": [{"same": true, "keep_a": true, "confidence": 0-1, "rationale": "..."}]}"#,
             |v| {
@@ -413,7 +551,21 @@ impl Reasoner for Llm {
                     note(&mut j.rationale, e);
                 }
             },
-        )
+        )?;
+        // what the graph vetoes, no answer overrides
+        Ok(judged
+            .into_iter()
+            .zip(pairs)
+            .map(|(mut j, p)| {
+                if j.same
+                    && let (Some(veto), _) = super::sameness::evidence(p)
+                {
+                    j.same = false;
+                    j.rationale = format!("{} [overruled: {veto}]", j.rationale);
+                }
+                j
+            })
+            .collect())
     }
 
     fn current_fact(
@@ -423,9 +575,9 @@ impl Reasoner for Llm {
     ) -> KipResult<Vec<Resolution>> {
         let cf = conflicts.to_vec();
         let n = conflicts.len();
-        self.judge(
+        let resolved = self.judge(
             look,
-            "Phase 9: for each pair of conflicting facts, choose keep_newer, keep_older, both_valid, merge or needs_context.",
+            "Phase 9: for each pair of conflicting facts, choose keep_newer, keep_older, both_valid, merge or needs_context. Each fact carries its observation time, validity, confidence, source and the source's reliability; a conflict marked immutable (a birthplace) is never keep_newer: one value is wrong.",
             json!({"conflicts": conflicts}),
             r#"{"resolutions": [{"verdict": "keep_newer", "confidence": 0-1, "rationale": "..."}]}"#,
             |v| {
@@ -441,7 +593,23 @@ impl Reasoner for Llm {
                     note(&mut r.rationale, e);
                 }
             },
-        )
+        )?;
+        // a newer value of what cannot change is not a change
+        Ok(resolved
+            .into_iter()
+            .zip(conflicts)
+            .map(|(mut r, c)| {
+                if c.immutable && r.verdict == Verdict::KeepNewer {
+                    r.verdict = Verdict::NeedsContext;
+                    r.confidence = r.confidence.min(0.3);
+                    r.rationale = format!(
+                        "{} [overruled: {} cannot change, so keep newer does not apply]",
+                        r.rationale, c.predicate
+                    );
+                }
+                r
+            })
+            .collect())
     }
 
     fn self_model(
@@ -471,6 +639,15 @@ impl Reasoner for Llm {
                 }
             },
         )
+    }
+
+    fn usage(&self) -> Option<Value> {
+        let mut v = serde_json::to_value(&self.usage).ok()?;
+        v["token_budget"] = json!(self.cfg.token_budget);
+        v["output_budget"] = json!(self.cfg.output_budget);
+        v["answered"] = json!(self.answered);
+        v["fell_back"] = json!(self.fell_back);
+        Some(v)
     }
 
     fn captured(&mut self) -> Vec<CapturedWrite> {

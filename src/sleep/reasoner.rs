@@ -263,6 +263,11 @@ pub trait Reasoner: Send {
         current: &Value,
         insights: &[InsightView],
     ) -> KipResult<Vec<SelfEdit>>;
+    /// What the reasoner's calls cost this cycle (an LLM's tokens), if
+    /// anything.
+    fn usage(&self) -> Option<Value> {
+        None
+    }
     /// Writes the reasoner asked for on its own, taken once at the end.
     fn captured(&mut self) -> Vec<CapturedWrite> {
         Vec::new()

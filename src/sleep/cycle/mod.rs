@@ -301,6 +301,9 @@ pub struct Report {
     pub health: BTreeMap<String, f64>,
     /// The parameters the cycle ran with.
     pub params: Params,
+    /// What the reasoner's calls cost (an LLM's tokens per call and in
+    /// all, its budgets, the judgements that fell back).
+    pub reasoner_usage: Option<Value>,
 }
 
 impl Report {
@@ -350,6 +353,25 @@ impl Report {
                     s.push_str(&format!("- {l}\n"));
                 }
             }
+        }
+        if let Some(u) = &self.reasoner_usage {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let b = |k: &str| {
+                u.get(k)
+                    .and_then(Value::as_u64)
+                    .map_or("none".to_string(), |x| x.to_string())
+            };
+            s.push_str(&format!(
+                "\n## Reasoner cost\n- {} calls, {} prompt + {} completion tokens (budget {} in all, {} completion); {} judgements answered by the model, {} by the heuristic ({} because a budget was spent)\n",
+                u.get("calls").and_then(Value::as_array).map_or(0, Vec::len),
+                n("prompt_tokens"),
+                n("completion_tokens"),
+                b("token_budget"),
+                b("output_budget"),
+                n("answered"),
+                n("fell_back"),
+                n("over_budget")
+            ));
         }
         let rules: Vec<(u8, &String, &RuleCount)> = self
             .phases
@@ -1044,6 +1066,7 @@ pub fn run(
     nx.set_tick(None);
     stop.store(true, Ordering::SeqCst);
     let _ = heart.join();
+    cx.report.reasoner_usage = cx.reasoner.usage();
     cx.report.finished_at = store::now();
     cx.report.millis = started.elapsed().as_millis() as u64;
     match failure {
