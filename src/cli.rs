@@ -292,6 +292,10 @@ pub enum Cmd {
     Why {
         /// C:<n>, P:<n>:<predicate>, or Type:Name (also for deleted elements)
         element: String,
+        /// Another concept (Type:Name): why the two are or are not proposed
+        /// as one
+        #[arg(long)]
+        with: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -794,7 +798,15 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Cmd::Why { element, json }) => {
+        Some(Cmd::Why {
+            element,
+            with: Some(other),
+            json,
+        }) => {
+            let mut nx = open(&cli.db)?;
+            reflect::why_pair(&mut nx, &element, &other, json)
+        }
+        Some(Cmd::Why { element, json, .. }) => {
             let nx = open(&cli.db)?;
             reflect::why(&nx, &element, json)
         }

@@ -334,3 +334,32 @@ fn heuristic_judgement_on_generated_memories() {
         assert_eq!(v.false_positives, 0, "{k}: false positives");
     }
 }
+
+#[test]
+fn why_answers_for_a_pair_that_was_not_merged() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    for cmd in [
+        r#"UPSERT { CONCEPT ?a { {type: "Person", name: "Erik Lund"} SET ATTRIBUTES { description: "Luthier in Malmö" } } CONCEPT ?b { {type: "Person", name: "Erik Lundgren"} SET ATTRIBUTES { description: "Accountant" } } }"#,
+        r#"UPSERT { CONCEPT ?a { {type: "Person", name: "Ann Lee"} SET ATTRIBUTES { birth_date: "1990-02-01" } } CONCEPT ?b { {type: "Person", name: "Dr. Ann Lee"} SET ATTRIBUTES { birth_date: "1951-07-09" } } }"#,
+        r#"UPSERT { CONCEPT ?a { {type: "Person", name: "Liz"} } CONCEPT ?b { {type: "Person", name: "Elizabeth Hartmann"} } }"#,
+    ] {
+        let r = nx.execute(&Request::command(cmd));
+        assert!(
+            !r.to_json().to_string().contains("\"error\""),
+            "{}",
+            r.to_json()
+        );
+    }
+    let v =
+        sleep::cycle::why_not_merged(&mut nx, "Person:Erik Lund", "Person:Erik Lundgren").unwrap();
+    assert_eq!(v["candidate"], false, "{v}");
+    let v = sleep::cycle::why_not_merged(&mut nx, "Person:Ann Lee", "Person:Dr. Ann Lee").unwrap();
+    assert_eq!(v["candidate"], true, "{v}");
+    assert_eq!(v["same"], false, "{v}");
+    assert!(v["veto"].as_str().unwrap().contains("birth_date"), "{v}");
+    let v =
+        sleep::cycle::why_not_merged(&mut nx, "Person:Liz", "Person:Elizabeth Hartmann").unwrap();
+    assert_eq!(v["candidate"], true, "{v}");
+    assert_eq!(v["same"], false, "a single given name needs support: {v}");
+    assert!(v["why"].as_str().unwrap().contains("under 0.8"), "{v}");
+}

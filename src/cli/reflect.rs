@@ -429,6 +429,54 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
     }
 }
 
+/// `somnus why A --with B`: why two concepts are or are not one.
+pub fn why_pair(nx: &mut Nexus, a: &str, b: &str, json_out: bool) -> Result<i32> {
+    let v = match sleep::cycle::why_not_merged(nx, a, b) {
+        Ok(v) => v,
+        Err(e) => {
+            crate::say!("{}: {}", e.code.code(), e.message);
+            return Ok(1);
+        }
+    };
+    if json_out {
+        crate::say!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    if v["candidate"] == json!(false) {
+        crate::say!(
+            "{a} / {b}: not a candidate: {}",
+            v["why"].as_str().unwrap_or("")
+        );
+        return Ok(0);
+    }
+    crate::say!(
+        "{a} / {b}: {} ({})",
+        v["rule"].as_str().unwrap_or(""),
+        v["score"]
+    );
+    if let Some(veto) = v["veto"].as_str() {
+        crate::say!("  vetoed: {veto}");
+    }
+    for e in v["evidence"].as_array().into_iter().flatten() {
+        crate::say!(
+            "  {:+.2} {}",
+            e["weight"].as_f64().unwrap_or(0.0),
+            e["why"].as_str().unwrap_or("")
+        );
+    }
+    crate::say!(
+        "  {} (confidence {}): {}",
+        if v["same"] == json!(true) {
+            "proposed as one"
+        } else {
+            "not merged"
+        },
+        v["confidence"],
+        v["why"].as_str().unwrap_or("")
+    );
+    Ok(0)
+}
+
 pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
     let Some((id, label)) = sleep::explain::resolve(nx, element).map_err(|e| eyre!(e.message))?
     else {

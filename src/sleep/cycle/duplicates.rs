@@ -159,3 +159,72 @@ pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     Ok(())
 }
+
+/// Why two concepts are, or are not, proposed as one (`somnus why A --with
+/// B`): the name rule that matches them, if any, then the evidence for and
+/// against, computed now as phase 6 would.
+pub fn why_not_merged(nx: &mut Nexus, a: &str, b: &str) -> KipResult<Value> {
+    let mut nodes = Vec::new();
+    for what in [a, b] {
+        let (ty, name) = what.split_once(':').ok_or_else(|| {
+            KipError::new(
+                ErrorCode::InvalidSyntax,
+                format!("`{what}`: give a concept as Type:Name"),
+            )
+        })?;
+        let v = find(
+            nx,
+            r#"FIND(?c) WHERE { ?c {type: :t, name: :n} }"#,
+            json!({"t": ty.trim(), "n": name.trim()}),
+        )?;
+        let node = v
+            .as_array()
+            .and_then(|x| x.first())
+            .cloned()
+            .ok_or_else(|| KipError::new(ErrorCode::NotFound, format!("no concept {what}")))?;
+        nodes.push(node);
+    }
+    let named: Vec<similarity::Named> = nodes
+        .iter()
+        .map(|n| similarity::Named {
+            id: 0,
+            ty: s(n, &["type"]),
+            name: s(n, &["name"]),
+            aliases: strs(n.get("attributes").and_then(|a| a.get("aliases"))),
+            description: s(n, &["attributes", "description"]),
+        })
+        .collect();
+    if named[0].ty != named[1].ty {
+        return Ok(
+            json!({"candidate": false, "why": format!("different types ({} and {}): never merged", named[0].ty, named[1].ty)}),
+        );
+    }
+    if NO_DEDUP.contains(&named[0].ty.as_str()) {
+        return Ok(
+            json!({"candidate": false, "why": format!("{} is never deduplicated", named[0].ty)}),
+        );
+    }
+    let Some((rule, score)) = similarity::matching::compare_names(&named[0], &named[1]) else {
+        return Ok(
+            json!({"candidate": false, "why": "no name rule matches these two names (a word prefix of a surname, another word, a different number or spelling is not the same name)"}),
+        );
+    };
+    let cand = Candidate {
+        a: concept_view(nx, &nodes[0])?,
+        b: concept_view(nx, &nodes[1])?,
+        rule: rule.into(),
+        score,
+    };
+    let (veto, weights) = super::super::sameness::evidence(&cand);
+    let j = super::super::sameness::judge(&cand);
+    Ok(json!({
+        "candidate": true,
+        "rule": rule,
+        "score": score,
+        "veto": veto,
+        "evidence": weights.iter().map(|(w, why)| json!({"weight": w, "why": why})).collect::<Vec<_>>(),
+        "same": j.same,
+        "confidence": j.confidence,
+        "why": j.rationale,
+    }))
+}

@@ -46,6 +46,7 @@ use classify::*;
 use consolidate::*;
 pub use contradictions::*;
 pub use decay::*;
+pub use duplicates::why_not_merged;
 use duplicates::*;
 use inbox::unsorted_drafts;
 use prospective::*;

@@ -525,6 +525,26 @@ fn short_suffix(a: &str, b: &str) -> bool {
         && !l[s.len()..].starts_with(' ')
 }
 
+/// The name rule that matches two concepts' names, if any (for "why not").
+pub fn compare_names(a: &Named, b: &Named) -> Option<(&'static str, f64)> {
+    if a.ty != b.ty {
+        return None;
+    }
+    let person = is_person_type(&a.ty);
+    let (pa, pb) = (prepare(a), prepare(b));
+    compare(&pa, &pb, person).or_else(|| {
+        // a single given name is matched against the whole memory in a
+        // cycle; here against the other name alone
+        if !person {
+            return None;
+        }
+        let mut found = HashMap::new();
+        let named = [a.clone(), b.clone()];
+        given_names_only(&named, &[pa, pb], &[0, 1], &mut found);
+        found.into_values().next().map(|m| (m.rule, m.score))
+    })
+}
+
 /// Pairs of the same type that look like duplicates, with the rule that
 /// matched. Work grows with the memory, not its square: only names that
 /// share a key are compared, and crowded keys are left to rarer ones.
