@@ -789,3 +789,83 @@ fn the_newer_of_two_facts_is_the_later_instant_not_the_larger_string() {
         item.rationale
     );
 }
+
+/// 5A: a stale Event that states a preference outright gets a new
+/// Preference, proposed, derived from it, with its holder's `prefers`
+/// link; a decision the memory has no type for is reported, not forced
+/// into another type; what the Event already links to is not made twice.
+#[test]
+fn consolidation_extracts_what_an_event_states() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?ada { {type: "Person", name: "Ada Park"} }
+  CONCEPT ?e { {type: "Event", name: "Conversation:2026-10-01:travel"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z",
+      content_summary: "Planning the Lisbon trip. Ada prefers window seats on long flights because she sleeps; decided to book the night train" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "Ada Park"}) } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let it = p
+        .items
+        .iter()
+        .find(|i| i.class == "consolidate" && i.title.contains("Conversation:2026-10-01:travel"))
+        .unwrap_or_else(|| panic!("{:?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()));
+    assert!(
+        it.title
+            .contains("Preference:Prefers window seats on long flights"),
+        "{}",
+        it.title
+    );
+    assert!(it.rationale.contains("\"prefers\""), "{}", it.rationale);
+    let text = rep.markdown();
+    assert!(
+        text.contains("Events state 1 thing the memory has no Decision type to keep in: \"Book the night train\""),
+        "{text}"
+    );
+    // nothing is created before approval
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?p)) WHERE { ?p {type: "Preference"} }"#,
+    );
+    assert_eq!(v, json!(0));
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[it.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?e.name) WHERE {
+  ?a {type: "Person", name: "Ada Park"}
+  (?a, "prefers", ?p)
+  (?p, "derived_from", ?e)
+  (?e, "consolidated_to", ?p)
+}"#,
+    );
+    assert_eq!(
+        v,
+        json!([
+            ["Prefers window seats on long flights"],
+            ["Conversation:2026-10-01:travel"]
+        ]),
+        "{v}"
+    );
+    // the next cycle makes nothing twice
+    let rep = cycle(&mut nx);
+    assert!(
+        proposed(&nx, &rep, "consolidate")
+            .iter()
+            .all(|t| !t.contains("Prefers window seats"))
+    );
+}

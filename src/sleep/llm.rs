@@ -479,9 +479,9 @@ impl Reasoner for Llm {
         let n = events.len();
         self.judge(
             look,
-            "Phase 5A: for each stale Event, name the existing concepts its stable knowledge belongs to (from its linked concepts), or archive it when nothing durable remains.",
+            "Phase 5A: for each stale Event, name the existing concepts its stable knowledge belongs to (from its linked concepts), extract stable knowledge it states that no concept holds yet (a preference, a decision, a plan) as new concepts, or archive it when nothing durable remains.",
             json!({"events": events}),
-            r#"{"gists": [{"event": "<name>", "into": [["<type>", "<name>"]], "archive": false, "rationale": "<why>"}]}"#,
+            r#"{"gists": [{"event": "<name>", "into": [["<type>", "<name>"]], "extracted": [{"ty": "Preference|Insight", "name": "<name>", "description": "<what the Event says>", "kind": "preference|decision|plan", "cue": "<the phrase>", "holder": "<Person name or null>"}], "archive": false, "rationale": "<why>"}]}"#,
             |v| {
                 let g: Vec<Gist> = arr(v, "gists")?
                     .iter()

@@ -57,6 +57,7 @@ pub(super) fn consolidation_drafts(
     }
     let gists = cx.reasoner.gist(&mut Look(nx), &events)?;
     let mut drafts = Vec::new();
+    let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= 90.0 {
             drafts.push(Draft {
@@ -74,7 +75,13 @@ pub(super) fn consolidation_drafts(
             });
             continue;
         }
-        if g.archive {
+        let mut params = pm(json!({"event_name": e.name, "ts": cx.opts.now}));
+        let (mut commands, new) = if g.archive {
+            (Vec::new(), Vec::new())
+        } else {
+            extraction_commands(cx, nx, e, &g.extracted, &mut params, &mut untyped)?
+        };
+        if g.archive || (g.into.is_empty() && new.is_empty()) {
             drafts.push(Draft {
                 class: "archive".into(),
                 key: format!("archive:{}", e.id),
@@ -103,8 +110,9 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
             let mut text = String::from(
                 "UPSERT {\n  CONCEPT ?event {\n    {type: \"Event\", name: :event_name}\n    SET ATTRIBUTES { consolidation_status: \"completed\", consolidated_at: :ts }\n    SET PROPOSITIONS {\n",
             );
-            let mut params = pm(json!({"event_name": e.name, "ts": cx.opts.now}));
-            for (i, (t, n)) in g.into.iter().enumerate() {
+            let mut into = g.into.clone();
+            into.extend(new.iter().cloned());
+            for (i, (t, n)) in into.iter().enumerate() {
                 text.push_str(&format!(
                     "      (\"consolidated_to\", {{type: :t{i}, name: :n{i}}})\n"
                 ));
@@ -112,28 +120,147 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                 params.insert(format!("n{i}"), json!(n));
             }
             text.push_str("    }\n  }\n}\nWITH METADATA { source: \"SleepConsolidation\", author: \"$system\", created_at: :ts, confidence: 0.8 }");
+            commands.push(text);
             drafts.push(Draft {
                 class: "consolidate".into(),
                 key: format!("consolidate:{}", e.id),
                 title: format!(
-                    "Consolidate {} into {}",
+                    "Consolidate {} into {}{}",
                     e.name,
-                    g.into
-                        .iter()
+                    into.iter()
                         .map(|(t, n)| format!("{t}:{n}"))
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    if new.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({} new)", new.len())
+                    }
                 ),
-                commands: vec![text],
+                commands,
                 params,
-                rationale: g.rationale.clone(),
+                rationale: if new.is_empty() {
+                    g.rationale.clone()
+                } else {
+                    format!(
+                        "{}; it states {}",
+                        g.rationale,
+                        g.extracted
+                            .iter()
+                            .filter(|x| new.iter().any(|(_, n)| *n == x.name))
+                            .map(|x| format!("a {} (\"{}\": {})", x.kind, x.cue, x.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
                 evidence: vec![e.id.clone()],
                 confidence: 0.8,
             });
         }
     }
+    for (ty, names) in untyped {
+        cx.line(format!(
+            "Events state {} {} the memory has no {ty} type to keep in: {}",
+            names.len(),
+            if names.len() == 1 { "thing" } else { "things" },
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     Ok(drafts)
 }
+
+/// The commands that create what an Event states (5A): each new concept
+/// with `derived_from` the Event, in the Event's domain, and the holder's
+/// `prefers` link for a Preference. Skipped, with a line in the report:
+/// what the memory already holds (a concept of that type and name, or a
+/// linked concept with the same words), and kinds the memory has no type
+/// for.
+fn extraction_commands(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    e: &EventView,
+    extracted: &[Extracted],
+    params: &mut Map<String, Value>,
+    untyped: &mut BTreeMap<String, Vec<String>>,
+) -> KipResult<(Vec<String>, Vec<TypeName>)> {
+    let mut commands = Vec::new();
+    let mut new = Vec::new();
+    for (k, x) in extracted.iter().enumerate() {
+        let known = count_of(&find(
+            nx,
+            r#"FIND(COUNT(?c)) WHERE { ?c {type: "$ConceptType", name: :t} }"#,
+            json!({"t": x.ty}),
+        )?) > 0;
+        if !known {
+            cx.rule(&format!("consolidation: extract a {}", x.kind), false);
+            let seen = untyped.entry(x.ty.clone()).or_default();
+            if !seen.contains(&x.name) {
+                seen.push(x.name.clone());
+            }
+            continue;
+        }
+        let exists = count_of(&find(
+            nx,
+            r#"FIND(COUNT(?c)) WHERE { ?c {type: :t, name: :n} }"#,
+            json!({"t": x.ty, "n": x.name}),
+        )?) > 0
+            || e.linked
+                .iter()
+                .any(|(_, n)| similarity::overlap(n, &x.name) >= EXTRACTION_KNOWN_OVERLAP);
+        cx.rule(&format!("consolidation: extract a {}", x.kind), !exists);
+        if exists {
+            continue;
+        }
+        let domain = e
+            .domains
+            .iter()
+            .find(|d| !SYSTEM_DOMAINS.contains(&d.as_str()))
+            .cloned()
+            .unwrap_or_else(|| "Unsorted".into());
+        params.insert(format!("xt{k}"), json!(x.ty));
+        params.insert(format!("xn{k}"), json!(x.name));
+        params.insert(format!("xd{k}"), json!(x.description));
+        params.insert(format!("xdom{k}"), json!(domain));
+        params.insert(format!("xstart{k}"), json!(e.start));
+        commands.push(format!(
+            r#"UPSERT {{
+  CONCEPT ?new {{
+    {{type: :xt{k}, name: :xn{k}}}
+    SET ATTRIBUTES {{ description: :xd{k}, evidence_count: 1, first_observed: :xstart{k}, last_observed: :xstart{k}, source_memory: :event_name }}
+    SET PROPOSITIONS {{
+      ("derived_from", {{type: "Event", name: :event_name}})
+      ("belongs_to_domain", {{type: "Domain", name: :xdom{k}}})
+    }}
+  }}
+}}
+WITH METADATA {{ source: "SleepConsolidation", author: "$system", created_at: :ts, confidence: 0.7 }}"#
+        ));
+        if x.ty == "Preference"
+            && let Some(h) = &x.holder
+        {
+            params.insert(format!("xh{k}"), json!(h));
+            commands.push(format!(
+                r#"UPSERT {{
+  PROPOSITION ?likes {{ ({{type: "Person", name: :xh{k}}}, "prefers", {{type: :xt{k}, name: :xn{k}}}) }}
+}}
+WITH METADATA {{ source: "SleepConsolidation", author: "$system", created_at: :ts, observed_at: :xstart{k}, confidence: 0.7 }}"#
+            ));
+        }
+        new.push((x.ty.clone(), x.name.clone()));
+    }
+    Ok((commands, new))
+}
+
+/// A concept as (type, name).
+type TypeName = (String, String);
+
+/// An extracted statement whose words overlap a concept the Event already
+/// links to this much is already known.
+pub(super) const EXTRACTION_KNOWN_OVERLAP: f64 = 0.6;
 
 /// How far back patterns and connections look.
 pub(super) const LOOKBACK_DAYS: i64 = 60;
