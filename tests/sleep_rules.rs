@@ -869,3 +869,47 @@ fn consolidation_extracts_what_an_event_states() {
             .all(|t| !t.contains("Prefers window seats"))
     );
 }
+
+/// 5B: a pattern drawn from Events marks them consolidated into it.
+#[test]
+fn a_pattern_marks_its_source_events_consolidated() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada Park"} } CONCEPT ?t { {type: "$ConceptType", name: "Topic"} } CONCEPT ?c { {type: "Topic", name: "Cello"} } }"#,
+    );
+    for d in ["14", "16", "18"] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Lesson:2026-11-{d}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-11-{d}T10:00:00Z", content_summary: "Cello lesson with Ada", key_concepts: ["Cello"], participants: ["Ada Park"] }}
+  SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada Park"}}) ("mentions", {{type: "Topic", name: "Cello"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let it = p
+        .items
+        .iter()
+        .find(|i| i.class == "pattern")
+        .unwrap_or_else(|| panic!("{:?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()));
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[it.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?i) ?i {type: "Insight"} FILTER(?e.attributes.consolidation_status == "completed") }"#,
+    );
+    assert_eq!(v, json!(3), "{v}");
+}

@@ -406,7 +406,17 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             ));
             params.insert(format!("ev{i}"), json!(e.name));
         }
-        text.push_str("    }\n  }\n}\nWITH METADATA { source: \"CrossEventConsolidation\", author: \"$system\", confidence: :confidence, created_at: :ts }");
+        text.push_str("    }\n  }\n");
+        // the Events the pattern was drawn from are consolidated into it
+        for (i, e) in c.events.iter().take(10).enumerate() {
+            if consolidated.contains(&e.name) {
+                continue;
+            }
+            text.push_str(&format!(
+                "  CONCEPT ?source{i} {{\n    {{type: \"Event\", name: :ev{i}}}\n    SET ATTRIBUTES {{ consolidation_status: \"completed\", consolidated_at: :ts }}\n    SET PROPOSITIONS {{ (\"consolidated_to\", ?pattern) }}\n  }}\n"
+            ));
+        }
+        text.push_str("}\nWITH METADATA { source: \"CrossEventConsolidation\", author: \"$system\", confidence: :confidence, created_at: :ts }");
         let have = existing.as_array().and_then(|a| a.first()).cloned();
         let reinforce = have.is_some();
         if let Some(h) = &have
