@@ -15,6 +15,12 @@ pub struct Relevance {
     pub lambda: f64,
 }
 
+/// Relevance bands (Engram's lifecycle): at or above each, an element is
+/// active, fading, dormant; below the last, archived.
+pub const ACTIVE_AT: f64 = 0.5;
+pub const FADING_AT: f64 = 0.2;
+pub const DORMANT_AT: f64 = 0.05;
+
 pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance {
     let pinned = meta.get("pinned").and_then(Value::as_bool).unwrap_or(false);
     let base = meta
@@ -48,11 +54,11 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
     } else {
         base * (-lambda * days).exp() * (access + 1.0).log2() * type_weight
     };
-    let status = if score >= 0.5 {
+    let status = if score >= ACTIVE_AT {
         "active"
-    } else if score >= 0.2 {
+    } else if score >= FADING_AT {
         "fading"
-    } else if score >= 0.05 {
+    } else if score >= DORMANT_AT {
         "dormant"
     } else {
         "archived"

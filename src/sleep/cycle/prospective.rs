@@ -105,9 +105,9 @@ fn judge(
     if !acted {
         return (Fulfilment::None, coverage);
     }
-    if linked && coverage >= 0.5 {
+    if linked && coverage >= SURE_LINKED_COVERAGE {
         (Fulfilment::Sure, coverage)
-    } else if coverage >= 0.6 || (linked && coverage > 0.0) {
+    } else if coverage >= LIKELY_COVERAGE || (linked && coverage > 0.0) {
         (Fulfilment::Likely, coverage)
     } else {
         (Fulfilment::None, coverage)
@@ -267,7 +267,7 @@ pub(super) fn prospective_sweep(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             cx.report
                 .issues
                 .push(format!("Overdue commitment: \"{name}\" (due {due}, {ago})"));
-            if late >= 30.0 {
+            if late >= EXPIRE_OVERDUE_DAYS {
                 drafts.push(Draft {
                     class: "commitment".into(),
                     key: format!("expire:{id}"),
@@ -315,6 +315,16 @@ fn linked_events(nx: &mut Nexus, id: &str) -> KipResult<Vec<EventView>> {
     }
     Ok(out)
 }
+
+/// An Event linked to a commitment that says it was done and shares this
+/// share of its words closes it at once.
+pub const SURE_LINKED_COVERAGE: f64 = 0.5;
+/// An Event that says it was done and shares this share of a commitment's
+/// words (or any, when linked) proposes closing it.
+pub const LIKELY_COVERAGE: f64 = 0.6;
+/// A commitment this many days overdue is proposed as expired (the
+/// sleep-mode instructions' 5C sweep: "30+ days overdue").
+pub const EXPIRE_OVERDUE_DAYS: f64 = 30.0;
 
 #[cfg(test)]
 mod tests {
