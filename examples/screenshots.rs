@@ -163,6 +163,10 @@ fn main() {
         app.press(KeyCode::Down, none);
     }
     shot(&mut app, "graph-explorer");
+    app.press(KeyCode::Char('m'), none);
+    app.type_text("Person:Tom Ruiz\n");
+    shot(&mut app, "graph-why-not-merged");
+    app.press(KeyCode::Esc, none);
 
     app.press(KeyCode::Char('3'), KeyModifiers::ALT);
     app.press(KeyCode::Down, none);

@@ -789,3 +789,79 @@ fn the_editor_checks_the_text_as_it_is_typed() {
     let s = screen(&mut a, 100, 30);
     assert!(s.contains("✓ FIND parses"), "{s}");
 }
+
+/// From a Graph node: why it is as it is (W), why a link is (w), and why it
+/// is or is not merged with another concept (m), in a panel that reads as
+/// text, scrolls and closes.
+#[test]
+fn graph_explains_a_node_a_link_and_a_pair() {
+    let mut a = app();
+    alt(&mut a, '2');
+    typed(&mut a, "Tom Ruiz");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.explorer.current.as_ref().map(|n| n.name.as_str()),
+        Some("Tom Ruiz")
+    );
+    key(&mut a, KeyCode::Char('m'));
+    typed(&mut a, "Person:Tomás Ruiz\n");
+    let (why, _) = a.why.clone().expect("a why panel");
+    let text = why.lines.join("\n");
+    assert!(
+        text.contains("Person:Tom Ruiz / Person:Tomás Ruiz") && text.contains("proposed as one"),
+        "{text}"
+    );
+    insta::assert_snapshot!("graph_why_pair", screen(&mut a, 120, 36));
+    key(&mut a, KeyCode::Esc);
+    assert!(a.why.is_none());
+    // a pair the cycle would never compare says why
+    key(&mut a, KeyCode::Char('m'));
+    typed(&mut a, "Person:Mira Chen\n");
+    let text = a.why.as_ref().expect("panel").0.lines.join("\n");
+    assert!(
+        text.contains("not merged") || text.contains("not a candidate"),
+        "{text}"
+    );
+    key(&mut a, KeyCode::Esc);
+    // the node itself, and its first link
+    key(&mut a, KeyCode::Char('W'));
+    let text = a.why.as_ref().expect("panel").0.lines.join("\n");
+    assert!(text.starts_with("Person:Tom Ruiz: concept"), "{text}");
+    assert!(text.contains("relevance now"), "{text}");
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('w'));
+    let text = a.why.as_ref().expect("panel").0.lines.join("\n");
+    assert!(text.starts_with("P:"), "{text}");
+    assert!(!text.contains("\\n") && !text.contains("\\\""), "{text}");
+    key(&mut a, KeyCode::Esc);
+    // a name that is nowhere is an error, not a panel
+    key(&mut a, KeyCode::Char('m'));
+    typed(&mut a, "Person:Nobody Here\n");
+    assert!(a.why.is_none());
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("no concept Person:Nobody Here"), "{s}");
+}
+
+/// The palette explains any element typed in.
+#[test]
+fn palette_explains_an_element_typed_in() {
+    let mut a = app();
+    ctrl(&mut a, 'p');
+    typed(&mut a, "Why… (explain");
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "Person:Mira Chen\n");
+    let text = a.why.as_ref().expect("panel").0.lines.join("\n");
+    assert!(text.starts_with("Person:Mira Chen: concept"), "{text}");
+    // scrolling stops at the end
+    for _ in 0..500 {
+        key(&mut a, KeyCode::PageDown);
+    }
+    let (t, scroll) = a.why.clone().expect("panel");
+    assert!((scroll as usize) < t.lines.len());
+    key(&mut a, KeyCode::Char('y'));
+    assert!(
+        a.copied
+            .last()
+            .is_some_and(|c| c.starts_with("Person:Mira Chen"))
+    );
+}

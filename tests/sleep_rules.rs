@@ -913,3 +913,108 @@ fn a_pattern_marks_its_source_events_consolidated() {
     );
     assert_eq!(v, json!(3), "{v}");
 }
+
+/// 5B: a preference stated in several recent Events (with different key
+/// concepts alongside) becomes its holder's Preference, and Events on one
+/// weekday a routine.
+#[test]
+fn patterns_are_preferences_and_routines_as_well_as_insights() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada Park"} } CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?c { {type: "Topic", name: "Coffee"} } CONCEPT ?q { {type: "Topic", name: "Quartet"} } }"#,
+    );
+    let ev = |nx: &mut Nexus, name: &str, at: &str, summary: &str, concepts: &str, topic: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{at}", content_summary: "{summary}", key_concepts: {concepts}, participants: ["Ada Park"] }}
+  SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada Park"}}) ("mentions", {{type: "Topic", name: "{topic}"}}) }} }} }}"#
+            ),
+        );
+    };
+    // three mornings, other subjects alongside each time
+    ev(
+        &mut nx,
+        "Chat:1",
+        "2026-11-02T08:00:00Z",
+        "Ada prefers oat milk in her coffee",
+        r#"["Coffee", "Travel"]"#,
+        "Coffee",
+    );
+    ev(
+        &mut nx,
+        "Chat:2",
+        "2026-11-06T08:00:00Z",
+        "Ada prefers oat milk in her coffee. Long day ahead",
+        r#"["Coffee", "Work"]"#,
+        "Coffee",
+    );
+    ev(
+        &mut nx,
+        "Chat:3",
+        "2026-11-12T08:00:00Z",
+        "Coffee order; Ada prefers oat milk in her coffee",
+        r#"["Coffee"]"#,
+        "Coffee",
+    );
+    // Tuesday evenings, three weeks running
+    for d in ["03", "10", "17"] {
+        ev(
+            &mut nx,
+            &format!("Quartet:{d}"),
+            &format!("2026-11-{d}T19:00:00Z"),
+            "Quartet rehearsal",
+            r#"["Quartet"]"#,
+            "Quartet",
+        );
+    }
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "pattern");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "New Preference \"Prefers oat milk in her coffee\" from 3 Events"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(
+            |t| t == "New Insight \"Routine: Quartet with Ada Park on Tuesdays\" from 3 Events"
+        ),
+        "{titles:?}"
+    );
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let seqs: Vec<i64> = p
+        .items
+        .iter()
+        .filter(|i| i.class == "pattern")
+        .map(|i| i.seq)
+        .collect();
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&seqs),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.pattern_kind, ?p.attributes.evidence_count) WHERE { ({type: "Person", name: "Ada Park"}, "prefers", ?p) }"#,
+    );
+    assert_eq!(v, json!([["preference", 3]]), "{v}");
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?p) FILTER(?e.attributes.consolidation_status == "completed") }"#,
+    );
+    assert_eq!(v, json!(6), "{v}");
+    // the next cycle proposes none of them again
+    let rep = cycle(&mut nx);
+    assert!(proposed(&nx, &rep, "pattern").is_empty());
+}

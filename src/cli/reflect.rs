@@ -6,7 +6,7 @@ use crate::Nexus;
 use crate::audit::Who;
 use crate::sleep::{self, contradictions, proposals};
 use color_eyre::eyre::{Result, eyre};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 fn now() -> String {
@@ -442,38 +442,9 @@ pub fn why_pair(nx: &mut Nexus, a: &str, b: &str, json_out: bool) -> Result<i32>
         crate::say!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
-    if v["candidate"] == json!(false) {
-        crate::say!(
-            "{a} / {b}: not a candidate: {}",
-            v["why"].as_str().unwrap_or("")
-        );
-        return Ok(0);
+    for l in sleep::explain_text::pair_lines(a, b, &v) {
+        crate::say!("{l}");
     }
-    crate::say!(
-        "{a} / {b}: {} ({})",
-        v["rule"].as_str().unwrap_or(""),
-        v["score"]
-    );
-    if let Some(veto) = v["veto"].as_str() {
-        crate::say!("  vetoed: {veto}");
-    }
-    for e in v["evidence"].as_array().into_iter().flatten() {
-        crate::say!(
-            "  {:+.2} {}",
-            e["weight"].as_f64().unwrap_or(0.0),
-            e["why"].as_str().unwrap_or("")
-        );
-    }
-    crate::say!(
-        "  {} (confidence {}): {}",
-        if v["same"] == json!(true) {
-            "proposed as one"
-        } else {
-            "not merged"
-        },
-        v["confidence"],
-        v["why"].as_str().unwrap_or("")
-    );
     Ok(0)
 }
 
@@ -488,78 +459,8 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
         crate::say!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
-    let st = &v["state"];
-    if st["exists"] == json!(false) {
-        crate::say!("{label}: no longer in the memory");
-    } else {
-        crate::say!("{label}: {}", st["kind"].as_str().unwrap_or(""));
-        for k in [
-            "memory_strength",
-            "strength_decay_rule",
-            "archived",
-            "archive_rule",
-            "archive_reason",
-            "superseded",
-            "superseded_by",
-            "superseded_reason",
-            "expires_at",
-            "confidence",
-        ] {
-            if !st[k].is_null() {
-                crate::say!("  {k}: {}", st[k]);
-            }
-        }
-        let r = &st["relevance"];
-        crate::say!(
-            "  relevance now: {} ({})",
-            r["score"],
-            r["status"].as_str().unwrap_or("")
-        );
-        if r.get("base").is_some() {
-            crate::say!(
-                "    = base {} × e^(−{} × {} days) × log2({} + 1) × type weight {}",
-                r["base"],
-                r["lambda"],
-                r["days_since_access"],
-                r["access_count"],
-                r["type_weight"]
-            );
-        }
-    }
-    for n in v["notes"].as_array().into_iter().flatten() {
-        crate::say!(
-            "  sleep run #{} {}: {} — rule: {}\n    inputs: {}",
-            n["run"],
-            n["at"].as_str().unwrap_or(""),
-            n["action"].as_str().unwrap_or(""),
-            n["rule"].as_str().unwrap_or(""),
-            n["inputs"]
-        );
-    }
-    for h in v["history"].as_array().into_iter().flatten() {
-        crate::say!(
-            "  #{} {} {} {} by {} via {}{}{}",
-            h["entry"],
-            h["at"].as_str().unwrap_or(""),
-            h["op"].as_str().unwrap_or(""),
-            h["element"].as_str().unwrap_or(""),
-            h["actor"].as_str().unwrap_or(""),
-            h["trigger"].as_str().unwrap_or(""),
-            h["batch"]
-                .as_str()
-                .map(|b| format!(" [{b}]"))
-                .unwrap_or_default(),
-            h["reason"]
-                .as_str()
-                .map(|r| format!(" because {r}"))
-                .unwrap_or_default()
-        );
-        if let Some(b) = h.get("before").filter(|b| !b.is_null()) {
-            crate::say!("    before: {}", compact(b));
-        }
-        if let Some(a) = h.get("after").filter(|a| !a.is_null()) {
-            crate::say!("    after:  {}", compact(a));
-        }
+    for l in sleep::explain_text::element_lines(&label, &v) {
+        crate::say!("{l}");
     }
     Ok(0)
 }

@@ -75,7 +75,12 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
     let history = crate::audit::history_of(nx.conn(), id)?;
     let state = match &current {
         Some((kind, meta)) => {
-            let r = relevance(meta, "semantic", now, 0.03);
+            let r = relevance(
+                meta,
+                "semantic",
+                now,
+                crate::sleep::Params::default().relevance_lambda,
+            );
             let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
             json!({
                 "exists": true, "kind": kind,

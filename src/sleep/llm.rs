@@ -507,9 +507,9 @@ impl Reasoner for Llm {
         let n = clusters.len();
         self.judge(
             look,
-            "Phase 5B: for each cluster of Events, say whether it shows a recurring pattern worth an Insight or Preference (null if not).",
+            "Phase 5B: for each cluster of Events, say whether it shows a recurring pattern worth keeping (null if not): a recurring preference (a Preference), repeated decisions (a trait), a schedule (a routine) or a recurring topic (each of these an Insight).",
             json!({"clusters": clusters.iter().map(|c| json!({"holder": c.holder, "key_concepts": c.key_concepts, "events": c.events.iter().map(|e| json!({"name": e.name, "summary": e.summary, "start": e.start, "domains": e.domains})).collect::<Vec<_>>()})).collect::<Vec<_>>()}),
-            r#"{"patterns": [null or {"ty": "Insight|Preference", "name": "...", "description": "...", "domain": "...", "confidence": 0-1, "rationale": "..."}]}"#,
+            r#"{"patterns": [null or {"ty": "Insight|Preference", "kind": "preference|trait|routine|topic", "name": "...", "description": "...", "domain": "...", "confidence": 0-1, "rationale": "..."}]}"#,
             |v| {
                 let p: Vec<Option<Pattern>> = arr(v, "patterns")?
                     .iter()

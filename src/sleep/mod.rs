@@ -6,11 +6,13 @@
 pub mod contradictions;
 pub mod cycle;
 pub mod explain;
+pub mod explain_text;
 pub mod health;
 pub mod llm;
 pub mod params;
 pub mod proposals;
 pub mod reasoner;
+pub mod recurrence;
 pub mod sameness;
 pub mod similarity;
 pub mod structure;

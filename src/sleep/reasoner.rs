@@ -107,11 +107,18 @@ pub struct Cluster {
 pub struct Pattern {
     /// Insight or Preference
     pub ty: String,
+    /// preference, trait, routine or topic (the sleep-mode pattern types)
+    #[serde(default = "topic")]
+    pub kind: String,
     pub name: String,
     pub description: String,
     pub domain: String,
     pub confidence: f64,
     pub rationale: String,
+}
+
+fn topic() -> String {
+    "topic".into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -790,65 +797,7 @@ impl Reasoner for Heuristic {
         _: &mut dyn Lookup,
         clusters: &[Cluster],
     ) -> KipResult<Vec<Option<Pattern>>> {
-        Ok(clusters
-            .iter()
-            .map(|c| {
-                if c.events.len() < 3 || c.key_concepts.is_empty() {
-                    return None;
-                }
-                let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-                for e in &c.events {
-                    *counts.entry(e.summary.as_str()).or_default() += 1;
-                }
-                let (summary, _) = counts.iter().max_by_key(|(_, n)| **n)?;
-                let mut domains: std::collections::BTreeMap<&str, usize> = Default::default();
-                for e in &c.events {
-                    for d in &e.domains {
-                        *domains.entry(d.as_str()).or_default() += 1;
-                    }
-                }
-                let domain = domains
-                    .iter()
-                    .max_by_key(|(_, n)| **n)
-                    .map(|(d, _)| d.to_string())
-                    .unwrap_or_else(|| "Unsorted".into());
-                let first = c
-                    .events
-                    .iter()
-                    .map(|e| e.start.as_str())
-                    .min()
-                    .unwrap_or("");
-                let last = c
-                    .events
-                    .iter()
-                    .map(|e| e.start.as_str())
-                    .max()
-                    .unwrap_or("");
-                let n = c.events.len();
-                Some(Pattern {
-                    ty: "Insight".into(),
-                    name: format!(
-                        "Recurring: {} with {}",
-                        c.key_concepts.join(" + "),
-                        c.holder
-                    ),
-                    description: format!(
-                        "{} came back {n} times between {} and {}: {summary}",
-                        c.key_concepts.join(", "),
-                        &first[..first.len().min(10)],
-                        &last[..last.len().min(10)]
-                    ),
-                    domain,
-                    // convergent evidence beats one observation
-                    confidence: (0.6 + 0.05 * n as f64).min(0.9),
-                    rationale: format!(
-                        "{n} Events with the same key concepts ({}) involving {}",
-                        c.key_concepts.join(", "),
-                        c.holder
-                    ),
-                })
-            })
-            .collect())
+        Ok(clusters.iter().map(super::recurrence::judge).collect())
     }
 
     fn same_entity(

@@ -3,7 +3,7 @@
 
 use super::audit::AuditPane;
 use super::component::Decision;
-use super::component::{Action, Component, Hint, Job, JobOutput, Tab, hint};
+use super::component::{Action, Ask, Component, Hint, Job, JobOutput, Tab, WhyText, hint};
 use super::conflicts::Conflicts;
 use super::explorer::Explorer;
 use super::health::HealthPane;
@@ -125,10 +125,22 @@ impl Job {
                     .map(|o| o.map(Box::new))
                     .map_err(|e| e.message),
             ),
-            Job::Why(id) => {
-                let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-                JobOutput::Why(crate::sleep::explain::explain(nx, id, &now).map_err(|e| e.message))
-            }
+            Job::WhyOf(what) => JobOutput::Why(why_element(nx, &what)),
+            Job::WhyPair(a, b) => JobOutput::Why(
+                crate::sleep::cycle::why_not_merged(nx, &a, &b)
+                    .map(|v| WhyText {
+                        title: format!(
+                            "why {a} and {b} are {}",
+                            if v["same"] == serde_json::json!(true) {
+                                "one"
+                            } else {
+                                "not merged"
+                            }
+                        ),
+                        lines: crate::sleep::explain_text::pair_lines(&a, &b, &v),
+                    })
+                    .map_err(|e| format!("{}: {}", e.code, e.message)),
+            ),
             Job::Undo { entry, group } => JobOutput::Decided(undo(nx, entry, group)),
             Job::Contradictions => JobOutput::Contradictions(
                 crate::sleep::contradictions::list(nx, None).map_err(|e| e.message),
@@ -152,6 +164,21 @@ impl Job {
             }
         }
     }
+}
+
+/// Why an element is as it is, as text, from what the operator typed.
+fn why_element(nx: &mut Nexus, what: &str) -> Result<WhyText, String> {
+    let what = what.trim();
+    let (id, label) = crate::sleep::explain::resolve(nx, what)
+        .map_err(|e| format!("{}: {}", e.code, e.message))?
+        .ok_or_else(|| format!("{what}: no such element, and nothing recorded about it (give C:12, P:40 or Type:Name)"))?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let v = crate::sleep::explain::explain(nx, id, &now)
+        .map_err(|e| format!("{}: {}", e.code, e.message))?;
+    Ok(WhyText {
+        title: format!("why {label}"),
+        lines: crate::sleep::explain_text::element_lines(&label, &v),
+    })
 }
 
 /// Sends intermediate outputs of a job (sleep progress) to the app.
@@ -349,6 +376,10 @@ pub struct App {
     tab_area: Rect,
     ticks: u64,
     data_version: Option<i64>,
+    /// An explanation on screen, and how far it is scrolled.
+    pub why: Option<(WhyText, u16)>,
+    /// What the operator is typing for the why panel.
+    ask: Option<(Ask, String)>,
 }
 
 const GLOBAL_COMMANDS: &[&str] = &[
@@ -360,6 +391,8 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Audit",
     "Go to Sleep",
     "Go to Health",
+    "Why… (explain an element)",
+    "Why not merged… (two concepts)",
     "Toggle mouse",
     "Help",
     "Quit",
@@ -394,6 +427,8 @@ impl App {
             tab_area: Rect::default(),
             ticks: 0,
             data_version: None,
+            why: None,
+            ask: None,
         };
         app.spawn(Job::Schema);
         app
@@ -481,6 +516,13 @@ impl App {
             let types: Vec<String> = o.concept_types.iter().map(|t| t.name.clone()).collect();
             let preds: Vec<String> = o.predicates.iter().map(|t| t.name.clone()).collect();
             self.workbench.set_schema(types, preds);
+        }
+        if let JobOutput::Why(r) = out {
+            match r {
+                Ok(t) => self.why = Some((t, 0)),
+                Err(e) => self.status = Some((e, Instant::now())),
+            }
+            return;
         }
         let a = Action::Done(out);
         let mut follow = Vec::new();
@@ -686,6 +728,10 @@ impl App {
                     "Go to Conflicts" => self.select_tab(Tab::Conflicts),
                     "Go to Audit" => self.select_tab(Tab::Audit),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
+                    "Why… (explain an element)" => self.ask = Some((Ask::Element, String::new())),
+                    "Why not merged… (two concepts)" => {
+                        self.ask = Some((Ask::Pair(None), String::new()))
+                    }
                     "Help" => self.help = true,
                     "Quit" => self.quit = true,
                     other => {
@@ -694,6 +740,7 @@ impl App {
                     }
                 },
                 Action::Done(out) => self.on_job(out),
+                Action::Ask(a) => self.ask = Some((a, String::new())),
             }
         }
     }
@@ -703,6 +750,14 @@ impl App {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         if self.help {
             self.help = false;
+            return;
+        }
+        if self.why.is_some() {
+            self.why_key(key);
+            return;
+        }
+        if self.ask.is_some() {
+            self.ask_key(key);
             return;
         }
         if let Some((filter, sel)) = &mut self.palette {
@@ -782,6 +837,73 @@ impl App {
         }
         let actions = self.component().handle_key(key);
         self.apply(actions);
+    }
+
+    /// Keys while an explanation is on screen: scroll, copy, close.
+    fn why_key(&mut self, key: KeyEvent) {
+        let Some((text, scroll)) = &mut self.why else {
+            return;
+        };
+        let last = text.lines.len().saturating_sub(1).min(u16::MAX as usize) as u16;
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('w') => {
+                self.why = None
+            }
+            KeyCode::Down | KeyCode::Char('j') => *scroll = (*scroll + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => *scroll = scroll.saturating_add(10).min(last),
+            KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                *scroll = scroll.saturating_add(10).min(last)
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                *scroll = scroll.saturating_sub(10)
+            }
+            KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
+            KeyCode::End | KeyCode::Char('G') => *scroll = last,
+            KeyCode::Char('y') => {
+                let all = text.lines.join("\n");
+                self.apply(vec![Action::Copy(all)]);
+            }
+            _ => {}
+        }
+    }
+
+    /// Keys while the operator types what to explain.
+    fn ask_key(&mut self, key: KeyEvent) {
+        let Some((ask, input)) = &mut self.ask else {
+            return;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => self.ask = None,
+            KeyCode::Backspace => {
+                input.pop();
+            }
+            KeyCode::Char('u') if ctrl => input.clear(),
+            KeyCode::Char(c) if !ctrl && !c.is_control() => input.push(c),
+            KeyCode::Enter => {
+                let text = input.trim().to_string();
+                let job = match ask {
+                    _ if text.is_empty() => return,
+                    Ask::Element => Job::WhyOf(text),
+                    Ask::Pair(Some(a)) => Job::WhyPair(a.clone(), text),
+                    Ask::Pair(None) => match text.split_once(" / ") {
+                        Some((a, b)) => Job::WhyPair(a.trim().into(), b.trim().into()),
+                        None => {
+                            self.status = Some((
+                                "give two concepts as Type:Name / Type:Name".into(),
+                                Instant::now(),
+                            ));
+                            return;
+                        }
+                    },
+                };
+                self.ask = None;
+                self.spawn(job);
+            }
+            _ => {}
+        }
     }
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {
@@ -894,6 +1016,90 @@ impl App {
         if self.palette.is_some() {
             self.render_palette(f, area);
         }
+        if self.ask.is_some() {
+            self.render_ask(f, area);
+        }
+        if self.why.is_some() {
+            self.render_why(f, area);
+        }
+    }
+
+    fn render_ask(&self, f: &mut Frame, area: Rect) {
+        let Some((ask, input)) = &self.ask else {
+            return;
+        };
+        let question = match ask {
+            Ask::Element => "why? an element: C:12, P:40 or Type:Name".to_string(),
+            Ask::Pair(Some(a)) => format!("why is {a} not merged with (Type:Name)"),
+            Ask::Pair(None) => "why not merged? Type:Name / Type:Name".to_string(),
+        };
+        let width = if area.width < 14 {
+            area.width
+        } else {
+            (area.width - 4).min(100)
+        };
+        let rect = Rect {
+            x: area.x + (area.width.saturating_sub(width)) / 2,
+            y: area.y + area.height / 3,
+            width,
+            height: 3.min(area.height),
+        };
+        f.render_widget(Clear, rect);
+        let room = (width as usize).saturating_sub(4);
+        let chars: Vec<char> = input.chars().collect();
+        let shown: String = chars[chars.len().saturating_sub(room)..].iter().collect();
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::raw(shown),
+                Span::styled("▏", theme::accent()),
+            ]))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme::border(true))
+                    .title(Span::styled(format!(" {question} "), theme::title()))
+                    .title_bottom(Span::styled(
+                        " Enter explain · Esc cancel · ^U clear ",
+                        theme::dim(),
+                    )),
+            ),
+            rect,
+        );
+    }
+
+    fn render_why(&self, f: &mut Frame, area: Rect) {
+        let Some((text, scroll)) = &self.why else {
+            return;
+        };
+        let rect = centered(area, 90, 80);
+        f.render_widget(Clear, rect);
+        let lines: Vec<Line> = text
+            .lines
+            .iter()
+            .map(|l| {
+                if !l.starts_with(' ') && l.ends_with(':') {
+                    Line::styled(l.clone(), theme::title())
+                } else {
+                    Line::raw(l.clone())
+                }
+            })
+            .collect();
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .scroll((*scroll, 0))
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(Span::styled(format!(" {} ", text.title), theme::title()))
+                        .title_bottom(Span::styled(
+                            " ↑↓ PgUp/PgDn g/G scroll · y copy · Esc close ",
+                            theme::dim(),
+                        )),
+                ),
+            rect,
+        );
     }
 
     fn render_help(&self, f: &mut Frame, area: Rect) {

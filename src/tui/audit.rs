@@ -13,7 +13,6 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Confirm {
@@ -29,7 +28,6 @@ pub struct AuditPane {
     filter_text: String,
     editing: bool,
     detail: Option<(Entry, Vec<Change>)>,
-    why: Option<Value>,
     confirm: Option<Confirm>,
     scroll: u16,
     error: Option<String>,
@@ -72,6 +70,16 @@ pub fn parse_filter(text: &str) -> Result<Filter, String> {
     Ok(f)
 }
 
+/// The element an entry is about: what it updated or deleted before what
+/// it created (an archival updates the Event and creates its Archived
+/// link), a concept before a link.
+fn subject(changes: &[crate::audit::Change]) -> Option<String> {
+    changes
+        .iter()
+        .min_by_key(|c| (c.op == "insert", c.table != "concepts"))
+        .map(|c| c.kip_id())
+}
+
 impl AuditPane {
     pub fn new() -> Self {
         AuditPane {
@@ -81,7 +89,6 @@ impl AuditPane {
             filter_text: String::new(),
             editing: false,
             detail: None,
-            why: None,
             confirm: None,
             scroll: 0,
             error: None,
@@ -107,13 +114,6 @@ impl AuditPane {
     }
 
     fn detail_lines(&self) -> Vec<Line<'static>> {
-        if let Some(w) = &self.why {
-            let mut l = vec![Line::styled("why", theme::title())];
-            for line in serde_json::to_string_pretty(w).unwrap_or_default().lines() {
-                l.push(Line::raw(line.to_string()));
-            }
-            return l;
-        }
         let Some((e, changes)) = &self.detail else {
             return vec![Line::styled(
                 "Enter shows the entry's changes",
@@ -224,15 +224,12 @@ impl Component for AuditPane {
         match key.code {
             KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.entries.len() => {
                 self.sel += 1;
-                self.why = None;
             }
             KeyCode::Up | KeyCode::Char('k') => {
                 self.sel = self.sel.saturating_sub(1);
-                self.why = None;
             }
             KeyCode::Enter => {
                 if let Some(id) = self.current().map(|e| e.id) {
-                    self.why = None;
                     self.scroll = 0;
                     return vec![Action::Spawn(Job::AuditEntry(id))];
                 }
@@ -259,11 +256,22 @@ impl Component for AuditPane {
                     .detail
                     .as_ref()
                     .filter(|(e, _)| Some(e.id) == self.current().map(|c| c.id))
-                    .and_then(|(_, ch)| ch.first().map(|c| c.element));
+                    .and_then(|(_, ch)| {
+                        // the element the list is filtered on, when the entry changed it
+                        let wanted = self
+                            .filter_text
+                            .split_whitespace()
+                            .find_map(|t| t.strip_prefix("element="))
+                            .and_then(crate::store::ids::parse_element_id);
+                        ch.iter()
+                            .find(|c| Some(c.element) == wanted)
+                            .map(|c| c.kip_id())
+                            .or_else(|| subject(ch))
+                    });
                 return match el {
-                    Some(id) => vec![Action::Spawn(Job::Why(id))],
+                    Some(id) => vec![Action::Spawn(Job::WhyOf(id))],
                     None => vec![Action::Status(
-                        "open the entry first (Enter), then w explains its first element".into(),
+                        "open the entry first (Enter), then w explains what it changed".into(),
                     )],
                 };
             }
@@ -294,14 +302,6 @@ impl Component for AuditPane {
                     Ok(d) => self.detail = d.as_deref().cloned(),
                     Err(e) => self.error = Some(e.clone()),
                 }
-                vec![]
-            }
-            Action::Done(JobOutput::Why(r)) => {
-                match r {
-                    Ok(v) => self.why = Some(v.clone()),
-                    Err(e) => self.error = Some(e.clone()),
-                }
-                self.scroll = 0;
                 vec![]
             }
             Action::Done(JobOutput::Decided(_)) | Action::Done(JobOutput::SleepDone(Ok(_)))

@@ -131,7 +131,11 @@ pub enum Job {
         entry: Option<i64>,
         group: Option<String>,
     },
-    Why(i64),
+    /// Why an element is as it is, as an operator names it: `C:12`,
+    /// `P:40`, `Type:Name`, or a label the sleep cycle noted.
+    WhyOf(String),
+    /// Why two concepts (`Type:Name`) are or are not one.
+    WhyPair(String, String),
     /// The health table now, and what past cycles measured.
     Health {
         now: Option<String>,
@@ -146,6 +150,24 @@ pub type Measured = Box<(
 
 /// An audit entry and its changes.
 pub type EntryDetail = Box<(crate::audit::Entry, Vec<crate::audit::Change>)>;
+
+/// An explanation to read: a title and its lines (not cut; the panel
+/// wraps them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhyText {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+/// What the console asks the operator to type before it explains.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
+    /// An element: `C:12`, `P:40`, `Type:Name` or a noted label.
+    Element,
+    /// The concept to compare with this one (`Type:Name`), or both
+    /// (`A / B`) when none is given.
+    Pair(Option<String>),
+}
 
 /// What came back.
 #[derive(Debug, Clone)]
@@ -174,7 +196,7 @@ pub enum JobOutput {
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
     Audit(Result<Vec<crate::audit::Entry>, String>),
     AuditEntry(Result<Option<EntryDetail>, String>),
-    Why(Result<Value, String>),
+    Why(Result<WhyText, String>),
     Health(Result<Measured, String>),
 }
 
@@ -195,6 +217,8 @@ pub enum Action {
     Copy(String),
     /// Run a palette command by name.
     Command(&'static str),
+    /// Ask the operator for what to explain.
+    Ask(Ask),
 }
 
 /// A key and what it does, for the hint bar and the help popup.

@@ -115,6 +115,33 @@ impl Explorer {
         vec![Action::Spawn(Job::Neighbourhood(id))]
     }
 
+    /// Why the selected link (`link`) or the open concept is as it is.
+    fn why(&self, link: bool) -> Vec<Action> {
+        let Some(n) = &self.current else {
+            return vec![Action::Status("open a concept first".into())];
+        };
+        let what = if link {
+            match self.edges().get(self.link_sel) {
+                Some(e) => e.link_id.clone(),
+                None => return vec![Action::Status("no link selected".into())],
+            }
+        } else {
+            format!("{}:{}", n.ty, n.name)
+        };
+        vec![Action::Spawn(Job::WhyOf(what))]
+    }
+
+    /// Asks for the concept to compare the open one with.
+    fn why_not_merged(&self) -> Vec<Action> {
+        match &self.current {
+            Some(n) => vec![Action::Ask(super::component::Ask::Pair(Some(format!(
+                "{}:{}",
+                n.ty, n.name
+            ))))],
+            None => vec![Action::Status("open a concept first".into())],
+        }
+    }
+
     fn back(&mut self) -> Vec<Action> {
         match self.trail.pop() {
             Some((id, _)) => self.open(id, false),
@@ -347,11 +374,15 @@ impl Component for Explorer {
                 hint("Enter", "walk"),
                 hint("Backspace", "back"),
                 hint("o", "open as query"),
+                hint("w/W", "why link/concept"),
+                hint("m", "why not merged"),
                 hint("/", "find"),
                 hint("Tab", "inspector"),
             ],
             Focus::Inspector => vec![
                 hint("↑↓", "scroll"),
+                hint("w", "why"),
+                hint("m", "why not merged"),
                 hint("Tab", "finder"),
                 hint("Backspace", "back"),
             ],
@@ -435,6 +466,9 @@ impl Component for Explorer {
                         return vec![Action::OpenAsQuery(q)];
                     }
                 }
+                KeyCode::Char('w') => return self.why(true),
+                KeyCode::Char('W') => return self.why(false),
+                KeyCode::Char('m') => return self.why_not_merged(),
                 _ => {}
             },
             Focus::Inspector => match key.code {
@@ -445,6 +479,8 @@ impl Component for Explorer {
                     self.inspector_scroll = self.inspector_scroll.saturating_sub(1)
                 }
                 KeyCode::Backspace => return self.back(),
+                KeyCode::Char('w') => return self.why(false),
+                KeyCode::Char('m') => return self.why_not_merged(),
                 _ => {}
             },
         }

@@ -59,7 +59,7 @@ pub(super) fn consolidation_drafts(
     let mut drafts = Vec::new();
     let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (g, e) in gists.iter().zip(&events) {
-        if e.salience.unwrap_or(0.0) >= 90.0 {
+        if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
                 class: "consolidate".into(),
                 key: format!("landmark:{}", e.id),
@@ -69,7 +69,7 @@ pub(super) fn consolidation_drafts(
                     r#"DELETE METADATA {"expires_at"} FROM ?landmark WHERE { ?landmark {type: "Event", name: :event_name} }"#.to_string(),
                 ],
                 params: pm(json!({"event_name": e.name, "ts": cx.opts.now})),
-                rationale: "salience ≥ 90 makes an Event autobiographical: promoted instead of archived".into(),
+                rationale: format!("salience ≥ {LANDMARK_SALIENCE} makes an Event autobiographical: promoted instead of archived"),
                 evidence: vec![e.id.clone()],
                 confidence: 0.9,
             });
@@ -345,25 +345,7 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         )?;
         strs(Some(&c)).into_iter().collect()
     };
-    let mut groups: BTreeMap<(String, Vec<String>), Vec<EventView>> = BTreeMap::new();
-    for e in &recent {
-        if e.key_concepts.is_empty() || e.class == "ToolUse" {
-            continue;
-        }
-        let mut k = e.key_concepts.clone();
-        k.sort();
-        let holder = e.participants.first().cloned().unwrap_or_default();
-        groups.entry((holder, k)).or_default().push(e.clone());
-    }
-    let mut clusters: Vec<Cluster> = groups
-        .into_iter()
-        .filter(|(_, evs)| evs.len() >= 3 && evs.iter().any(|e| !consolidated.contains(&e.name)))
-        .map(|((holder, key_concepts), events)| Cluster {
-            holder,
-            key_concepts,
-            events,
-        })
-        .collect();
+    let mut clusters = crate::sleep::recurrence::clusters(&recent, &consolidated);
     clusters.sort_by_key(|c| std::cmp::Reverse(c.events.len()));
     clusters.truncate(50);
     for c in clusters.iter_mut() {
@@ -373,8 +355,23 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     let patterns = cx.reasoner.patterns(&mut Look(nx), &clusters)?;
     let mut drafts = Vec::new();
+    let has_preference = count_of(&find(
+        nx,
+        r#"FIND(COUNT(?c)) WHERE { ?c {type: "$ConceptType", name: "Preference"} }"#,
+        json!({}),
+    )?) > 0;
     for (c, p) in clusters.iter().zip(patterns) {
-        let Some(p) = p else { continue };
+        let Some(mut p) = p else { continue };
+        cx.rule(&format!("patterns: {}", p.kind), true);
+        if p.ty == "Preference" && !has_preference {
+            // kept as what the memory can hold
+            p.rationale = format!(
+                "{}; kept as an Insight: the memory has no Preference type",
+                p.rationale
+            );
+            p.ty = "Insight".into();
+            p.name = format!("Preference: {}", p.name);
+        }
         // ground first: an existing concept of that name is reinforced
         let existing = find(
             nx,
@@ -393,11 +390,19 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             .map(|e| e.start.clone())
             .max()
             .unwrap_or_default();
-        let mut text = String::from(
-            "UPSERT {\n  CONCEPT ?pattern {\n    {type: :ptype, name: :pname}\n    SET ATTRIBUTES { description: :description, evidence_count: :evidence_count, first_observed: :first_observed, last_observed: :last_observed }\n    SET PROPOSITIONS {\n      (\"belongs_to_domain\", {type: \"Domain\", name: :domain})\n",
+        // an Insight names its class (the capsule requires one): a trait is
+        // a reasoning pattern, a routine or topic a discovery about how to
+        // work with its holder
+        let class_attr = match (p.ty.as_str(), p.kind.as_str()) {
+            ("Insight", "trait") => ", insight_class: \"reasoning_pattern\"",
+            ("Insight", _) => ", insight_class: \"operational_discovery\"",
+            _ => "",
+        };
+        let mut text = format!(
+            "UPSERT {{\n  CONCEPT ?pattern {{\n    {{type: :ptype, name: :pname}}\n    SET ATTRIBUTES {{ description: :description, pattern_kind: :pattern_kind{class_attr}, evidence_count: :evidence_count, first_observed: :first_observed, last_observed: :last_observed }}\n    SET PROPOSITIONS {{\n      (\"belongs_to_domain\", {{type: \"Domain\", name: :domain}})\n",
         );
         let mut params = pm(json!({
-            "ptype": p.ty, "pname": p.name, "description": p.description, "evidence_count": c.events.len(),
+            "ptype": p.ty, "pname": p.name, "pattern_kind": p.kind, "description": p.description, "evidence_count": c.events.len(),
             "first_observed": first, "last_observed": last, "domain": p.domain, "ts": cx.opts.now, "confidence": p.confidence,
         }));
         for (i, e) in c.events.iter().take(10).enumerate() {
@@ -407,6 +412,16 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             params.insert(format!("ev{i}"), json!(e.name));
         }
         text.push_str("    }\n  }\n");
+        // a recurring preference is its holder's (the sleep-mode 5B example)
+        let holder_known = c.events.iter().any(|e| {
+            e.linked
+                .iter()
+                .any(|(t, n)| t == "Person" && *n == c.holder)
+        });
+        if p.ty == "Preference" && holder_known {
+            text.push_str("  CONCEPT ?holder {\n    {type: \"Person\", name: :holder_name}\n    SET PROPOSITIONS { (\"prefers\", ?pattern) }\n  }\n");
+            params.insert("holder_name".into(), json!(c.holder));
+        }
         // the Events the pattern was drawn from are consolidated into it
         for (i, e) in c.events.iter().take(10).enumerate() {
             if consolidated.contains(&e.name) {
@@ -457,7 +472,7 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     stage(cx, nx, drafts)?;
     cx.count("patterns", n as i64);
     if n > 0 {
-        cx.line(format!("Proposed {n} cross-event patterns as Insights"));
+        cx.line(format!("Proposed {n} cross-event patterns"));
     }
     cx.cancelled()?;
     // 5D: Experience → Skill

@@ -84,6 +84,11 @@ pub const SINGLE_CHOICE_CATEGORIES: &[&str] = &[
     "response language",
 ];
 
+/// The fact that survives a contradiction gains this much confidence (it
+/// was checked against a rival and kept), never past 0.99: only a person
+/// makes a fact certain.
+pub const SURVIVOR_BOOST: f64 = 0.05;
+
 /// Words in a newer Preference's name or description that say it replaced
 /// an earlier one.
 pub const CHANGE_CUES: &[&str] = &[
@@ -337,7 +342,7 @@ pub fn resolution_commands(
                 "old_link_id": old.link, "current_link_id": cur.link, "timestamp": now,
                 "reason": note,
                 "temporal_context": format!("{} {} {} from {}; before that {} (observed {})", c.subject, c.predicate, cur.object, cur.observed_at.as_deref().unwrap_or("?"), old.object, old.observed_at.as_deref().unwrap_or("?")),
-                "boosted_confidence": ((cur.confidence.unwrap_or(0.8) + 0.05).min(0.99) * 100.0).round() / 100.0,
+                "boosted_confidence": ((cur.confidence.unwrap_or(0.8) + SURVIVOR_BOOST).min(0.99) * 100.0).round() / 100.0,
             })),
         )
     };

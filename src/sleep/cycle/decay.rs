@@ -15,6 +15,42 @@ pub struct Relevance {
     pub lambda: f64,
 }
 
+/// An auto-detected memory's base relevance, and the confidence of a fact
+/// whose writer gave none (Moltbot §9.1: 0.7 for auto-detected; the
+/// sleep-mode 7B query reads a missing strength as 0.7 too).
+pub const DEFAULT_BASE: f64 = 0.7;
+pub const DEFAULT_CONFIDENCE: f64 = 0.7;
+pub const DEFAULT_STRENGTH: f64 = 0.7;
+
+/// Moltbot §9.1's weights by memory type: core memories are important by
+/// definition, events become less relevant, facts persist, workflows are
+/// neutral.
+pub const CORE_WEIGHT: f64 = 1.5;
+pub const EPISODIC_WEIGHT: f64 = 0.8;
+pub const PROCEDURAL_WEIGHT: f64 = 1.0;
+pub const SEMANTIC_WEIGHT: f64 = 1.2;
+
+/// 7B stops at this strength (the sleep-mode query's floor): below it a
+/// fact is already a candidate for archival, not for more decay.
+pub const STRENGTH_FLOOR: f64 = 0.05;
+
+/// 7B's bands: a fact confirmed this many times, or this salient or worth
+/// learning from (0–100), is reinforced and decays at √factor...
+pub const REINFORCED_CONFIRMATIONS: f64 = 3.0;
+pub const REINFORCED_SALIENCE: f64 = 70.0;
+/// ...one below this confidence, confirmed at most once and below this
+/// salience is clutter and decays at factor².
+pub const CLUTTER_CONFIDENCE: f64 = 0.5;
+pub const CLUTTER_SALIENCE: f64 = 30.0;
+
+/// Importance counts confirmations out of this many (five confirmations
+/// weigh as much as full salience).
+pub const IMPORTANCE_FULL_CONFIRMATIONS: f64 = 5.0;
+
+/// Engram's speculative TTL applies below this confidence: a guess the
+/// writer was unsure of, never confirmed since.
+pub const SPECULATIVE_BELOW: f64 = 0.4;
+
 /// Relevance bands (Engram's lifecycle): at or above each, an element is
 /// active, fading, dormant; below the last, archived.
 pub const ACTIVE_AT: f64 = 0.5;
@@ -27,7 +63,7 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
         .get("base_relevance")
         .and_then(Value::as_f64)
         .or_else(|| meta.get("confidence").and_then(Value::as_f64))
-        .unwrap_or(0.7);
+        .unwrap_or(DEFAULT_BASE);
     let last = [
         "last_accessed_at",
         "last_accessed",
@@ -44,10 +80,10 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
     // name stand in for them (times observed, times used)
     let access = reinforcements(meta).max(1.0);
     let type_weight = match kind {
-        "core" => 1.5,
-        "episodic" => 0.8,
-        "procedural" => 1.0,
-        _ => 1.2,
+        "core" => CORE_WEIGHT,
+        "episodic" => EPISODIC_WEIGHT,
+        "procedural" => PROCEDURAL_WEIGHT,
+        _ => SEMANTIC_WEIGHT,
     };
     let score = if pinned || meta.get("confidence").and_then(Value::as_f64) == Some(1.0) {
         f64::INFINITY
@@ -115,7 +151,7 @@ impl Fact {
             .unwrap_or(0.0)
     }
     fn confidence(&self) -> f64 {
-        num(&self.meta, "confidence").unwrap_or(0.7)
+        num(&self.meta, "confidence").unwrap_or(DEFAULT_CONFIDENCE)
     }
     fn pinned_or_certain(&self) -> bool {
         self.meta.get("pinned").and_then(Value::as_bool) == Some(true) || self.confidence() >= 1.0
@@ -126,9 +162,15 @@ impl Fact {
     fn band(&self, f: f64) -> (&'static str, f64) {
         let ev = reinforcements(&self.meta);
         let lv = num(&self.meta, "learning_value").unwrap_or(0.0);
-        if ev >= 3.0 || self.salience() >= 70.0 || lv >= 70.0 {
+        if ev >= REINFORCED_CONFIRMATIONS
+            || self.salience() >= REINFORCED_SALIENCE
+            || lv >= REINFORCED_SALIENCE
+        {
             ("reinforced", f.sqrt())
-        } else if self.confidence() < 0.5 && ev <= 1.0 && self.salience() < 30.0 {
+        } else if self.confidence() < CLUTTER_CONFIDENCE
+            && ev <= 1.0
+            && self.salience() < CLUTTER_SALIENCE
+        {
             ("clutter", f * f)
         } else {
             ("neglected", f)
@@ -142,8 +184,8 @@ impl Fact {
             return i.clamp(0.0, 1.0);
         }
         let weight = (self.salience() / 100.0)
-            .max((reinforcements(&self.meta) / 5.0).min(1.0))
-            .max(num(&self.meta, "memory_strength").unwrap_or(0.7));
+            .max((reinforcements(&self.meta) / IMPORTANCE_FULL_CONFIRMATIONS).min(1.0))
+            .max(num(&self.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH));
         ((self.confidence() + weight) / 2.0).clamp(0.0, 1.0)
     }
     /// A correction of an earlier fact (it superseded one, or says so).
@@ -241,8 +283,8 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
                 continue;
             }
-            let strength = num(&fact.meta, "memory_strength").unwrap_or(0.7);
-            if strength <= 0.05 {
+            let strength = num(&fact.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH);
+            if strength <= STRENGTH_FLOOR {
                 continue;
             }
             let Some(seen) = last_seen(&fact.meta) else {
@@ -333,11 +375,13 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             );
             let conf = fact.confidence();
             let importance = fact.importance();
-            let (rule, why) = if conf < 0.4 && age > cx.opts.params.speculative_ttl_days as f64 {
+            let (rule, why) = if conf < SPECULATIVE_BELOW
+                && age > cx.opts.params.speculative_ttl_days as f64
+            {
                 (
                     "speculative TTL",
                     format!(
-                        "confidence {conf} < 0.40 and unconfirmed for {age:.0} days (> {})",
+                        "confidence {conf} < {SPECULATIVE_BELOW:.2} and unconfirmed for {age:.0} days (> {})",
                         cx.opts.params.speculative_ttl_days
                     ),
                 )

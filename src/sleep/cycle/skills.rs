@@ -112,12 +112,32 @@ fn cluster(nx: &mut Nexus, names: &[String]) -> KipResult<Vec<Exp>> {
         if names.contains(&s(x, &["name"]))
             || goals
                 .iter()
-                .any(|h| !g.is_empty() && similarity::overlap(h, &g) >= 0.5)
+                .any(|h| !g.is_empty() && similarity::overlap(h, &g) >= SAME_GOAL_OVERLAP)
         {
             out.push(experience(nx, x)?);
         }
     }
     Ok(out)
+}
+
+/// Two goals that share this share of their (stemmed) words are one goal:
+/// half the words is the same task said two ways.
+pub const SAME_GOAL_OVERLAP: f64 = 0.5;
+
+/// A Skill whose name shares this share of a goal's words is the Skill for
+/// that goal (a name is shorter than a goal, so more must match).
+pub const GOAL_NAMES_SKILL_OVERLAP: f64 = 0.6;
+
+/// A Skill drawn from this many Experiences is proven (confidence 0.8);
+/// from fewer, it is emerging (0.6), as the sleep-mode 5D maturity says.
+pub const PROVEN_EXPERIENCES: usize = 3;
+
+fn skill_confidence(experiences: usize) -> f64 {
+    if experiences >= PROVEN_EXPERIENCES {
+        0.8
+    } else {
+        0.6
+    }
 }
 
 /// The Skill proposal for a group of Experiences; None when none of them
@@ -143,7 +163,8 @@ pub(super) fn skill_drafts(cx: &mut Cx, nx: &mut Nexus, names: &[String]) -> Kip
     let twin = existing.as_array().into_iter().flatten().find(|k| {
         let g = s(k, &["attributes", "goal"]);
         let n = s(k, &["name"]);
-        similarity::overlap(&best.goal, &g) >= 0.5 || similarity::overlap(&best.goal, &n) >= 0.6
+        similarity::overlap(&best.goal, &g) >= SAME_GOAL_OVERLAP
+            || similarity::overlap(&best.goal, &n) >= GOAL_NAMES_SKILL_OVERLAP
     });
     let mut procedure: Vec<String> = Vec::new();
     for (kind, summary, _, _) in &best.steps {
@@ -227,7 +248,7 @@ WITH METADATA {{ source: "ProceduralConsolidation", author: "$system", confidenc
         "failure_signals": failure_signals, "maturity": maturity, "utility": utility,
         "evidence_count": exps.len(), "success_count": succ, "failure_count": fail,
         "domain": domain, "ts": cx.opts.now,
-        "confidence": if exps.len() >= 3 { 0.8 } else { 0.6 },
+        "confidence": skill_confidence(exps.len()),
     });
     for (i, e) in exps.iter().enumerate() {
         params[format!("x{i}")] = json!(e.name);
@@ -259,7 +280,7 @@ WITH METADATA {{ source: "ProceduralConsolidation", author: "$system", confidenc
             if fail == 1 { "" } else { "s" },
         ),
         evidence: exps.iter().map(|e| e.id.clone()).collect(),
-        confidence: if exps.len() >= 3 { 0.8 } else { 0.6 },
+        confidence: skill_confidence(exps.len()),
     }])
 }
 
