@@ -165,14 +165,16 @@ fn at(x: &Option<String>) -> Option<chrono::DateTime<chrono::FixedOffset>> {
 
 /// Whether two facts held at different times: one ended (`valid_until`)
 /// before the other began (`valid_from`, else when it was observed), or
-/// ended while the other's start is unknown (an ended fact is history, not
-/// a rival of the current one).
-pub fn time_disjoint(a: &FactView, b: &FactView) -> bool {
+/// ended by `now` while the other's start is unknown (an ended fact is
+/// history, not a rival of the current one; one that ends next year still
+/// holds).
+pub fn time_disjoint(a: &FactView, b: &FactView, now: &str) -> bool {
+    let now = super::instant(now);
     let ended_before = |x: &FactView, y: &FactView| match at(&x.valid_until) {
         None => false,
         Some(until) => match at(&y.valid_from).or_else(|| at(&y.observed_at)) {
             Some(from) => until <= from,
-            None => true,
+            None => now.is_some_and(|n| until <= n),
         },
     };
     ended_before(a, b) || ended_before(b, a)
@@ -217,8 +219,12 @@ fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool 
 /// (an explicit `slot`, a Preference `category` whose members are
 /// alternatives, or a name prefix where the predicate declares it), that
 /// held at the same time. Never across subjects or predicates.
-pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<Conflict>> {
-    conflicts_seen(nx, subject, &mut Vec::new())
+pub(super) fn conflicts(
+    nx: &mut Nexus,
+    subject: Option<&str>,
+    now: &str,
+) -> KipResult<Vec<Conflict>> {
+    conflicts_seen(nx, subject, now, &mut Vec::new())
 }
 
 /// [`conflicts`], also saying of each pair looked at which rule saw it and
@@ -226,6 +232,7 @@ pub(super) fn conflicts(nx: &mut Nexus, subject: Option<&str>) -> KipResult<Vec<
 pub(super) fn conflicts_seen(
     nx: &mut Nexus,
     subject: Option<&str>,
+    now: &str,
     seen: &mut Vec<(String, bool)>,
 ) -> KipResult<Vec<Conflict>> {
     let mut out = Vec::new();
@@ -291,7 +298,7 @@ pub(super) fn conflicts_seen(
                 Slot::Category(_) => "contradictions: Preference category",
             };
             for (f, _, o) in facts.iter().take(facts.len() - 1) {
-                if time_disjoint(f, &newest) {
+                if time_disjoint(f, &newest, now) {
                     seen.push(("contradictions: held at different times".into(), false));
                     continue;
                 }
@@ -427,7 +434,7 @@ pub(super) fn contradiction_drafts(
 
 pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut seen = Vec::new();
-    let found = conflicts_seen(nx, None, &mut seen)?;
+    let found = conflicts_seen(nx, None, &cx.opts.now.clone(), &mut seen)?;
     for (rule, kept) in seen {
         cx.rule(&rule, kept);
     }
@@ -473,4 +480,57 @@ pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
 /// When a fact was observed, as an instant (unknown sorts first).
 fn observed(f: &FactView) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     f.observed_at.as_deref().and_then(super::instant)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(from: Option<&str>, until: Option<&str>, observed: Option<&str>) -> FactView {
+        FactView {
+            link: "P:1".into(),
+            object_type: "City".into(),
+            object: "Leeds".into(),
+            observed_at: observed.map(str::to_string),
+            confidence: None,
+            source: None,
+            valid_from: from.map(str::to_string),
+            valid_until: until.map(str::to_string),
+            reliability: None,
+            description: String::new(),
+        }
+    }
+
+    const NOW: &str = "2026-11-20T00:00:00Z";
+
+    #[test]
+    fn an_ended_fact_is_history_and_one_ending_later_still_holds() {
+        let york = f(None, None, None);
+        // ended in 2019: history, whatever the other's start
+        assert!(time_disjoint(
+            &f(None, Some("2019-06-30"), None),
+            &york,
+            NOW
+        ));
+        // ends next year: it holds now, beside a rival with no known start
+        assert!(!time_disjoint(
+            &f(None, Some("2027-06-30"), None),
+            &york,
+            NOW
+        ));
+        // ends next year, but the rival starts after that
+        let later = f(Some("2027-07-01"), None, None);
+        assert!(time_disjoint(
+            &f(None, Some("2027-06-30"), None),
+            &later,
+            NOW
+        ));
+        // overlapping spans
+        let since = f(Some("2027-01-01"), None, None);
+        assert!(!time_disjoint(
+            &f(None, Some("2027-06-30"), None),
+            &since,
+            NOW
+        ));
+    }
 }

@@ -62,7 +62,7 @@ pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 skill_drafts(cx, nx, &names)?
             }
             "resolve_contradiction" => {
-                let found = conflicts(nx, Some(&tn))?;
+                let found = conflicts(nx, Some(&tn), &cx.opts.now)?;
                 contradiction_drafts(cx, nx, &found)?
                     .into_iter()
                     .map(|(d, _)| d)
