@@ -839,6 +839,25 @@ impl App {
         self.apply(actions);
     }
 
+    /// Pasted text goes to the field that has the focus, and nowhere when
+    /// none has.
+    pub fn on_paste(&mut self, text: &str) {
+        if self.help || self.why.is_some() {
+            return;
+        }
+        if let Some((_, input)) = &mut self.ask {
+            input.push_str(&super::component::one_line(text));
+            return;
+        }
+        if let Some((filter, sel)) = &mut self.palette {
+            filter.push_str(&super::component::one_line(text));
+            *sel = 0;
+            return;
+        }
+        let actions = self.component().handle_paste(text);
+        self.apply(actions);
+    }
+
     /// Keys while an explanation is on screen: scroll, copy, close.
     fn why_key(&mut self, key: KeyEvent) {
         let Some((text, scroll)) = &mut self.why else {

@@ -232,6 +232,18 @@ pub const fn hint(key: &'static str, what: &'static str) -> Hint {
     Hint { key, what }
 }
 
+/// Text for a one-line field: line breaks and tabs as spaces, other
+/// control characters dropped.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' | '\r' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
 pub trait Component {
     /// Keys that do something where the focus is now.
     fn hints(&self) -> Vec<Hint>;
@@ -240,6 +252,23 @@ pub trait Component {
         false
     }
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action>;
+    /// Pasted text (bracketed paste): by default typed character by
+    /// character into whatever field has the focus, line breaks and tabs as
+    /// spaces, other control characters dropped. A field that can take it
+    /// at once (an editor, a finder) overrides this.
+    fn handle_paste(&mut self, text: &str) -> Vec<Action> {
+        if !self.captures_text() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for c in one_line(text).chars() {
+            out.extend(self.handle_key(KeyEvent::new(
+                ratatui::crossterm::event::KeyCode::Char(c),
+                ratatui::crossterm::event::KeyModifiers::NONE,
+            )));
+        }
+        out
+    }
     fn handle_mouse(&mut self, _ev: MouseEvent) -> Vec<Action> {
         Vec::new()
     }

@@ -397,6 +397,15 @@ impl Component for Explorer {
         vec!["Open as query", "Back"]
     }
 
+    fn handle_paste(&mut self, text: &str) -> Vec<Action> {
+        if self.focus == Focus::Finder {
+            // one refilter for the whole paste, however long
+            self.filter.push_str(&super::component::one_line(text));
+            self.refilter();
+        }
+        vec![]
+    }
+
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
         if key.code == KeyCode::Tab || key.code == KeyCode::BackTab {
             self.focus = match (self.focus, key.code == KeyCode::BackTab) {

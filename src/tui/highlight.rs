@@ -90,8 +90,12 @@ pub fn tokenize(
                 }
                 i += 1;
             }
-            i = (i + 1).min(b.len());
-            let text = &line[start + 1..i.saturating_sub(1).max(start + 1)];
+            // an unterminated string runs to the line's end (which is a
+            // character boundary; one byte before it may not be)
+            let closed = i < b.len();
+            let end = if closed { i } else { b.len() };
+            i = if closed { i + 1 } else { b.len() };
+            let text = line.get(start + 1..end).unwrap_or("");
             let tok = match last_key.as_deref() {
                 Some("type") if types.contains(text) || text.starts_with('$') => Tok::TypeName,
                 _ if predicates.contains(text) => Tok::Predicate,

@@ -18,7 +18,10 @@ pub mod workbench;
 
 use crate::Nexus;
 use app::{App, Runner};
-use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event,
+};
 use ratatui::crossterm::execute;
 use std::time::Duration;
 
@@ -36,6 +39,18 @@ pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
         },
     );
     let mut terminal = ratatui::init();
+    // a panic restores the terminal fully: ratatui's hook leaves raw mode
+    // and the alternate screen; mouse reporting and bracketed paste go too
+    let ratatui_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste
+        );
+        ratatui_hook(info);
+    }));
+    let _ = execute!(std::io::stdout(), EnableBracketedPaste);
     let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     std::thread::spawn(move || {
         while let Ok(ev) = event::read() {
@@ -49,14 +64,19 @@ pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
         loop {
             terminal.draw(|f| app.render(f))?;
             tokio::select! {
-                Some(ev) = ev_rx.recv() => match ev {
-                    Event::Key(k) if k.kind == event::KeyEventKind::Press => app.on_key(k),
-                    Event::Mouse(m) => app.on_mouse(m),
-                    Event::Paste(s) => {
-                        app.workbench.editor.insert_str(s);
+                Some(ev) = ev_rx.recv() => {
+                    // every event already waiting is handled before the next
+                    // draw: a burst of keys (an unbracketed paste) costs one
+                    // frame, and no key is dropped
+                    let mut next = Some(ev);
+                    while let Some(ev) = next {
+                        on_event(&mut app, ev);
+                        if app.quit {
+                            break;
+                        }
+                        next = ev_rx.try_recv().ok();
                     }
-                    _ => {}
-                },
+                }
                 Some(out) = rx.recv() => app.on_job(out),
                 _ = tick.tick() => app.tick(),
             }
@@ -77,12 +97,24 @@ pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
         }
         Ok(())
     });
-    if app.mouse {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
-    }
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste
+    );
     ratatui::restore();
     rt.shutdown_timeout(Duration::from_millis(200));
     result
+}
+
+/// One terminal event, to the app.
+fn on_event(app: &mut App, ev: Event) {
+    match ev {
+        Event::Key(k) if k.kind == event::KeyEventKind::Press => app.on_key(k),
+        Event::Mouse(m) => app.on_mouse(m),
+        Event::Paste(s) => app.on_paste(&s),
+        _ => {}
+    }
 }
 
 /// Puts text on the system clipboard through the terminal (OSC 52).

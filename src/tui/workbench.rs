@@ -1038,6 +1038,28 @@ impl Component for Workbench {
         }
     }
 
+    fn handle_paste(&mut self, text: &str) -> Vec<Action> {
+        let text: String = text
+            .replace("\r\n", "\n")
+            .chars()
+            .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
+            .collect();
+        match (&mut self.popup, self.focus) {
+            (Popup::History { filter, selected }, _) => {
+                filter.push_str(&super::component::one_line(&text));
+                *selected = 0;
+            }
+            (Popup::None, Focus::Editor) => {
+                self.editor.insert_str(text);
+            }
+            (Popup::None, Focus::Params) => {
+                self.params.insert_str(text);
+            }
+            _ => {}
+        }
+        vec![]
+    }
+
     fn handle_mouse(&mut self, ev: MouseEvent) -> Vec<Action> {
         match ev.kind {
             MouseEventKind::ScrollDown => self.move_row(3),
