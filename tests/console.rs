@@ -46,7 +46,10 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     let ms = regex::Regex::new(r"\d+\.\d ms").expect("re");
     let ts = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").expect("re");
     let out = ms.replace_all(&out, "#.# ms").to_string();
-    ts.replace_all(&out, "<now>").to_string()
+    let out = ts.replace_all(&out, "<now>").to_string();
+    // the audit list's short times
+    let short = regex::Regex::new(r"\b\d\d-\d\d \d\d:\d\d\b").expect("re");
+    short.replace_all(&out, "MM-DD hh:mm").to_string()
 }
 
 #[test]
@@ -863,5 +866,47 @@ fn palette_explains_an_element_typed_in() {
         a.copied
             .last()
             .is_some_and(|c| c.starts_with("Person:Mira Chen"))
+    );
+}
+
+/// Audit: new entries arriving keep the selection on its entry, the right
+/// pane shows that entry, and the undo confirmation names it.
+#[test]
+fn audit_undo_acts_on_the_entry_on_screen_after_new_entries_arrive() {
+    let mut a = app();
+    let write = |a: &mut App, n: &str| {
+        a.with_nexus(|nx| {
+            let req = somnus::protocol::Request::command(&format!(
+                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: "{n}"}} }} }}"#
+            ))
+            .with_params(Default::default());
+            let _ = nx.execute(&req);
+        })
+    };
+    write(&mut a, "Ana");
+    alt(&mut a, '8');
+    let id = a.audit.selected().map(|e| e.id).expect("an entry");
+    assert!(
+        a.audit
+            .selected()
+            .is_some_and(|e| e.command.contains("Ana"))
+    );
+    // two writes by someone else
+    write(&mut a, "Bea");
+    write(&mut a, "Cid");
+    a.refresh();
+    a.drain();
+    assert_eq!(a.audit.selected().map(|e| e.id), Some(id));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains(&format!("#{id} ")), "{s}");
+    key(&mut a, KeyCode::Char('u'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains(&format!("Undo entry #{id}:")), "{s}");
+    insta::assert_snapshot!("audit_undo_confirm", s);
+    key(&mut a, KeyCode::Char('y'));
+    let undone = a.with_nexus(|nx| nx.audit_entry(id).expect("entry"));
+    assert!(
+        undone.is_some_and(|(e, _)| e.rolled_back_by.is_some()),
+        "entry #{id} is the one undone"
     );
 }

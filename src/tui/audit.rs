@@ -9,21 +9,25 @@ use super::theme;
 use super::workbench::centered;
 use crate::audit::{Change, Entry, Filter};
 use ratatui::Frame;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Confirm {
-    Entry(i64),
-    Group(String),
+    /// The entry as it was on screen when `u` was pressed.
+    Entry(Box<Entry>),
+    /// A group and the entries of it the list shows.
+    Group(String, Vec<i64>),
 }
 
 pub struct AuditPane {
     pub entries: Vec<Entry>,
     pub loaded: bool,
     sel: usize,
+    /// The selected entry's id: a reload keeps the selection on it.
+    sel_id: Option<i64>,
     /// `actor=… kind=… since=… until=… element=…`
     filter_text: String,
     editing: bool,
@@ -86,6 +90,7 @@ impl AuditPane {
             entries: Vec::new(),
             loaded: false,
             sel: 0,
+            sel_id: None,
             filter_text: String::new(),
             editing: false,
             detail: None,
@@ -113,10 +118,39 @@ impl AuditPane {
         self.entries.get(self.sel)
     }
 
+    /// The entry the selection is on (what `u` would undo).
+    pub fn selected(&self) -> Option<&Entry> {
+        self.current()
+    }
+
+    /// Selects the entry at `to` (clamped) and shows its changes: the right
+    /// pane always shows the selected entry, the one `u` acts on.
+    fn select(&mut self, to: i64) -> Vec<Action> {
+        let last = self.entries.len().saturating_sub(1) as i64;
+        self.sel = to.clamp(0, last.max(0)) as usize;
+        let id = self.current().map(|e| e.id);
+        if id == self.sel_id && self.detail.is_some() {
+            return vec![];
+        }
+        self.sel_id = id;
+        self.scroll = 0;
+        match id {
+            Some(id) => vec![Action::Spawn(Job::AuditEntry(id))],
+            None => vec![],
+        }
+    }
+
     fn detail_lines(&self) -> Vec<Line<'static>> {
-        let Some((e, changes)) = &self.detail else {
+        let Some((e, changes)) = self
+            .detail
+            .as_ref()
+            .filter(|(e, _)| Some(e.id) == self.current().map(|c| c.id))
+        else {
             return vec![Line::styled(
-                "Enter shows the entry's changes",
+                match self.current() {
+                    Some(c) => format!("loading entry #{}…", c.id),
+                    None => "no entry selected".into(),
+                },
                 theme::dim(),
             )];
         };
@@ -169,7 +203,7 @@ impl Component for AuditPane {
         }
         vec![
             hint("↑↓", "entry"),
-            hint("Enter", "changes"),
+            hint("[ ]", "scroll changes"),
             hint("/", "filter"),
             hint("u", "undo entry"),
             hint("U", "undo its group"),
@@ -204,11 +238,11 @@ impl Component for AuditPane {
                 KeyCode::Char('y') | KeyCode::Enter => {
                     self.confirm = None;
                     vec![Action::Spawn(match c {
-                        Confirm::Entry(id) => Job::Undo {
-                            entry: Some(id),
+                        Confirm::Entry(e) => Job::Undo {
+                            entry: Some(e.id),
                             group: None,
                         },
-                        Confirm::Group(g) => Job::Undo {
+                        Confirm::Group(g, _) => Job::Undo {
                             entry: None,
                             group: Some(g),
                         },
@@ -221,13 +255,25 @@ impl Component for AuditPane {
                 _ => vec![],
             };
         }
+        let moved = match key.code {
+            KeyCode::Down | KeyCode::Char('j') => Some(self.sel as i64 + 1),
+            KeyCode::Up | KeyCode::Char('k') => Some(self.sel as i64 - 1),
+            KeyCode::PageDown => Some(self.sel as i64 + 10),
+            KeyCode::PageUp => Some(self.sel as i64 - 10),
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(self.sel as i64 + 10)
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(self.sel as i64 - 10)
+            }
+            KeyCode::Home | KeyCode::Char('g') => Some(0),
+            KeyCode::End | KeyCode::Char('G') => Some(self.entries.len() as i64 - 1),
+            _ => None,
+        };
+        if let Some(to) = moved {
+            return self.select(to);
+        }
         match key.code {
-            KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.entries.len() => {
-                self.sel += 1;
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.sel = self.sel.saturating_sub(1);
-            }
             KeyCode::Enter => {
                 if let Some(id) = self.current().map(|e| e.id) {
                     self.scroll = 0;
@@ -240,11 +286,21 @@ impl Component for AuditPane {
                     if e.rolled_back_by.is_some() {
                         return vec![Action::Status(format!("entry #{} is already undone", e.id))];
                     }
-                    self.confirm = Some(Confirm::Entry(e.id));
+                    self.confirm = Some(Confirm::Entry(Box::new(e.clone())));
                 }
             }
             KeyCode::Char('U') => match self.current().and_then(|e| e.batch.clone()) {
-                Some(g) => self.confirm = Some(Confirm::Group(g)),
+                Some(g) => {
+                    let listed = self
+                        .entries
+                        .iter()
+                        .filter(|e| {
+                            e.batch.as_deref() == Some(g.as_str()) && e.rolled_back_by.is_none()
+                        })
+                        .map(|e| e.id)
+                        .collect();
+                    self.confirm = Some(Confirm::Group(g, listed))
+                }
                 None => {
                     return vec![Action::Status(
                         "this entry belongs to no group (u undoes it alone)".into(),
@@ -275,8 +331,8 @@ impl Component for AuditPane {
                     )],
                 };
             }
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char(']') => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::Char('[') => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Char('r') | KeyCode::F(5) => return self.load(),
             _ => {}
         }
@@ -294,12 +350,30 @@ impl Component for AuditPane {
                     Err(e) => self.error = Some(e.clone()),
                 }
                 self.loaded = true;
-                self.sel = self.sel.min(self.entries.len().saturating_sub(1));
-                vec![]
+                // the selection stays on the same entry when new ones arrive
+                let at = self
+                    .sel_id
+                    .and_then(|id| self.entries.iter().position(|e| e.id == id));
+                match at {
+                    Some(i) => {
+                        self.sel = i;
+                        vec![]
+                    }
+                    None => {
+                        let to = self.sel.min(self.entries.len().saturating_sub(1));
+                        self.sel_id = None;
+                        self.select(to as i64)
+                    }
+                }
             }
             Action::Done(JobOutput::AuditEntry(r)) => {
                 match r {
-                    Ok(d) => self.detail = d.as_deref().cloned(),
+                    // only the selected entry's changes are shown
+                    Ok(d) => {
+                        if d.as_ref().map(|x| x.0.id) == self.sel_id {
+                            self.detail = d.as_deref().cloned();
+                        }
+                    }
                     Err(e) => self.error = Some(e.clone()),
                 }
                 vec![]
@@ -359,8 +433,10 @@ impl Component for AuditPane {
                 } else {
                     " "
                 };
+                // when: month-day hour:minute (the entry shows it in full)
+                let when = e.at.get(5..16).unwrap_or("").replace('T', " ");
                 let text: String = format!(
-                    "{mark}#{:<5} {:<10} {:<9} {:>5} {} {}",
+                    "{mark}#{:<5} {when:<11} {:<10} {:<9} {:>5} {} {}",
                     e.id,
                     e.actor.chars().take(10).collect::<String>(),
                     e.kind,
@@ -397,27 +473,59 @@ impl Component for AuditPane {
             let rect = centered(area, 60, 30);
             f.render_widget(Clear, rect);
             let what = match c {
-                Confirm::Entry(id) => format!("Undo entry #{id}?"),
-                Confirm::Group(g) => format!("Undo every change of `{g}` still in effect?"),
-            };
-            f.render_widget(
-                Paragraph::new(vec![
-                    Line::raw(what),
-                    Line::raw(""),
+                Confirm::Entry(e) => vec![
+                    Line::raw(format!(
+                        "Undo entry #{}: {} by {} at {} ({} change{})?",
+                        e.id,
+                        e.kind,
+                        e.actor,
+                        e.at,
+                        e.changes,
+                        if e.changes == 1 { "" } else { "s" }
+                    )),
                     Line::styled(
-                        "The undo is itself an entry, which can be undone.",
+                        e.command
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .chars()
+                            .take(200)
+                            .collect::<String>(),
                         theme::dim(),
                     ),
-                    Line::raw(""),
-                    Line::from(vec![
-                        Span::styled(" y/Enter ", theme::key()),
-                        Span::raw("undo   "),
-                        Span::styled(" n/Esc ", theme::key()),
-                        Span::raw("back"),
-                    ]),
-                ])
-                .wrap(Wrap { trim: false })
-                .block(
+                ],
+                Confirm::Group(g, ids) => vec![Line::raw(format!(
+                    "Undo every change of `{g}` still in effect: {} entr{} {}({})?",
+                    ids.len(),
+                    if ids.len() == 1 { "y" } else { "ies" },
+                    if self.filter_text.trim().is_empty() {
+                        ""
+                    } else {
+                        "listed "
+                    },
+                    ids.iter()
+                        .map(|i| format!("#{i}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))],
+            };
+            let mut lines = what;
+            lines.extend([
+                Line::raw(""),
+                Line::styled(
+                    "The undo is itself an entry, which can be undone.",
+                    theme::dim(),
+                ),
+                Line::raw(""),
+                Line::from(vec![
+                    Span::styled(" y/Enter ", theme::key()),
+                    Span::raw("undo   "),
+                    Span::styled(" n/Esc ", theme::key()),
+                    Span::raw("back"),
+                ]),
+            ]);
+            f.render_widget(
+                Paragraph::new(lines).wrap(Wrap { trim: false }).block(
                     Block::default()
                         .borders(Borders::ALL)
                         .border_style(theme::border(true))
