@@ -691,3 +691,87 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     assert_eq!(status, "interrupted");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An approval undone entry by entry (the way `somnus rollback N` and the
+/// console's `u` do it) turns the item back: `rolled_back`, its
+/// contradiction open again, decidable again; undoing the undo makes it
+/// applied again.
+#[test]
+fn item_status_follows_the_rollback_of_its_entries() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, "2026-11-20T03:00:00Z");
+    let pid = rep.proposal.expect("a proposal");
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let it = p
+        .items
+        .iter()
+        .find(|i| i.class == "contradiction" && i.title.contains("lives_in"))
+        .expect("the lives_in contradiction")
+        .clone();
+    proposals::approve(&mut nx, pid, Some(&[it.seq]), &BTreeMap::new(), &operator()).unwrap();
+    let status = |nx: &Nexus| {
+        proposals::get(nx, pid)
+            .unwrap()
+            .unwrap()
+            .items
+            .iter()
+            .find(|i| i.seq == it.seq)
+            .unwrap()
+            .status
+            .clone()
+    };
+    assert_eq!(status(&nx), "applied");
+    let open = |nx: &Nexus| {
+        sleep::contradictions::list(nx, Some("open"))
+            .unwrap()
+            .iter()
+            .any(|c| c.conflict.predicate == "lives_in")
+    };
+    assert!(!open(&nx));
+    // the item's entries, undone one by one
+    let entries: Vec<i64> = nx
+        .audit_list(&somnus::audit::Filter {
+            batch: Some(format!("proposal:{pid}")),
+            limit: 100,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.trigger == format!("proposal #{pid} item {}", it.seq))
+        .map(|e| e.id)
+        .collect();
+    assert!(!entries.is_empty());
+    let mut undos = Vec::new();
+    for e in &entries {
+        undos.push(nx.rollback(*e, &operator()).expect("undo"));
+    }
+    assert_eq!(status(&nx), "rolled_back");
+    assert!(open(&nx), "the contradiction is open again");
+    // undoing the undo applies it again
+    for u in undos.iter().rev() {
+        nx.rollback(*u, &operator()).expect("redo");
+    }
+    assert_eq!(status(&nx), "applied");
+    assert!(!open(&nx));
+    // undone once more, it can be decided again
+    let again = nx
+        .audit_list(&somnus::audit::Filter {
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap();
+    for e in again
+        .iter()
+        .filter(|e| e.kind == "ROLLBACK")
+        .take(undos.len())
+    {
+        nx.rollback(e.id, &operator()).expect("undo the redo");
+    }
+    assert_eq!(status(&nx), "rolled_back");
+    let a = proposals::approve(&mut nx, pid, Some(&[it.seq]), &BTreeMap::new(), &operator())
+        .expect("decided again");
+    assert!(
+        a.applied.contains(&it.seq) || a.stale.contains(&it.seq),
+        "{a:?}"
+    );
+}

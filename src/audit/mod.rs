@@ -536,6 +536,8 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
         "UPDATE audit_log SET rolled_back_by = ?1 WHERE id = ?2",
         params![new, id],
     )?;
+    // an approved proposal item follows its changes (in this transaction)
+    crate::sleep::proposals::follow_rollback(conn, id)?;
     Ok(new)
 }
 

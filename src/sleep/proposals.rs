@@ -550,7 +550,9 @@ fn apply_items(
             .iter()
             .find(|i| i.seq == *s)
             .ok_or_else(|| KipError::not_found(format!("proposal #{id} has no item {s}")))?;
-        if it.status != "pending" {
+        // pending, or decided and then reconsidered: an item whose
+        // approval was undone, or one rejected earlier
+        if !matches!(it.status.as_str(), "pending" | "rolled_back" | "rejected") {
             return Err(KipError::new(
                 ErrorCode::VersionConflict,
                 format!("item {s} of proposal #{id} is {}, not pending", it.status),
@@ -558,7 +560,7 @@ fn apply_items(
             .with_hint(if it.status == "stale" {
                 "Re-check it with `somnus proposals refresh` first."
             } else {
-                "Only pending items can be approved."
+                "It is applied already; undo it (somnus rollback) to decide it again."
             }));
         }
         chosen.push(it.clone());
@@ -620,7 +622,15 @@ fn apply_items(
 }
 
 fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
-    let (total, applied, rejected, rolled, open): (i64, i64, i64, i64, i64) = nx.conn().query_row(
+    refresh_status_on(nx.conn(), id, decided_by)
+}
+
+fn refresh_status_on(
+    conn: &rusqlite::Connection,
+    id: i64,
+    decided_by: Option<&str>,
+) -> KipResult<String> {
+    let (total, applied, rejected, rolled, open): (i64, i64, i64, i64, i64) = conn.query_row(
         "SELECT COUNT(*), SUM(status = 'applied'), SUM(status = 'rejected'), SUM(status = 'rolled_back'), SUM(status IN ('pending','stale')) FROM proposal_items WHERE proposal = ?1",
         [id],
         |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0), r.get::<_, Option<i64>>(2)?.unwrap_or(0), r.get::<_, Option<i64>>(3)?.unwrap_or(0), r.get::<_, Option<i64>>(4)?.unwrap_or(0))),
@@ -639,11 +649,122 @@ fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<St
         "pending"
     };
     let done = open == 0;
-    nx.conn().execute(
+    conn.execute(
         "UPDATE proposals SET status = ?2, decided_at = CASE WHEN ?3 THEN ?4 ELSE decided_at END, decided_by = COALESCE(?5, decided_by) WHERE id = ?1",
         params![id, status, done, store::now(), decided_by],
     )?;
     Ok(status.to_string())
+}
+
+/// Keeps an item's status with its audit entries after one of them was
+/// rolled back (or a rollback was itself undone), whichever way the undo
+/// came (`somnus rollback N`, the console, a group rollback): an approved
+/// item none of whose changes is still in effect is `rolled_back` and can
+/// be decided again, one whose changes are back is `applied`; the
+/// contradiction it resolved reopens or closes with it.
+pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()> {
+    // the entry whose effect changed: through a chain of undos to the write
+    let mut origin = entry;
+    for _ in 0..64 {
+        let back: Option<i64> = conn
+            .query_row(
+                "SELECT rolls_back FROM audit_log WHERE id = ?1",
+                [origin],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        match back {
+            Some(b) => origin = b,
+            None => break,
+        }
+    }
+    let trigger: Option<String> = conn
+        .query_row(
+            "SELECT trigger_name FROM audit_log WHERE id = ?1",
+            [origin],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some((p, seq)) = trigger.as_deref().and_then(item_of_trigger) else {
+        return Ok(());
+    };
+    let entries: Vec<i64> = {
+        let mut st = conn.prepare_cached(
+            "SELECT id FROM audit_log WHERE batch = ?1 AND trigger_name = ?2 AND rolls_back IS NULL",
+        )?;
+        st.query_map(
+            params![format!("proposal:{p}"), format!("proposal #{p} item {seq}")],
+            |r| r.get(0),
+        )?
+        .collect::<Result<_, _>>()?
+    };
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut live = 0;
+    for e in &entries {
+        if in_effect(conn, *e)? {
+            live += 1;
+        }
+    }
+    let (from, to) = if live == 0 {
+        ("applied", "rolled_back")
+    } else {
+        ("rolled_back", "applied")
+    };
+    let changed = conn.execute(
+        "UPDATE proposal_items SET status = ?3 WHERE proposal = ?1 AND seq = ?2 AND status = ?4",
+        params![p, seq, to, from],
+    )?;
+    if changed == 0 {
+        return Ok(());
+    }
+    if to == "rolled_back" {
+        conn.execute(
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status = 'resolved'",
+            params![p, seq],
+        )?;
+    } else {
+        conn.execute(
+            "UPDATE contradictions SET status = 'resolved', decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
+            params![p, seq, store::now()],
+        )?;
+    }
+    refresh_status_on(conn, p, None)?;
+    Ok(())
+}
+
+/// `proposal #P item S` → (P, S).
+fn item_of_trigger(t: &str) -> Option<(i64, i64)> {
+    let rest = t.strip_prefix("proposal #")?;
+    let (p, s) = rest.split_once(" item ")?;
+    Some((p.parse().ok()?, s.trim().parse().ok()?))
+}
+
+/// Whether an entry's changes are in effect: never undone, or undone by
+/// an undo that was itself undone.
+fn in_effect(conn: &rusqlite::Connection, entry: i64) -> KipResult<bool> {
+    let mut e = entry;
+    let mut live = true;
+    for _ in 0..64 {
+        let by: Option<i64> = conn
+            .query_row(
+                "SELECT rolled_back_by FROM audit_log WHERE id = ?1",
+                [e],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        match by {
+            None => return Ok(live),
+            Some(b) => {
+                live = !live;
+                e = b;
+            }
+        }
+    }
+    Ok(live)
 }
 
 /// Runs one KIP command as `who` inside the caller's group.
@@ -781,7 +902,8 @@ pub fn reject(
         Some(s) => {
             for x in s {
                 match p.items.iter().find(|i| i.seq == *x) {
-                    Some(i) if matches!(i.status.as_str(), "pending" | "stale") => {}
+                    Some(i) if matches!(i.status.as_str(), "pending" | "stale" | "rolled_back") => {
+                    }
                     Some(i) => {
                         return Err(KipError::new(
                             ErrorCode::VersionConflict,

@@ -342,6 +342,40 @@ impl Reflections {
         self.item().map(|i| vec![i.seq])
     }
 
+    /// Why the items a decision would cover can't take it, if one can't:
+    /// an applied item is undone first (Audit), a stale one re-checked; a
+    /// rejected or undone item can be approved again (reconsidered).
+    fn undecidable(&self, approve: bool) -> Option<String> {
+        let p = self.proposal()?;
+        let seqs = self.targets()?;
+        for it in p.items.iter().filter(|i| seqs.contains(&i.seq)) {
+            let ok = match it.status.as_str() {
+                "pending" | "rolled_back" => true,
+                "rejected" => approve,
+                "stale" => !approve,
+                _ => false,
+            };
+            if !ok {
+                return Some(match it.status.as_str() {
+                    "applied" => format!(
+                        "item {} is applied already: undo it in Audit (U on proposal:{}) to decide it again",
+                        it.seq, p.id
+                    ),
+                    "stale" => format!(
+                        "item {} is stale (the memory moved since it was proposed): `somnus proposals refresh {}` re-checks it",
+                        it.seq, p.id
+                    ),
+                    "rejected" => format!(
+                        "item {} is rejected already (a approves it after all)",
+                        it.seq
+                    ),
+                    other => format!("item {} is {other}", it.seq),
+                });
+            }
+        }
+        None
+    }
+
     fn detail(&self) -> Vec<Line<'static>> {
         let Some(it) = self.item() else {
             return vec![Line::styled("no item", theme::dim())];
@@ -415,10 +449,22 @@ impl Reflections {
 
     fn render_confirm(&self, f: &mut Frame, area: Rect) {
         let Some(c) = &self.confirm else { return };
-        let rect = centered(area, 60, 30);
+        let rect = centered(area, 70, 50);
         f.render_widget(Clear, rect);
+        let undecided = self
+            .proposal()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .filter(|i| i.status == "pending" || i.status == "stale")
+                    .count()
+            })
+            .unwrap_or(0);
         let describe = |items: &Option<Vec<i64>>| match items {
-            None => "every undecided item".to_string(),
+            None => format!(
+                "every undecided item ({undecided} item{})",
+                if undecided == 1 { "" } else { "s" }
+            ),
             Some(v) if v.len() == 1 => format!("item {}", v[0]),
             Some(v) => format!(
                 "items {}",
@@ -428,57 +474,91 @@ impl Reflections {
                     .join(", ")
             ),
         };
+        // what the decision covers, by title
+        let titles = |items: &Option<Vec<i64>>| -> Vec<Line<'static>> {
+            let Some(p) = self.proposal() else {
+                return vec![];
+            };
+            let chosen: Vec<&Item> = match items {
+                Some(v) => p.items.iter().filter(|i| v.contains(&i.seq)).collect(),
+                None => p
+                    .items
+                    .iter()
+                    .filter(|i| i.status == "pending" || i.status == "stale")
+                    .collect(),
+            };
+            let mut out: Vec<Line<'static>> = chosen
+                .iter()
+                .take(8)
+                .map(|i| Line::styled(format!("  {:>3} {}", i.seq, i.title), theme::dim()))
+                .collect();
+            if chosen.len() > 8 {
+                out.push(Line::styled(
+                    format!("  … and {} more", chosen.len() - 8),
+                    theme::dim(),
+                ));
+            }
+            out
+        };
         let (title, lines) = match c {
             Confirm::Approve { id, items } => (
                 " approve ",
-                vec![
-                    Line::raw(format!(
+                [
+                    vec![Line::raw(format!(
                         "Apply {} of proposal #{id} to the memory?{}",
                         describe(items),
                         match self.edits_for(*id, items).len() {
                             0 => String::new(),
                             n => format!(" ({n} as edited)"),
                         }
-                    )),
-                    Line::raw(""),
-                    Line::styled(
-                        "One transaction, audited as the operator; rollback undoes it.",
-                        theme::dim(),
-                    ),
-                    Line::raw(""),
-                    Line::from(vec![
-                        Span::styled(" y/Enter ", theme::key()),
-                        Span::raw("apply   "),
-                        Span::styled(" n/Esc ", theme::key()),
-                        Span::raw("back"),
-                    ]),
-                ],
+                    ))],
+                    titles(items),
+                    vec![
+                        Line::raw(""),
+                        Line::styled(
+                            "One transaction, audited as the operator; rollback undoes it.",
+                            theme::dim(),
+                        ),
+                        Line::raw(""),
+                        Line::from(vec![
+                            Span::styled(" y/Enter ", theme::key()),
+                            Span::raw("apply   "),
+                            Span::styled(" n/Esc ", theme::key()),
+                            Span::raw("back"),
+                        ]),
+                    ],
+                ]
+                .concat(),
             ),
             Confirm::Reject { id, items, reason } => (
                 " reject ",
-                vec![
-                    Line::raw(format!(
+                [
+                    vec![Line::raw(format!(
                         "Reject {} of proposal #{id}. Why?",
                         describe(items)
-                    )),
-                    Line::raw(""),
-                    Line::from(vec![
-                        Span::styled("> ", theme::accent()),
-                        Span::raw(reason.clone()),
-                        Span::styled("▏", theme::accent()),
-                    ]),
-                    Line::raw(""),
-                    Line::styled(
-                        "The reason is kept; the same idea is not proposed again unchanged.",
-                        theme::dim(),
-                    ),
-                    Line::from(vec![
-                        Span::styled(" Enter ", theme::key()),
-                        Span::raw("reject   "),
-                        Span::styled(" Esc ", theme::key()),
-                        Span::raw("back"),
-                    ]),
-                ],
+                    ))],
+                    titles(items),
+                    vec![
+                        Line::raw(""),
+                        Line::from(vec![
+                            Span::styled("> ", theme::accent()),
+                            Span::raw(reason.clone()),
+                            Span::styled("▏", theme::accent()),
+                        ]),
+                        Line::raw(""),
+                        Line::styled(
+                            "The reason is kept; the same idea is not proposed again unchanged.",
+                            theme::dim(),
+                        ),
+                        Line::from(vec![
+                            Span::styled(" Enter ", theme::key()),
+                            Span::raw("reject   "),
+                            Span::styled(" Esc ", theme::key()),
+                            Span::raw("back"),
+                        ]),
+                    ],
+                ]
+                .concat(),
             ),
         };
         f.render_widget(
@@ -648,6 +728,9 @@ impl Component for Reflections {
                 }
             }
             KeyCode::Char('a') => {
+                if let Some(refused) = self.undecidable(true) {
+                    return vec![Action::Status(refused)];
+                }
                 if let (Some(p), Some(items)) = (self.proposal(), self.targets()) {
                     self.confirm = Some(Confirm::Approve {
                         id: p.id,
@@ -664,6 +747,9 @@ impl Component for Reflections {
                 }
             }
             KeyCode::Char('x') => {
+                if let Some(refused) = self.undecidable(false) {
+                    return vec![Action::Status(refused)];
+                }
                 if let (Some(p), Some(items)) = (self.proposal(), self.targets()) {
                     self.confirm = Some(Confirm::Reject {
                         id: p.id,
