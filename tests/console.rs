@@ -910,3 +910,37 @@ fn audit_undo_acts_on_the_entry_on_screen_after_new_entries_arrive() {
         "entry #{id} is the one undone"
     );
 }
+
+/// Quitting while a cycle runs asks first; staying keeps the cycle; quitting
+/// cancels it and waits for it to stop.
+#[test]
+fn quitting_during_a_cycle_asks_and_cancels_it_first() {
+    use somnus::tui::component::{Action, Component, JobOutput};
+    let mut a = app();
+    alt(&mut a, '6');
+    // a cycle under way (its job not delivered yet)
+    let _ = a.sleep.update(&Action::Command("Start a full sleep cycle"));
+    assert!(a.sleep.is_running());
+    ctrl(&mut a, 'q');
+    assert!(!a.quit);
+    let s = screen(&mut a, 120, 36);
+    assert!(
+        s.contains("Quit the console?") && s.contains("sleep cycle is running"),
+        "{s}"
+    );
+    insta::assert_snapshot!("quit_during_cycle", s);
+    key(&mut a, KeyCode::Char('n'));
+    assert!(!a.quit && a.quit_confirm.is_none() && a.sleep.is_running());
+    key(&mut a, KeyCode::Char('q'));
+    key(&mut a, KeyCode::Char('y'));
+    assert!(!a.quit, "not before the cycle has stopped");
+    a.on_job(JobOutput::SleepDone(Ok(Box::new(somnus::sleep::Report {
+        status: "cancelled".into(),
+        ..Default::default()
+    }))));
+    assert!(a.quit);
+    // with nothing running, Ctrl+Q quits at once
+    let mut b = app();
+    ctrl(&mut b, 'q');
+    assert!(b.quit);
+}

@@ -775,3 +775,61 @@ fn item_status_follows_the_rollback_of_its_entries() {
         "{a:?}"
     );
 }
+
+/// A cycle cancelled mid-way says so (not a timeout), and its report keeps
+/// the phase that was rolled back.
+#[test]
+fn a_cancelled_cycle_is_reported_as_cancelled_with_its_phase() {
+    let mut nx = demo();
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<sleep::Progress>();
+    let flag = cancel.clone();
+    let watcher = std::thread::spawn(move || {
+        for p in rx {
+            if p.phase >= 3 {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    });
+    let mut r = Heuristic;
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut r,
+        Some(tx),
+        Some(cancel),
+    )
+    .unwrap();
+    let _ = watcher.join();
+    assert_eq!(rep.status, "cancelled");
+    let err = rep.error.clone().unwrap_or_default();
+    assert!(err.starts_with("cancelled"), "{err}");
+    assert!(
+        !err.contains("execution limit") && !err.contains("KIP_4001"),
+        "{err}"
+    );
+    if err.contains("during phase") {
+        let last = rep.phases.last().expect("the phase rolled back is listed");
+        assert_eq!(last.counts.get("cancelled"), Some(&1), "{last:?}");
+        assert!(last.lines[0].contains("rolled back"), "{last:?}");
+    }
+    // the run as listed says the same
+    let runs = sleep::cycle::runs(&nx, 5).unwrap();
+    assert_eq!(runs[0].status, "cancelled");
+}
+
+/// A command stopped by its tick before its time limit is cancelled, not
+/// timed out.
+#[test]
+fn a_command_cancelled_before_its_limit_says_cancelled() {
+    let mut nx = demo();
+    nx.set_tick(Some(std::sync::Arc::new(|| true)));
+    let req = Request::command(
+        r#"FIND(?a.name, ?b.name) WHERE { ?a {type: "Event"} ?b {type: "Event"} } LIMIT 100000"#,
+    )
+    .with_params(Map::new());
+    let out = serde_json::to_string(&nx.execute(&req).to_json()).unwrap();
+    nx.set_tick(None);
+    assert!(out.contains("cancelled after"), "{out}");
+    assert!(!out.contains("execution limit"), "{out}");
+}

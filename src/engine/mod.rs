@@ -923,6 +923,7 @@ impl Nexus {
             self.sync_embeddings()?;
         }
         self.arm_limits()?;
+        let armed_at = std::time::Instant::now();
         let behavior = if cmd.is_write() {
             TransactionBehavior::Immediate
         } else {
@@ -976,7 +977,19 @@ impl Nexus {
         };
         self.disarm_limits();
         let res = res.map_err(|e: KipError| {
-            if e.code == ErrorCode::ExecutionTimeout {
+            if e.code != ErrorCode::ExecutionTimeout {
+                return e;
+            }
+            let took = armed_at.elapsed();
+            if took < self.timeout {
+                // stopped before its limit: someone cancelled it (the
+                // console's Esc, a sleep cycle's cancel)
+                KipError::new(
+                    ErrorCode::ExecutionTimeout,
+                    format!("{} cancelled after {:.1} s", cmd.kind(), took.as_secs_f64()),
+                )
+                .with_hint("Cancelled on request; nothing it would have written was kept.")
+            } else {
                 KipError::new(
                     ErrorCode::ExecutionTimeout,
                     format!(
@@ -985,8 +998,6 @@ impl Nexus {
                         self.timeout
                     ),
                 )
-            } else {
-                e
             }
         });
         if res.is_ok() && cmd.is_write() && !dry_run && !self.in_group {

@@ -380,6 +380,10 @@ pub struct App {
     pub why: Option<(WhyText, u16)>,
     /// What the operator is typing for the why panel.
     ask: Option<(Ask, String)>,
+    /// Quitting would lose or interrupt these: asked before quitting.
+    pub quit_confirm: Option<Vec<String>>,
+    /// Quit once the cancelled cycle has stopped.
+    quit_when_idle: bool,
 }
 
 const GLOBAL_COMMANDS: &[&str] = &[
@@ -429,6 +433,8 @@ impl App {
             data_version: None,
             why: None,
             ask: None,
+            quit_confirm: None,
+            quit_when_idle: false,
         };
         app.spawn(Job::Schema);
         app
@@ -516,6 +522,9 @@ impl App {
             let types: Vec<String> = o.concept_types.iter().map(|t| t.name.clone()).collect();
             let preds: Vec<String> = o.predicates.iter().map(|t| t.name.clone()).collect();
             self.workbench.set_schema(types, preds);
+        }
+        if self.quit_when_idle && matches!(out, JobOutput::SleepDone(_)) {
+            self.quit = true;
         }
         if let JobOutput::Why(r) = out {
             match r {
@@ -674,7 +683,7 @@ impl App {
         let mut queue: VecDeque<Action> = actions.into();
         while let Some(a) = queue.pop_front() {
             match a {
-                Action::Quit => self.quit = true,
+                Action::Quit => self.request_quit(),
                 Action::SelectTab(t) => self.select_tab(t),
                 Action::NextTab => {
                     let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0);
@@ -733,7 +742,7 @@ impl App {
                         self.ask = Some((Ask::Pair(None), String::new()))
                     }
                     "Help" => self.help = true,
-                    "Quit" => self.quit = true,
+                    "Quit" => self.request_quit(),
                     other => {
                         let more = self.component().update(&Action::Command(other));
                         queue.extend(more);
@@ -750,6 +759,10 @@ impl App {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         if self.help {
             self.help = false;
+            return;
+        }
+        if self.quit_confirm.is_some() {
+            self.quit_key(key);
             return;
         }
         if self.why.is_some() {
@@ -790,7 +803,7 @@ impl App {
                 self.apply(vec![Action::Cancel]);
                 return;
             }
-            self.quit = true;
+            self.request_quit();
             return;
         }
         if key.code == KeyCode::F(1) {
@@ -823,7 +836,7 @@ impl App {
                     return;
                 }
                 KeyCode::Char('q') => {
-                    self.quit = true;
+                    self.request_quit();
                     return;
                 }
                 KeyCode::Char(c) if Tab::numbered(c).is_some() => {
@@ -837,6 +850,45 @@ impl App {
         }
         let actions = self.component().handle_key(key);
         self.apply(actions);
+    }
+
+    /// Quits, after asking when a sleep cycle runs or an edit is unsaved.
+    pub fn request_quit(&mut self) {
+        let mut why = Vec::new();
+        if self.sleep.is_running() {
+            why.push(
+                "a sleep cycle is running: it is cancelled first (the phase in progress is rolled back)"
+                    .to_string(),
+            );
+        }
+        if let Some(u) = self.reflections.unsaved() {
+            why.push(u);
+        }
+        if why.is_empty() {
+            self.quit = true;
+        } else {
+            self.quit_confirm = Some(why);
+        }
+    }
+
+    fn quit_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => {
+                self.quit_confirm = None;
+                if self.sleep.is_running() {
+                    self.sleep.cancel();
+                    self.quit_when_idle = true;
+                    self.status = Some((
+                        "cancelling the sleep cycle, then quitting…".into(),
+                        Instant::now(),
+                    ));
+                } else {
+                    self.quit = true;
+                }
+            }
+            KeyCode::Char('n') | KeyCode::Esc => self.quit_confirm = None,
+            _ => {}
+        }
     }
 
     /// Pasted text goes to the field that has the focus, and nowhere when
@@ -1041,6 +1093,39 @@ impl App {
         if self.why.is_some() {
             self.render_why(f, area);
         }
+        if self.quit_confirm.is_some() {
+            self.render_quit(f, area);
+        }
+    }
+
+    fn render_quit(&self, f: &mut Frame, area: Rect) {
+        let Some(why) = &self.quit_confirm else {
+            return;
+        };
+        let rect = centered(area, 60, 40);
+        f.render_widget(Clear, rect);
+        let mut lines = vec![Line::raw("Quit the console?"), Line::raw("")];
+        for w in why {
+            lines.push(Line::styled(format!("• {w}"), theme::warn()));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::from(vec![
+            Span::styled(" y/Enter ", theme::key()),
+            Span::raw("quit   "),
+            Span::styled(" n/Esc ", theme::key()),
+            Span::raw("stay"),
+        ]));
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(" quit "),
+                ),
+            rect,
+        );
     }
 
     fn render_ask(&self, f: &mut Frame, area: Rect) {

@@ -321,6 +321,21 @@ impl Reflections {
     }
 
     /// Whether the reject popup is taking typed text.
+    /// What would be lost on quitting: the item editor open, edits kept
+    /// but not yet approved.
+    pub fn unsaved(&self) -> Option<String> {
+        if self.editing.is_some() {
+            return Some("an item is open in the editor".into());
+        }
+        match self.edits.len() {
+            0 => None,
+            n => Some(format!(
+                "{n} edited item{} not yet approved",
+                if n == 1 { "" } else { "s" }
+            )),
+        }
+    }
+
     pub fn captures_text_now(&self) -> bool {
         self.captures_text()
     }

@@ -285,6 +285,14 @@ impl SleepPane {
         self.running.is_some()
     }
 
+    /// Cancels the running cycle, if one runs (its phase in progress is
+    /// rolled back).
+    pub fn cancel(&self) {
+        if let Some(r) = &self.running {
+            r.cancel.cancel();
+        }
+    }
+
     fn gauges(&self, f: &mut Frame, area: Rect) {
         let phases = match (&self.running, &self.report) {
             (Some(r), _) => r.scope.phases(),

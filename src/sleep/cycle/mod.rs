@@ -434,38 +434,100 @@ pub struct RunSummary {
 /// Past sleep runs, newest first.
 pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
     let mut st = nx.conn().prepare_cached(
-        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error FROM sleep_runs ORDER BY id DESC LIMIT ?1",
+        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid FROM sleep_runs ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map([limit as i64], |r| {
+        let status: String = r.get(5)?;
+        let pid: Option<i64> = r.get(8)?;
+        let gone = gone(&status, pid);
         Ok(RunSummary {
             run: r.get(0)?,
             started_at: r.get(1)?,
             finished_at: r.get(2)?,
             scope: r.get(3)?,
             reasoner: r.get(4)?,
-            status: r.get(5)?,
+            status: if gone { "interrupted".into() } else { status },
             phase: r.get(6)?,
-            error: r.get(7)?,
+            error: if gone {
+                Some(INTERRUPTED.into())
+            } else {
+                r.get(7)?
+            },
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// What an interrupted run says: its process stopped mid-cycle.
+const INTERRUPTED: &str =
+    "the process stopped during the cycle; the phase it was in was rolled back";
+
+/// A run recorded as running whose process is gone was interrupted (the
+/// next cycle records it so; until then it is shown so).
+fn gone(status: &str, pid: Option<i64>) -> bool {
+    status == "running" && pid.is_some_and(|p| !alive(p))
+}
+
 /// The report a run left (as far as it got), if the run exists.
 pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
-    let rep: Option<Option<String>> = nx
+    type Row = (
+        Option<String>,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<i64>,
+        Option<String>,
+        String,
+    );
+    let row: Option<Row> = nx
         .conn()
-        .query_row("SELECT report FROM sleep_runs WHERE id = ?1", [run], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT report, status, scope, reasoner, started_at, finished_at, pid, error, trigger_name FROM sleep_runs WHERE id = ?1",
+            [run],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                ))
+            },
+        )
         .optional()?;
-    Ok(rep.map(|r| {
-        r.and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_else(|| Report {
-                run,
-                ..Default::default()
-            })
-    }))
+    Ok(row.map(
+        |(rep, status, scope, reasoner, started_at, finished_at, pid, error, trigger)| {
+            // what the run row knows, for a run that left no report yet
+            let mut r = rep
+                .and_then(|t| serde_json::from_str::<Report>(&t).ok())
+                .unwrap_or_else(|| Report {
+                    run,
+                    status: status.clone(),
+                    scope,
+                    reasoner,
+                    trigger,
+                    started_at,
+                    finished_at: finished_at.unwrap_or_default(),
+                    error: error.clone(),
+                    ..Default::default()
+                });
+            if gone(&status, pid) {
+                r.status = "interrupted".into();
+                r.error = Some(INTERRUPTED.into());
+            } else if r.status == "running" && status != "running" {
+                // the row was finished after the report was last written
+                r.status = status;
+                r.error = r.error.or(error);
+            }
+            r
+        },
+    ))
 }
 
 struct Beat {
@@ -973,7 +1035,8 @@ pub fn run(
         recent: None,
     };
     cx.report.reasoner = cx.reasoner.name().into();
-    let mut failure: Option<(String, KipError)> = None;
+    // (status, what the report says)
+    let mut failure: Option<(String, String)> = None;
     let mut failed_phases = 0usize;
     let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE")
         .ok()
@@ -982,7 +1045,7 @@ pub fn run(
         if cx.cancel.load(Ordering::SeqCst) {
             failure = Some((
                 "cancelled".into(),
-                KipError::new(ErrorCode::ExecutionTimeout, "cancelled"),
+                format!("cancelled before phase {p} ({})", phase_name(p)),
             ));
             break;
         }
@@ -1030,10 +1093,24 @@ pub fn run(
                 cx.report.phases.push(ph);
                 cx.progress(Some(format!("phase {p} done")), true);
             }
-            Err(e) if cx.cancel.load(Ordering::SeqCst) => {
-                // the phase's transaction rolled back: so does its report
+            Err(_) if cx.cancel.load(Ordering::SeqCst) => {
+                // the phase's transaction rolled back: so does its report,
+                // which keeps a line saying so
                 cx.report = saved_report;
-                failure = Some(("cancelled".into(), e));
+                let said = format!(
+                    "cancelled during phase {p} ({}); its changes were rolled back",
+                    phase_name(p)
+                );
+                cx.report.phases.push(PhaseReport {
+                    phase: p,
+                    name: phase_name(p).into(),
+                    stage: PHASES[p as usize - 1].stage.into(),
+                    millis: t0.elapsed().as_millis() as u64,
+                    lines: vec![said.clone()],
+                    counts: BTreeMap::from([("cancelled".to_string(), 1)]),
+                    ..Default::default()
+                });
+                failure = Some(("cancelled".into(), said));
                 break;
             }
             Err(e) => {
@@ -1071,9 +1148,9 @@ pub fn run(
     cx.report.finished_at = store::now();
     cx.report.millis = started.elapsed().as_millis() as u64;
     match failure {
-        Some((status, e)) => {
+        Some((status, said)) => {
             cx.report.status = status;
-            cx.report.error = Some(format!("{}: {}", e.code, e.message));
+            cx.report.error = Some(said);
         }
         None if failed_phases > 0 => cx.report.status = "completed with issues".into(),
         None => cx.report.status = "completed".into(),
@@ -1146,8 +1223,8 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
                 .with_hint("Wait for it to finish, or stop that process."));
             }
             nx.conn().execute(
-                "UPDATE sleep_runs SET status = 'interrupted', finished_at = ?2, error = 'the process stopped during the cycle; the phase it was in was rolled back' WHERE id = ?1",
-                params![id, store::now()],
+                "UPDATE sleep_runs SET status = 'interrupted', finished_at = ?2, error = ?3 WHERE id = ?1",
+                params![id, store::now(), INTERRUPTED],
             )?;
         }
         nx.conn().execute(
