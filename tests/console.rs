@@ -944,3 +944,54 @@ fn quitting_during_a_cycle_asks_and_cancels_it_first() {
     ctrl(&mut b, 'q');
     assert!(b.quit);
 }
+
+/// An error stays on screen until the operator reads it in the message
+/// log (Ctrl+L), however many passing messages follow; the console's own
+/// cycle is not reported as a change "elsewhere"; the log keeps messages
+/// in full.
+#[test]
+fn errors_stay_until_read_and_the_log_keeps_every_message() {
+    use somnus::tui::component::JobOutput;
+    let mut a = app();
+    alt(&mut a, '6');
+    let long = format!(
+        "KIP_3005: sleep run #1 is still running (process 4242) {}",
+        "and more detail ".repeat(12)
+    );
+    a.on_job(JobOutput::SleepDone(Err(long.clone())));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("the sleep cycle did not start: KIP_3005"), "{s}");
+    // another process writes: a passing message, then the error again
+    a.on_job(JobOutput::Polled(1));
+    a.on_job(JobOutput::Polled(2));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("changed elsewhere"), "{s}");
+    a.status = None; // the passing message times out
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("✗ the sleep cycle did not start"), "{s}");
+    // the console's own cycle: refreshed, not "elsewhere"
+    a.on_job(JobOutput::SleepDone(Ok(Box::new(somnus::sleep::Report {
+        run: 2,
+        status: "completed".into(),
+        ..Default::default()
+    }))));
+    a.status = None;
+    a.on_job(JobOutput::Polled(3));
+    assert!(a.status.is_none(), "{:?}", a.status);
+    // the log has it all, in full; closing it dismisses the error
+    ctrl(&mut a, 'l');
+    let s = screen(&mut a, 200, 60);
+    assert!(s.contains("and more detail and more detail"), "{s}");
+    insta::assert_snapshot!("message_log", masked_clock(s));
+    key(&mut a, KeyCode::Esc);
+    assert!(a.sticky.is_none());
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("✗"), "{s}");
+}
+
+fn masked_clock(s: String) -> String {
+    regex::Regex::new(r"\b\d\d:\d\d:\d\d\b")
+        .expect("re")
+        .replace_all(&s, "hh:mm:ss")
+        .to_string()
+}

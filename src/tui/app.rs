@@ -380,6 +380,15 @@ pub struct App {
     pub why: Option<(WhyText, u16)>,
     /// What the operator is typing for the why panel.
     ask: Option<(Ask, String)>,
+    /// Every message shown, oldest first: (clock time, error?, text).
+    pub messages: VecDeque<(String, bool, String)>,
+    /// An error shown until the operator dismisses it.
+    pub sticky: Option<String>,
+    /// The message log popup, and how far it is scrolled.
+    log_open: Option<u16>,
+    /// The console's own sleep cycle commits on a connection of its own:
+    /// those commits are not "elsewhere".
+    absorb_change: bool,
     /// Quitting would lose or interrupt these: asked before quitting.
     pub quit_confirm: Option<Vec<String>>,
     /// Quit once the cancelled cycle has stopped.
@@ -435,6 +444,10 @@ impl App {
             ask: None,
             quit_confirm: None,
             quit_when_idle: false,
+            messages: VecDeque::new(),
+            sticky: None,
+            log_open: None,
+            absorb_change: false,
         };
         app.spawn(Job::Schema);
         app
@@ -514,9 +527,14 @@ impl App {
             let changed = self.data_version.is_some_and(|old| old != v);
             self.data_version = Some(v);
             if changed {
-                self.refresh();
+                // the console's own cycle committed, not someone else
+                let own = self.sleep.is_running() || std::mem::take(&mut self.absorb_change);
+                self.refresh_quietly(own);
             }
             return;
+        }
+        if matches!(out, JobOutput::SleepDone(Ok(_))) {
+            self.absorb_change = true;
         }
         if let JobOutput::Schema(Ok(o)) = &out {
             let types: Vec<String> = o.concept_types.iter().map(|t| t.name.clone()).collect();
@@ -529,7 +547,7 @@ impl App {
         if let JobOutput::Why(r) = out {
             match r {
                 Ok(t) => self.why = Some((t, 0)),
-                Err(e) => self.status = Some((e, Instant::now())),
+                Err(e) => self.fail(e),
             }
             return;
         }
@@ -572,6 +590,12 @@ impl App {
 
     /// Another process changed the memory: reload what the panes show.
     pub fn refresh(&mut self) {
+        self.refresh_quietly(false)
+    }
+
+    /// Reloads what the panes show; says so unless the change was the
+    /// console's own.
+    fn refresh_quietly(&mut self, own: bool) {
         self.spawn(Job::Schema);
         if self.explorer.index_loaded {
             self.spawn(Job::Index);
@@ -596,10 +620,9 @@ impl App {
             let a = self.audit.load();
             self.apply(a);
         }
-        self.status = Some((
-            "the memory changed elsewhere: panes refreshed (F5 re-runs the query)".into(),
-            Instant::now(),
-        ));
+        if !own {
+            self.say("the memory changed elsewhere: panes refreshed (F5 re-runs the query)");
+        }
     }
 
     fn component(&mut self) -> &mut dyn Component {
@@ -694,29 +717,24 @@ impl App {
                 Action::ToggleMouse => {
                     self.mouse = !self.mouse;
                     self.mouse_changed = true;
-                    self.status = Some((
-                        format!(
-                            "mouse {}",
-                            if self.mouse {
-                                "on (Shift selects text)"
-                            } else {
-                                "off"
-                            }
-                        ),
-                        Instant::now(),
+                    self.say(format!(
+                        "mouse {}",
+                        if self.mouse {
+                            "on (Shift selects text)"
+                        } else {
+                            "off"
+                        }
                     ));
                 }
                 Action::Spawn(job) => self.spawn(job),
                 Action::Cancel => {
                     self.interrupt.interrupt();
-                    self.status = Some(("cancelling…".into(), Instant::now()));
+                    self.say("cancelling…");
                 }
-                Action::Status(s) => self.status = Some((s, Instant::now())),
+                Action::Status(s) => self.say(s),
+                Action::Error(e) => self.fail(e),
                 Action::Copy(s) => {
-                    self.status = Some((
-                        format!("copied {} characters", s.chars().count()),
-                        Instant::now(),
-                    ));
+                    self.say(format!("copied {} characters", s.chars().count()));
                     self.copied.push(s);
                 }
                 Action::OpenAsQuery(q) => {
@@ -763,6 +781,14 @@ impl App {
         }
         if self.quit_confirm.is_some() {
             self.quit_key(key);
+            return;
+        }
+        if self.log_open.is_some() {
+            self.log_key(key);
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('l') {
+            self.log_open = Some(self.messages.len().saturating_sub(1) as u16);
             return;
         }
         if self.why.is_some() {
@@ -852,6 +878,65 @@ impl App {
         self.apply(actions);
     }
 
+    /// A passing message: in the status bar for a few seconds, and in the
+    /// log.
+    pub fn say(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.log(false, &text);
+        self.status = Some((text, Instant::now()));
+    }
+
+    /// An error: it stays in the status bar until dismissed, and goes to
+    /// the log in full.
+    pub fn fail(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.log(true, &text);
+        self.status = None;
+        self.sticky = Some(text);
+    }
+
+    fn log(&mut self, error: bool, text: &str) {
+        let at = chrono::Local::now().format("%H:%M:%S").to_string();
+        if self.messages.len() >= 500 {
+            self.messages.pop_front();
+        }
+        self.messages.push_back((at, error, text.to_string()));
+    }
+
+    /// Keys while the message log is open.
+    fn log_key(&mut self, key: KeyEvent) {
+        let Some(scroll) = &mut self.log_open else {
+            return;
+        };
+        let last = self.messages.len().saturating_sub(1) as u16;
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => {
+                self.log_open = None;
+                // reading it dismisses the error on screen
+                self.sticky = None;
+            }
+            KeyCode::Char('l') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.log_open = None;
+                self.sticky = None;
+            }
+            KeyCode::Down | KeyCode::Char('j') => *scroll = (*scroll + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+            KeyCode::PageDown => *scroll = scroll.saturating_add(10).min(last),
+            KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+            KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
+            KeyCode::End | KeyCode::Char('G') => *scroll = last,
+            KeyCode::Char('y') => {
+                let all: Vec<String> = self
+                    .messages
+                    .iter()
+                    .map(|(t, e, m)| format!("{t} {}{m}", if *e { "error: " } else { "" }))
+                    .collect();
+                self.apply(vec![Action::Copy(all.join("\n"))]);
+            }
+            _ => {}
+        }
+    }
+
     /// Quits, after asking when a sleep cycle runs or an edit is unsaved.
     pub fn request_quit(&mut self) {
         let mut why = Vec::new();
@@ -878,10 +963,7 @@ impl App {
                 if self.sleep.is_running() {
                     self.sleep.cancel();
                     self.quit_when_idle = true;
-                    self.status = Some((
-                        "cancelling the sleep cycle, then quitting…".into(),
-                        Instant::now(),
-                    ));
+                    self.say("cancelling the sleep cycle, then quitting…");
                 } else {
                     self.quit = true;
                 }
@@ -962,10 +1044,7 @@ impl App {
                     Ask::Pair(None) => match text.split_once(" / ") {
                         Some((a, b)) => Job::WhyPair(a.trim().into(), b.trim().into()),
                         None => {
-                            self.status = Some((
-                                "give two concepts as Type:Name / Type:Name".into(),
-                                Instant::now(),
-                            ));
+                            self.say("give two concepts as Type:Name / Type:Name");
                             return;
                         }
                     },
@@ -1004,6 +1083,7 @@ impl App {
             hint("F1", "help"),
             hint("^P", "palette"),
             hint("Alt+1-8", "tabs"),
+            hint("^L", "messages"),
             hint("^Q", "quit"),
         ]
     }
@@ -1051,10 +1131,11 @@ impl App {
         let mut hints: Vec<Span> = Vec::new();
         let mut width = 0usize;
         // a status message keeps its room: hints that would crowd it go
-        let reserved = self
-            .status
-            .as_ref()
-            .map_or(0, |(s, _)| s.chars().count().min(60) + 2);
+        let reserved = match (&self.status, &self.sticky) {
+            (Some((s, _)), _) => s.chars().count().min(60) + 2,
+            (None, Some(e)) => e.chars().count().min(60) + 20,
+            _ => 0,
+        };
         for (i, h) in self
             .component_ref()
             .hints()
@@ -1071,13 +1152,24 @@ impl App {
             hints.push(Span::styled(format!(" {}", h.key), theme::key()));
             hints.push(Span::raw(format!(" {}", h.what)));
         }
-        if let Some((s, _)) = &self.status {
+        let shown = match (&self.status, &self.sticky) {
+            (Some((s, _)), _) => Some((s.clone(), theme::warn())),
+            (None, Some(e)) => Some((format!("✗ {e} (^L: messages)"), theme::error())),
+            _ => None,
+        };
+        if let Some((s, style)) = shown {
             let used: usize = hints.iter().map(|s| s.content.chars().count()).sum();
             let room = (area.width as usize).saturating_sub(used + 2);
-            let s: String = s.chars().take(room.max(20)).collect();
+            let s: String = if s.chars().count() > room.max(20) {
+                // cut, and say where the rest is
+                let keep = room.max(20).saturating_sub(12);
+                s.chars().take(keep).collect::<String>() + "… (^L: all)"
+            } else {
+                s
+            };
             let pad = (area.width as usize).saturating_sub(used + s.chars().count() + 1);
             hints.push(Span::raw(" ".repeat(pad)));
-            hints.push(Span::styled(s, theme::warn()));
+            hints.push(Span::styled(s, style));
         }
         f.render_widget(Paragraph::new(Line::from(hints)), bottom);
 
@@ -1093,9 +1185,54 @@ impl App {
         if self.why.is_some() {
             self.render_why(f, area);
         }
+        if self.log_open.is_some() {
+            self.render_log(f, area);
+        }
         if self.quit_confirm.is_some() {
             self.render_quit(f, area);
         }
+    }
+
+    fn render_log(&self, f: &mut Frame, area: Rect) {
+        let scroll = self.log_open.unwrap_or(0);
+        let rect = centered(area, 90, 70);
+        f.render_widget(Clear, rect);
+        let mut lines: Vec<Line> = Vec::new();
+        if self.messages.is_empty() {
+            lines.push(Line::styled("no messages yet", theme::dim()));
+        }
+        for (at, error, text) in &self.messages {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{at} "), theme::dim()),
+                Span::styled(
+                    text.clone(),
+                    if *error {
+                        theme::error()
+                    } else {
+                        theme::base()
+                    },
+                ),
+            ]));
+        }
+        // the scroll position counts messages; wrapped lines push the rest
+        // down, so the view starts a little earlier
+        let top = scroll.saturating_sub((rect.height.saturating_sub(3)) / 2);
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .scroll((top, 0))
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(Span::styled(" messages ", theme::title()))
+                        .title_bottom(Span::styled(
+                            " ↑↓ PgUp/PgDn g/G scroll · y copy · Esc close (dismisses the error) ",
+                            theme::dim(),
+                        )),
+                ),
+            rect,
+        );
     }
 
     fn render_quit(&self, f: &mut Frame, area: Rect) {
@@ -1218,6 +1355,7 @@ impl App {
                 "Query, Graph, Schema, Reflections, Conflicts, Sleep, Health, Audit",
             ),
             ("F12", "mouse on/off (off keeps terminal text selection)"),
+            ("Ctrl+L", "messages: every status and error in full"),
             ("Ctrl+Q / q", "quit"),
         ];
         for (k, w) in global {

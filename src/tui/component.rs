@@ -213,7 +213,11 @@ pub enum Action {
     Done(JobOutput),
     OpenConcept(i64),
     OpenAsQuery(String),
+    /// A passing message in the status bar (kept in the message log).
     Status(String),
+    /// An error: it stays in the status bar until dismissed (the message
+    /// log, Ctrl+L), and is kept in the log in full.
+    Error(String),
     Copy(String),
     /// Run a palette command by name.
     Command(&'static str),

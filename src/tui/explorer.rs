@@ -521,7 +521,7 @@ impl Component for Explorer {
                 self.refilter();
             }
             Action::Done(JobOutput::Index(Err(e))) => {
-                return vec![Action::Status(format!("cannot list concepts: {e}"))];
+                return vec![Action::Error(format!("cannot list concepts: {e}"))];
             }
             Action::Done(JobOutput::Neighbourhood(r)) => {
                 self.loading = false;

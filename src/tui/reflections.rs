@@ -832,10 +832,10 @@ impl Component for Reflections {
             }
             Action::Done(JobOutput::Decided(r)) => {
                 let msg = match r {
-                    Ok(m) => m.clone(),
-                    Err(e) => format!("not applied: {e}"),
+                    Ok(m) => Action::Status(m.clone()),
+                    Err(e) => Action::Error(format!("refused, nothing changed: {e}")),
                 };
-                vec![Action::Status(msg), Action::Spawn(Job::Proposals)]
+                vec![msg, Action::Spawn(Job::Proposals)]
             }
             Action::Command("Reload proposals") => vec![Action::Spawn(Job::Proposals)],
             _ => vec![],

@@ -142,7 +142,7 @@ impl Component for SchemaView {
         match action {
             Action::Done(JobOutput::Schema(Ok(o))) => self.overview = Some(o.clone()),
             Action::Done(JobOutput::Schema(Err(e))) => {
-                return vec![Action::Status(format!("cannot read the schema: {e}"))];
+                return vec![Action::Error(format!("cannot read the schema: {e}"))];
             }
             Action::Command("Reload schema") => {
                 return vec![Action::Spawn(super::component::Job::Schema)];

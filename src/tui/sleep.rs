@@ -161,7 +161,7 @@ impl SleepPane {
                 self.params = p;
                 vec![]
             }
-            Err(e) => vec![Action::Status(e)],
+            Err(e) => vec![Action::Error(e)],
         }
     }
 
@@ -183,7 +183,7 @@ impl SleepPane {
                             self.params = p;
                             self.editing = Some((row, None));
                         }
-                        Err(e) => return vec![Action::Status(e)],
+                        Err(e) => return vec![Action::Error(e)],
                     }
                 }
                 KeyCode::Backspace => {
@@ -529,6 +529,8 @@ impl Component for SleepPane {
                 self.scroll = 0;
                 let status = match res {
                     Ok(rep) => {
+                        // an error from an earlier attempt no longer holds
+                        self.error = None;
                         let s = format!(
                             "sleep cycle #{} {} in {:.1} s{}",
                             rep.run,
@@ -543,7 +545,10 @@ impl Component for SleepPane {
                     }
                     Err(e) => {
                         self.error = Some(e.clone());
-                        format!("the sleep cycle did not start: {e}")
+                        return vec![
+                            Action::Error(format!("the sleep cycle did not start: {e}")),
+                            Action::Spawn(Job::Runs),
+                        ];
                     }
                 };
                 vec![

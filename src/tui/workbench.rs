@@ -303,7 +303,7 @@ impl Workbench {
                     table.rows.len()
                 ))]
             }
-            Err(e) => vec![Action::Status(format!("cannot write {name}: {e}"))],
+            Err(e) => vec![Action::Error(format!("cannot write {name}: {e}"))],
         }
     }
 
