@@ -225,10 +225,15 @@ fn schema_help_and_palette() {
 fn every_pane_draws_at_80_by_24_and_on_resize() {
     let mut a = app();
     key(&mut a, KeyCode::F(5));
-    for tab in ['1', '2', '3'] {
+    for tab in ['1', '2', '3', '4', '5', '6', '7', '8'] {
         alt(&mut a, tab);
         let s = screen(&mut a, 80, 24);
-        assert!(s.contains("somnus") && s.contains("F1 help"), "{s}");
+        // every tab is on screen, and help and quit in the key bar
+        assert!(s.contains("7 Heal") && s.contains("8 Audi"), "{s}");
+        assert!(
+            (s.contains("F1 help") || s.contains("F1 more")) && s.contains("^Q quit"),
+            "{s}"
+        );
         let _ = screen(&mut a, 40, 10);
         let _ = screen(&mut a, 200, 60);
     }
@@ -994,4 +999,26 @@ fn masked_clock(s: String) -> String {
         .expect("re")
         .replace_all(&s, "hh:mm:ss")
         .to_string()
+}
+
+/// Every pane at 80×24, 120×36 and 200×60, after a night's cycle.
+#[test]
+fn every_pane_at_three_sizes() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('s'));
+    key(&mut a, KeyCode::F(5));
+    for (i, tab) in ['1', '2', '3', '4', '5', '6', '7', '8'].iter().enumerate() {
+        alt(&mut a, *tab);
+        if *tab == '1' {
+            key(&mut a, KeyCode::F(5));
+        }
+        if *tab == '2' {
+            typed(&mut a, "Mira Chen\n");
+        }
+        for (w, h) in [(80, 24), (120, 36), (200, 60)] {
+            let s = masked(screen(&mut a, w, h));
+            insta::assert_snapshot!(format!("pane_{}_{w}x{h}", i + 1), s);
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use super::audit::AuditPane;
 use super::component::Decision;
-use super::component::{Action, Ask, Component, Hint, Job, JobOutput, Tab, WhyText, hint};
+use super::component::{Action, Ask, Component, Job, JobOutput, Tab, WhyText, hint};
 use super::conflicts::Conflicts;
 use super::explorer::Explorer;
 use super::health::HealthPane;
@@ -374,6 +374,8 @@ pub struct App {
     pub copied: Vec<String>,
     pub mouse_changed: bool,
     tab_area: Rect,
+    /// Where each tab was drawn: (first column, width).
+    tab_spans: Vec<(u16, u16)>,
     ticks: u64,
     data_version: Option<i64>,
     /// An explanation on screen, and how far it is scrolled.
@@ -438,6 +440,7 @@ impl App {
             copied: Vec::new(),
             mouse_changed: false,
             tab_area: Rect::default(),
+            tab_spans: Vec::new(),
             ticks: 0,
             data_version: None,
             why: None,
@@ -1063,29 +1066,16 @@ impl App {
         if let MouseEventKind::Down(_) = ev.kind
             && ev.row == self.tab_area.y
         {
-            // tabs are drawn as " 1 Query " … from x = 9
-            let mut x = self.tab_area.x + 9;
-            for t in Tab::ALL {
-                let w = t.title().len() as u16 + 4;
+            // where the last frame drew each tab
+            for (t, (x, w)) in Tab::ALL.iter().zip(self.tab_spans.clone()) {
                 if ev.column >= x && ev.column < x + w {
-                    self.select_tab(t);
+                    self.select_tab(*t);
                     return;
                 }
-                x += w;
             }
         }
         let actions = self.component().handle_mouse(ev);
         self.apply(actions);
-    }
-
-    fn global_hints(&self) -> Vec<Hint> {
-        vec![
-            hint("F1", "help"),
-            hint("^P", "palette"),
-            hint("Alt+1-8", "tabs"),
-            hint("^L", "messages"),
-            hint("^Q", "quit"),
-        ]
     }
 
     pub fn render(&mut self, f: &mut Frame) {
@@ -1097,24 +1087,68 @@ impl App {
         ])
         .areas(area);
         self.tab_area = top;
-        let mut spans = vec![
-            Span::styled(" somnus ", theme::accent()),
-            Span::styled("│ ", theme::dim()),
-        ];
+        // the tabs as wide as the screen allows: full titles after the
+        // name, then without the name, then short titles; all eight always
+        let width = area.width as usize;
+        let label = self.label.clone();
+        let layouts: [(bool, usize); 3] = [(true, 99), (false, 99), (false, 4)];
+        let tab_text = |i: usize, t: &Tab, cut: usize| {
+            let title: String = t.title().chars().take(cut).collect();
+            format!(" {} {} ", i + 1, title)
+        };
+        let mut chosen = layouts[2];
+        for l in layouts {
+            let tabs: usize = Tab::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, t)| tab_text(i, t, l.1).chars().count() + usize::from(l.0))
+                .sum();
+            let head = if l.0 { 10 } else { 0 };
+            if head + tabs + 12.min(label.chars().count() + 1) <= width {
+                chosen = l;
+                break;
+            }
+        }
+        let mut spans = Vec::new();
+        if chosen.0 {
+            spans.push(Span::styled(" somnus ", theme::accent()));
+            spans.push(Span::styled("│ ", theme::dim()));
+        }
+        self.tab_spans.clear();
+        let mut x = spans
+            .iter()
+            .map(|s| s.content.chars().count())
+            .sum::<usize>();
         for (i, t) in Tab::ALL.iter().enumerate() {
             let st = if *t == self.tab {
                 theme::selected()
             } else {
                 theme::base()
             };
-            spans.push(Span::styled(format!(" {} {} ", i + 1, t.title()), st));
-            spans.push(Span::raw(" "));
+            let text = tab_text(i, t, chosen.1);
+            let w = text.chars().count();
+            self.tab_spans.push((top.x + x as u16, w as u16));
+            spans.push(Span::styled(text, st));
+            x += w;
+            if chosen.0 {
+                spans.push(Span::raw(" "));
+                x += 1;
+            }
         }
-        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-        let label = format!("{} ", self.label);
-        let pad = (area.width as usize).saturating_sub(used + label.chars().count());
+        // the memory's label, cut from the left so its file name shows
+        let room = width.saturating_sub(x + 1);
+        let n = label.chars().count();
+        let shown: String = if n + 1 <= room {
+            format!("{label} ")
+        } else if room > 2 {
+            let keep: String = label.chars().skip(n + 2 - room).collect();
+            format!("…{keep} ")
+        } else {
+            String::new()
+        };
+        let pad = width.saturating_sub(x + shown.chars().count());
         spans.push(Span::raw(" ".repeat(pad)));
-        spans.push(Span::styled(label, theme::dim()));
+        spans.push(Span::styled(shown, theme::dim()));
         f.render_widget(Paragraph::new(Line::from(spans)), top);
 
         match self.tab {
@@ -1130,27 +1164,48 @@ impl App {
 
         let mut hints: Vec<Span> = Vec::new();
         let mut width = 0usize;
-        // a status message keeps its room: hints that would crowd it go
+        // a message keeps its room, and so do help and quit at the end:
+        // pane keys that would crowd them go (F1 lists them all)
+        let third = area.width as usize / 3;
         let reserved = match (&self.status, &self.sticky) {
-            (Some((s, _)), _) => s.chars().count().min(60) + 2,
-            (None, Some(e)) => e.chars().count().min(60) + 20,
+            (Some((s, _)), _) => s.chars().count().min(50).min(third) + 2,
+            (None, Some(e)) => e.chars().count().min(50).min(third) + 20,
             _ => 0,
         };
-        for (i, h) in self
-            .component_ref()
-            .hints()
-            .into_iter()
-            .chain(self.global_hints())
-            .enumerate()
-        {
+        let tail = [hint("F1", "help"), hint("^Q", "quit")];
+        let tail_w: usize = tail
+            .iter()
+            .map(|h| h.key.chars().count() + h.what.chars().count() + 2)
+            .sum::<usize>()
+            + 5;
+        let pane = self.component_ref().hints();
+        let mut dropped = false;
+        for h in pane.iter().chain(
+            [hint("^P", "palette"), hint("^L", "messages")]
+                .iter()
+                .filter(|_| self.sticky.is_none()),
+        ) {
             let w = h.key.chars().count() + h.what.chars().count() + 2;
-            // the pane's own keys first; global ones only while they fit
-            if i > 0 && width + w + reserved > area.width as usize {
+            if width + w + reserved + tail_w > area.width as usize {
+                dropped = true;
                 break;
             }
             width += w;
             hints.push(Span::styled(format!(" {}", h.key), theme::key()));
             hints.push(Span::raw(format!(" {}", h.what)));
+        }
+        for h in tail {
+            let what = if h.key == "F1" && dropped {
+                "more"
+            } else {
+                h.what
+            };
+            width += h.key.chars().count() + what.chars().count() + 2;
+            if width > area.width as usize {
+                break;
+            }
+            hints.push(Span::styled(format!(" {}", h.key), theme::key()));
+            hints.push(Span::raw(format!(" {what}")));
         }
         let shown = match (&self.status, &self.sticky) {
             (Some((s, _)), _) => Some((s.clone(), theme::warn())),
@@ -1160,9 +1215,9 @@ impl App {
         if let Some((s, style)) = shown {
             let used: usize = hints.iter().map(|s| s.content.chars().count()).sum();
             let room = (area.width as usize).saturating_sub(used + 2);
-            let s: String = if s.chars().count() > room.max(20) {
+            let s: String = if s.chars().count() > room {
                 // cut, and say where the rest is
-                let keep = room.max(20).saturating_sub(12);
+                let keep = room.saturating_sub(12);
                 s.chars().take(keep).collect::<String>() + "… (^L: all)"
             } else {
                 s
@@ -1344,56 +1399,72 @@ impl App {
     }
 
     fn render_help(&self, f: &mut Frame, area: Rect) {
-        let rect = centered(area, 70, 80);
+        let rect = centered(area, 80, 90);
         f.render_widget(Clear, rect);
-        let mut lines = vec![Line::styled("Everywhere", theme::title())];
         let global = [
             ("F1 / ?", "this help"),
-            ("Ctrl+P / :", "command palette"),
-            (
-                "Alt+1..8 / 1..8",
-                "Query, Graph, Schema, Reflections, Conflicts, Sleep, Health, Audit",
-            ),
-            ("F12", "mouse on/off (off keeps terminal text selection)"),
+            ("Ctrl+P / :", "command palette: every action of every pane"),
+            ("Alt+1..8 / 1..8", "1 Query 2 Graph 3 Schema 4 Reflections"),
+            ("", "5 Conflicts 6 Sleep 7 Health 8 Audit"),
             ("Ctrl+L", "messages: every status and error in full"),
-            ("Ctrl+Q / q", "quit"),
+            ("F12", "mouse on/off (off keeps terminal text selection)"),
+            (
+                "Ctrl+Q / q",
+                "quit (asks while a cycle runs or an edit is unsaved)",
+            ),
         ];
-        for (k, w) in global {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {k:<18}"), theme::key()),
-                Span::raw(w),
-            ]));
+        let mut here: Vec<(String, String)> = self
+            .component_ref()
+            .hints()
+            .into_iter()
+            .map(|h| (h.key.to_string(), h.what.to_string()))
+            .collect();
+        if self.tab == Tab::Query {
+            here.push(("Ctrl+R / Ctrl+Enter".into(), "run (as F5)".into()));
+            here.push(("Esc".into(), "cancel a running query".into()));
         }
+        let lists = [
+            "j k ↑↓ g G Home End PgUp PgDn Ctrl+D Ctrl+U",
+            "move in every list",
+        ];
+        let width = global
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .chain(here.iter().map(|(k, _)| k.chars().count()))
+            .max()
+            .unwrap_or(10)
+            + 2;
+        let row = |k: &str, w: &str| {
+            Line::from(vec![
+                Span::styled(format!("  {k:<width$}"), theme::key()),
+                Span::raw(w.to_string()),
+            ])
+        };
+        let mut lines = vec![Line::styled("Everywhere", theme::title())];
+        for (k, w) in global {
+            lines.push(row(k, w));
+        }
+        lines.push(Line::styled(format!("  {}", lists[0]), theme::key()));
+        lines.push(Line::raw(format!("  {:<width$}{}", "", lists[1])));
         lines.push(Line::raw(""));
         lines.push(Line::styled(
             format!("Here ({})", self.tab.title()),
             theme::title(),
         ));
-        for h in self.component_ref().hints() {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<18}", h.key), theme::key()),
-                Span::raw(h.what),
-            ]));
-        }
-        if self.tab == Tab::Query {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<18}", "Ctrl+R / Ctrl+Enter"), theme::key()),
-                Span::raw("run (same as F5)"),
-            ]));
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<18}", "Esc"), theme::key()),
-                Span::raw("cancel a running query"),
-            ]));
+        for (k, w) in &here {
+            lines.push(row(k, w));
         }
         lines.push(Line::raw(""));
         lines.push(Line::styled("any key closes", theme::dim()));
         f.render_widget(
-            Paragraph::new(lines).block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .border_style(theme::border(true))
-                    .title(" help "),
-            ),
+            Paragraph::new(lines)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(theme::border(true))
+                        .title(" help "),
+                ),
             rect,
         );
     }

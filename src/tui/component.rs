@@ -236,6 +236,35 @@ pub const fn hint(key: &'static str, what: &'static str) -> Hint {
     Hint { key, what }
 }
 
+/// Rows a page key moves in a list.
+pub const PAGE: usize = 10;
+
+/// The same keys move in every list: `j`/`k`/`↑`/`↓` a row, `PgUp`/`PgDn`
+/// and `Ctrl+U`/`Ctrl+D` a page, `g`/`Home` and `G`/`End` to either end.
+/// `letters` is false where typed letters are text (a finder). Returns the
+/// new selection, or None when the key is not a move.
+pub fn list_nav(key: &KeyEvent, sel: usize, len: usize, letters: bool) -> Option<usize> {
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let last = len.saturating_sub(1);
+    let to = match key.code {
+        KeyCode::Down => sel + 1,
+        KeyCode::Up => sel.saturating_sub(1),
+        KeyCode::PageDown => sel + PAGE,
+        KeyCode::PageUp => sel.saturating_sub(PAGE),
+        KeyCode::Home => 0,
+        KeyCode::End => last,
+        KeyCode::Char('d') if ctrl => sel + PAGE,
+        KeyCode::Char('u') if ctrl => sel.saturating_sub(PAGE),
+        KeyCode::Char('j') if letters && !ctrl => sel + 1,
+        KeyCode::Char('k') if letters && !ctrl => sel.saturating_sub(1),
+        KeyCode::Char('g') if letters && !ctrl => 0,
+        KeyCode::Char('G') if letters && !ctrl => last,
+        _ => return None,
+    };
+    Some(to.min(last))
+}
+
 /// Text for a one-line field: line breaks and tabs as spaces, other
 /// control characters dropped.
 pub fn one_line(text: &str) -> String {

@@ -118,17 +118,11 @@ impl Component for Conflicts {
                 _ => vec![],
             };
         }
+        if let Some(to) = super::component::list_nav(&key, self.sel, self.items.len(), true) {
+            self.sel = to;
+            return vec![];
+        }
         let verdict = match key.code {
-            KeyCode::Down | KeyCode::Char('j') => {
-                if self.sel + 1 < self.items.len() {
-                    self.sel += 1;
-                }
-                None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.sel = self.sel.saturating_sub(1);
-                None
-            }
             KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Contradictions)],
             KeyCode::Char('n') => Some(Verdict::KeepNewer),
             KeyCode::Char('o') => Some(Verdict::KeepOlder),

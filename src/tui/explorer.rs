@@ -416,11 +416,23 @@ impl Component for Explorer {
             return vec![];
         }
         match self.focus {
+            Focus::Finder
+                if super::component::list_nav(&key, self.sel_match, self.matches.len(), false)
+                    .is_some() =>
+            {
+                self.sel_match =
+                    super::component::list_nav(&key, self.sel_match, self.matches.len(), false)
+                        .unwrap_or(0);
+            }
+            Focus::Links
+                if super::component::list_nav(&key, self.link_sel, self.edges().len(), true)
+                    .is_some() =>
+            {
+                self.link_sel =
+                    super::component::list_nav(&key, self.link_sel, self.edges().len(), true)
+                        .unwrap_or(0);
+            }
             Focus::Finder => match key.code {
-                KeyCode::Down => {
-                    self.sel_match = (self.sel_match + 1).min(self.matches.len().saturating_sub(1))
-                }
-                KeyCode::Up => self.sel_match = self.sel_match.saturating_sub(1),
                 KeyCode::Enter => {
                     if let Some(&ix) = self.matches.get(self.sel_match) {
                         let id = self.index[ix].id;
@@ -446,10 +458,6 @@ impl Component for Explorer {
                 _ => {}
             },
             Focus::Links => match key.code {
-                KeyCode::Down | KeyCode::Char('j') => {
-                    self.link_sel = (self.link_sel + 1).min(self.edges().len().saturating_sub(1))
-                }
-                KeyCode::Up | KeyCode::Char('k') => self.link_sel = self.link_sel.saturating_sub(1),
                 KeyCode::Enter => {
                     let target = self
                         .edges()

@@ -124,13 +124,11 @@ impl Component for HealthPane {
     }
 
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some(to) = super::component::list_nav(&key, self.sel, self.metrics().len(), true) {
+            self.sel = to;
+            return vec![];
+        }
         match key.code {
-            KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.metrics().len() => {
-                self.sel += 1
-            }
-            KeyCode::Up | KeyCode::Char('k') => self.sel = self.sel.saturating_sub(1),
-            KeyCode::Home => self.sel = 0,
-            KeyCode::End => self.sel = self.metrics().len().saturating_sub(1),
             KeyCode::Char('r') | KeyCode::F(5) => return vec![self.load()],
             KeyCode::Enter => {
                 if let Some(q) = self.metrics().get(self.sel).and_then(query_for) {

@@ -661,13 +661,14 @@ impl Component for Reflections {
             None => vec![
                 hint("↑↓", "item"),
                 hint("Tab", "proposals/items"),
-                hint("Space", "tick"),
+                hint("Space", "tick, next"),
                 hint("a", "approve"),
                 hint("A", "approve all"),
                 hint("x", "reject"),
                 hint("X", "reject rest"),
                 hint("e", "edit KIP"),
-                hint("g", "evidence"),
+                hint("o", "open evidence"),
+                hint("[ ]", "scroll item"),
                 hint("r", "reload"),
             ],
         }
@@ -689,6 +690,30 @@ impl Component for Reflections {
             return self.confirm_key(key);
         }
         let n_items = self.proposal().map_or(0, |p| p.items.len());
+        match self.focus {
+            Focus::Proposals => {
+                if let Some(to) =
+                    super::component::list_nav(&key, self.p_sel, self.proposals.len(), true)
+                {
+                    if to != self.p_sel {
+                        self.p_sel = to;
+                        self.i_sel = 0;
+                        self.chosen.clear();
+                        self.scroll = 0;
+                    }
+                    return vec![];
+                }
+            }
+            Focus::Items => {
+                if let Some(to) = super::component::list_nav(&key, self.i_sel, n_items, true) {
+                    if to != self.i_sel {
+                        self.i_sel = to;
+                        self.scroll = 0;
+                    }
+                    return vec![];
+                }
+            }
+        }
         match key.code {
             KeyCode::Tab
             | KeyCode::Left
@@ -701,34 +726,8 @@ impl Component for Reflections {
                     Focus::Items
                 };
             }
-            KeyCode::Down | KeyCode::Char('j') => match self.focus {
-                Focus::Proposals if self.p_sel + 1 < self.proposals.len() => {
-                    self.p_sel += 1;
-                    self.i_sel = 0;
-                    self.chosen.clear();
-                    self.scroll = 0;
-                }
-                Focus::Items if self.i_sel + 1 < n_items => {
-                    self.i_sel += 1;
-                    self.scroll = 0;
-                }
-                _ => {}
-            },
-            KeyCode::Up | KeyCode::Char('k') => match self.focus {
-                Focus::Proposals if self.p_sel > 0 => {
-                    self.p_sel -= 1;
-                    self.i_sel = 0;
-                    self.chosen.clear();
-                    self.scroll = 0;
-                }
-                Focus::Items if self.i_sel > 0 => {
-                    self.i_sel -= 1;
-                    self.scroll = 0;
-                }
-                _ => {}
-            },
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char(']') => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::Char('[') => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Char(' ') => {
                 if let Some(it) = self.item()
                     && matches!(it.status.as_str(), "pending" | "stale")
@@ -782,7 +781,7 @@ impl Component for Reflections {
                     });
                 }
             }
-            KeyCode::Char('g') => {
+            KeyCode::Char('o') => {
                 if let Some(id) = self.item().and_then(|i| {
                     i.evidence
                         .iter()

@@ -121,11 +121,9 @@ impl Component for SchemaView {
             KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => {
                 self.list = (self.list + 2) % 3
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.sel[self.list] = (self.sel[self.list] + 1).min(n.saturating_sub(1))
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.sel[self.list] = self.sel[self.list].saturating_sub(1)
+            _ if super::component::list_nav(&key, self.sel[self.list], n, true).is_some() => {
+                self.sel[self.list] =
+                    super::component::list_nav(&key, self.sel[self.list], n, true).unwrap_or(0)
             }
             KeyCode::Enter => {
                 if let Some(q) = self.query_for_selected() {

@@ -425,7 +425,7 @@ impl Component for SleepPane {
             hint("m", "reasoner"),
             hint("↑↓", "runs"),
             hint("Enter", "run's report"),
-            hint("PgUp/PgDn", "scroll"),
+            hint("[ ]", "scroll report"),
             hint("r", "reload"),
         ]
     }
@@ -491,15 +491,17 @@ impl Component for SleepPane {
                     )];
                 }
             }
-            KeyCode::Down | KeyCode::Char('j') if self.sel + 1 < self.runs.len() => self.sel += 1,
-            KeyCode::Up | KeyCode::Char('k') => self.sel = self.sel.saturating_sub(1),
+            _ if super::component::list_nav(&key, self.sel, self.runs.len(), true).is_some() => {
+                self.sel =
+                    super::component::list_nav(&key, self.sel, self.runs.len(), true).unwrap_or(0)
+            }
             KeyCode::Enter => {
                 if let Some(r) = self.runs.get(self.sel) {
                     return vec![Action::Spawn(Job::RunReport(r.run))];
                 }
             }
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char(']') => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::Char('[') => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Runs)],
             _ => {}
         }
@@ -589,8 +591,12 @@ impl Component for SleepPane {
 
     fn render(&mut self, f: &mut Frame, area: Rect) {
         let [left, right] =
-            Layout::horizontal([Constraint::Percentage(30), Constraint::Percentage(70)])
-                .areas(area);
+            // the controls keep room for "daydream quick full" and the runs
+            Layout::horizontal([
+                Constraint::Length((area.width * 3 / 10).max(30).min(area.width / 2)),
+                Constraint::Min(10),
+            ])
+            .areas(area);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme::border(true))

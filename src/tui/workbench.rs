@@ -188,6 +188,17 @@ impl Workbench {
         self.focus = Focus::Editor;
     }
 
+    /// Replaces the editor's text the way typing would, so `Ctrl+Z` brings
+    /// the old text back; the view starts at the text's first column.
+    pub fn replace_text(&mut self, text: &str) {
+        self.editor.select_all();
+        self.editor.cut();
+        self.editor.insert_str(text);
+        self.editor.move_cursor(CursorMove::Top);
+        self.editor.move_cursor(CursorMove::Head);
+        self.focus = Focus::Editor;
+    }
+
     pub fn text(&self) -> String {
         self.editor.lines().join("\n")
     }
@@ -397,6 +408,12 @@ impl Workbench {
             KeyCode::Up | KeyCode::Char('k') => self.move_row(-1),
             KeyCode::PageDown => self.move_row(page),
             KeyCode::PageUp => self.move_row(-page),
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.move_row(page)
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.move_row(-page)
+            }
             KeyCode::Home | KeyCode::Char('g') => self.row = 0,
             KeyCode::End | KeyCode::Char('G') => self.row = self.row_count().saturating_sub(1),
             KeyCode::Right | KeyCode::Char('l') => {
@@ -889,6 +906,8 @@ impl Component for Workbench {
                 hint("F3", "params"),
                 hint("F7", "history"),
                 hint("F2", "results"),
+                hint("F4", "clear"),
+                hint("^Z", "undo"),
             ]),
             Focus::Params => v.extend([hint("F3", "hide params"), hint("F2", "results")]),
             Focus::Results => v.extend([
@@ -1006,6 +1025,21 @@ impl Component for Workbench {
         }
         match key.code {
             KeyCode::F(6) => return self.run(true, None),
+            KeyCode::F(4) => {
+                if self.text().is_empty() {
+                    return vec![];
+                }
+                self.replace_text("");
+                return vec![Action::Status("editor cleared (Ctrl+Z undoes)".into())];
+            }
+            KeyCode::Char('z') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.focus == Focus::Editor {
+                    self.editor.undo();
+                } else if self.focus == Focus::Params {
+                    self.params.undo();
+                }
+                return vec![];
+            }
             KeyCode::F(2) => {
                 self.cycle_focus();
                 return vec![];
@@ -1150,8 +1184,27 @@ impl Component for Workbench {
                 vec![]
             }
             Action::OpenAsQuery(text) => {
-                self.set_text(text);
-                vec![]
+                let before = self.text();
+                self.replace_text(text);
+                let back = if before.trim().is_empty() || before == *text {
+                    ""
+                } else {
+                    "; Ctrl+Z brings the previous text back"
+                };
+                // a read runs at once: what is below is then its answer
+                let read = ["FIND", "SEARCH", "DESCRIBE"]
+                    .iter()
+                    .any(|k| text.trim_start().to_uppercase().starts_with(k));
+                if read {
+                    let mut out = self.run(false, None);
+                    out.push(Action::Status(format!("loaded and run{back}")));
+                    out
+                } else {
+                    self.outcome = None;
+                    vec![Action::Status(format!(
+                        "loaded (not run: F5 runs it){back}"
+                    ))]
+                }
             }
             Action::Command("Run query") => self.run(false, None),
             Action::Command("Dry run") => self.run(true, None),
