@@ -881,7 +881,7 @@ fn audit_undo_acts_on_the_entry_on_screen_after_new_entries_arrive() {
     let mut a = app();
     let write = |a: &mut App, n: &str| {
         a.with_nexus(|nx| {
-            let req = somnus::protocol::Request::command(&format!(
+            let req = somnus::protocol::Request::command(format!(
                 r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: "{n}"}} }} }}"#
             ))
             .with_params(Default::default());

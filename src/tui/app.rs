@@ -1138,7 +1138,7 @@ impl App {
         // the memory's label, cut from the left so its file name shows
         let room = width.saturating_sub(x + 1);
         let n = label.chars().count();
-        let shown: String = if n + 1 <= room {
+        let shown: String = if n < room {
             format!("{label} ")
         } else if room > 2 {
             let keep: String = label.chars().skip(n + 2 - room).collect();
