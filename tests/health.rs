@@ -62,3 +62,34 @@ fn the_demo_memory_assessment_finds_every_planted_case() {
         Some(2)
     );
 }
+
+/// Past the lists' limits the numbers stay exact: 1,250 unscored and stale
+/// Events are counted as 1,250 (more than the 1,000 the list shows).
+#[test]
+fn counts_past_the_list_limits_are_exact() {
+    use somnus::protocol::{Outcome, Request};
+    let mut nx = somnus::Nexus::open_in_memory().expect("open");
+    for b in 0..5 {
+        let mut text = String::from("UPSERT {\n");
+        for i in 0..250 {
+            let n = b * 250 + i;
+            text.push_str(&format!(
+                "  CONCEPT ?e{i} {{ {{type: \"Event\", name: \"Call:{n}\"}} SET ATTRIBUTES {{ event_class: \"Conversation\", start_time: \"2026-01-01T10:00:00Z\" }} }}\n"
+            ));
+        }
+        text.push('}');
+        let r = nx.execute(&Request::command(text).with_params(Default::default()));
+        assert!(
+            matches!(r, somnus::Response::Single(Outcome::Ok { .. })),
+            "{r:?}"
+        );
+    }
+    let h = assess(&mut nx, "2026-11-20T00:00:00Z", 7).expect("assess");
+    for k in ["unscored_events", "stale_events", "orphans"] {
+        let m = h.get(k).expect(k);
+        assert!(m.value >= 1250.0, "{k}: {}", m.value);
+        assert!(m.items.len() <= 1000, "{k}: {}", m.items.len());
+    }
+    assert_eq!(h.get("unscored_events").unwrap().value, 1250.0);
+    assert_eq!(h.get("stale_events").unwrap().value, 1250.0);
+}

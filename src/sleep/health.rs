@@ -103,6 +103,9 @@ fn strings(v: &Value) -> Vec<String> {
 
 /// A metric whose value is how many elements a probe lists, on target
 /// while below `limit`.
+/// A metric whose value is how many elements a probe lists (or `total`,
+/// when the list was cut short: the items are then the first of them), on
+/// target while below `limit`.
 fn listed(
     key: &'static str,
     label: &'static str,
@@ -110,8 +113,9 @@ fn listed(
     target: &'static str,
     action: &'static str,
     items: Vec<String>,
+    total: Option<f64>,
 ) -> Metric {
-    let value = items.len() as f64;
+    let value = total.unwrap_or(items.len() as f64).max(items.len() as f64);
     Metric {
         key,
         label,
@@ -150,6 +154,21 @@ fn named_before(v: &Value, than: &str) -> Vec<String> {
         .collect()
 }
 
+/// The exact number behind a list cut at `limit` (`None` when the list is
+/// whole): the count query, without a limit.
+fn total_if_cut(
+    nx: &mut Nexus,
+    listed: usize,
+    limit: usize,
+    count: &str,
+    params: Value,
+) -> KipResult<Option<f64>> {
+    if listed < limit {
+        return Ok(None);
+    }
+    Ok(read(nx, count, params)?.as_f64())
+}
+
 /// Measures the memory at time `now` (RFC 3339) with the instructions'
 /// default parameters (stale after 7 days).
 pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
@@ -165,6 +184,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
 
     // Orphans: concepts in no domain (domains and the system actors excepted).
     let mut orphan_items = Vec::new();
+    let mut orphan_total = 0.0;
     let types = strings(&read(
         nx,
         r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} }"#,
@@ -176,11 +196,22 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
             r#"FIND(?n.name) WHERE { ?n {type: :t} NOT { (?n, "belongs_to_domain", ?d) } } LIMIT 200"#,
             json!({ "t": t }),
         )?;
-        for n in strings(&v) {
+        let names = strings(&v);
+        let cut = total_if_cut(
+            nx,
+            names.len(),
+            200,
+            r#"FIND(COUNT(?n)) WHERE { ?n {type: :t} NOT { (?n, "belongs_to_domain", ?d) } }"#,
+            json!({ "t": t }),
+        )?;
+        let mut kept = 0.0;
+        for n in names {
             if !(t == "Person" && (n == "$self" || n == "$system")) {
                 orphan_items.push(format!("{t}: {n}"));
+                kept += 1.0;
             }
         }
+        orphan_total += cut.map(|c| c - (200.0 - kept)).unwrap_or(kept);
     }
     metrics.push(listed(
         "orphans",
@@ -189,6 +220,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 10",
         "Classify or archive",
         orphan_items,
+        Some(orphan_total),
     ));
 
     let unsorted = strings(&read(
@@ -196,6 +228,13 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?n.type, ?n.name) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT 500"#,
         json!({}),
     )?);
+    let total = total_if_cut(
+        nx,
+        unsorted.len(),
+        500,
+        r#"FIND(COUNT(?n)) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
+        json!({}),
+    )?;
     metrics.push(listed(
         "unsorted",
         "Unsorted backlog",
@@ -203,17 +242,25 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 20",
         "Reclassify to topic domains",
         unsorted,
+        total,
     ));
 
     // a coarse string prefilter a day wide, then the exact test as instants
-    let stale = named_before(
-        &read(
-            nx,
-            r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
-            json!({ "cutoff": super::cycle::widened(&cutoff, true) }),
-        )?,
-        &cutoff,
-    );
+    let raw = read(
+        nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
+        json!({ "cutoff": super::cycle::widened(&cutoff, true) }),
+    )?;
+    let listed_n = raw.as_array().map_or(0, Vec::len);
+    let stale = named_before(&raw, &cutoff);
+    // past the list, counted by the cutoff as written (UTC)
+    let total = total_if_cut(
+        nx,
+        listed_n,
+        1000,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } }"#,
+        json!({ "cutoff": cutoff }),
+    )?;
     metrics.push(listed(
         "stale_events",
         "Stale Events (unconsolidated, older than the threshold)",
@@ -221,6 +268,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 30",
         "Consolidate or archive",
         stale,
+        total,
     ));
 
     let experiences = strings(&read(
@@ -228,6 +276,13 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?x.name) WHERE { ?x {type: "Experience"} FILTER(?x.attributes.consolidation_status == "pending" || ?x.attributes.consolidation_status == "partially_consolidated") } LIMIT 500"#,
         json!({}),
     )?);
+    let total = total_if_cut(
+        nx,
+        experiences.len(),
+        500,
+        r#"FIND(COUNT(?x)) WHERE { ?x {type: "Experience"} FILTER(?x.attributes.consolidation_status == "pending" || ?x.attributes.consolidation_status == "partially_consolidated") }"#,
+        json!({}),
+    )?;
     metrics.push(listed(
         "pending_experiences",
         "Pending high-value Experiences",
@@ -235,6 +290,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 20",
         "Run semantic/procedural consolidation",
         experiences,
+        total,
     ));
 
     let skills = strings(&read(
@@ -242,6 +298,13 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?s.name) WHERE { ?s {type: "Skill"} FILTER(?s.attributes.maturity == "needs_review") } LIMIT 500"#,
         json!({}),
     )?);
+    let total = total_if_cut(
+        nx,
+        skills.len(),
+        500,
+        r#"FIND(COUNT(?s)) WHERE { ?s {type: "Skill"} FILTER(?s.attributes.maturity == "needs_review") }"#,
+        json!({}),
+    )?;
     metrics.push(listed(
         "skills_review",
         "Skills needing review",
@@ -249,6 +312,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 10",
         "Validate, refine scope, or deprecate",
         skills,
+        total,
     ));
 
     let strength = read(
@@ -319,6 +383,13 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?t.name) WHERE { ?t {type: "SleepTask"} (?t, "assigned_to", {type: "Person", name: "$system"}) FILTER(?t.attributes.status == "pending") } LIMIT 500"#,
         json!({}),
     )?);
+    let total = total_if_cut(
+        nx,
+        tasks.len(),
+        500,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "SleepTask"} (?t, "assigned_to", {type: "Person", name: "$system"}) FILTER(?t.attributes.status == "pending") }"#,
+        json!({}),
+    )?;
     metrics.push(listed(
         "pending_sleep_tasks",
         "Pending SleepTasks",
@@ -326,6 +397,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 10",
         "Process all pending tasks",
         tasks,
+        total,
     ));
 
     let unscored = strings(&read(
@@ -333,6 +405,13 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         r#"FIND(?e.name) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) } LIMIT 1000"#,
         json!({}),
     )?);
+    let total = total_if_cut(
+        nx,
+        unscored.len(),
+        1000,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#,
+        json!({}),
+    )?;
     metrics.push(listed(
         "unscored_events",
         "Unscored Events",
@@ -340,6 +419,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         "< 10",
         "Run a daydream cycle for salience scoring",
         unscored,
+        total,
     ));
 
     let overdue = named_before(

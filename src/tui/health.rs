@@ -320,7 +320,15 @@ impl Component for HealthPane {
             ));
         } else {
             lines.push(Line::styled(
-                format!("{} element(s), Enter queries them:", m.items.len()),
+                if (m.items.len() as f64) < m.value {
+                    format!(
+                        "the first {} of {} element(s), Enter queries them:",
+                        m.items.len(),
+                        m.value
+                    )
+                } else {
+                    format!("{} element(s), Enter queries them:", m.items.len())
+                },
                 theme::dim(),
             ));
             for it in &m.items {
