@@ -1022,3 +1022,27 @@ fn every_pane_at_three_sizes() {
         }
     }
 }
+
+/// The palette offers every pane's keys, named with their key, and runs
+/// them where they belong; Ctrl+U clears its input.
+#[test]
+fn the_palette_runs_any_panes_action() {
+    let mut a = app();
+    ctrl(&mut a, 'p');
+    typed(&mut a, "zzzz");
+    ctrl(&mut a, 'u');
+    typed(&mut a, "Sleep: start (s)");
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Sleep: start (s)"), "{s}");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Sleep);
+    let runs = a.with_nexus(|nx| somnus::sleep::cycle::runs(nx, 5).expect("runs"));
+    assert_eq!(runs.len(), 1, "the cycle ran");
+    // and an action of another pane: Reflections' approve asks first
+    ctrl(&mut a, 'p');
+    typed(&mut a, "Reflections: approve (a)");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Reflections);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Apply item"), "{s}");
+}

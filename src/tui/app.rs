@@ -26,6 +26,40 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// One palette entry and what choosing it does.
+#[derive(Debug, Clone)]
+struct PaletteItem {
+    label: String,
+    run: PaletteRun,
+}
+
+#[derive(Debug, Clone)]
+enum PaletteRun {
+    Command(&'static str),
+    /// Go to the pane and press the key.
+    Key(Tab, KeyEvent),
+}
+
+/// The key a hint names, when it is one key (`a`, `F5`, `Enter`, `^Z`,
+/// `Space`); navigation and key ranges are not palette commands.
+fn key_of(label: &str) -> Option<KeyEvent> {
+    let code = match label {
+        "Enter" => KeyCode::Enter,
+        "Space" => KeyCode::Char(' '),
+        "Esc" => KeyCode::Esc,
+        "Tab" => KeyCode::Tab,
+        "Backspace" => KeyCode::Backspace,
+        l if l.starts_with('^') && l.chars().count() == 2 => {
+            let c = l.chars().nth(1)?.to_ascii_lowercase();
+            return Some(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+        }
+        l if l.starts_with('F') && l.len() <= 3 => KeyCode::F(l[1..].parse().ok()?),
+        l if l.chars().count() == 1 => KeyCode::Char(l.chars().next()?),
+        _ => return None,
+    };
+    Some(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
 /// Concepts the fuzzy finder loads.
 pub const INDEX_LIMIT: usize = 100_000;
 
@@ -681,22 +715,59 @@ impl App {
         }
     }
 
-    fn palette_items(&self) -> Vec<&'static str> {
-        let mut v: Vec<&'static str> = GLOBAL_COMMANDS.to_vec();
-        v.extend(self.component_ref().commands());
+    /// Every command the palette offers: the global ones, this pane's
+    /// named commands, and every pane's keys (from their key hints, so
+    /// they never drift from what the keys do), each with its key.
+    fn palette_items(&self) -> Vec<PaletteItem> {
+        let mut v: Vec<PaletteItem> = GLOBAL_COMMANDS
+            .iter()
+            .map(|c| PaletteItem {
+                label: c.to_string(),
+                run: PaletteRun::Command(c),
+            })
+            .collect();
+        v.extend(
+            self.component_ref()
+                .commands()
+                .into_iter()
+                .map(|c| PaletteItem {
+                    label: c.to_string(),
+                    run: PaletteRun::Command(c),
+                }),
+        );
+        for t in Tab::ALL {
+            let hints = match t {
+                Tab::Query => self.workbench.hints(),
+                Tab::Graph => self.explorer.hints(),
+                Tab::Schema => self.schema.hints(),
+                Tab::Reflections => self.reflections.hints(),
+                Tab::Conflicts => self.conflicts.hints(),
+                Tab::Sleep => self.sleep.hints(),
+                Tab::Health => self.health.hints(),
+                Tab::Audit => self.audit.hints(),
+            };
+            for h in hints {
+                if let Some(k) = key_of(h.key) {
+                    v.push(PaletteItem {
+                        label: format!("{}: {} ({})", t.title(), h.what, h.key),
+                        run: PaletteRun::Key(t, k),
+                    });
+                }
+            }
+        }
         v
     }
 
-    fn palette_matches(&self, filter: &str) -> Vec<&'static str> {
+    fn palette_matches(&self, filter: &str) -> Vec<PaletteItem> {
         let m = SkimMatcherV2::default();
-        let mut scored: Vec<(i64, &'static str)> = self
+        let mut scored: Vec<(i64, PaletteItem)> = self
             .palette_items()
             .into_iter()
             .filter_map(|c| {
                 if filter.is_empty() {
                     Some((0, c))
                 } else {
-                    m.fuzzy_match(c, filter).map(|s| (s, c))
+                    m.fuzzy_match(&c.label, filter).map(|s| (s, c))
                 }
             })
             .collect();
@@ -815,9 +886,21 @@ impl App {
                     let (f, s) = (filter.clone(), *sel);
                     let m = self.palette_matches(&f);
                     self.palette = None;
-                    if let Some(c) = m.get(s.min(m.len().saturating_sub(1))) {
-                        self.apply(vec![Action::Command(c)]);
+                    match m
+                        .get(s.min(m.len().saturating_sub(1)))
+                        .map(|c| c.run.clone())
+                    {
+                        Some(PaletteRun::Command(c)) => self.apply(vec![Action::Command(c)]),
+                        Some(PaletteRun::Key(t, k)) => {
+                            self.select_tab(t);
+                            self.on_key(k);
+                        }
+                        None => {}
                     }
+                }
+                KeyCode::Char('u') if ctrl => {
+                    filter.clear();
+                    *sel = 0;
                 }
                 KeyCode::Char(c) if !ctrl => {
                     filter.push(c);
@@ -1494,9 +1577,11 @@ impl App {
             Span::raw(filter.clone()),
         ])];
         let sel = (*sel).min(items.len().saturating_sub(1));
-        for (i, c) in items.iter().enumerate() {
+        let visible = (rect.height as usize).saturating_sub(3);
+        let first = sel.saturating_sub(visible.saturating_sub(1));
+        for (i, c) in items.iter().enumerate().skip(first).take(visible) {
             lines.push(Line::styled(
-                format!("  {c}"),
+                format!("  {}", c.label),
                 if i == sel {
                     theme::selected()
                 } else {
