@@ -93,7 +93,8 @@ pub fn resolve(
 ) -> KipResult<(i64, i64)> {
     let c = get(nx, id)?
         .ok_or_else(|| KipError::not_found(format!("contradiction #{id} does not exist")))?;
-    if c.status != "open" {
+    // open, or waiting for more context: both can be decided
+    if !matches!(c.status.as_str(), "open" | "needs_context") {
         return Err(KipError::new(
             ErrorCode::VersionConflict,
             format!("contradiction #{id} is already {}", c.status),
@@ -177,7 +178,7 @@ pub fn resolve(
         (p2, s2)
     };
     nx.conn().execute(
-        "UPDATE contradictions SET status = 'resolved', resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
+        "UPDATE contradictions SET status = CASE WHEN ?2 = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
         params![id, verdict.as_str(), store::now(), who.actor, seq],
     )?;
     Ok((pid, seq))

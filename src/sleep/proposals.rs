@@ -613,7 +613,7 @@ fn apply_items(
             params![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
         )?;
         nx.conn().execute(
-            "UPDATE contradictions SET status = 'resolved', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2",
+            "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2",
             params![id, it.seq, store::now(), decided_by],
         )?;
         out.applied.push(it.seq);
@@ -722,12 +722,12 @@ pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()>
     }
     if to == "rolled_back" {
         conn.execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status = 'resolved'",
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context')",
             params![p, seq],
         )?;
     } else {
         conn.execute(
-            "UPDATE contradictions SET status = 'resolved', decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
+            "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
             params![p, seq, store::now()],
         )?;
     }
@@ -1024,7 +1024,7 @@ pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
             [id],
         )?;
         nx.conn().execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status = 'resolved'",
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context')",
             [id],
         )?;
         refresh_status(nx, id, None)?;

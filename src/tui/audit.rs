@@ -43,6 +43,46 @@ impl Default for AuditPane {
     }
 }
 
+/// A time the filter understands, as RFC 3339 (UTC): a date, a date and
+/// time, `today`, `yesterday`, or an age (`2h`, `3d`, `1w`).
+fn when(v: &str) -> Result<String, String> {
+    use chrono::{Duration, NaiveDate, Utc};
+    let fmt = |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let now = Utc::now();
+    let midnight = |d: NaiveDate| fmt(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    match v {
+        "today" => return Ok(midnight(now.date_naive())),
+        "yesterday" => return Ok(midnight(now.date_naive() - Duration::days(1))),
+        _ => {}
+    }
+    if let Some((n, unit)) = v
+        .char_indices()
+        .last()
+        .map(|(i, c)| (&v[..i], c))
+        .filter(|(n, c)| {
+            !n.is_empty() && n.chars().all(|d| d.is_ascii_digit()) && "hdw".contains(*c)
+        })
+    {
+        let n: i64 = n.parse().map_err(|_| format!("`{v}`: too large"))?;
+        let n = n.min(365 * 100);
+        let d = match unit {
+            'h' => Duration::hours(n),
+            'd' => Duration::days(n),
+            _ => Duration::weeks(n),
+        };
+        return Ok(fmt(now - d));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        return Ok(midnight(d));
+    }
+    if chrono::DateTime::parse_from_rfc3339(v).is_ok() {
+        return Ok(v.to_string());
+    }
+    Err(format!(
+        "`{v}` is not a time the filter understands: a date (2026-11-20), an RFC 3339 time, today, yesterday, or an age (2h, 3d, 1w)"
+    ))
+}
+
 /// Parses `actor=operator kind=MERGE since=2026-11-20 element=C:12`.
 pub fn parse_filter(text: &str) -> Result<Filter, String> {
     let mut f = Filter {
@@ -56,8 +96,8 @@ pub fn parse_filter(text: &str) -> Result<Filter, String> {
         match k {
             "actor" => f.actor = Some(v.to_string()),
             "kind" => f.kind = Some(v.to_uppercase()),
-            "since" => f.since = Some(v.to_string()),
-            "until" => f.until = Some(v.to_string()),
+            "since" => f.since = Some(when(v)?),
+            "until" => f.until = Some(when(v)?),
             "group" => f.batch = Some(v.to_string()),
             "element" => {
                 f.element = Some(crate::store::ids::parse_element_id(v).ok_or_else(|| {
@@ -533,6 +573,31 @@ impl Component for AuditPane {
                 ),
                 rect,
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_the_filter_understands_and_those_it_does_not() {
+        for ok in [
+            "2026-11-20",
+            "2026-11-20T10:00:00Z",
+            "today",
+            "yesterday",
+            "2h",
+            "3d",
+            "1w",
+        ] {
+            let f = parse_filter(&format!("since={ok}")).expect(ok);
+            assert!(f.since.is_some_and(|s| s.contains('T')), "{ok}");
+        }
+        for bad in ["tomorrow-ish", "20/11/2026", "h", "-3d"] {
+            let e = parse_filter(&format!("since={bad}")).expect_err(bad);
+            assert!(e.contains("not a time the filter understands"), "{e}");
         }
     }
 }

@@ -89,6 +89,13 @@ impl Component for Conflicts {
         if self.confirm.is_some() {
             return vec![hint("y", "resolve"), hint("n", "back")];
         }
+        // a decided contradiction offers no verdicts (undo it in Audit first)
+        if self
+            .current()
+            .is_some_and(|c| !matches!(c.status.as_str(), "open" | "needs_context"))
+        {
+            return vec![hint("↑↓", "select"), hint("r", "reload")];
+        }
         vec![
             hint("↑↓", "select"),
             hint("n", "keep newer"),
@@ -132,9 +139,9 @@ impl Component for Conflicts {
             _ => None,
         };
         if let (Some(v), Some(c)) = (verdict, self.current()) {
-            if c.status != "open" {
+            if !matches!(c.status.as_str(), "open" | "needs_context") {
                 return vec![Action::Status(format!(
-                    "contradiction #{} is already {}",
+                    "contradiction #{} is already {}: undo its resolution in Audit to decide it again",
                     c.id, c.status
                 ))];
             }

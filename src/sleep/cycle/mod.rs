@@ -390,7 +390,7 @@ impl Report {
         }
         if let Some(p) = self.proposal {
             s.push_str(&format!(
-                "\n## Awaiting approval\n- Proposal #{p}: {} items (`somnus proposals show {p}`)\n",
+                "\n## Awaiting approval\n- Proposal #{p}: {} items (the console's Reflections pane, or `somnus proposals show {p}`)\n",
                 self.proposed_items
             ));
         }
