@@ -1046,3 +1046,39 @@ fn the_palette_runs_any_panes_action() {
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("Apply item"), "{s}");
 }
+
+/// Results use the width there is (a long description is not cut at 40
+/// characters on a wide screen), and the history keeps one copy of a query
+/// run twice.
+#[test]
+fn results_use_the_width_and_history_has_no_duplicates() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?p.attributes.description) WHERE { ?p {type: \"Person\", name: \"Mira Chen\"} }",
+    );
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(5));
+    let desc = a.with_nexus(|nx| {
+        let r = nx.execute(
+            &somnus::protocol::Request::command(
+                r#"FIND(?p.attributes.description) WHERE { ?p {type: "Person", name: "Mira Chen"} }"#,
+            )
+            .with_params(Default::default()),
+        );
+        r.to_json()["result"][0].as_str().unwrap_or("").to_string()
+    });
+    assert!(desc.chars().count() > 40, "{desc}");
+    let s = screen(&mut a, 200, 40);
+    let shown: String = desc.chars().take(60.min(desc.chars().count())).collect();
+    assert!(s.contains(&shown), "{s}");
+    let n = a.with_nexus(|nx| {
+        nx.history(50)
+            .unwrap_or_default()
+            .iter()
+            .filter(|h| h.command.contains("Mira Chen"))
+            .count()
+    });
+    assert_eq!(n, 1);
+}

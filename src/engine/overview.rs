@@ -255,19 +255,11 @@ pub struct HistoryEntry {
 }
 
 pub fn history_add(conn: &Connection, command: &str, parameters: &str) -> KipResult<()> {
-    let last: Option<(String, String)> = conn
-        .query_row(
-            "SELECT command, parameters FROM console_history ORDER BY id DESC LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .ok();
-    if last
-        .as_ref()
-        .is_some_and(|(c, p)| c == command && p == parameters)
-    {
-        return Ok(());
-    }
+    // no duplicates: a command run again moves to the top
+    conn.execute(
+        "DELETE FROM console_history WHERE command = ?1 AND parameters = ?2",
+        params![command, parameters],
+    )?;
     conn.execute(
         "INSERT INTO console_history(at, command, parameters) VALUES (?1, ?2, ?3)",
         params![store::now(), command, parameters],

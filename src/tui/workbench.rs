@@ -739,9 +739,26 @@ impl Workbench {
                         for r in &visible {
                             w = w.max(cell_text(r.get(c).unwrap_or(&Value::Null)).chars().count());
                         }
-                        w.clamp(4, 40) as u16
+                        w.max(4)
                     })
+                    .collect::<Vec<usize>>()
+                    .into_iter()
+                    .map(|w| w as u16)
                     .collect();
+                // the width there is: natural widths when they fit, else
+                // each column at most its share (never under 40)
+                let room = inner.width as usize;
+                let natural: usize = widths
+                    .iter()
+                    .map(|w| *w as usize + 2)
+                    .sum::<usize>()
+                    .saturating_sub(2);
+                if natural > room {
+                    let cap = (room / widths.len().max(1)).max(40) as u16;
+                    for w in widths.iter_mut() {
+                        *w = (*w).min(cap);
+                    }
+                }
                 if let Some(last) = widths.last_mut() {
                     *last = (*last).max(4);
                 }
