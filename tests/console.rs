@@ -11,6 +11,10 @@ use std::collections::VecDeque;
 fn app() -> App {
     let nx = somnus::demo::in_memory().expect("demo memory");
     let mut app = App::new(nx, "demo", Runner::Inline(VecDeque::new()));
+    // fixed clocks: what a cycle or the health check finds must not depend
+    // on the day the tests run
+    app.sleep.clock = Some("2026-11-20T03:00:00Z".into());
+    app.health.clock = Some("2026-11-20T09:00:00Z".into());
     app.drain();
     app
 }

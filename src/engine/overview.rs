@@ -170,7 +170,8 @@ pub struct Neighbourhood {
     pub counts: Vec<(String, bool, i64)>,
 }
 
-fn label(conn: &Connection, id: i64) -> KipResult<(String, bool)> {
+/// `Type: Name` of a concept (true), or a link's id and predicate.
+pub(crate) fn label(conn: &Connection, id: i64) -> KipResult<(String, bool)> {
     Ok(match store::element(conn, id)? {
         Some(store::Element::Concept(c)) => (format!("{}: {}", c.ty, c.name), true),
         Some(store::Element::Prop(p)) => (

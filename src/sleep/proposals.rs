@@ -656,6 +656,30 @@ fn refresh_status_on(
     Ok(status.to_string())
 }
 
+/// Names the elements a preview refers to by id (a link's `subject` and
+/// `object`), beside the ids: `subject_label: "Person: Mira Chen"`, so a
+/// reader sees whom a change is about. Elements gone since are "(missing)".
+pub fn label_previews(nx: &Nexus, props: &mut [Proposal]) -> KipResult<()> {
+    for p in props.iter_mut() {
+        for it in p.items.iter_mut() {
+            for ch in it.preview.iter_mut() {
+                for image in ["before", "after"] {
+                    let Some(obj) = ch.get_mut(image).and_then(Value::as_object_mut) else {
+                        continue;
+                    };
+                    for k in ["subject", "object"] {
+                        if let Some(id) = obj.get(k).and_then(Value::as_i64) {
+                            let (l, _) = crate::engine::overview::label(nx.conn(), id)?;
+                            obj.insert(format!("{k}_label"), Value::String(l));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Keeps an item's status with its audit entries after one of them was
 /// rolled back (or a rollback was itself undone), whichever way the undo
 /// came (`somnus rollback N`, the console, a group rollback): an approved

@@ -113,7 +113,12 @@ impl Job {
                 JobOutput::Saved
             }
             Job::Proposals => JobOutput::Proposals(
-                crate::sleep::proposals::list(nx, None, 200).map_err(|e| e.message),
+                crate::sleep::proposals::list(nx, None, 200)
+                    .and_then(|mut v| {
+                        crate::sleep::proposals::label_previews(nx, &mut v)?;
+                        Ok(v)
+                    })
+                    .map_err(|e| e.message),
             ),
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
             Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),

@@ -86,17 +86,43 @@ fn mark(status: &str) -> (&'static str, Style) {
 pub fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Line<'static>>) {
     let red = Style::default().fg(Color::Red);
     let green = Style::default().fg(Color::Green);
+    // whole values (the pane wraps them); strings as written
     let show = |v: &Value| -> String {
-        let s = v.to_string();
-        if s.chars().count() > 70 {
-            s.chars().take(69).collect::<String>() + "…"
-        } else {
-            s
+        match v {
+            Value::String(s) => format!("\"{}\"", s.replace('\n', " ⏎ ")),
+            other => other.to_string(),
+        }
+    };
+    // a link's ends by name beside their ids
+    let end = |img: &Value, k: &str| -> String {
+        let id = img.get(k).map(|v| v.to_string()).unwrap_or_default();
+        match img.get(&format!("{k}_label")).and_then(Value::as_str) {
+            Some(l) => format!("{l} ({id})"),
+            None => id,
+        }
+    };
+    let whole = |v: &Value| -> String {
+        match v.as_object() {
+            Some(o) => {
+                let mut parts = Vec::new();
+                for (k, x) in o {
+                    if k.ends_with("_label") {
+                        continue;
+                    }
+                    if k == "subject" || k == "object" {
+                        parts.push(format!("{k}: {}", end(v, k)));
+                    } else {
+                        parts.push(format!("{k}: {}", show(x)));
+                    }
+                }
+                parts.join(", ")
+            }
+            None => show(v),
         }
     };
     match (before, after) {
-        (None, Some(a)) => out.push(Line::styled(format!("    + {}", show(a)), green)),
-        (Some(b), None) => out.push(Line::styled(format!("    - {}", show(b)), red)),
+        (None, Some(a)) => out.push(Line::styled(format!("    + {}", whole(a)), green)),
+        (Some(b), None) => out.push(Line::styled(format!("    - {}", whole(b)), red)),
         (Some(b), Some(a)) => {
             for part in ["attributes", "metadata"] {
                 let (bo, ao) = (
@@ -129,11 +155,14 @@ pub fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<L
             }
             for k in ["subject", "object", "name", "type"] {
                 if b.get(k) != a.get(k) {
+                    let ends = k == "subject" || k == "object";
                     if let Some(x) = b.get(k) {
-                        out.push(Line::styled(format!("    - {k}: {}", show(x)), red));
+                        let v = if ends { end(b, k) } else { show(x) };
+                        out.push(Line::styled(format!("    - {k}: {v}"), red));
                     }
                     if let Some(y) = a.get(k) {
-                        out.push(Line::styled(format!("    + {k}: {}", show(y)), green));
+                        let v = if ends { end(a, k) } else { show(y) };
+                        out.push(Line::styled(format!("    + {k}: {v}"), green));
                     }
                 }
             }
@@ -415,7 +444,7 @@ impl Reflections {
             l.push(Line::from(vec![
                 Span::styled("evidence ", theme::dim()),
                 Span::raw(it.evidence.join(", ")),
-                Span::styled("  (g: open in the graph)", theme::dim()),
+                Span::styled("  (o: open in the graph)", theme::dim()),
             ]));
         }
         if let Some(r) = &it.reason {
@@ -442,6 +471,20 @@ impl Reflections {
                 for line in c.lines() {
                     l.push(Line::styled(format!("  {line}"), theme::key()));
                 }
+            }
+        }
+        // the values the placeholders stand for
+        if !it.params.is_empty() {
+            l.push(Line::styled("  with", theme::dim()));
+            for (k, v) in &it.params {
+                let shown = match v {
+                    Value::String(s) => format!("\"{s}\""),
+                    other => other.to_string(),
+                };
+                l.push(Line::from(vec![
+                    Span::styled(format!("    :{k} "), theme::accent()),
+                    Span::raw(shown),
+                ]));
             }
         }
         l.push(Line::raw(""));
