@@ -225,12 +225,15 @@ pub enum Cmd {
         /// Undo every change of this sleep run
         #[arg(long, conflicts_with_all = ["entry", "proposal", "to"])]
         run: Option<i64>,
-        /// Undo every change applied by approving this proposal
+        /// Undo every change applied by approving this proposal (every decision on it)
         #[arg(long, conflicts_with_all = ["entry", "run", "to"])]
         proposal: Option<i64>,
         /// Restore the memory as it was at this time (RFC 3339) or right after this audit entry (#N)
-        #[arg(long, conflicts_with_all = ["entry", "run", "proposal"])]
+        #[arg(long, conflicts_with_all = ["entry", "run", "proposal", "group"])]
         to: Option<String>,
+        /// Undo one audit group: one decision on a proposal (`proposal:3/2`), a sleep run (`sleep:4`)
+        #[arg(long, conflicts_with_all = ["entry", "run", "proposal", "to"])]
+        group: Option<String>,
         /// Why (recorded with the rollback)
         #[arg(long)]
         reason: Option<String>,
@@ -689,6 +692,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             run,
             proposal,
             to,
+            group,
             reason,
         }) => {
             let mut nx = open(&cli.db)?;
@@ -697,6 +701,18 @@ pub fn run(cli: Cli) -> Result<i32> {
                 trigger: "somnus rollback".into(),
                 reason,
             };
+            if let Some(g) = group {
+                return match nx.rollback_batch(&g, &who) {
+                    Ok(ids) => {
+                        crate::say!("rolled back `{g}`: {} entries undone", ids.len());
+                        Ok(0)
+                    }
+                    Err(e) => {
+                        crate::say_err!("{}: {}\n{}", e.code, e.message, e.hint.unwrap_or_default());
+                        Ok(1)
+                    }
+                };
+            }
             let res = match (entry, run, proposal, to) {
                 (Some(e), _, _, _) => nx.rollback(e, &who).map(|id| {
                     format!("rolled back #{e} as entry #{id} (undo it with `somnus rollback {id}`)")
@@ -718,7 +734,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                         ids.len()
                     )
                 }),
-                _ => return Err(eyre!("give an entry, --run N, --proposal N or --to TIME")),
+                _ => {
+                    return Err(eyre!(
+                        "give an entry, --run N, --proposal N, --group NAME or --to TIME"
+                    ));
+                }
             };
             match res {
                 Ok(msg) => {

@@ -833,3 +833,72 @@ fn a_command_cancelled_before_its_limit_says_cancelled() {
     assert!(out.contains("cancelled after"), "{out}");
     assert!(!out.contains("execution limit"), "{out}");
 }
+
+/// Each approval is its own audit group (`proposal:ID/N`): undoing the
+/// second leaves the first applied; undoing the proposal undoes both; the
+/// group filter `proposal:ID` lists every decision's entries.
+#[test]
+fn each_approval_is_one_group() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, "2026-11-20T03:00:00Z");
+    let pid = rep.proposal.expect("a proposal");
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let pending: Vec<i64> = p
+        .items
+        .iter()
+        .filter(|i| i.status == "pending" && i.class == "contradiction")
+        .map(|i| i.seq)
+        .take(2)
+        .collect();
+    assert_eq!(pending.len(), 2, "two contradictions to decide");
+    let (first, second) = (pending[0], pending[1]);
+    for s in [first, second] {
+        let a = proposals::approve(&mut nx, pid, Some(&[s]), &BTreeMap::new(), &operator())
+            .unwrap();
+        assert_eq!(a.applied, vec![s]);
+    }
+    let groups = |nx: &Nexus| -> Vec<String> {
+        let mut g: Vec<String> = nx
+            .audit_list(&somnus::audit::Filter {
+                batch: Some(format!("proposal:{pid}")),
+                limit: 1000,
+                ..Default::default()
+            })
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| e.batch)
+            .collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    assert_eq!(
+        groups(&nx),
+        vec![format!("proposal:{pid}/1"), format!("proposal:{pid}/2")]
+    );
+    let status = |nx: &Nexus, seq: i64| {
+        proposals::get(nx, pid)
+            .unwrap()
+            .unwrap()
+            .items
+            .iter()
+            .find(|i| i.seq == seq)
+            .unwrap()
+            .status
+            .clone()
+    };
+    // the second approval alone
+    let undone = nx
+        .rollback_batch(&format!("proposal:{pid}/2"), &operator())
+        .expect("undo the second approval");
+    assert!(!undone.is_empty());
+    assert_eq!(status(&nx, second), "rolled_back");
+    assert_eq!(status(&nx, first), "applied");
+    // the whole proposal: what is still in effect
+    proposals::rollback(&mut nx, pid, &operator()).expect("undo the proposal");
+    assert_eq!(status(&nx, first), "rolled_back");
+    assert!(
+        proposals::rollback(&mut nx, pid, &operator()).is_err(),
+        "nothing left to undo"
+    );
+}

@@ -198,8 +198,9 @@ pub struct Filter {
     pub element: Option<i64>,
     pub since: Option<String>,
     pub until: Option<String>,
-    /// Entries of one group (`sleep:3`, `proposal:7`), or of every group
-    /// with that prefix when it ends in `:` (`sleep:`).
+    /// Entries of one group (`sleep:3`, `proposal:7/2`) and of its
+    /// sub-groups (`proposal:7` covers every decision on proposal 7), or
+    /// of every group with that prefix when it ends in `:` (`sleep:`).
     pub batch: Option<String>,
     pub limit: usize,
 }
@@ -267,7 +268,7 @@ pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
          WHERE (?1 IS NULL OR l.actor = ?1) AND (?2 IS NULL OR l.kind = ?2) \
            AND (?3 IS NULL OR (l.first_id <= ?3 AND ?3 < l.end_id) OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
            AND (?4 IS NULL OR l.at >= ?4) AND (?5 IS NULL OR l.at <= ?5) \
-           AND (?7 IS NULL OR l.batch = ?7 OR (substr(?7, -1) = ':' AND substr(l.batch, 1, length(?7)) = ?7)) \
+           AND (?7 IS NULL OR l.batch = ?7 OR substr(l.batch, 1, length(?7) + 1) = ?7 || '/' OR (substr(?7, -1) = ':' AND substr(l.batch, 1, length(?7)) = ?7)) \
          ORDER BY l.id DESC LIMIT ?6"
     ))?;
     let rows = st.query_map(

@@ -715,7 +715,10 @@ pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()>
     };
     let entries: Vec<i64> = {
         let mut st = conn.prepare_cached(
-            "SELECT id FROM audit_log WHERE batch = ?1 AND trigger_name = ?2 AND rolls_back IS NULL",
+            &format!(
+                "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
+                decision_batches_sql()
+            ),
         )?;
         st.query_map(
             params![format!("proposal:{p}"), format!("proposal #{p} item {seq}")],
@@ -859,6 +862,27 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
     Ok(done)
 }
 
+/// Names the open group after this decision: `proposal:ID/N`, the Nth
+/// decision on the proposal that changed something, so that each approval
+/// (or rejection) is one group the audit trail can undo alone. Counted
+/// inside the group's transaction, so two processes never share a number.
+fn decision_group(nx: &Nexus, id: i64) -> KipResult<String> {
+    let done: i64 = nx.conn().query_row(
+        "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE batch > ?1 AND batch < ?2",
+        params![format!("proposal:{id}/"), format!("proposal:{id}0")],
+        |r| r.get(0),
+    )?;
+    let name = format!("proposal:{id}/{}", done + 1);
+    nx.audit_ctx().set_batch(Some(name.clone()));
+    Ok(name)
+}
+
+/// The audit groups of a proposal's decisions: `proposal:ID` (decisions
+/// made before each had its own group) and every `proposal:ID/N`.
+pub fn decision_batches_sql() -> &'static str {
+    "(batch = ?1 OR (batch > ?1 || '/' AND batch < ?1 || '0'))"
+}
+
 /// Approves items of a proposal (all pending ones when `seqs` is None),
 /// with optional edited command text per item. Applies them in one
 /// transaction, audited as `who`; any failing command undoes the whole
@@ -897,6 +921,7 @@ pub fn approve(
     }
     let actor = who.actor.clone();
     nx.atomically(&format!("proposal:{id}"), |nx| {
+        decision_group(nx, id)?;
         let out = apply_items(nx, id, &chosen, edits, who, &actor)?;
         refresh_status(nx, id, Some(&actor))?;
         settle_tasks(nx, id, who)?;
@@ -951,6 +976,7 @@ pub fn reject(
             .collect(),
     };
     nx.atomically(&format!("proposal:{id}"), |nx| {
+        decision_group(nx, id)?;
         for s in &chosen {
             nx.conn().execute(
                 "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
@@ -1041,8 +1067,29 @@ pub fn refresh_in_group(
 /// first, as new audit entries by `who`.
 pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
     nx.atomically(&format!("rollback:proposal:{id}"), |nx| {
-        let entries =
-            crate::audit::rollback_batch(nx.conn(), nx.audit_ctx(), &format!("proposal:{id}"), who)?;
+        // every decision's group, the newest first
+        let batches: Vec<String> = {
+            let mut st = nx.conn().prepare(&format!(
+                "SELECT batch FROM audit_log WHERE {} AND rolled_back_by IS NULL GROUP BY batch ORDER BY MAX(id) DESC",
+                decision_batches_sql()
+            ))?;
+            st.query_map([format!("proposal:{id}")], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        if batches.is_empty() {
+            return Err(KipError::not_found(format!(
+                "no change of proposal #{id} is in effect"
+            )));
+        }
+        let mut entries = Vec::new();
+        for b in &batches {
+            entries.extend(crate::audit::rollback_batch(
+                nx.conn(),
+                nx.audit_ctx(),
+                b,
+                who,
+            )?);
+        }
         nx.conn().execute(
             "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
             [id],
