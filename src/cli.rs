@@ -708,7 +708,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                         Ok(0)
                     }
                     Err(e) => {
-                        crate::say_err!("{}: {}\n{}", e.code, e.message, e.hint.unwrap_or_default());
+                        crate::say_err!(
+                            "{}: {}\n{}",
+                            e.code,
+                            e.message,
+                            e.hint.unwrap_or_default()
+                        );
                         Ok(1)
                     }
                 };

@@ -634,7 +634,25 @@ fn reflections_item_edited_in_the_editor_before_approval() {
     ctrl(&mut a, 's');
     assert!(!a.reflections.captures_text_now());
     assert_eq!(a.reflections.edits.len(), 1);
-    insta::assert_snapshot!("reflections_edited", screen(&mut a, 120, 36));
+    // the title and the preview are those of the edit now
+    let s = screen(&mut a, 120, 36);
+    assert!(
+        s.contains("edited: insert Topic: Vinyl records belongs_to_domain Domain: Work"),
+        "{s}"
+    );
+    assert!(s.contains("proposed as:"), "{s}");
+    insta::assert_snapshot!("reflections_edited", s);
+    // `]` pages the item down as far as its last line, no further
+    for _ in 0..20 {
+        key(&mut a, KeyCode::Char(']'));
+        let _ = screen(&mut a, 120, 36);
+    }
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("what the edit changes now"), "{s}");
+    assert!(s.contains("+ id:"), "the last line is on screen: {s}");
+    for _ in 0..20 {
+        key(&mut a, KeyCode::Char('['));
+    }
     key(&mut a, KeyCode::Char('a'));
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("(1 as edited)"), "{s}");
@@ -1085,4 +1103,85 @@ fn results_use_the_width_and_history_has_no_duplicates() {
             .count()
     });
     assert_eq!(n, 1);
+}
+
+/// The item editor asks before throwing changes away, and closes at once
+/// when nothing changed; `c` ticks every undecided item of the selected
+/// item's class; `/` narrows the items to a class.
+#[test]
+fn reflections_discard_asks_ticks_a_class_and_filters() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('s'));
+    alt(&mut a, '4');
+    // unchanged: Esc closes
+    key(&mut a, KeyCode::Char('e'));
+    assert!(a.reflections.captures_text_now());
+    key(&mut a, KeyCode::Esc);
+    assert!(!a.reflections.captures_text_now());
+    // changed: Esc asks; n keeps editing, y discards
+    key(&mut a, KeyCode::Char('e'));
+    typed(&mut a, "x");
+    key(&mut a, KeyCode::Esc);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Discard your changes to this item?"), "{s}");
+    key(&mut a, KeyCode::Char('n'));
+    assert!(a.reflections.captures_text_now(), "still editing");
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('y'));
+    assert!(!a.reflections.captures_text_now());
+    assert!(a.reflections.edits.is_empty(), "nothing kept");
+    // `c` on the first item ticks every undecided item of its class
+    let p = a.reflections.proposals[0].clone();
+    let class = p.items[0].class.clone();
+    let same = p
+        .items
+        .iter()
+        .filter(|i| i.class == class && i.status == "pending")
+        .count();
+    assert!(same >= 2, "a class with several items: {class}");
+    key(&mut a, KeyCode::Char('c'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains(&format!("— {same} ticked")), "{s}");
+    key(&mut a, KeyCode::Char('c'));
+    assert!(screen(&mut a, 120, 36).contains("— 0 ticked"));
+    // `/merge` shows only the merges
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "merge");
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("/ merge (Esc clears)"), "{s}");
+    assert!(s.contains("Tom Ruiz"), "{s}");
+    assert!(!s.contains("Vinyl records"), "{s}");
+    insta::assert_snapshot!("reflections_filtered", s);
+    // Space ticks within the filtered list; approving asks about that item
+    key(&mut a, KeyCode::Char('a'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Merge"), "{s}");
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Esc);
+    assert!(screen(&mut a, 120, 36).contains("Vinyl records"));
+}
+
+/// Paging a report down stops at its end: the last page stays full, and
+/// one page up shows earlier lines at once.
+#[test]
+fn paging_stops_at_the_end_of_the_report() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('s'));
+    let first = screen(&mut a, 120, 36);
+    for _ in 0..200 {
+        key(&mut a, KeyCode::Char(']'));
+        let _ = screen(&mut a, 120, 36);
+    }
+    let s = screen(&mut a, 120, 36);
+    // the report's right column holds text down to its last row
+    let rows: Vec<&str> = s.lines().collect();
+    let last = rows.iter().rposition(|r| r.starts_with('└')).expect("bottom border") - 1;
+    let filled = rows[last].chars().skip(37).any(|c| c.is_alphanumeric());
+    assert!(filled, "the last page is full: {s}");
+    assert_ne!(first, s, "it scrolled");
+    key(&mut a, KeyCode::Char('['));
+    assert_ne!(screen(&mut a, 120, 36), s, "one page up moves at once");
 }

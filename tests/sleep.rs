@@ -853,8 +853,8 @@ fn each_approval_is_one_group() {
     assert_eq!(pending.len(), 2, "two contradictions to decide");
     let (first, second) = (pending[0], pending[1]);
     for s in [first, second] {
-        let a = proposals::approve(&mut nx, pid, Some(&[s]), &BTreeMap::new(), &operator())
-            .unwrap();
+        let a =
+            proposals::approve(&mut nx, pid, Some(&[s]), &BTreeMap::new(), &operator()).unwrap();
         assert_eq!(a.applied, vec![s]);
     }
     let groups = |nx: &Nexus| -> Vec<String> {

@@ -662,22 +662,83 @@ fn refresh_status_on(
 pub fn label_previews(nx: &Nexus, props: &mut [Proposal]) -> KipResult<()> {
     for p in props.iter_mut() {
         for it in p.items.iter_mut() {
-            for ch in it.preview.iter_mut() {
-                for image in ["before", "after"] {
-                    let Some(obj) = ch.get_mut(image).and_then(Value::as_object_mut) else {
-                        continue;
-                    };
-                    for k in ["subject", "object"] {
-                        if let Some(id) = obj.get(k).and_then(Value::as_i64) {
-                            let (l, _) = crate::engine::overview::label(nx.conn(), id)?;
-                            obj.insert(format!("{k}_label"), Value::String(l));
-                        }
-                    }
+            label_changes(nx, &mut it.preview)?;
+        }
+    }
+    Ok(())
+}
+
+/// `label_previews` for one list of changes.
+pub fn label_changes(nx: &Nexus, changes: &mut [Value]) -> KipResult<()> {
+    for ch in changes.iter_mut() {
+        for image in ["before", "after"] {
+            let Some(obj) = ch.get_mut(image).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            for k in ["subject", "object"] {
+                if let Some(id) = obj.get(k).and_then(Value::as_i64) {
+                    let (l, _) = crate::engine::overview::label(nx.conn(), id)?;
+                    obj.insert(format!("{k}_label"), Value::String(l));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// What an operator's rewrite of an item would change, computed on the
+/// memory as it is now and rolled back (labelled like `label_previews`),
+/// with a title that says it: "edited: update C:12, delete P:40".
+pub fn preview_edit(
+    nx: &mut Nexus,
+    text: &str,
+    params: &Map<String, Value>,
+) -> KipResult<(String, Vec<Value>)> {
+    let cmds = split_commands(text);
+    if cmds.is_empty() {
+        return Err(KipError::new(
+            ErrorCode::InvalidSyntax,
+            "the edited item holds no command",
+        ));
+    }
+    let (mut changes, _) = if cmds.len() == 1 || nx.in_group() {
+        preview(nx, &cmds, params)?
+    } else {
+        // each command on top of the previous ones, all rolled back
+        nx.atomically("preview", |nx| preview(nx, &cmds, params))?
+    };
+    label_changes(nx, &mut changes)?;
+    let mut parts: Vec<String> = changes
+        .iter()
+        .take(3)
+        .map(|c| {
+            let img = c.get("after").filter(|v| !v.is_null()).or(c.get("before"));
+            let what = match img {
+                Some(i) if i.get("name").is_some() => format!(
+                    "{}: {}",
+                    i["type"].as_str().unwrap_or("?"),
+                    i["name"].as_str().unwrap_or("?")
+                ),
+                Some(i) if i.get("predicate").is_some() => format!(
+                    "{} {} {}",
+                    i["subject_label"].as_str().unwrap_or("?"),
+                    i["predicate"].as_str().unwrap_or("?"),
+                    i["object_label"].as_str().unwrap_or("?")
+                ),
+                _ => c["element"].as_str().unwrap_or("?").to_string(),
+            };
+            format!("{} {what}", c["op"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    if changes.len() > 3 {
+        parts.push(format!("{} more", changes.len() - 3));
+    }
+    let title = if parts.is_empty() {
+        "edited: changes nothing".to_string()
+    } else {
+        format!("edited: {}", parts.join(", "))
+    };
+    Ok((title, changes))
 }
 
 /// Keeps an item's status with its audit entries after one of them was
@@ -714,12 +775,10 @@ pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()>
         return Ok(());
     };
     let entries: Vec<i64> = {
-        let mut st = conn.prepare_cached(
-            &format!(
-                "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
-                decision_batches_sql()
-            ),
-        )?;
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
+            decision_batches_sql()
+        ))?;
         st.query_map(
             params![format!("proposal:{p}"), format!("proposal #{p} item {seq}")],
             |r| r.get(0),

@@ -120,6 +120,17 @@ impl Job {
                     })
                     .map_err(|e| e.message),
             ),
+            Job::PreviewEdit {
+                proposal,
+                seq,
+                text,
+                params,
+            } => JobOutput::EditPreview {
+                proposal,
+                seq,
+                result: crate::sleep::proposals::preview_edit(nx, &text, &params)
+                    .map_err(|e| format!("{}: {}", e.code, e.message)),
+            },
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
             Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),
             Job::RunReport(id) => JobOutput::RunReport(
@@ -1451,8 +1462,8 @@ impl App {
         );
     }
 
-    fn render_why(&self, f: &mut Frame, area: Rect) {
-        let Some((text, scroll)) = &self.why else {
+    fn render_why(&mut self, f: &mut Frame, area: Rect) {
+        let Some((text, scroll)) = &mut self.why else {
             return;
         };
         let rect = centered(area, 90, 80);
@@ -1468,22 +1479,20 @@ impl App {
                 }
             })
             .collect();
-        f.render_widget(
-            Paragraph::new(lines)
-                .wrap(ratatui::widgets::Wrap { trim: false })
-                .scroll((*scroll, 0))
-                .block(
-                    Block::default()
-                        .borders(Borders::ALL)
-                        .border_style(theme::border(true))
-                        .title(Span::styled(format!(" {} ", text.title), theme::title()))
-                        .title_bottom(Span::styled(
-                            " ↑↓ PgUp/PgDn g/G scroll · y copy · Esc close ",
-                            theme::dim(),
-                        )),
-                ),
-            rect,
-        );
+        let p = Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme::border(true))
+                    .title(Span::styled(format!(" {} ", text.title), theme::title()))
+                    .title_bottom(Span::styled(
+                        " ↑↓ PgUp/PgDn g/G scroll · y copy · Esc close ",
+                        theme::dim(),
+                    )),
+            );
+        *scroll = super::component::clamp_scroll(&p, rect, *scroll);
+        f.render_widget(p.scroll((*scroll, 0)), rect);
     }
 
     fn render_help(&self, f: &mut Frame, area: Rect) {

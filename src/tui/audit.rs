@@ -502,13 +502,11 @@ impl Component for AuditPane {
             .borders(Borders::ALL)
             .border_style(theme::border(false))
             .title(Span::styled(" entry ", theme::title()));
-        f.render_widget(
-            Paragraph::new(self.detail_lines())
-                .wrap(Wrap { trim: false })
-                .scroll((self.scroll, 0))
-                .block(block),
-            detail,
-        );
+        let p = Paragraph::new(self.detail_lines())
+            .wrap(Wrap { trim: false })
+            .block(block);
+        self.scroll = super::component::clamp_scroll(&p, detail, self.scroll);
+        f.render_widget(p.scroll((self.scroll, 0)), detail);
         if let Some(c) = &self.confirm {
             let rect = centered(area, 60, 30);
             f.render_widget(Clear, rect);

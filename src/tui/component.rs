@@ -105,6 +105,13 @@ pub enum Job {
     },
     /// Reflection proposals, newest first.
     Proposals,
+    /// What an item's rewrite would change now (rolled back).
+    PreviewEdit {
+        proposal: i64,
+        seq: i64,
+        text: String,
+        params: Map<String, Value>,
+    },
     Decide(Decision),
     /// A sleep cycle, reporting progress as it goes.
     Sleep {
@@ -187,6 +194,12 @@ pub enum JobOutput {
     Saved,
     Polled(i64),
     Proposals(Result<Vec<crate::sleep::proposals::Proposal>, String>),
+    /// An item rewrite's title and changes, or why it can't be previewed.
+    EditPreview {
+        proposal: i64,
+        seq: i64,
+        result: Result<(String, Vec<Value>), String>,
+    },
     /// What a decision did, or why it was refused.
     Decided(Result<String, String>),
     SleepProgress(crate::sleep::Progress),
@@ -263,6 +276,74 @@ pub fn list_nav(key: &KeyEvent, sel: usize, len: usize, letters: bool) -> Option
         _ => return None,
     };
     Some(to.min(last))
+}
+
+/// The `/` filter a list keeps: typed words narrow the rows to those whose
+/// text holds every word (case and accents ignored); Enter keeps the
+/// filter and goes back to the list, Esc clears it.
+#[derive(Debug, Default, Clone)]
+pub struct ListFilter {
+    /// Typing into it now.
+    pub typing: bool,
+    pub text: String,
+}
+
+impl ListFilter {
+    /// Handles a key while typing; true when the key was the filter's.
+    pub fn key(&mut self, key: &KeyEvent) -> bool {
+        use ratatui::crossterm::event::KeyCode;
+        if !self.typing {
+            return false;
+        }
+        match key.code {
+            KeyCode::Enter => self.typing = false,
+            KeyCode::Esc => {
+                self.typing = false;
+                self.text.clear();
+            }
+            KeyCode::Backspace => {
+                self.text.pop();
+            }
+            KeyCode::Char(c) if !c.is_control() => self.text.push(c),
+            _ => {}
+        }
+        true
+    }
+
+    pub fn active(&self) -> bool {
+        !self.text.trim().is_empty()
+    }
+
+    /// Whether a row's text passes.
+    pub fn matches(&self, row: &str) -> bool {
+        if !self.active() {
+            return true;
+        }
+        let hay = deunicode::deunicode(row).to_lowercase();
+        deunicode::deunicode(&self.text)
+            .to_lowercase()
+            .split_whitespace()
+            .all(|w| hay.contains(w))
+    }
+
+    /// The filter as a block title part: ` / word▏` while typing,
+    /// ` / word` when kept, nothing when empty.
+    pub fn title(&self) -> String {
+        match (self.typing, self.active()) {
+            (true, _) => format!(" / {}▏ ", self.text),
+            (false, true) => format!(" / {} (Esc clears) ", self.text),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A scroll position kept within a bordered paragraph's text as `area`
+/// wraps it: at most so far that its last page fills the view (keys such
+/// as PgDn and `]` add freely; the next render takes the excess back).
+pub fn clamp_scroll(p: &ratatui::widgets::Paragraph<'_>, area: Rect, scroll: u16) -> u16 {
+    let total = p.line_count(area.width.saturating_sub(2));
+    let most = total.saturating_sub(area.height as usize);
+    (scroll as usize).min(most) as u16
 }
 
 /// Text for a one-line field: line breaks and tabs as spaces, other

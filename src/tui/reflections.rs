@@ -3,7 +3,7 @@
 //! approve the chosen items, or reject with a reason, each behind a
 //! confirmation.
 
-use super::component::{Action, Component, Decision, Hint, Job, JobOutput, hint};
+use super::component::{Action, Component, Decision, Hint, Job, JobOutput, ListFilter, hint};
 use super::theme;
 use super::workbench::centered;
 use crate::sleep::proposals::{Item, Proposal};
@@ -54,6 +54,11 @@ pub struct Reflections {
     pub edits: BTreeMap<(i64, i64), String>,
     /// The item being rewritten.
     editing: Option<Editing>,
+    /// What each kept rewrite would change now: its title and preview, or
+    /// why it could not be previewed.
+    pub edit_previews: BTreeMap<(i64, i64), Result<(String, Vec<Value>), String>>,
+    /// `/`: items whose class, title or status hold the words.
+    filter: ListFilter,
 }
 
 /// The popup editor for an item's KIP.
@@ -63,6 +68,11 @@ struct Editing {
     area: TextArea<'static>,
     /// Why the last save was refused (line, column, code).
     error: Option<String>,
+    /// The text the editor opened with: Esc leaves at once if nothing
+    /// changed, and asks first otherwise.
+    original: String,
+    /// Esc was pressed on a changed text: y discards, n goes back.
+    asking: bool,
 }
 
 impl Default for Reflections {
@@ -185,7 +195,70 @@ impl Reflections {
             error: None,
             edits: BTreeMap::new(),
             editing: None,
+            edit_previews: BTreeMap::new(),
+            filter: ListFilter::default(),
         }
+    }
+
+    /// The selected proposal's items the filter lets through, as indices.
+    fn visible(&self) -> Vec<usize> {
+        self.proposal()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| {
+                        self.filter
+                            .matches(&format!("{} {} {}", it.class, it.title, it.status))
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The title an item shows: its edit's, once one is kept and previewed.
+    fn title_of(&self, pid: i64, it: &Item) -> String {
+        match self.edit_previews.get(&(pid, it.seq)) {
+            Some(Ok((t, _))) if self.edits.contains_key(&(pid, it.seq)) => t.clone(),
+            _ => it.title.clone(),
+        }
+    }
+
+    /// Ticks every undecided item of the selected item's class (among the
+    /// items the filter shows), or unticks them when all are ticked.
+    fn tick_class(&mut self) -> Vec<Action> {
+        let Some(class) = self.item().map(|i| i.class.clone()) else {
+            return vec![];
+        };
+        let Some(p) = self.proposal() else {
+            return vec![];
+        };
+        let seqs: Vec<i64> = self
+            .visible()
+            .into_iter()
+            .filter_map(|i| p.items.get(i))
+            .filter(|it| it.class == class && matches!(it.status.as_str(), "pending" | "stale"))
+            .map(|it| it.seq)
+            .collect();
+        if seqs.is_empty() {
+            return vec![Action::Status(format!("no undecided {class} item to tick"))];
+        }
+        let all = seqs.iter().all(|s| self.chosen.contains(s));
+        for s in &seqs {
+            if all {
+                self.chosen.remove(s);
+            } else {
+                self.chosen.insert(*s);
+            }
+        }
+        vec![Action::Status(format!(
+            "{} {} {class} item{}; {} ticked in all",
+            if all { "unticked" } else { "ticked" },
+            seqs.len(),
+            if seqs.len() == 1 { "" } else { "s" },
+            self.chosen.len()
+        ))]
     }
 
     /// The rewrites of the chosen items of proposal `id`.
@@ -239,6 +312,8 @@ impl Reflections {
             seq,
             area,
             error: None,
+            original: text,
+            asking: false,
         });
         vec![]
     }
@@ -249,10 +324,29 @@ impl Reflections {
             return vec![];
         };
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ed.asking {
+            return match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    self.editing = None;
+                    vec![Action::Status("changes discarded".into())]
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    ed.asking = false;
+                    vec![]
+                }
+                _ => vec![],
+            };
+        }
         match key.code {
             KeyCode::Esc => {
-                self.editing = None;
-                vec![Action::Status("edit discarded".into())]
+                if ed.area.lines().join("\n") == ed.original {
+                    self.editing = None;
+                    return vec![Action::Status(
+                        "nothing changed: the editor is closed".into(),
+                    )];
+                }
+                ed.asking = true;
+                vec![]
             }
             KeyCode::Char('s') if ctrl => {
                 let text = ed.area.lines().join("\n");
@@ -267,10 +361,19 @@ impl Reflections {
                     Ok(n) => {
                         let (p, seq) = (ed.proposal, ed.seq);
                         self.editing = None;
-                        self.edits.insert((p, seq), text);
-                        vec![Action::Status(format!(
-                            "item {seq} edited ({n} command(s)); approving it applies the edit"
-                        ))]
+                        self.edits.insert((p, seq), text.clone());
+                        self.edit_previews.remove(&(p, seq));
+                        vec![
+                            Action::Status(format!(
+                                "item {seq} edited ({n} command(s)); its preview is recomputed; approving it applies the edit"
+                            )),
+                            Action::Spawn(Job::PreviewEdit {
+                                proposal: p,
+                                seq,
+                                text,
+                                params,
+                            }),
+                        ]
                     }
                     Err(e) => {
                         ed.error = Some(format!("{}: {}", e.code, e.message));
@@ -333,7 +436,18 @@ impl Reflections {
         let x = text_area.x + 4 + (ccol - left) as u16;
         let y = text_area.y + (crow - top) as u16;
         f.set_cursor_position((x.min(text_area.right().saturating_sub(1)), y));
-        if let Some(e) = &ed.error {
+        if ed.asking {
+            f.render_widget(
+                Paragraph::new(Line::from(vec![
+                    Span::styled("Discard your changes to this item? ", theme::warn()),
+                    Span::styled(" y ", theme::key()),
+                    Span::raw("discard  "),
+                    Span::styled(" n/Esc ", theme::key()),
+                    Span::raw("keep editing"),
+                ])),
+                err_area,
+            );
+        } else if let Some(e) = &ed.error {
             f.render_widget(
                 Paragraph::new(Line::styled(e.clone(), theme::error())).wrap(Wrap { trim: false }),
                 err_area,
@@ -374,7 +488,8 @@ impl Reflections {
     }
 
     fn item(&self) -> Option<&Item> {
-        self.proposal().and_then(|p| p.items.get(self.i_sel))
+        let i = *self.visible().get(self.i_sel)?;
+        self.proposal().and_then(|p| p.items.get(i))
     }
 
     /// The items a decision applies to: the ticked ones, else the one
@@ -424,10 +539,12 @@ impl Reflections {
         let Some(it) = self.item() else {
             return vec![Line::styled("no item", theme::dim())];
         };
+        let pid = self.proposal().map_or(0, |p| p.id);
+        let edited = self.edits.contains_key(&(pid, it.seq));
         let mut l = vec![
             Line::from(vec![
                 Span::styled(format!("{} ", it.class), theme::accent()),
-                Span::styled(it.title.clone(), theme::title()),
+                Span::styled(self.title_of(pid, it), theme::title()),
             ]),
             Line::from(vec![
                 Span::styled("status ", theme::dim()),
@@ -456,8 +573,13 @@ impl Reflections {
                 )),
             ]));
         }
+        if edited {
+            l.push(Line::styled(
+                format!("proposed as: {}", it.title),
+                theme::dim(),
+            ));
+        }
         l.push(Line::raw(""));
-        let pid = self.proposal().map_or(0, |p| p.id);
         if let Some(text) = self.edits.get(&(pid, it.seq)) {
             l.push(Line::styled(
                 "  edited here, applied on approval (e edits again, u drops the edit):",
@@ -488,7 +610,25 @@ impl Reflections {
             }
         }
         l.push(Line::raw(""));
-        for ch in &it.preview {
+        let preview = match self.edit_previews.get(&(pid, it.seq)) {
+            _ if !edited => &it.preview,
+            Some(Ok((_, changes))) => {
+                l.push(Line::styled("  what the edit changes now:", theme::warn()));
+                changes
+            }
+            Some(Err(e)) => {
+                l.push(Line::styled(
+                    format!("  the edit can't be previewed: {e}"),
+                    theme::error(),
+                ));
+                return l;
+            }
+            None => {
+                l.push(Line::styled("  previewing the edit…", theme::dim()));
+                return l;
+            }
+        };
+        for ch in preview {
             l.push(Line::from(vec![
                 Span::styled(
                     format!("  {} ", ch["op"].as_str().unwrap_or("?")),
@@ -548,7 +688,12 @@ impl Reflections {
             let mut out: Vec<Line<'static>> = chosen
                 .iter()
                 .take(8)
-                .map(|i| Line::styled(format!("  {:>3} {}", i.seq, i.title), theme::dim()))
+                .map(|i| {
+                    Line::styled(
+                        format!("  {:>3} {}", i.seq, self.title_of(p.id, i)),
+                        theme::dim(),
+                    )
+                })
                 .collect();
             if chosen.len() > 8 {
                 out.push(Line::styled(
@@ -645,6 +790,7 @@ impl Reflections {
                 let edits = self.edits_for(id, &items);
                 for seq in edits.keys() {
                     self.edits.remove(&(id, *seq));
+                    self.edit_previews.remove(&(id, *seq));
                 }
                 vec![Action::Spawn(Job::Decide(Decision::Approve {
                     id,
@@ -695,22 +841,30 @@ impl Reflections {
 
 impl Component for Reflections {
     fn hints(&self) -> Vec<Hint> {
-        if self.editing.is_some() {
-            return vec![hint("Ctrl+S", "check and keep"), hint("Esc", "discard")];
+        if let Some(ed) = &self.editing {
+            if ed.asking {
+                return vec![hint("y", "discard changes"), hint("n", "keep editing")];
+            }
+            return vec![hint("Ctrl+S", "check and keep"), hint("Esc", "close")];
+        }
+        if self.filter.typing {
+            return vec![hint("Enter", "keep filter"), hint("Esc", "clear filter")];
         }
         match &self.confirm {
             Some(Confirm::Approve { .. }) => vec![hint("y", "apply"), hint("n", "back")],
             Some(Confirm::Reject { .. }) => vec![hint("Enter", "reject"), hint("Esc", "back")],
             None => vec![
                 hint("↑↓", "item"),
-                hint("Tab", "proposals/items"),
-                hint("Space", "tick, next"),
                 hint("a", "approve"),
-                hint("A", "approve all"),
                 hint("x", "reject"),
+                hint("Space", "tick, next"),
+                hint("c", "tick class"),
+                hint("Tab", "proposals/items"),
+                hint("A", "approve all"),
                 hint("X", "reject rest"),
                 hint("e", "edit KIP"),
                 hint("o", "open evidence"),
+                hint("/", "filter"),
                 hint("[ ]", "scroll item"),
                 hint("r", "reload"),
             ],
@@ -718,7 +872,7 @@ impl Component for Reflections {
     }
 
     fn captures_text(&self) -> bool {
-        self.confirm.is_some() || self.editing.is_some()
+        self.confirm.is_some() || self.editing.is_some() || self.filter.typing
     }
 
     fn commands(&self) -> Vec<&'static str> {
@@ -732,7 +886,12 @@ impl Component for Reflections {
         if self.confirm.is_some() {
             return self.confirm_key(key);
         }
-        let n_items = self.proposal().map_or(0, |p| p.items.len());
+        if self.filter.key(&key) {
+            self.i_sel = 0;
+            self.scroll = 0;
+            return vec![];
+        }
+        let n_items = self.visible().len();
         match self.focus {
             Focus::Proposals => {
                 if let Some(to) =
@@ -771,6 +930,15 @@ impl Component for Reflections {
             }
             KeyCode::Char(']') => self.scroll = self.scroll.saturating_add(10),
             KeyCode::Char('[') => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Char('/') => {
+                self.filter.typing = true;
+                self.focus = Focus::Items;
+            }
+            KeyCode::Esc if self.filter.active() => {
+                self.filter.text.clear();
+                self.i_sel = 0;
+            }
+            KeyCode::Char('c') => return self.tick_class(),
             KeyCode::Char(' ') => {
                 if let Some(it) = self.item()
                     && matches!(it.status.as_str(), "pending" | "stale")
@@ -844,6 +1012,7 @@ impl Component for Reflections {
                     .zip(self.item().map(|i| i.seq))
                     && self.edits.remove(&key).is_some()
                 {
+                    self.edit_previews.remove(&key);
                     return vec![Action::Status(format!(
                         "item {}: edit dropped, the proposed KIP stands",
                         key.1
@@ -868,7 +1037,7 @@ impl Component for Reflections {
                 }
                 self.loaded = true;
                 self.p_sel = self.p_sel.min(self.proposals.len().saturating_sub(1));
-                let n = self.proposal().map_or(0, |p| p.items.len());
+                let n = self.visible().len();
                 self.i_sel = self.i_sel.min(n.saturating_sub(1));
                 vec![]
             }
@@ -878,6 +1047,14 @@ impl Component for Reflections {
                     Err(e) => Action::Error(format!("refused, nothing changed: {e}")),
                 };
                 vec![msg, Action::Spawn(Job::Proposals)]
+            }
+            Action::Done(JobOutput::EditPreview {
+                proposal,
+                seq,
+                result,
+            }) => {
+                self.edit_previews.insert((*proposal, *seq), result.clone());
+                vec![]
             }
             Action::Command("Reload proposals") => vec![Action::Spawn(Job::Proposals)],
             _ => vec![],
@@ -930,7 +1107,13 @@ impl Component for Reflections {
         let [items_area, detail_area] =
             Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
         let title = match self.proposal() {
-            Some(p) => format!(" #{} {} — {} ticked ", p.id, p.title, self.chosen.len()),
+            Some(p) => format!(
+                " #{} {} — {} ticked {}",
+                p.id,
+                p.title,
+                self.chosen.len(),
+                self.filter.title()
+            ),
             None => " items ".into(),
         };
         let block = Block::default()
@@ -942,11 +1125,13 @@ impl Component for Reflections {
         let h = inner.height as usize;
         let start = self.i_sel.saturating_sub(h.saturating_sub(1));
         let w = inner.width as usize;
+        let visible = self.visible();
         let lines: Vec<Line> = self
             .proposal()
             .map(|p| {
-                p.items
+                visible
                     .iter()
+                    .filter_map(|&i| p.items.get(i))
                     .enumerate()
                     .skip(start)
                     .take(h)
@@ -962,10 +1147,15 @@ impl Component for Reflections {
                         } else {
                             m
                         };
-                        let text: String = format!(" {:>3} {:<13} {}", it.seq, it.class, it.title)
-                            .chars()
-                            .take(w.saturating_sub(6))
-                            .collect();
+                        let text: String = format!(
+                            " {:>3} {:<13} {}",
+                            it.seq,
+                            it.class,
+                            self.title_of(p.id, it)
+                        )
+                        .chars()
+                        .take(w.saturating_sub(6))
+                        .collect();
                         let st = if i == self.i_sel && self.focus == Focus::Items {
                             theme::selected()
                         } else {
@@ -986,13 +1176,11 @@ impl Component for Reflections {
             .borders(Borders::ALL)
             .border_style(theme::border(false))
             .title(Span::styled(" item ", theme::title()));
-        f.render_widget(
-            Paragraph::new(self.detail())
-                .wrap(Wrap { trim: false })
-                .scroll((self.scroll, 0))
-                .block(block),
-            detail_area,
-        );
+        let p = Paragraph::new(self.detail())
+            .wrap(Wrap { trim: false })
+            .block(block);
+        self.scroll = super::component::clamp_scroll(&p, detail_area, self.scroll);
+        f.render_widget(p.scroll((self.scroll, 0)), detail_area);
         self.render_confirm(f, area);
         self.render_edit(f, area);
     }

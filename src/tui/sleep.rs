@@ -698,13 +698,11 @@ impl Component for SleepPane {
                 },
                 theme::title(),
             ));
-        f.render_widget(
-            Paragraph::new(self.report_lines())
-                .wrap(Wrap { trim: false })
-                .scroll((self.scroll, 0))
-                .block(block),
-            text_area,
-        );
+        let p = Paragraph::new(self.report_lines())
+            .wrap(Wrap { trim: false })
+            .block(block);
+        self.scroll = super::component::clamp_scroll(&p, text_area, self.scroll);
+        f.render_widget(p.scroll((self.scroll, 0)), text_area);
         self.render_params(f, area);
     }
 }
