@@ -56,10 +56,13 @@ pub struct Reflections {
     editing: Option<Editing>,
     /// What each kept rewrite would change now: its title and preview, or
     /// why it could not be previewed.
-    pub edit_previews: BTreeMap<(i64, i64), Result<(String, Vec<Value>), String>>,
+    pub edit_previews: BTreeMap<(i64, i64), EditPreview>,
     /// `/`: items whose class, title or status hold the words.
     filter: ListFilter,
 }
+
+/// A kept rewrite's title and changes, or why it could not be previewed.
+pub type EditPreview = Result<(String, Vec<Value>), String>;
 
 /// The popup editor for an item's KIP.
 struct Editing {
@@ -106,7 +109,7 @@ pub fn diff_lines(before: Option<&Value>, after: Option<&Value>, out: &mut Vec<L
     // a link's ends by name beside their ids
     let end = |img: &Value, k: &str| -> String {
         let id = img.get(k).map(|v| v.to_string()).unwrap_or_default();
-        match img.get(&format!("{k}_label")).and_then(Value::as_str) {
+        match img.get(format!("{k}_label")).and_then(Value::as_str) {
             Some(l) => format!("{l} ({id})"),
             None => id,
         }
