@@ -444,8 +444,26 @@ fn conflicts_pane_resolves_a_contradiction() {
     }
     insta::assert_snapshot!("conflicts", masked(screen(&mut a, 120, 36)));
     key(&mut a, KeyCode::Char('b'));
-    insta::assert_snapshot!("conflicts_confirm", masked(screen(&mut a, 120, 36)));
+    let s = masked(screen(&mut a, 120, 36));
+    // the confirmation names both facts
+    assert!(s.contains("keep both Mira Chen prefers"), "{s}");
+    assert!(s.contains("and Mira Chen prefers"), "{s}");
+    insta::assert_snapshot!("conflicts_confirm", s);
     key(&mut a, KeyCode::Char('y'));
+    // decided: no verdict keys, on the bar or in the pane
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("decided: undo its resolution in Audit"), "{s}");
+    assert!(!s.contains("keep newer"), "{s}");
+    // `/` narrows the list
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "lives");
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("/ lives (Esc clears)"), "{s}");
+    assert!(s.contains("lives_in"), "{s}");
+    assert!(!s.contains(" prefers"), "{s}");
+    key(&mut a, KeyCode::Esc);
+    assert!(screen(&mut a, 120, 36).contains(" prefers"));
     let c = a
         .conflicts
         .items
@@ -1178,7 +1196,11 @@ fn paging_stops_at_the_end_of_the_report() {
     let s = screen(&mut a, 120, 36);
     // the report's right column holds text down to its last row
     let rows: Vec<&str> = s.lines().collect();
-    let last = rows.iter().rposition(|r| r.starts_with('└')).expect("bottom border") - 1;
+    let last = rows
+        .iter()
+        .rposition(|r| r.starts_with('└'))
+        .expect("bottom border")
+        - 1;
     let filled = rows[last].chars().skip(37).any(|c| c.is_alphanumeric());
     assert!(filled, "the last page is full: {s}");
     assert_ne!(first, s, "it scrolled");

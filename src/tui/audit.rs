@@ -475,18 +475,18 @@ impl Component for AuditPane {
                 };
                 // when: month-day hour:minute (the entry shows it in full)
                 let when = e.at.get(5..16).unwrap_or("").replace('T', " ");
-                let text: String = format!(
-                    "{mark}#{:<5} {when:<11} {:<10} {:<9} {:>5} {} {}",
-                    e.id,
-                    e.actor.chars().take(10).collect::<String>(),
-                    e.kind,
-                    e.changes,
-                    e.batch.clone().unwrap_or_default(),
-                    cmd
-                )
-                .chars()
-                .take(w)
-                .collect();
+                let text = super::component::fit(
+                    &format!(
+                        "{mark}#{:<5} {when:<11} {:<10} {:<9} {:>5} {} {}",
+                        e.id,
+                        e.actor.chars().take(10).collect::<String>(),
+                        e.kind,
+                        e.changes,
+                        e.batch.clone().unwrap_or_default(),
+                        cmd
+                    ),
+                    w,
+                );
                 let st = if i == self.sel {
                     theme::selected()
                 } else if e.rolled_back_by.is_some() {

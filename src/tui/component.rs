@@ -346,6 +346,29 @@ pub fn clamp_scroll(p: &ratatui::widgets::Paragraph<'_>, area: Rect, scroll: u16
     (scroll as usize).min(most) as u16
 }
 
+/// Text cut to `width` columns, with `…` where it was cut.
+pub fn fit(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let full: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
+    if full <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
 /// Text for a one-line field: line breaks and tabs as spaces, other
 /// control characters dropped.
 pub fn one_line(text: &str) -> String {

@@ -3,7 +3,7 @@
 //! merge, needs more context), each confirmed and carried out through the
 //! proposal and audit path.
 
-use super::component::{Action, Component, Hint, Job, JobOutput, hint};
+use super::component::{Action, Component, Hint, Job, JobOutput, ListFilter, hint};
 use super::theme;
 use super::workbench::centered;
 use crate::sleep::contradictions::Contradiction;
@@ -20,6 +20,9 @@ pub struct Conflicts {
     sel: usize,
     confirm: Option<(i64, Verdict)>,
     error: Option<String>,
+    /// `/`: contradictions whose subject, predicate, objects or status
+    /// hold the words.
+    filter: ListFilter,
 }
 
 impl Default for Conflicts {
@@ -76,11 +79,82 @@ impl Conflicts {
             sel: 0,
             confirm: None,
             error: None,
+            filter: ListFilter::default(),
         }
     }
 
+    /// The contradictions the filter lets through, as indices.
+    fn visible(&self) -> Vec<usize> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                self.filter.matches(&format!(
+                    "{} {} {} {} {} {}",
+                    c.status,
+                    c.conflict.subject,
+                    c.conflict.predicate,
+                    c.conflict.a.object,
+                    c.conflict.b.object,
+                    c.resolution.clone().unwrap_or_default()
+                ))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     fn current(&self) -> Option<&Contradiction> {
-        self.items.get(self.sel)
+        self.items.get(*self.visible().get(self.sel)?)
+    }
+
+    /// What a verdict does to this contradiction's two facts, by name.
+    fn consequence(c: &Contradiction, v: Verdict) -> Vec<String> {
+        let cf = &c.conflict;
+        let (older, newer) = if cf.a.observed_at <= cf.b.observed_at {
+            (&cf.a, &cf.b)
+        } else {
+            (&cf.b, &cf.a)
+        };
+        let fact = |f: &FactView| {
+            format!(
+                "{} {} {} ({}, {})",
+                cf.subject,
+                cf.predicate,
+                f.object,
+                f.observed_at
+                    .as_deref()
+                    .map(|t| t.chars().take(10).collect::<String>())
+                    .unwrap_or_else(|| "undated".into()),
+                f.link
+            )
+        };
+        match v {
+            Verdict::KeepNewer => vec![
+                format!("keep      {}", fact(newer)),
+                format!("supersede {}", fact(older)),
+            ],
+            Verdict::KeepOlder => vec![
+                format!("keep      {}", fact(older)),
+                format!("supersede {}", fact(newer)),
+            ],
+            Verdict::BothValid => vec![
+                format!("keep both {}", fact(older)),
+                format!("      and {}", fact(newer)),
+                "each with a validity window; nothing superseded".into(),
+            ],
+            Verdict::Merge => vec![
+                format!(
+                    "merge {} \"{}\" into \"{}\"",
+                    older.object_type, older.object, newer.object
+                ),
+                "the two facts become one".into(),
+            ],
+            Verdict::NeedsContext => vec![
+                format!("dispute {}", fact(older)),
+                format!("    and {}", fact(newer)),
+                "both stay, marked as needing context".into(),
+            ],
+        }
     }
 }
 
@@ -89,12 +163,19 @@ impl Component for Conflicts {
         if self.confirm.is_some() {
             return vec![hint("y", "resolve"), hint("n", "back")];
         }
+        if self.filter.typing {
+            return vec![hint("Enter", "keep filter"), hint("Esc", "clear filter")];
+        }
         // a decided contradiction offers no verdicts (undo it in Audit first)
         if self
             .current()
             .is_some_and(|c| !matches!(c.status.as_str(), "open" | "needs_context"))
         {
-            return vec![hint("↑↓", "select"), hint("r", "reload")];
+            return vec![
+                hint("↑↓", "select"),
+                hint("/", "filter"),
+                hint("r", "reload"),
+            ];
         }
         vec![
             hint("↑↓", "select"),
@@ -103,12 +184,13 @@ impl Component for Conflicts {
             hint("b", "both valid"),
             hint("m", "merge"),
             hint("c", "needs context"),
+            hint("/", "filter"),
             hint("r", "reload"),
         ]
     }
 
     fn captures_text(&self) -> bool {
-        self.confirm.is_some()
+        self.confirm.is_some() || self.filter.typing
     }
 
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
@@ -125,11 +207,24 @@ impl Component for Conflicts {
                 _ => vec![],
             };
         }
-        if let Some(to) = super::component::list_nav(&key, self.sel, self.items.len(), true) {
+        if self.filter.key(&key) {
+            self.sel = 0;
+            return vec![];
+        }
+        if let Some(to) = super::component::list_nav(&key, self.sel, self.visible().len(), true) {
             self.sel = to;
             return vec![];
         }
         let verdict = match key.code {
+            KeyCode::Char('/') => {
+                self.filter.typing = true;
+                return vec![];
+            }
+            KeyCode::Esc if self.filter.active() => {
+                self.filter.text.clear();
+                self.sel = 0;
+                return vec![];
+            }
             KeyCode::Char('r') | KeyCode::F(5) => return vec![Action::Spawn(Job::Contradictions)],
             KeyCode::Char('n') => Some(Verdict::KeepNewer),
             KeyCode::Char('o') => Some(Verdict::KeepOlder),
@@ -164,7 +259,7 @@ impl Component for Conflicts {
                     Err(e) => self.error = Some(e.clone()),
                 }
                 self.loaded = true;
-                self.sel = self.sel.min(self.items.len().saturating_sub(1));
+                self.sel = self.sel.min(self.visible().len().saturating_sub(1));
                 vec![]
             }
             Action::Done(JobOutput::Decided(_)) | Action::Done(JobOutput::SleepDone(Ok(_)))
@@ -183,7 +278,10 @@ impl Component for Conflicts {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme::border(true))
-            .title(Span::styled(" contradictions ", theme::title()));
+            .title(Span::styled(
+                format!(" contradictions {}", self.filter.title()),
+                theme::title(),
+            ));
         let inner = block.inner(left);
         f.render_widget(block, left);
         let mut lines = Vec::new();
@@ -200,7 +298,23 @@ impl Component for Conflicts {
             ));
         }
         let w = inner.width as usize;
-        for (i, c) in self.items.iter().enumerate() {
+        let visible = self.visible();
+        if visible.is_empty() && !self.items.is_empty() {
+            lines.push(Line::styled(
+                "none matches the filter (Esc clears it)",
+                theme::dim(),
+            ));
+        }
+        // the selection stays in view
+        let h = (inner.height as usize).max(1);
+        let top = self.sel.saturating_sub(h - 1);
+        for (i, c) in visible
+            .iter()
+            .filter_map(|&i| self.items.get(i))
+            .enumerate()
+            .skip(top)
+            .take(h)
+        {
             let st = if i == self.sel {
                 theme::selected()
             } else if c.status == "open" {
@@ -208,13 +322,13 @@ impl Component for Conflicts {
             } else {
                 theme::dim()
             };
-            let text: String = format!(
-                "#{:<3} {:<8} {} {}",
-                c.id, c.status, c.conflict.subject, c.conflict.predicate
-            )
-            .chars()
-            .take(w)
-            .collect();
+            let text = super::component::fit(
+                &format!(
+                    "#{:<3} {:<13} {} {}",
+                    c.id, c.status, c.conflict.subject, c.conflict.predicate
+                ),
+                w,
+            );
             lines.push(Line::styled(text, st));
         }
         f.render_widget(Paragraph::new(lines), inner);
@@ -288,6 +402,7 @@ impl Component for Conflicts {
                 .take(10)
                 .collect::<String>()
         };
+        let decided = !matches!(c.status.as_str(), "open" | "needs_context");
         let mut tail = vec![
             Line::styled("timeline", theme::title()),
             Line::raw(format!(
@@ -299,13 +414,22 @@ impl Component for Conflicts {
             )),
             Line::raw(""),
         ];
+        if decided {
+            tail.push(Line::styled(
+                "decided: undo its resolution in Audit (8) to decide it again",
+                theme::dim(),
+            ));
+        }
         for (k, v) in [
             ("n", Verdict::KeepNewer),
             ("o", Verdict::KeepOlder),
             ("b", Verdict::BothValid),
             ("m", Verdict::Merge),
             ("c", Verdict::NeedsContext),
-        ] {
+        ]
+        .into_iter()
+        .filter(|_| !decided)
+        {
             tail.push(Line::from(vec![
                 Span::styled(format!(" {k} "), theme::key()),
                 Span::raw(verdict_text(v)),
@@ -314,25 +438,43 @@ impl Component for Conflicts {
         f.render_widget(Paragraph::new(tail).wrap(Wrap { trim: false }), foot);
 
         if let Some((id, v)) = self.confirm {
-            let rect = centered(area, 60, 30);
+            let rect = centered(area, 80, 40);
             f.render_widget(Clear, rect);
+            let what: Vec<Line> = self
+                .items
+                .iter()
+                .find(|c| c.id == id)
+                .map(|c| Self::consequence(c, v))
+                .unwrap_or_default()
+                .into_iter()
+                .map(Line::raw)
+                .collect();
             f.render_widget(
-                Paragraph::new(vec![
-                    Line::raw(format!("Resolve contradiction #{id}:")),
-                    Line::styled(verdict_text(v).to_string(), theme::accent()),
-                    Line::raw(""),
-                    Line::styled(
-                        "Applied through its proposal item, audited as the operator.",
-                        theme::dim(),
-                    ),
-                    Line::raw(""),
-                    Line::from(vec![
-                        Span::styled(" y/Enter ", theme::key()),
-                        Span::raw("resolve   "),
-                        Span::styled(" n/Esc ", theme::key()),
-                        Span::raw("back"),
-                    ]),
-                ])
+                Paragraph::new(
+                    [
+                        vec![
+                            Line::raw(format!("Resolve contradiction #{id}:")),
+                            Line::styled(verdict_text(v).to_string(), theme::accent()),
+                            Line::raw(""),
+                        ],
+                        what,
+                        vec![
+                            Line::raw(""),
+                            Line::styled(
+                                "Applied through its proposal item as one audit group, as the operator.",
+                                theme::dim(),
+                            ),
+                            Line::raw(""),
+                            Line::from(vec![
+                                Span::styled(" y/Enter ", theme::key()),
+                                Span::raw("resolve   "),
+                                Span::styled(" n/Esc ", theme::key()),
+                                Span::raw("back"),
+                            ]),
+                        ],
+                    ]
+                    .concat(),
+                )
                 .wrap(Wrap { trim: false })
                 .block(
                     Block::default()

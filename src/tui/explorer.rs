@@ -316,17 +316,11 @@ impl Explorer {
                             Color::Magenta
                         },
                     });
-                    let label: String = e
-                        .other_label
-                        .split(": ")
-                        .last()
-                        .unwrap_or("")
-                        .chars()
-                        .take(14)
-                        .collect();
+                    let label =
+                        super::component::fit(e.other_label.split(": ").last().unwrap_or(""), 14);
                     ctx.print(x - 0.15, y, Line::styled(label, theme::base()));
                 }
-                let short: String = name.chars().take(16).collect();
+                let short = super::component::fit(&name, 16);
                 ctx.print(-0.2, 0.0, Line::styled(short, theme::accent()));
             });
         f.render_widget(canvas, area);

@@ -184,8 +184,18 @@ impl Component for HealthPane {
         f.render_widget(block, table_area);
         let w = inner.width as usize;
         // status, label, value, target, trend, action
-        let trend_w = (TREND_RUNS + 1).min(w / 5).max(8);
-        let label_w = 36.min(w / 3);
+        // as many columns as there are points (past cycles and now), so
+        // the names and what to do get the rest
+        let points = self.history.len() + 1;
+        let trend_w = points.min(TREND_RUNS + 1).min(w / 5).max(11);
+        // as wide as the longest name, up to two fifths of the row
+        let longest = self
+            .metrics()
+            .iter()
+            .map(|m| m.label.chars().count())
+            .max()
+            .unwrap_or(6);
+        let label_w = longest.min(w / 3).max(6);
         let mut lines = vec![Line::styled(
             format!(
                 "  {:<label_w$} {:>9}  {:<14} {:<trend_w$}  {}",
@@ -204,7 +214,7 @@ impl Component for HealthPane {
         for (i, m) in self.metrics().iter().enumerate().skip(start).take(height) {
             let series = self.series(m);
             let tail = &series[series.len().saturating_sub(trend_w)..];
-            let label: String = m.label.chars().take(label_w).collect();
+            let label = super::component::fit(&m.label, label_w);
             let row_style = if i == self.sel {
                 theme::selected()
             } else {
@@ -221,7 +231,7 @@ impl Component for HealthPane {
                 Span::styled(format!("{:<trend_w$}  ", spark_text(tail)), theme::accent()),
             ];
             let used = 2 + label_w + 1 + 11 + 15 + trend_w + 2;
-            let action: String = m.action.chars().take(w.saturating_sub(used)).collect();
+            let action = super::component::fit(&m.action, w.saturating_sub(used));
             spans.push(Span::styled(action, theme::dim()));
             lines.push(Line::from(spans));
         }

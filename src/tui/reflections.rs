@@ -1150,15 +1150,15 @@ impl Component for Reflections {
                         } else {
                             m
                         };
-                        let text: String = format!(
-                            " {:>3} {:<13} {}",
-                            it.seq,
-                            it.class,
-                            self.title_of(p.id, it)
-                        )
-                        .chars()
-                        .take(w.saturating_sub(6))
-                        .collect();
+                        let text = super::component::fit(
+                            &format!(
+                                " {:>3} {:<13} {}",
+                                it.seq,
+                                it.class,
+                                self.title_of(p.id, it)
+                            ),
+                            w.saturating_sub(6),
+                        );
                         let st = if i == self.i_sel && self.focus == Focus::Items {
                             theme::selected()
                         } else {

@@ -82,7 +82,7 @@ impl SchemaView {
             .map(|(i, t)| {
                 let count = format!("{}", t.count);
                 let name_w = w.saturating_sub(count.len() + 1);
-                let name: String = t.name.chars().take(name_w).collect();
+                let name = super::component::fit(&t.name, name_w);
                 let pad = w.saturating_sub(name.chars().count() + count.len());
                 let st = if i == sel && focused {
                     theme::selected()

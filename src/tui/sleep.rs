@@ -267,10 +267,10 @@ impl SleepPane {
             } else {
                 theme::base()
             };
-            let text: String = format!("  {k:<30} {shown:>10} {:>10}  {what}", dv.to_string())
-                .chars()
-                .take(w)
-                .collect();
+            let text = super::component::fit(
+                &format!("  {k:<30} {shown:>10} {:>10}  {what}", dv.to_string()),
+                w,
+            );
             lines.push(Line::styled(text, st));
         }
         lines.push(Line::raw(""));
@@ -331,10 +331,7 @@ impl SleepPane {
                 _ => (0.0, theme::dim(), String::new()),
             };
             let label = format!("{p:>2} {name:<22} {note}");
-            let label: String = label
-                .chars()
-                .take((row.width as usize).saturating_sub(12))
-                .collect();
+            let label = super::component::fit(&label, (row.width as usize).saturating_sub(12));
             f.render_widget(
                 LineGauge::default()
                     .ratio(ratio)
@@ -635,10 +632,10 @@ impl Component for SleepPane {
             Span::styled(" (p)", theme::dim()),
         ]));
         for k in &changed {
-            let t: String = format!("   {k} = {}", param_value(&self.params, k))
-                .chars()
-                .take(inner.width as usize)
-                .collect();
+            let t = super::component::fit(
+                &format!("   {k} = {}", param_value(&self.params, k)),
+                inner.width as usize,
+            );
             lines.push(Line::styled(t, theme::warn()));
         }
         lines.push(Line::styled(
@@ -665,10 +662,10 @@ impl Component for SleepPane {
                 theme::base()
             };
             let day: String = r.started_at.chars().take(16).collect();
-            let text: String = format!("#{:<3} {:<8} {:<11} {}", r.run, r.scope, r.status, day)
-                .chars()
-                .take(w)
-                .collect();
+            let text = super::component::fit(
+                &format!("#{:<3} {:<8} {:<11} {}", r.run, r.scope, r.status, day),
+                w,
+            );
             lines.push(Line::styled(text, st));
         }
         f.render_widget(Paragraph::new(lines), inner);
