@@ -214,7 +214,7 @@ impl Component for HealthPane {
         for (i, m) in self.metrics().iter().enumerate().skip(start).take(height) {
             let series = self.series(m);
             let tail = &series[series.len().saturating_sub(trend_w)..];
-            let label = super::component::fit(&m.label, label_w);
+            let label = super::component::fit(m.label, label_w);
             let row_style = if i == self.sel {
                 theme::selected()
             } else {
@@ -231,7 +231,7 @@ impl Component for HealthPane {
                 Span::styled(format!("{:<trend_w$}  ", spark_text(tail)), theme::accent()),
             ];
             let used = 2 + label_w + 1 + 11 + 15 + trend_w + 2;
-            let action = super::component::fit(&m.action, w.saturating_sub(used));
+            let action = super::component::fit(m.action, w.saturating_sub(used));
             spans.push(Span::styled(action, theme::dim()));
             lines.push(Line::from(spans));
         }
