@@ -1207,3 +1207,67 @@ fn paging_stops_at_the_end_of_the_report() {
     key(&mut a, KeyCode::Char('['));
     assert_ne!(screen(&mut a, 120, 36), s, "one page up moves at once");
 }
+
+/// Export asks where to write, in the results' own terms: a path to edit,
+/// a refusal naming a missing directory, a question before replacing a
+/// file; `/` narrows the rows and export writes the rows shown.
+#[test]
+fn export_asks_where_and_filtered_results_export_what_is_shown() {
+    let dir = std::env::temp_dir().join(format!("somnus-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?t.name) WHERE { ?t {type: \"Topic\"} } ORDER BY ?t.name LIMIT 500",
+    );
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(2));
+    // `/sql` keeps the rows that mention it
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "sql");
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("/ sql (Esc clears)"), "{s}");
+    assert!(s.contains("PostgreSQL"), "{s}");
+    assert!(!s.contains("JavaScript"), "{s}");
+    // export: a popup with a path, nothing written yet
+    key(&mut a, KeyCode::Char('E'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Write the results as CSV to:"), "{s}");
+    assert!(a.workbench.last_export.is_none());
+    // a directory that does not exist is refused, the popup stays
+    ctrl(&mut a, 'u');
+    let missing = dir.join("no/such/out.csv");
+    typed(&mut a, &missing.to_string_lossy());
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("no directory"), "{s}");
+    // a file that exists is replaced only on a second Enter
+    let target = dir.join("topics.csv");
+    std::fs::write(&target, "keep me").expect("write");
+    ctrl(&mut a, 'u');
+    typed(&mut a, &target.to_string_lossy());
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("exists: Enter again replaces it"), "{s}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    key(&mut a, KeyCode::Enter);
+    let csv = std::fs::read_to_string(&target).expect("written");
+    assert!(csv.contains("PostgreSQL"), "{csv}");
+    assert!(!csv.contains("JavaScript"), "only the rows shown: {csv}");
+    assert_eq!(
+        a.workbench.last_export.as_deref(),
+        Some(target.to_string_lossy().as_ref())
+    );
+    // Esc in the results clears the filter
+    key(&mut a, KeyCode::Esc);
+    assert!(!screen(&mut a, 120, 36).contains("/ sql"));
+    // Esc in the popup writes nothing
+    key(&mut a, KeyCode::Char('e'));
+    key(&mut a, KeyCode::Esc);
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files, 1, "nothing else written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

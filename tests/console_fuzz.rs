@@ -176,6 +176,11 @@ fn range(var: &str, default: (u64, u64)) -> (u64, u64) {
 
 #[test]
 fn random_keys_pastes_and_resizes_never_panic() {
+    // random keys can export results (`e`, a typed name, Enter): into a
+    // directory of their own, never the working tree
+    let scratch = std::env::temp_dir().join(format!("somnus-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    std::env::set_current_dir(&scratch).expect("cd scratch");
     let (from, to) = range("SOMNUS_FUZZ_SEEDS", (1, 6));
     let steps = std::env::var("SOMNUS_FUZZ_STEPS")
         .ok()

@@ -1,7 +1,7 @@
 //! The query workbench: a KIP editor with highlighting, bracket matching
 //! and completion, a parameters editor, history, and the result table.
 
-use super::component::{Action, Component, Hint, Job, JobOutput, hint};
+use super::component::{Action, Component, Hint, Job, JobOutput, ListFilter, hint};
 use super::highlight;
 use super::results::{ResultTable, cell_text, table};
 use super::theme;
@@ -56,6 +56,16 @@ enum Popup {
         selected: usize,
         prefix_len: usize,
     },
+    /// Where to write the results: a path to edit; Enter writes, asking
+    /// first when the file exists.
+    Export {
+        csv: bool,
+        path: String,
+        /// The file exists and Enter was pressed once: the next Enter
+        /// replaces it.
+        overwrite: bool,
+        error: Option<String>,
+    },
 }
 
 pub struct Workbench {
@@ -81,6 +91,8 @@ pub struct Workbench {
     /// The last live check: (text, parameters text, verdict).
     checked: Option<(String, String, Check)>,
     results_height: usize,
+    /// `/` in the results: rows whose cells hold the words.
+    filter: ListFilter,
 }
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -157,6 +169,7 @@ impl Workbench {
             last_export: None,
             results_height: 10,
             checked: None,
+            filter: ListFilter::default(),
         }
     }
 
@@ -265,18 +278,35 @@ impl Workbench {
         out
     }
 
-    fn selected_row(&self) -> Option<&Vec<Value>> {
+    /// The result rows the `/` filter lets through, as indices.
+    fn shown(&self) -> Vec<usize> {
         match &self.outcome {
-            Some(Outcome::Table { table, .. }) => table.rows.get(self.row),
+            Some(Outcome::Table { table, .. }) => table
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| {
+                    !self.filter.active()
+                        || self
+                            .filter
+                            .matches(&r.iter().map(cell_text).collect::<Vec<_>>().join(" "))
+                })
+                .map(|(i, _)| i)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn selected_row(&self) -> Option<&Vec<Value>> {
+        let i = *self.shown().get(self.row)?;
+        match &self.outcome {
+            Some(Outcome::Table { table, .. }) => table.rows.get(i),
             _ => None,
         }
     }
 
     fn row_count(&self) -> usize {
-        match &self.outcome {
-            Some(Outcome::Table { table, .. }) => table.rows.len(),
-            _ => 0,
-        }
+        self.shown().len()
     }
 
     fn col_count(&self) -> usize {
@@ -295,27 +325,104 @@ impl Workbench {
         self.row = r as usize;
     }
 
+    /// Asks where to write the results (a file name in the directory of
+    /// the last export, or the current one).
     fn export(&mut self, csv: bool) -> Vec<Action> {
-        let Some(Outcome::Table { table, .. }) = &self.outcome else {
-            return vec![Action::Status("nothing to export".into())];
-        };
+        if !matches!(self.outcome, Some(Outcome::Table { .. })) {
+            return vec![Action::Status(
+                "nothing to export: run a query first".into(),
+            )];
+        }
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
         let name = format!("somnus-result-{stamp}.{}", if csv { "csv" } else { "json" });
+        let dir = self
+            .last_export
+            .as_deref()
+            .and_then(|p| std::path::Path::new(p).parent().map(|d| d.to_path_buf()))
+            .filter(|d| !d.as_os_str().is_empty())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        self.popup = Popup::Export {
+            csv,
+            path: dir.join(name).to_string_lossy().into_owned(),
+            overwrite: false,
+            error: None,
+        };
+        vec![]
+    }
+
+    /// Writes the results where the export popup says; Err keeps the popup
+    /// open with the reason.
+    fn write_export(
+        &mut self,
+        csv: bool,
+        path: &str,
+        overwrite: bool,
+    ) -> Result<Vec<Action>, (String, bool)> {
+        let Some(Outcome::Table { table, .. }) = &self.outcome else {
+            return Err(("the results are gone: run the query again".into(), false));
+        };
+        let path = path.trim();
+        if path.is_empty() {
+            return Err(("type a file name".into(), false));
+        }
+        let expanded = match path.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(|h| std::path::Path::new(&h).join(rest))
+                .unwrap_or_else(|| path.into()),
+            None => std::path::PathBuf::from(path),
+        };
+        if expanded.is_dir() {
+            return Err((
+                format!("{} is a directory: add a file name", expanded.display()),
+                false,
+            ));
+        }
+        if let Some(dir) = expanded.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err((format!("no directory {}", dir.display()), false));
+        }
+        if expanded.exists() && !overwrite {
+            return Err((
+                format!(
+                    "{} exists: Enter again replaces it, or change the name",
+                    expanded.display()
+                ),
+                true,
+            ));
+        }
+        // what the screen shows: the rows the filter lets through
+        let table = ResultTable {
+            headers: table.headers.clone(),
+            rows: self
+                .shown()
+                .into_iter()
+                .filter_map(|i| table.rows.get(i).cloned())
+                .collect(),
+        };
         let body = if csv {
             table.to_csv()
         } else {
             serde_json::to_string_pretty(&table.to_json()).unwrap_or_default()
         };
-        match std::fs::write(&name, body) {
-            Ok(()) => {
-                self.last_export = Some(name.clone());
-                vec![Action::Status(format!(
-                    "exported {} rows to {name}",
-                    table.rows.len()
-                ))]
-            }
-            Err(e) => vec![Action::Error(format!("cannot write {name}: {e}"))],
-        }
+        let rows = table.rows.len();
+        // written beside the target and renamed, so a failure leaves no half file
+        let tmp = expanded.with_extension(format!(
+            "{}.part",
+            expanded.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        std::fs::write(&tmp, body)
+            .and_then(|()| std::fs::rename(&tmp, &expanded))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                (format!("cannot write {}: {e}", expanded.display()), false)
+            })?;
+        let shown = expanded.display().to_string();
+        self.last_export = Some(shown.clone());
+        Ok(vec![Action::Status(format!(
+            "exported {rows} rows to {shown}"
+        ))])
     }
 
     fn history_matches(&self, filter: &str) -> Vec<usize> {
@@ -403,7 +510,13 @@ impl Workbench {
 
     fn results_key(&mut self, key: KeyEvent) -> Vec<Action> {
         let page = self.results_height.max(1) as isize;
+        if self.filter.key(&key) {
+            self.row = 0;
+            self.row_offset = 0;
+            return vec![];
+        }
         match key.code {
+            KeyCode::Char('/') => self.filter.typing = true,
             KeyCode::Down | KeyCode::Char('j') => self.move_row(1),
             KeyCode::Up | KeyCode::Char('k') => self.move_row(-1),
             KeyCode::PageDown => self.move_row(page),
@@ -439,7 +552,7 @@ impl Workbench {
             }
             KeyCode::Char('Y') => {
                 if let Some(Outcome::Table { table, .. }) = &self.outcome
-                    && let Some(r) = table.rows.get(self.row)
+                    && let Some(r) = self.selected_row()
                 {
                     let mut m = Map::new();
                     for (h, v) in table.headers.iter().zip(r.iter()) {
@@ -688,7 +801,10 @@ impl Workbench {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme::border(focused))
-            .title(Span::styled(" results ", theme::title()));
+            .title(Span::styled(
+                format!(" results {}", self.filter.title()),
+                theme::title(),
+            ));
         let inner = block.inner(area);
         f.render_widget(block, area);
         match &self.outcome {
@@ -730,8 +846,13 @@ impl Workbench {
                     .saturating_sub(2)
                     .min(table.headers.len().saturating_sub(1));
                 let cols: Vec<usize> = (first_col..table.headers.len()).collect();
-                let visible: Vec<&Vec<Value>> =
-                    table.rows.iter().skip(self.row_offset).take(h).collect();
+                let shown = self.shown();
+                let visible: Vec<&Vec<Value>> = shown
+                    .iter()
+                    .skip(self.row_offset)
+                    .take(h)
+                    .filter_map(|&i| table.rows.get(i))
+                    .collect();
                 let mut widths: Vec<u16> = cols
                     .iter()
                     .map(|&c| {
@@ -795,6 +916,20 @@ impl Workbench {
                         })
                     })
                     .collect();
+                if shown.is_empty() && !table.rows.is_empty() {
+                    f.render_widget(
+                        Paragraph::new(Line::styled(
+                            format!(
+                                "no row of {} holds \"{}\" (Esc clears the filter)",
+                                table.rows.len(),
+                                self.filter.text.trim()
+                            ),
+                            theme::dim(),
+                        )),
+                        inner,
+                    );
+                    return;
+                }
                 let t = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)))
                     .header(header)
                     .column_spacing(2);
@@ -864,6 +999,54 @@ impl Workbench {
                     f.render_widget(Paragraph::new(lines), list);
                 }
             }
+            Popup::Export {
+                csv,
+                path,
+                overwrite,
+                error,
+            } => {
+                let rect = centered(area, 70, 30);
+                f.render_widget(Clear, rect);
+                let mut lines = vec![
+                    Line::raw(format!(
+                        "Write the results as {} to:",
+                        if *csv { "CSV" } else { "JSON" }
+                    )),
+                    Line::from(vec![
+                        Span::styled("› ", theme::accent()),
+                        Span::raw(path.clone()),
+                        Span::styled("▏", theme::accent()),
+                    ]),
+                    Line::raw(""),
+                ];
+                if let Some(e) = error {
+                    lines.push(Line::styled(
+                        e.clone(),
+                        if *overwrite {
+                            theme::warn()
+                        } else {
+                            theme::error()
+                        },
+                    ));
+                }
+                lines.push(Line::from(vec![
+                    Span::styled(" Enter ", theme::key()),
+                    Span::raw(if *overwrite { "replace   " } else { "write   " }),
+                    Span::styled(" Ctrl+U ", theme::key()),
+                    Span::raw("clear   "),
+                    Span::styled(" Esc ", theme::key()),
+                    Span::raw("cancel"),
+                ]));
+                f.render_widget(
+                    Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+                        Block::default()
+                            .borders(Borders::ALL)
+                            .border_style(theme::border(true))
+                            .title(" export "),
+                    ),
+                    rect,
+                );
+            }
             _ => {}
         }
     }
@@ -911,10 +1094,16 @@ impl Component for Workbench {
                     hint("Esc", "close"),
                 ];
             }
+            Popup::Export { .. } => {
+                return vec![hint("Enter", "write"), hint("Esc", "cancel")];
+            }
             Popup::None => {}
         }
         if self.running.is_some() {
             return vec![hint("Esc", "cancel query")];
+        }
+        if self.focus == Focus::Results && self.filter.typing {
+            return vec![hint("Enter", "keep filter"), hint("Esc", "clear filter")];
         }
         let mut v = vec![hint("F5", "run"), hint("F6", "dry run")];
         match self.focus {
@@ -931,6 +1120,7 @@ impl Component for Workbench {
                 hint("↑↓←→", "move"),
                 hint("Enter", "open cell"),
                 hint("y/Y", "copy cell/row"),
+                hint("/", "filter"),
                 hint("n", "next page"),
                 hint("e/E", "export JSON/CSV"),
                 hint("F2", "editor"),
@@ -941,7 +1131,8 @@ impl Component for Workbench {
 
     fn captures_text(&self) -> bool {
         matches!(self.focus, Focus::Editor | Focus::Params)
-            || matches!(self.popup, Popup::History { .. })
+            || matches!(self.popup, Popup::History { .. } | Popup::Export { .. })
+            || (self.focus == Focus::Results && self.filter.typing)
     }
 
     fn commands(&self) -> Vec<&'static str> {
@@ -1026,11 +1217,65 @@ impl Component for Workbench {
                 }
                 return vec![];
             }
+            Popup::Export {
+                csv,
+                path,
+                overwrite,
+                error,
+            } => {
+                match key.code {
+                    KeyCode::Esc => self.popup = Popup::None,
+                    KeyCode::Enter => {
+                        let (c, p, o) = (*csv, path.clone(), *overwrite);
+                        match self.write_export(c, &p, o) {
+                            Ok(out) => {
+                                self.popup = Popup::None;
+                                return out;
+                            }
+                            Err((why, ask)) => {
+                                if let Popup::Export {
+                                    overwrite, error, ..
+                                } = &mut self.popup
+                                {
+                                    *overwrite = ask;
+                                    *error = Some(why);
+                                }
+                            }
+                        }
+                    }
+                    KeyCode::Backspace => {
+                        path.pop();
+                        *overwrite = false;
+                        *error = None;
+                    }
+                    KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        path.clear();
+                        *overwrite = false;
+                        *error = None;
+                    }
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        path.push(c);
+                        *overwrite = false;
+                        *error = None;
+                    }
+                    _ => {}
+                }
+                return vec![];
+            }
             Popup::None => {}
+        }
+        if self.focus == Focus::Results && self.filter.typing {
+            return self.results_key(key);
         }
         if key.code == KeyCode::Esc {
             if self.running.is_some() {
                 return vec![Action::Cancel];
+            }
+            if self.focus == Focus::Results && self.filter.active() {
+                self.filter = ListFilter::default();
+                self.row = 0;
+                self.row_offset = 0;
+                return vec![Action::Status("filter cleared".into())];
             }
             if self.focus != Focus::Editor {
                 self.focus = Focus::Editor;
@@ -1099,6 +1344,19 @@ impl Component for Workbench {
             (Popup::History { filter, selected }, _) => {
                 filter.push_str(&super::component::one_line(&text));
                 *selected = 0;
+            }
+            (
+                Popup::Export {
+                    path,
+                    overwrite,
+                    error,
+                    ..
+                },
+                _,
+            ) => {
+                path.push_str(super::component::one_line(&text).trim());
+                *overwrite = false;
+                *error = None;
             }
             (Popup::None, Focus::Editor) => {
                 self.editor.insert_str(text);
@@ -1182,9 +1440,8 @@ impl Component for Workbench {
                     self.row = 0;
                     self.row_offset = 0;
                     self.col = 0;
-                    if self.focus == Focus::Editor && self.row_count() > 0 {
-                        // stay in the editor; results are one F2 away
-                    }
+                    // a new answer starts unfiltered
+                    self.filter = ListFilter::default();
                 }
                 if !*page {
                     self.last_text = text.clone();
