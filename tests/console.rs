@@ -1271,3 +1271,39 @@ fn export_asks_where_and_filtered_results_export_what_is_shown() {
     assert_eq!(files, 1, "nothing else written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A placeholder without a value: the editor says which and to press F3;
+/// F3 opens the parameters with a template of the missing ones, the
+/// cursor in the first value; filled in, the command runs.
+#[test]
+fn a_missing_parameter_points_to_f3_and_f3_fills_a_template() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?p.name) WHERE { ?p {type: \"Person\", name: :who} } LIMIT :n",
+    );
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains(":who, :n needs a value: press F3"), "{s}");
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Press F3"), "{s}");
+    key(&mut a, KeyCode::F(3));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("\"who\": \"\""), "{s}");
+    assert!(s.contains("\"n\": \"\""), "{s}");
+    insta::assert_snapshot!("params_template", s);
+    // the cursor is inside the first value
+    typed(&mut a, "Mira Chen");
+    // :n must be a number: replace its empty string
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::End);
+    for _ in 0..2 {
+        key(&mut a, KeyCode::Backspace);
+    }
+    typed(&mut a, "5");
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("1 row"), "{s}");
+    assert!(s.contains("Mira Chen"), "{s}");
+}

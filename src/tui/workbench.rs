@@ -224,6 +224,73 @@ impl Workbench {
         self.spinner = (self.spinner + 1) % SPINNER.len();
     }
 
+    /// The text's `:placeholders`, in order of first use (strings and
+    /// comments skipped).
+    fn placeholders(&self) -> Vec<String> {
+        let none = HashSet::new();
+        let mut out: Vec<String> = Vec::new();
+        for line in self.editor.lines() {
+            for (a, b, tok) in highlight::tokenize(line, &none, &none) {
+                if tok == highlight::Tok::Param {
+                    let name = line[a + 1..b].to_string();
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Placeholders the parameters give no value (all of them when the
+    /// parameters are not a JSON object).
+    fn missing_params(&self) -> Vec<String> {
+        let given = self.parse_params().unwrap_or_default();
+        self.placeholders()
+            .into_iter()
+            .filter(|p| !given.contains_key(p))
+            .collect()
+    }
+
+    /// Opens the parameters with a template: every placeholder the text
+    /// uses and the parameters lack, with an empty value to fill in.
+    fn params_template(&mut self) -> Option<Action> {
+        let missing = self.missing_params();
+        if missing.is_empty() {
+            return None;
+        }
+        let Ok(mut given) = self.parse_params() else {
+            return Some(Action::Status(
+                "the parameters are not a JSON object: fix them to add the missing ones".into(),
+            ));
+        };
+        for m in &missing {
+            given.insert(m.clone(), Value::String(String::new()));
+        }
+        let text = serde_json::to_string_pretty(&Value::Object(given)).unwrap_or_default();
+        self.params = new_area(text.lines().map(str::to_string).collect());
+        // the cursor inside the first empty value
+        if let Some((r, line)) = self
+            .params
+            .lines()
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.contains(&format!("\"{}\": \"\"", missing[0])))
+        {
+            let c = line.rfind("\"\"").map_or(0, |c| c + 1);
+            self.params.move_cursor(CursorMove::Jump(r as u16, c as u16));
+        }
+        Some(Action::Status(format!(
+            "added {} to the parameters: give {} a value",
+            missing
+                .iter()
+                .map(|m| format!(":{m}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if missing.len() == 1 { "it" } else { "each" }
+        )))
+    }
+
     fn parse_params(&self) -> Result<Map<String, Value>, String> {
         let text = self.params.lines().join("\n");
         if text.trim().is_empty() {
@@ -600,6 +667,20 @@ impl Workbench {
             Check::Ok(kind) => Line::from(vec![
                 Span::styled(" ✓ ", theme::ok()),
                 Span::styled(format!("{kind} parses "), theme::dim()),
+            ]),
+            Check::Err { .. } if !self.missing_params().is_empty() => Line::from(vec![
+                Span::styled(
+                    format!(
+                        " ✗ {} needs a value: press ",
+                        self.missing_params()
+                            .iter()
+                            .map(|m| format!(":{m}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    theme::error(),
+                ),
+                Span::styled("F3 ", theme::key()),
             ]),
             Check::Err { code, line, column } => {
                 let at = match (line, column) {
@@ -1313,6 +1394,9 @@ impl Component for Workbench {
                 } else {
                     Focus::Editor
                 };
+                if self.show_params {
+                    return self.params_template().into_iter().collect();
+                }
                 return vec![];
             }
             KeyCode::F(7) => {
@@ -1392,7 +1476,10 @@ impl Component for Workbench {
                 if let Some(err) = response.get("error") {
                     let code = err["code"].as_str().unwrap_or("error").to_string();
                     let message = err["message"].as_str().unwrap_or("").to_string();
-                    let hint = err["hint"].as_str().unwrap_or("").to_string();
+                    let mut hint = err["hint"].as_str().unwrap_or("").to_string();
+                    if message.contains("is not supplied") {
+                        hint = "Press F3: the parameters open with every placeholder the text uses and lacks a value for, ready to fill in.".into();
+                    }
                     if let (Some(l), Some(c)) = (err["line"].as_u64(), err["column"].as_u64()) {
                         // caret: put the cursor where the error is
                         let rows = self.editor.lines().len();
