@@ -1307,3 +1307,30 @@ fn a_missing_parameter_points_to_f3_and_f3_fills_a_template() {
     assert!(s.contains("1 row"), "{s}");
     assert!(s.contains("Mira Chen"), "{s}");
 }
+
+#[test]
+fn tab_in_an_empty_string_offers_names_and_never_adds_spaces() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?a) WHERE { (?a, \"");
+    key(&mut a, KeyCode::Tab);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("belongs_to_domain"), "{s}");
+    key(&mut a, KeyCode::Enter);
+    let t = a.workbench.text();
+    assert!(t.ends_with("(?a, \"assigned_to"), "{t}");
+    assert!(!t.contains("  "), "{t}");
+    // a type goes after `type:`
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?a) WHERE { ?a {type: \"");
+    key(&mut a, KeyCode::Tab);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("│Experience "), "{s}");
+    assert!(s.contains("│Commitment "), "{s}");
+    key(&mut a, KeyCode::Esc);
+    // a name has nothing to offer: Tab leaves the string as it is
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?a) WHERE { ?a {name: \"");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.workbench.text(), "FIND(?a) WHERE { ?a {name: \"");
+}

@@ -85,6 +85,9 @@ pub struct Workbench {
     history: Vec<HistoryEntry>,
     types: HashSet<String>,
     predicates: HashSet<String>,
+    /// Where the completion list opens: cursor x, the row below, the
+    /// editor's right edge.
+    complete_at: (u16, u16, u16),
     scroll: (usize, usize),
     pub last_copy: Option<String>,
     pub last_export: Option<String>,
@@ -164,6 +167,7 @@ impl Workbench {
             history: Vec::new(),
             types: HashSet::new(),
             predicates: HashSet::new(),
+            complete_at: (0, 0, 0),
             scroll: (0, 0),
             last_copy: None,
             last_export: None,
@@ -523,10 +527,25 @@ impl Workbench {
             .chars()
             .rev()
             .collect();
-        if word.is_empty() {
-            return (0, vec![]);
-        }
         let in_string = before.matches('"').count() % 2 == 1;
+        if word.is_empty() {
+            // an empty string offers what belongs there: a type after
+            // `type:`, a predicate where a link's predicate goes
+            if !in_string || !before.ends_with('"') {
+                return (0, vec![]);
+            }
+            let lead = before[..before.len() - 1].trim_end();
+            let mut names: Vec<String> = if lead.ends_with("type:") {
+                self.types.iter().cloned().collect()
+            } else if lead.ends_with(',') || lead.ends_with('(') {
+                self.predicates.iter().cloned().collect()
+            } else {
+                vec![]
+            };
+            names.sort();
+            names.dedup();
+            return (0, names);
+        }
         let mut cands: Vec<String> = Vec::new();
         if !in_string {
             cands.extend(
@@ -548,6 +567,14 @@ impl Workbench {
         (word.chars().count(), cands)
     }
 
+    /// Whether the cursor is inside a string literal.
+    fn in_string(&self) -> bool {
+        let ratatui_textarea::DataCursor(row, col) = self.editor.cursor();
+        let line = &self.editor.lines()[row];
+        let before: String = line.chars().take(col).collect();
+        before.matches('"').count() % 2 == 1
+    }
+
     fn accept_completion(&mut self, item: &str, prefix_len: usize) {
         let rest: String = item.chars().skip(prefix_len).collect();
         self.editor.insert_str(rest);
@@ -557,6 +584,8 @@ impl Workbench {
         if key.code == KeyCode::Tab && key.modifiers.is_empty() {
             let (len, cands) = self.completion();
             match cands.len() {
+                // inside a string Tab never adds spaces to a name
+                0 if self.in_string() => {}
                 0 => {
                     self.editor.insert_str("  ");
                 }
@@ -777,43 +806,51 @@ impl Workbench {
             let y = inner.y + (crow - self.scroll.0) as u16;
             f.set_cursor_position((x.min(inner.right().saturating_sub(1)), y));
         }
-        if let Popup::Complete {
+        // the completion list is drawn last, over the results
+        self.complete_at = (
+            inner.x + gutter as u16 + (ccol - self.scroll.1) as u16,
+            inner.y + (crow - self.scroll.0) as u16 + 1,
+            area.right(),
+        );
+    }
+
+    fn render_completion(&self, f: &mut Frame) {
+        let Popup::Complete {
             items, selected, ..
         } = &self.popup
-        {
-            let x = (inner.x + gutter as u16 + (ccol - self.scroll.1) as u16)
-                .min(area.right().saturating_sub(30));
-            let y = inner.y + (crow - self.scroll.0) as u16 + 1;
-            let hh = (items.len() as u16 + 2).min(10);
-            let rect = Rect {
-                x,
-                y: y.min(f.area().bottom().saturating_sub(hh)),
-                width: 30.min(f.area().width),
-                height: hh,
-            };
-            let lines: Vec<Line> = items
-                .iter()
-                .enumerate()
-                .skip(selected.saturating_sub(7))
-                .take(8)
-                .map(|(i, s)| {
-                    Line::styled(
-                        s.clone(),
-                        if i == *selected {
-                            theme::selected()
-                        } else {
-                            theme::base()
-                        },
-                    )
-                })
-                .collect();
-            f.render_widget(Clear, rect);
-            f.render_widget(
-                Paragraph::new(lines)
-                    .block(Block::default().borders(Borders::ALL).title(" complete ")),
-                rect,
-            );
-        }
+        else {
+            return;
+        };
+        let (cx, y, right) = self.complete_at;
+        let x = cx.min(right.saturating_sub(30));
+        let hh = (items.len() as u16 + 2).min(10);
+        let rect = Rect {
+            x,
+            y: y.min(f.area().bottom().saturating_sub(hh)),
+            width: 30.min(f.area().width),
+            height: hh,
+        };
+        let lines: Vec<Line> = items
+            .iter()
+            .enumerate()
+            .skip(selected.saturating_sub(7))
+            .take(8)
+            .map(|(i, s)| {
+                Line::styled(
+                    s.clone(),
+                    if i == *selected {
+                        theme::selected()
+                    } else {
+                        theme::base()
+                    },
+                )
+            })
+            .collect();
+        f.render_widget(Clear, rect);
+        f.render_widget(
+            Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" complete ")),
+            rect,
+        );
     }
 
     fn render_params(&mut self, f: &mut Frame, area: Rect) {
@@ -1609,6 +1646,7 @@ impl Component for Workbench {
         }
         f.render_widget(Paragraph::new(self.status_line()), status);
         self.render_results(f, bottom);
+        self.render_completion(f);
         self.render_popup(f, area);
     }
 }
