@@ -209,6 +209,7 @@ fn check(c: &Case, out: &Outcome) -> (bool, String) {
             Outcome::Ok {
                 result,
                 next_cursor,
+                ..
             },
             None,
         ) => {

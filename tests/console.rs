@@ -1334,3 +1334,22 @@ fn tab_in_an_empty_string_offers_names_and_never_adds_spaces() {
     key(&mut a, KeyCode::Tab);
     assert_eq!(a.workbench.text(), "FIND(?a) WHERE { ?a {name: \"");
 }
+
+#[test]
+fn a_dry_run_lists_what_it_would_write_and_a_write_what_it_wrote() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Zed Ng\"} SET PROPOSITIONS { (\"works_on\", {type: \"Project\", name: \"Atlas\"}) } } }",
+    );
+    key(&mut a, KeyCode::F(6));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("would create 2"), "{s}");
+    assert!(s.contains("Person: Zed Ng -works_on-> Project: Atlas"), "{s}");
+    insta::assert_snapshot!("dry_run_effects", s);
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("UPSERT · create 2") || s.contains("created 2"), "{s}");
+    assert!(s.contains("Person: Zed Ng -works_on-> Project: Atlas"), "{s}");
+}

@@ -551,3 +551,115 @@ fn parameters_stand_for_predicates_and_deleted_keys() {
         "{r}"
     );
 }
+
+fn dry(nx: &mut Nexus, cmd: &str) -> Value {
+    nx.execute(&Request::new(
+        Method::ExecuteKip,
+        Arguments {
+            command: Some(cmd.into()),
+            dry_run: true,
+            ..Default::default()
+        },
+    ))
+    .to_json()
+}
+
+fn changes(r: &Value) -> Vec<(String, String)> {
+    r["effects"]["elements"]
+        .as_array()
+        .expect("effects")
+        .iter()
+        .map(|e| {
+            (
+                e["change"].as_str().unwrap_or("").to_string(),
+                e["what"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_write_reports_what_it_did_and_a_dry_run_what_it_would_do() {
+    let mut nx = nexus();
+    let upsert = r#"UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} SET ATTRIBUTES { risk_level: 2 } SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#;
+    // a dry run: the result keeps the specification's shape (empty
+    // arrays), and the effects name the concept and the link it would make
+    let r = dry(&mut nx, upsert);
+    assert_eq!(
+        r["result"],
+        json!({ "blocks": 1, "upsert_concept_nodes": [], "upsert_proposition_links": [] })
+    );
+    assert_eq!(r["effects"]["created"], json!(2), "{r}");
+    assert_eq!(
+        changes(&r),
+        vec![
+            ("create".into(), "Drug: Naproxen".into()),
+            ("create".into(), "Drug: Naproxen -treats-> Symptom: Fever".into()),
+        ]
+    );
+    assert_eq!(count_drugs(&mut nx), json!(2), "a dry run writes nothing");
+    // the real write reports the SET PROPOSITIONS link the result leaves out
+    let r = run(&mut nx, upsert);
+    assert_eq!(r["result"]["upsert_proposition_links"], json!([]));
+    assert_eq!(r["effects"]["created"], json!(2), "{r}");
+    assert!(
+        r["effects"]["elements"][1]["id"]
+            .as_str()
+            .is_some_and(|id| id.ends_with(":treats")),
+        "{r}"
+    );
+    // again: nothing changes
+    let r = run(&mut nx, upsert);
+    assert_eq!(r["effects"]["elements"], json!([]), "{r}");
+    assert_eq!(
+        r["effects"],
+        json!({"created": 0, "updated": 0, "deleted": 0, "elements": []})
+    );
+    // an update names the fields it changes
+    let r = dry(
+        &mut nx,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 4 } WHERE { ?d {type: "Drug", name: "Naproxen"} }"#,
+    );
+    assert_eq!(r["effects"]["updated"], json!(1), "{r}");
+    assert_eq!(
+        r["effects"]["elements"][0]["fields"],
+        json!(["attributes.risk_level"]),
+        "{r}"
+    );
+    // a delete names what goes, links included
+    let r = dry(
+        &mut nx,
+        r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Naproxen"} }"#,
+    );
+    assert_eq!(r["effects"]["deleted"], json!(2), "{r}");
+    let mut ch = changes(&r);
+    ch.sort();
+    assert_eq!(
+        ch,
+        vec![
+            ("delete".into(), "Drug: Naproxen".into()),
+            ("delete".into(), "Drug: Naproxen -treats-> Symptom: Fever".into()),
+        ]
+    );
+    assert_eq!(count_drugs(&mut nx), json!(3));
+    // a read reports no effects
+    let r = run(&mut nx, r#"FIND(?d) WHERE { ?d {type: "Drug"} }"#);
+    assert!(r.get("effects").is_none(), "{r}");
+}
+
+#[test]
+fn a_large_write_counts_every_element_and_lists_the_first() {
+    let mut nx = nexus();
+    let mut cmd = String::from("UPSERT {");
+    for i in 0..200 {
+        cmd.push_str(&format!(
+            r#" CONCEPT ?d{i} {{ {{type: "Drug", name: "D{i}"}} }}"#
+        ));
+    }
+    cmd.push('}');
+    let r = dry(&mut nx, &cmd);
+    assert_eq!(r["effects"]["created"], json!(200), "{r}");
+    let listed = r["effects"]["elements"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(listed + r["effects"]["more"].as_u64().unwrap_or(0) as usize, 200);
+    assert!(listed < 200);
+}

@@ -6,6 +6,9 @@
 //! Entries can be rolled back, and a rollback is itself an entry that can
 //! be rolled back.
 
+mod effects;
+pub use effects::effects;
+
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
 use rusqlite::functions::FunctionFlags;

@@ -550,6 +550,7 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
         next_cursor: None,
         dry_run: false,
         kind: "FIND",
+        summary: None,
     });
     let mut term = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
     let (m, p) = measure(runs, |i| {

@@ -99,6 +99,10 @@ pub struct Nexus {
     /// Called while SQLite works (every few thousand VM steps); returning
     /// true interrupts the running command (a cancelled job).
     tick: Option<Tick>,
+    /// Set while answering a protocol request: a write then reports what
+    /// it did (or would do) in `last_effects`.
+    want_effects: bool,
+    last_effects: Option<Value>,
 }
 
 /// A callback SQLite runs while a command works; true interrupts it.
@@ -304,6 +308,8 @@ impl Nexus {
             audit,
             in_group: false,
             tick: None,
+            want_effects: false,
+            last_effects: None,
         };
         // Planner statistics persist in the file; they are refreshed after
         // bulk writes and when the memory is closed, not on the way in.
@@ -838,10 +844,15 @@ impl Nexus {
             trigger: actor.trigger.clone(),
             reason: actor.reason.clone(),
         };
-        match self.exec_as(cmd, text, &who, readonly, dry_run) {
+        self.want_effects = true;
+        self.last_effects = None;
+        let res = self.exec_as(cmd, text, &who, readonly, dry_run);
+        self.want_effects = false;
+        match res {
             Ok((result, next_cursor)) => Outcome::Ok {
                 result,
                 next_cursor,
+                effects: self.last_effects.take(),
             },
             Err(e) => Outcome::Err(e),
         }
@@ -948,7 +959,10 @@ impl Nexus {
                         Err(e) => return Err(e.into()),
                     }
                 };
-                let entry = if cmd.is_write() && !dry_run {
+                // a dry run records too, so it can say what it would
+                // write; its transaction is rolled back with the entry
+                let record = cmd.is_write() && (!dry_run || self.want_effects);
+                let entry = if record {
                     Some(crate::audit::begin(
                         tx.conn,
                         &self.audit,
@@ -963,8 +977,12 @@ impl Nexus {
                 let out = dispatch(tx.conn, cmd, dry_run, self.embedder.as_ref());
                 self.audit.clear();
                 let out = out?;
+                let mut effects = None;
                 if let Some(e) = entry {
                     crate::audit::finish(tx.conn, &self.audit, e)?;
+                    if self.want_effects {
+                        effects = Some(crate::audit::effects(tx.conn, e)?);
+                    }
                 }
                 if dry_run || !cmd.is_write() {
                     tx.rollback()?;
@@ -972,8 +990,12 @@ impl Nexus {
                     crate::store::sync_fts(tx.conn)?;
                     tx.commit()?;
                 }
-                Ok(out)
+                Ok((out, effects))
             })()
+            .map(|(out, effects)| {
+                self.last_effects = effects;
+                out
+            })
         };
         self.disarm_limits();
         let res = res.map_err(|e: KipError| {
@@ -1017,7 +1039,8 @@ impl Nexus {
     ) -> KipResult<(Value, Option<String>)> {
         self.conn.execute_batch("SAVEPOINT somnus_cmd")?;
         let res = (|| {
-            let entry = if cmd.is_write() && !dry_run {
+            let record = cmd.is_write() && (!dry_run || self.want_effects);
+            let entry = if record {
                 Some(crate::audit::begin(
                     &self.conn,
                     &self.audit,
@@ -1029,14 +1052,27 @@ impl Nexus {
             } else {
                 None
             };
-            let out = dispatch(&self.conn, cmd, dry_run, self.embedder.as_ref());
+            let out = dispatch(
+                &self.conn,
+                cmd,
+                dry_run,
+                self.embedder.as_ref(),
+            );
             self.audit.clear();
             let out = out?;
+            let mut effects = None;
             if let Some(e) = entry {
                 crate::audit::finish(&self.conn, &self.audit, e)?;
+                if self.want_effects {
+                    effects = Some(crate::audit::effects(&self.conn, e)?);
+                }
             }
-            Ok(out)
+            Ok((out, effects))
         })();
+        let res = res.map(|(out, effects)| {
+            self.last_effects = effects;
+            out
+        });
         let keep = res.is_ok() && cmd.is_write() && !dry_run;
         let end = if keep {
             "RELEASE somnus_cmd"

@@ -141,6 +141,10 @@ pub enum Outcome {
     Ok {
         result: Value,
         next_cursor: Option<String>,
+        /// What a write did, or under `dry_run` would do: counts and named
+        /// elements created, updated, deleted (beside `result`, which
+        /// keeps the shape the specification gives it).
+        effects: Option<Value>,
     },
     Err(KipError),
 }
@@ -151,10 +155,14 @@ impl Outcome {
             Outcome::Ok {
                 result,
                 next_cursor,
+                effects,
             } => {
                 let mut o = json!({ "result": result });
                 if let Some(c) = next_cursor {
                     o["next_cursor"] = json!(c);
+                }
+                if let Some(e) = effects {
+                    o["effects"] = e.clone();
                 }
                 o
             }

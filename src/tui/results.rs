@@ -135,6 +135,69 @@ fn find_table(find: &[FindExpr], result: &Value) -> ResultTable {
     ResultTable { headers, rows }
 }
 
+/// The elements a write changed (or would): one row each, with what they
+/// are and, for an update, the fields it changes.
+pub fn effects_table(effects: &Value) -> ResultTable {
+    let mut rows: Vec<Vec<Value>> = effects["elements"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .map(|e| {
+                    let fields = e["fields"]
+                        .as_array()
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default();
+                    vec![
+                        e["change"].clone(),
+                        e["id"].clone(),
+                        e["what"].clone(),
+                        Value::String(fields),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(n) = effects["more"].as_u64() {
+        rows.push(vec![
+            Value::String(format!("… {n} more")),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ]);
+    }
+    ResultTable {
+        headers: ["change", "element", "what", "fields"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
+}
+
+/// "would create 2, update 1" (a dry run) or "created 2, updated 1".
+pub fn effects_summary(effects: &Value, dry_run: bool) -> String {
+    let n = |k: &str| effects[k].as_u64().unwrap_or(0);
+    let parts: Vec<String> = [
+        ("created", "create", n("created")),
+        ("updated", "update", n("updated")),
+        ("deleted", "delete", n("deleted")),
+    ]
+    .iter()
+    .filter(|(_, _, c)| *c > 0)
+    .map(|(done, todo, c)| format!("{} {c}", if dry_run { *todo } else { *done }))
+    .collect();
+    match (parts.is_empty(), dry_run) {
+        (true, true) => "would change nothing".into(),
+        (true, false) => "changed nothing".into(),
+        (false, true) => format!("would {}", parts.join(", ")),
+        (false, false) => parts.join(", "),
+    }
+}
+
 fn generic(result: &Value) -> ResultTable {
     match result {
         Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {

@@ -3,7 +3,7 @@
 
 use super::component::{Action, Component, Hint, Job, JobOutput, ListFilter, hint};
 use super::highlight;
-use super::results::{ResultTable, cell_text, table};
+use super::results::{self, ResultTable, cell_text, table};
 use super::theme;
 use crate::engine::overview::HistoryEntry;
 use fuzzy_matcher::FuzzyMatcher;
@@ -33,6 +33,8 @@ pub enum Outcome {
         next_cursor: Option<String>,
         dry_run: bool,
         kind: &'static str,
+        /// What a write did or would do: "would create 2, update 1".
+        summary: Option<String>,
     },
     Error {
         code: String,
@@ -890,17 +892,21 @@ impl Workbench {
                 next_cursor,
                 dry_run,
                 kind,
+                summary,
             }) => {
+                let size = match summary {
+                    Some(s) => s.clone(),
+                    None => format!("{} rows", table.rows.len()),
+                };
                 let mut v = vec![
                     Span::styled(" ✓ ", theme::ok()),
                     Span::raw(format!(
-                        "{kind}{} · {} rows · {:.1} ms",
+                        "{kind}{} · {size} · {:.1} ms",
                         if *dry_run {
                             " (dry run, nothing written)"
                         } else {
                             ""
                         },
-                        table.rows.len(),
                         elapsed.as_secs_f64() * 1000.0
                     )),
                 ];
@@ -1537,7 +1543,13 @@ impl Component for Workbench {
                     let kind = crate::kip::parse(text, params)
                         .map(|c| c.kind())
                         .unwrap_or("result");
-                    let t = table(text, params, &result);
+                    // a write lists the elements it changed (or would)
+                    let effects = response.get("effects");
+                    let summary = effects.map(|e| results::effects_summary(e, *dry_run));
+                    let t = match effects {
+                        Some(e) => results::effects_table(e),
+                        None => table(text, params, &result),
+                    };
                     let next_cursor = response
                         .get("next_cursor")
                         .and_then(Value::as_str)
@@ -1551,6 +1563,7 @@ impl Component for Workbench {
                             next_cursor,
                             dry_run: *dry_run,
                             kind,
+                            summary,
                         });
                         return vec![];
                     }
@@ -1560,6 +1573,7 @@ impl Component for Workbench {
                         next_cursor,
                         dry_run: *dry_run,
                         kind,
+                        summary,
                     });
                     self.row = 0;
                     self.row_offset = 0;
