@@ -651,15 +651,74 @@ fn a_write_reports_what_it_did_and_a_dry_run_what_it_would_do() {
 fn a_large_write_counts_every_element_and_lists_the_first() {
     let mut nx = nexus();
     let mut cmd = String::from("UPSERT {");
-    for i in 0..200 {
+    for i in 0..300 {
         cmd.push_str(&format!(
             r#" CONCEPT ?d{i} {{ {{type: "Drug", name: "D{i}"}} }}"#
         ));
     }
     cmd.push('}');
+    let count = |r: &Value| {
+        let listed = r["effects"]["elements"].as_array().map(Vec::len).unwrap_or(0);
+        (listed, listed + r["effects"]["more"].as_u64().unwrap_or(0) as usize)
+    };
+    // a dry run names 200, a write 25; both count all 300
     let r = dry(&mut nx, &cmd);
-    assert_eq!(r["effects"]["created"], json!(200), "{r}");
-    let listed = r["effects"]["elements"].as_array().map(Vec::len).unwrap_or(0);
-    assert_eq!(listed + r["effects"]["more"].as_u64().unwrap_or(0) as usize, 200);
-    assert!(listed < 200);
+    assert_eq!(r["effects"]["created"], json!(300), "{r}");
+    assert_eq!(count(&r), (200, 300));
+    let r = run(&mut nx, &cmd);
+    assert_eq!(r["effects"]["created"], json!(300));
+    assert_eq!(count(&r), (25, 300));
+    // a sweep: every update counted once
+    let r = run(
+        &mut nx,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 1 } WHERE { ?d {type: "Drug"} }"#,
+    );
+    assert_eq!(r["effects"]["updated"], json!(302), "{r}");
+    assert_eq!(r["effects"]["created"], json!(0));
+    assert_eq!(count(&r), (25, 302));
+}
+
+#[test]
+fn an_unclosed_bracket_is_named_where_its_closer_belongs() {
+    let mut nx = nexus();
+    let cases: &[(&str, (u64, u64), &str)] = &[
+        ("FIND(?x", (1, 8), "missing `)` to close the `(` at line 1, column 5"),
+        (
+            "FIND(?x WHERE { ?x {type: \"Drug\"} }",
+            (1, 8),
+            "missing `)`",
+        ),
+        (
+            "FIND(?x) WHERE { ?x {type: \"Drug\"}",
+            (1, 35),
+            "missing `}` to close the `{` at line 1, column 16",
+        ),
+        (
+            "FIND(?x) WHERE { (?x, \"treats\", ?y }",
+            (1, 36),
+            "expected `)` to close the `(` at line 1, column 18, found `}`",
+        ),
+        ("FIND(?x) WHERE { ?x {type: \"Drug\"} } }", (1, 38), "`}` closes nothing"),
+        // brackets inside strings and comments do not count
+        (
+            "FIND(?x) // (\nWHERE { ?x {type: \"Dr(ug\"}",
+            (2, 27),
+            "missing `}`",
+        ),
+        // and a name with accents keeps columns in characters
+        ("FIND(?x) WHERE { ?x {name: \"Tomás\"}", (1, 36), "missing `}`"),
+    ];
+    for (text, (line, column), msg) in cases {
+        let r = run(&mut nx, text);
+        assert_eq!(r["error"]["code"], "KIP_1001", "{text}: {r}");
+        assert_eq!(
+            (r["error"]["line"].clone(), r["error"]["column"].clone()),
+            (json!(line), json!(column)),
+            "{text}: {r}"
+        );
+        assert!(
+            r["error"]["message"].as_str().unwrap_or("").contains(msg),
+            "{text}: {r}"
+        );
+    }
 }

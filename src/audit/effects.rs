@@ -7,125 +7,119 @@
 use super::entry;
 use crate::kip::KipResult;
 use crate::store::{self, Element, ids};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
-
-/// How many elements of each kind are listed by name; the counts are
-/// always exact.
-pub const LISTED: usize = 50;
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Net {
-    Create,
-    Update,
-    Delete,
-}
 
 /// `{"created": n, "updated": n, "deleted": n, "elements": [...]}` for an
-/// audit entry, each element `{"change", "id", "what"}` and, for an
-/// update, `"fields"`; `"more"` counts elements beyond those listed.
-pub fn effects(conn: &Connection, entry_id: i64) -> KipResult<Value> {
+/// audit entry: exact counts, and the first `listed` elements (creations
+/// first, then the rest in the order the command touched them), each
+/// `{"change", "id", "what"}` and, for an update, `"fields"`; `"more"`
+/// counts the elements not listed. The counts come from one aggregate
+/// query, so a sweep over many elements costs little more than its write.
+pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Value> {
     let Some(e) = entry(conn, entry_id)? else {
         // a write that changed nothing leaves no entry
         return Ok(summary(vec![], [0, 0, 0], 0));
     };
-    // each element's net change, in the order first touched
-    let mut order: Vec<i64> = Vec::new();
-    let mut net: HashMap<i64, (Net, Option<String>)> = HashMap::new();
-    for id in e.first_id..e.end_id {
-        order.push(id);
-        net.insert(id, (Net::Create, None));
+    let range = params![
+        e.first_change,
+        e.first_change + e.recorded,
+        e.id,
+        e.first_id,
+        e.end_id
+    ];
+    const GROUPED: &str = "WITH g AS (SELECT element, MAX(op = 'delete') AS d, MAX(op = 'insert') AS i, MIN(id) AS f \
+         FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 GROUP BY element)";
+    // created here then deleted; restored (re-inserted) and kept; deleted;
+    // updated only
+    let (dropped, restored, deleted, updated): (i64, i64, i64, i64) = conn
+        .prepare_cached(&format!(
+            "{GROUPED} SELECT \
+               COALESCE(SUM(element >= ?4 AND element < ?5 AND d), 0), \
+               COALESCE(SUM((element < ?4 OR element >= ?5) AND i AND NOT d), 0), \
+               COALESCE(SUM((element < ?4 OR element >= ?5) AND d AND NOT i), 0), \
+               COALESCE(SUM((element < ?4 OR element >= ?5) AND NOT d AND NOT i), 0) \
+             FROM g"
+        ))?
+        .query_row(range, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let created = (e.end_id - e.first_id - dropped + restored).max(0) as usize;
+    let counts = [created, updated.max(0) as usize, deleted.max(0) as usize];
+    let total: usize = counts.iter().sum();
+
+    let mut items = Vec::new();
+    // what it created, in id order
+    let mut id = e.first_id;
+    while id < e.end_id && items.len() < listed {
+        if let Some(x) = store::element(conn, id)? {
+            items.push(item("create", element_id(&x), describe(conn, &e, &x)?, None));
+        }
+        id += 1;
     }
-    let mut st = conn.prepare_cached(
-        "SELECT element, op, before FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 ORDER BY id",
-    )?;
-    let rows = st.query_map(
-        params![e.first_change, e.first_change + e.recorded, e.id],
-        |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-            ))
-        },
-    )?;
-    // names of concepts the command deleted, for the links that hung on them
-    let mut gone: HashMap<i64, String> = HashMap::new();
-    for row in rows {
-        let (el, op, before) = row?;
-        if op == "delete"
-            && let Some(b) = before.as_deref().and_then(|b| serde_json::from_str::<Value>(b).ok())
-            && b.get("predicate").is_none()
-        {
-            gone.insert(el, describe_image(conn, &b, &HashMap::new())?);
-        }
-        match net.get_mut(&el) {
-            None => {
-                order.push(el);
-                let n = match op.as_str() {
-                    "insert" => Net::Create,
-                    "delete" => Net::Delete,
-                    _ => Net::Update,
-                };
-                net.insert(el, (n, before));
-            }
-            // deleted in the end (if it was also created here, it is
-            // dropped below: no net change)
-            Some((n, _)) if op == "delete" => *n = Net::Delete,
-            Some(_) => {}
-        }
-    }
-    let mut counts = [0usize; 3];
-    let mut listed = Vec::new();
-    let mut more = 0;
-    for el in order {
-        let Some((n, before)) = net.get(&el) else {
-            continue;
-        };
-        let now = store::element(conn, el)?;
-        let created_here = el >= e.first_id && el < e.end_id;
-        // an id reserved but never used, or made and dropped again
-        if created_here && (now.is_none() || *n == Net::Delete) {
-            continue;
-        }
-        let slot = match n {
-            Net::Create => 0,
-            Net::Update => 1,
-            Net::Delete => 2,
-        };
-        counts[slot] += 1;
-        if listed.len() >= LISTED * 3 {
-            more += 1;
-            continue;
-        }
-        let before: Option<Value> = before.as_deref().and_then(|b| serde_json::from_str(b).ok());
-        let mut item = Map::new();
-        item.insert(
-            "change".into(),
-            json!(["create", "update", "delete"][slot]),
-        );
-        match (&now, &before) {
-            (Some(x), _) if *n != Net::Delete => {
-                item.insert("id".into(), json!(element_id(x)));
-                item.insert("what".into(), json!(describe(conn, x, &gone)?));
-                if *n == Net::Update
-                    && let Some(b) = &before
-                {
-                    item.insert("fields".into(), json!(changed_fields(b, x)));
+    // then what it restored, updated or deleted, in the order touched
+    if items.len() < listed {
+        let mut st = conn.prepare_cached(&format!(
+            "{GROUPED} SELECT element, d, i FROM g \
+             WHERE (element < ?4 OR element >= ?5) AND NOT (d AND i) ORDER BY f LIMIT ?6"
+        ))?;
+        let rows: Vec<(i64, bool, bool)> = st
+            .query_map(
+                params![
+                    e.first_change,
+                    e.first_change + e.recorded,
+                    e.id,
+                    e.first_id,
+                    e.end_id,
+                    (listed - items.len()) as i64
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?
+            .collect::<Result<_, _>>()?;
+        for (el, d, i) in rows {
+            let now = store::element(conn, el)?;
+            match (now, d) {
+                (Some(x), false) => {
+                    let (change, fields) = if i {
+                        ("create", None)
+                    } else {
+                        let fields = first_before(conn, &e, el)?
+                            .map(|b| Value::from(changed_fields(&b, &x)));
+                        ("update", fields)
+                    };
+                    items.push(item(change, element_id(&x), describe(conn, &e, &x)?, fields));
+                }
+                _ => {
+                    let b = first_before(conn, &e, el)?.unwrap_or(Value::Null);
+                    items.push(item(
+                        "delete",
+                        image_id(el, &b),
+                        describe_image(conn, &e, &b)?,
+                        None,
+                    ));
                 }
             }
-            (_, Some(b)) => {
-                item.insert("id".into(), json!(image_id(el, b)));
-                item.insert("what".into(), json!(describe_image(conn, b, &gone)?));
-            }
-            _ => {
-                item.insert("id".into(), json!(ids::concept_id(el)));
-            }
         }
-        listed.push(Value::Object(item));
     }
-    Ok(summary(listed, counts, more))
+    let more = total.saturating_sub(items.len());
+    Ok(summary(items, counts, more))
+}
+
+fn item(change: &str, id: String, what: String, fields: Option<Value>) -> Value {
+    let mut v = json!({ "change": change, "id": id, "what": what });
+    if let Some(f) = fields {
+        v["fields"] = f;
+    }
+    v
+}
+
+/// The element as it was before the command first changed it.
+fn first_before(conn: &Connection, e: &super::Entry, el: i64) -> KipResult<Option<Value>> {
+    let b: Option<String> = conn
+        .prepare_cached(
+            "SELECT before FROM audit_changes WHERE element = ?1 AND entry = ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
+        )?
+        .query_row(params![el, e.id], |r| r.get(0))
+        .optional()?;
+    Ok(b.and_then(|b| serde_json::from_str(&b).ok()))
 }
 
 fn summary(elements: Vec<Value>, counts: [usize; 3], more: usize) -> Value {
@@ -156,27 +150,23 @@ fn image_id(el: i64, b: &Value) -> String {
 }
 
 /// `Person: Mira Chen`, or a link as `Person: Mira Chen -works_on-> Project: Atlas`.
-fn describe(conn: &Connection, x: &Element, gone: &HashMap<i64, String>) -> KipResult<String> {
+fn describe(conn: &Connection, e: &super::Entry, x: &Element) -> KipResult<String> {
     Ok(match x {
         Element::Concept(c) => format!("{}: {}", c.ty, c.name),
         Element::Prop(p) => format!(
             "{} -{}-> {}",
-            endpoint(conn, p.subject, gone)?,
+            endpoint(conn, e, p.subject)?,
             p.predicate,
-            endpoint(conn, p.object, gone)?
+            endpoint(conn, e, p.object)?
         ),
     })
 }
 
-fn describe_image(
-    conn: &Connection,
-    b: &Value,
-    gone: &HashMap<i64, String>,
-) -> KipResult<String> {
+fn describe_image(conn: &Connection, e: &super::Entry, b: &Value) -> KipResult<String> {
     if let Some(p) = b.get("predicate").and_then(Value::as_str) {
         let end = |k: &str| -> KipResult<String> {
             match b.get(k).and_then(Value::as_i64) {
-                Some(id) => endpoint(conn, id, gone),
+                Some(id) => endpoint(conn, e, id),
                 None => Ok("?".into()),
             }
         };
@@ -189,12 +179,19 @@ fn describe_image(
     ))
 }
 
-fn endpoint(conn: &Connection, id: i64, gone: &HashMap<i64, String>) -> KipResult<String> {
+fn endpoint(conn: &Connection, e: &super::Entry, id: i64) -> KipResult<String> {
     Ok(match store::element(conn, id)? {
         Some(Element::Concept(c)) => format!("{}: {}", c.ty, c.name),
         Some(Element::Prop(p)) => ids::prop_id(p.id, &p.predicate),
-        // deleted by the same command
-        None => gone.get(&id).cloned().unwrap_or_else(|| ids::concept_id(id)),
+        // deleted by the same command: named as it was
+        None => match first_before(conn, e, id)? {
+            Some(b) if b.get("predicate").is_none() => format!(
+                "{}: {}",
+                b["type"].as_str().unwrap_or("?"),
+                b["name"].as_str().unwrap_or("?")
+            ),
+            _ => ids::concept_id(id),
+        },
     })
 }
 

@@ -981,7 +981,7 @@ impl Nexus {
                 if let Some(e) = entry {
                     crate::audit::finish(tx.conn, &self.audit, e)?;
                     if self.want_effects {
-                        effects = Some(crate::audit::effects(tx.conn, e)?);
+                        effects = Some(crate::audit::effects(tx.conn, e, effects_listed(dry_run))?);
                     }
                 }
                 if dry_run || !cmd.is_write() {
@@ -1064,7 +1064,7 @@ impl Nexus {
             if let Some(e) = entry {
                 crate::audit::finish(&self.conn, &self.audit, e)?;
                 if self.want_effects {
-                    effects = Some(crate::audit::effects(&self.conn, e)?);
+                    effects = Some(crate::audit::effects(&self.conn, e, effects_listed(dry_run))?);
                 }
             }
             Ok((out, effects))
@@ -1131,6 +1131,13 @@ impl Drop for Nexus {
     fn drop(&mut self) {
         let _ = self.conn.execute_batch("PRAGMA optimize;");
     }
+}
+
+/// How many elements a write's `effects` names: a dry run is a preview, so
+/// it names more; a write names a few and counts the rest, so reporting
+/// costs little beside the write.
+fn effects_listed(dry_run: bool) -> usize {
+    if dry_run { 200 } else { 25 }
 }
 
 fn dispatch(

@@ -142,6 +142,18 @@ fn syntax_error(text: &str, e: pest::error::Error<Rule>) -> KipError {
         .with_hint("Identifiers must match [a-zA-Z_][a-zA-Z0-9_]*; variables are ?snake_case.")
         .at(line, column);
     }
+    // an unclosed or mismatched bracket is named where it goes wrong, not
+    // where the grammar gave up backtracking
+    if let Some(b) = brackets(text) {
+        let line_text = text.lines().nth(b.line.saturating_sub(1)).unwrap_or("");
+        let caret = format!("{}\n{}^", line_text, " ".repeat(b.column.saturating_sub(1)));
+        return KipError::syntax(format!(
+            "syntax error at line {}, column {}: {}",
+            b.line, b.column, b.message
+        ))
+        .with_hint(format!("{caret}\nEvery ( [ {{ needs its closing ) ] }}."))
+        .at(b.line, b.column);
+    }
     let expected: Vec<&'static str> = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
             let mut v: Vec<&'static str> = positives.iter().filter_map(rule_name).collect();
@@ -173,6 +185,134 @@ fn syntax_error(text: &str, e: pest::error::Error<Rule>) -> KipError {
         ))
         .at(line, column)
 }
+
+/// A bracket that does not pair up: where, and what is wrong.
+#[derive(Debug, PartialEq)]
+struct Bracket {
+    line: usize,
+    column: usize,
+    message: String,
+}
+
+/// Pairs the brackets of a command (outside strings and comments). A
+/// closer that does not match its opener is reported at the closer; an
+/// opener never closed, where its closer belongs: before the first
+/// keyword that cannot come inside it (`FIND(?x WHERE` lacks `)` before
+/// `WHERE`), else at the end of the text.
+fn brackets(text: &str) -> Option<Bracket> {
+    // (char, byte offset, depth-level keyword seen after it)
+    let mut stack: Vec<(char, usize, Option<usize>)> = Vec::new();
+    // the end of the last token, where a missing closer would go
+    let mut last_end = 0usize;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    let pos = |off: usize| -> (usize, usize) {
+        let before = &text[..off];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, col)
+    };
+    let closer = |c: char| match c {
+        '(' => ')',
+        '[' => ']',
+        _ => '}',
+    };
+    while i < chars.len() {
+        let (off, c) = chars[i];
+        match c {
+            '"' => {
+                // a string: to its closing quote (or the end)
+                i += 1;
+                while i < chars.len() && chars[i].1 != '"' {
+                    if chars[i].1 == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                last_end = chars.get(i).map(|(o, _)| o + 1).unwrap_or(text.len());
+            }
+            '/' if chars.get(i + 1).is_some_and(|x| x.1 == '/') => {
+                while i < chars.len() && chars[i].1 != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '(' | '[' | '{' => {
+                stack.push((c, off, None));
+                last_end = off + 1;
+            }
+            ')' | ']' | '}' => match stack.pop() {
+                Some((open, _, _)) if closer(open) == c => last_end = off + 1,
+                Some((open, at, kw)) => {
+                    let (line, column) = pos(kw.unwrap_or(off));
+                    let (ol, oc) = pos(at);
+                    return Some(Bracket {
+                        line,
+                        column,
+                        message: format!(
+                            "expected `{}` to close the `{open}` at line {ol}, column {oc}, found `{c}`",
+                            closer(open)
+                        ),
+                    });
+                }
+                None => {
+                    let (line, column) = pos(off);
+                    return Some(Bracket {
+                        line,
+                        column,
+                        message: format!("`{c}` closes nothing"),
+                    });
+                }
+            },
+            c if c.is_whitespace() => {}
+            c if c.is_ascii_uppercase() => {
+                // a keyword: the first one after an opener at its depth
+                // is where the opener should have closed
+                let start = i;
+                while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().map(|x| x.1).collect();
+                let after_var = start > 0 && matches!(chars[start - 1].1, '?' | '$' | ':' | '.');
+                if !after_var
+                    && let Some(top) = stack.last_mut()
+                    && top.2.is_none()
+                    && (CLAUSES.contains(&word.as_str())
+                        || (top.0 != '{' && INNER.contains(&word.as_str())))
+                {
+                    top.2 = Some(last_end);
+                }
+                last_end = chars.get(i).map(|x| x.0).unwrap_or(text.len());
+                continue;
+            }
+            _ => last_end = off + c.len_utf8(),
+        }
+        i += 1;
+    }
+    let (open, at, kw) = stack.pop()?;
+    let (line, column) = pos(kw.unwrap_or(last_end));
+    let (ol, oc) = pos(at);
+    Some(Bracket {
+        line,
+        column,
+        message: format!(
+            "missing `{}` to close the `{open}` at line {ol}, column {oc}",
+            closer(open)
+        ),
+    })
+}
+
+/// Words that never come inside any bracket: an opener still open when one
+/// of them comes should have closed before it.
+const CLAUSES: &[&str] = &[
+    "WHERE", "ORDER", "LIMIT", "CURSOR", "UPSERT", "FIND", "DELETE", "UPDATE", "MERGE",
+    "SEARCH", "DESCRIBE", "EXPORT",
+];
+
+/// Words that come inside a `{ }` block but never inside `( )` or `[ ]`.
+const INNER: &[&str] = &[
+    "WITH", "SET", "FILTER", "OPTIONAL", "NOT", "UNION", "CONCEPT", "PROPOSITION", "DETACH",
+];
 
 struct Builder<'a> {
     params: &'a Map<String, Value>,
