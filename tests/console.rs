@@ -1353,3 +1353,43 @@ fn a_dry_run_lists_what_it_would_write_and_a_write_what_it_wrote() {
     assert!(s.contains("UPSERT · create 2") || s.contains("created 2"), "{s}");
     assert!(s.contains("Person: Zed Ng -works_on-> Project: Atlas"), "{s}");
 }
+
+#[test]
+fn w_on_a_result_row_explains_its_element() {
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "FIND(?p.name, ?p) WHERE { ?p {type: \"Person\", name: \"Mira Chen\"} }",
+    );
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(2));
+    // the cursor is on the name: the row's node is explained
+    key(&mut a, KeyCode::Char('w'));
+    let text = a.why.as_ref().expect("a why panel").0.lines.join("\n");
+    assert!(text.starts_with("Person:Mira Chen (C:"), "{text}");
+    assert!(text.contains("relevance now"), "{text}");
+    key(&mut a, KeyCode::Esc);
+    // a row of names only says how to get an element
+    key(&mut a, KeyCode::F(2));
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?p.name) WHERE { ?p {type: \"Person\"} } LIMIT 3");
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(2));
+    key(&mut a, KeyCode::Char('w'));
+    assert!(a.why.is_none());
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("this row holds no element"), "{s}");
+    // the elements a write lists are explained too
+    key(&mut a, KeyCode::F(2));
+    a.workbench.set_text("");
+    typed(
+        &mut a,
+        "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Zed Ng\"} } }",
+    );
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(2));
+    key(&mut a, KeyCode::Char('w'));
+    let text = a.why.as_ref().expect("a why panel").0.lines.join("\n");
+    assert!(text.contains("Zed Ng"), "{text}");
+}

@@ -222,6 +222,14 @@ fn why_element(nx: &mut Nexus, what: &str) -> Result<WhyText, String> {
     let (id, label) = crate::sleep::explain::resolve(nx, what)
         .map_err(|e| format!("{}: {}", e.code, e.message))?
         .ok_or_else(|| format!("{what}: no such element, and nothing recorded about it (give C:12, P:40 or Type:Name)"))?;
+    // an id is named by what it is, when it still is
+    let label = match crate::store::ids::parse_element_id(what) {
+        Some(_) => match crate::store::concept_label(nx.conn(), id) {
+            Ok(Some((ty, name))) => format!("{ty}:{name} ({what})"),
+            _ => label,
+        },
+        None => label,
+    };
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let v = crate::sleep::explain::explain(nx, id, &now)
         .map_err(|e| format!("{}: {}", e.code, e.message))?;

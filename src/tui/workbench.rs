@@ -662,11 +662,30 @@ impl Workbench {
                 }
             }
             KeyCode::Char('n') => return self.next_page(),
+            KeyCode::Char('w') => return self.why_row(),
             KeyCode::Char('e') => return self.export(false),
             KeyCode::Char('E') => return self.export(true),
             _ => {}
         }
         vec![]
+    }
+
+    /// Explains the element the selected row holds: the cell under the
+    /// cursor if it is one, else the first cell that is.
+    fn why_row(&self) -> Vec<Action> {
+        let Some(row) = self.selected_row() else {
+            return vec![Action::Status("no row selected".into())];
+        };
+        let order = std::iter::once(self.col).chain((0..row.len()).filter(|c| *c != self.col));
+        for c in order {
+            if let Some(id) = row.get(c).and_then(element_of) {
+                return vec![Action::Spawn(Job::WhyOf(id))];
+            }
+        }
+        vec![Action::Status(
+            "this row holds no element: FIND the variable itself (?n, not ?n.name) to explain it"
+                .into(),
+        )]
     }
 
     fn next_page(&mut self) -> Vec<Action> {
@@ -1246,6 +1265,7 @@ impl Component for Workbench {
                 hint("y/Y", "copy cell/row"),
                 hint("/", "filter"),
                 hint("n", "next page"),
+                hint("w", "why"),
                 hint("e/E", "export JSON/CSV"),
                 hint("F2", "editor"),
             ]),
@@ -1269,6 +1289,7 @@ impl Component for Workbench {
             "Export results as JSON",
             "Export results as CSV",
             "Copy selected row",
+            "Explain the selected row's element",
         ]
     }
 
@@ -1637,6 +1658,7 @@ impl Component for Workbench {
             Action::Command("Copy selected row") => {
                 self.results_key(KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::NONE))
             }
+            Action::Command("Explain the selected row's element") => self.why_row(),
             _ => vec![],
         }
     }
@@ -1662,5 +1684,26 @@ impl Component for Workbench {
         self.render_results(f, bottom);
         self.render_completion(f);
         self.render_popup(f, area);
+    }
+}
+
+/// The element a result cell is or names: a node or link object's `id`,
+/// or a string that is an element id (`C:12`, `P:40:treats`).
+fn element_of(v: &Value) -> Option<String> {
+    let is_id = |s: &str| {
+        let mut parts = s.splitn(3, ':');
+        matches!(parts.next(), Some("C") | Some("P"))
+            && parts
+                .next()
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match v {
+        Value::Object(m) => m
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| is_id(s))
+            .map(str::to_string),
+        Value::String(s) if is_id(s) => Some(s.clone()),
+        _ => None,
     }
 }
