@@ -1168,6 +1168,9 @@ fn reflections_discard_asks_ticks_a_class_and_filters() {
     assert!(s.contains("/ merge (Esc clears)"), "{s}");
     assert!(s.contains("Tom Ruiz"), "{s}");
     assert!(!s.contains("Vinyl records"), "{s}");
+    // the item's KIP reads with its values, not its placeholders
+    assert!(s.contains("?dup {type: \"Topic\", name: \"Postgres\"}"), "{s}");
+    assert!(!s.contains(":duplicate_name"), "{s}");
     insta::assert_snapshot!("reflections_filtered", s);
     // Space ticks within the filtered list; approving asks about that item
     key(&mut a, KeyCode::Char('a'));

@@ -589,27 +589,13 @@ impl Reflections {
                 theme::warn(),
             ));
             for line in text.lines() {
-                l.push(Line::styled(format!("  {line}"), theme::key()));
+                l.push(with_values(line, &it.params));
             }
         } else {
             for c in it.edited.as_ref().unwrap_or(&it.commands) {
                 for line in c.lines() {
-                    l.push(Line::styled(format!("  {line}"), theme::key()));
+                    l.push(with_values(line, &it.params));
                 }
-            }
-        }
-        // the values the placeholders stand for
-        if !it.params.is_empty() {
-            l.push(Line::styled("  with", theme::dim()));
-            for (k, v) in &it.params {
-                let shown = match v {
-                    Value::String(s) => format!("\"{s}\""),
-                    other => other.to_string(),
-                };
-                l.push(Line::from(vec![
-                    Span::styled(format!("    :{k} "), theme::accent()),
-                    Span::raw(shown),
-                ]));
             }
         }
         l.push(Line::raw(""));
@@ -1187,4 +1173,26 @@ impl Component for Reflections {
         self.render_confirm(f, area);
         self.render_edit(f, area);
     }
+}
+
+/// One line of an item's KIP with each `:placeholder` shown as the value
+/// it stands for (highlighted), so the operator reads what will be
+/// written; a placeholder without a value stays as it is.
+fn with_values(line: &str, params: &serde_json::Map<String, Value>) -> Line<'static> {
+    let none = std::collections::HashSet::new();
+    let mut spans = vec![Span::styled("  ".to_string(), theme::key())];
+    let mut at = 0;
+    for (a, b, tok) in super::highlight::tokenize(line, &none, &none) {
+        if tok != super::highlight::Tok::Param {
+            continue;
+        }
+        let Some(v) = params.get(&line[a + 1..b]) else {
+            continue;
+        };
+        spans.push(Span::styled(line[at..a].to_string(), theme::key()));
+        spans.push(Span::styled(v.to_string(), theme::accent()));
+        at = b;
+    }
+    spans.push(Span::styled(line[at..].to_string(), theme::key()));
+    Line::from(spans)
 }
