@@ -1393,3 +1393,69 @@ fn w_on_a_result_row_explains_its_element() {
     let text = a.why.as_ref().expect("a why panel").0.lines.join("\n");
     assert!(text.contains("Zed Ng"), "{text}");
 }
+
+/// The smaller promises: a decided item asks nothing and says what it is;
+/// the help names Ctrl+R and Ctrl+Enter apart from their meaning; a memory
+/// path in the header keeps its file name; a query loaded from the Schema
+/// pane runs at once and Ctrl+Z brings back the text it replaced; F4
+/// clears the editor.
+#[test]
+fn decided_items_help_header_and_loaded_queries() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('s'));
+    alt(&mut a, '4');
+    // approve the first item, then press a on it again
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(a.reflections.proposals[0].items[0].status, "applied");
+    key(&mut a, KeyCode::Char('a'));
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("Apply item"), "{s}");
+    assert!(s.contains("applied already"), "{s}");
+    // reject the second, then a on it is a real question again
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Char('x'));
+    typed(&mut a, "not now");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.reflections.proposals[0].items[1].status, "rejected");
+    key(&mut a, KeyCode::Char('x'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("rejected already"), "{s}");
+
+    // help: a key and its meaning are apart
+    key(&mut a, KeyCode::F(1));
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("Ctrl+Enterrun"), "{s}");
+    key(&mut a, KeyCode::Esc);
+
+    // the header keeps a path's file name
+    let nx = somnus::demo::in_memory().expect("demo memory");
+    let mut b = App::new(nx, "/srv/agents/demo.db", Runner::Inline(VecDeque::new()));
+    b.drain();
+    let s = screen(&mut b, 200, 36);
+    assert!(s.lines().next().unwrap_or("").contains("/srv/agents/demo.db"), "{s}");
+    let s = screen(&mut b, 120, 36);
+    assert!(s.lines().next().unwrap_or("").contains("/demo.db"), "{s}");
+    let s = screen(&mut b, 80, 24);
+    assert!(s.lines().next().unwrap_or("").contains("demo.db"), "{s}");
+
+    // Schema Enter loads a query, runs it, and Ctrl+Z brings the old text back
+    let mut a = app();
+    a.workbench.set_text("");
+    typed(&mut a, "FIND(?x) WHERE { ?x {type: \"Person\"} } LIMIT 2");
+    alt(&mut a, '3');
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Query);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("loaded and run"), "{s}");
+    assert!(!a.workbench.text().contains("LIMIT 2"));
+    assert!(a.workbench.outcome.is_some(), "the loaded query ran");
+    ctrl(&mut a, 'z');
+    assert!(a.workbench.text().contains("LIMIT 2"), "{}", a.workbench.text());
+    // F4 clears, Ctrl+Z restores
+    key(&mut a, KeyCode::F(4));
+    assert_eq!(a.workbench.text(), "");
+    ctrl(&mut a, 'z');
+    assert!(a.workbench.text().contains("LIMIT 2"));
+}

@@ -9,41 +9,57 @@ use crate::kip::KipResult;
 use crate::store::{self, Element, ids};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 
 /// `{"created": n, "updated": n, "deleted": n, "elements": [...]}` for an
 /// audit entry: exact counts, and the first `listed` elements (creations
 /// first, then the rest in the order the command touched them), each
 /// `{"change", "id", "what"}` and, for an update, `"fields"`; `"more"`
-/// counts the elements not listed. The counts come from one aggregate
-/// query, so a sweep over many elements costs little more than its write.
+/// counts the elements not listed.
 pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Value> {
     let Some(e) = entry(conn, entry_id)? else {
         // a write that changed nothing leaves no entry
         return Ok(summary(vec![], [0, 0, 0], 0));
     };
-    let range = params![
-        e.first_change,
-        e.first_change + e.recorded,
-        e.id,
-        e.first_id,
-        e.end_id
-    ];
-    const GROUPED: &str = "WITH g AS (SELECT element, MAX(op = 'delete') AS d, MAX(op = 'insert') AS i, MIN(id) AS f \
-         FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 GROUP BY element)";
+    // each element the entry recorded, once, in the order first touched:
+    // whether it was deleted, whether (re-)inserted. One pass over the
+    // entry's rows by id, reading only the two leading columns (the
+    // images are never loaded), so a sweep over thousands of elements
+    // costs a fraction of its write.
+    let mut touched: HashMap<i64, (bool, bool)> = HashMap::new();
+    let mut order: Vec<i64> = Vec::new();
+    {
+        let mut st = conn.prepare_cached(
+            "SELECT element, op FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3",
+        )?;
+        let mut rows = st.query(params![e.first_change, e.first_change + e.recorded, e.id])?;
+        while let Some(r) = rows.next()? {
+            let el: i64 = r.get(0)?;
+            let op = r.get_ref(1)?.as_str().unwrap_or("");
+            let t = touched.entry(el).or_insert_with(|| {
+                order.push(el);
+                (false, false)
+            });
+            t.0 |= op == "delete";
+            t.1 |= op == "insert";
+        }
+    }
+    let made_here = |el: i64| el >= e.first_id && el < e.end_id;
     // created here then deleted; restored (re-inserted) and kept; deleted;
     // updated only
-    let (dropped, restored, deleted, updated): (i64, i64, i64, i64) = conn
-        .prepare_cached(&format!(
-            "{GROUPED} SELECT \
-               COALESCE(SUM(element >= ?4 AND element < ?5 AND d), 0), \
-               COALESCE(SUM((element < ?4 OR element >= ?5) AND i AND NOT d), 0), \
-               COALESCE(SUM((element < ?4 OR element >= ?5) AND d AND NOT i), 0), \
-               COALESCE(SUM((element < ?4 OR element >= ?5) AND NOT d AND NOT i), 0) \
-             FROM g"
-        ))?
-        .query_row(range, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let (mut dropped, mut restored, mut deleted, mut updated) = (0i64, 0i64, 0usize, 0usize);
+    for (el, (d, i)) in &touched {
+        match (made_here(*el), d, i) {
+            (true, true, _) => dropped += 1,
+            (true, false, _) => {}
+            (false, false, true) => restored += 1,
+            (false, true, false) => deleted += 1,
+            (false, false, false) => updated += 1,
+            (false, true, true) => {}
+        }
+    }
     let created = (e.end_id - e.first_id - dropped + restored).max(0) as usize;
-    let counts = [created, updated.max(0) as usize, deleted.max(0) as usize];
+    let counts = [created, updated, deleted];
     let total: usize = counts.iter().sum();
 
     let mut items = Vec::new();
@@ -56,46 +72,34 @@ pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Val
         id += 1;
     }
     // then what it restored, updated or deleted, in the order touched
-    if items.len() < listed {
-        let mut st = conn.prepare_cached(&format!(
-            "{GROUPED} SELECT element, d, i FROM g \
-             WHERE (element < ?4 OR element >= ?5) AND NOT (d AND i) ORDER BY f LIMIT ?6"
-        ))?;
-        let rows: Vec<(i64, bool, bool)> = st
-            .query_map(
-                params![
-                    e.first_change,
-                    e.first_change + e.recorded,
-                    e.id,
-                    e.first_id,
-                    e.end_id,
-                    (listed - items.len()) as i64
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )?
-            .collect::<Result<_, _>>()?;
-        for (el, d, i) in rows {
-            let now = store::element(conn, el)?;
-            match (now, d) {
-                (Some(x), false) => {
-                    let (change, fields) = if i {
-                        ("create", None)
-                    } else {
-                        let fields = first_before(conn, &e, el)?
-                            .map(|b| Value::from(changed_fields(&b, &x)));
-                        ("update", fields)
-                    };
-                    items.push(item(change, element_id(&x), describe(conn, &e, &x)?, fields));
-                }
-                _ => {
-                    let b = first_before(conn, &e, el)?.unwrap_or(Value::Null);
-                    items.push(item(
-                        "delete",
-                        image_id(el, &b),
-                        describe_image(conn, &e, &b)?,
-                        None,
-                    ));
-                }
+    for el in order {
+        if items.len() >= listed {
+            break;
+        }
+        let (d, i) = touched[&el];
+        if made_here(el) || (d && i) {
+            continue;
+        }
+        let now = store::element(conn, el)?;
+        match (now, d) {
+            (Some(x), false) => {
+                let (change, fields) = if i {
+                    ("create", None)
+                } else {
+                    let fields = first_before(conn, &e, el)?
+                        .map(|b| Value::from(changed_fields(&b, &x)));
+                    ("update", fields)
+                };
+                items.push(item(change, element_id(&x), describe(conn, &e, &x)?, fields));
+            }
+            _ => {
+                let b = first_before(conn, &e, el)?.unwrap_or(Value::Null);
+                items.push(item(
+                    "delete",
+                    image_id(el, &b),
+                    describe_image(conn, &e, &b)?,
+                    None,
+                ));
             }
         }
     }

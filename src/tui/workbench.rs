@@ -90,6 +90,8 @@ pub struct Workbench {
     /// Where the completion list opens: cursor x, the row below, the
     /// editor's right edge.
     complete_at: (u16, u16, u16),
+    /// The text before and after the last whole replacement, for Ctrl+Z.
+    replaced: Option<(String, String)>,
     scroll: (usize, usize),
     pub last_copy: Option<String>,
     pub last_export: Option<String>,
@@ -170,6 +172,7 @@ impl Workbench {
             types: HashSet::new(),
             predicates: HashSet::new(),
             complete_at: (0, 0, 0),
+            replaced: None,
             scroll: (0, 0),
             last_copy: None,
             last_export: None,
@@ -210,6 +213,12 @@ impl Workbench {
     /// Replaces the editor's text the way typing would, so `Ctrl+Z` brings
     /// the old text back; the view starts at the text's first column.
     pub fn replace_text(&mut self, text: &str) {
+        let before = self.text();
+        self.set_editor_text(text);
+        self.replaced = (before != text).then(|| (before, text.to_string()));
+    }
+
+    fn set_editor_text(&mut self, text: &str) {
         self.editor.select_all();
         self.editor.cut();
         self.editor.insert_str(text);
@@ -1441,7 +1450,17 @@ impl Component for Workbench {
             }
             KeyCode::Char('z') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 if self.focus == Focus::Editor {
-                    self.editor.undo();
+                    // a whole replacement (a loaded query, F4) comes back
+                    // in one step, while the text is as it left it
+                    match self.replaced.take() {
+                        Some((before, after)) if self.text() == after => {
+                            self.set_editor_text(&before);
+                            return vec![Action::Status("previous text restored".into())];
+                        }
+                        _ => {
+                            self.editor.undo();
+                        }
+                    }
                 } else if self.focus == Focus::Params {
                     self.params.undo();
                 }
