@@ -1169,7 +1169,10 @@ fn reflections_discard_asks_ticks_a_class_and_filters() {
     assert!(s.contains("Tom Ruiz"), "{s}");
     assert!(!s.contains("Vinyl records"), "{s}");
     // the item's KIP reads with its values, not its placeholders
-    assert!(s.contains("?dup {type: \"Topic\", name: \"Postgres\"}"), "{s}");
+    assert!(
+        s.contains("?dup {type: \"Topic\", name: \"Postgres\"}"),
+        "{s}"
+    );
     assert!(!s.contains(":duplicate_name"), "{s}");
     insta::assert_snapshot!("reflections_filtered", s);
     // Space ticks within the filtered list; approving asks about that item
@@ -1346,12 +1349,21 @@ fn a_dry_run_lists_what_it_would_write_and_a_write_what_it_wrote() {
     key(&mut a, KeyCode::F(6));
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("would create 2"), "{s}");
-    assert!(s.contains("Person: Zed Ng -works_on-> Project: Atlas"), "{s}");
+    assert!(
+        s.contains("Person: Zed Ng -works_on-> Project: Atlas"),
+        "{s}"
+    );
     insta::assert_snapshot!("dry_run_effects", s);
     key(&mut a, KeyCode::F(5));
     let s = screen(&mut a, 120, 36);
-    assert!(s.contains("UPSERT · create 2") || s.contains("created 2"), "{s}");
-    assert!(s.contains("Person: Zed Ng -works_on-> Project: Atlas"), "{s}");
+    assert!(
+        s.contains("UPSERT · create 2") || s.contains("created 2"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Person: Zed Ng -works_on-> Project: Atlas"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -1373,7 +1385,10 @@ fn w_on_a_result_row_explains_its_element() {
     // a row of names only says how to get an element
     key(&mut a, KeyCode::F(2));
     a.workbench.set_text("");
-    typed(&mut a, "FIND(?p.name) WHERE { ?p {type: \"Person\"} } LIMIT 3");
+    typed(
+        &mut a,
+        "FIND(?p.name) WHERE { ?p {type: \"Person\"} } LIMIT 3",
+    );
     key(&mut a, KeyCode::F(5));
     key(&mut a, KeyCode::F(2));
     key(&mut a, KeyCode::Char('w'));
@@ -1434,7 +1449,13 @@ fn decided_items_help_header_and_loaded_queries() {
     let mut b = App::new(nx, "/srv/agents/demo.db", Runner::Inline(VecDeque::new()));
     b.drain();
     let s = screen(&mut b, 200, 36);
-    assert!(s.lines().next().unwrap_or("").contains("/srv/agents/demo.db"), "{s}");
+    assert!(
+        s.lines()
+            .next()
+            .unwrap_or("")
+            .contains("/srv/agents/demo.db"),
+        "{s}"
+    );
     let s = screen(&mut b, 120, 36);
     assert!(s.lines().next().unwrap_or("").contains("/demo.db"), "{s}");
     let s = screen(&mut b, 80, 24);
@@ -1443,16 +1464,28 @@ fn decided_items_help_header_and_loaded_queries() {
     // Schema Enter loads a query, runs it, and Ctrl+Z brings the old text back
     let mut a = app();
     a.workbench.set_text("");
-    typed(&mut a, "FIND(?x) WHERE { ?x {type: \"Person\"} } LIMIT 2");
+    // a long line scrolls the editor sideways; a loaded query starts at
+    // its first column all the same
+    typed(
+        &mut a,
+        &format!("FIND(?x) WHERE {{ ?x {{type: \"Person\"}} }} LIMIT 2 // {}", "x".repeat(200)),
+    );
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("  1 FIND(?x)"), "scrolled sideways: {s}");
     alt(&mut a, '3');
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.tab, Tab::Query);
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("loaded and run"), "{s}");
+    assert!(s.contains("  1 FIND("), "the loaded text from its first column: {s}");
     assert!(!a.workbench.text().contains("LIMIT 2"));
     assert!(a.workbench.outcome.is_some(), "the loaded query ran");
     ctrl(&mut a, 'z');
-    assert!(a.workbench.text().contains("LIMIT 2"), "{}", a.workbench.text());
+    assert!(
+        a.workbench.text().contains("LIMIT 2"),
+        "{}",
+        a.workbench.text()
+    );
     // F4 clears, Ctrl+Z restores
     key(&mut a, KeyCode::F(4));
     assert_eq!(a.workbench.text(), "");

@@ -594,7 +594,10 @@ fn a_write_reports_what_it_did_and_a_dry_run_what_it_would_do() {
         changes(&r),
         vec![
             ("create".into(), "Drug: Naproxen".into()),
-            ("create".into(), "Drug: Naproxen -treats-> Symptom: Fever".into()),
+            (
+                "create".into(),
+                "Drug: Naproxen -treats-> Symptom: Fever".into()
+            ),
         ]
     );
     assert_eq!(count_drugs(&mut nx), json!(2), "a dry run writes nothing");
@@ -638,7 +641,10 @@ fn a_write_reports_what_it_did_and_a_dry_run_what_it_would_do() {
         ch,
         vec![
             ("delete".into(), "Drug: Naproxen".into()),
-            ("delete".into(), "Drug: Naproxen -treats-> Symptom: Fever".into()),
+            (
+                "delete".into(),
+                "Drug: Naproxen -treats-> Symptom: Fever".into()
+            ),
         ]
     );
     assert_eq!(count_drugs(&mut nx), json!(3));
@@ -658,8 +664,14 @@ fn a_large_write_counts_every_element_and_lists_the_first() {
     }
     cmd.push('}');
     let count = |r: &Value| {
-        let listed = r["effects"]["elements"].as_array().map(Vec::len).unwrap_or(0);
-        (listed, listed + r["effects"]["more"].as_u64().unwrap_or(0) as usize)
+        let listed = r["effects"]["elements"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+        (
+            listed,
+            listed + r["effects"]["more"].as_u64().unwrap_or(0) as usize,
+        )
     };
     // a dry run names 200, a write 25; both count all 300
     let r = dry(&mut nx, &cmd);
@@ -682,7 +694,11 @@ fn a_large_write_counts_every_element_and_lists_the_first() {
 fn an_unclosed_bracket_is_named_where_its_closer_belongs() {
     let mut nx = nexus();
     let cases: &[(&str, (u64, u64), &str)] = &[
-        ("FIND(?x", (1, 8), "missing `)` to close the `(` at line 1, column 5"),
+        (
+            "FIND(?x",
+            (1, 8),
+            "missing `)` to close the `(` at line 1, column 5",
+        ),
         (
             "FIND(?x WHERE { ?x {type: \"Drug\"} }",
             (1, 8),
@@ -698,7 +714,11 @@ fn an_unclosed_bracket_is_named_where_its_closer_belongs() {
             (1, 36),
             "expected `)` to close the `(` at line 1, column 18, found `}`",
         ),
-        ("FIND(?x) WHERE { ?x {type: \"Drug\"} } }", (1, 38), "`}` closes nothing"),
+        (
+            "FIND(?x) WHERE { ?x {type: \"Drug\"} } }",
+            (1, 38),
+            "`}` closes nothing",
+        ),
         // brackets inside strings and comments do not count
         (
             "FIND(?x) // (\nWHERE { ?x {type: \"Dr(ug\"}",
@@ -706,7 +726,11 @@ fn an_unclosed_bracket_is_named_where_its_closer_belongs() {
             "missing `}`",
         ),
         // and a name with accents keeps columns in characters
-        ("FIND(?x) WHERE { ?x {name: \"Tomás\"}", (1, 36), "missing `}`"),
+        (
+            "FIND(?x) WHERE { ?x {name: \"Tomás\"}",
+            (1, 36),
+            "missing `}`",
+        ),
     ];
     for (text, (line, column), msg) in cases {
         let r = run(&mut nx, text);

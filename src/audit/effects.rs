@@ -63,11 +63,17 @@ pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Val
     let total: usize = counts.iter().sum();
 
     let mut items = Vec::new();
+    let mut names = Names::new();
     // what it created, in id order
     let mut id = e.first_id;
     while id < e.end_id && items.len() < listed {
         if let Some(x) = store::element(conn, id)? {
-            items.push(item("create", element_id(&x), describe(conn, &e, &x)?, None));
+            items.push(item(
+                "create",
+                element_id(&x),
+                describe(conn, &e, &x, &mut names)?,
+                None,
+            ));
         }
         id += 1;
     }
@@ -80,24 +86,30 @@ pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Val
         if made_here(el) || (d && i) {
             continue;
         }
-        let now = store::element(conn, el)?;
+        // a deleted element is not looked for
+        let now = if d { None } else { store::element(conn, el)? };
         match (now, d) {
             (Some(x), false) => {
                 let (change, fields) = if i {
                     ("create", None)
                 } else {
-                    let fields = first_before(conn, &e, el)?
-                        .map(|b| Value::from(changed_fields(&b, &x)));
+                    let fields =
+                        first_before(conn, &e, el)?.map(|b| Value::from(changed_fields(&b, &x)));
                     ("update", fields)
                 };
-                items.push(item(change, element_id(&x), describe(conn, &e, &x)?, fields));
+                items.push(item(
+                    change,
+                    element_id(&x),
+                    describe(conn, &e, &x, &mut names)?,
+                    fields,
+                ));
             }
             _ => {
                 let b = first_before(conn, &e, el)?.unwrap_or(Value::Null);
                 items.push(item(
                     "delete",
                     image_id(el, &b),
-                    describe_image(conn, &e, &b)?,
+                    describe_image(conn, &e, &b, &mut names)?,
                     None,
                 ));
             }
@@ -154,27 +166,41 @@ fn image_id(el: i64, b: &Value) -> String {
 }
 
 /// `Person: Mira Chen`, or a link as `Person: Mira Chen -works_on-> Project: Atlas`.
-fn describe(conn: &Connection, e: &super::Entry, x: &Element) -> KipResult<String> {
+/// Endpoint names already looked up: the links of one hub name it once.
+type Names = HashMap<i64, String>;
+
+fn describe(
+    conn: &Connection,
+    e: &super::Entry,
+    x: &Element,
+    names: &mut Names,
+) -> KipResult<String> {
     Ok(match x {
         Element::Concept(c) => format!("{}: {}", c.ty, c.name),
         Element::Prop(p) => format!(
             "{} -{}-> {}",
-            endpoint(conn, e, p.subject)?,
+            endpoint(conn, e, p.subject, names)?,
             p.predicate,
-            endpoint(conn, e, p.object)?
+            endpoint(conn, e, p.object, names)?
         ),
     })
 }
 
-fn describe_image(conn: &Connection, e: &super::Entry, b: &Value) -> KipResult<String> {
+fn describe_image(
+    conn: &Connection,
+    e: &super::Entry,
+    b: &Value,
+    names: &mut Names,
+) -> KipResult<String> {
     if let Some(p) = b.get("predicate").and_then(Value::as_str) {
-        let end = |k: &str| -> KipResult<String> {
+        let mut end = |k: &str| -> KipResult<String> {
             match b.get(k).and_then(Value::as_i64) {
-                Some(id) => endpoint(conn, e, id),
+                Some(id) => endpoint(conn, e, id, names),
                 None => Ok("?".into()),
             }
         };
-        return Ok(format!("{} -{p}-> {}", end("subject")?, end("object")?));
+        let (s, o) = (end("subject")?, end("object")?);
+        return Ok(format!("{s} -{p}-> {o}"));
     }
     Ok(format!(
         "{}: {}",
@@ -183,8 +209,11 @@ fn describe_image(conn: &Connection, e: &super::Entry, b: &Value) -> KipResult<S
     ))
 }
 
-fn endpoint(conn: &Connection, e: &super::Entry, id: i64) -> KipResult<String> {
-    Ok(match store::element(conn, id)? {
+fn endpoint(conn: &Connection, e: &super::Entry, id: i64, names: &mut Names) -> KipResult<String> {
+    if let Some(n) = names.get(&id) {
+        return Ok(n.clone());
+    }
+    let name = match store::element(conn, id)? {
         Some(Element::Concept(c)) => format!("{}: {}", c.ty, c.name),
         Some(Element::Prop(p)) => ids::prop_id(p.id, &p.predicate),
         // deleted by the same command: named as it was
@@ -196,7 +225,9 @@ fn endpoint(conn: &Connection, e: &super::Entry, id: i64) -> KipResult<String> {
             ),
             _ => ids::concept_id(id),
         },
-    })
+    };
+    names.insert(id, name.clone());
+    Ok(name)
 }
 
 /// `attributes.status`, `metadata.confidence`, `name`: what differs
@@ -214,7 +245,10 @@ fn changed_fields(before: &Value, now: &Element) -> Vec<String> {
     }
     for (part, now) in [("attributes", attrs), ("metadata", meta)] {
         let empty = Map::new();
-        let was = before.get(part).and_then(Value::as_object).unwrap_or(&empty);
+        let was = before
+            .get(part)
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         let mut keys: Vec<&String> = was.keys().chain(now.keys()).collect();
         keys.sort();
         keys.dedup();

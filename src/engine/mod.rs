@@ -1052,19 +1052,18 @@ impl Nexus {
             } else {
                 None
             };
-            let out = dispatch(
-                &self.conn,
-                cmd,
-                dry_run,
-                self.embedder.as_ref(),
-            );
+            let out = dispatch(&self.conn, cmd, dry_run, self.embedder.as_ref());
             self.audit.clear();
             let out = out?;
             let mut effects = None;
             if let Some(e) = entry {
                 crate::audit::finish(&self.conn, &self.audit, e)?;
                 if self.want_effects {
-                    effects = Some(crate::audit::effects(&self.conn, e, effects_listed(dry_run))?);
+                    effects = Some(crate::audit::effects(
+                        &self.conn,
+                        e,
+                        effects_listed(dry_run),
+                    )?);
                 }
             }
             Ok((out, effects))

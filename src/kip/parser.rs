@@ -305,13 +305,21 @@ fn brackets(text: &str) -> Option<Bracket> {
 /// Words that never come inside any bracket: an opener still open when one
 /// of them comes should have closed before it.
 const CLAUSES: &[&str] = &[
-    "WHERE", "ORDER", "LIMIT", "CURSOR", "UPSERT", "FIND", "DELETE", "UPDATE", "MERGE",
-    "SEARCH", "DESCRIBE", "EXPORT",
+    "WHERE", "ORDER", "LIMIT", "CURSOR", "UPSERT", "FIND", "DELETE", "UPDATE", "MERGE", "SEARCH",
+    "DESCRIBE", "EXPORT",
 ];
 
 /// Words that come inside a `{ }` block but never inside `( )` or `[ ]`.
 const INNER: &[&str] = &[
-    "WITH", "SET", "FILTER", "OPTIONAL", "NOT", "UNION", "CONCEPT", "PROPOSITION", "DETACH",
+    "WITH",
+    "SET",
+    "FILTER",
+    "OPTIONAL",
+    "NOT",
+    "UNION",
+    "CONCEPT",
+    "PROPOSITION",
+    "DETACH",
 ];
 
 struct Builder<'a> {

@@ -293,7 +293,8 @@ impl Workbench {
             .find(|(_, l)| l.contains(&format!("\"{}\": \"\"", missing[0])))
         {
             let c = line.rfind("\"\"").map_or(0, |c| c + 1);
-            self.params.move_cursor(CursorMove::Jump(r as u16, c as u16));
+            self.params
+                .move_cursor(CursorMove::Jump(r as u16, c as u16));
         }
         Some(Action::Status(format!(
             "added {} to the parameters: give {} a value",
