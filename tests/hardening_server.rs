@@ -458,6 +458,16 @@ fn mcp_answers_every_line_and_a_slow_call_holds_up_nothing() {
     );
     send(call(9, "DESCRIBE PRIMER").as_bytes());
     assert_eq!(recv()["id"], 9);
+    // a KIP 2.0 call is refused by name
+    send(
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+               "params": {"name": "execute_kip", "arguments": {"kip": "2.0", "operations": [{"op": "find"}]}}})
+        .to_string()
+        .as_bytes(),
+    );
+    let v = recv();
+    let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains("KIP 2.0") && text.contains("1.0-RC11"), "{v}");
     drop(input);
     let st = child.wait().expect("wait");
     assert!(st.success(), "{st:?}");

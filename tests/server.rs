@@ -180,6 +180,28 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         (413, Some("KIP_4002")),
         "{v}"
     );
+    // a KIP 2.0 request is named, with the version somnus speaks
+    for body in [
+        r#"{"kip": "2.0", "operations": [{"op": "find", "match": {"type": "Person"}}]}"#,
+        r#"{"operations": []}"#,
+        r#"{"method": "execute_kip", "params": {"kip": "2.0", "operations": []}}"#,
+    ] {
+        let (s, v) = post(addr, body, &[]);
+        let msg = v["error"]["message"].as_str().unwrap_or("");
+        assert_eq!((s, v["error"]["code"].as_str()), (400, Some("KIP_1001")), "{v}");
+        assert!(msg.contains("somnus speaks KIP v1.0-RC11"), "{v}");
+        assert!(
+            v["error"]["hint"].as_str().unwrap_or("").contains("execute_kip"),
+            "{v}"
+        );
+    }
+    // a request that names RC11 is served
+    let (s, v) = post(
+        addr,
+        r#"{"kip": "1.0-RC11", "method": "execute_kip", "params": {"command": "DESCRIBE PRIMER"}}"#,
+        &[],
+    );
+    assert_eq!(s, 200, "{v}");
     let (s, _) = call(addr, "execute_kip", "DESCRIBE PRIMER");
     assert_eq!(s, 200);
 }

@@ -111,6 +111,12 @@ impl Request {
     /// Parses either envelope: `{"method": ..., "params": {...}}` or
     /// `{"function": {"name": ..., "arguments": {...}}}`.
     pub fn from_json(v: &Value) -> Result<Request, KipError> {
+        if let Some(e) = other_version(v)
+            .or_else(|| v.get("params").and_then(other_version))
+            .or_else(|| v.pointer("/function/arguments").and_then(other_version))
+        {
+            return Err(e);
+        }
         let (name, args) = if let Some(f) = v.get("function") {
             (f.get("name"), f.get("arguments"))
         } else {
@@ -133,6 +139,38 @@ impl Request {
         .map_err(|e| KipError::syntax(format!("invalid arguments: {e}")))?;
         Ok(Request::new(method, args))
     }
+}
+
+/// The KIP version somnus speaks.
+pub const KIP_VERSION: &str = "1.0-RC11";
+
+/// A request in another version's shape (KIP 2.0's `{"kip": "2.0",
+/// "operations": [...]}`) is refused by name, not parsed as a malformed
+/// RC11 request: the error says which version somnus speaks and what to
+/// send instead.
+pub fn other_version(v: &Value) -> Option<KipError> {
+    let obj = v.as_object()?;
+    let version = obj.get("kip").map(|k| match k {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let speaks_ours = version
+        .as_deref()
+        .is_some_and(|s| s.trim_start_matches(['v', 'V']).starts_with("1."));
+    if speaks_ours || (version.is_none() && !obj.contains_key("operations")) {
+        return None;
+    }
+    let named = version
+        .map(|s| format!("KIP {s}"))
+        .unwrap_or_else(|| "a KIP version with `operations`".to_string());
+    Some(
+        KipError::syntax(format!(
+            "this is a request in the shape of {named}; somnus speaks KIP v{KIP_VERSION}, the released version"
+        ))
+        .with_hint(format!(
+            "Send {{\"method\": \"execute_kip\" | \"execute_kip_readonly\", \"params\": {{\"command\": \"<KIP text>\", \"parameters\": {{...}}}}}} (several commands: \"commands\": [...]). The KIP 2.0 draft's `kip`/`operations` envelope is not implemented; the README's \"KIP version\" section says why and how the two differ."
+        )),
+    )
 }
 
 /// One command's outcome.

@@ -83,8 +83,14 @@ impl ServerHandler for KipMcp {
                 ));
             }
         };
+        let raw = Value::Object(request.arguments.unwrap_or_default());
+        if let Some(err) = crate::protocol::other_version(&raw) {
+            return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(serde_json::json!({ "error": err.to_json() }).to_string()),
+            ])));
+        }
         let args: Arguments =
-            match serde_json::from_value(Value::Object(request.arguments.unwrap_or_default())) {
+            match serde_json::from_value(raw) {
                 Ok(a) => a,
                 Err(e) => {
                     let err = crate::kip::KipError::syntax(format!("invalid arguments: {e}"));
