@@ -1468,7 +1468,10 @@ fn decided_items_help_header_and_loaded_queries() {
     // its first column all the same
     typed(
         &mut a,
-        &format!("FIND(?x) WHERE {{ ?x {{type: \"Person\"}} }} LIMIT 2 // {}", "x".repeat(200)),
+        &format!(
+            "FIND(?x) WHERE {{ ?x {{type: \"Person\"}} }} LIMIT 2 // {}",
+            "x".repeat(200)
+        ),
     );
     let s = screen(&mut a, 120, 36);
     assert!(!s.contains("  1 FIND(?x)"), "scrolled sideways: {s}");
@@ -1477,7 +1480,10 @@ fn decided_items_help_header_and_loaded_queries() {
     assert_eq!(a.tab, Tab::Query);
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("loaded and run"), "{s}");
-    assert!(s.contains("  1 FIND("), "the loaded text from its first column: {s}");
+    assert!(
+        s.contains("  1 FIND("),
+        "the loaded text from its first column: {s}"
+    );
     assert!(!a.workbench.text().contains("LIMIT 2"));
     assert!(a.workbench.outcome.is_some(), "the loaded query ran");
     ctrl(&mut a, 'z');

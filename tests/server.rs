@@ -188,10 +188,17 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     ] {
         let (s, v) = post(addr, body, &[]);
         let msg = v["error"]["message"].as_str().unwrap_or("");
-        assert_eq!((s, v["error"]["code"].as_str()), (400, Some("KIP_1001")), "{v}");
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (400, Some("KIP_1001")),
+            "{v}"
+        );
         assert!(msg.contains("somnus speaks KIP v1.0-RC11"), "{v}");
         assert!(
-            v["error"]["hint"].as_str().unwrap_or("").contains("execute_kip"),
+            v["error"]["hint"]
+                .as_str()
+                .unwrap_or("")
+                .contains("execute_kip"),
             "{v}"
         );
     }

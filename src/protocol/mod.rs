@@ -167,9 +167,9 @@ pub fn other_version(v: &Value) -> Option<KipError> {
         KipError::syntax(format!(
             "this is a request in the shape of {named}; somnus speaks KIP v{KIP_VERSION}, the released version"
         ))
-        .with_hint(format!(
-            "Send {{\"method\": \"execute_kip\" | \"execute_kip_readonly\", \"params\": {{\"command\": \"<KIP text>\", \"parameters\": {{...}}}}}} (several commands: \"commands\": [...]). The KIP 2.0 draft's `kip`/`operations` envelope is not implemented; the README's \"KIP version\" section says why and how the two differ."
-        )),
+        .with_hint(
+            "Send {\"method\": \"execute_kip\" | \"execute_kip_readonly\", \"params\": {\"command\": \"<KIP text>\", \"parameters\": {...}}} (several commands: \"commands\": [...]). The KIP 2.0 draft's `kip`/`operations` envelope is not implemented; the README's \"KIP version\" section says why and how the two differ.",
+        ),
     )
 }
 

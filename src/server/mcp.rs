@@ -89,18 +89,15 @@ impl ServerHandler for KipMcp {
                 ContentBlock::text(serde_json::json!({ "error": err.to_json() }).to_string()),
             ])));
         }
-        let args: Arguments =
-            match serde_json::from_value(raw) {
-                Ok(a) => a,
-                Err(e) => {
-                    let err = crate::kip::KipError::syntax(format!("invalid arguments: {e}"));
-                    return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                        ContentBlock::text(
-                            serde_json::json!({ "error": err.to_json() }).to_string(),
-                        ),
-                    ])));
-                }
-            };
+        let args: Arguments = match serde_json::from_value(raw) {
+            Ok(a) => a,
+            Err(e) => {
+                let err = crate::kip::KipError::syntax(format!("invalid arguments: {e}"));
+                return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                    ContentBlock::text(serde_json::json!({ "error": err.to_json() }).to_string()),
+                ])));
+            }
+        };
         let mut req = Request::new(method, args);
         req.actor.id = self.actor.clone();
         req.actor.trigger = "mcp".into();
