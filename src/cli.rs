@@ -12,6 +12,25 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
+pub enum KeysCmd {
+    /// Make a key and print it once (only its digest is kept)
+    Add {
+        /// The caller's name: its identity in the audit trail
+        name: String,
+        /// reader (execute_kip_readonly only), agent (reads and writes) or subagent (writes become proposals)
+        #[arg(long)]
+        role: String,
+    },
+    /// The keys: names, roles, when made, whether revoked (never the keys)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key at once (servers stop accepting it within a second)
+    Revoke { name: String },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum ProposalsCmd {
     /// Proposals, newest first
     List {
@@ -120,9 +139,12 @@ pub enum Cmd {
     Rpc,
     /// Serve the memory to an agent over MCP on stdio (tools execute_kip, execute_kip_readonly)
     Mcp {
-        /// The actor the agent's writes are attributed to
+        /// The actor the agent's writes are attributed to (without a key)
         #[arg(long, default_value = "mcp-agent")]
         actor: String,
+        /// The caller's key (`somnus keys add`; default: $SOMNUS_KEY): its name is the actor, its role what it may do
+        #[arg(long)]
+        key: Option<String>,
     },
     /// Serve the memory to agents over HTTP (POST /kip, GET /)
     Serve {
@@ -268,6 +290,11 @@ pub enum Cmd {
         run: Option<i64>,
         #[arg(long)]
         json: bool,
+    },
+    /// Callers' keys for `somnus serve` and `somnus mcp`: a name and a role each
+    Keys {
+        #[command(subcommand)]
+        what: KeysCmd,
     },
     /// Reflection proposals: review, approve (all, some, edited), reject, roll back
     Proposals {
@@ -481,15 +508,37 @@ pub fn run(cli: Cli) -> Result<i32> {
             crate::say_err!("somnus: stopped");
             Ok(0)
         }
-        Some(Cmd::Mcp { actor }) => {
+        Some(Cmd::Mcp { actor, key }) => {
             let writer = open(&cli.db)?;
+            let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
+            let caller = match key {
+                Some(k) => crate::store::keys::lookup(writer.conn(), &k)
+                    .map_err(|e| eyre!("{}", e.message))?
+                    .ok_or_else(|| {
+                        eyre!("the key is not one of this memory's active keys (somnus keys list)")
+                    })?,
+                None => {
+                    if crate::store::keys::any_active(writer.conn()).unwrap_or(false) {
+                        return Err(eyre!(
+                            "this memory has keys: give the caller's with --key or $SOMNUS_KEY"
+                        ));
+                    }
+                    if crate::store::keys::is_reserved(&actor) {
+                        return Err(eyre!("--actor `{actor}` is reserved: name the agent"));
+                    }
+                    crate::store::keys::Identity {
+                        name: actor,
+                        role: crate::store::keys::Role::Agent,
+                    }
+                }
+            };
             let mut readers = Vec::new();
             for _ in 0..2 {
                 readers.push(open(&cli.db)?);
             }
             let pool = crate::server::pool::Pool::new(writer, readers);
             let rt = crate::server::runtime(Some(2))?;
-            rt.block_on(crate::server::mcp::serve_stdio(pool, &actor))
+            rt.block_on(crate::server::mcp::serve_stdio(pool, caller))
                 .map_err(|e| eyre!(e))?;
             Ok(0)
         }
@@ -773,6 +822,56 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Cmd::Runs { run, json }) => {
             let nx = open(&cli.db)?;
             reflect::runs(&nx, run, json)
+        }
+        Some(Cmd::Keys { what }) => {
+            use crate::store::keys;
+            let nx = open(&cli.db)?;
+            let by = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+            match what {
+                KeysCmd::Add { name, role } => {
+                    let role = keys::Role::parse(&role).ok_or_else(|| {
+                        eyre!("--role must be reader, agent or subagent, not `{role}`")
+                    })?;
+                    let key = keys::add(nx.conn(), &name, role, &by)
+                        .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+                    crate::say!("{key}");
+                    eprintln!(
+                        "key for `{name}` ({}): shown once, only its digest is kept; send it as `Authorization: Bearer <key>` (HTTP) or `somnus mcp --key` / $SOMNUS_KEY (MCP)",
+                        role.as_str()
+                    );
+                }
+                KeysCmd::List { json } => {
+                    let list = keys::list(nx.conn()).map_err(|e| eyre!("{}", e.message))?;
+                    if json {
+                        let v: Vec<Value> = list
+                            .iter()
+                            .map(|k| json!({"name": k.name, "role": k.role, "created_at": k.created_at, "created_by": k.created_by, "revoked_at": k.revoked_at}))
+                            .collect();
+                        crate::say!("{}", serde_json::to_string_pretty(&v)?);
+                    } else if list.is_empty() {
+                        crate::say!("no keys: `somnus keys add NAME --role agent` makes one");
+                    } else {
+                        for k in list {
+                            crate::say!(
+                                "{:<24} {:<9} made {} by {}{}",
+                                k.name,
+                                k.role,
+                                k.created_at,
+                                k.created_by,
+                                k.revoked_at
+                                    .map(|r| format!(", revoked {r}"))
+                                    .unwrap_or_default()
+                            );
+                        }
+                    }
+                }
+                KeysCmd::Revoke { name } => {
+                    keys::revoke(nx.conn(), &name)
+                        .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+                    crate::say!("revoked `{name}`");
+                }
+            }
+            Ok(0)
         }
         Some(Cmd::Proposals { what }) => {
             let mut nx = open(&cli.db)?;

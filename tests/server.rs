@@ -249,3 +249,223 @@ fn every_write_is_attributed_to_its_caller() {
     assert_eq!(e.actor, "agent:alpha");
     assert!(e.trigger.starts_with("http 127.0.0.1:"), "{}", e.trigger);
 }
+
+/// A memory with the demo in it, a sleep proposal, and keys for a reader,
+/// an agent and a sub-agent; the server starts on it.
+fn keyed_server(name: &str) -> (SocketAddr, PathBuf, [String; 3]) {
+    let dir = std::env::temp_dir().join(format!("somnus-http-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let mut nx = somnus::demo::create(&db).expect("demo");
+    let mut r = somnus::sleep::Heuristic;
+    somnus::sleep::run(
+        &mut nx,
+        &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+        &mut r,
+        None,
+        None,
+    )
+    .expect("cycle");
+    use somnus::store::keys::{Role, add};
+    let c = nx.connection_for_checks();
+    let keys = [
+        add(c, "ledger", Role::Reader, "test").expect("key"),
+        add(c, "main", Role::Agent, "test").expect("key"),
+        add(c, "scout", Role::Subagent, "test").expect("key"),
+    ];
+    drop(nx);
+    let mut cfg = ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
+    cfg.readers = 2;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("rt");
+        rt.block_on(async move {
+            if let Err(e) = serve(cfg, Some(tx)).await {
+                panic!("server: {e}");
+            }
+        });
+    });
+    (rx.blocking_recv().expect("ready"), db, keys)
+}
+
+fn as_key(addr: SocketAddr, key: &str, body: Value, extra: &[(&str, &str)]) -> (u16, Value) {
+    let auth = format!("Bearer {key}");
+    let mut h = vec![("authorization", auth.as_str())];
+    h.extend_from_slice(extra);
+    post(addr, &body.to_string(), &h)
+}
+
+fn decide(addr: SocketAddr, key: &str, body: Value) -> (u16, Value) {
+    let mut resp = agent()
+        .post(&format!("http://{addr}/proposals"))
+        .header("content-type", "application/json")
+        .header("authorization", &format!("Bearer {key}"))
+        .send(body.to_string())
+        .expect("request");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+#[test]
+fn keys_give_callers_names_and_roles_and_a_subagent_proposes() {
+    let (addr, db, [reader, main, scout]) = keyed_server("keys");
+    let upsert = |name: &str| {
+        json!({"method": "execute_kip", "params": {
+            "command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} SET ATTRIBUTES { role: \"vendor\" } SET PROPOSITIONS { (\"works_on\", {type: \"Project\", name: \"Atlas\"}) } } }",
+            "parameters": {"n": name},
+            "reason": "met at the Atlas kickoff"}})
+    };
+    let count = |name: &str| {
+        let (_, v) = as_key(
+            addr,
+            &reader,
+            json!({"method": "execute_kip_readonly", "params": {"command": "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} FILTER(?p.name == :n) }", "parameters": {"n": name}}}),
+            &[],
+        );
+        v["result"].clone()
+    };
+    // no key, a wrong key: 401
+    assert_eq!(post(addr, &upsert("X").to_string(), &[]).0, 401);
+    assert_eq!(as_key(addr, "smk_nope", upsert("X"), &[]).0, 401);
+    // the reader reads and cannot write
+    let (s, v) = as_key(addr, &reader, upsert("Reader Person"), &[]);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("KIP_3004")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("reader"),
+        "{v}"
+    );
+    assert_eq!(count("Reader Person"), json!(0));
+    // the agent writes, as itself; a header only adds a sub-label
+    let (s, v) = as_key(
+        addr,
+        &main,
+        upsert("Agent Person"),
+        &[("x-somnus-actor", "run-7")],
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(count("Agent Person"), json!(1));
+    // a reserved name is refused, even as a label
+    let (s, v) = as_key(
+        addr,
+        &main,
+        upsert("Other"),
+        &[("x-somnus-actor", "$system")],
+    );
+    assert_eq!(s, 403, "{v}");
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let last = nx
+        .audit_list(&somnus::audit::Filter {
+            limit: 1,
+            ..Default::default()
+        })
+        .expect("audit")
+        .remove(0);
+    assert_eq!(last.actor, "main/run-7");
+    drop(nx);
+    // the sub-agent's write changes nothing: it is staged
+    let (s, v) = as_key(addr, &scout, upsert("Scout Person"), &[]);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["result"]["staged"], json!(true), "{v}");
+    let pid = v["result"]["proposal"].as_i64().expect("proposal");
+    assert_eq!(count("Scout Person"), json!(0));
+    // its reads see committed memory only
+    let (_, v) = as_key(
+        addr,
+        &scout,
+        json!({"method": "execute_kip", "params": {"command": "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} FILTER(?p.name == \"Scout Person\") }"}}),
+        &[],
+    );
+    assert_eq!(v["result"], json!(0), "{v}");
+    // a write that would fail fails now
+    let (s, v) = as_key(
+        addr,
+        &scout,
+        json!({"method": "execute_kip", "params": {"command": "UPSERT { CONCEPT ?p { {type: \"Nope\", name: \"X\"} } }"}}),
+        &[],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("KIP_2001")),
+        "{v}"
+    );
+    // the agent may not decide until the memory's policy allows it
+    let (s, v) = decide(addr, &main, json!({"proposal": pid, "decision": "approve"}));
+    assert_eq!(s, 403, "{v}");
+    {
+        let nx = somnus::Nexus::open(&db).expect("open");
+        somnus::sleep::proposals::set_policy(&nx, "agents_decide", "auto", "test").expect("policy");
+    }
+    // the sleep cycle's proposal (#1) is never a key's to decide
+    let (s, v) = decide(addr, &main, json!({"proposal": 1, "decision": "approve"}));
+    assert_eq!(s, 403, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("sleep run"),
+        "{v}"
+    );
+    // nor its own, nor a reader's or sub-agent's decision
+    let (s, _) = decide(
+        addr,
+        &scout,
+        json!({"proposal": pid, "decision": "approve"}),
+    );
+    assert_eq!(s, 403);
+    let (s, _) = decide(
+        addr,
+        &reader,
+        json!({"proposal": pid, "decision": "approve"}),
+    );
+    assert_eq!(s, 403);
+    // the agent approves: exactly what was proposed is applied
+    let (s, v) = decide(
+        addr,
+        &main,
+        json!({"proposal": pid, "decision": "approve", "reason": "checked"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["result"]["applied"], json!([1]), "{v}");
+    assert_eq!(count("Scout Person"), json!(1));
+    let (_, v) = as_key(
+        addr,
+        &reader,
+        json!({"method": "execute_kip_readonly", "params": {"command": "FIND(?p.attributes.role, ?o.name) WHERE { ?p {type: \"Person\", name: \"Scout Person\"} (?p, \"works_on\", ?o) }"}}),
+        &[],
+    );
+    assert_eq!(v["result"], json!([["vendor"], ["Atlas"]]), "{v}");
+    // the proposal names its source, the audit trail the approver
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let p = somnus::sleep::proposals::get(&nx, pid)
+        .expect("get")
+        .expect("proposal");
+    assert_eq!(p.actor, "scout");
+    assert_eq!(p.items[0].rationale, "met at the Atlas kickoff");
+    assert_eq!(p.items[0].decided_by.as_deref(), Some("main"));
+    let last = nx
+        .audit_list(&somnus::audit::Filter {
+            limit: 1,
+            ..Default::default()
+        })
+        .expect("audit")
+        .remove(0);
+    assert_eq!(last.actor, "main");
+    let why = last.reason.clone().unwrap_or_default();
+    assert!(
+        why.contains("met at the Atlas kickoff") && why.contains("proposed by `scout`"),
+        "{why}"
+    );
+}

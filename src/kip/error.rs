@@ -22,6 +22,28 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code named `KIP_2001` (or any code this engine answers with).
+    pub fn from_code(code: &str) -> Option<ErrorCode> {
+        use ErrorCode::*;
+        [
+            InvalidSyntax,
+            InvalidIdentifier,
+            TypeMismatch,
+            ConstraintViolation,
+            InvalidValueType,
+            ReferenceError,
+            NotFound,
+            DuplicateExists,
+            ImmutableTarget,
+            VersionConflict,
+            ExecutionTimeout,
+            ResourceExhausted,
+            InternalError,
+        ]
+        .into_iter()
+        .find(|c| c.code() == code)
+    }
+
     pub fn code(self) -> &'static str {
         match self {
             ErrorCode::InvalidSyntax => "KIP_1001",

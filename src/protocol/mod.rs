@@ -47,6 +47,10 @@ pub struct Arguments {
     pub parameters: Map<String, Value>,
     #[serde(default)]
     pub dry_run: bool,
+    /// Why the caller writes (a somnus addition): recorded with the write,
+    /// and the rationale of a sub-agent's staged proposal.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// Who is asking, recorded with every write.

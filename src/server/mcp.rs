@@ -12,6 +12,7 @@
 
 use super::pool::Pool;
 use crate::protocol::{Arguments, Method, Request};
+use crate::store::keys::{self, Identity};
 use rmcp::ErrorData as McpError;
 use rmcp::model::*;
 use rmcp::service::RequestContext;
@@ -27,7 +28,8 @@ const SYNTAX_URI: &str = "somnus://kip/syntax";
 #[derive(Clone)]
 pub struct KipMcp {
     pool: Arc<Pool>,
-    actor: String,
+    /// Who calls: a key's name and role, or the `--actor` name as an agent.
+    caller: Identity,
 }
 
 fn tool(definition: &str) -> Tool {
@@ -42,10 +44,10 @@ fn tool(definition: &str) -> Tool {
 }
 
 impl KipMcp {
-    pub fn new(pool: Pool, actor: &str) -> Self {
+    pub fn new(pool: Pool, caller: Identity) -> Self {
         KipMcp {
             pool: Arc::new(pool),
-            actor: actor.to_string(),
+            caller,
         }
     }
 }
@@ -99,9 +101,20 @@ impl ServerHandler for KipMcp {
             }
         };
         let mut req = Request::new(method, args);
-        req.actor.id = self.actor.clone();
+        req.actor.id = self.caller.name.clone();
         req.actor.trigger = "mcp".into();
-        let out = if super::is_read_only(&req) {
+        req.actor.reason = req.args.reason.clone();
+        if let Some(err) = super::gate::refuse(&req, &self.caller) {
+            return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(serde_json::json!({ "error": err.to_json() }).to_string()),
+            ])));
+        }
+        let caller = self.caller.clone();
+        let out = if super::gate::stages(&req, &caller) {
+            self.pool
+                .write(move |nx| super::gate::stage(nx, &req, &caller).to_json())
+                .await
+        } else if super::is_read_only(&req) {
             self.pool.read(move |nx| nx.execute(&req).to_json()).await
         } else {
             self.pool.write(move |nx| nx.execute(&req).to_json()).await
@@ -171,8 +184,8 @@ impl ServerHandler for KipMcp {
 }
 
 /// Serves MCP on standard input and output until the client disconnects.
-pub async fn serve_stdio(pool: Pool, actor: &str) -> Result<(), String> {
-    serve_io(pool, actor, tokio::io::stdin(), tokio::io::stdout()).await
+pub async fn serve_stdio(pool: Pool, caller: Identity) -> Result<(), String> {
+    serve_io_as(pool, caller, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Serves MCP on any line-oriented pair of streams (stdio, or a test's
@@ -180,6 +193,20 @@ pub async fn serve_stdio(pool: Pool, actor: &str) -> Result<(), String> {
 pub async fn serve_io(
     pool: Pool,
     actor: &str,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) -> Result<(), String> {
+    let caller = Identity {
+        name: actor.to_string(),
+        role: keys::Role::Agent,
+    };
+    serve_io_as(pool, caller, input, output).await
+}
+
+/// `serve_io` for a caller with a key's identity and role.
+pub async fn serve_io_as(
+    pool: Pool,
+    caller: Identity,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) -> Result<(), String> {
@@ -230,7 +257,7 @@ pub async fn serve_io(
     });
     drop(tx);
     let served = async {
-        let service = KipMcp::new(pool, actor)
+        let service = KipMcp::new(pool, caller)
             .serve((sdk_in, sdk_out))
             .await
             .map_err(|e| e.to_string())?;

@@ -5,10 +5,12 @@
 
 use crate::Nexus;
 
+pub mod gate;
 pub mod mcp;
 pub mod pool;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{Method, Outcome, Request, Response};
+use crate::store::keys::{Identity, Role};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
@@ -59,13 +61,51 @@ impl ServerConfig {
     }
 }
 
+/// The memory's active keys as last read, and when.
+type KeyCache = (
+    std::time::Instant,
+    Arc<std::collections::HashMap<String, Identity>>,
+);
+
 struct Shared {
     pool: Pool,
+    /// Reloaded when a second old, so a key made or revoked by another
+    /// process counts within a second. Fails closed: a memory whose keys
+    /// cannot be read is treated as keyed, with no key accepted.
+    keys: tokio::sync::Mutex<Option<KeyCache>>,
     /// Digest of the API key (compared in constant time, whatever its length).
     api_key: Option<[u8; 32]>,
     max_body: usize,
     body_timeout: Duration,
     search_modes: Vec<&'static str>,
+}
+
+impl Shared {
+    async fn keys(&self) -> Arc<std::collections::HashMap<String, Identity>> {
+        let mut c = self.keys.lock().await;
+        if let Some((at, k)) = c.as_ref()
+            && at.elapsed() < Duration::from_secs(1)
+        {
+            return k.clone();
+        }
+        let loaded = self
+            .pool
+            .read(|nx| crate::store::keys::active(nx.conn()))
+            .await;
+        let k = match loaded {
+            Ok(Ok(k)) => Arc::new(k),
+            // unreadable: keyed, and nothing matches
+            _ => Arc::new(std::collections::HashMap::from([(
+                String::new(),
+                Identity {
+                    name: String::new(),
+                    role: Role::Reader,
+                },
+            )])),
+        };
+        *c = Some((std::time::Instant::now(), k.clone()));
+        k
+    }
 }
 
 /// The HTTP status a KIP error class answers with.
@@ -121,6 +161,7 @@ pub(crate) fn is_read_only(req: &Request) -> bool {
 async fn kip(
     State(s): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    axum::Extension(caller): axum::Extension<Caller>,
     headers: HeaderMap,
     body: Body,
 ) -> HttpResponse {
@@ -163,21 +204,21 @@ async fn kip(
         Ok(r) => r,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e),
     };
-    let caller = headers
-        .get("x-somnus-actor")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128)
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            if s.api_key.is_some() {
-                "api-client".into()
-            } else {
-                "http-client".into()
-            }
-        });
-    req.actor.id = caller;
-    req.actor.trigger = format!("http {peer}");
-    let out = if is_read_only(&req) {
+    let header = headers.get("x-somnus-actor").and_then(|v| v.to_str().ok());
+    let actor = match actor_of(&caller, header) {
+        Ok(a) => a,
+        Err(e) => return error_response(StatusCode::FORBIDDEN, e),
+    };
+    if let Some(e) = gate::refuse(&req, &caller.id) {
+        return error_response(StatusCode::FORBIDDEN, e);
+    }
+    req.actor.id = actor;
+    req.actor.trigger = format!("http {peer} key {}", caller.id.name);
+    req.actor.reason = req.args.reason.clone();
+    let id = caller.id.clone();
+    let out = if gate::stages(&req, &id) {
+        s.pool.write(move |nx| gate::stage(nx, &req, &id)).await
+    } else if is_read_only(&req) {
         s.pool.read(move |nx| nx.execute(&req)).await
     } else {
         s.pool.write(move |nx| nx.execute(&req)).await
@@ -193,6 +234,47 @@ async fn kip(
     (status, axum::Json(resp.to_json())).into_response()
 }
 
+/// An agent key deciding a sub-agent's proposal (see `gate::decide`).
+async fn decide(
+    State(s): State<Arc<Shared>>,
+    axum::Extension(caller): axum::Extension<Caller>,
+    body: Body,
+) -> HttpResponse {
+    let body =
+        match tokio::time::timeout(s.body_timeout, axum::body::to_bytes(body, s.max_body)).await {
+            Ok(Ok(b)) => b,
+            _ => {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    KipError::syntax("the request body could not be read"),
+                );
+            }
+        };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                KipError::syntax(format!("the request body is not JSON: {e}")),
+            );
+        }
+    };
+    if caller.anonymous {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            KipError::new(
+                ErrorCode::ImmutableTarget,
+                "deciding proposals needs an agent key (somnus keys add NAME --role agent)",
+            ),
+        );
+    }
+    let id = caller.id.clone();
+    match s.pool.write(move |nx| gate::decide(nx, &id, &value)).await {
+        Ok(Ok(v)) => (StatusCode::OK, axum::Json(json!({ "result": v }))).into_response(),
+        Ok(Err(e)) | Err(e) => error_response(status_for(e.code), e),
+    }
+}
+
 async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
     axum::Json(json!({
         "name": "somnus",
@@ -200,7 +282,12 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
         "protocol": "KIP v1.0-RC11",
         "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
         "search_modes": s.search_modes,
-        "auth": if s.api_key.is_some() { "bearer" } else { "none" },
+        "auth": if s.api_key.is_some() || !s.keys().await.is_empty() { "bearer" } else { "none" },
+        "roles": {
+            "reader": "execute_kip_readonly only",
+            "agent": "reads and writes",
+            "subagent": "reads committed memory; each write request is staged as a proposal for review",
+        },
     }))
 }
 
@@ -210,22 +297,94 @@ async fn auth(
     req: axum::extract::Request,
     next: Next,
 ) -> HttpResponse {
-    if let Some(key) = &s.api_key {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let ok = given.is_some_and(|g| constant_time_eq(&digest(g.as_bytes()), key));
-        if !ok {
-            return error_response(
-                StatusCode::UNAUTHORIZED,
-                KipError::new(ErrorCode::ImmutableTarget, "missing or wrong API key")
-                    .with_hint("Send `Authorization: Bearer <key>`."),
-            );
+    let mut req = req;
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let unauthorized = || {
+        error_response(
+            StatusCode::UNAUTHORIZED,
+            KipError::new(ErrorCode::ImmutableTarget, "missing or wrong API key").with_hint(
+                "Send `Authorization: Bearer <key>` (a key from `somnus keys add`, or --api-key).",
+            ),
+        )
+    };
+    let keys = s.keys().await;
+    // a server with no key at all (loopback only) lets every caller in
+    let given = given.filter(|_| s.api_key.is_some() || !keys.is_empty());
+    let caller = match given {
+        // the one key of --api-key: an agent, as it always was
+        Some(g)
+            if s.api_key
+                .is_some_and(|k| constant_time_eq(&digest(g.as_bytes()), &k)) =>
+        {
+            Caller {
+                id: Identity {
+                    name: "api-client".into(),
+                    role: Role::Agent,
+                },
+                anonymous: false,
+            }
         }
-    }
+        Some(g) => match keys.get(&crate::store::keys::digest(&g)) {
+            Some(id) => Caller {
+                id: id.clone(),
+                anonymous: false,
+            },
+            None => return unauthorized(),
+        },
+        None => {
+            let keyed = s.api_key.is_some() || !keys.is_empty();
+            if keyed {
+                return unauthorized();
+            }
+            // loopback without keys: an agent without a name
+            Caller {
+                id: Identity {
+                    name: "http-client".into(),
+                    role: Role::Agent,
+                },
+                anonymous: true,
+            }
+        }
+    };
+    req.extensions_mut().insert(caller);
     next.run(req).await
+}
+
+/// Who sent a request: its key's identity, or nobody in particular on an
+/// unauthenticated loopback server.
+#[derive(Clone)]
+struct Caller {
+    id: Identity,
+    anonymous: bool,
+}
+
+/// The actor a request's writes are recorded as: the key's name, with the
+/// `X-Somnus-Actor` header only as a sub-label (`scout/run-7`); without
+/// keys the header names the caller, but never as a reserved name.
+fn actor_of(caller: &Caller, header: Option<&str>) -> Result<String, KipError> {
+    let label = header
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| v.chars().take(64).collect::<String>());
+    if let Some(l) = &label
+        && (crate::store::keys::is_reserved(l) || l.chars().any(char::is_control))
+    {
+        return Err(KipError::new(
+            ErrorCode::ImmutableTarget,
+            format!("X-Somnus-Actor `{l}` is reserved or not a name: $self, $system and operator are never claimed by a caller"),
+        )
+        .with_hint("Name a sub-label of your own (X-Somnus-Actor: run-7), or send no header."));
+    }
+    Ok(match (caller.anonymous, label) {
+        (true, Some(l)) => l,
+        (false, Some(l)) => format!("{}/{l}", caller.id.name),
+        (_, None) => caller.id.name.clone(),
+    })
 }
 
 fn digest(key: &[u8]) -> [u8; 32] {
@@ -252,6 +411,7 @@ pub fn router(
     };
     let shared = Arc::new(Shared {
         pool,
+        keys: tokio::sync::Mutex::new(None),
         api_key: api_key.map(|k| digest(k.as_bytes())),
         max_body,
         body_timeout,
@@ -260,6 +420,7 @@ pub fn router(
     Router::new()
         .route("/", get(info))
         .route("/kip", post(kip))
+        .route("/proposals", post(decide))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
         .with_state(shared)
 }
@@ -333,7 +494,6 @@ pub async fn serve_until(
 ) -> Result<(), String> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto;
-    check_bind(&cfg.addr, &cfg.api_key)?;
     let open = |what: &str| {
         let mut nx = Nexus::open(&cfg.db)
             .map_err(|e| format!("cannot open {} ({what}): {}", cfg.db.display(), e.message))?;
@@ -341,6 +501,14 @@ pub async fn serve_until(
         Ok::<_, String>(nx)
     };
     let writer = open("writer")?;
+    // keys kept in the memory authenticate like --api-key does
+    let has_keys = crate::store::keys::any_active(writer.conn()).unwrap_or(false);
+    check_bind(
+        &cfg.addr,
+        &cfg.api_key
+            .clone()
+            .or_else(|| has_keys.then(|| "keys".to_string())),
+    )?;
     let mut readers = Vec::new();
     for _ in 0..cfg.readers {
         readers.push(open("reader")?);

@@ -362,6 +362,10 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The policy that lets agent keys decide their sub-agents' proposals
+/// (`auto`); by default (`review`) only people do.
+pub const AGENTS_DECIDE: &str = "agents_decide";
+
 /// The classes of proposal items the cycle makes.
 pub const CLASSES: [&str; 12] = [
     "archive",
@@ -380,11 +384,17 @@ pub const CLASSES: [&str; 12] = [
 
 /// Sets an item class to `auto` (applied without review) or `review`.
 pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()> {
-    if !CLASSES.contains(&class) {
+    // beside the cycle's classes: one sub-agent's writes (`subagent:NAME`),
+    // and whether agent keys may decide sub-agents' proposals
+    // (`agents_decide`: auto lets them, review keeps it to people)
+    let sub = class
+        .strip_prefix("subagent:")
+        .is_some_and(|n| crate::store::keys::check_name(n).is_ok());
+    if !CLASSES.contains(&class) && !sub && class != AGENTS_DECIDE {
         return Err(KipError::new(
             ErrorCode::InvalidSyntax,
             format!(
-                "there is no item class `{class}`; the classes are {}",
+                "there is no item class `{class}`; the classes are {}, subagent:NAME and {AGENTS_DECIDE}",
                 CLASSES.join(", ")
             ),
         ));

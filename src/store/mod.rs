@@ -5,6 +5,7 @@
 //! never reused (the counter only grows).
 
 pub mod ids;
+pub mod keys;
 
 use crate::kip::{KipError, KipResult};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -309,6 +310,17 @@ const MIGRATIONS: &[&str] = &[
     //    says when, and can no longer be undone
     r#"
     ALTER TABLE audit_log ADD COLUMN pruned_at TEXT;
+    "#,
+    // 10: callers' keys: a name, a role, and only a digest of the key
+    r#"
+    CREATE TABLE api_keys (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at TEXT
+    );
     "#,
 ];
 

@@ -1,0 +1,296 @@
+//! What a caller may do, by the role of its key: a reader only reads; an
+//! agent reads and writes; a sub-agent reads committed memory, and each of
+//! its write requests is staged as a proposal for review (Moltbot §13:
+//! shared read, gated write) instead of being applied.
+
+use crate::engine::Nexus;
+use crate::kip::{ErrorCode, KipError};
+use crate::protocol::{CommandItem, Method, Outcome, Request, Response};
+use crate::sleep::proposals::{self, Draft};
+use crate::store::keys::{Identity, Role};
+use serde_json::{Map, Value, json};
+
+/// Refuses what the role may not ask, before anything runs: `None` lets
+/// the request through.
+pub fn refuse(req: &Request, id: &Identity) -> Option<KipError> {
+    if id.role == Role::Reader && req.method == Method::ExecuteKip {
+        return Some(
+            KipError::new(
+                ErrorCode::ImmutableTarget,
+                format!(
+                    "key `{}` is a reader: it may call execute_kip_readonly only",
+                    id.name
+                ),
+            )
+            .with_hint(
+                "Send reads with execute_kip_readonly; writes need an agent or subagent key.",
+            ),
+        );
+    }
+    None
+}
+
+/// The commands of a request with their parameters.
+fn commands(req: &Request) -> Vec<(String, Map<String, Value>)> {
+    let params = &req.args.parameters;
+    match (&req.args.command, &req.args.commands) {
+        (Some(c), None) => vec![(c.clone(), params.clone())],
+        (None, Some(list)) => list
+            .iter()
+            .map(|i| match i {
+                CommandItem::Text(t) => (t.clone(), params.clone()),
+                CommandItem::WithParams {
+                    command,
+                    parameters,
+                } => {
+                    let mut p = params.clone();
+                    p.extend(parameters.clone());
+                    (command.clone(), p)
+                }
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// Whether a sub-agent's request carries a write that must be staged.
+pub fn stages(req: &Request, id: &Identity) -> bool {
+    id.role == Role::Subagent
+        && req.method == Method::ExecuteKip
+        && !req.args.dry_run
+        && commands(req)
+            .iter()
+            .any(|(t, p)| crate::kip::parse(t, p).is_ok_and(|c| c.is_write()))
+}
+
+/// Answers a sub-agent's request: its reads run on committed memory, its
+/// writes become the items of one proposal (source: the key's name), and
+/// each write's answer says it was staged and names the proposal. A
+/// command that does not parse fails as it would for anyone, and nothing
+/// is staged.
+pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
+    let cmds = commands(req);
+    if cmds.is_empty() {
+        return nx.execute(req);
+    }
+    let mut parsed = Vec::new();
+    for (t, p) in &cmds {
+        match crate::kip::parse(t, p) {
+            Ok(c) => parsed.push(c.is_write()),
+            Err(e) => return Response::error(e),
+        }
+    }
+    let class = format!("subagent:{}", id.name);
+    let reason = req
+        .args
+        .reason
+        .clone()
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or_else(|| "(no reason given)".into());
+    let mut drafts = Vec::new();
+    for ((t, p), write) in cmds.iter().zip(&parsed) {
+        if !*write {
+            continue;
+        }
+        drafts.push(Draft {
+            class: class.clone(),
+            key: format!(
+                "{class}:{}",
+                crate::store::keys::digest(&format!("{t}\u{0}{}", Value::Object(p.clone())))
+            ),
+            title: format!("{}: {}", id.name, first_line(t)),
+            commands: vec![t.clone()],
+            params: p.clone(),
+            rationale: reason.clone(),
+            evidence: vec![],
+            confidence: 1.0,
+        });
+    }
+    let keys: Vec<String> = drafts.iter().map(|d| d.key.clone()).collect();
+    let title = format!(
+        "Sub-agent {}: {} write{}",
+        id.name,
+        drafts.len(),
+        if drafts.len() == 1 { "" } else { "s" }
+    );
+    let staged = match proposals::stage(nx, None, &id.name, &title, drafts, None) {
+        Ok(s) => s,
+        Err(e) => return Response::error(e),
+    };
+    let mut outcomes = Vec::new();
+    let mut k = 0;
+    for ((t, p), write) in cmds.iter().zip(&parsed) {
+        if !*write {
+            let mut one = req.clone();
+            one.method = Method::ExecuteKipReadonly;
+            one.args.command = Some(t.clone());
+            one.args.commands = None;
+            one.args.parameters = p.clone();
+            match nx.execute(&one) {
+                Response::Single(o) => outcomes.push(o),
+                Response::Batch(mut v) => outcomes.push(v.pop().unwrap_or(Outcome::Err(
+                    KipError::new(ErrorCode::InternalError, "no answer"),
+                ))),
+            }
+            continue;
+        }
+        let key = &keys[k];
+        k += 1;
+        let result = match staged.keys.get(key) {
+            Some((proposal, item)) => {
+                let status = proposals::items(nx, *proposal)
+                    .ok()
+                    .and_then(|v| v.into_iter().find(|i| i.seq == *item))
+                    .map(|i| i.status)
+                    .unwrap_or_else(|| "pending".into());
+                json!({
+                    "staged": true,
+                    "proposal": proposal,
+                    "item": item,
+                    "status": status,
+                    "note": if status == "applied" {
+                        "applied at once: the memory's policy for this sub-agent is auto"
+                    } else {
+                        "not applied: a reviewer approves, edits or rejects it; reads see committed memory only"
+                    },
+                })
+            }
+            None => {
+                let why = staged
+                    .skipped
+                    .iter()
+                    .find(|(k2, _)| k2 == key)
+                    .map(|(_, w)| w.clone())
+                    .unwrap_or_else(|| "not staged".into());
+                // a write that would fail fails now, with its own code
+                if let Some(rest) = why.strip_prefix("preview failed: ")
+                    && let Some((code, msg)) = rest.split_once(": ")
+                    && let Some(code) = ErrorCode::from_code(code)
+                {
+                    outcomes.push(Outcome::Err(KipError::new(code, msg.to_string())));
+                    continue;
+                }
+                json!({ "staged": false, "reason": why })
+            }
+        };
+        outcomes.push(Outcome::Ok {
+            result,
+            next_cursor: None,
+            effects: None,
+        });
+    }
+    if req.args.command.is_some() {
+        Response::Single(outcomes.pop().unwrap_or(Outcome::Err(KipError::new(
+            ErrorCode::InternalError,
+            "no answer",
+        ))))
+    } else {
+        Response::Batch(outcomes)
+    }
+}
+
+fn first_line(t: &str) -> String {
+    let line = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = line.chars().take(70).collect();
+    if cut.chars().count() < line.chars().count() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// An agent key deciding a sub-agent's proposal (`POST /proposals`):
+/// `{"proposal": N, "decision": "approve" | "reject", "items": [1, 2]?,
+/// "reason": "..."}`. Allowed only to agent keys, only when the memory's
+/// `agents_decide` policy is `auto`, and never for a sleep cycle's
+/// proposal or the caller's own.
+pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipError> {
+    let forbidden = |m: String| KipError::new(ErrorCode::ImmutableTarget, m);
+    if id.role != Role::Agent {
+        return Err(forbidden(format!(
+            "key `{}` is a {}: only agent keys decide proposals",
+            id.name,
+            id.role.as_str()
+        )));
+    }
+    if proposals::policy(nx, proposals::AGENTS_DECIDE)? != "auto" {
+        return Err(forbidden(
+            "this memory keeps decisions to people: sub-agents' proposals are reviewed in the console or with `somnus proposals`".into(),
+        )
+        .with_hint("An operator may allow agents to decide: somnus proposals policy agents_decide auto"));
+    }
+    let pid = body["proposal"]
+        .as_i64()
+        .ok_or_else(|| KipError::syntax("give \"proposal\": the proposal's number"))?;
+    let p = proposals::get(nx, pid)?
+        .ok_or_else(|| KipError::not_found(format!("proposal #{pid} does not exist")))?;
+    if p.run.is_some() {
+        return Err(forbidden(format!(
+            "proposal #{pid} comes from sleep run #{}: only people decide the sleep cycle's proposals",
+            p.run.unwrap_or_default()
+        )));
+    }
+    if p.actor == id.name {
+        return Err(forbidden(format!(
+            "proposal #{pid} is `{}`'s own: no key decides its own proposals",
+            id.name
+        )));
+    }
+    let is_subagent = nx
+        .conn()
+        .query_row(
+            "SELECT role FROM api_keys WHERE name = ?1",
+            [&p.actor],
+            |r| r.get::<_, String>(0),
+        )
+        .map(|r| r == "subagent")
+        .unwrap_or(false);
+    if !is_subagent {
+        return Err(forbidden(format!(
+            "proposal #{pid} is not a sub-agent's (its source is `{}`)",
+            p.actor
+        )));
+    }
+    let items: Option<Vec<i64>> = body["items"]
+        .as_array()
+        .map(|v| v.iter().filter_map(Value::as_i64).collect());
+    let reason = body["reason"].as_str().unwrap_or("").trim().to_string();
+    match body["decision"].as_str() {
+        Some("approve") => {
+            // the audit entries name the approver (actor) and the proposer
+            let who = crate::audit::Who {
+                actor: id.name.clone(),
+                trigger: format!("agent key `{}`", id.name),
+                reason: Some(if reason.is_empty() {
+                    format!(
+                        "proposed by `{}`, approved by agent key `{}`",
+                        p.actor, id.name
+                    )
+                } else {
+                    format!(
+                        "proposed by `{}`, approved by agent key `{}`: {reason}",
+                        p.actor, id.name
+                    )
+                }),
+            };
+            let a = proposals::approve(
+                nx,
+                pid,
+                items.as_deref(),
+                &std::collections::BTreeMap::new(),
+                &who,
+            )?;
+            Ok(json!({ "proposal": pid, "applied": a.applied, "stale": a.stale }))
+        }
+        Some("reject") => {
+            if reason.is_empty() {
+                return Err(KipError::syntax("a rejection needs a \"reason\""));
+            }
+            let n = proposals::reject(nx, pid, items.as_deref(), &reason, &id.name)?;
+            Ok(json!({ "proposal": pid, "rejected": n }))
+        }
+        _ => Err(KipError::syntax(
+            "give \"decision\": \"approve\" or \"reject\"",
+        )),
+    }
+}
