@@ -37,6 +37,9 @@ pub enum ProposalsCmd {
         /// pending, partially_applied, applied, rejected, rolled_back
         #[arg(long)]
         status: Option<String>,
+        /// Only proposals from this source: `sleep` (every sleep run), `sleep:N`, or a sub-agent's key name
+        #[arg(long)]
+        source: Option<String>,
         #[arg(long)]
         json: bool,
     },

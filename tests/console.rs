@@ -1498,3 +1498,47 @@ fn decided_items_help_header_and_loaded_queries() {
     ctrl(&mut a, 'z');
     assert!(a.workbench.text().contains("LIMIT 2"));
 }
+
+/// A sub-agent's staged write in Reflections: its source, its reason, its
+/// KIP with values and what it would change; approving it applies exactly
+/// that.
+#[test]
+fn a_subagents_proposal_is_reviewed_and_approved_in_reflections() {
+    let mut a = app();
+    let staged = a.with_nexus(|nx| {
+        let mut req = somnus::protocol::Request::command(
+            "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} SET PROPOSITIONS { (\"works_on\", {type: \"Project\", name: \"Atlas\"}) } } }",
+        );
+        req.args.parameters.insert("n".into(), serde_json::json!("Ines Duarte"));
+        req.args.reason = Some("introduced herself at the Atlas kickoff".into());
+        let who = somnus::store::keys::Identity {
+            name: "scout".into(),
+            role: somnus::store::keys::Role::Subagent,
+        };
+        somnus::server::gate::stage(nx, &req, &who).to_json()
+    });
+    assert_eq!(
+        staged["result"]["staged"],
+        serde_json::json!(true),
+        "{staged}"
+    );
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Sub-agent scout"), "{s}");
+    assert!(s.contains("introduced herself at the Atlas kickoff"), "{s}");
+    assert!(s.contains("name: \"Ines Duarte\""), "{s}");
+    insta::assert_snapshot!("reflections_subagent", s);
+    key(&mut a, KeyCode::Char('a'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Apply"), "{s}");
+    key(&mut a, KeyCode::Char('y'));
+    let n = a.with_nexus(|nx| {
+        nx.execute(&somnus::Request::readonly(
+            "FIND(COUNT(?o)) WHERE { ?p {type: \"Person\"} FILTER(?p.name == \"Ines Duarte\") (?p, \"works_on\", ?o) }",
+        ))
+        .to_json()["result"]
+            .clone()
+    });
+    assert_eq!(n, serde_json::json!(1));
+}

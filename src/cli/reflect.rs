@@ -205,11 +205,26 @@ fn compact(v: &Value) -> String {
 
 pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
     match what {
-        ProposalsCmd::List { status, json } => {
+        ProposalsCmd::List {
+            status,
+            source,
+            json,
+        } => {
             let ps = match proposals::list(nx, status.as_deref(), 100) {
                 Ok(p) => p,
                 Err(e) => return fail(e),
             };
+            let ps: Vec<_> = ps
+                .into_iter()
+                .filter(|p| match source.as_deref() {
+                    None => true,
+                    Some("sleep") => p.run.is_some(),
+                    Some(s) if s.starts_with("sleep:") => {
+                        p.run.map(|r| format!("sleep:{r}")).as_deref() == Some(s)
+                    }
+                    Some(s) => p.run.is_none() && p.actor == s,
+                })
+                .collect();
             if json {
                 crate::say!(
                     "{}",
@@ -219,17 +234,23 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 );
             } else {
                 crate::say!(
-                    "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  title",
+                    "{:>5}  {:<14}  {:<18}  {:>5}  {:>7}  {:>7}  title",
                     "id",
+                    "source",
                     "status",
                     "items",
                     "pending",
                     "applied"
                 );
                 for p in ps {
+                    let source = match p.run {
+                        Some(r) => format!("sleep run #{r}"),
+                        None => p.actor.clone(),
+                    };
                     crate::say!(
-                        "{:>5}  {:<18}  {:>5}  {:>7}  {:>7}  {}",
+                        "{:>5}  {:<14}  {:<18}  {:>5}  {:>7}  {:>7}  {}",
                         p.id,
+                        source,
                         p.status,
                         p.items.len(),
                         p.count("pending"),

@@ -98,7 +98,7 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
                 "{class}:{}",
                 crate::store::keys::digest(&format!("{t}\u{0}{}", Value::Object(p.clone())))
             ),
-            title: format!("{}: {}", id.name, first_line(t)),
+            title: first_line(&with_values(t, p)),
             commands: vec![t.clone()],
             params: p.clone(),
             rationale: reason.clone(),
@@ -293,4 +293,43 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
             "give \"decision\": \"approve\" or \"reject\"",
         )),
     }
+}
+
+/// The text with each `:name` placeholder shown as its value, for a title
+/// a reviewer reads (strings and comments are left alone).
+fn with_values(t: &str, params: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    let mut chars = t.chars().peekable();
+    let mut in_str = false;
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            in_str = !in_str;
+        }
+        if c == ':'
+            && !in_str
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_')
+        {
+            let mut name = String::new();
+            while let Some(n) = chars
+                .peek()
+                .copied()
+                .filter(|n| n.is_ascii_alphanumeric() || *n == '_')
+            {
+                name.push(n);
+                chars.next();
+            }
+            match params.get(&name) {
+                Some(v) => out.push_str(&v.to_string()),
+                None => {
+                    out.push(':');
+                    out.push_str(&name);
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }

@@ -680,6 +680,19 @@ pub fn label_previews(nx: &Nexus, props: &mut [Proposal]) -> KipResult<()> {
 
 /// `label_previews` for one list of changes.
 pub fn label_changes(nx: &Nexus, changes: &mut [Value]) -> KipResult<()> {
+    // elements the change itself creates are named from their new image
+    let mut made: std::collections::HashMap<i64, String> = std::collections::HashMap::new();
+    for ch in changes.iter() {
+        if let Some(a) = ch.get("after").and_then(Value::as_object)
+            && let (Some(id), Some(ty), Some(name)) = (
+                a.get("id").and_then(Value::as_i64),
+                a.get("type").and_then(Value::as_str),
+                a.get("name").and_then(Value::as_str),
+            )
+        {
+            made.insert(id, format!("{ty}: {name}"));
+        }
+    }
     for ch in changes.iter_mut() {
         for image in ["before", "after"] {
             let Some(obj) = ch.get_mut(image).and_then(Value::as_object_mut) else {
@@ -687,7 +700,12 @@ pub fn label_changes(nx: &Nexus, changes: &mut [Value]) -> KipResult<()> {
             };
             for k in ["subject", "object"] {
                 if let Some(id) = obj.get(k).and_then(Value::as_i64) {
-                    let (l, _) = crate::engine::overview::label(nx.conn(), id)?;
+                    let (mut l, _) = crate::engine::overview::label(nx.conn(), id)?;
+                    if l == "(missing)"
+                        && let Some(m) = made.get(&id)
+                    {
+                        l = format!("{m} (new)");
+                    }
                     obj.insert(format!("{k}_label"), Value::String(l));
                 }
             }
