@@ -53,5 +53,34 @@ async def main(binary: str, db: str) -> None:
     print("mcp round trip ok")
 
 
+async def subagent(binary: str, db: str, key: str) -> None:
+    """As a sub-agent (its key in $SOMNUS_KEY): a write is staged, not applied."""
+    import os
+
+    env = dict(os.environ, SOMNUS_KEY=key)
+    params = StdioServerParameters(command=binary, args=["--db", db, "mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            res = await session.call_tool(
+                "execute_kip",
+                {"command": 'UPSERT { CONCEPT ?n { {type: "$ConceptType", name: "Lead"} } }',
+                 "reason": "a new kind of thing the scout keeps meeting"},
+            )
+            body = json.loads(res.content[0].text)
+            assert not is_error(res), body
+            assert body["result"]["staged"] is True and body["result"]["status"] == "pending", body
+            res = await session.call_tool(
+                "execute_kip_readonly",
+                {"command": 'FIND(COUNT(?t)) WHERE { ?t {type: "$ConceptType"} FILTER(?t.name == "Lead") }'},
+            )
+            body = json.loads(res.content[0].text)
+            assert body["result"] == 0, body
+    print("mcp subagent ok")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    if len(sys.argv) > 3:
+        asyncio.run(subagent(sys.argv[1], sys.argv[2], sys.argv[3]))
+    else:
+        asyncio.run(main(sys.argv[1], sys.argv[2]))
