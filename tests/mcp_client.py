@@ -76,6 +76,10 @@ async def subagent(binary: str, db: str, key: str) -> None:
             )
             body = json.loads(res.content[0].text)
             assert body["result"] == 0, body
+            # the syntax card tells a sub-agent what staging means
+            resources = await session.list_resources()
+            card = await session.read_resource(str(resources.resources[0].uri))
+            assert "your writes are proposals" in card.contents[0].text
     print("mcp subagent ok")
 
 

@@ -43,7 +43,20 @@ fn tool(definition: &str) -> Tool {
     Tool::new(name, description, Arc::new(schema))
 }
 
+/// What the card adds for a sub-agent: its writes are proposals.
+const STAGING: &str = "\n\n## You are a sub-agent: your writes are proposals\n\nThis memory has one owner. Every `execute_kip` request of yours that writes (UPSERT, UPDATE, MERGE, DELETE) is **staged**, not applied: it becomes an item of a proposal that the main agent or a person approves, edits or rejects. The answer says so: `{\"staged\": true, \"proposal\": N, \"item\": K, \"status\": \"pending\"}`. Until it is approved, your own reads see the memory as committed, without it, so do not write the same thing again (a repeated write is answered `staged: false`, already proposed). Give a `reason` with each write (`{\"command\": ..., \"reason\": \"why\"}`): it is what the reviewer reads. A write that would fail (an undefined type, a missing concept) fails at once with its KIP error.\n";
+
 impl KipMcp {
+    /// The syntax card, with what staging means when the caller is a
+    /// sub-agent.
+    fn card(&self) -> String {
+        if self.caller.role == keys::Role::Subagent {
+            format!("{SYNTAX}{STAGING}")
+        } else {
+            SYNTAX.to_string()
+        }
+    }
+
     pub fn new(pool: Pool, caller: Identity) -> Self {
         KipMcp {
             pool: Arc::new(pool),
@@ -150,7 +163,7 @@ impl ServerHandler for KipMcp {
             ));
         }
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
-            vec![ResourceContents::text(SYNTAX, SYNTAX_URI)],
+            vec![ResourceContents::text(self.card(), SYNTAX_URI)],
         )))
     }
 
@@ -178,7 +191,7 @@ impl ServerHandler for KipMcp {
             ));
         }
         Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![
-            PromptMessage::new_text(Role::User, SYNTAX),
+            PromptMessage::new_text(Role::User, self.card()),
         ])))
     }
 }
