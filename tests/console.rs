@@ -1542,3 +1542,25 @@ fn a_subagents_proposal_is_reviewed_and_approved_in_reflections() {
     });
     assert_eq!(n, serde_json::json!(1));
 }
+
+#[test]
+fn conflicting_subagent_writes_are_marked_in_reflections() {
+    let mut a = app();
+    a.with_nexus(|nx| {
+        for (who, r) in [("researcher", "vendor"), ("scheduler", "client")] {
+            let mut req = somnus::protocol::Request::command(
+                "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Ines Duarte\"} SET ATTRIBUTES { role: :r } } }",
+            );
+            req.args.parameters.insert("r".into(), serde_json::json!(r));
+            let id = somnus::store::keys::Identity {
+                name: who.into(),
+                role: somnus::store::keys::Role::Subagent,
+            };
+            somnus::server::gate::stage(nx, &req, &id);
+        }
+    });
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("⚠ conflicts with #"), "{s}");
+}

@@ -109,3 +109,56 @@ fn a_subagents_writes_wait_for_review_unless_its_policy_is_auto() {
     // a policy for a name that can't be a key is refused
     assert!(somnus::sleep::proposals::set_policy(&nx, "subagent:$self", "auto", "t").is_err());
 }
+
+#[test]
+fn disagreeing_pending_writes_are_marked_on_both() {
+    let mut nx = somnus::demo::in_memory().expect("demo");
+    let role = |who: &str, name: &str, role: &str| {
+        let mut r = Request::command(
+            "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} SET ATTRIBUTES { role: :r } } }",
+        );
+        r.args.parameters.insert("n".into(), json!(name));
+        r.args.parameters.insert("r".into(), json!(role));
+        (
+            r,
+            Identity {
+                name: who.into(),
+                role: Role::Subagent,
+            },
+        )
+    };
+    let (r1, a) = role("researcher", "Ines Duarte", "vendor");
+    let first = gate::stage(&mut nx, &r1, &a).to_json();
+    assert_eq!(first["result"]["conflicts"], json!([]), "{first}");
+    let (r2, b) = role("scheduler", "Ines Duarte", "client");
+    let second = gate::stage(&mut nx, &r2, &b).to_json();
+    let notes = second["result"]["conflicts"].to_string();
+    let p1 = first["result"]["proposal"].as_i64().expect("p1");
+    assert!(
+        notes.contains(&format!("conflicts with #{p1} item 1"))
+            && notes.contains("attributes.role"),
+        "{second}"
+    );
+    // and on the first, naming the second
+    let p2 = second["result"]["proposal"].as_i64().expect("p2");
+    let it = &somnus::sleep::proposals::items(&nx, p1).expect("items")[0];
+    assert!(
+        it.conflicts
+            .iter()
+            .any(|c| c.contains(&format!("#{p2} item 1"))),
+        "{:?}",
+        it.conflicts
+    );
+    // a write that changes what the memory holds says so
+    let mut r3 = Request::command(
+        "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Mira Chen\"} SET ATTRIBUTES { relationship_to_self: \"stranger\" } } }",
+    );
+    r3.args.reason = Some("misheard".into());
+    let third = gate::stage(&mut nx, &r3, &a).to_json();
+    assert!(
+        third["result"]["conflicts"]
+            .to_string()
+            .contains("changes what the memory holds"),
+        "{third}"
+    );
+}

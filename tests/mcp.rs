@@ -57,7 +57,12 @@ fn python_mcp_client_as_a_subagent() {
     };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client.py");
     let out = Command::new("python3")
-        .args([script, env!("CARGO_BIN_EXE_somnus"), &db.to_string_lossy(), &key])
+        .args([
+            script,
+            env!("CARGO_BIN_EXE_somnus"),
+            &db.to_string_lossy(),
+            &key,
+        ])
         .output()
         .expect("run python3");
     let stdout = String::from_utf8_lossy(&out.stdout);

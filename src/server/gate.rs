@@ -117,6 +117,13 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         Ok(s) => s,
         Err(e) => return Response::error(e),
     };
+    // items that disagree with other pending ones, or with the memory,
+    // are marked on both
+    if let Some(p) = staged.proposal
+        && let Err(e) = crate::sleep::proposal_conflicts::mark(nx.connection_for_checks(), p)
+    {
+        return Response::error(e);
+    }
     let mut outcomes = Vec::new();
     let mut k = 0;
     for ((t, p), write) in cmds.iter().zip(&parsed) {
@@ -143,11 +150,17 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
                     .and_then(|v| v.into_iter().find(|i| i.seq == *item))
                     .map(|i| i.status)
                     .unwrap_or_else(|| "pending".into());
+                let conflicts = proposals::items(nx, *proposal)
+                    .ok()
+                    .and_then(|v| v.into_iter().find(|i| i.seq == *item))
+                    .map(|i| i.conflicts)
+                    .unwrap_or_default();
                 json!({
                     "staged": true,
                     "proposal": proposal,
                     "item": item,
                     "status": status,
+                    "conflicts": conflicts,
                     "note": if status == "applied" {
                         "applied at once: the memory's policy for this sub-agent is auto"
                     } else {

@@ -10,6 +10,7 @@ pub mod explain_text;
 pub mod health;
 pub mod llm;
 pub mod params;
+pub mod proposal_conflicts;
 pub mod proposals;
 pub mod reasoner;
 pub mod recurrence;

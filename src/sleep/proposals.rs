@@ -54,6 +54,10 @@ pub struct Item {
     pub decided_at: Option<String>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
+    /// Where it disagrees with another pending item or with committed
+    /// memory ("⚠ conflicts with #4 item 1: Person: Ines Duarte
+    /// attributes.role \"vendor\" vs \"client\"").
+    pub conflicts: Vec<String>,
 }
 
 impl Item {
@@ -70,6 +74,7 @@ impl Item {
             "rationale": self.rationale, "evidence": self.evidence, "confidence": self.confidence,
             "preview": self.preview, "status": self.status, "edited_commands": self.edited,
             "decided_at": self.decided_at, "decided_by": self.decided_by, "reason": self.reason,
+            "conflicts": self.conflicts,
         })
     }
 }
@@ -170,6 +175,7 @@ fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
         decided_at: r.get(14)?,
         decided_by: r.get(15)?,
         reason: r.get(16)?,
+        conflicts: vec![],
     })
 }
 
@@ -180,7 +186,13 @@ pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
         "SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 ORDER BY seq"
     ))?;
     let rows = st.query_map([proposal], item_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut out: Vec<Item> = rows.collect::<Result<_, _>>()?;
+    for (seq, note) in super::proposal_conflicts::of_proposal(nx.conn(), proposal)? {
+        if let Some(it) = out.iter_mut().find(|i| i.seq == seq) {
+            it.conflicts.push(note);
+        }
+    }
+    Ok(out)
 }
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {

@@ -322,6 +322,19 @@ const MIGRATIONS: &[&str] = &[
         revoked_at TEXT
     );
     "#,
+    // 11: pending proposal items that disagree with each other or with
+    //     committed memory, marked on both
+    r#"
+    CREATE TABLE proposal_conflicts (
+        proposal INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        other_proposal INTEGER,
+        other_seq INTEGER,
+        slot TEXT NOT NULL,
+        note TEXT NOT NULL
+    );
+    CREATE INDEX proposal_conflicts_item ON proposal_conflicts(proposal, seq);
+    "#,
 ];
 
 /// Brings the full-text index up to date with the concepts changed since

@@ -567,6 +567,9 @@ impl Reflections {
                 Span::styled("  (o: open in the graph)", theme::dim()),
             ]));
         }
+        for c in &it.conflicts {
+            l.push(Line::styled(c.clone(), theme::warn()));
+        }
         if let Some(r) = &it.reason {
             l.push(Line::from(vec![
                 Span::styled("decided ", theme::dim()),

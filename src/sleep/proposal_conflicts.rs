@@ -1,0 +1,130 @@
+//! Pending proposal items that disagree (Moltbot §13.6): two that give one
+//! attribute of one concept different values, or one that changes a value
+//! the memory holds. Both items are marked, each naming the other, so a
+//! reviewer decides them together.
+
+use crate::kip::KipResult;
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value};
+
+/// The conflict notes of a proposal's items: `(seq, note)`.
+pub fn of_proposal(conn: &Connection, proposal: i64) -> KipResult<Vec<(i64, String)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY rowid",
+    )?;
+    let rows = st.query_map([proposal], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A concept's attributes as an item's preview would leave them, by
+/// `Type: Name`, with what they were before (for an update).
+fn slots(preview: &[Value]) -> Vec<(String, String, Value, Option<Value>)> {
+    let mut out = Vec::new();
+    for ch in preview {
+        let Some(after) = ch.get("after").and_then(Value::as_object) else {
+            continue;
+        };
+        let (Some(ty), Some(name)) = (
+            after.get("type").and_then(Value::as_str),
+            after.get("name").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let empty = Map::new();
+        let attrs = after
+            .get("attributes")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let before = ch
+            .get("before")
+            .and_then(|b| b.get("attributes"))
+            .and_then(Value::as_object);
+        for (k, v) in attrs {
+            let was = before.and_then(|b| b.get(k)).cloned();
+            // only what this item sets or changes
+            if was.as_ref() == Some(v) {
+                continue;
+            }
+            out.push((format!("{ty}: {name}"), k.clone(), v.clone(), was));
+        }
+    }
+    out
+}
+
+/// Marks the items of `proposal` that disagree with another pending item
+/// or change a value the memory holds. Returns how many marks it made.
+pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
+    let load = |sql: &str, p: i64| -> KipResult<Vec<(i64, i64, Vec<Value>)>> {
+        let mut st = conn.prepare_cached(sql)?;
+        let rows = st.query_map([p], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (p, s, preview) = row?;
+            let v: Value = serde_json::from_str(&preview).unwrap_or(Value::Null);
+            out.push((p, s, v.as_array().cloned().unwrap_or_default()));
+        }
+        Ok(out)
+    };
+    let mine = load(
+        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal = ?1 AND status = 'pending'",
+        proposal,
+    )?;
+    let others = load(
+        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal != ?1 AND status = 'pending'",
+        proposal,
+    )?;
+    let other_slots: Vec<(i64, i64, Vec<(String, String, Value, Option<Value>)>)> = others
+        .into_iter()
+        .map(|(p, s, pv)| (p, s, slots(&pv)))
+        .collect();
+    let mut n = 0;
+    let mut add = |p: i64, s: i64, op: Option<(i64, i64)>, slot: &str, note: String| {
+        conn.execute(
+            "INSERT INTO proposal_conflicts(proposal, seq, other_proposal, other_seq, slot, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![p, s, op.map(|o| o.0), op.map(|o| o.1), slot, note],
+        )?;
+        n += 1;
+        Ok::<(), rusqlite::Error>(())
+    };
+    for (p, s, preview) in &mine {
+        for (what, key, value, was) in slots(preview) {
+            let slot = format!("{what} attributes.{key}");
+            if let Some(was) = &was {
+                add(
+                    *p,
+                    *s,
+                    None,
+                    &slot,
+                    format!("⚠ changes what the memory holds: {slot} {was} → {value}"),
+                )?;
+            }
+            for (op, os, theirs) in &other_slots {
+                for (w2, k2, v2, _) in theirs {
+                    if *w2 == what && *k2 == key && *v2 != value {
+                        add(
+                            *p,
+                            *s,
+                            Some((*op, *os)),
+                            &slot,
+                            format!("⚠ conflicts with #{op} item {os}: {slot} {value} vs {v2}"),
+                        )?;
+                        add(
+                            *op,
+                            *os,
+                            Some((*p, *s)),
+                            &slot,
+                            format!("⚠ conflicts with #{p} item {s}: {slot} {v2} vs {value}"),
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(n)
+}
