@@ -162,3 +162,61 @@ fn disagreeing_pending_writes_are_marked_on_both() {
         "{third}"
     );
 }
+
+#[test]
+fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
+    let mut nx = somnus::demo::in_memory().expect("demo");
+    keys::add(nx.connection_for_checks(), "scout", Role::Subagent, "t").expect("key");
+    somnus::sleep::proposals::set_policy(&nx, "subagent:scout", "batch", "t").expect("batch");
+    // batch is for sub-agents only
+    assert!(somnus::sleep::proposals::set_policy(&nx, "merge", "batch", "t").is_err());
+    let write = |name: &str| {
+        let mut r = Request::command("UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} } }");
+        r.args.parameters.insert("n".into(), json!(name));
+        r
+    };
+    let a = gate::stage(&mut nx, &write("Batch One"), &scout()).to_json();
+    let b = gate::stage(&mut nx, &write("Batch Two"), &scout()).to_json();
+    let pid = a["result"]["proposal"].as_i64().expect("p");
+    assert_eq!(b["result"]["proposal"], json!(pid), "{b}");
+    assert_eq!(b["result"]["item"], json!(2), "{b}");
+    let main = Identity {
+        name: "main".into(),
+        role: Role::Agent,
+    };
+    somnus::sleep::proposals::set_policy(&nx, "agents_decide", "auto", "t").expect("policy");
+    // defer: still pending, with a note
+    let d = gate::decide(
+        &mut nx,
+        &main,
+        &json!({"proposal": pid, "decision": "defer", "reason": "ask the user"}),
+    )
+    .expect("defer");
+    assert_eq!(d["deferred"], json!(true));
+    let p = somnus::sleep::proposals::get(&nx, pid)
+        .expect("get")
+        .expect("p");
+    assert_eq!(p.status, "pending");
+    assert_eq!(
+        p.reason.as_deref(),
+        Some("deferred by `main`: ask the user")
+    );
+    // approve item 2 edited: the edit is what is written
+    let r = gate::decide(
+        &mut nx,
+        &main,
+        &json!({"proposal": pid, "decision": "approve", "items": [2],
+                "edits": {"2": "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Batch Two (edited)\"} } }"}}),
+    )
+    .expect("approve");
+    assert_eq!(r["applied"], json!([2]), "{r}");
+    let n = nx
+        .execute(&Request::readonly(
+            "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} FILTER(?p.name == \"Batch Two (edited)\") }",
+        ))
+        .to_json();
+    assert_eq!(n["result"], json!(1), "{n}");
+    // a new batch opens once the first has a decision
+    let c = gate::stage(&mut nx, &write("Batch Three"), &scout()).to_json();
+    assert_ne!(c["result"]["proposal"], json!(pid), "{c}");
+}

@@ -113,7 +113,17 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         drafts.len(),
         if drafts.len() == 1 { "" } else { "s" }
     );
-    let staged = match proposals::stage(nx, None, &id.name, &title, drafts, None) {
+    // `batch`: a sub-agent's writes of one hour gather in one proposal
+    let into = match proposals::policy(nx, &class) {
+        Ok(m) if m == "batch" => open_batch(nx, &id.name),
+        _ => None,
+    };
+    let title = if into.is_some() {
+        format!("Sub-agent {}: writes of the hour", id.name)
+    } else {
+        title
+    };
+    let staged = match proposals::stage(nx, None, &id.name, &title, drafts, into) {
         Ok(s) => s,
         Err(e) => return Response::error(e),
     };
@@ -213,8 +223,8 @@ fn first_line(t: &str) -> String {
 }
 
 /// An agent key deciding a sub-agent's proposal (`POST /proposals`):
-/// `{"proposal": N, "decision": "approve" | "reject", "items": [1, 2]?,
-/// "reason": "..."}`. Allowed only to agent keys, only when the memory's
+/// `{"proposal": N, "decision": "approve" | "reject" | "defer", "items":
+/// [1, 2]?, "edits": {"1": "KIP"}?, "reason": "..."}`. Allowed only to agent keys, only when the memory's
 /// `agents_decide` policy is `auto`, and never for a sleep cycle's
 /// proposal or the caller's own.
 pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipError> {
@@ -268,7 +278,32 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
         .as_array()
         .map(|v| v.iter().filter_map(Value::as_i64).collect());
     let reason = body["reason"].as_str().unwrap_or("").trim().to_string();
+    // an edited approval: {"edits": {"1": "UPSERT ..."}}
+    let mut edits = std::collections::BTreeMap::new();
+    if let Some(m) = body["edits"].as_object() {
+        for (k, v) in m {
+            let (Ok(seq), Some(text)) = (k.parse::<i64>(), v.as_str()) else {
+                return Err(KipError::syntax(
+                    "\"edits\" maps an item number to its KIP text: {\"1\": \"UPSERT ...\"}",
+                ));
+            };
+            edits.insert(seq, text.to_string());
+        }
+    }
     match body["decision"].as_str() {
+        Some("defer") => {
+            // left pending for people (or the next review), with a note
+            let note = if reason.is_empty() {
+                format!("deferred by `{}`", id.name)
+            } else {
+                format!("deferred by `{}`: {reason}", id.name)
+            };
+            nx.connection_for_checks().execute(
+                "UPDATE proposals SET reason = ?2 WHERE id = ?1",
+                rusqlite::params![pid, note],
+            )?;
+            Ok(json!({ "proposal": pid, "deferred": true, "note": note }))
+        }
         Some("approve") => {
             // the audit entries name the approver (actor) and the proposer
             let who = crate::audit::Who {
@@ -286,13 +321,7 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
                     )
                 }),
             };
-            let a = proposals::approve(
-                nx,
-                pid,
-                items.as_deref(),
-                &std::collections::BTreeMap::new(),
-                &who,
-            )?;
+            let a = proposals::approve(nx, pid, items.as_deref(), &edits, &who)?;
             Ok(json!({ "proposal": pid, "applied": a.applied, "stale": a.stale }))
         }
         Some("reject") => {
@@ -303,7 +332,7 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
             Ok(json!({ "proposal": pid, "rejected": n }))
         }
         _ => Err(KipError::syntax(
-            "give \"decision\": \"approve\" or \"reject\"",
+            "give \"decision\": \"approve\", \"reject\" or \"defer\"",
         )),
     }
 }
@@ -345,4 +374,23 @@ fn with_values(t: &str, params: &Map<String, Value>) -> String {
         out.push(c);
     }
     out
+}
+
+/// How long a `batch` proposal keeps gathering a sub-agent's writes.
+pub const BATCH_PERIOD_SECS: i64 = 3600;
+
+/// The sub-agent's pending proposal still gathering writes: made within
+/// the batch period, nothing in it decided yet.
+fn open_batch(nx: &Nexus, name: &str) -> Option<i64> {
+    let since = (chrono::Utc::now() - chrono::Duration::seconds(BATCH_PERIOD_SECS))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    nx.connection_for_checks()
+        .query_row(
+            "SELECT p.id FROM proposals p WHERE p.actor = ?1 AND p.run IS NULL AND p.status = 'pending' AND p.created_at >= ?2 \
+             AND NOT EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = p.id AND i.status != 'pending') \
+             ORDER BY p.id DESC LIMIT 1",
+            rusqlite::params![name, since],
+            |r| r.get(0),
+        )
+        .ok()
 }

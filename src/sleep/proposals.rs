@@ -411,10 +411,13 @@ pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()
             ),
         ));
     }
-    if !matches!(mode, "auto" | "review") {
+    if !(matches!(mode, "auto" | "review") || (sub && mode == "batch")) {
         return Err(KipError::new(
             ErrorCode::InvalidSyntax,
-            format!("policy mode must be `auto` or `review`, not `{mode}`"),
+            format!(
+                "policy mode must be `auto` or `review`{}, not `{mode}`",
+                if sub { " or `batch`" } else { "" }
+            ),
         ));
     }
     nx.conn().execute(
