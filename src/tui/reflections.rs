@@ -1083,11 +1083,21 @@ impl Component for Reflections {
             } else {
                 theme::base()
             };
+            // where it comes from: a sleep run, or a sub-agent's key
+            let source = match p.run {
+                Some(r) => format!("run {r}"),
+                None => p.actor.clone(),
+            };
+            let status = match p.status.as_str() {
+                "partially_applied" => "partial",
+                other => other,
+            };
             lines.push(Line::styled(
                 format!(
-                    "#{:<4} {:<17} {:>3}/{:<3}",
+                    "#{:<3} {:<8} {:<8} {:>3}/{:<3}",
                     p.id,
-                    p.status,
+                    super::component::fit(&source, 8),
+                    super::component::fit(status, 8),
                     p.count("pending") + p.count("stale"),
                     p.items.len()
                 ),
