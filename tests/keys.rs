@@ -220,3 +220,45 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
     let c = gate::stage(&mut nx, &write("Batch Three"), &scout()).to_json();
     assert_ne!(c["result"]["proposal"], json!(pid), "{c}");
 }
+
+#[test]
+fn two_values_of_a_single_valued_link_are_marked_on_both() {
+    let mut nx = somnus::demo::in_memory().expect("demo");
+    let works_at = |who: &str, person: &str, org: &str| {
+        let mut r = Request::command(
+            "UPSERT { CONCEPT ?o { {type: \"Organization\", name: :org} } CONCEPT ?p { {type: \"Person\", name: :n} SET PROPOSITIONS { (\"works_at\", ?o) } } }",
+        );
+        r.args.parameters.insert("n".into(), json!(person));
+        r.args.parameters.insert("org".into(), json!(org));
+        (
+            r,
+            Identity {
+                name: who.into(),
+                role: Role::Subagent,
+            },
+        )
+    };
+    // a new person: two sub-agents say two employers
+    let (r1, a) = works_at("researcher", "Ines Duarte", "Northwind");
+    let first = gate::stage(&mut nx, &r1, &a).to_json();
+    let (r2, b) = works_at("scheduler", "Ines Duarte", "Acme Labs");
+    let second = gate::stage(&mut nx, &r2, &b).to_json();
+    let notes = second["result"]["conflicts"].to_string();
+    assert!(notes.contains("Person: Ines Duarte works_at"), "{second}");
+    assert!(
+        notes.contains("Acme Labs") && notes.contains("Northwind"),
+        "{second}"
+    );
+    let p1 = first["result"]["proposal"].as_i64().expect("p1");
+    let it = &somnus::sleep::proposals::items(&nx, p1).expect("items")[0];
+    assert!(!it.conflicts.is_empty(), "marked on the first too");
+    // and against the memory: Mira works at Northwind
+    let (r3, c) = works_at("researcher", "Mira Chen", "Acme Labs");
+    let third = gate::stage(&mut nx, &r3, &c).to_json();
+    assert!(
+        third["result"]["conflicts"]
+            .to_string()
+            .contains("Person: Mira Chen works_at is Organization: Northwind"),
+        "{third}"
+    );
+}

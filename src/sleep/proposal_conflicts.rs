@@ -1,6 +1,7 @@
 //! Pending proposal items that disagree (Moltbot §13.6): two that give one
-//! attribute of one concept different values, or one that changes a value
-//! the memory holds. Both items are marked, each naming the other, so a
+//! attribute of one concept different values, or one subject two objects of
+//! a single-valued predicate (`cardinality: single`), or one that changes
+//! what the memory holds. Both items are marked, each naming the other, so a
 //! reviewer decides them together.
 
 use crate::kip::KipResult;
@@ -51,6 +52,82 @@ fn slots(preview: &[Value]) -> Vec<(String, String, Value, Option<Value>)> {
     out
 }
 
+/// An element's `Type: Name`: from the memory, else from a concept the
+/// same preview creates.
+fn name_of(conn: &Connection, id: i64, preview: &[Value]) -> Option<String> {
+    if let Ok(Some((ty, name))) = crate::store::concept_label(conn, id) {
+        return Some(format!("{ty}: {name}"));
+    }
+    preview.iter().find_map(|ch| {
+        let a = ch.get("after")?.as_object()?;
+        (a.get("id")?.as_i64()? == id).then(|| {
+            format!(
+                "{}: {}",
+                a.get("type").and_then(Value::as_str).unwrap_or("?"),
+                a.get("name").and_then(Value::as_str).unwrap_or("?")
+            )
+        })
+    })
+}
+
+/// Whether a predicate holds one value per subject (`cardinality: single`
+/// on its definition).
+fn single_valued(conn: &Connection, predicate: &str) -> bool {
+    conn.query_row(
+        "SELECT json_extract(attributes, '$.cardinality') FROM concepts WHERE type = '$PropositionType' AND name = ?1",
+        [predicate],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .ok()
+    .flatten()
+    .as_deref()
+        == Some("single")
+}
+
+/// The links of single-valued predicates an item's preview creates:
+/// `(subject, predicate, object)` by name.
+fn link_slots(conn: &Connection, preview: &[Value]) -> Vec<(String, String, String, i64)> {
+    let mut out = Vec::new();
+    for ch in preview {
+        if ch.get("op").and_then(Value::as_str) != Some("insert") {
+            continue;
+        }
+        let Some(a) = ch.get("after").and_then(Value::as_object) else {
+            continue;
+        };
+        let (Some(s), Some(p), Some(o)) = (
+            a.get("subject").and_then(Value::as_i64),
+            a.get("predicate").and_then(Value::as_str),
+            a.get("object").and_then(Value::as_i64),
+        ) else {
+            continue;
+        };
+        if !single_valued(conn, p) {
+            continue;
+        }
+        if let (Some(sn), Some(on)) = (name_of(conn, s, preview), name_of(conn, o, preview)) {
+            out.push((sn, p.to_string(), on, s));
+        }
+    }
+    out
+}
+
+/// What the memory holds now for a single-valued slot: the objects of the
+/// subject's active links with that predicate.
+fn held(conn: &Connection, subject: i64, predicate: &str) -> Vec<String> {
+    let Ok(mut st) = conn.prepare_cached(
+        "SELECT c.type || ': ' || c.name FROM propositions p JOIN concepts c ON c.id = p.object \
+         WHERE p.subject = ?1 AND p.predicate = ?2 \
+           AND COALESCE(json_extract(p.metadata, '$.superseded'), 0) != 1 \
+           AND COALESCE(json_extract(p.metadata, '$.archived'), 0) != 1",
+    ) else {
+        return vec![];
+    };
+    st.query_map(params![subject, predicate], |r| r.get::<_, String>(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default()
+}
+
 /// Marks the items of `proposal` that disagree with another pending item
 /// or change a value the memory holds. Returns how many marks it made.
 pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
@@ -80,9 +157,10 @@ pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
         proposal,
     )?;
     let other_slots: Vec<(i64, i64, Vec<(String, String, Value, Option<Value>)>)> = others
-        .into_iter()
-        .map(|(p, s, pv)| (p, s, slots(&pv)))
+        .iter()
+        .map(|(p, s, pv)| (*p, *s, slots(pv)))
         .collect();
+    let other_previews = &others;
     let mut n = 0;
     let mut add = |p: i64, s: i64, op: Option<(i64, i64)>, slot: &str, note: String| {
         conn.execute(
@@ -92,7 +170,47 @@ pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
         n += 1;
         Ok::<(), rusqlite::Error>(())
     };
+    let other_links: Vec<(i64, i64, Vec<(String, String, String, i64)>)> = other_previews
+        .iter()
+        .map(|(p, s, pv)| (*p, *s, link_slots(conn, pv)))
+        .collect();
     for (p, s, preview) in &mine {
+        for (subject, pred, object, sid) in link_slots(conn, preview) {
+            let slot = format!("{subject} {pred}");
+            for now in held(conn, sid, &pred) {
+                if now != object {
+                    add(
+                        *p,
+                        *s,
+                        None,
+                        &slot,
+                        format!(
+                            "⚠ changes what the memory holds: {slot} is {now}, this says {object}"
+                        ),
+                    )?;
+                }
+            }
+            for (op, os, theirs) in &other_links {
+                for (s2, p2, o2, _) in theirs {
+                    if *s2 == subject && *p2 == pred && *o2 != object {
+                        add(
+                            *p,
+                            *s,
+                            Some((*op, *os)),
+                            &slot,
+                            format!("⚠ conflicts with #{op} item {os}: {slot} {object} vs {o2}"),
+                        )?;
+                        add(
+                            *op,
+                            *os,
+                            Some((*p, *s)),
+                            &slot,
+                            format!("⚠ conflicts with #{p} item {s}: {slot} {o2} vs {object}"),
+                        )?;
+                    }
+                }
+            }
+        }
         for (what, key, value, was) in slots(preview) {
             let slot = format!("{what} attributes.{key}");
             if let Some(was) = &was {
