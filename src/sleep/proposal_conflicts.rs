@@ -8,6 +8,13 @@ use crate::kip::KipResult;
 use rusqlite::{Connection, params};
 use serde_json::{Map, Value};
 
+/// An attribute an item sets: `(Type: Name, key, value, value before)`.
+type AttrSlot = (String, String, Value, Option<Value>);
+
+/// A single-valued link an item makes: `(subject, predicate, object,
+/// subject id)`.
+type LinkSlot = (String, String, String, i64);
+
 /// The conflict notes of a proposal's items: `(seq, note)`.
 pub fn of_proposal(conn: &Connection, proposal: i64) -> KipResult<Vec<(i64, String)>> {
     let mut st = conn.prepare_cached(
@@ -19,7 +26,7 @@ pub fn of_proposal(conn: &Connection, proposal: i64) -> KipResult<Vec<(i64, Stri
 
 /// A concept's attributes as an item's preview would leave them, by
 /// `Type: Name`, with what they were before (for an update).
-fn slots(preview: &[Value]) -> Vec<(String, String, Value, Option<Value>)> {
+fn slots(preview: &[Value]) -> Vec<AttrSlot> {
     let mut out = Vec::new();
     for ch in preview {
         let Some(after) = ch.get("after").and_then(Value::as_object) else {
@@ -86,7 +93,7 @@ fn single_valued(conn: &Connection, predicate: &str) -> bool {
 
 /// The links of single-valued predicates an item's preview creates:
 /// `(subject, predicate, object)` by name.
-fn link_slots(conn: &Connection, preview: &[Value]) -> Vec<(String, String, String, i64)> {
+fn link_slots(conn: &Connection, preview: &[Value]) -> Vec<LinkSlot> {
     let mut out = Vec::new();
     for ch in preview {
         if ch.get("op").and_then(Value::as_str) != Some("insert") {
@@ -156,7 +163,7 @@ pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
         "SELECT proposal, seq, preview FROM proposal_items WHERE proposal != ?1 AND status = 'pending'",
         proposal,
     )?;
-    let other_slots: Vec<(i64, i64, Vec<(String, String, Value, Option<Value>)>)> = others
+    let other_slots: Vec<(i64, i64, Vec<AttrSlot>)> = others
         .iter()
         .map(|(p, s, pv)| (*p, *s, slots(pv)))
         .collect();
@@ -170,7 +177,7 @@ pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
         n += 1;
         Ok::<(), rusqlite::Error>(())
     };
-    let other_links: Vec<(i64, i64, Vec<(String, String, String, i64)>)> = other_previews
+    let other_links: Vec<(i64, i64, Vec<LinkSlot>)> = other_previews
         .iter()
         .map(|(p, s, pv)| (*p, *s, link_slots(conn, pv)))
         .collect();
