@@ -206,9 +206,16 @@ fn main() {
     }
     app.press(KeyCode::Char(' '), none);
     shot(&mut app, "reflections");
-    // rewrite an item's KIP before approving it
-    for _ in 0..35 {
-        app.press(KeyCode::Up, none);
+    // rewrite an item's KIP before approving it: file "Vinyl records"
+    // under Work instead of where the cycle put it
+    let vinyl = app.reflections.proposals[0]
+        .items
+        .iter()
+        .position(|i| i.title.contains("Vinyl records"))
+        .unwrap_or(0);
+    app.press(KeyCode::Home, none);
+    for _ in 0..vinyl {
+        app.press(KeyCode::Down, none);
     }
     app.press(KeyCode::Char('e'), none);
     app.press(KeyCode::Down, none);
@@ -227,6 +234,28 @@ fn main() {
     app.press(KeyCode::Char('5'), KeyModifiers::ALT);
     app.press(KeyCode::Down, none);
     shot(&mut app, "conflicts");
+
+    // two sub-agents propose where one person works: staged, and marked
+    app.with_nexus(|nx| {
+        for (who, org, why) in [
+            ("researcher", "Northwind", "her email signature says Northwind"),
+            ("scheduler", "Acme Labs", "the calendar invite came from Acme Labs"),
+        ] {
+            let mut req = somnus::protocol::Request::command(
+                "UPSERT { CONCEPT ?o { {type: \"Organization\", name: :org} } CONCEPT ?p { {type: \"Person\", name: \"Ines Duarte\"} SET ATTRIBUTES { role: \"vendor contact\" } SET PROPOSITIONS { (\"works_at\", ?o) } } }",
+            );
+            req.args.parameters.insert("org".into(), serde_json::json!(org));
+            req.args.reason = Some(why.into());
+            let id = somnus::store::keys::Identity {
+                name: who.into(),
+                role: somnus::store::keys::Role::Subagent,
+            };
+            somnus::server::gate::stage(nx, &req, &id);
+        }
+    });
+    app.press(KeyCode::Char('4'), KeyModifiers::ALT);
+    app.press(KeyCode::Char('r'), none);
+    shot(&mut app, "reflections-subagent");
 
     app.health.clock = Some("2026-11-20T09:00:00Z".into());
     app.press(KeyCode::Char('7'), KeyModifiers::ALT);

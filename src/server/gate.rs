@@ -127,6 +127,27 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         Ok(s) => s,
         Err(e) => return Response::error(e),
     };
+    // each item is titled by what it does ("insert Person: Ines Duarte,
+    // insert Person: Ines Duarte works_at Organization: Acme Labs")
+    if let Some(p) = staged.proposal
+        && let Ok(items) = proposals::items(nx, p)
+    {
+        for it in items {
+            if !staged.keys.values().any(|(_, s)| *s == it.seq) {
+                continue;
+            }
+            let mut changes = it.preview.clone();
+            if proposals::label_changes(nx, &mut changes).is_ok() {
+                let what = proposals::summarize_changes(&changes);
+                if !what.is_empty() {
+                    let _ = nx.connection_for_checks().execute(
+                        "UPDATE proposal_items SET title = ?3 WHERE proposal = ?1 AND seq = ?2",
+                        rusqlite::params![p, it.seq, what],
+                    );
+                }
+            }
+        }
+    }
     // items that disagree with other pending ones, or with the memory,
     // are marked on both
     if let Some(p) = staged.proposal

@@ -751,6 +751,19 @@ pub fn preview_edit(
         nx.atomically("preview", |nx| preview(nx, &cmds, params))?
     };
     label_changes(nx, &mut changes)?;
+    let summary = summarize_changes(&changes);
+    let title = if summary.is_empty() {
+        "edited: changes nothing".to_string()
+    } else {
+        format!("edited: {summary}")
+    };
+    Ok((title, changes))
+}
+
+/// "insert Person: Ines Duarte, insert Person: Ines Duarte works_at
+/// Organization: Acme Labs, 1 more": what a (labelled) preview does, for a
+/// title.
+pub fn summarize_changes(changes: &[Value]) -> String {
     let mut parts: Vec<String> = changes
         .iter()
         .take(3)
@@ -776,12 +789,7 @@ pub fn preview_edit(
     if changes.len() > 3 {
         parts.push(format!("{} more", changes.len() - 3));
     }
-    let title = if parts.is_empty() {
-        "edited: changes nothing".to_string()
-    } else {
-        format!("edited: {}", parts.join(", "))
-    };
-    Ok((title, changes))
+    parts.join(", ")
 }
 
 /// Keeps an item's status with its audit entries after one of them was
