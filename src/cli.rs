@@ -287,6 +287,24 @@ pub enum Cmd {
         #[arg(long)]
         quiet: bool,
     },
+    /// Keep the memory maintained: run the sleep cycle that is due (full every --full-every-hours, caught up when overdue; quick when a health target is exceeded; daydream after --idle-secs of quiet with Events to score), one at a time per memory
+    Maintain {
+        /// Check once, run what is due (if anything), and exit
+        #[arg(long)]
+        once: bool,
+        /// Quiet time after the last agent write before a daydream, in seconds
+        #[arg(long, default_value_t = 1800)]
+        idle_secs: u64,
+        /// A full cycle at least this often, in hours
+        #[arg(long, default_value_t = 12.0)]
+        full_every_hours: f64,
+        /// How often to check what is due, in seconds
+        #[arg(long, default_value_t = 30)]
+        poll_secs: u64,
+        /// A cycle running longer than this is cancelled (its running phase rolled back), in seconds
+        #[arg(long, default_value_t = 1800)]
+        budget_secs: u64,
+    },
     /// Past sleep runs
     Runs {
         /// Show one run's report
@@ -821,6 +839,39 @@ pub fn run(cli: Cli) -> Result<i32> {
             reflect::sleep(
                 &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
             )
+        }
+        Some(Cmd::Maintain {
+            once,
+            idle_secs,
+            full_every_hours,
+            poll_secs,
+            budget_secs,
+        }) => {
+            if !(full_every_hours.is_finite() && full_every_hours > 0.0) {
+                return Err(eyre!(
+                    "--full-every-hours must be a positive number of hours"
+                ));
+            }
+            let schedule = crate::sleep::schedule::Schedule {
+                idle: std::time::Duration::from_secs(idle_secs),
+                full_every: std::time::Duration::from_secs_f64(full_every_hours * 3600.0),
+                ..Default::default()
+            };
+            let budget = std::time::Duration::from_secs(budget_secs.max(1));
+            loop {
+                let mut nx = open(&cli.db)?;
+                match crate::sleep::schedule::run_due(&mut nx, &schedule, budget) {
+                    Ok(Some(line)) => crate::say!("{line}"),
+                    Ok(None) if once => crate::say!("nothing is due"),
+                    Ok(None) => {}
+                    Err(e) => crate::say_err!("maintenance: {}: {}", e.code, e.message),
+                }
+                drop(nx);
+                if once {
+                    return Ok(0);
+                }
+                std::thread::sleep(std::time::Duration::from_secs(poll_secs.max(1)));
+            }
         }
         Some(Cmd::Runs { run, json }) => {
             let nx = open(&cli.db)?;

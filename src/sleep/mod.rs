@@ -15,6 +15,7 @@ pub mod proposals;
 pub mod reasoner;
 pub mod recurrence;
 pub mod sameness;
+pub mod schedule;
 pub mod similarity;
 pub mod structure;
 

@@ -1,0 +1,150 @@
+//! Maintenance that runs itself: what is due when, and `somnus maintain`
+//! running it, one cycle at a time per memory.
+
+use chrono::{Duration as D, Utc};
+use somnus::Nexus;
+use somnus::sleep::Scope;
+use somnus::sleep::schedule::{Schedule, due};
+use std::time::Duration;
+
+fn events(nx: &mut Nexus, n: usize) {
+    let mut cmd = String::from("UPSERT {");
+    for i in 0..n {
+        cmd.push_str(&format!(
+            r#" CONCEPT ?e{i} {{ {{type: "Event", name: "Chat:{i}"}} SET ATTRIBUTES {{ start_time: "2026-11-24T10:00:00Z", content_summary: "talk {i}" }} }}"#
+        ));
+    }
+    cmd.push('}');
+    let r = nx.kip(&cmd).to_json();
+    assert!(r.get("error").is_none(), "{r}");
+}
+
+fn full_run_at(nx: &Nexus, at: chrono::DateTime<Utc>) {
+    nx.connection_for_checks()
+        .execute(
+            "INSERT INTO sleep_runs(started_at, finished_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?1, 'full', 'test', 'heuristic', '$system', 0, ?1, '{}', 'completed')",
+            [at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)],
+        )
+        .expect("run row");
+}
+
+#[test]
+fn what_is_due_follows_the_trigger_conditions() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let s = Schedule {
+        idle: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let now = Utc::now();
+    // nothing to maintain yet
+    assert_eq!(due(&mut nx, now, &s).expect("due"), None);
+    events(&mut nx, 6);
+    // Events and never a full cycle: caught up
+    let d = due(&mut nx, now, &s).expect("due").expect("something");
+    assert_eq!((d.scope, d.trigger), (Scope::Full, "catch_up"));
+    full_run_at(&nx, now);
+    // the agents wrote just now: no daydream yet
+    assert_eq!(due(&mut nx, now + D::seconds(10), &s).expect("due"), None);
+    // after a minute of quiet, six unscored Events: a daydream
+    let d = due(&mut nx, now + D::seconds(90), &s)
+        .expect("due")
+        .expect("daydream");
+    assert_eq!((d.scope, d.trigger), (Scope::Daydream, "idle"), "{d:?}");
+    assert!(d.reason.contains("6 Events"), "{}", d.reason);
+    // twelve hours on: the full cycle; a day on: caught up
+    let d = due(&mut nx, now + D::hours(13), &s)
+        .expect("due")
+        .expect("full");
+    assert_eq!((d.scope, d.trigger), (Scope::Full, "scheduled"));
+    let d = due(&mut nx, now + D::hours(25), &s)
+        .expect("due")
+        .expect("full");
+    assert_eq!((d.scope, d.trigger), (Scope::Full, "catch_up"));
+}
+
+#[test]
+fn a_backlog_over_its_target_calls_a_quick_cycle() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let s = Schedule {
+        idle: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let now = Utc::now();
+    // 25 concepts filed under Unsorted (target ≤ 20)
+    let r = nx
+        .kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"#)
+        .to_json();
+    assert!(r.get("error").is_none(), "{r}");
+    for i in 0..25 {
+        let r = nx
+            .kip(&format!(
+                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Note", name: "n{i}"}} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ))
+            .to_json();
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    events(&mut nx, 1);
+    full_run_at(&nx, now - D::seconds(30));
+    // the last cycle is younger than the idle time: not yet
+    assert_eq!(due(&mut nx, now, &s).expect("due"), None);
+    let d = due(&mut nx, now + D::minutes(2), &s)
+        .expect("due")
+        .expect("quick");
+    assert_eq!((d.scope, d.trigger), (Scope::Quick, "threshold"), "{d:?}");
+    assert!(d.reason.contains("Unsorted"), "{}", d.reason);
+}
+
+/// `somnus maintain --once` runs what is due, then finds nothing due; two
+/// started at once on one memory run one cycle between them.
+#[test]
+fn maintain_runs_what_is_due_once_per_memory() {
+    let dir = std::env::temp_dir().join(format!("somnus-maintain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    drop(somnus::demo::create(&db).expect("demo"));
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let start = || {
+        std::process::Command::new(bin)
+            .args(["--db", &db.to_string_lossy(), "maintain", "--once"])
+            .output()
+    };
+    let (a, b) = std::thread::scope(|sc| {
+        let a = sc.spawn(start);
+        let b = sc.spawn(start);
+        (
+            a.join().expect("a").expect("run a"),
+            b.join().expect("b").expect("run b"),
+        )
+    });
+    let said = format!(
+        "{}{}{}{}",
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout),
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let nx = Nexus::open(&db).expect("open");
+    let runs: i64 = nx
+        .connection_for_checks()
+        .query_row("SELECT COUNT(*) FROM sleep_runs", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(runs, 1, "{said}");
+    assert!(
+        said.contains("full cycle #1 (catch_up): completed"),
+        "{said}"
+    );
+    let trigger: String = nx
+        .connection_for_checks()
+        .query_row("SELECT trigger_name FROM sleep_runs", [], |r| r.get(0))
+        .expect("trigger");
+    assert!(trigger.starts_with("catch_up: no full cycle"), "{trigger}");
+    drop(nx);
+    let again = start().expect("again");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("nothing is due"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
