@@ -180,6 +180,10 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
     let pid = a["result"]["proposal"].as_i64().expect("p");
     assert_eq!(b["result"]["proposal"], json!(pid), "{b}");
     assert_eq!(b["result"]["item"], json!(2), "{b}");
+    let p = somnus::sleep::proposals::get(&nx, pid)
+        .expect("get")
+        .expect("p");
+    assert_eq!(p.title, "Sub-agent scout: 2 writes of the hour");
     let main = Identity {
         name: "main".into(),
         role: Role::Agent,

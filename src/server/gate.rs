@@ -118,15 +118,17 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         Ok(m) if m == "batch" => open_batch(nx, &id.name),
         _ => None,
     };
-    let title = if into.is_some() {
-        format!("Sub-agent {}: writes of the hour", id.name)
-    } else {
-        title
-    };
     let staged = match proposals::stage(nx, None, &id.name, &title, drafts, into) {
         Ok(s) => s,
         Err(e) => return Response::error(e),
     };
+    // a batch's title counts what it gathered
+    if let Some(p) = into {
+        let _ = nx.connection_for_checks().execute(
+            "UPDATE proposals SET title = 'Sub-agent ' || ?2 || ': ' || (SELECT COUNT(*) FROM proposal_items WHERE proposal = ?1) || ' writes of the hour' WHERE id = ?1",
+            rusqlite::params![p, id.name],
+        );
+    }
     // each item is titled by what it does ("insert Person: Ines Duarte,
     // insert Person: Ines Duarte works_at Organization: Acme Labs")
     if let Some(p) = staged.proposal
