@@ -24,6 +24,10 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// The code named `KIP_2001` (or any code this engine answers with).
     pub fn from_code(code: &str) -> Option<ErrorCode> {
+        Self::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    const ALL: [ErrorCode; 13] = {
         use ErrorCode::*;
         [
             InvalidSyntax,
@@ -40,9 +44,7 @@ impl ErrorCode {
             ResourceExhausted,
             InternalError,
         ]
-        .into_iter()
-        .find(|c| c.code() == code)
-    }
+    };
 
     pub fn code(self) -> &'static str {
         match self {

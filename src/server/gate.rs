@@ -30,8 +30,9 @@ pub fn refuse(req: &Request, id: &Identity) -> Option<KipError> {
     None
 }
 
-/// The commands of a request with their parameters.
-fn commands(req: &Request) -> Vec<(String, Map<String, Value>)> {
+/// The commands of a request with their parameters (a command's own
+/// parameters over the shared ones).
+pub(crate) fn commands(req: &Request) -> Vec<(String, Map<String, Value>)> {
     let params = &req.args.parameters;
     match (&req.args.command, &req.args.commands) {
         (Some(c), None) => vec![(c.clone(), params.clone())],

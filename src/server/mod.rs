@@ -131,31 +131,56 @@ pub(crate) fn is_read_only(req: &Request) -> bool {
     if req.method == Method::ExecuteKipReadonly {
         return true;
     }
-    let params = &req.args.parameters;
-    let texts: Vec<(String, serde_json::Map<String, Value>)> =
-        match (&req.args.command, &req.args.commands) {
-            (Some(c), None) => vec![(c.clone(), params.clone())],
-            (None, Some(list)) => list
-                .iter()
-                .map(|i| match i {
-                    crate::protocol::CommandItem::Text(t) => (t.clone(), params.clone()),
-                    crate::protocol::CommandItem::WithParams {
-                        command,
-                        parameters,
-                    } => {
-                        let mut p = params.clone();
-                        p.extend(parameters.clone());
-                        (command.clone(), p)
-                    }
-                })
-                .collect(),
-            _ => return false,
-        };
+    let texts = gate::commands(req);
+    if texts.is_empty() {
+        return false;
+    }
     texts.iter().all(|(t, p)| {
         crate::kip::parse(t, p)
             .map(|c| !c.is_write())
             .unwrap_or(true)
     })
+}
+
+/// A request body as JSON: within the size limit and the body timeout,
+/// or the error response that says which limit it broke.
+async fn read_json(s: &Shared, body: Body) -> Result<Value, HttpResponse> {
+    let body =
+        match tokio::time::timeout(s.body_timeout, axum::body::to_bytes(body, s.max_body)).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(_)) => {
+                return Err(error_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    KipError::exhausted(format!(
+                        "the request body is larger than the server accepts ({} bytes)",
+                        s.max_body
+                    ))
+                    .with_hint("Split the batch, or raise --max-body."),
+                ));
+            }
+            Err(_) => {
+                return Err(error_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    KipError::new(
+                        ErrorCode::ExecutionTimeout,
+                        format!(
+                            "the request body did not arrive within {:?}",
+                            s.body_timeout
+                        ),
+                    ),
+                ));
+            }
+        };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                KipError::syntax(format!("the request body is not JSON: {e}")),
+            ));
+        }
+    };
+    Ok(value)
 }
 
 async fn kip(
@@ -165,40 +190,9 @@ async fn kip(
     headers: HeaderMap,
     body: Body,
 ) -> HttpResponse {
-    let body =
-        match tokio::time::timeout(s.body_timeout, axum::body::to_bytes(body, s.max_body)).await {
-            Ok(Ok(b)) => b,
-            Ok(Err(_)) => {
-                return error_response(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    KipError::exhausted(format!(
-                        "the request body is larger than the server accepts ({} bytes)",
-                        s.max_body
-                    ))
-                    .with_hint("Split the batch, or raise --max-body."),
-                );
-            }
-            Err(_) => {
-                return error_response(
-                    StatusCode::REQUEST_TIMEOUT,
-                    KipError::new(
-                        ErrorCode::ExecutionTimeout,
-                        format!(
-                            "the request body did not arrive within {:?}",
-                            s.body_timeout
-                        ),
-                    ),
-                );
-            }
-        };
-    let value: Value = match serde_json::from_slice(&body) {
+    let value = match read_json(&s, body).await {
         Ok(v) => v,
-        Err(e) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                KipError::syntax(format!("the request body is not JSON: {e}")),
-            );
-        }
+        Err(r) => return r,
     };
     let mut req = match Request::from_json(&value) {
         Ok(r) => r,
@@ -240,24 +234,9 @@ async fn decide(
     axum::Extension(caller): axum::Extension<Caller>,
     body: Body,
 ) -> HttpResponse {
-    let body =
-        match tokio::time::timeout(s.body_timeout, axum::body::to_bytes(body, s.max_body)).await {
-            Ok(Ok(b)) => b,
-            _ => {
-                return error_response(
-                    StatusCode::BAD_REQUEST,
-                    KipError::syntax("the request body could not be read"),
-                );
-            }
-        };
-    let value: Value = match serde_json::from_slice(&body) {
+    let value = match read_json(&s, body).await {
         Ok(v) => v,
-        Err(e) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                KipError::syntax(format!("the request body is not JSON: {e}")),
-            );
-        }
+        Err(r) => return r,
     };
     if caller.anonymous {
         return error_response(

@@ -9,6 +9,7 @@ pub mod conflicts;
 pub mod explorer;
 pub mod health;
 pub mod highlight;
+pub mod jobs;
 pub mod reflections;
 pub mod results;
 pub mod schema;

@@ -1,0 +1,350 @@
+//! The console's jobs: engine work run off the UI thread (queries, loads,
+//! sleep cycles, decisions, undo, explanations), each answering with a
+//! `JobOutput`.
+
+use super::app::INDEX_LIMIT;
+use super::component::Decision;
+use super::component::{Job, JobOutput, WhyText};
+use crate::Nexus;
+use crate::protocol::{Arguments, Method, Request};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+impl Job {
+    /// Runs the job against the engine (on a worker thread).
+    pub fn run(self, nx: &mut Nexus) -> JobOutput {
+        match self {
+            Job::Query {
+                text,
+                params,
+                dry_run,
+                page,
+            } => {
+                let started = Instant::now();
+                let command = match &page {
+                    Some(c) => format!("{text}\nCURSOR {}", Value::String(c.clone())),
+                    None => text.clone(),
+                };
+                let mut req = Request::new(
+                    Method::ExecuteKip,
+                    Arguments {
+                        command: Some(command),
+                        parameters: params.clone(),
+                        dry_run,
+                        ..Default::default()
+                    },
+                );
+                req.actor.id = "operator".into();
+                req.actor.trigger = "console".into();
+                let response = nx.execute(&req).to_json();
+                JobOutput::Query {
+                    text,
+                    params,
+                    dry_run,
+                    page: page.is_some(),
+                    response,
+                    elapsed: started.elapsed(),
+                }
+            }
+            Job::Schema => JobOutput::Schema(nx.schema_overview().map_err(|e| e.message)),
+            Job::Poll => JobOutput::Polled(nx.data_version()),
+            Job::Index => JobOutput::Index(nx.concept_index(INDEX_LIMIT).map_err(|e| e.message)),
+            Job::Neighbourhood(id) => JobOutput::Neighbourhood(
+                nx.neighbourhood(id, 200)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
+            Job::History => JobOutput::History(nx.history(500).unwrap_or_default()),
+            Job::SaveHistory { text, params } => {
+                let _ = nx.history_add(&text, &params);
+                JobOutput::Saved
+            }
+            Job::Proposals => JobOutput::Proposals(
+                crate::sleep::proposals::list(nx, None, 200)
+                    .and_then(|mut v| {
+                        crate::sleep::proposals::label_previews(nx, &mut v)?;
+                        Ok(v)
+                    })
+                    .map_err(|e| e.message),
+            ),
+            Job::PreviewEdit {
+                proposal,
+                seq,
+                text,
+                params,
+            } => JobOutput::EditPreview {
+                proposal,
+                seq,
+                result: crate::sleep::proposals::preview_edit(nx, &text, &params)
+                    .map_err(|e| format!("{}: {}", e.code, e.message)),
+            },
+            Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
+            Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),
+            Job::RunReport(id) => JobOutput::RunReport(
+                crate::sleep::cycle::report(nx, id)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
+            Job::Sleep {
+                scope,
+                cancel,
+                now,
+                params,
+                llm,
+            } => run_sleep(
+                nx,
+                SleepJob {
+                    scope,
+                    cancel,
+                    now,
+                    params,
+                    llm,
+                },
+                &|_| {},
+            ),
+            Job::Health { now } => {
+                let now = now.unwrap_or_else(|| {
+                    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                });
+                let stale = crate::sleep::Params::default().stale_event_threshold_days;
+                JobOutput::Health(
+                    crate::sleep::health::assess(nx, &now, stale)
+                        .and_then(|h| {
+                            crate::sleep::health::history(nx, super::health::TREND_RUNS)
+                                .map(|p| Box::new((h, p)))
+                        })
+                        .map_err(|e| e.message),
+                )
+            }
+            Job::Audit(f) => JobOutput::Audit(nx.audit_list(&f).map_err(|e| e.message)),
+            Job::AuditEntry(id) => JobOutput::AuditEntry(
+                nx.audit_entry(id)
+                    .map(|o| o.map(Box::new))
+                    .map_err(|e| e.message),
+            ),
+            Job::WhyOf(what) => JobOutput::Why(why_element(nx, &what)),
+            Job::WhyPair(a, b) => JobOutput::Why(
+                crate::sleep::cycle::why_not_merged(nx, &a, &b)
+                    .map(|v| WhyText {
+                        title: format!(
+                            "why {a} and {b} are {}",
+                            if v["same"] == serde_json::json!(true) {
+                                "one"
+                            } else {
+                                "not merged"
+                            }
+                        ),
+                        lines: crate::sleep::explain_text::pair_lines(&a, &b, &v),
+                    })
+                    .map_err(|e| format!("{}: {}", e.code, e.message)),
+            ),
+            Job::Undo { entry, group } => JobOutput::Decided(undo(nx, entry, group)),
+            Job::Contradictions => JobOutput::Contradictions(
+                crate::sleep::contradictions::list(nx, None).map_err(|e| e.message),
+            ),
+            Job::Resolve { id, verdict } => {
+                let who = crate::audit::Who {
+                    actor: "operator".into(),
+                    trigger: "console".into(),
+                    reason: None,
+                };
+                JobOutput::Decided(
+                    crate::sleep::contradictions::resolve(nx, id, verdict, None, &who)
+                        .map(|(p, i)| {
+                            format!(
+                                "contradiction #{id}: {} (proposal #{p} item {i})",
+                                verdict.as_str()
+                            )
+                        })
+                        .map_err(|e| format!("{}: {}", e.code, e.message)),
+                )
+            }
+        }
+    }
+}
+
+/// Why an element is as it is, as text, from what the operator typed.
+fn why_element(nx: &mut Nexus, what: &str) -> Result<WhyText, String> {
+    let what = what.trim();
+    let (id, label) = crate::sleep::explain::resolve(nx, what)
+        .map_err(|e| format!("{}: {}", e.code, e.message))?
+        .ok_or_else(|| format!("{what}: no such element, and nothing recorded about it (give C:12, P:40 or Type:Name)"))?;
+    // an id is named by what it is, when it still is
+    let label = match crate::store::ids::parse_element_id(what) {
+        Some(_) => match crate::store::concept_label(nx.conn(), id) {
+            Ok(Some((ty, name))) => format!("{ty}:{name} ({what})"),
+            _ => label,
+        },
+        None => label,
+    };
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let v = crate::sleep::explain::explain(nx, id, &now)
+        .map_err(|e| format!("{}: {}", e.code, e.message))?;
+    Ok(WhyText {
+        title: format!("why {label}"),
+        lines: crate::sleep::explain_text::element_lines(&label, &v),
+    })
+}
+
+/// Sends intermediate outputs of a job (sleep progress) to the app.
+pub type Emit = Arc<dyn Fn(JobOutput) + Send + Sync>;
+
+impl Job {
+    /// Runs the job: a sleep cycle on a connection of its own when the
+    /// memory is a file (so the other panes keep working, and see its
+    /// commits like any other writer's), everything else on the shared one.
+    pub fn run_on(self, nexus: &Arc<Mutex<Nexus>>, emit: &Emit) -> JobOutput {
+        if let Job::Sleep {
+            scope,
+            cancel,
+            now,
+            params,
+            llm,
+        } = self
+        {
+            let job = SleepJob {
+                scope,
+                cancel,
+                now,
+                params,
+                llm,
+            };
+            let path = nexus
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .path()
+                .map(|p| p.to_path_buf());
+            if let Some(p) = path {
+                return match Nexus::open(&p) {
+                    Ok(mut own) => run_sleep(&mut own, job, emit.as_ref()),
+                    Err(e) => JobOutput::SleepDone(Err(e.message)),
+                };
+            }
+            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+            return run_sleep(&mut nx, job, emit.as_ref());
+        }
+        let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+        self.run(&mut nx)
+    }
+}
+
+/// A sleep cycle the console started.
+struct SleepJob {
+    scope: crate::sleep::Scope,
+    cancel: super::component::CancelFlag,
+    now: Option<String>,
+    params: crate::sleep::Params,
+    llm: bool,
+}
+
+/// A sleep cycle from the console, its progress forwarded as it comes.
+fn run_sleep(nx: &mut Nexus, job: SleepJob, emit: &(dyn Fn(JobOutput) + Send + Sync)) -> JobOutput {
+    let now = job
+        .now
+        .unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let mut opts = crate::sleep::Options::new(job.scope, &now);
+    opts.trigger = "on_demand".into();
+    opts.params = job.params;
+    let mut reasoner: Box<dyn crate::sleep::Reasoner> = if job.llm {
+        match crate::sleep::llm::LlmConfig::from_env() {
+            Some(cfg) => Box::new(crate::sleep::llm::Llm::new(cfg)),
+            None => {
+                return JobOutput::SleepDone(Err(
+                    "the LLM reasoner needs SOMNUS_LLM_URL and SOMNUS_LLM_MODEL".into(),
+                ));
+            }
+        }
+    } else {
+        Box::new(crate::sleep::Heuristic)
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let cancel = job.cancel;
+    let res = std::thread::scope(|s| {
+        s.spawn(|| {
+            for p in rx {
+                emit(JobOutput::SleepProgress(p));
+            }
+        });
+        crate::sleep::run(
+            nx,
+            &opts,
+            reasoner.as_mut(),
+            Some(tx),
+            Some(cancel.0.clone()),
+        )
+    });
+    JobOutput::SleepDone(
+        res.map(Box::new)
+            .map_err(|e| format!("{}: {}", e.code, e.message)),
+    )
+}
+
+/// Rolls back an entry or a group (a sleep run, an approval) from the
+/// console, as the operator.
+fn undo(nx: &mut Nexus, entry: Option<i64>, group: Option<String>) -> Result<String, String> {
+    let who = crate::audit::Who {
+        actor: "operator".into(),
+        trigger: "console".into(),
+        reason: None,
+    };
+    let err = |e: crate::kip::KipError| match e.hint {
+        Some(h) => format!("{}: {} ({h})", e.code, e.message),
+        None => format!("{}: {}", e.code, e.message),
+    };
+    match (entry, group) {
+        (Some(id), _) => nx
+            .rollback(id, &who)
+            .map(|n| format!("entry #{id} undone as entry #{n}"))
+            .map_err(err),
+        (None, Some(g)) => {
+            let ids = match g
+                .strip_prefix("proposal:")
+                .and_then(|p| p.parse::<i64>().ok())
+            {
+                Some(p) => crate::sleep::proposals::rollback(nx, p, &who),
+                None => nx.rollback_batch(&g, &who),
+            }
+            .map_err(err)?;
+            Ok(format!("`{g}` undone: {} entries", ids.len()))
+        }
+        (None, None) => Err("nothing to undo".into()),
+    }
+}
+
+/// Carries out an operator's decision on a proposal, from the console.
+fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
+    use crate::sleep::proposals;
+    let who = crate::audit::Who {
+        actor: "operator".into(),
+        trigger: "console".into(),
+        reason: None,
+    };
+    let err = |e: crate::kip::KipError| match e.hint {
+        Some(h) => format!("{}: {} ({h})", e.code, e.message),
+        None => format!("{}: {}", e.code, e.message),
+    };
+    match d {
+        Decision::Approve { id, items, edits } => {
+            let a = proposals::approve(nx, id, items.as_deref(), &edits, &who).map_err(err)?;
+            let mut msg = format!("proposal #{id}: applied {} item(s)", a.applied.len());
+            if !edits.is_empty() {
+                msg.push_str(&format!(" ({} as edited)", edits.len()));
+            }
+            if !a.stale.is_empty() {
+                msg.push_str(&format!(
+                    "; stale, not applied: {:?} (changed since proposed)",
+                    a.stale
+                ));
+            }
+            Ok(msg)
+        }
+        Decision::Reject { id, items, reason } => {
+            let n =
+                proposals::reject(nx, id, items.as_deref(), &reason, &who.actor).map_err(err)?;
+            Ok(format!(
+                "proposal #{id}: rejected {n} item(s); the memory is unchanged"
+            ))
+        }
+    }
+}
