@@ -5,7 +5,7 @@ mod reflect;
 use crate::Nexus;
 use crate::conformance;
 use crate::protocol::{Arguments, Method, Request};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
 use std::io::Write;
@@ -105,6 +105,81 @@ pub enum ContradictionsCmd {
     },
 }
 
+/// When the memory maintains itself (`serve`, `mcp`, `maintain`).
+#[derive(Args, Debug, Clone)]
+pub struct MaintenanceArgs {
+    /// Quiet time after the last agent write before a daydream, in seconds
+    #[arg(long, default_value_t = 1800)]
+    idle_secs: u64,
+    /// Unscored Events that make a daydream worth running
+    #[arg(long, default_value_t = 5)]
+    daydream_events: u64,
+    /// A full cycle at least this often, in hours (one overdue at start runs then)
+    #[arg(long, default_value_t = 12.0)]
+    full_every_hours: f64,
+    /// A quick cycle for a health target over its limit at most this often, in minutes
+    #[arg(long, default_value_t = 60.0)]
+    quick_every_mins: f64,
+    /// How often to check what is due, in seconds
+    #[arg(long, default_value_t = 30.0)]
+    poll_secs: f64,
+    /// A cycle running longer than this is cancelled (its running phase rolled back), in seconds
+    #[arg(long, default_value_t = 1800)]
+    budget_secs: u64,
+}
+
+impl MaintenanceArgs {
+    fn settings(&self) -> Result<crate::sleep::maintainer::Settings> {
+        if !(self.full_every_hours.is_finite() && self.full_every_hours > 0.0) {
+            return Err(eyre!(
+                "--full-every-hours must be a positive number of hours"
+            ));
+        }
+        if !(self.quick_every_mins.is_finite() && self.quick_every_mins >= 0.0) {
+            return Err(eyre!(
+                "--quick-every-mins must be a number of minutes, 0 or more"
+            ));
+        }
+        if !(self.poll_secs.is_finite() && self.poll_secs >= 0.05 && self.poll_secs <= 86_400.0) {
+            return Err(eyre!("--poll-secs must be between 0.05 and 86400"));
+        }
+        Ok(crate::sleep::maintainer::Settings {
+            schedule: crate::sleep::schedule::Schedule {
+                idle: std::time::Duration::from_secs(self.idle_secs),
+                events: self.daydream_events,
+                full_every: std::time::Duration::from_secs_f64(
+                    (self.full_every_hours * 3600.0).min(1e9),
+                ),
+                quick_every: std::time::Duration::from_secs_f64(
+                    (self.quick_every_mins * 60.0).min(1e9),
+                ),
+                ..Default::default()
+            },
+            budget: std::time::Duration::from_secs(self.budget_secs.max(1)),
+            poll: std::time::Duration::from_secs_f64(self.poll_secs),
+        })
+    }
+}
+
+/// The flag, else $SOMNUS_MAINTENANCE, else on.
+fn maintenance_choice(flag: Option<String>) -> String {
+    flag.or_else(|| {
+        std::env::var("SOMNUS_MAINTENANCE")
+            .ok()
+            .filter(|v| !v.is_empty())
+    })
+    .unwrap_or_else(|| "on".into())
+}
+
+/// `--maintenance on|off`.
+fn maintenance_on(v: &str) -> Result<bool> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(eyre!("--maintenance is on or off, not `{other}`")),
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "somnus",
@@ -148,6 +223,11 @@ pub enum Cmd {
         /// The caller's key (`somnus keys add`; default: $SOMNUS_KEY): its name is the actor, its role what it may do
         #[arg(long)]
         key: Option<String>,
+        /// Keep the memory maintained while serving (on, off; default: $SOMNUS_MAINTENANCE, else on)
+        #[arg(long)]
+        maintenance: Option<String>,
+        #[command(flatten)]
+        schedule: MaintenanceArgs,
     },
     /// Serve the memory to agents over HTTP (POST /kip, GET /)
     Serve {
@@ -175,6 +255,11 @@ pub enum Cmd {
         /// A request's body must arrive within this many milliseconds
         #[arg(long, default_value_t = 30_000)]
         body_timeout_ms: u64,
+        /// Keep the memory maintained while serving (on, off; default: $SOMNUS_MAINTENANCE, else on)
+        #[arg(long)]
+        maintenance: Option<String>,
+        #[command(flatten)]
+        schedule: MaintenanceArgs,
     },
     /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
@@ -292,18 +377,8 @@ pub enum Cmd {
         /// Check once, run what is due (if anything), and exit
         #[arg(long)]
         once: bool,
-        /// Quiet time after the last agent write before a daydream, in seconds
-        #[arg(long, default_value_t = 1800)]
-        idle_secs: u64,
-        /// A full cycle at least this often, in hours
-        #[arg(long, default_value_t = 12.0)]
-        full_every_hours: f64,
-        /// How often to check what is due, in seconds
-        #[arg(long, default_value_t = 30)]
-        poll_secs: u64,
-        /// A cycle running longer than this is cancelled (its running phase rolled back), in seconds
-        #[arg(long, default_value_t = 1800)]
-        budget_secs: u64,
+        #[command(flatten)]
+        schedule: MaintenanceArgs,
     },
     /// Past sleep runs
     Runs {
@@ -497,7 +572,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             max_connections,
             header_timeout_ms,
             body_timeout_ms,
+            maintenance,
+            schedule,
         }) => {
+            let maintain = maintenance_on(&maintenance_choice(maintenance))?;
+            let settings = schedule.settings()?;
             let api_key = api_key.or_else(|| {
                 std::env::var("SOMNUS_API_KEY")
                     .ok()
@@ -514,6 +593,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             cfg.max_connections = max_connections;
             cfg.header_timeout = std::time::Duration::from_millis(header_timeout_ms.max(1));
             cfg.body_timeout = std::time::Duration::from_millis(body_timeout_ms.max(1));
+            cfg.maintenance = maintain.then_some(settings);
             rt.spawn(async move {
                 if let Ok(a) = rx.await {
                     crate::say_err!(
@@ -529,7 +609,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             crate::say_err!("somnus: stopped");
             Ok(0)
         }
-        Some(Cmd::Mcp { actor, key }) => {
+        Some(Cmd::Mcp {
+            actor,
+            key,
+            maintenance,
+            schedule,
+        }) => {
+            let maintain = maintenance_on(&maintenance_choice(maintenance))?;
+            let settings = schedule.settings()?;
             let writer = open(&cli.db)?;
             let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
             let caller = match key {
@@ -558,9 +645,19 @@ pub fn run(cli: Cli) -> Result<i32> {
                 readers.push(open(&cli.db)?);
             }
             let pool = crate::server::pool::Pool::new(writer, readers);
+            let maintainer = maintain.then(|| {
+                crate::sleep::maintainer::Maintainer::start(
+                    cli.db.clone().unwrap_or_else(default_db),
+                    "mcp",
+                    settings,
+                )
+            });
             let rt = crate::server::runtime(Some(2))?;
-            rt.block_on(crate::server::mcp::serve_stdio(pool, caller))
-                .map_err(|e| eyre!(e))?;
+            let served = rt.block_on(crate::server::mcp::serve_stdio(pool, caller));
+            if let Some(m) = maintainer {
+                m.stop();
+            }
+            served.map_err(|e| eyre!(e))?;
             Ok(0)
         }
         Some(Cmd::Rpc) => {
@@ -840,38 +937,36 @@ pub fn run(cli: Cli) -> Result<i32> {
                 &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
             )
         }
-        Some(Cmd::Maintain {
-            once,
-            idle_secs,
-            full_every_hours,
-            poll_secs,
-            budget_secs,
-        }) => {
-            if !(full_every_hours.is_finite() && full_every_hours > 0.0) {
-                return Err(eyre!(
-                    "--full-every-hours must be a positive number of hours"
-                ));
-            }
-            let schedule = crate::sleep::schedule::Schedule {
-                idle: std::time::Duration::from_secs(idle_secs),
-                full_every: std::time::Duration::from_secs_f64(full_every_hours * 3600.0),
-                ..Default::default()
-            };
-            let budget = std::time::Duration::from_secs(budget_secs.max(1));
-            loop {
+        Some(Cmd::Maintain { once, schedule }) => {
+            let settings = schedule.settings()?;
+            if once {
                 let mut nx = open(&cli.db)?;
-                match crate::sleep::schedule::run_due(&mut nx, &schedule, budget) {
+                match crate::sleep::schedule::run_due(
+                    &mut nx,
+                    &settings.schedule,
+                    settings.budget,
+                    None,
+                ) {
                     Ok(Some(line)) => crate::say!("{line}"),
-                    Ok(None) if once => crate::say!("nothing is due"),
-                    Ok(None) => {}
-                    Err(e) => crate::say_err!("maintenance: {}: {}", e.code, e.message),
+                    Ok(None) => crate::say!("nothing is due"),
+                    Err(e) => return Err(eyre!("maintenance: {}: {}", e.code, e.message)),
                 }
-                drop(nx);
-                if once {
-                    return Ok(0);
-                }
-                std::thread::sleep(std::time::Duration::from_secs(poll_secs.max(1)));
+                return Ok(0);
             }
+            // the memory must open (and be migrated) before the loop starts
+            drop(open(&cli.db)?);
+            let db = cli.db.clone().unwrap_or_else(default_db);
+            crate::say_err!(
+                "somnus maintaining {} (checks every {:.0} s; Ctrl+C stops)",
+                db.display(),
+                settings.poll.as_secs_f64()
+            );
+            let m = crate::sleep::maintainer::Maintainer::start(db, "maintain", settings);
+            let rt = crate::server::runtime(Some(1))?;
+            rt.block_on(crate::server::shutdown_signal());
+            m.stop();
+            crate::say_err!("somnus: stopped");
+            Ok(0)
         }
         Some(Cmd::Runs { run, json }) => {
             let nx = open(&cli.db)?;

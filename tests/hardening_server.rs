@@ -370,6 +370,7 @@ fn mcp_answers_every_line_and_a_slow_call_holds_up_nothing() {
         .arg("--db")
         .arg(&db)
         .arg("mcp")
+        .args(["--maintenance", "off"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

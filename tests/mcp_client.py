@@ -16,7 +16,7 @@ def is_error(res) -> bool:
 
 
 async def main(binary: str, db: str) -> None:
-    params = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--actor", "agent:python"])
+    params = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--maintenance", "off", "--actor", "agent:python"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -58,7 +58,7 @@ async def subagent(binary: str, db: str, key: str) -> None:
     import os
 
     env = dict(os.environ, SOMNUS_KEY=key)
-    params = StdioServerParameters(command=binary, args=["--db", db, "mcp"], env=env)
+    params = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--maintenance", "off"], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

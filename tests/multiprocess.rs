@@ -32,6 +32,8 @@ fn server_cli_and_console_share_one_memory() {
             "serve",
             "--addr",
             "127.0.0.1:0",
+            "--maintenance",
+            "off",
         ])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -218,6 +220,8 @@ fn agents_over_http_while_sleep_cycles_run() {
             "serve",
             "--addr",
             "127.0.0.1:0",
+            "--maintenance",
+            "off",
         ])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())

@@ -67,6 +67,7 @@ fn a_backlog_over_its_target_calls_a_quick_cycle() {
     let mut nx = Nexus::open_in_memory().expect("open");
     let s = Schedule {
         idle: Duration::from_secs(60),
+        quick_every: Duration::from_secs(60),
         ..Default::default()
     };
     let now = Utc::now();
@@ -85,7 +86,7 @@ fn a_backlog_over_its_target_calls_a_quick_cycle() {
     }
     events(&mut nx, 1);
     full_run_at(&nx, now - D::seconds(30));
-    // the last cycle is younger than the idle time: not yet
+    // the last cycle is younger than quick_every: not yet
     assert_eq!(due(&mut nx, now, &s).expect("due"), None);
     let d = due(&mut nx, now + D::minutes(2), &s)
         .expect("due")

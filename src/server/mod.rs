@@ -41,6 +41,9 @@ pub struct ServerConfig {
     pub body_timeout: Duration,
     /// After SIGINT/SIGTERM, requests in flight get this long to finish.
     pub shutdown_grace: Duration,
+    /// Keep the memory maintained from this process (`somnus serve` does
+    /// unless `--maintenance off`); None: no maintenance.
+    pub maintenance: Option<crate::sleep::maintainer::Settings>,
 }
 
 impl ServerConfig {
@@ -57,6 +60,7 @@ impl ServerConfig {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(3),
+            maintenance: None,
         }
     }
 }
@@ -78,6 +82,8 @@ struct Shared {
     max_body: usize,
     body_timeout: Duration,
     search_modes: Vec<&'static str>,
+    /// The maintainer's status (`GET /`), or None when off.
+    maintenance: Option<Arc<std::sync::Mutex<serde_json::Value>>>,
 }
 
 impl Shared {
@@ -262,6 +268,9 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
         "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
         "search_modes": s.search_modes,
         "auth": if s.api_key.is_some() || !s.keys().await.is_empty() { "bearer" } else { "none" },
+        "maintenance": s.maintenance.as_ref()
+            .and_then(|m| m.lock().ok().map(|v| v.clone()))
+            .unwrap_or_else(crate::sleep::maintainer::disabled),
         "roles": {
             "reader": "execute_kip_readonly only",
             "agent": "reads and writes",
@@ -382,6 +391,7 @@ pub fn router(
     api_key: Option<String>,
     max_body: usize,
     body_timeout: Duration,
+    maintenance: Option<Arc<std::sync::Mutex<serde_json::Value>>>,
 ) -> Router {
     let search_modes = if crate::engine::embed::EmbeddingConfig::from_env().is_some() {
         vec!["keyword", "semantic", "hybrid"]
@@ -395,6 +405,7 @@ pub fn router(
         max_body,
         body_timeout,
         search_modes,
+        maintenance,
     });
     Router::new()
         .route("/", get(info))
@@ -493,7 +504,19 @@ pub async fn serve_until(
         readers.push(open("reader")?);
     }
     let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
-    let app = router(pool, cfg.api_key.clone(), cfg.max_body, cfg.body_timeout);
+    // the maintainer works from its own connection, on its own thread; it
+    // stops (cancelling a cycle in progress) when the server returns
+    let maintainer = cfg
+        .maintenance
+        .clone()
+        .map(|m| crate::sleep::maintainer::Maintainer::start(cfg.db.clone(), "serve", m));
+    let app = router(
+        pool,
+        cfg.api_key.clone(),
+        cfg.max_body,
+        cfg.body_timeout,
+        maintainer.as_ref().map(|m| m.status_handle()),
+    );
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
@@ -543,5 +566,8 @@ pub async fn serve_until(
     drop(listener);
     // requests in flight get the grace period; idle connections close now
     let _ = tokio::time::timeout(cfg.shutdown_grace, graceful.shutdown()).await;
+    if let Some(m) = maintainer {
+        let _ = tokio::task::spawn_blocking(move || m.stop()).await;
+    }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod explain_text;
 pub mod health;
 pub mod llm;
+pub mod maintainer;
 pub mod params;
 pub mod proposal_conflicts;
 pub mod proposals;

@@ -11,6 +11,8 @@ use super::health::{self, Status};
 use crate::engine::Nexus;
 use crate::kip::KipResult;
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The thresholds. The quick cycle's come from the health targets.
@@ -22,6 +24,11 @@ pub struct Schedule {
     pub events: u64,
     /// A full cycle at least this often.
     pub full_every: Duration,
+    /// A quick cycle for a health target at most this often (counted from
+    /// the last quick or full cycle): a target the last cycle could not
+    /// bring back (its proposals wait for a person) does not call a cycle
+    /// after every write.
+    pub quick_every: Duration,
     /// Days after which an unconsolidated Event is stale (health).
     pub stale_days: i64,
 }
@@ -32,6 +39,7 @@ impl Default for Schedule {
             idle: Duration::from_secs(30 * 60),
             events: 5,
             full_every: Duration::from_secs(12 * 3600),
+            quick_every: Duration::from_secs(3600),
             stale_days: 7,
         }
     }
@@ -88,8 +96,58 @@ pub fn last_write(nx: &Nexus) -> Option<DateTime<Utc>> {
 /// (or never run on a memory with Events), a quick one for a health
 /// target exceeded, a daydream after quiet with Events to score.
 pub fn due(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Option<Due>> {
+    Ok(plan(nx, now, s)?.due)
+}
+
+/// A cycle that will be due later, if nothing changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upcoming {
+    pub at: DateTime<Utc>,
+    pub scope: Scope,
+    pub trigger: &'static str,
+    pub reason: String,
+}
+
+/// What is due now, and otherwise what comes next and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub due: Option<Due>,
+    pub next: Option<Upcoming>,
+}
+
+impl Plan {
+    /// "now: full (catch_up) …" or "at 06:40: full (scheduled) …".
+    pub fn describe(&self) -> String {
+        match (&self.due, &self.next) {
+            (Some(d), _) => format!("now: {} ({}): {}", d.scope.as_str(), d.trigger, d.reason),
+            (None, Some(u)) => format!(
+                "{}: {} ({}): {}",
+                u.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                u.scope.as_str(),
+                u.trigger,
+                u.reason
+            ),
+            (None, None) => "nothing until the memory holds Events".into(),
+        }
+    }
+
+    /// When the next cycle runs: now, or its time.
+    pub fn at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match (&self.due, &self.next) {
+            (Some(_), _) => Some(now),
+            (None, Some(u)) => Some(u.at),
+            (None, None) => None,
+        }
+    }
+}
+
+/// What is due at `now` and, when nothing is, the earliest cycle to come:
+/// the next scheduled full cycle, a quick one waiting out the last one's
+/// idle time, or a daydream waiting for the agents to go quiet.
+pub fn plan(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Plan> {
     let full_every =
         chrono::Duration::from_std(s.full_every).unwrap_or(chrono::Duration::hours(12));
+    let idle = chrono::Duration::from_std(s.idle).unwrap_or(chrono::Duration::minutes(30));
     let last_full = last_run(nx, &["full"])?;
     let events: i64 = nx
         .connection_for_checks()
@@ -99,30 +157,44 @@ pub fn due(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Option
             |r| r.get(0),
         )
         .unwrap_or(0);
+    let hours = |d: chrono::Duration| d.num_minutes() as f64 / 60.0;
+    let mut upcoming: Vec<Upcoming> = Vec::new();
     match last_full {
         None if events > 0 => {
-            return Ok(Some(Due {
-                scope: Scope::Full,
-                trigger: "catch_up",
-                reason: "no full cycle has run on this memory yet".into(),
-            }));
+            return Ok(Plan {
+                due: Some(Due {
+                    scope: Scope::Full,
+                    trigger: "catch_up",
+                    reason: "no full cycle has run on this memory yet".into(),
+                }),
+                next: None,
+            });
         }
         Some(t) if now - t >= full_every => {
-            let hours = (now - t).num_minutes() as f64 / 60.0;
-            return Ok(Some(Due {
-                scope: Scope::Full,
-                trigger: if now - t >= full_every * 2 {
-                    "catch_up"
-                } else {
-                    "scheduled"
-                },
-                reason: format!(
-                    "the last full cycle started {hours:.1} h ago (every {:.1} h)",
-                    full_every.num_minutes() as f64 / 60.0
-                ),
-            }));
+            return Ok(Plan {
+                due: Some(Due {
+                    scope: Scope::Full,
+                    trigger: if now - t >= full_every * 2 {
+                        "catch_up"
+                    } else {
+                        "scheduled"
+                    },
+                    reason: format!(
+                        "the last full cycle started {:.1} h ago (every {:.1} h)",
+                        hours(now - t),
+                        hours(full_every)
+                    ),
+                }),
+                next: None,
+            });
         }
-        _ => {}
+        Some(t) => upcoming.push(Upcoming {
+            at: t + full_every,
+            scope: Scope::Full,
+            trigger: "scheduled",
+            reason: format!("every {:.1} h", hours(full_every)),
+        }),
+        None => {}
     }
     let stamp = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let h = health::assess(nx, &stamp, s.stale_days)?;
@@ -134,15 +206,30 @@ pub fn due(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Option
         .map(|m| format!("{} {} (target {})", m.label, m.value, m.target))
         .collect();
     // a quick cycle for a target, but not again while the last one is
-    // younger than the idle time (its proposals may be waiting)
+    // younger than `quick_every` (its proposals may be waiting)
+    let quick_every =
+        chrono::Duration::from_std(s.quick_every).unwrap_or(chrono::Duration::hours(1));
     let last_quick = last_run(nx, &["quick", "full"])?;
-    let idle = chrono::Duration::from_std(s.idle).unwrap_or(chrono::Duration::minutes(30));
-    if !over.is_empty() && last_quick.is_none_or(|t| now - t >= idle) {
-        return Ok(Some(Due {
-            scope: Scope::Quick,
-            trigger: "threshold",
-            reason: format!("over target: {}", over.join(", ")),
-        }));
+    if !over.is_empty() {
+        let reason = format!("over target: {}", over.join(", "));
+        match last_quick {
+            Some(t) if now - t < quick_every => upcoming.push(Upcoming {
+                at: t + quick_every,
+                scope: Scope::Quick,
+                trigger: "threshold",
+                reason,
+            }),
+            _ => {
+                return Ok(Plan {
+                    due: Some(Due {
+                        scope: Scope::Quick,
+                        trigger: "threshold",
+                        reason,
+                    }),
+                    next: None,
+                });
+            }
+        }
     }
     let unscored = h
         .metrics
@@ -150,24 +237,50 @@ pub fn due(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Option
         .find(|m| m.key == "unscored_events")
         .map(|m| m.value as u64)
         .unwrap_or(0);
-    let quiet = last_write(nx).is_none_or(|t| now - t >= idle);
-    if unscored >= s.events && quiet {
-        return Ok(Some(Due {
-            scope: Scope::Daydream,
-            trigger: "idle",
-            reason: format!(
-                "{unscored} Events wait for scoring and no agent has written for {} s",
-                idle.num_seconds()
-            ),
-        }));
+    if unscored >= s.events {
+        let reason = format!(
+            "{unscored} Events wait for scoring and no agent has written for {} s",
+            idle.num_seconds()
+        );
+        match last_write(nx) {
+            Some(t) if now - t < idle => upcoming.push(Upcoming {
+                at: t + idle,
+                scope: Scope::Daydream,
+                trigger: "idle",
+                reason: format!(
+                    "{unscored} Events wait for scoring, once agents have been quiet for {} s",
+                    idle.num_seconds()
+                ),
+            }),
+            _ => {
+                return Ok(Plan {
+                    due: Some(Due {
+                        scope: Scope::Daydream,
+                        trigger: "idle",
+                        reason,
+                    }),
+                    next: None,
+                });
+            }
+        }
     }
-    Ok(None)
+    upcoming.sort_by_key(|u| u.at);
+    Ok(Plan {
+        due: None,
+        next: upcoming.into_iter().next(),
+    })
 }
 
 /// Runs the cycle that is due now, if any, with the heuristic reasoner,
-/// cancelled cleanly past `budget`. Returns a line saying what ran and why.
-/// Another process's cycle in progress holds the run lock: nothing runs.
-pub fn run_due(nx: &mut Nexus, s: &Schedule, budget: Duration) -> KipResult<Option<String>> {
+/// cancelled cleanly past `budget` or when `stop` is set. Returns a line
+/// saying what ran and why. Another process's cycle in progress holds the
+/// run lock: nothing runs, and the line says whose it is.
+pub fn run_due(
+    nx: &mut Nexus,
+    s: &Schedule,
+    budget: Duration,
+    stop: Option<&Arc<AtomicBool>>,
+) -> KipResult<Option<String>> {
     let now = Utc::now();
     let Some(d) = due(nx, now, s)? else {
         return Ok(None);
@@ -177,29 +290,59 @@ pub fn run_due(nx: &mut Nexus, s: &Schedule, budget: Duration) -> KipResult<Opti
         &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     );
     opts.trigger = format!("{}: {}", d.trigger, d.reason);
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cancel = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let flag = cancel.clone();
-    let timer = std::thread::spawn(move || {
-        if done_rx.recv_timeout(budget).is_err() {
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
-    });
+    let stop = stop.cloned();
+    let started = std::time::Instant::now();
+    // why the cycle was cancelled: 1 past its budget, 2 the process stopping
+    let why = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let timer = {
+        let why = why.clone();
+        std::thread::spawn(move || {
+            loop {
+                match done_rx.recv_timeout(Duration::from_millis(50)) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                if stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    why.store(2, Ordering::SeqCst);
+                    flag.store(true, Ordering::SeqCst);
+                    return;
+                }
+                if started.elapsed() >= budget {
+                    why.store(1, Ordering::SeqCst);
+                    flag.store(true, Ordering::SeqCst);
+                    return;
+                }
+            }
+        })
+    };
     let out = super::run(nx, &opts, &mut super::Heuristic, None, Some(cancel.clone()));
     let _ = done_tx.send(());
     let _ = timer.join();
-    let rep = out?;
-    let over = cancel.load(std::sync::atomic::Ordering::SeqCst);
+    let rep = match out {
+        Ok(r) => r,
+        Err(e) if e.code == crate::kip::ErrorCode::VersionConflict => {
+            return Ok(Some(format!(
+                "{} cycle due ({}), not started: {}",
+                d.scope.as_str(),
+                d.trigger,
+                e.message
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let said = match why.load(Ordering::SeqCst) {
+        1 => format!(" — past its budget of {} s, cancelled", budget.as_secs()),
+        2 => " — cancelled: the process is stopping".to_string(),
+        _ => String::new(),
+    };
     Ok(Some(format!(
-        "{} cycle #{} ({}): {}{}",
+        "{} cycle #{} ({}): {}{said}",
         d.scope.as_str(),
         rep.run,
         d.trigger,
         rep.status,
-        if over {
-            format!(" — past its budget of {} s, cancelled", budget.as_secs())
-        } else {
-            String::new()
-        }
     )))
 }

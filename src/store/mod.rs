@@ -335,6 +335,21 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX proposal_conflicts_item ON proposal_conflicts(proposal, seq);
     "#,
+    // 12: the processes keeping the memory maintained (somnus serve, mcp,
+    //     maintain): what they run, when they last looked, what comes next
+    r#"
+    CREATE TABLE maintainers (
+        pid INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        beat_at TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        next_at TEXT,
+        next TEXT,
+        last TEXT,
+        PRIMARY KEY (pid, kind)
+    );
+    "#,
 ];
 
 /// Brings the full-text index up to date with the concepts changed since

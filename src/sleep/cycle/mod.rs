@@ -1196,7 +1196,8 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
     })
 }
 
-fn alive(pid: i64) -> bool {
+/// Whether process `pid` (on this machine) is still running.
+pub(crate) fn alive(pid: i64) -> bool {
     if pid == std::process::id() as i64 {
         return true;
     }

@@ -1,0 +1,277 @@
+//! The maintainer: a thread of `somnus serve`, `somnus mcp` or `somnus
+//! maintain` that keeps a memory maintained on its own. Every `poll` it
+//! asks the schedule what is due and runs it (one cycle at a time per
+//! memory, across processes: the run lock), within a time budget. It
+//! records itself in the memory's `maintainers` table (its process, its
+//! settings, when it last looked, what comes next, what it last did), so the
+//! console and `GET /` can say who maintains a memory and what happens next.
+
+use super::schedule::{self, Schedule};
+use crate::engine::Nexus;
+use crate::kip::KipResult;
+use crate::store;
+use chrono::Utc;
+use rusqlite::params;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How a maintainer runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub schedule: Schedule,
+    /// A cycle running longer than this is cancelled (its phase rolled back).
+    pub budget: Duration,
+    /// How often it looks at what is due.
+    pub poll: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            schedule: Schedule::default(),
+            budget: Duration::from_secs(1800),
+            poll: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Settings {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "idle_secs": self.schedule.idle.as_secs(),
+            "daydream_events": self.schedule.events,
+            "full_every_hours": self.schedule.full_every.as_secs_f64() / 3600.0,
+            "quick_every_mins": self.schedule.quick_every.as_secs_f64() / 60.0,
+            "stale_days": self.schedule.stale_days,
+            "budget_secs": self.budget.as_secs(),
+            "poll_secs": self.poll.as_secs_f64(),
+            "quick_targets": ["unsorted", "orphans", "stale_events"],
+        })
+    }
+}
+
+/// A process maintaining a memory, as it recorded itself.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Holder {
+    pub pid: i64,
+    /// serve, mcp or maintain
+    pub kind: String,
+    pub started_at: String,
+    /// When it last looked at what is due.
+    pub beat_at: String,
+    pub settings: Value,
+    /// When the next cycle runs, if one is foreseen.
+    pub next_at: Option<String>,
+    /// What the next cycle is and why ("now: full (catch_up): …").
+    pub next: Option<String>,
+    /// What it last did.
+    pub last: Option<String>,
+}
+
+/// The processes that maintain this memory now (a process that is gone
+/// without saying so is left out).
+pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
+    let mut st = nx.connection_for_checks().prepare(
+        "SELECT pid, kind, started_at, beat_at, settings, next_at, next, last FROM maintainers ORDER BY started_at",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(Holder {
+            pid: r.get(0)?,
+            kind: r.get(1)?,
+            started_at: r.get(2)?,
+            beat_at: r.get(3)?,
+            settings: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
+            next_at: r.get(5)?,
+            next: r.get(6)?,
+            last: r.get(7)?,
+        })
+    })?;
+    Ok(rows
+        .filter_map(Result::ok)
+        .filter(|h| super::cycle::alive(h.pid))
+        .collect())
+}
+
+/// A running maintainer; dropping it stops it (a cycle in progress is
+/// cancelled and its phase rolled back).
+pub struct Maintainer {
+    stop: Arc<AtomicBool>,
+    status: Arc<Mutex<Value>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Maintainer {
+    /// Starts maintaining the memory at `db` on a thread of its own, with a
+    /// connection of its own. `kind` names the process (serve, mcp,
+    /// maintain).
+    pub fn start(db: PathBuf, kind: &'static str, settings: Settings) -> Maintainer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let status = Arc::new(Mutex::new(json!({
+            "enabled": true,
+            "settings": settings.to_json(),
+        })));
+        let thread = {
+            let (stop, status) = (stop.clone(), status.clone());
+            std::thread::Builder::new()
+                .name("somnus-maintainer".into())
+                .stack_size(8 * 1024 * 1024)
+                .spawn(move || run(db, kind, settings, stop, status))
+                .ok()
+        };
+        Maintainer {
+            stop,
+            status,
+            thread,
+        }
+    }
+
+    /// What `GET /` shows: the settings, what comes next, what ran last.
+    pub fn status(&self) -> Value {
+        self.status.lock().map(|s| s.clone()).unwrap_or(Value::Null)
+    }
+
+    /// The status, shared (it changes as the maintainer works).
+    pub fn status_handle(&self) -> Arc<Mutex<Value>> {
+        self.status.clone()
+    }
+
+    /// Stops it and waits for it (a running cycle is cancelled first).
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Maintainer {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// The status `GET /` shows when the server maintains nothing.
+pub fn disabled() -> Value {
+    json!({ "enabled": false, "why": "started with --maintenance off" })
+}
+
+fn set(status: &Arc<Mutex<Value>>, key: &str, value: Value) {
+    if let Ok(mut s) = status.lock()
+        && let Some(o) = s.as_object_mut()
+    {
+        o.insert(key.into(), value);
+    }
+}
+
+fn run(
+    db: PathBuf,
+    kind: &'static str,
+    settings: Settings,
+    stop: Arc<AtomicBool>,
+    status: Arc<Mutex<Value>>,
+) {
+    let pid = std::process::id() as i64;
+    let started_at = store::now();
+    let mut nx: Option<Nexus> = None;
+    let mut last: Option<String> = None;
+    while !stop.load(Ordering::SeqCst) {
+        if nx.is_none() {
+            match Nexus::open(&db) {
+                Ok(n) => nx = Some(n),
+                Err(e) => set(
+                    &status,
+                    "error",
+                    json!(format!("cannot open the memory: {}", e.message)),
+                ),
+            }
+        }
+        if let Some(n) = nx.as_mut() {
+            match step(
+                n,
+                pid,
+                kind,
+                &started_at,
+                &settings,
+                &stop,
+                &status,
+                &mut last,
+            ) {
+                Ok(()) => {
+                    if let Ok(mut s) = status.lock()
+                        && let Some(o) = s.as_object_mut()
+                    {
+                        o.remove("error");
+                    }
+                }
+                Err(e) => {
+                    let line = format!("{}: {}", e.code, e.message);
+                    crate::say_err!("maintenance: {line}");
+                    set(&status, "error", json!(line));
+                }
+            }
+        }
+        // wait out the poll in short slices, so a stop is prompt
+        let until = std::time::Instant::now() + settings.poll;
+        while !stop.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50).min(settings.poll));
+        }
+    }
+    if let Some(n) = nx {
+        let _ = n.connection_for_checks().execute(
+            "DELETE FROM maintainers WHERE pid = ?1 AND kind = ?2",
+            params![pid, kind],
+        );
+    }
+}
+
+/// One look: record the beat and the plan, run what is due, record it.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    nx: &mut Nexus,
+    pid: i64,
+    kind: &str,
+    started_at: &str,
+    settings: &Settings,
+    stop: &Arc<AtomicBool>,
+    status: &Arc<Mutex<Value>>,
+    last: &mut Option<String>,
+) -> KipResult<()> {
+    let record = |nx: &Nexus, plan: &schedule::Plan, last: &Option<String>| -> KipResult<()> {
+        let now = Utc::now();
+        let next_at = plan
+            .at(now)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        nx.connection_for_checks().execute(
+            "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(pid, kind) DO UPDATE SET beat_at = excluded.beat_at, settings = excluded.settings, next_at = excluded.next_at, next = excluded.next, last = excluded.last",
+            params![pid, kind, started_at, store::now(), settings.to_json().to_string(), next_at, plan.describe(), last],
+        )?;
+        set(status, "checked_at", json!(store::now()));
+        set(status, "next_at", json!(next_at));
+        set(status, "next", json!(plan.describe()));
+        set(status, "last", json!(last));
+        Ok(())
+    };
+    let plan = schedule::plan(nx, Utc::now(), &settings.schedule)?;
+    record(nx, &plan, last)?;
+    if plan.due.is_none() {
+        return Ok(());
+    }
+    set(status, "running", json!(true));
+    let out = schedule::run_due(nx, &settings.schedule, settings.budget, Some(stop));
+    set(status, "running", json!(false));
+    if let Some(line) = out? {
+        crate::say_err!("maintenance: {line}");
+        *last = Some(format!("{}: {line}", store::now()));
+    }
+    let plan = schedule::plan(nx, Utc::now(), &settings.schedule)?;
+    record(nx, &plan, last)
+}
