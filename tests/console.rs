@@ -364,6 +364,45 @@ fn sleep_pane_runs_a_cycle_and_shows_its_report() {
     assert!(a.reflections.proposals[0].items.len() > 40);
 }
 
+/// The Sleep pane says who keeps the memory maintained, what comes next and
+/// when, and lists past runs with what started them; with nobody, it says
+/// so.
+#[test]
+fn sleep_pane_shows_who_maintains_the_memory_and_what_comes_next() {
+    let mut a = app();
+    alt(&mut a, '6');
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("none: cycles run when started"), "{s}");
+    let pid = std::process::id() as i64;
+    a.with_nexus(|nx| {
+        let c = nx.connection_for_checks();
+        c.execute(
+            "INSERT INTO sleep_runs(started_at, finished_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES ('2026-11-25T03:00:00.000Z', '2026-11-25T03:00:09.000Z', 'full', 'catch_up: no full cycle has run on this memory yet', 'heuristic', '$system', 0, '2026-11-25T03:00:00Z', '{}', 'completed'),
+             ('2026-11-25T09:00:00.000Z', '2026-11-25T09:00:01.000Z', 'daydream', 'idle: 6 Events wait for scoring', 'heuristic', '$system', 0, '2026-11-25T09:00:00Z', '{}', 'completed')",
+            [],
+        )
+        .expect("runs");
+        c.execute(
+            "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, 'serve', '2026-11-25T02:59:00Z', '2026-11-25T09:00:01Z', ?2, '2099-11-25T15:00:00Z', 'full (scheduled): every 12.0 h', NULL)",
+            rusqlite::params![pid, r#"{"full_every_hours": 12.0, "idle_secs": 1800, "budget_secs": 1800}"#],
+        )
+        .expect("holder");
+    });
+    key(&mut a, KeyCode::Char('r'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains(&format!("by somnus serve (pid {pid})")), "{s}");
+    assert!(s.contains("next full (scheduled)"), "{s}");
+    assert!(s.contains("at MM-DD hh:mm UTC"), "{s}");
+    assert!(s.contains("every 12.0 h"), "{s}");
+    assert!(s.contains("full every 12 h · budget 30 m"), "{s}");
+    assert!(s.contains("daydream after 30 m quiet"), "{s}");
+    assert!(s.contains("✓ #2   daydream idle     MM-DD hh:mm"), "{s}");
+    assert!(s.contains("✓ #1   full     catch-up MM-DD hh:mm"), "{s}");
+    // the 80-column screen keeps it readable
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("by somnus serve"), "{s}");
+}
+
 /// The pane while a cycle runs, fed progress events as the job sends them.
 #[test]
 fn sleep_pane_draws_progress_while_running() {

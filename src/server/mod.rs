@@ -269,7 +269,7 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
         "search_modes": s.search_modes,
         "auth": if s.api_key.is_some() || !s.keys().await.is_empty() { "bearer" } else { "none" },
         "maintenance": s.maintenance.as_ref()
-            .and_then(|m| m.lock().ok().map(|v| v.clone()))
+            .map(crate::sleep::maintainer::public)
             .unwrap_or_else(crate::sleep::maintainer::disabled),
         "roles": {
             "reader": "execute_kip_readonly only",

@@ -61,12 +61,12 @@ pub struct Holder {
     /// serve, mcp or maintain
     pub kind: String,
     pub started_at: String,
-    /// When it last looked at what is due.
+    /// When it last recorded a change in what comes next or what it did.
     pub beat_at: String,
     pub settings: Value,
     /// When the next cycle runs, if one is foreseen.
     pub next_at: Option<String>,
-    /// What the next cycle is and why ("now: full (catch_up): …").
+    /// What the next cycle is and why ("full (catch_up): …").
     pub next: Option<String>,
     /// What it last did.
     pub last: Option<String>,
@@ -75,9 +75,12 @@ pub struct Holder {
 /// The processes that maintain this memory now (a process that is gone
 /// without saying so is left out).
 pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
-    let mut st = nx.connection_for_checks().prepare(
+    // a memory not yet migrated (opened read-only) has no maintainers
+    let Ok(mut st) = nx.connection_for_checks().prepare(
         "SELECT pid, kind, started_at, beat_at, settings, next_at, next, last FROM maintainers ORDER BY started_at",
-    )?;
+    ) else {
+        return Ok(Vec::new());
+    };
     let rows = st.query_map([], |r| {
         Ok(Holder {
             pid: r.get(0)?,
@@ -131,7 +134,7 @@ impl Maintainer {
 
     /// What `GET /` shows: the settings, what comes next, what ran last.
     pub fn status(&self) -> Value {
-        self.status.lock().map(|s| s.clone()).unwrap_or(Value::Null)
+        public(&self.status)
     }
 
     /// The status, shared (it changes as the maintainer works).
@@ -156,6 +159,15 @@ impl Drop for Maintainer {
     fn drop(&mut self) {
         self.halt();
     }
+}
+
+/// A status as shown (without its bookkeeping).
+pub fn public(status: &Arc<Mutex<Value>>) -> Value {
+    let mut v = status.lock().map(|s| s.clone()).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("recorded");
+    }
+    v
 }
 
 /// The status `GET /` shows when the server maintains nothing.
@@ -249,12 +261,24 @@ fn step(
         let next_at = plan
             .at(now)
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        set(status, "checked_at", json!(store::now()));
+        // the row is written when what it says changes, not at every look
+        // (a write tells every console "the memory changed elsewhere")
+        let said = json!([next_at, plan.describe(), last]);
+        let same = status
+            .lock()
+            .ok()
+            .and_then(|s| s.get("recorded").cloned())
+            .is_some_and(|r| r == said);
+        if same {
+            return Ok(());
+        }
         nx.connection_for_checks().execute(
             "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT(pid, kind) DO UPDATE SET beat_at = excluded.beat_at, settings = excluded.settings, next_at = excluded.next_at, next = excluded.next, last = excluded.last",
             params![pid, kind, started_at, store::now(), settings.to_json().to_string(), next_at, plan.describe(), last],
         )?;
-        set(status, "checked_at", json!(store::now()));
+        set(status, "recorded", said);
         set(status, "next_at", json!(next_at));
         set(status, "next", json!(plan.describe()));
         set(status, "last", json!(last));

@@ -116,18 +116,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// "now: full (catch_up) …" or "at 06:40: full (scheduled) …".
+    /// "full (catch_up): no full cycle has run …" (when: `at`).
     pub fn describe(&self) -> String {
         match (&self.due, &self.next) {
-            (Some(d), _) => format!("now: {} ({}): {}", d.scope.as_str(), d.trigger, d.reason),
-            (None, Some(u)) => format!(
-                "{}: {} ({}): {}",
-                u.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                u.scope.as_str(),
-                u.trigger,
-                u.reason
-            ),
-            (None, None) => "nothing until the memory holds Events".into(),
+            (Some(d), _) => format!("{} ({}): {}", d.scope.as_str(), d.trigger, d.reason),
+            (None, Some(u)) => format!("{} ({}): {}", u.scope.as_str(), u.trigger, u.reason),
+            (None, None) => "nothing foreseen until the memory holds Events".into(),
         }
     }
 

@@ -204,7 +204,16 @@ pub enum JobOutput {
     Decided(Result<String, String>),
     SleepProgress(crate::sleep::Progress),
     SleepDone(Result<Box<crate::sleep::Report>, String>),
-    Runs(Result<Vec<crate::sleep::cycle::RunSummary>, String>),
+    /// Past runs, and the processes maintaining the memory.
+    Runs(
+        Result<
+            (
+                Vec<crate::sleep::cycle::RunSummary>,
+                Vec<crate::sleep::maintainer::Holder>,
+            ),
+            String,
+        >,
+    ),
     RunReport(Result<Option<Box<crate::sleep::Report>>, String>),
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
     Audit(Result<Vec<crate::audit::Entry>, String>),

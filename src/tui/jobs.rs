@@ -80,7 +80,11 @@ impl Job {
                     .map_err(|e| format!("{}: {}", e.code, e.message)),
             },
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
-            Job::Runs => JobOutput::Runs(crate::sleep::cycle::runs(nx, 200).map_err(|e| e.message)),
+            Job::Runs => JobOutput::Runs(
+                crate::sleep::cycle::runs(nx, 200)
+                    .and_then(|r| Ok((r, crate::sleep::maintainer::holders(nx)?)))
+                    .map_err(|e| e.message),
+            ),
             Job::RunReport(id) => JobOutput::RunReport(
                 crate::sleep::cycle::report(nx, id)
                     .map(|o| o.map(Box::new))

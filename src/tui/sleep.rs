@@ -6,6 +6,7 @@ use super::component::{Action, CancelFlag, Component, Hint, Job, JobOutput, hint
 use super::theme;
 use super::workbench::centered;
 use crate::sleep::cycle::{PHASES, RunSummary};
+use crate::sleep::maintainer::Holder;
 use crate::sleep::{Params, Progress, Report, Scope};
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -29,6 +30,9 @@ struct Running {
 pub struct SleepPane {
     scope: Scope,
     pub runs: Vec<RunSummary>,
+    /// The processes keeping this memory maintained (`somnus serve`,
+    /// `mcp`, `maintain`), as they recorded themselves.
+    pub holders: Vec<Holder>,
     pub loaded: bool,
     sel: usize,
     running: Option<Running>,
@@ -119,6 +123,7 @@ impl SleepPane {
         SleepPane {
             scope: Scope::Full,
             runs: Vec::new(),
+            holders: Vec::new(),
             loaded: false,
             sel: 0,
             running: None,
@@ -330,8 +335,15 @@ impl SleepPane {
                 }
                 _ => (0.0, theme::dim(), String::new()),
             };
+            // a note that does not fit whole is left out, not cut (a cut
+            // number reads as another number)
+            let room = (row.width as usize).saturating_sub(12);
             let label = format!("{p:>2} {name:<22} {note}");
-            let label = super::component::fit(&label, (row.width as usize).saturating_sub(12));
+            let label = if label.chars().count() <= room {
+                label
+            } else {
+                super::component::fit(&format!("{p:>2} {name}"), room)
+            };
             f.render_widget(
                 LineGauge::default()
                     .ratio(ratio)
@@ -558,8 +570,9 @@ impl Component for SleepPane {
             }
             Action::Done(JobOutput::Runs(r)) => {
                 match r {
-                    Ok(v) => {
+                    Ok((v, h)) => {
                         self.runs = v.clone();
+                        self.holders = h.clone();
                         self.error = None;
                     }
                     Err(e) => self.error = Some(e.clone()),
@@ -590,7 +603,7 @@ impl Component for SleepPane {
         let [left, right] =
             // the controls keep room for "daydream quick full" and the runs
             Layout::horizontal([
-                Constraint::Length((area.width * 3 / 10).max(30).min(area.width / 2)),
+                Constraint::Length((area.width * 3 / 10).max(38).min(area.width / 2)),
                 Constraint::Min(10),
             ])
             .areas(area);
@@ -647,7 +660,12 @@ impl Component for SleepPane {
             theme::dim(),
         ));
         lines.push(Line::raw(""));
-        lines.push(Line::styled("past runs", theme::title()));
+        lines.extend(self.maintenance_lines(inner.width as usize));
+        lines.push(Line::raw(""));
+        lines.push(Line::from(vec![
+            Span::styled("past runs", theme::title()),
+            Span::styled("  ✓ done ! issues × stopped", theme::dim()),
+        ]));
         if let Some(e) = &self.error {
             lines.push(Line::styled(e.clone(), theme::warn()));
         }
@@ -661,9 +679,15 @@ impl Component for SleepPane {
             } else {
                 theme::base()
             };
-            let day: String = r.started_at.chars().take(16).collect();
             let text = super::component::fit(
-                &format!("#{:<3} {:<8} {:<11} {}", r.run, r.scope, r.status, day),
+                &format!(
+                    "{} #{:<4}{:<8} {:<8} {}",
+                    status_mark(&r.status),
+                    r.run,
+                    r.scope,
+                    trigger_kind(&r.trigger),
+                    short_time(&r.started_at)
+                ),
                 w,
             );
             lines.push(Line::styled(text, st));
@@ -704,7 +728,126 @@ impl Component for SleepPane {
     }
 }
 
+/// What started a run, in a word: `by hand` for a cycle someone started,
+/// else the schedule's trigger (idle, threshold, scheduled, catch_up).
+fn trigger_kind(t: &str) -> String {
+    match t.split(':').next().unwrap_or("").trim() {
+        "" | "on_demand" | "manual" | "console" => "by hand".into(),
+        "threshold" => "target".into(),
+        "scheduled" => "schedule".into(),
+        "catch_up" => "catch-up".into(),
+        k => k.chars().take(8).collect(),
+    }
+}
+
+/// A run's status in one mark (its report says it in words).
+fn status_mark(s: &str) -> &'static str {
+    match s {
+        "completed" => "✓",
+        "completed with issues" => "!",
+        "running" => "▶",
+        "interrupted" => "?",
+        _ => "×",
+    }
+}
+
+/// A number of seconds as 45 s, 30 m or 12 h.
+fn span(secs: f64) -> String {
+    if secs >= 3600.0 && (secs / 3600.0).fract() == 0.0 {
+        format!("{} h", secs / 3600.0)
+    } else if secs >= 60.0 && (secs / 60.0).fract() == 0.0 {
+        format!("{} m", secs / 60.0)
+    } else {
+        format!("{secs} s")
+    }
+}
+
+/// `2026-11-25T18:29:08.240Z` as `11-25 18:29`.
+fn short_time(t: &str) -> String {
+    match (t.get(5..10), t.get(11..16)) {
+        (Some(d), Some(h)) => format!("{d} {h}"),
+        _ => t.to_string(),
+    }
+}
+
 impl SleepPane {
+    /// Who keeps this memory maintained, what comes next, and when.
+    fn maintenance_lines(&self, w: usize) -> Vec<Line<'static>> {
+        let fit = |s: String| super::component::fit(&s, w);
+        let mut out = vec![Line::styled("maintenance", theme::title())];
+        if self.holders.is_empty() {
+            out.push(Line::styled(
+                fit(" none: cycles run when started".into()),
+                theme::warn(),
+            ));
+            out.push(Line::styled(
+                fit(" (somnus serve, mcp or".into()),
+                theme::dim(),
+            ));
+            out.push(Line::styled(
+                fit("  maintain would keep it)".into()),
+                theme::dim(),
+            ));
+            return out;
+        }
+        for h in &self.holders {
+            out.push(Line::from(vec![
+                Span::styled(" by ", theme::dim()),
+                Span::styled(
+                    fit(format!("somnus {} (pid {})", h.kind, h.pid)),
+                    theme::accent(),
+                ),
+            ]));
+        }
+        let h = &self.holders[0];
+        let running = self.runs.first().filter(|r| r.status == "running");
+        match (running, &h.next, &h.next_at) {
+            (Some(r), _, _) => out.push(Line::styled(
+                fit(format!(" running #{} {} now", r.run, r.scope)),
+                theme::accent(),
+            )),
+            (None, Some(next), at) => {
+                let (what, why) = next.split_once(": ").unwrap_or((next.as_str(), ""));
+                let when = match at {
+                    Some(t)
+                        if chrono::DateTime::parse_from_rfc3339(t)
+                            .is_ok_and(|t| t.to_utc() <= chrono::Utc::now()) =>
+                    {
+                        "now".to_string()
+                    }
+                    Some(t) => format!("at {} UTC", short_time(t)),
+                    None => String::new(),
+                };
+                out.push(Line::styled(fit(format!(" next {what}")), theme::base()));
+                if !when.is_empty() {
+                    out.push(Line::styled(fit(format!("   {when}")), theme::base()));
+                }
+                if !why.is_empty() {
+                    out.push(Line::styled(fit(format!("   {why}")), theme::dim()));
+                }
+            }
+            (None, None, _) => out.push(Line::styled(
+                fit(" next: not yet known".into()),
+                theme::dim(),
+            )),
+        }
+        let st = &h.settings;
+        let num = |k: &str| st.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        out.push(Line::styled(
+            fit(format!(
+                " full every {} · budget {}",
+                span(num("full_every_hours") * 3600.0),
+                span(num("budget_secs"))
+            )),
+            theme::dim(),
+        ));
+        out.push(Line::styled(
+            fit(format!(" daydream after {} quiet", span(num("idle_secs")))),
+            theme::dim(),
+        ));
+        out
+    }
+
     fn start(&mut self, scope: Scope) -> Vec<Action> {
         if self.running.is_some() {
             return vec![Action::Status("a sleep cycle is already running".into())];

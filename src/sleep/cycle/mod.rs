@@ -429,12 +429,15 @@ pub struct RunSummary {
     /// The last phase that committed.
     pub phase: i64,
     pub error: Option<String>,
+    /// What started it: `on_demand`, or the schedule's trigger and reason
+    /// (`idle: …`, `threshold: …`, `scheduled: …`, `catch_up: …`).
+    pub trigger: String,
 }
 
 /// Past sleep runs, newest first.
 pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
     let mut st = nx.conn().prepare_cached(
-        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid FROM sleep_runs ORDER BY id DESC LIMIT ?1",
+        "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid, trigger_name FROM sleep_runs ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map([limit as i64], |r| {
         let status: String = r.get(5)?;
@@ -453,6 +456,7 @@ pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
             } else {
                 r.get(7)?
             },
+            trigger: r.get(9)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
