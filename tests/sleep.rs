@@ -620,6 +620,8 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
         .arg(&db)
         .args(["sleep", "--now", NOW])
         .env("SOMNUS_SLEEP_HOLD_PHASE", "7")
+        // one transaction per phase here (batches are the next test's)
+        .env("SOMNUS_SLEEP_SLICE_MS", "phase")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -682,6 +684,112 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     // the next cycle completes, and the killed one is marked interrupted
     let rep = cycle(&mut nx, NOW);
     assert_eq!(rep.phases.len(), 13);
+    let status: String = nx
+        .connection_for_checks()
+        .query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(status, "interrupted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With batches (a phase commits at every yield point), a cycle killed in
+/// the middle of phase 7 keeps the batches it committed, whole, and its run
+/// record says how far it got; the batch in progress is gone; the next
+/// cycle completes without decaying a fact twice.
+#[test]
+fn a_cycle_killed_between_batches_keeps_whole_batches_and_a_true_record() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("somnus-sleep-batches-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("memory.db");
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let st = std::process::Command::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .args(["demo", "--no-console"])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let mut child = std::process::Command::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .args(["sleep", "--now", NOW])
+        .env("SOMNUS_SLEEP_HOLD_PHASE", "7")
+        .env("SOMNUS_SLEEP_SLICE_MS", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    for line in BufReader::new(err).lines() {
+        if line.unwrap().contains("holding phase 7") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let mut nx = Nexus::open(&db).unwrap();
+    let ok: String = nx
+        .connection_for_checks()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    let (phase, report): (i64, String) = nx
+        .connection_for_checks()
+        .query_row(
+            "SELECT phase, report FROM sleep_runs WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(phase, 6, "phase 7 never finished");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let phases = report["phases"].as_array().unwrap();
+    let p7 = phases.last().unwrap();
+    assert_eq!(p7["phase"], json!(7), "{report}");
+    assert!(
+        p7["lines"].to_string().contains("batch"),
+        "the record says phase 7 is in progress: {p7}"
+    );
+    // what the record counts is what the memory holds: every decay it
+    // counts is written, whole, and marked
+    let recorded = p7["counts"]["decayed"].as_i64().unwrap_or(0);
+    let marked = |nx: &Nexus| -> Vec<(i64, f64)> {
+        let c = nx.connection_for_checks();
+        let mut st = c
+            .prepare("SELECT id, json_extract(metadata, '$.memory_strength') FROM propositions WHERE json_extract(metadata, '$.strength_decay_applied_at') = ?1 ORDER BY id")
+            .unwrap();
+        st.query_map([NOW], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let decayed = marked(&nx);
+    assert!(recorded > 0, "the demo has facts to decay: {p7}");
+    assert_eq!(decayed.len() as i64, recorded, "{p7}");
+    // the final batch (relevance notes, archival proposals, the phase row)
+    // was in progress: none of it is there
+    let rows: i64 = nx
+        .connection_for_checks()
+        .query_row(
+            "SELECT COUNT(*) FROM sleep_phases WHERE run = 1 AND phase = 7",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 0);
+    // the next cycle completes and decays nothing twice
+    let rep = cycle(&mut nx, NOW);
+    assert_eq!(rep.phases.len(), 13);
+    let again = marked(&nx);
+    assert!(
+        decayed.iter().all(|d| again.contains(d)),
+        "{decayed:?} {again:?}"
+    );
     let status: String = nx
         .connection_for_checks()
         .query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| {

@@ -610,6 +610,41 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
 /// and full heuristic sleep cycles run back to back on the same database,
 /// from their own connection, for as long as the clients do.
 pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) -> Vec<Row> {
+    server_load(clients, per_client, sleep_events, sleep_events.is_some()).0
+}
+
+/// `somnus bench --server --during-sleep`: the load without cycles, then
+/// the same load while full cycles run back to back, side by side in one
+/// run, with the ratio of their throughputs and the p99 against the
+/// targets (≥ 60% of the throughput, p99 ≤ 25 ms).
+pub fn server_during_sleep(clients: usize, per_client: usize, events: usize) -> Vec<Row> {
+    // the same memory (with the Events) both times
+    let (mut rows, alone) = server_load(clients, per_client, Some(events), false);
+    let (during, with) = server_load(clients, per_client, Some(events), true);
+    let p99 = during.first().map(|r| r.p95).unwrap_or_default();
+    let ratio = if alone > 0.0 { with / alone } else { 0.0 };
+    rows.extend(during);
+    rows.push(Row {
+        workload: format!(
+            "while cycles run: {:.0}% of the throughput without them ({with:.0} / {alone:.0} req/s), p99 {:.1} ms",
+            ratio * 100.0,
+            p99.as_secs_f64() * 1000.0
+        ),
+        median: Duration::ZERO,
+        p95: p99,
+        target: "≥ 60%, p99 ≤ 25 ms".into(),
+        ok: Some(ratio >= 0.6 && p99 <= Duration::from_millis(25)),
+    });
+    rows
+}
+
+/// The load test's rows and its throughput (requests per second).
+pub fn server_load(
+    clients: usize,
+    per_client: usize,
+    sleep_events: Option<usize>,
+    cycles: bool,
+) -> (Vec<Row>, f64) {
     use serde_json::{Value, json};
     let dir = std::env::temp_dir().join(format!("somnus-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -623,12 +658,16 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
         }
     }
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sleeper = sleep_events.map(|_| {
+    let sleeper = sleep_events.filter(|_| cycles).map(|_| {
         let (db, done) = (db.clone(), done.clone());
         std::thread::spawn(move || {
+            // as the servers' maintainer runs it
+            crate::sleep::maintainer::lower_priority();
             let mut nx = Nexus::open(&db).expect("sleep connection");
             let mut r = crate::sleep::Heuristic;
             let mut cycles: Vec<(String, Duration)> = Vec::new();
+            // the longest the cycles held the write lock, and in which phase
+            let mut longest: (u64, String) = (0, String::new());
             let base =
                 chrono::DateTime::parse_from_rfc3339("2026-11-20T03:00:00Z").expect("a time");
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
@@ -642,15 +681,22 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
                     None,
                     None,
                 ) {
-                    Ok(rep) => match rep.error {
-                        Some(e) => format!("{}: {e}", rep.status),
-                        None => rep.status,
-                    },
+                    Ok(rep) => {
+                        for p in &rep.phases {
+                            if p.longest_hold_ms > longest.0 {
+                                longest = (p.longest_hold_ms, format!("{} {}", p.phase, p.name));
+                            }
+                        }
+                        match rep.error {
+                            Some(e) => format!("{}: {e}", rep.status),
+                            None => rep.status,
+                        }
+                    }
                     Err(e) => format!("error: {}", e.message),
                 };
                 cycles.push((status, t.elapsed()));
             }
-            cycles
+            (cycles, longest)
         })
     });
     let cfg = crate::server::ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
@@ -714,7 +760,10 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
     }
     let wall = started.elapsed();
     done.store(true, std::sync::atomic::Ordering::SeqCst);
-    let cycles = sleeper.map(|h| h.join().unwrap_or_default());
+    let (cycles, longest) = match sleeper.map(|h| h.join().unwrap_or_default()) {
+        Some((c, l)) => (Some(c), Some(l)),
+        None => (None, None),
+    };
     lat.sort();
     let n = lat.len();
     let p50 = lat[n / 2];
@@ -732,15 +781,16 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
     };
     let missing = acked.iter().filter(|a| !present.contains(*a)).count();
     let _ = std::fs::remove_dir_all(&dir);
+    let throughput = n as f64 / wall.as_secs_f64();
     let mut rows = vec![Row {
         workload: format!(
             "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing{}",
-            n as f64 / wall.as_secs_f64(),
+            throughput,
             acked.len(),
-            if cycles.is_some() {
-                ", while sleep cycles run"
-            } else {
-                ""
+            match (&cycles, sleep_events) {
+                (Some(_), _) => ", while sleep cycles run".to_string(),
+                (None, Some(n)) => format!(", {n} Events more, no cycle"),
+                (None, None) => String::new(),
             }
         ),
         median: p50,
@@ -761,8 +811,10 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
             .collect();
         rows.push(Row {
             workload: format!(
-                "full sleep cycles on the same database meanwhile: {completed} of {} completed{}",
+                "full sleep cycles on the same database meanwhile: {completed} of {} completed, the write lock held {} ms at most (phase {}){}",
                 cycles.len(),
+                longest.as_ref().map_or(0, |l| l.0),
+                longest.as_ref().map_or("", |l| l.1.as_str()),
                 if failures.is_empty() {
                     String::new()
                 } else {
@@ -775,7 +827,7 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
             ok: Some(!cycles.is_empty() && failures.is_empty()),
         });
     }
-    rows
+    (rows, throughput)
 }
 
 /// Builds a memory of `events` conversations (each filed in a domain,

@@ -96,6 +96,13 @@ pub struct Nexus {
     /// Inside `atomically`: every command runs in a savepoint of one
     /// write transaction.
     in_group: bool,
+    /// Inside a group whose transaction is committed for now (reads run
+    /// without the write lock); `resume_group` opens the next one.
+    suspended: bool,
+    /// When the group's open transaction took the write lock, and the
+    /// longest it was held at once since `take_longest_hold`.
+    held_since: Option<std::time::Instant>,
+    longest_hold: std::time::Duration,
     /// Called while SQLite works (every few thousand VM steps); returning
     /// true interrupts the running command (a cancelled job).
     tick: Option<Tick>,
@@ -307,6 +314,9 @@ impl Nexus {
             embedder: embed::EmbeddingConfig::from_env(),
             audit,
             in_group: false,
+            suspended: false,
+            held_since: None,
+            longest_hold: std::time::Duration::ZERO,
             tick: None,
             want_effects: false,
             last_effects: None,
@@ -463,11 +473,21 @@ impl Nexus {
             }
         }
         self.in_group = true;
+        self.suspended = false;
+        self.held_since = Some(std::time::Instant::now());
         self.audit.set_batch(Some(batch.to_string()));
         let out = f(self);
         self.in_group = false;
         self.audit.set_batch(None);
         self.audit.clear();
+        self.note_release();
+        // left suspended: what it did is committed, nothing is open
+        if std::mem::take(&mut self.suspended) {
+            if out.is_ok() {
+                self.refresh_statistics();
+            }
+            return out;
+        }
         match out {
             Ok(v) => {
                 if let Err(e) = crate::store::sync_fts(&self.conn)
@@ -484,6 +504,67 @@ impl Nexus {
                 Err(e)
             }
         }
+    }
+
+    /// Inside `atomically`: commits what the group has done so far, pauses
+    /// for `pause` (writers of other connections waiting on the lock get in
+    /// then) and starts the group's next transaction. The audit entries keep
+    /// the group's batch label, so the group still rolls back as one. A long
+    /// job (a sleep phase) calls it between self-contained batches, so it
+    /// never holds the write lock for long.
+    pub fn checkpoint(&mut self, pause: std::time::Duration) -> KipResult<()> {
+        self.suspend_group()?;
+        std::thread::sleep(pause);
+        self.resume_group()
+    }
+
+    /// Inside `atomically`: commits what the group has done so far and
+    /// leaves no transaction open, so what follows reads without holding
+    /// the write lock (other writers go on). Writes must wait for
+    /// `resume_group`.
+    pub fn suspend_group(&mut self) -> KipResult<()> {
+        if !self.in_group {
+            return Err(KipError::internal("suspend outside an atomic group"));
+        }
+        if self.suspended {
+            return Ok(());
+        }
+        crate::store::sync_fts(&self.conn)?;
+        self.conn.execute_batch("COMMIT")?;
+        self.suspended = true;
+        self.note_release();
+        Ok(())
+    }
+
+    fn note_release(&mut self) {
+        if let Some(t) = self.held_since.take() {
+            self.longest_hold = self.longest_hold.max(t.elapsed());
+        }
+    }
+
+    /// The longest a group held the write lock at once since the last call
+    /// (a sleep phase reports it).
+    pub fn take_longest_hold(&mut self) -> std::time::Duration {
+        if let Some(t) = self.held_since {
+            self.longest_hold = self.longest_hold.max(t.elapsed());
+        }
+        std::mem::take(&mut self.longest_hold)
+    }
+
+    /// Opens the group's next transaction after `suspend_group` (waiting
+    /// for the write lock as any writer does).
+    pub fn resume_group(&mut self) -> KipResult<()> {
+        if self.suspended {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.suspended = false;
+            self.held_since = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
+
+    /// Whether the group's transaction is suspended (see `suspend_group`).
+    pub fn is_suspended(&self) -> bool {
+        self.suspended
     }
 
     /// Installs the per-command limits inside SQLite: the execution

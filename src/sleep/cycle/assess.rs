@@ -6,8 +6,12 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("core structure", 0, 0);
     restore_structure(cx, nx)?;
     cx.step("state assessment", 0, 0);
-    let h =
-        crate::sleep::health::assess(nx, &cx.opts.now, cx.opts.params.stale_event_threshold_days)?;
+    // the assessment only reads: it does not hold the write lock
+    let (now, stale) = (
+        cx.opts.now.clone(),
+        cx.opts.params.stale_event_threshold_days,
+    );
+    let h = cx.unlocked(nx, |nx| crate::sleep::health::assess(nx, &now, stale))?;
     let mut off = 0;
     for m in &h.metrics {
         cx.count(&format!("health.{}", m.key), m.value.round() as i64);
@@ -34,48 +38,60 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.cancelled()?;
     // 1B: salience of unscored Events
     cx.step("salience scoring", 0, 0);
-    let v = find(
+    // a page at a time, each read, scored and written in one batch (an
+    // Event deleted meanwhile is not written back)
+    let total = count_of(&find(
         nx,
-        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) } LIMIT 20000"#,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#,
         json!({}),
-    )?;
-    let events: Vec<EventView> = v
-        .as_array()
-        .map(|a| a.iter().map(event_view).collect())
-        .unwrap_or_default();
-    let total = events.len() as u64;
+    )?)
+    .min(SCORED_PER_CYCLE as i64) as u64;
     let mut scored_n = 0;
-    for (i, chunk) in events.chunks(200).enumerate() {
-        cx.cancelled()?;
-        cx.step("salience scoring", (i * 200) as u64, total);
-        let scored = cx.reasoner.salience(&mut Look(nx), chunk)?;
-        if scored.is_empty() {
-            continue;
+    let mut seen = 0u64;
+    // (the scored ones drop out of the query, so each page is the first)
+    while seen < total {
+        cx.yield_lock(nx)?;
+        cx.step("salience scoring", seen, total);
+        let text = format!(
+            r#"FIND(?e) WHERE {{ ?e {{type: "Event"}} FILTER(IS_NULL(?e.attributes.salience_score)) }} LIMIT {SCORE_PAGE}"#
+        );
+        let v = find(nx, &text, json!({}))?;
+        let chunk: Vec<EventView> = v
+            .as_array()
+            .map(|a| a.iter().map(event_view).collect())
+            .unwrap_or_default();
+        seen += chunk.len() as u64;
+        let scored = cx.reasoner.salience(&mut Look(nx), &chunk)?;
+        if !scored.is_empty() {
+            let mut text = String::from("UPSERT {\n");
+            let mut params = Map::new();
+            for (j, sc) in scored.iter().enumerate() {
+                text.push_str(&format!(
+                    "  CONCEPT ?e{j} {{ {{type: \"Event\", name: :n{j}}} SET ATTRIBUTES {{ salience_score: :s{j}, salience_scored_at: :ts, salience_basis: :b{j} }} }}\n"
+                ));
+                params.insert(format!("n{j}"), json!(sc.name));
+                params.insert(format!("s{j}"), json!(sc.score.round()));
+                params.insert(format!("b{j}"), json!(sc.basis));
+            }
+            text.push_str("}\nWITH METADATA { source: \"SalienceScoring\", author: \"$system\" }");
+            params.insert("ts".into(), json!(cx.opts.now));
+            write(
+                cx,
+                nx,
+                &text,
+                Value::Object(params),
+                &format!(
+                    "salience of {} unscored Events ({} reasoner)",
+                    scored.len(),
+                    cx.reasoner.name()
+                ),
+            )?;
+            scored_n += scored.len();
         }
-        let mut text = String::from("UPSERT {\n");
-        let mut params = Map::new();
-        for (j, sc) in scored.iter().enumerate() {
-            text.push_str(&format!(
-                "  CONCEPT ?e{j} {{ {{type: \"Event\", name: :n{j}}} SET ATTRIBUTES {{ salience_score: :s{j}, salience_scored_at: :ts, salience_basis: :b{j} }} }}\n"
-            ));
-            params.insert(format!("n{j}"), json!(sc.name));
-            params.insert(format!("s{j}"), json!(sc.score.round()));
-            params.insert(format!("b{j}"), json!(sc.basis));
+        // a page the reasoner scored none of would come back unchanged
+        if scored.is_empty() || chunk.len() < SCORE_PAGE {
+            break;
         }
-        text.push_str("}\nWITH METADATA { source: \"SalienceScoring\", author: \"$system\" }");
-        params.insert("ts".into(), json!(cx.opts.now));
-        write(
-            cx,
-            nx,
-            &text,
-            Value::Object(params),
-            &format!(
-                "salience of {} unscored Events ({} reasoner)",
-                scored.len(),
-                cx.reasoner.name()
-            ),
-        )?;
-        scored_n += scored.len();
     }
     cx.count("salience_scored", scored_n as i64);
     if scored_n > 0 {
@@ -99,6 +115,10 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     Ok(())
 }
+
+/// Events scored per batch, and per cycle at most.
+const SCORE_PAGE: usize = 50;
+const SCORED_PER_CYCLE: usize = 20_000;
 
 /// Salience at which a daydream queues an Event for consolidation, and
 /// under which it marks one for archival.

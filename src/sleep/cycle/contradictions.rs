@@ -440,7 +440,13 @@ pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     let drafts = contradiction_drafts(cx, nx, &found)?;
     let verdicts: Vec<Verdict> = drafts.iter().map(|(_, v)| *v).collect();
-    let keys = stage(cx, nx, drafts.into_iter().map(|(d, _)| d).collect())?;
+    // staged with the contradiction rows that name them, in one batch
+    let keys = stage_in(
+        cx,
+        nx,
+        drafts.into_iter().map(|(d, _)| d).collect(),
+        usize::MAX,
+    )?;
     for (c, verdict) in found.iter().zip(verdicts) {
         let key = conflict_key(c);
         let Some((proposal, item)) = keys.get(&key) else {

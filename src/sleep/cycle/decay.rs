@@ -198,45 +198,64 @@ impl Fact {
     }
 }
 
-/// Every live (not superseded) link of one predicate, a page at a time.
-fn facts(nx: &mut Nexus, p: &str) -> KipResult<Vec<Fact>> {
-    let text = format!(
+/// One page of the live (not superseded) links of one predicate, and the
+/// cursor of the next.
+fn facts_page(
+    nx: &mut Nexus,
+    p: &str,
+    cursor: Option<&str>,
+) -> KipResult<(Vec<Fact>, Option<String>)> {
+    let mut text = format!(
         r#"FIND(?link, ?s.name, ?o.name, ?s.attributes.salience_score) WHERE {{
   ?link (?s, {}, ?o)
   FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
 }} LIMIT {PAGE}"#,
         q(p)
     );
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = match &cursor {
-            Some(c) => format!("{text} CURSOR {}", q(c)),
-            None => text.clone(),
-        };
-        let (v, next) = find_page(nx, &page, json!({}))?;
-        for r in rows(&v, 4) {
-            out.push(Fact {
-                id: s(&r[0], &["id"]),
-                label: format!(
-                    "{} {p} {}",
-                    r[1].as_str().unwrap_or("?"),
-                    r[2].as_str().unwrap_or("?")
-                ),
-                meta: r[0].get("metadata").cloned().unwrap_or(Value::Null),
-                subject_salience: r[3].as_f64(),
-            });
-        }
-        match next {
-            Some(c) => cursor = Some(c),
-            None => return Ok(out),
-        }
+    if let Some(c) = cursor {
+        text.push_str(&format!(" CURSOR {}", q(c)));
     }
+    let (v, next) = find_page(nx, &text, json!({}))?;
+    let out = rows(&v, 4)
+        .into_iter()
+        .map(|r| Fact {
+            id: s(&r[0], &["id"]),
+            label: format!(
+                "{} {p} {}",
+                r[1].as_str().unwrap_or("?"),
+                r[2].as_str().unwrap_or("?")
+            ),
+            meta: r[0].get("metadata").cloned().unwrap_or(Value::Null),
+            subject_salience: r[3].as_f64(),
+        })
+        .collect();
+    Ok((out, next))
 }
 
-const PAGE: usize = 5_000;
-/// Links written per UPSERT.
-const WRITE_BATCH: usize = 500;
+/// Links read per page (without the write lock).
+const PAGE: usize = 2_000;
+/// Links written per UPSERT (one batch each).
+const WRITE_BATCH: usize = 100;
+
+/// The current version of each of these links (`P:12:knows`), by id.
+fn versions<'a>(
+    nx: &Nexus,
+    ids: impl Iterator<Item = &'a str>,
+) -> KipResult<HashMap<&'a str, i64>> {
+    let mut out = HashMap::new();
+    let mut st = nx
+        .connection_for_checks()
+        .prepare_cached("SELECT version FROM propositions WHERE id = ?1")?;
+    for id in ids {
+        let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
+            continue;
+        };
+        if let Some(v) = st.query_row([n], |r| r.get::<_, i64>(0)).optional()? {
+            out.insert(id, v);
+        }
+    }
+    Ok(out)
+}
 /// A decay smaller than this waits for a later cycle (it accumulates:
 /// the time is counted from the last decay written).
 const MIN_DECAY_STEP: f64 = 0.001;
@@ -264,85 +283,110 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             preds.len() as u64,
         );
         let cat = category(p);
-        let all = facts(nx, p)?;
-        // 7A/7B: decay by the time elapsed since the fact's last decay
-        // (or since it passed the stale threshold): factor^(days/7), the
-        // same whether cycles run hourly or weekly
-        let mut updates: Vec<(String, f64, String, String)> = Vec::new();
-        for (k, fact) in all.iter().enumerate() {
-            if k % 2_000 == 0 {
-                cx.cancelled()?;
-                cx.step(
-                    &format!("memory-strength decay: {p}"),
-                    i as u64,
-                    preds.len() as u64,
-                );
-            }
-            // commitments and identity facts do not fade for want of
-            // recall; pinned and certain facts never do
-            if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
-                continue;
-            }
-            let strength = num(&fact.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH);
-            if strength <= STRENGTH_FLOOR {
-                continue;
-            }
-            let Some(seen) = last_seen(&fact.meta) else {
-                continue;
-            };
-            let stale_from = days_between(&seen, &now).unwrap_or(0.0) - threshold;
-            if stale_from <= 0.0 {
-                continue;
-            }
-            // days to decay: since it went stale, or since the last decay
-            let since_last = s(&fact.meta, &["strength_decay_applied_at"]);
-            let days = match days_between(&since_last, &now) {
-                Some(d) => d.min(stale_from),
-                None => stale_from,
-            };
-            if days <= 0.0 {
-                continue;
-            }
-            let (band, factor) = fact.band(f);
-            let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
-            if strength - next < MIN_DECAY_STEP {
-                continue;
-            }
-            let rule = format!(
-                "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
-            );
-            *by_band.entry(band).or_default() += 1;
-            updates.push((fact.id.clone(), next, rule, fact.label.clone()));
-        }
-        for (b, chunk) in updates.chunks(WRITE_BATCH).enumerate() {
-            cx.cancelled()?;
+        // a page at a time, each read, decided and written in one batch
+        // (a yield point before each: nothing read is left unwritten there)
+        let mut all: Vec<Fact> = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            // read without the write lock; what is written is checked
+            // against what was read (below)
+            let (page, next) = cx.unlocked(nx, |nx| facts_page(nx, p, cursor.as_deref()))?;
             cx.step(
-                &format!("memory-strength decay: {p} (writing)"),
-                (b * WRITE_BATCH) as u64,
-                updates.len() as u64,
+                &format!("memory-strength decay: {p}"),
+                i as u64,
+                preds.len() as u64,
             );
-            let mut text = String::from("UPSERT {\n");
-            for (k, (id, next, rule, _)) in chunk.iter().enumerate() {
-                text.push_str(&format!(
-                    "  PROPOSITION ?l{k} {{ (id: {}) }} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
-                    q(id),
-                    json!(next),
-                    q(&now),
-                    q(rule)
-                ));
+            // 7A/7B: decay by the time elapsed since the fact's last decay
+            // (or since it passed the stale threshold): factor^(days/7), the
+            // same whether cycles run hourly or weekly
+            let mut updates: Vec<(String, f64, String, String, i64)> = Vec::new();
+            for fact in &page {
+                // commitments and identity facts do not fade for want of
+                // recall; pinned and certain facts never do
+                if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
+                    continue;
+                }
+                let strength = num(&fact.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH);
+                if strength <= STRENGTH_FLOOR {
+                    continue;
+                }
+                let Some(seen) = last_seen(&fact.meta) else {
+                    continue;
+                };
+                let stale_from = days_between(&seen, &now).unwrap_or(0.0) - threshold;
+                if stale_from <= 0.0 {
+                    continue;
+                }
+                // days to decay: since it went stale, or since the last decay
+                let since_last = s(&fact.meta, &["strength_decay_applied_at"]);
+                let days = match days_between(&since_last, &now) {
+                    Some(d) => d.min(stale_from),
+                    None => stale_from,
+                };
+                if days <= 0.0 {
+                    continue;
+                }
+                let (band, factor) = fact.band(f);
+                let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
+                if strength - next < MIN_DECAY_STEP {
+                    continue;
+                }
+                let rule = format!(
+                    "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
+                );
+                *by_band.entry(band).or_default() += 1;
+                let version = fact
+                    .meta
+                    .get("_version")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                updates.push((fact.id.clone(), next, rule, fact.label.clone(), version));
             }
-            text.push('}');
-            write(
-                cx,
-                nx,
-                &text,
-                json!({}),
-                &format!(
-                    "memory-strength decay of {} {p} facts (factor {f} per week past {threshold} days)",
-                    chunk.len()
-                ),
-            )?;
-            decayed += chunk.len() as i64;
+            for chunk in updates.chunks(WRITE_BATCH) {
+                cx.cancelled()?;
+                cx.yield_lock(nx)?;
+                // under the lock: only the facts nobody changed since they
+                // were read (an agent's reinforcement is never overwritten
+                // by a decay computed from the value before it)
+                let current = versions(nx, chunk.iter().map(|u| u.0.as_str()))?;
+                let chunk: Vec<_> = chunk
+                    .iter()
+                    .filter(|u| current.get(u.0.as_str()) == Some(&u.4))
+                    .collect();
+                if chunk.is_empty() {
+                    continue;
+                }
+                let mut text = String::from("UPSERT {\n");
+                for (k, (id, next, rule, _, _)) in chunk.iter().enumerate() {
+                    text.push_str(&format!(
+                        "  PROPOSITION ?l{k} {{ (id: {}) }} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
+                        q(id),
+                        json!(next),
+                        q(&now),
+                        q(rule)
+                    ));
+                }
+                text.push('}');
+                write(
+                    cx,
+                    nx,
+                    &text,
+                    json!({}),
+                    &format!(
+                        "memory-strength decay of {} {p} facts (factor {f} per week past {threshold} days)",
+                        chunk.len()
+                    ),
+                )?;
+                decayed += chunk.len() as i64;
+                // counted as it commits, so a run record written at a yield
+                // point says what is in the memory
+                cx.count("decayed", chunk.len() as i64);
+            }
+            all.extend(page);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
         }
         // Relevance and the lifecycle rules: the speculative TTL and fact
         // archival are proposals (archival is a judgement)
@@ -354,6 +398,11 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         }
         let protected = PROTECTED_PREDICATES.contains(&p.as_str()) || cat.is_some();
         cx.step(&format!("relevance: {p}"), i as u64, preds.len() as u64);
+        // what is decided here is proposed, not written: it needs no lock
+        // (the notes are single statements)
+        if cx.batched() {
+            nx.suspend_group()?;
+        }
         for fact in &all {
             if drafts.len() >= cx.opts.params.proposal_cap * 2 {
                 break;
@@ -423,8 +472,9 @@ WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archiv
             });
             note(nx, &id, &label, cx.run, "proposed archival", rule, &inputs)?;
         }
+        nx.resume_group()?;
+        cx.slice_start = Instant::now();
     }
-    cx.count("decayed", decayed);
     for (b, n) in &by_band {
         cx.count(&format!("decayed_{b}"), *n);
     }

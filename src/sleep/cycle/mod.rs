@@ -1,10 +1,14 @@
 //! The sleep cycle: the thirteen phases of the sleep-mode instructions,
 //! run through the engine's own KIP API as `$system`.
 //!
-//! Each phase is one transaction (`Nexus::atomically`): its writes, its
-//! staged proposal items and its phase record commit together, so a cycle
-//! killed in the middle of a phase leaves the memory exactly as the phase
-//! found it. Mechanical steps (assessment, salience, SleepTask bookkeeping,
+//! Each phase is one atomic group (`Nexus::atomically`, audit group
+//! `sleep:N`) committed in batches, so agents never wait long for the write
+//! lock: a phase that only proposes reads without the lock and stages each
+//! proposal in a short transaction; a phase that writes the memory commits
+//! at its yield points (`Cx::yield_lock`), where nothing read is left
+//! unwritten. A cycle killed in the middle of a phase loses only the batch
+//! in progress; the run record says what is committed, and the next cycle
+//! goes on from it. Mechanical steps (assessment, salience, SleepTask bookkeeping,
 //! commitment TTLs, memory-strength decay, TTL reclamation, the maintenance
 //! log) apply directly; judgement outcomes (merges, supersessions, new
 //! knowledge, archival, reclassification, self-model edits) become items of
@@ -91,6 +95,10 @@ pub struct Phase {
     pub name: &'static str,
     pub stage: &'static str,
     run: fn(&mut Cx<'_>, &mut Nexus) -> KipResult<()>,
+    /// A phase whose only writes are proposal items reads without holding
+    /// the write lock (each staging is a short transaction of its own); the
+    /// others write the memory directly, in batches (`Cx::yield_lock`).
+    pub proposes_only: bool,
 }
 
 /// The thirteen phases in the order the runner walks them; each lives in
@@ -100,66 +108,79 @@ pub const PHASES: [Phase; 13] = [
         name: "Assessment & salience",
         stage: "NREM",
         run: assess::assess,
+        proposes_only: false,
     },
     Phase {
         name: "SleepTasks",
         stage: "NREM",
         run: tasks::sleep_tasks,
+        proposes_only: false,
     },
     Phase {
         name: "Unsorted inbox",
         stage: "NREM",
         run: inbox::inbox,
+        proposes_only: true,
     },
     Phase {
         name: "Orphans",
         stage: "NREM",
         run: orphans::orphans,
+        proposes_only: true,
     },
     Phase {
         name: "Consolidation",
         stage: "NREM",
         run: consolidate::consolidate,
+        proposes_only: true,
     },
     Phase {
         name: "Duplicates",
         stage: "NREM",
         run: duplicates::duplicates,
+        proposes_only: true,
     },
     Phase {
         name: "Decay",
         stage: "NREM",
         run: decay::decay,
+        proposes_only: false,
     },
     Phase {
         name: "Self-model",
         stage: "REM",
         run: self_model::self_model,
+        proposes_only: true,
     },
     Phase {
         name: "Contradictions",
         stage: "REM",
         run: contradictions::contradictions,
+        proposes_only: false,
     },
     Phase {
         name: "Cross-domain",
         stage: "REM",
         run: connections::connections,
+        proposes_only: true,
     },
     Phase {
         name: "Domain health",
         stage: "Pre-Wake",
         run: domains::domain_health,
+        proposes_only: true,
     },
     Phase {
         name: "TTL reclamation",
         stage: "Pre-Wake",
         run: reclaim::reclaim,
+        proposes_only: false,
     },
     Phase {
         name: "Finalisation",
         stage: "Pre-Wake",
         run: finalise::finalise,
+        proposes_only: false,
     },
 ];
 
@@ -268,6 +289,11 @@ pub struct PhaseReport {
     pub counts: BTreeMap<String, i64>,
     /// Per rule of the phase: candidates it saw, proposed and dropped.
     pub rules: BTreeMap<String, RuleCount>,
+    /// Transactions the phase committed (it commits between batches, so
+    /// agents' writes get in; see `Cx::yield_lock`).
+    pub batches: u64,
+    /// The longest time the phase held the write lock at once.
+    pub longest_hold_ms: u64,
 }
 
 /// What one rule did in one phase.
@@ -574,6 +600,11 @@ struct Cx<'a> {
     phase: PhaseReport,
     /// The lookback window's Events, once read.
     recent: Option<Vec<EventView>>,
+    /// When the phase's current transaction began.
+    slice_start: Instant,
+    /// How long a phase holds the write lock before it commits a batch at
+    /// its next yield point.
+    slice: std::time::Duration,
 }
 
 fn send(tx: &Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>, p: Progress) {
@@ -627,6 +658,65 @@ impl Cx<'_> {
 
     fn count(&mut self, k: &str, n: i64) {
         *self.phase.counts.entry(k.to_string()).or_default() += n;
+    }
+
+    /// A yield point, where the phase has nothing read but not yet written:
+    /// once the phase's transaction has held the write lock for the slice,
+    /// its work so far commits as one batch (audited under the run's group,
+    /// the run record updated to match), agents' writes waiting on the lock
+    /// get in, and the phase goes on in a new transaction. A kill or cancel
+    /// loses only the batch in progress; a later cycle picks up where the
+    /// committed ones left off (each phase skips what it already did: decay
+    /// markers, scores, proposals already staged).
+    /// Returns whether it committed (what was read before may have changed
+    /// since: a caller holding a read re-reads it).
+    fn yield_lock(&mut self, nx: &mut Nexus) -> KipResult<bool> {
+        let held = self.slice_start.elapsed();
+        if held < self.slice || nx.is_suspended() {
+            return Ok(false);
+        }
+        self.cancelled()?;
+        self.phase.batches += 1;
+        // the run record says what is committed: the phases done and this
+        // one's batches so far
+        let mut partial = self.report.clone();
+        let mut ph = self.phase.clone();
+        ph.lines.push(format!(
+            "(in progress: {} batch{} committed)",
+            ph.batches,
+            if ph.batches == 1 { "" } else { "es" }
+        ));
+        partial.phases.push(ph);
+        nx.conn().execute(
+            "UPDATE sleep_runs SET report = ?2 WHERE id = ?1",
+            params![self.run, partial.to_json().to_string()],
+        )?;
+        nx.checkpoint(YIELD_PAUSE)?;
+        self.slice_start = Instant::now();
+        Ok(true)
+    }
+
+    /// Runs `f`, which only reads, without holding the write lock: what
+    /// the phase wrote so far commits first (as at a yield point).
+    fn unlocked<T>(
+        &mut self,
+        nx: &mut Nexus,
+        f: impl FnOnce(&mut Nexus) -> KipResult<T>,
+    ) -> KipResult<T> {
+        if nx.is_suspended() || !self.batched() {
+            return f(nx);
+        }
+        self.phase.batches += 1;
+        nx.suspend_group()?;
+        let out = f(nx);
+        nx.resume_group()?;
+        self.slice_start = Instant::now();
+        out
+    }
+
+    /// Whether the phase commits in batches (see `slice`).
+    fn batched(&self) -> bool {
+        self.slice != WHOLE_PHASE
     }
 
     fn cancelled(&self) -> KipResult<()> {
@@ -776,7 +866,22 @@ fn rows(result: &Value, vars: usize) -> Vec<Vec<Value>> {
 fn write(cx: &Cx, nx: &mut Nexus, text: &str, params: Value, reason: &str) -> KipResult<Value> {
     let p = obj(&params);
     let cmd = kip::parse(text, &p)?;
-    Ok(nx.exec_as(&cmd, text, &cx.who(reason), false, false)?.0)
+    locked(nx, |nx| {
+        Ok(nx.exec_as(&cmd, text, &cx.who(reason), false, false)?.0)
+    })
+}
+
+/// Runs `f` holding the write lock: in a phase that reads unlocked, as a
+/// short transaction of its own (left open on failure, so the phase's
+/// group rolls it back).
+fn locked<T>(nx: &mut Nexus, f: impl FnOnce(&mut Nexus) -> KipResult<T>) -> KipResult<T> {
+    if !nx.is_suspended() {
+        return f(nx);
+    }
+    nx.resume_group()?;
+    let out = f(nx)?;
+    nx.suspend_group()?;
+    Ok(out)
 }
 
 fn s(v: &Value, path: &[&str]) -> String {
@@ -1037,6 +1142,8 @@ pub fn run(
         },
         phase: PhaseReport::default(),
         recent: None,
+        slice_start: Instant::now(),
+        slice: slice(),
     };
     cx.report.reasoner = cx.reasoner.name().into();
     // (status, what the report says)
@@ -1098,13 +1205,24 @@ pub fn run(
                 cx.progress(Some(format!("phase {p} done")), true);
             }
             Err(_) if cx.cancel.load(Ordering::SeqCst) => {
-                // the phase's transaction rolled back: so does its report,
-                // which keeps a line saying so
+                // the batch in progress rolled back: so does the phase's
+                // report, which keeps a line saying so and how many batches
+                // were committed before it
+                let committed = cx.phase.batches;
                 cx.report = saved_report;
-                let said = format!(
-                    "cancelled during phase {p} ({}); its changes were rolled back",
-                    phase_name(p)
-                );
+                let said = if committed == 0 {
+                    format!(
+                        "cancelled during phase {p} ({}); its changes were rolled back",
+                        phase_name(p)
+                    )
+                } else {
+                    format!(
+                        "cancelled during phase {p} ({}); its batch in progress was rolled back, the {committed} batch{} it committed before stay (undo them with `somnus rollback --run {}`; the next cycle goes on from them)",
+                        phase_name(p),
+                        if committed == 1 { "" } else { "es" },
+                        cx.run
+                    )
+                };
                 cx.report.phases.push(PhaseReport {
                     phase: p,
                     name: phase_name(p).into(),
@@ -1167,11 +1285,45 @@ pub fn run(
     Ok(cx.report)
 }
 
-/// One phase in its own transaction, with its bookkeeping rows.
+/// How long a phase holds the write lock before it commits a batch at its
+/// next yield point (`SOMNUS_SLEEP_SLICE_MS` sets it; 0: commit at every
+/// yield point; `phase`: no batches, each phase one transaction).
+fn slice() -> std::time::Duration {
+    match std::env::var("SOMNUS_SLEEP_SLICE_MS").ok().as_deref() {
+        Some("phase") => WHOLE_PHASE,
+        Some(v) => v
+            .parse::<u64>()
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(DEFAULT_SLICE),
+        None => DEFAULT_SLICE,
+    }
+}
+
+/// The slice that means "no batches".
+const WHOLE_PHASE: std::time::Duration = std::time::Duration::MAX;
+
+/// A phase's batches hold the write lock about this long at most.
+const DEFAULT_SLICE: std::time::Duration = std::time::Duration::from_millis(8);
+/// Between batches the phase waits this long: writers of other processes,
+/// which poll for the lock every millisecond, get in.
+const YIELD_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// One phase in its transactions (one per batch, the last with its
+/// bookkeeping rows).
 fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant) -> KipResult<()> {
     let run = cx.run;
+    let proposes_only = PHASES
+        .get((p as usize).wrapping_sub(1))
+        .is_some_and(|ph| ph.proposes_only);
+    nx.take_longest_hold();
     nx.atomically(&format!("sleep:{run}"), |nx| {
+        cx.slice_start = Instant::now();
+        if proposes_only && cx.batched() {
+            nx.suspend_group()?;
+        }
         run_phase(cx, nx, p)?;
+        nx.resume_group()?;
+        cx.slice_start = Instant::now();
         if hold == Some(p) {
             // fault injection for crash tests: the phase's writes are
             // done but not committed
@@ -1179,6 +1331,9 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
             std::thread::sleep(std::time::Duration::from_secs(60));
         }
         cx.phase.millis = t0.elapsed().as_millis() as u64;
+        cx.phase.batches += 1;
+        // (the bookkeeping's own transaction is the last of the phase)
+        cx.phase.longest_hold_ms = nx.take_longest_hold().as_millis() as u64;
         nx.conn().execute(
             "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
@@ -1286,6 +1441,22 @@ fn stage(
     nx: &mut Nexus,
     drafts: Vec<Draft>,
 ) -> KipResult<BTreeMap<String, (i64, i64)>> {
+    stage_in(cx, nx, drafts, STAGE_BATCH)
+}
+
+/// Drafts staged per transaction: a proposal of a hundred items does not
+/// hold the write lock while all of them are previewed.
+const STAGE_BATCH: usize = 2;
+
+/// Stages drafts `per` at a time, each lot in a transaction of its own
+/// (`usize::MAX`: all in the phase's transaction in progress, when what
+/// the phase writes next refers to them).
+fn stage_in(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    drafts: Vec<Draft>,
+    per: usize,
+) -> KipResult<BTreeMap<String, (i64, i64)>> {
     let mut fresh = Vec::new();
     let mut per_class: HashMap<String, usize> = HashMap::new();
     for d in drafts {
@@ -1304,25 +1475,30 @@ fn stage(
         cx.run,
         cx.opts.scope.as_str()
     );
-    let out = proposals::stage(
-        nx,
-        Some(cx.run),
-        "$system",
-        &title,
-        fresh,
-        cx.report.proposal,
-    )?;
-    for (k, why) in &out.skipped {
-        cx.count("skipped", 1);
-        cx.progress(Some(format!("not proposed: {k}: {why}")), false);
+    let mut keys = BTreeMap::new();
+    let mut rest = fresh;
+    while !rest.is_empty() {
+        let lot: Vec<Draft> = rest.drain(..per.min(rest.len())).collect();
+        if per != usize::MAX {
+            cx.yield_lock(nx)?;
+        }
+        let proposal = cx.report.proposal;
+        let out = locked(nx, |nx| {
+            proposals::stage(nx, Some(cx.run), "$system", &title, lot, proposal)
+        })?;
+        for (k, why) in &out.skipped {
+            cx.count("skipped", 1);
+            cx.progress(Some(format!("not proposed: {k}: {why}")), false);
+        }
+        if let Some(p) = out.proposal {
+            cx.report.proposal = Some(p);
+        }
+        cx.report.proposed_items += out.items;
+        cx.count("proposed", out.items as i64);
+        if out.auto_applied > 0 {
+            cx.count("auto_applied", out.auto_applied as i64);
+        }
+        keys.extend(out.keys);
     }
-    if let Some(p) = out.proposal {
-        cx.report.proposal = Some(p);
-    }
-    cx.report.proposed_items += out.items;
-    cx.count("proposed", out.items as i64);
-    if out.auto_applied > 0 {
-        cx.count("auto_applied", out.auto_applied as i64);
-    }
-    Ok(out.keys)
+    Ok(keys)
 }

@@ -13,22 +13,44 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         if t == "Domain" || deleted >= cap {
             continue;
         }
-        cx.cancelled()?;
         cx.step(&format!("expired {t} nodes"), deleted as u64, cap as u64);
-        let v = find(
-            nx,
-            r#"FIND(?n) WHERE {
+        // the candidates are found without the write lock; each is read
+        // again under it before anything is decided (an agent may have
+        // renewed, linked or deleted it meanwhile)
+        let v = cx.unlocked(nx, |nx| {
+            find(
+                nx,
+                r#"FIND(?n) WHERE {
   ?n {type: :type}
   FILTER(IS_NOT_NULL(?n.metadata.expires_at))
   FILTER(?n.metadata.expires_at < :bound)
   FILTER(?n.name != "$self" && ?n.name != "$system")
 } ORDER BY ?n.metadata.expires_at ASC LIMIT 200"#,
-            json!({"type": t, "bound": widened(&cx.opts.now, true)}),
-        )?;
+                json!({"type": t, "bound": widened(&cx.opts.now, true)}),
+            )
+        })?;
         for n in v.as_array().cloned().unwrap_or_default() {
             if deleted >= cap {
                 break;
             }
+            // a yield point: each node is settled in the batch it is read in
+            cx.yield_lock(nx)?;
+            let n = {
+                let fresh = match find(
+                    nx,
+                    r#"FIND(?n) WHERE { ?n {id: :id} FILTER(IS_NOT_NULL(?n.metadata.expires_at)) }"#,
+                    json!({"id": s(&n, &["id"])}),
+                ) {
+                    Ok(v) => v,
+                    // deleted meanwhile
+                    Err(e) if e.code == ErrorCode::NotFound => continue,
+                    Err(e) => return Err(e),
+                };
+                match fresh.as_array().and_then(|a| a.first()).cloned() {
+                    Some(f) => f,
+                    None => continue,
+                }
+            };
             // the exact test, as instants (offsets included)
             if before(&s(&n, &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
                 continue;
@@ -135,11 +157,30 @@ WHERE {
 }} ORDER BY ?link.metadata.expires_at ASC LIMIT 200"#,
             q(&p)
         );
-        let v = find(nx, &text, json!({"bound": widened(&cx.opts.now, true)}))?;
+        // candidates without the lock, each read again under it
+        let bound = widened(&cx.opts.now, true);
+        let v = cx.unlocked(nx, |nx| find(nx, &text, json!({"bound": bound})))?;
         for r in rows(&v, 3) {
             if deleted + links >= cap {
                 break;
             }
+            cx.yield_lock(nx)?;
+            let again = find(
+                nx,
+                &format!(
+                    r#"FIND(?link, ?s, ?o) WHERE {{ ?s {{id: :s}} ?o {{id: :o}} ?link (?s, {}, ?o) FILTER(IS_NOT_NULL(?link.metadata.expires_at)) }}"#,
+                    q(&p)
+                ),
+                json!({"s": s(&r[1], &["id"]), "o": s(&r[2], &["id"])}),
+            );
+            let r = match again {
+                Ok(v) => match rows(&v, 3).into_iter().next() {
+                    Some(r) => r,
+                    None => continue,
+                },
+                Err(e) if e.code == ErrorCode::NotFound => continue,
+                Err(e) => return Err(e),
+            };
             if before(&s(&r[0], &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
                 continue;
             }
