@@ -38,34 +38,65 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.cancelled()?;
     // 1B: salience of unscored Events
     cx.step("salience scoring", 0, 0);
-    // a page at a time, each read, scored and written in one batch (an
-    // Event deleted meanwhile is not written back)
-    let total = count_of(&find(
-        nx,
-        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(IS_NULL(?e.attributes.salience_score)) }"#,
-        json!({}),
-    )?)
-    .min(SCORED_PER_CYCLE as i64) as u64;
+    // read and scored without the write lock; written 50 at a time, each
+    // Event only if nobody changed or deleted it since it was read
+    let v = cx.unlocked(nx, |nx| {
+        find(
+            nx,
+            &format!(
+                r#"FIND(?e) WHERE {{ ?e {{type: "Event"}} FILTER(IS_NULL(?e.attributes.salience_score)) }} LIMIT {SCORED_PER_CYCLE}"#
+            ),
+            json!({}),
+        )
+    })?;
+    let raw = v.as_array().cloned().unwrap_or_default();
+    let read: HashMap<String, (String, i64)> = raw
+        .iter()
+        .map(|e| {
+            (
+                s(e, &["name"]),
+                (
+                    s(e, &["id"]),
+                    e.pointer("/metadata/_version")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0),
+                ),
+            )
+        })
+        .collect();
+    let events: Vec<EventView> = raw.iter().map(event_view).collect();
+    let total = events.len() as u64;
     let mut scored_n = 0;
-    let mut seen = 0u64;
-    // (the scored ones drop out of the query, so each page is the first)
-    while seen < total {
-        cx.yield_lock(nx)?;
-        cx.step("salience scoring", seen, total);
-        let text = format!(
-            r#"FIND(?e) WHERE {{ ?e {{type: "Event"}} FILTER(IS_NULL(?e.attributes.salience_score)) }} LIMIT {SCORE_PAGE}"#
-        );
-        let v = find(nx, &text, json!({}))?;
-        let chunk: Vec<EventView> = v
-            .as_array()
-            .map(|a| a.iter().map(event_view).collect())
-            .unwrap_or_default();
-        seen += chunk.len() as u64;
-        let scored = cx.reasoner.salience(&mut Look(nx), &chunk)?;
-        if !scored.is_empty() {
+    for (i, chunk) in events.chunks(SCORE_CHUNK).enumerate() {
+        cx.cancelled()?;
+        cx.step("salience scoring", (i * SCORE_CHUNK) as u64, total);
+        if cx.batched() {
+            nx.suspend_group()?;
+        }
+        let scored = cx.reasoner.salience(&mut Look(nx), chunk)?;
+        nx.resume_group()?;
+        cx.slice_start = Instant::now();
+        for lot in scored.chunks(SCORE_WRITE) {
+            cx.yield_lock(nx)?;
+            let current = versions(
+                nx,
+                "concepts",
+                lot.iter()
+                    .filter_map(|sc| read.get(&sc.name).map(|r| r.0.as_str())),
+            )?;
+            let lot: Vec<_> = lot
+                .iter()
+                .filter(|sc| {
+                    read.get(&sc.name)
+                        .is_some_and(|(id, v)| current.get(id.as_str()) == Some(v))
+                })
+                .collect();
+            if lot.is_empty() {
+                continue;
+            }
             let mut text = String::from("UPSERT {\n");
             let mut params = Map::new();
-            for (j, sc) in scored.iter().enumerate() {
+            for (j, sc) in lot.iter().enumerate() {
                 text.push_str(&format!(
                     "  CONCEPT ?e{j} {{ {{type: \"Event\", name: :n{j}}} SET ATTRIBUTES {{ salience_score: :s{j}, salience_scored_at: :ts, salience_basis: :b{j} }} }}\n"
                 ));
@@ -82,18 +113,17 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 Value::Object(params),
                 &format!(
                     "salience of {} unscored Events ({} reasoner)",
-                    scored.len(),
+                    lot.len(),
                     cx.reasoner.name()
                 ),
             )?;
-            scored_n += scored.len();
-        }
-        // a page the reasoner scored none of would come back unchanged
-        if scored.is_empty() || chunk.len() < SCORE_PAGE {
-            break;
+            scored_n += lot.len();
+            cx.count("salience_scored", lot.len() as i64);
         }
     }
-    cx.count("salience_scored", scored_n as i64);
+    if scored_n == 0 {
+        cx.count("salience_scored", 0);
+    }
     if scored_n > 0 {
         cx.line(format!("Scored salience of {scored_n} Events"));
     }
@@ -116,8 +146,10 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     Ok(())
 }
 
-/// Events scored per batch, and per cycle at most.
-const SCORE_PAGE: usize = 50;
+/// Events scored per reasoner call, written per batch, and per cycle at
+/// most.
+const SCORE_CHUNK: usize = 200;
+const SCORE_WRITE: usize = 50;
 const SCORED_PER_CYCLE: usize = 20_000;
 
 /// Salience at which a daydream queues an Event for consolidation, and

@@ -237,25 +237,6 @@ const PAGE: usize = 2_000;
 /// Links written per UPSERT (one batch each).
 const WRITE_BATCH: usize = 100;
 
-/// The current version of each of these links (`P:12:knows`), by id.
-fn versions<'a>(
-    nx: &Nexus,
-    ids: impl Iterator<Item = &'a str>,
-) -> KipResult<HashMap<&'a str, i64>> {
-    let mut out = HashMap::new();
-    let mut st = nx
-        .connection_for_checks()
-        .prepare_cached("SELECT version FROM propositions WHERE id = ?1")?;
-    for id in ids {
-        let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
-            continue;
-        };
-        if let Some(v) = st.query_row([n], |r| r.get::<_, i64>(0)).optional()? {
-            out.insert(id, v);
-        }
-    }
-    Ok(out)
-}
 /// A decay smaller than this waits for a later cycle (it accumulates:
 /// the time is counted from the last decay written).
 const MIN_DECAY_STEP: f64 = 0.001;
@@ -348,7 +329,7 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 // under the lock: only the facts nobody changed since they
                 // were read (an agent's reinforcement is never overwritten
                 // by a decay computed from the value before it)
-                let current = versions(nx, chunk.iter().map(|u| u.0.as_str()))?;
+                let current = versions(nx, "propositions", chunk.iter().map(|u| u.0.as_str()))?;
                 let chunk: Vec<_> = chunk
                     .iter()
                     .filter(|u| current.get(u.0.as_str()) == Some(&u.4))

@@ -884,6 +884,32 @@ fn locked<T>(nx: &mut Nexus, f: impl FnOnce(&mut Nexus) -> KipResult<T>) -> KipR
     Ok(out)
 }
 
+/// The current version of each of these elements (`C:12`, `P:12:knows`)
+/// in `table` (concepts or propositions), by id; one that is gone is
+/// missing. A batch read without the write lock writes only what is
+/// unchanged since.
+fn versions<'a>(
+    nx: &Nexus,
+    table: &str,
+    ids: impl Iterator<Item = &'a str>,
+) -> KipResult<HashMap<&'a str, i64>> {
+    let mut out = HashMap::new();
+    let sql = match table {
+        "concepts" => "SELECT version FROM concepts WHERE id = ?1",
+        _ => "SELECT version FROM propositions WHERE id = ?1",
+    };
+    let mut st = nx.connection_for_checks().prepare_cached(sql)?;
+    for id in ids {
+        let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
+            continue;
+        };
+        if let Some(v) = st.query_row([n], |r| r.get::<_, i64>(0)).optional()? {
+            out.insert(id, v);
+        }
+    }
+    Ok(out)
+}
+
 fn s(v: &Value, path: &[&str]) -> String {
     let mut cur = v;
     for k in path {
