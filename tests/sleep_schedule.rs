@@ -149,3 +149,53 @@ fn maintain_runs_what_is_due_once_per_memory() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cycle that outlasts its budget is cancelled cleanly (the phase in
+/// progress rolled back) and says so, in the output and in its run record.
+#[test]
+fn a_cycle_past_its_budget_is_cancelled_and_says_so() {
+    let dir = std::env::temp_dir().join(format!("somnus-budget-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    drop(somnus::demo::create(&db).expect("demo"));
+    let t = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somnus"))
+        .args([
+            "--db",
+            &db.to_string_lossy(),
+            "maintain",
+            "--once",
+            "--budget-secs",
+            "1",
+        ])
+        // phase 3 stays open for a minute unless cancelled
+        .env("SOMNUS_SLEEP_HOLD_PHASE", "3")
+        .output()
+        .expect("maintain");
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{said}");
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    assert!(
+        said.contains(
+            "full cycle #1 (catch_up): cancelled: past its budget of 1 s (cancelled during phase 3"
+        ),
+        "{said}"
+    );
+    let nx = Nexus::open(&db).expect("open");
+    let (status, error, phase): (String, String, i64) = nx
+        .connection_for_checks()
+        .query_row(
+            "SELECT status, error, phase FROM sleep_runs WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("run");
+    assert_eq!(status, "cancelled");
+    assert!(
+        error.starts_with("past its budget of 1 s: cancelled during phase 3"),
+        "{error}"
+    );
+    assert_eq!(phase, 2, "phases 1 and 2 committed, 3 rolled back");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -327,16 +327,29 @@ pub fn run_due(
         }
         Err(e) => return Err(e),
     };
-    let said = match why.load(Ordering::SeqCst) {
-        1 => format!(" — past its budget of {} s, cancelled", budget.as_secs()),
-        2 => " — cancelled: the process is stopping".to_string(),
-        _ => String::new(),
+    if why.load(Ordering::SeqCst) == 1 {
+        // the run record says why it was cancelled too
+        let _ = nx.connection_for_checks().execute(
+            "UPDATE sleep_runs SET error = ?2 || COALESCE(error, '') WHERE id = ?1",
+            rusqlite::params![
+                rep.run,
+                format!("past its budget of {} s: ", budget.as_secs())
+            ],
+        );
+    }
+    let status = match why.load(Ordering::SeqCst) {
+        1 => format!(
+            "cancelled: past its budget of {} s ({})",
+            budget.as_secs(),
+            rep.error.clone().unwrap_or_default()
+        ),
+        2 => "cancelled: the process is stopping".to_string(),
+        _ => rep.status.clone(),
     };
     Ok(Some(format!(
-        "{} cycle #{} ({}): {}{said}",
+        "{} cycle #{} ({}): {status}",
         d.scope.as_str(),
         rep.run,
         d.trigger,
-        rep.status,
     )))
 }

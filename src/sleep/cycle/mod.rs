@@ -1354,7 +1354,12 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
             // fault injection for crash tests: the phase's writes are
             // done but not committed
             cx.progress(Some(format!("holding phase {p} open (SOMNUS_SLEEP_HOLD_PHASE)")), false);
-            std::thread::sleep(std::time::Duration::from_secs(60));
+            // (a cancel ends the hold, as it would a long phase)
+            let until = Instant::now() + std::time::Duration::from_secs(60);
+            while Instant::now() < until {
+                cx.cancelled()?;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
         cx.phase.millis = t0.elapsed().as_millis() as u64;
         cx.phase.batches += 1;
