@@ -380,6 +380,18 @@ pub enum Cmd {
         #[command(flatten)]
         schedule: MaintenanceArgs,
     },
+    /// Bring a memory kept elsewhere in: `somnus import moltbot DIR` (a Moltbot workspace or its memory/ folder), one audited group `import:moltbot` that `somnus rollback --group` undoes; importing again changes nothing
+    Import {
+        /// The source's format: moltbot
+        source: String,
+        /// Its folder
+        dir: PathBuf,
+        /// Show what would be written, write nothing
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Past sleep runs
     Runs {
         /// Show one run's report
@@ -970,6 +982,54 @@ pub fn run(cli: Cli) -> Result<i32> {
             rt.block_on(crate::server::shutdown_signal());
             m.stop();
             crate::say_err!("somnus: stopped");
+            Ok(0)
+        }
+        Some(Cmd::Import {
+            source,
+            dir,
+            dry_run,
+            json,
+        }) => {
+            let plan = crate::import::read(&source, &dir).map_err(|e| eyre!(e))?;
+            let mut nx = open(&cli.db)?;
+            let who = crate::audit::Who {
+                actor: std::env::var("USER").unwrap_or_else(|_| "operator".into()),
+                trigger: format!("import {source} {}", dir.display()),
+                reason: None,
+            };
+            let out = crate::import::apply(&mut nx, &plan, &who, dry_run)
+                .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            if json {
+                crate::say!("{}", serde_json::to_string_pretty(&out)?);
+                return Ok(0);
+            }
+            crate::say!(
+                "{} {}: {} writes planned; {} {} elements, {} {}{}",
+                if dry_run { "would import" } else { "imported" },
+                dir.display(),
+                plan.writes.len(),
+                if dry_run { "would create" } else { "created" },
+                out.created,
+                if dry_run { "would update" } else { "updated" },
+                out.updated,
+                if dry_run {
+                    String::new()
+                } else {
+                    format!(
+                        " (audit group {}: `somnus rollback --group {}` undoes it)",
+                        out.group, out.group
+                    )
+                }
+            );
+            for (what, n) in &out.planned {
+                crate::say!("  {n:>6}  {what}");
+            }
+            if !out.notes.is_empty() {
+                crate::say!("{} things to know:", out.notes.len());
+                for n in &out.notes {
+                    crate::say!("  - {n}");
+                }
+            }
             Ok(0)
         }
         Some(Cmd::Runs { run, json }) => {

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod conformance;
 pub mod demo;
 pub mod engine;
+pub mod import;
 pub mod kip;
 pub mod protocol;
 pub mod server;

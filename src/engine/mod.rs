@@ -982,6 +982,22 @@ impl Nexus {
 
     /// Executes a parsed command; a write is recorded in the audit trail
     /// as `who` running `text`.
+    /// `exec_as` a write, with what it did: `{"created", "updated",
+    /// "deleted", "elements"}` (None when it changed nothing).
+    pub fn exec_with_effects(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
+    ) -> KipResult<(Value, Option<Value>)> {
+        self.want_effects = true;
+        self.last_effects = None;
+        let res = self.exec_as(cmd, text, who, false, false);
+        self.want_effects = false;
+        let effects = self.last_effects.take();
+        res.map(|(v, _)| (v, effects))
+    }
+
     pub fn exec_as(
         &mut self,
         cmd: &Command,

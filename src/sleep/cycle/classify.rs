@@ -245,6 +245,10 @@ fn new_domains(
         })
         .collect();
     // stem → the items that use it, and the word as written
+    const RECORD_WORDS: [&str; 14] = [
+        "episode", "episodes", "event", "events", "entry", "entries", "note", "notes", "record",
+        "records", "item", "items", "memory", "session",
+    ];
     let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
     for (i, it) in left.iter().enumerate() {
         let text = format!("{} {}", it.name, it.text);
@@ -253,7 +257,13 @@ fn new_domains(
             let Some(stem) = stems.into_iter().next() else {
                 continue;
             };
-            if covered.contains(&stem) || w.chars().count() < 4 {
+            // a number or a date is no theme, nor the kind of record an
+            // item is ("episode", "entry", "log")
+            if covered.contains(&stem)
+                || w.chars().count() < 4
+                || w.chars().any(|c| c.is_ascii_digit())
+                || RECORD_WORDS.contains(&w.to_lowercase().as_str())
+            {
                 continue;
             }
             let e = themes

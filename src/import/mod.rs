@@ -1,0 +1,165 @@
+//! Bringing memories kept elsewhere into KIP: a reader per source turns its
+//! files into a plan (KIP commands with their parameters, each carrying the
+//! file and line it came from), and `apply` runs the plan as one audited
+//! group (`import:<source>`), so `somnus rollback --group` undoes it. Every
+//! write is an UPSERT of what the files say, so importing the same folder
+//! again changes nothing. What a reader does not understand is reported,
+//! never dropped silently.
+
+pub mod moltbot;
+
+use crate::audit::Who;
+use crate::engine::Nexus;
+use crate::kip::{self, KipResult};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// One write of the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    pub text: String,
+    pub params: Map<String, Value>,
+    /// The file and line it came from (`memory/episodes/2026-02-02.md:3`).
+    pub source: String,
+    /// What it writes, for the report (`Event`, `link develops`).
+    pub what: String,
+}
+
+/// What a reader made of a folder.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    pub source: String,
+    pub writes: Vec<Write>,
+    /// Shapes it did not understand, or understood only in part, each with
+    /// its file and line.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn write(&mut self, what: &str, source: &str, text: &str, params: Value) {
+        self.writes.push(Write {
+            text: text.to_string(),
+            params: params.as_object().cloned().unwrap_or_default(),
+            source: source.to_string(),
+            what: what.to_string(),
+        });
+    }
+
+    pub fn note(&mut self, s: impl Into<String>) {
+        self.notes.push(s.into());
+    }
+}
+
+/// What an import did (or, dry, would do).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    pub source: String,
+    pub group: String,
+    pub dry_run: bool,
+    /// Writes planned, by what they write.
+    pub planned: BTreeMap<String, usize>,
+    pub created: u64,
+    pub updated: u64,
+    pub notes: Vec<String>,
+}
+
+/// Runs the plan as one group `import:<source>`: all of it or, at the
+/// first failing write (named with its file and line), none of it. A dry
+/// run runs it the same way and rolls it back.
+pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult<Outcome> {
+    let group = format!("import:{}", plan.source);
+    let mut out = Outcome {
+        source: plan.source.clone(),
+        group: group.clone(),
+        dry_run,
+        notes: plan.notes.clone(),
+        ..Default::default()
+    };
+    for w in &plan.writes {
+        *out.planned.entry(w.what.clone()).or_default() += 1;
+    }
+    let mut counts = (0u64, 0u64);
+    let res = nx.atomically(&group, |nx| {
+        for w in &plan.writes {
+            let at = |e: kip::KipError| {
+                let msg = format!("{} (from {}): {}", e.code, w.source, e.message);
+                kip::KipError::new(e.code, msg)
+            };
+            let cmd = kip::parse(&w.text, &w.params).map_err(at)?;
+            let mut who = who.clone();
+            who.reason = Some(format!("imported from {}", w.source));
+            let (_, effects) = nx.exec_with_effects(&cmd, &w.text, &who).map_err(at)?;
+            if let Some(e) = effects {
+                counts.0 += e["created"].as_u64().unwrap_or(0);
+                counts.1 += e["updated"].as_u64().unwrap_or(0);
+            }
+        }
+        if dry_run {
+            // rolls the group back
+            return Err(kip::KipError::internal("dry run"));
+        }
+        Ok(())
+    });
+    match res {
+        Ok(()) => {}
+        Err(e) if dry_run && e.message == "dry run" => {}
+        Err(e) => return Err(e),
+    }
+    out.created = counts.0;
+    out.updated = counts.1;
+    Ok(out)
+}
+
+/// Reads a source's folder: `moltbot` (engram is not read yet).
+pub fn read(source: &str, dir: &std::path::Path) -> Result<Plan, String> {
+    match source {
+        "moltbot" => moltbot::read(dir),
+        other => Err(format!(
+            "somnus reads `moltbot` folders; `{other}` is not a source it knows"
+        )),
+    }
+}
+
+/// `high` / `medium` / `low` as a confidence.
+pub fn confidence(word: &str) -> Option<f64> {
+    match word.trim().to_ascii_lowercase().as_str() {
+        "high" => Some(0.9),
+        "medium" => Some(0.7),
+        "low" => Some(0.4),
+        _ => word
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|c| (0.0..=1.0).contains(c)),
+    }
+}
+
+/// `decided-on`, `Developed by` → `decided_on`, `developed_by`.
+pub fn predicate_name(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.trim().chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// `project` → `Project`.
+pub fn type_name(s: &str) -> String {
+    let mut c = s.trim().chars();
+    match c.next() {
+        Some(f) => f
+            .to_uppercase()
+            .chain(c.flat_map(char::to_lowercase))
+            .collect(),
+        None => String::new(),
+    }
+}
+
+/// Parameters as a JSON object.
+pub fn params(v: Value) -> Value {
+    if v.is_object() { v } else { json!({}) }
+}

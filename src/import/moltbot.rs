@@ -1,0 +1,1079 @@
+//! A Moltbot memory folder (the Moltbot architecture, §3–7 and §9.3) as a
+//! plan of KIP writes:
+//!
+//! | Moltbot | KIP |
+//! |---|---|
+//! | `MEMORY.md` Identity | the user's `Person` (`relationship_to_self: "user"`, each `Key: value` an attribute), pinned, core tier |
+//! | `MEMORY.md` Active Context, Persona | `$self` attributes `active_context`, `persona` |
+//! | `MEMORY.md` Critical Facts | one pinned `Insight` each (`insight_class: "critical_fact"`) |
+//! | `memory/episodes/YYYY-MM-DD.md` entries | `Event`s (`event_class` the entry type, `start_time`, `content_summary`, `tags`), confidence high/medium/low → 0.9/0.7/0.4 |
+//! | a `preference` entry | also a `Preference`, `derived_from` its Event, and the user `prefers` it |
+//! | `graph/entities/*.md`, `graph/index.md` registry | a concept each (`person` → `Person`, any other type as its own concept type), summary, facts, timeline, open questions as attributes |
+//! | `graph/index.md` edges, entity `## Relations` | links (`decided-on` → `decided_on`, `Developed by` → `developed_by`), confidence and first seen as metadata |
+//! | `procedures/*.md` | `Skill`s (trigger, steps, notes, learned from) |
+//! | `meta/decay-scores.json` | `memory_strength`, `access_count`, `last_accessed`, `pinned` on the element it scores |
+//!
+//! Every element carries `source: "moltbot:<file>:<line>"` and the
+//! original time as `created_at`. Imported concepts are filed under the
+//! `Unsorted` domain, for the sleep cycle to file them.
+
+use super::{Plan, confidence, predicate_name, type_name};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Concept types every memory has.
+const KNOWN_TYPES: [&str; 7] = [
+    "Person",
+    "Event",
+    "Preference",
+    "Insight",
+    "Skill",
+    "Domain",
+    "Commitment",
+];
+
+/// Reads a Moltbot workspace (with `MEMORY.md` and `memory/`) or its
+/// `memory/` folder.
+pub fn read(dir: &Path) -> Result<Plan, String> {
+    if !dir.is_dir() {
+        return Err(format!("{} is not a folder", dir.display()));
+    }
+    let mem = if dir.join("memory").is_dir() {
+        dir.join("memory")
+    } else {
+        dir.to_path_buf()
+    };
+    let mut r = Reader {
+        root: dir.to_path_buf(),
+        plan: Plan {
+            source: "moltbot".into(),
+            ..Default::default()
+        },
+        types: BTreeMap::new(),
+        predicates: BTreeMap::new(),
+        concepts: Vec::new(),
+        links: Vec::new(),
+        decay: HashMap::new(),
+        user: None,
+        known: HashMap::new(),
+    };
+    r.decay_scores(&mem.join("meta/decay-scores.json"));
+    let core = [dir.join("MEMORY.md"), mem.join("MEMORY.md")];
+    match core.iter().find(|p| p.is_file()) {
+        Some(p) => r.core(p),
+        None => r.plan.note("no MEMORY.md: no core memory imported"),
+    }
+    for f in files(&mem.join("episodes"), "md") {
+        r.episodes(&f);
+    }
+    r.graph(&mem.join("graph"));
+    for f in files(&mem.join("procedures"), "md") {
+        r.procedure(&f);
+    }
+    for k in r.decay.keys() {
+        r.plan.notes.push(format!(
+            "meta/decay-scores.json: `{k}` scores nothing that was imported"
+        ));
+    }
+    Ok(r.finish())
+}
+
+/// The `.ext` files of a folder, sorted (none if it is missing).
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A concept to write.
+struct Concept {
+    ty: String,
+    name: String,
+    attrs: Map<String, Value>,
+    meta: Map<String, Value>,
+    what: String,
+    source: String,
+}
+
+/// A link to write: (type, name) → (type, name).
+struct Link {
+    from: (String, String),
+    predicate: String,
+    to: (String, String),
+    meta: Map<String, Value>,
+    source: String,
+}
+
+struct Reader {
+    root: PathBuf,
+    plan: Plan,
+    /// Concept types and predicates the files use, with where first seen.
+    types: BTreeMap<String, String>,
+    predicates: BTreeMap<String, String>,
+    concepts: Vec<Concept>,
+    links: Vec<Link>,
+    /// decay-scores.json entries not yet used, by key.
+    decay: HashMap<String, Value>,
+    /// The user's (type, name), from MEMORY.md Identity.
+    user: Option<(String, String)>,
+    /// Entity ids (`person--alex`) to (type, name).
+    known: HashMap<String, (String, String)>,
+}
+
+impl Reader {
+    fn rel(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+
+    fn at(&self, p: &Path, line: usize) -> String {
+        format!("moltbot:{}:{line}", self.rel(p))
+    }
+
+    fn text(&mut self, p: &Path) -> Option<String> {
+        match std::fs::read(p) {
+            Ok(b) => match String::from_utf8(b) {
+                Ok(s) => Some(s),
+                Err(_) => {
+                    let r = self.rel(p);
+                    self.plan.note(format!("{r}: not UTF-8 text, skipped"));
+                    None
+                }
+            },
+            Err(e) => {
+                let r = self.rel(p);
+                self.plan
+                    .note(format!("{r}: cannot be read ({e}), skipped"));
+                None
+            }
+        }
+    }
+
+    fn concept(&mut self, c: Concept) {
+        if !KNOWN_TYPES.contains(&c.ty.as_str()) && c.ty != "Person" {
+            self.types.entry(c.ty.clone()).or_insert(c.source.clone());
+        }
+        self.concepts.push(c);
+    }
+
+    fn link(&mut self, l: Link) {
+        self.predicates
+            .entry(l.predicate.clone())
+            .or_insert(l.source.clone());
+        self.links.push(l);
+    }
+
+    /// The scores decay-scores.json keeps for `key`, as metadata.
+    fn scored(&mut self, key: &str, meta: &mut Map<String, Value>) {
+        let Some(e) = self.decay.remove(key) else {
+            return;
+        };
+        if let Some(s) = e.get("current_score").and_then(Value::as_f64) {
+            meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+        }
+        for (from, to) in [
+            ("access_count", "access_count"),
+            ("last_accessed", "last_accessed"),
+            ("base_relevance", "base_relevance"),
+            ("status", "decay_status"),
+        ] {
+            if let Some(v) = e.get(from).filter(|v| !v.is_null()) {
+                meta.insert(to.into(), v.clone());
+            }
+        }
+        if e.get("pinned").and_then(Value::as_bool) == Some(true) {
+            meta.insert("pinned".into(), json!(true));
+        }
+    }
+
+    fn decay_scores(&mut self, p: &Path) {
+        if !p.is_file() {
+            return;
+        }
+        let Some(t) = self.text(p) else { return };
+        match serde_json::from_str::<Value>(&t) {
+            Ok(v) => match v.get("entries").and_then(Value::as_object) {
+                Some(m) => self.decay = m.clone().into_iter().collect(),
+                None => self
+                    .plan
+                    .note("meta/decay-scores.json: no `entries` object, nothing read"),
+            },
+            Err(e) => self.plan.note(format!(
+                "meta/decay-scores.json: not JSON ({e}), nothing read"
+            )),
+        }
+    }
+
+    fn core(&mut self, p: &Path) {
+        let Some(text) = self.text(p) else { return };
+        let mut sections: Vec<Block> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            if let Some(h) = line.strip_prefix("## ") {
+                sections.push((h.trim().to_string(), n, Vec::new()));
+            } else if let Some(b) = line.trim_start().strip_prefix("- ") {
+                match sections.last_mut() {
+                    Some(s) => s.2.push((n, b.trim().to_string())),
+                    None => self.plan.note(format!(
+                        "{}:{n}: a bullet outside any block, skipped",
+                        self.rel(p)
+                    )),
+                }
+            }
+        }
+        let mut self_attrs = Map::new();
+        for (title, at, bullets) in sections {
+            let key = title.to_ascii_lowercase();
+            match key.as_str() {
+                "identity" => {
+                    let mut attrs = Map::new();
+                    let mut name = None;
+                    for (_, b) in &bullets {
+                        if let Some((k, v)) = b.split_once(':') {
+                            let k = predicate_name(k);
+                            let v = v.trim().to_string();
+                            if k == "name" {
+                                name = Some(v.clone());
+                            }
+                            attrs.insert(k, json!(v));
+                        } else {
+                            let r = self.rel(p);
+                            self.plan
+                                .note(format!("{r}:{at}: identity line `{b}` is not `Key: value`"));
+                        }
+                    }
+                    match name {
+                        Some(n) => {
+                            attrs.insert("relationship_to_self".into(), json!("user"));
+                            let mut meta = core_meta(self.at(p, at));
+                            meta.insert("pinned".into(), json!(true));
+                            self.user = Some(("Person".into(), n.clone()));
+                            self.concept(Concept {
+                                ty: "Person".into(),
+                                name: n,
+                                attrs,
+                                meta,
+                                what: "Person".into(),
+                                source: self.at(p, at),
+                            });
+                        }
+                        None => {
+                            let r = self.rel(p);
+                            self.plan.note(format!(
+                                "{r}:{at}: Identity gives no Name: kept on $self as user_identity"
+                            ));
+                            self_attrs.insert("user_identity".into(), Value::Object(attrs));
+                        }
+                    }
+                }
+                "active context" | "persona" => {
+                    let k = if key == "persona" {
+                        "persona"
+                    } else {
+                        "active_context"
+                    };
+                    self_attrs.insert(
+                        k.into(),
+                        json!(bullets.iter().map(|b| b.1.clone()).collect::<Vec<_>>()),
+                    );
+                }
+                "critical facts" => {
+                    for (n, b) in bullets {
+                        let mut meta = core_meta(self.at(p, n));
+                        meta.insert("pinned".into(), json!(true));
+                        meta.insert("confidence".into(), json!(1.0));
+                        let mut attrs = Map::new();
+                        attrs.insert("description".into(), json!(b));
+                        attrs.insert("insight_class".into(), json!("critical_fact"));
+                        self.concept(Concept {
+                            ty: "Insight".into(),
+                            name: short(&b, 120),
+                            attrs,
+                            meta,
+                            what: "Insight (critical fact)".into(),
+                            source: self.at(p, n),
+                        });
+                    }
+                }
+                _ => {
+                    let r = self.rel(p);
+                    self.plan.note(format!(
+                        "{r}:{at}: block `{title}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{}",
+                        predicate_name(&title)
+                    ));
+                    self_attrs.insert(
+                        format!("core_{}", predicate_name(&title)),
+                        json!(bullets.iter().map(|b| b.1.clone()).collect::<Vec<_>>()),
+                    );
+                }
+            }
+        }
+        if !self_attrs.is_empty() {
+            self.concept(Concept {
+                ty: "Person".into(),
+                name: "$self".into(),
+                attrs: self_attrs,
+                meta: core_meta(self.at(p, 1)),
+                what: "$self (core blocks)".into(),
+                source: self.at(p, 1),
+            });
+        }
+    }
+
+    fn episodes(&mut self, p: &Path) {
+        let Some(text) = self.text(p) else { return };
+        let day = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let day_ok = chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").is_ok();
+        if !day_ok {
+            let r = self.rel(p);
+            self.plan.note(format!(
+                "{r}: the file name is not a date (YYYY-MM-DD.md): its entries have no day"
+            ));
+        }
+        // (header line, header, body lines)
+        let mut entries: Vec<(usize, String, Vec<String>)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if let Some(h) = line.strip_prefix("## ") {
+                entries.push((i + 1, h.to_string(), Vec::new()));
+            } else if let Some(e) = entries.last_mut() {
+                e.2.push(line.to_string());
+            } else if !line.trim().is_empty() && !line.starts_with("# ") {
+                let r = self.rel(p);
+                self.plan.note(format!(
+                    "{r}:{}: text before the first entry, skipped",
+                    i + 1
+                ));
+            }
+        }
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (n, header, body) in entries {
+            let parts: Vec<&str> = header.split('|').map(str::trim).collect();
+            let time = parts.first().copied().unwrap_or("");
+            let time_ok = chrono::NaiveTime::parse_from_str(time, "%H:%M").is_ok();
+            if !time_ok {
+                let r = self.rel(p);
+                self.plan.note(format!(
+                    "{r}:{n}: `## {header}` is not `HH:MM | type | confidence:… | tags:[…]`: imported with the heading as its name"
+                ));
+            }
+            let kind = parts.get(1).copied().unwrap_or("event").to_string();
+            let mut conf = None;
+            let mut tags: Vec<String> = Vec::new();
+            for part in parts.iter().skip(2) {
+                if let Some(c) = part.strip_prefix("confidence:") {
+                    conf = confidence(c);
+                    if conf.is_none() {
+                        let r = self.rel(p);
+                        self.plan.note(format!(
+                            "{r}:{n}: confidence `{c}` is not high, medium or low"
+                        ));
+                    }
+                } else if let Some(t) = part.strip_prefix("tags:") {
+                    tags = t
+                        .trim_matches(|c| c == '[' || c == ']')
+                        .split(',')
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                } else if !part.is_empty() {
+                    let r = self.rel(p);
+                    self.plan.note(format!(
+                        "{r}:{n}: `{part}` in the entry heading is not understood"
+                    ));
+                }
+            }
+            if !matches!(
+                kind.as_str(),
+                "decision" | "fact" | "preference" | "task" | "event" | "emotion" | "correction"
+            ) {
+                let r = self.rel(p);
+                self.plan.note(format!(
+                    "{r}:{n}: entry type `{kind}` is not one Moltbot defines: imported as an Event of that class"
+                ));
+            }
+            let base = if time_ok && day_ok {
+                format!("Episode {day} {time}")
+            } else {
+                format!("Episode {day} {}", header.trim())
+            };
+            let k = seen.entry(base.clone()).or_default();
+            *k += 1;
+            let name = if *k == 1 {
+                base
+            } else {
+                format!("{base} ({k})")
+            };
+            let summary = body
+                .iter()
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let src = self.at(p, n);
+            let mut attrs = Map::new();
+            attrs.insert("event_class".into(), json!(kind));
+            attrs.insert("content_summary".into(), json!(summary));
+            if !tags.is_empty() {
+                attrs.insert("tags".into(), json!(tags));
+            }
+            let mut meta = Map::new();
+            meta.insert("source".into(), json!(src));
+            meta.insert("author".into(), json!("moltbot"));
+            if time_ok && day_ok {
+                let at = format!("{day}T{time}:00Z");
+                attrs.insert("start_time".into(), json!(at));
+                meta.insert("created_at".into(), json!(at));
+            }
+            if let Some(c) = conf {
+                meta.insert("confidence".into(), json!(c));
+            }
+            self.scored(&format!("episode:{day}:{time}"), &mut meta);
+            self.concept(Concept {
+                ty: "Event".into(),
+                name: name.clone(),
+                attrs,
+                meta: meta.clone(),
+                what: "Event".into(),
+                source: src.clone(),
+            });
+            if kind == "preference" && !summary.is_empty() {
+                let pref = short(&first_sentence(&summary), 100);
+                let mut attrs = Map::new();
+                attrs.insert("description".into(), json!(summary));
+                let mut pmeta = meta.clone();
+                pmeta.remove("memory_strength");
+                self.concept(Concept {
+                    ty: "Preference".into(),
+                    name: pref.clone(),
+                    attrs,
+                    meta: pmeta.clone(),
+                    what: "Preference".into(),
+                    source: src.clone(),
+                });
+                self.link(Link {
+                    from: ("Preference".into(), pref.clone()),
+                    predicate: "derived_from".into(),
+                    to: ("Event".into(), name.clone()),
+                    meta: pmeta.clone(),
+                    source: src.clone(),
+                });
+                if let Some(u) = self.user.clone() {
+                    self.link(Link {
+                        from: u,
+                        predicate: "prefers".into(),
+                        to: ("Preference".into(), pref),
+                        meta: pmeta,
+                        source: src,
+                    });
+                }
+            }
+        }
+    }
+
+    fn graph(&mut self, g: &Path) {
+        // the registry: id → (type, label, decay score)
+        let mut registry: BTreeMap<String, (String, String, Option<f64>, usize)> = BTreeMap::new();
+        let mut edges: Vec<(usize, Vec<String>)> = Vec::new();
+        let index = g.join("index.md");
+        if index.is_file()
+            && let Some(text) = self.text(&index)
+        {
+            let mut section = String::new();
+            for (i, line) in text.lines().enumerate() {
+                if let Some(h) = line.strip_prefix("## ") {
+                    section = h.trim().to_ascii_lowercase();
+                    continue;
+                }
+                let Some(cells) = table_row(line) else {
+                    continue;
+                };
+                if cells
+                    .iter()
+                    .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'))
+                {
+                    continue;
+                }
+                match section.as_str() {
+                    "entity registry" if cells.len() >= 3 && cells[0] != "ID" => {
+                        let score = cells
+                            .get(4)
+                            .and_then(|s| s.split_whitespace().next())
+                            .and_then(|s| s.parse::<f64>().ok());
+                        registry.insert(
+                            cells[0].clone(),
+                            (cells[1].clone(), cells[2].clone(), score, i + 1),
+                        );
+                    }
+                    "edges" if cells.len() >= 3 && cells[0] != "From" => {
+                        edges.push((i + 1, cells));
+                    }
+                    "entity registry" | "edges" => {}
+                    _ => {
+                        let r = self.rel(&index);
+                        self.plan.note(format!(
+                            "{r}:{}: a table row outside the registry and the edges, skipped",
+                            i + 1
+                        ));
+                    }
+                }
+            }
+        }
+        // entity files
+        let mut filed: HashMap<String, ()> = HashMap::new();
+        let mut relations: Vec<(PathBuf, usize, String, String, String)> = Vec::new();
+        for f in files(&g.join("entities"), "md") {
+            let Some(text) = self.text(&f) else { continue };
+            let stem = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let mut id = stem.clone();
+            let mut header: HashMap<String, String> = HashMap::new();
+            let mut section = String::new();
+            let mut summary: Vec<String> = Vec::new();
+            let mut lists: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (i, line) in text.lines().enumerate() {
+                let t = line.trim();
+                if let Some(h) = t.strip_prefix("# ") {
+                    id = h.trim().to_string();
+                } else if let Some(c) = t.strip_prefix("<!--").and_then(|c| c.strip_suffix("-->")) {
+                    for kv in c.split('|') {
+                        if let Some((k, v)) = kv.split_once(':') {
+                            header.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                        }
+                    }
+                } else if let Some(h) = t.strip_prefix("## ") {
+                    section = h.trim().to_ascii_lowercase();
+                } else if let Some(b) = t.strip_prefix("- ") {
+                    if section == "relations" {
+                        match b.split_once(':') {
+                            Some((label, targets)) => {
+                                for target in wiki_links(targets) {
+                                    relations.push((
+                                        f.clone(),
+                                        i + 1,
+                                        id.clone(),
+                                        predicate_name(label),
+                                        target,
+                                    ));
+                                }
+                            }
+                            None => {
+                                let r = self.rel(&f);
+                                self.plan.note(format!(
+                                    "{r}:{}: relation `{b}` is not `Label: [[entity]]`, skipped",
+                                    i + 1
+                                ));
+                            }
+                        }
+                    } else if section.is_empty() {
+                        let r = self.rel(&f);
+                        self.plan.note(format!(
+                            "{r}:{}: a bullet outside any section, skipped",
+                            i + 1
+                        ));
+                    } else {
+                        lists
+                            .entry(predicate_name(&section))
+                            .or_default()
+                            .push(b.trim().to_string());
+                    }
+                } else if !t.is_empty() && section == "summary" {
+                    summary.push(t.to_string());
+                } else if !t.is_empty() {
+                    let r = self.rel(&f);
+                    self.plan.note(format!(
+                        "{r}:{}: text outside Summary and the lists, skipped",
+                        i + 1
+                    ));
+                }
+            }
+            let reg = registry.get(&id).cloned();
+            let kind = header
+                .get("type")
+                .cloned()
+                .or_else(|| reg.as_ref().map(|r| r.0.clone()))
+                .or_else(|| id.split_once("--").map(|(k, _)| k.to_string()));
+            let r = self.rel(&f);
+            if header.is_empty() {
+                self.plan.note(format!(
+                    "{r}: no header comment (Type, Created, Decay score): its type comes from {}",
+                    if reg.is_some() {
+                        "the registry"
+                    } else {
+                        "its id"
+                    }
+                ));
+            }
+            let ty = concept_type(kind.as_deref().unwrap_or("concept"));
+            let name = reg
+                .as_ref()
+                .map(|r| r.1.clone())
+                .unwrap_or_else(|| label_of(&id));
+            let src = self.at(&f, 1);
+            let mut attrs = Map::new();
+            if !summary.is_empty() {
+                attrs.insert("description".into(), json!(summary.join(" ")));
+            }
+            for (k, v) in lists {
+                attrs.insert(k, json!(v));
+            }
+            attrs.insert("moltbot_id".into(), json!(id));
+            let mut meta = Map::new();
+            meta.insert("source".into(), json!(src));
+            meta.insert("author".into(), json!("moltbot"));
+            if let Some(c) = header.get("created") {
+                meta.insert("created_at".into(), json!(c));
+            }
+            if let Some(s) = header
+                .get("decay score")
+                .and_then(|s| s.parse::<f64>().ok())
+            {
+                meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+            } else if let Some(s) = reg.as_ref().and_then(|r| r.2) {
+                meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+            }
+            if let Some(a) = header
+                .get("access count")
+                .and_then(|s| s.parse::<i64>().ok())
+            {
+                meta.insert("access_count".into(), json!(a));
+            }
+            if header
+                .get("pinned")
+                .is_some_and(|p| p.eq_ignore_ascii_case("yes") || p == "true")
+            {
+                meta.insert("pinned".into(), json!(true));
+            }
+            self.scored(&format!("entity:{id}"), &mut meta);
+            self.known.insert(id.clone(), (ty.clone(), name.clone()));
+            filed.insert(id.clone(), ());
+            self.concept(Concept {
+                ty: ty.clone(),
+                name,
+                attrs,
+                meta,
+                what: ty,
+                source: src,
+            });
+        }
+        // registry entries without a file
+        for (id, (kind, label, score, line)) in registry {
+            if filed.contains_key(&id) {
+                continue;
+            }
+            let ty = concept_type(&kind);
+            let src = self.at(&index, line);
+            let mut meta = Map::new();
+            meta.insert("source".into(), json!(src));
+            meta.insert("author".into(), json!("moltbot"));
+            if let Some(s) = score {
+                meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+            }
+            self.scored(&format!("entity:{id}"), &mut meta);
+            let mut attrs = Map::new();
+            attrs.insert("moltbot_id".into(), json!(id));
+            self.known.insert(id.clone(), (ty.clone(), label.clone()));
+            self.concept(Concept {
+                ty: ty.clone(),
+                name: label,
+                attrs,
+                meta,
+                what: ty,
+                source: src,
+            });
+        }
+        // edges, then the files' relations
+        for (line, cells) in edges {
+            let src = self.at(&index, line);
+            let from = self.entity(&cells[0], &src);
+            let to = self.entity(&cells[2], &src);
+            let mut meta = Map::new();
+            meta.insert("source".into(), json!(src));
+            meta.insert("author".into(), json!("moltbot"));
+            if let Some(c) = cells.get(3).and_then(|c| confidence(c)) {
+                meta.insert("confidence".into(), json!(c));
+            }
+            if let Some(d) = cells.get(4).filter(|d| !d.is_empty()) {
+                meta.insert("created_at".into(), json!(d));
+            }
+            if let Some(d) = cells.get(5).filter(|d| !d.is_empty()) {
+                meta.insert("last_accessed".into(), json!(d));
+            }
+            self.link(Link {
+                from,
+                predicate: predicate_name(&cells[1]),
+                to,
+                meta,
+                source: src,
+            });
+        }
+        for (f, line, from_id, pred, to_id) in relations {
+            let src = self.at(&f, line);
+            let from = self.entity(&from_id, &src);
+            let to = self.entity(&to_id, &src);
+            let mut meta = Map::new();
+            meta.insert("source".into(), json!(src));
+            meta.insert("author".into(), json!("moltbot"));
+            self.link(Link {
+                from,
+                predicate: pred,
+                to,
+                meta,
+                source: src,
+            });
+        }
+    }
+
+    /// The concept an entity id names; one with neither a file nor a
+    /// registry row is created from its id, and reported.
+    fn entity(&mut self, id: &str, src: &str) -> (String, String) {
+        let id = id
+            .trim()
+            .trim_start_matches("[[")
+            .trim_end_matches("]]")
+            .trim();
+        if let Some(k) = self.known.get(id) {
+            return k.clone();
+        }
+        let ty = concept_type(id.split_once("--").map_or("concept", |(k, _)| k));
+        let name = label_of(id);
+        self.plan.note(format!(
+            "{src}: `{id}` has no entity file and no registry row: created as {ty} `{name}` from its id"
+        ));
+        let mut attrs = Map::new();
+        attrs.insert("moltbot_id".into(), json!(id));
+        let mut meta = Map::new();
+        meta.insert("source".into(), json!(src));
+        meta.insert("author".into(), json!("moltbot"));
+        self.known
+            .insert(id.to_string(), (ty.clone(), name.clone()));
+        self.concept(Concept {
+            ty: ty.clone(),
+            name: name.clone(),
+            attrs,
+            meta,
+            what: ty.clone(),
+            source: src.to_string(),
+        });
+        (ty, name)
+    }
+
+    fn procedure(&mut self, p: &Path) {
+        let Some(text) = self.text(p) else { return };
+        let mut name = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let mut header: HashMap<String, String> = HashMap::new();
+        let mut section = String::new();
+        let mut lists: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut trigger: Vec<String> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if let Some(h) = t.strip_prefix("# ") {
+                name = h.trim().trim_end_matches(".md").to_string();
+            } else if let Some(c) = t.strip_prefix("<!--").and_then(|c| c.strip_suffix("-->")) {
+                for kv in c.split('|') {
+                    if let Some((k, v)) = kv.split_once(':') {
+                        header.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                    }
+                }
+            } else if let Some(h) = t.strip_prefix("## ") {
+                section = h.trim().to_ascii_lowercase();
+            } else if t.is_empty() {
+            } else if section == "trigger" {
+                trigger.push(t.to_string());
+            } else if !section.is_empty() {
+                // "1. step" or "- note"
+                let item = t
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .trim_start_matches(['.', ')', '-', '*'])
+                    .trim();
+                lists
+                    .entry(predicate_name(&section))
+                    .or_default()
+                    .push(item.to_string());
+            } else {
+                let r = self.rel(p);
+                self.plan
+                    .note(format!("{r}:{}: text outside any section, skipped", i + 1));
+            }
+        }
+        let src = self.at(p, 1);
+        let mut attrs = Map::new();
+        if !trigger.is_empty() {
+            attrs.insert("description".into(), json!(trigger.join(" ")));
+            attrs.insert("trigger".into(), json!(trigger.join(" ")));
+        }
+        for (k, v) in lists {
+            attrs.insert(k, json!(v));
+        }
+        let mut meta = Map::new();
+        meta.insert("source".into(), json!(src));
+        meta.insert("author".into(), json!("moltbot"));
+        if let Some(d) = header.get("learned") {
+            meta.insert("created_at".into(), json!(d));
+        }
+        if let Some(d) = header.get("last used") {
+            meta.insert("last_accessed".into(), json!(d));
+        }
+        if let Some(s) = header
+            .get("decay score")
+            .and_then(|s| s.parse::<f64>().ok())
+        {
+            meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+        }
+        if let Some(a) = header
+            .get("access count")
+            .and_then(|s| s.parse::<i64>().ok())
+        {
+            meta.insert("access_count".into(), json!(a));
+        }
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        self.scored(&format!("procedure:{stem}"), &mut meta);
+        self.concept(Concept {
+            ty: "Skill".into(),
+            name,
+            attrs,
+            meta,
+            what: "Skill".into(),
+            source: src,
+        });
+    }
+
+    /// The plan: new types and predicates first, then the concepts (one
+    /// UPSERT each, filed under Unsorted), then the links.
+    fn finish(mut self) -> Plan {
+        for (t, src) in std::mem::take(&mut self.types) {
+            self.plan.write(
+                "concept type",
+                &src,
+                r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: :name} } } WITH METADATA { source: :source, author: "moltbot" }"#,
+                json!({"name": t, "source": src}),
+            );
+        }
+        for (p, src) in std::mem::take(&mut self.predicates) {
+            self.plan.write(
+                "predicate",
+                &src,
+                r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: :name} } } WITH METADATA { source: :source, author: "moltbot" }"#,
+                json!({"name": p, "source": src}),
+            );
+        }
+        // one write per element: what several files say of one concept or
+        // link is merged (the first file wins a disagreement, the others
+        // are listed in `also_from`), so a second import changes nothing
+        let mut concepts: Vec<Concept> = Vec::new();
+        let mut at: HashMap<(String, String), usize> = HashMap::new();
+        for c in std::mem::take(&mut self.concepts) {
+            match at.get(&(c.ty.clone(), c.name.clone())) {
+                Some(&i) => {
+                    let first = &mut concepts[i];
+                    merge(&mut first.attrs, &mut first.meta, c.attrs, c.meta)
+                }
+                None => {
+                    at.insert((c.ty.clone(), c.name.clone()), concepts.len());
+                    concepts.push(c);
+                }
+            }
+        }
+        let mut links: Vec<Link> = Vec::new();
+        let mut lat: HashMap<(String, String, String, String, String), usize> = HashMap::new();
+        for l in std::mem::take(&mut self.links) {
+            let k = (
+                l.from.0.clone(),
+                l.from.1.clone(),
+                l.predicate.clone(),
+                l.to.0.clone(),
+                l.to.1.clone(),
+            );
+            match lat.get(&k) {
+                Some(&i) => merge(&mut Map::new(), &mut links[i].meta, Map::new(), l.meta),
+                None => {
+                    lat.insert(k, links.len());
+                    links.push(l);
+                }
+            }
+        }
+        for c in concepts {
+            let mut params = Map::new();
+            params.insert("name".into(), json!(c.name));
+            let attrs = assignments(&c.attrs, "a", &mut params);
+            let meta = assignments(&c.meta, "m", &mut params);
+            let filed = if c.name == "$self" {
+                String::new()
+            } else {
+                r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#
+                    .to_string()
+            };
+            let text = format!(
+                "UPSERT {{ CONCEPT ?c {{ {{type: {}, name: :name}}{}{filed} }} WITH METADATA {{ {meta} }} }}",
+                json!(c.ty),
+                if attrs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" SET ATTRIBUTES {{ {attrs} }}")
+                },
+            );
+            self.plan
+                .write(&c.what, &c.source, &text, Value::Object(params));
+        }
+        for l in links {
+            let mut params = Map::new();
+            params.insert("a".into(), json!(l.from.1));
+            params.insert("b".into(), json!(l.to.1));
+            let meta = assignments(&l.meta, "m", &mut params);
+            let text = format!(
+                "UPSERT {{ CONCEPT ?a {{ {{type: {}, name: :a}} SET PROPOSITIONS {{ ({}, {{type: {}, name: :b}}) WITH METADATA {{ {meta} }} }} }} }}",
+                json!(l.from.0),
+                json!(l.predicate),
+                json!(l.to.0),
+            );
+            self.plan.write(
+                &format!("link {}", l.predicate),
+                &l.source,
+                &text,
+                Value::Object(params),
+            );
+        }
+        self.plan
+    }
+}
+
+/// Adds what another file says of an element: keys it lacks, and the
+/// other file's source in `also_from`.
+fn merge(
+    attrs: &mut Map<String, Value>,
+    meta: &mut Map<String, Value>,
+    more_attrs: Map<String, Value>,
+    more_meta: Map<String, Value>,
+) {
+    for (k, v) in more_attrs {
+        attrs.entry(k).or_insert(v);
+    }
+    if let Some(src) = more_meta.get("source").cloned()
+        && meta.get("source") != Some(&src)
+    {
+        let also = meta.entry("also_from").or_insert_with(|| json!([]));
+        if let Some(a) = also.as_array_mut()
+            && !a.contains(&src)
+        {
+            a.push(src);
+        }
+    }
+    for (k, v) in more_meta {
+        meta.entry(k).or_insert(v);
+    }
+}
+
+/// `key: :p0, other: :p1`, the values put into `params`.
+fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Value>) -> String {
+    m.iter()
+        .enumerate()
+        .map(|(i, (k, v))| {
+            let p = format!("{prefix}{i}");
+            params.insert(p.clone(), v.clone());
+            format!("{k}: :{p}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A block of MEMORY.md: its title, line, and bullets with their lines.
+type Block = (String, usize, Vec<(usize, String)>);
+
+fn core_meta(src: String) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("source".into(), json!(src));
+    m.insert("author".into(), json!("moltbot"));
+    m.insert("memory_tier".into(), json!("core"));
+    m
+}
+
+/// A Moltbot entity type as a concept type: `person` → `Person`.
+fn concept_type(kind: &str) -> String {
+    match kind.trim().to_ascii_lowercase().as_str() {
+        "person" | "people" => "Person".into(),
+        "" => "Concept".into(),
+        k => type_name(&predicate_name(k).replace('_', " ")).replace(' ', ""),
+    }
+}
+
+/// `person--alexander-rivera` → `Alexander Rivera`; `concept--oauth2-pkce`
+/// → `Oauth2 Pkce`.
+fn label_of(id: &str) -> String {
+    id.split_once("--")
+        .map_or(id, |(_, rest)| rest)
+        .split('-')
+        .filter(|w| !w.is_empty())
+        .map(type_name)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The cells of a Markdown table row.
+fn table_row(line: &str) -> Option<Vec<String>> {
+    let t = line.trim();
+    if !t.starts_with('|') {
+        return None;
+    }
+    Some(
+        t.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect(),
+    )
+}
+
+/// The `[[id]]`s in a text.
+fn wiki_links(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(a) = rest.find("[[") {
+        let after = &rest[a + 2..];
+        match after.find("]]") {
+            Some(b) => {
+                out.push(after[..b].trim().to_string());
+                rest = &after[b + 2..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+fn first_sentence(s: &str) -> String {
+    match s.find(['.', '!', '?']) {
+        Some(i) => s[..i].trim().to_string(),
+        None => s.trim().to_string(),
+    }
+}
+
+/// At most `n` characters, cut at a word.
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.trim().to_string();
+    }
+    let cut: String = s.chars().take(n).collect();
+    match cut.rfind(' ') {
+        Some(i) if i > n / 2 => cut[..i].trim().to_string(),
+        _ => cut.trim().to_string(),
+    }
+}
