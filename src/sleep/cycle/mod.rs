@@ -30,6 +30,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 mod assess;
+mod batches;
+use batches::{locked, slice, versions};
 mod classify;
 mod connections;
 mod consolidate;
@@ -660,65 +662,6 @@ impl Cx<'_> {
         *self.phase.counts.entry(k.to_string()).or_default() += n;
     }
 
-    /// A yield point, where the phase has nothing read but not yet written:
-    /// once the phase's transaction has held the write lock for the slice,
-    /// its work so far commits as one batch (audited under the run's group,
-    /// the run record updated to match), agents' writes waiting on the lock
-    /// get in, and the phase goes on in a new transaction. A kill or cancel
-    /// loses only the batch in progress; a later cycle picks up where the
-    /// committed ones left off (each phase skips what it already did: decay
-    /// markers, scores, proposals already staged).
-    /// Returns whether it committed (what was read before may have changed
-    /// since: a caller holding a read re-reads it).
-    fn yield_lock(&mut self, nx: &mut Nexus) -> KipResult<bool> {
-        let held = self.slice_start.elapsed();
-        if held < self.slice || nx.is_suspended() {
-            return Ok(false);
-        }
-        self.cancelled()?;
-        self.phase.batches += 1;
-        // the run record says what is committed: the phases done and this
-        // one's batches so far
-        let mut partial = self.report.clone();
-        let mut ph = self.phase.clone();
-        ph.lines.push(format!(
-            "(in progress: {} batch{} committed)",
-            ph.batches,
-            if ph.batches == 1 { "" } else { "es" }
-        ));
-        partial.phases.push(ph);
-        nx.conn().execute(
-            "UPDATE sleep_runs SET report = ?2 WHERE id = ?1",
-            params![self.run, partial.to_json().to_string()],
-        )?;
-        nx.checkpoint(YIELD_PAUSE)?;
-        self.slice_start = Instant::now();
-        Ok(true)
-    }
-
-    /// Runs `f`, which only reads, without holding the write lock: what
-    /// the phase wrote so far commits first (as at a yield point).
-    fn unlocked<T>(
-        &mut self,
-        nx: &mut Nexus,
-        f: impl FnOnce(&mut Nexus) -> KipResult<T>,
-    ) -> KipResult<T> {
-        if nx.is_suspended() || !self.batched() {
-            return f(nx);
-        }
-        self.phase.batches += 1;
-        nx.suspend_group()?;
-        let out = f(nx);
-        nx.resume_group()?;
-        self.slice_start = Instant::now();
-        out
-    }
-
-    /// Whether the phase commits in batches (see `slice`).
-    fn batched(&self) -> bool {
-        self.slice != WHOLE_PHASE
-    }
-
     fn cancelled(&self) -> KipResult<()> {
         if self.cancel.load(Ordering::SeqCst) {
             Err(KipError::new(
@@ -869,45 +812,6 @@ fn write(cx: &Cx, nx: &mut Nexus, text: &str, params: Value, reason: &str) -> Ki
     locked(nx, |nx| {
         Ok(nx.exec_as(&cmd, text, &cx.who(reason), false, false)?.0)
     })
-}
-
-/// Runs `f` holding the write lock: in a phase that reads unlocked, as a
-/// short transaction of its own (left open on failure, so the phase's
-/// group rolls it back).
-fn locked<T>(nx: &mut Nexus, f: impl FnOnce(&mut Nexus) -> KipResult<T>) -> KipResult<T> {
-    if !nx.is_suspended() {
-        return f(nx);
-    }
-    nx.resume_group()?;
-    let out = f(nx)?;
-    nx.suspend_group()?;
-    Ok(out)
-}
-
-/// The current version of each of these elements (`C:12`, `P:12:knows`)
-/// in `table` (concepts or propositions), by id; one that is gone is
-/// missing. A batch read without the write lock writes only what is
-/// unchanged since.
-fn versions<'a>(
-    nx: &Nexus,
-    table: &str,
-    ids: impl Iterator<Item = &'a str>,
-) -> KipResult<HashMap<&'a str, i64>> {
-    let mut out = HashMap::new();
-    let sql = match table {
-        "concepts" => "SELECT version FROM concepts WHERE id = ?1",
-        _ => "SELECT version FROM propositions WHERE id = ?1",
-    };
-    let mut st = nx.connection_for_checks().prepare_cached(sql)?;
-    for id in ids {
-        let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
-            continue;
-        };
-        if let Some(v) = st.query_row([n], |r| r.get::<_, i64>(0)).optional()? {
-            out.insert(id, v);
-        }
-    }
-    Ok(out)
 }
 
 fn s(v: &Value, path: &[&str]) -> String {
@@ -1310,29 +1214,6 @@ pub fn run(
     cx.progress(Some(format!("cycle {}", cx.report.status)), true);
     Ok(cx.report)
 }
-
-/// How long a phase holds the write lock before it commits a batch at its
-/// next yield point (`SOMNUS_SLEEP_SLICE_MS` sets it; 0: commit at every
-/// yield point; `phase`: no batches, each phase one transaction).
-fn slice() -> std::time::Duration {
-    match std::env::var("SOMNUS_SLEEP_SLICE_MS").ok().as_deref() {
-        Some("phase") => WHOLE_PHASE,
-        Some(v) => v
-            .parse::<u64>()
-            .map(std::time::Duration::from_millis)
-            .unwrap_or(DEFAULT_SLICE),
-        None => DEFAULT_SLICE,
-    }
-}
-
-/// The slice that means "no batches".
-const WHOLE_PHASE: std::time::Duration = std::time::Duration::MAX;
-
-/// A phase's batches hold the write lock about this long at most.
-const DEFAULT_SLICE: std::time::Duration = std::time::Duration::from_millis(8);
-/// Between batches the phase waits this long: writers of other processes,
-/// which poll for the lock every millisecond, get in.
-const YIELD_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// One phase in its transactions (one per batch, the last with its
 /// bookkeeping rows).
