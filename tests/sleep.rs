@@ -1010,3 +1010,20 @@ fn each_approval_is_one_group() {
         "nothing left to undo"
     );
 }
+
+/// A step repeated for several SleepTasks says it once in the report.
+#[test]
+fn a_report_says_each_line_once() {
+    let mut nx = demo();
+    let mut r = Heuristic;
+    for scope in [Scope::Daydream, Scope::Daydream] {
+        sleep::run(&mut nx, &Options::new(scope, NOW), &mut r, None, None).expect("daydream");
+    }
+    let rep = cycle(&mut nx, NOW);
+    for p in &rep.phases {
+        let mut seen = std::collections::HashSet::new();
+        for l in &p.lines {
+            assert!(seen.insert(l), "phase {} says twice: {l}", p.phase);
+        }
+    }
+}

@@ -644,7 +644,10 @@ impl Cx<'_> {
 
     fn line(&mut self, l: String) {
         self.progress(Some(l.clone()), false);
-        self.phase.lines.push(l);
+        // a step repeated for several tasks says it once in the report
+        if !self.phase.lines.contains(&l) {
+            self.phase.lines.push(l);
+        }
     }
 
     /// One candidate of a rule, proposed or dropped.
