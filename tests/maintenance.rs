@@ -463,3 +463,31 @@ fn an_mcp_session_maintains_its_memory_and_says_so() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server that cannot listen maintains nothing: it exits before its
+/// maintainer starts a cycle.
+#[test]
+fn a_server_that_cannot_listen_starts_no_cycle() {
+    let dir = tmp("nolisten");
+    let db = dir.join("m.db");
+    {
+        let mut nx = Nexus::open(&db).expect("open");
+        events(&mut nx, 0, 3);
+    }
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let out = Command::new(BIN)
+        .args(["--db", &db.to_string_lossy(), "serve", "--addr", &addr])
+        .args(FAST)
+        .env_remove("SOMNUS_MAINTENANCE")
+        .output()
+        .expect("serve");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot listen"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(runs(&db).is_empty(), "{:?}", runs(&db));
+    let _ = std::fs::remove_dir_all(&dir);
+}

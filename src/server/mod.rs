@@ -504,8 +504,12 @@ pub async fn serve_until(
         readers.push(open("reader")?);
     }
     let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
-    // the maintainer works from its own connection, on its own thread; it
-    // stops (cancelling a cycle in progress) when the server returns
+    let listener = tokio::net::TcpListener::bind(cfg.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
+    // the maintainer works from its own connection, on its own thread,
+    // once the server listens; it stops (cancelling a cycle in progress)
+    // when the server returns
     let maintainer = cfg
         .maintenance
         .clone()
@@ -517,9 +521,6 @@ pub async fn serve_until(
         cfg.body_timeout,
         maintainer.as_ref().map(|m| m.status_handle()),
     );
-    let listener = tokio::net::TcpListener::bind(cfg.addr)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     if let Some(tx) = ready {
         let _ = tx.send(local);
