@@ -11,7 +11,7 @@ pub mod moltbot;
 use crate::audit::Who;
 use crate::engine::Nexus;
 use crate::kip::{self, KipResult};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// One write of the plan.
@@ -157,9 +157,4 @@ pub fn type_name(s: &str) -> String {
             .collect(),
         None => String::new(),
     }
-}
-
-/// Parameters as a JSON object.
-pub fn params(v: Value) -> Value {
-    if v.is_object() { v } else { json!({}) }
 }

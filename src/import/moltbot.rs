@@ -429,9 +429,7 @@ impl Reader {
             if !tags.is_empty() {
                 attrs.insert("tags".into(), json!(tags));
             }
-            let mut meta = Map::new();
-            meta.insert("source".into(), json!(src));
-            meta.insert("author".into(), json!("moltbot"));
+            let mut meta = provenance(&src);
             if time_ok && day_ok {
                 let at = format!("{day}T{time}:00Z");
                 attrs.insert("start_time".into(), json!(at));
@@ -549,12 +547,7 @@ impl Reader {
                 let t = line.trim();
                 if let Some(h) = t.strip_prefix("# ") {
                     id = h.trim().to_string();
-                } else if let Some(c) = t.strip_prefix("<!--").and_then(|c| c.strip_suffix("-->")) {
-                    for kv in c.split('|') {
-                        if let Some((k, v)) = kv.split_once(':') {
-                            header.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                        }
-                    }
+                } else if header_comment(t, &mut header) {
                 } else if let Some(h) = t.strip_prefix("## ") {
                     section = h.trim().to_ascii_lowercase();
                 } else if let Some(b) = t.strip_prefix("- ") {
@@ -632,25 +625,15 @@ impl Reader {
                 attrs.insert(k, json!(v));
             }
             attrs.insert("moltbot_id".into(), json!(id));
-            let mut meta = Map::new();
-            meta.insert("source".into(), json!(src));
-            meta.insert("author".into(), json!("moltbot"));
+            let mut meta = provenance(&src);
             if let Some(c) = header.get("created") {
                 meta.insert("created_at".into(), json!(c));
             }
-            if let Some(s) = header
-                .get("decay score")
-                .and_then(|s| s.parse::<f64>().ok())
+            header_scores(&header, &mut meta);
+            if !meta.contains_key("memory_strength")
+                && let Some(s) = reg.as_ref().and_then(|r| r.2)
             {
                 meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
-            } else if let Some(s) = reg.as_ref().and_then(|r| r.2) {
-                meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
-            }
-            if let Some(a) = header
-                .get("access count")
-                .and_then(|s| s.parse::<i64>().ok())
-            {
-                meta.insert("access_count".into(), json!(a));
             }
             if header
                 .get("pinned")
@@ -677,9 +660,7 @@ impl Reader {
             }
             let ty = concept_type(&kind);
             let src = self.at(&index, line);
-            let mut meta = Map::new();
-            meta.insert("source".into(), json!(src));
-            meta.insert("author".into(), json!("moltbot"));
+            let mut meta = provenance(&src);
             if let Some(s) = score {
                 meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
             }
@@ -701,9 +682,7 @@ impl Reader {
             let src = self.at(&index, line);
             let from = self.entity(&cells[0], &src);
             let to = self.entity(&cells[2], &src);
-            let mut meta = Map::new();
-            meta.insert("source".into(), json!(src));
-            meta.insert("author".into(), json!("moltbot"));
+            let mut meta = provenance(&src);
             if let Some(c) = cells.get(3).and_then(|c| confidence(c)) {
                 meta.insert("confidence".into(), json!(c));
             }
@@ -725,9 +704,7 @@ impl Reader {
             let src = self.at(&f, line);
             let from = self.entity(&from_id, &src);
             let to = self.entity(&to_id, &src);
-            let mut meta = Map::new();
-            meta.insert("source".into(), json!(src));
-            meta.insert("author".into(), json!("moltbot"));
+            let meta = provenance(&src);
             self.link(Link {
                 from,
                 predicate: pred,
@@ -756,9 +733,7 @@ impl Reader {
         ));
         let mut attrs = Map::new();
         attrs.insert("moltbot_id".into(), json!(id));
-        let mut meta = Map::new();
-        meta.insert("source".into(), json!(src));
-        meta.insert("author".into(), json!("moltbot"));
+        let meta = provenance(src);
         self.known
             .insert(id.to_string(), (ty.clone(), name.clone()));
         self.concept(Concept {
@@ -786,12 +761,7 @@ impl Reader {
             let t = line.trim();
             if let Some(h) = t.strip_prefix("# ") {
                 name = h.trim().trim_end_matches(".md").to_string();
-            } else if let Some(c) = t.strip_prefix("<!--").and_then(|c| c.strip_suffix("-->")) {
-                for kv in c.split('|') {
-                    if let Some((k, v)) = kv.split_once(':') {
-                        header.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                    }
-                }
+            } else if header_comment(t, &mut header) {
             } else if let Some(h) = t.strip_prefix("## ") {
                 section = h.trim().to_ascii_lowercase();
             } else if t.is_empty() {
@@ -822,27 +792,14 @@ impl Reader {
         for (k, v) in lists {
             attrs.insert(k, json!(v));
         }
-        let mut meta = Map::new();
-        meta.insert("source".into(), json!(src));
-        meta.insert("author".into(), json!("moltbot"));
+        let mut meta = provenance(&src);
         if let Some(d) = header.get("learned") {
             meta.insert("created_at".into(), json!(d));
         }
         if let Some(d) = header.get("last used") {
             meta.insert("last_accessed".into(), json!(d));
         }
-        if let Some(s) = header
-            .get("decay score")
-            .and_then(|s| s.parse::<f64>().ok())
-        {
-            meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
-        }
-        if let Some(a) = header
-            .get("access count")
-            .and_then(|s| s.parse::<i64>().ok())
-        {
-            meta.insert("access_count".into(), json!(a));
-        }
+        header_scores(&header, &mut meta);
         let stem = p
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
@@ -999,12 +956,51 @@ fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Va
 /// A block of MEMORY.md: its title, line, and bullets with their lines.
 type Block = (String, usize, Vec<(usize, String)>);
 
-fn core_meta(src: String) -> Map<String, Value> {
+/// Where an element came from: `source` (file and line) and `author`.
+fn provenance(src: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("source".into(), json!(src));
     m.insert("author".into(), json!("moltbot"));
+    m
+}
+
+fn core_meta(src: String) -> Map<String, Value> {
+    let mut m = provenance(&src);
     m.insert("memory_tier".into(), json!("core"));
     m
+}
+
+/// Reads `<!-- Key: value | Key: value -->` into `header`; false when the
+/// line is not such a comment.
+fn header_comment(line: &str, header: &mut HashMap<String, String>) -> bool {
+    let Some(c) = line
+        .strip_prefix("<!--")
+        .and_then(|c| c.strip_suffix("-->"))
+    else {
+        return false;
+    };
+    for kv in c.split('|') {
+        if let Some((k, v)) = kv.split_once(':') {
+            header.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    true
+}
+
+/// A header's `Decay score` and `Access count` as metadata.
+fn header_scores(header: &HashMap<String, String>, meta: &mut Map<String, Value>) {
+    if let Some(s) = header
+        .get("decay score")
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
+    }
+    if let Some(a) = header
+        .get("access count")
+        .and_then(|s| s.parse::<i64>().ok())
+    {
+        meta.insert("access_count".into(), json!(a));
+    }
 }
 
 /// A Moltbot entity type as a concept type: `person` → `Person`.
