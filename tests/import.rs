@@ -242,3 +242,44 @@ fn an_unknown_source_or_a_missing_folder_is_refused_and_writes_nothing() {
     assert!(said.contains("is not a folder"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Files a reader cannot take are reported, not fatal: bytes that are not
+/// UTF-8, a decay-scores file that is not JSON, a 4 MB entry; an empty
+/// folder imports nothing and says why.
+#[test]
+fn hostile_files_are_reported_and_the_rest_imports() {
+    let dir = tmp("hostile");
+    let db = dir.join("m.db");
+    let folder = dir.join("ws");
+    std::fs::create_dir_all(folder.join("memory/episodes")).expect("dirs");
+    std::fs::create_dir_all(folder.join("memory/meta")).expect("dirs");
+    std::fs::write(
+        folder.join("memory/episodes/2026-01-01.md"),
+        b"## 09:00 | fact\n\xff\xfe bad\n",
+    )
+    .expect("write");
+    std::fs::write(folder.join("memory/meta/decay-scores.json"), "{ not json").expect("write");
+    let long = "word ".repeat(800_000);
+    std::fs::write(
+        folder.join("memory/episodes/2026-01-02.md"),
+        format!("## 10:00 | fact | confidence:high\n{long}\n"),
+    )
+    .expect("write");
+    let (ok, said) = somnus(&db, &["import", "moltbot", &folder.to_string_lossy()]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("2026-01-01.md: not UTF-8 text, skipped"),
+        "{said}"
+    );
+    assert!(said.contains("decay-scores.json: not JSON"), "{said}");
+    assert!(said.contains("no MEMORY.md"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    assert_eq!(count(&mut nx, "Event"), 1);
+    drop(nx);
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let (ok, said) = somnus(&db, &["import", "moltbot", &empty.to_string_lossy()]);
+    assert!(ok, "{said}");
+    assert!(said.contains("0 writes planned"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
