@@ -6,6 +6,7 @@
 //! again changes nothing. What a reader does not understand is reported,
 //! never dropped silently.
 
+pub mod draft;
 pub mod moltbot;
 
 use crate::audit::Who;

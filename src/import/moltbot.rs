@@ -17,21 +17,11 @@
 //! original time as `created_at`. Imported concepts are filed under the
 //! `Unsorted` domain, for the sleep cycle to file them.
 
+use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
 use super::{Plan, confidence, predicate_name, type_name};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-
-/// Concept types every memory has.
-const KNOWN_TYPES: [&str; 7] = [
-    "Person",
-    "Event",
-    "Preference",
-    "Insight",
-    "Skill",
-    "Domain",
-    "Commitment",
-];
 
 /// Reads a Moltbot workspace (with `MEMORY.md` and `memory/`) or its
 /// `memory/` folder.
@@ -45,15 +35,7 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
         dir.to_path_buf()
     };
     let mut r = Reader {
-        root: dir.to_path_buf(),
-        plan: Plan {
-            source: "moltbot".into(),
-            ..Default::default()
-        },
-        types: BTreeMap::new(),
-        predicates: BTreeMap::new(),
-        concepts: Vec::new(),
-        links: Vec::new(),
+        d: Draft::new(dir, "moltbot"),
         decay: HashMap::new(),
         user: None,
         known: HashMap::new(),
@@ -62,7 +44,7 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
     let core = [dir.join("MEMORY.md"), mem.join("MEMORY.md")];
     match core.iter().find(|p| p.is_file()) {
         Some(p) => r.core(p),
-        None => r.plan.note("no MEMORY.md: no core memory imported"),
+        None => r.d.note("no MEMORY.md: no core memory imported"),
     }
     for f in files(&mem.join("episodes"), "md") {
         r.episodes(&f);
@@ -72,54 +54,15 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
         r.procedure(&f);
     }
     for k in r.decay.keys() {
-        r.plan.notes.push(format!(
+        r.d.note(format!(
             "meta/decay-scores.json: `{k}` scores nothing that was imported"
         ));
     }
-    Ok(r.finish())
-}
-
-/// The `.ext` files of a folder, sorted (none if it is missing).
-fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == ext))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// A concept to write.
-struct Concept {
-    ty: String,
-    name: String,
-    attrs: Map<String, Value>,
-    meta: Map<String, Value>,
-    what: String,
-    source: String,
-}
-
-/// A link to write: (type, name) → (type, name).
-struct Link {
-    from: (String, String),
-    predicate: String,
-    to: (String, String),
-    meta: Map<String, Value>,
-    source: String,
+    Ok(r.d.finish())
 }
 
 struct Reader {
-    root: PathBuf,
-    plan: Plan,
-    /// Concept types and predicates the files use, with where first seen.
-    types: BTreeMap<String, String>,
-    predicates: BTreeMap<String, String>,
-    concepts: Vec<Concept>,
-    links: Vec<Link>,
+    d: Draft,
     /// decay-scores.json entries not yet used, by key.
     decay: HashMap<String, Value>,
     /// The user's (type, name), from MEMORY.md Identity.
@@ -129,50 +72,6 @@ struct Reader {
 }
 
 impl Reader {
-    fn rel(&self, p: &Path) -> String {
-        p.strip_prefix(&self.root)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .replace('\\', "/")
-    }
-
-    fn at(&self, p: &Path, line: usize) -> String {
-        format!("moltbot:{}:{line}", self.rel(p))
-    }
-
-    fn text(&mut self, p: &Path) -> Option<String> {
-        match std::fs::read(p) {
-            Ok(b) => match String::from_utf8(b) {
-                Ok(s) => Some(s),
-                Err(_) => {
-                    let r = self.rel(p);
-                    self.plan.note(format!("{r}: not UTF-8 text, skipped"));
-                    None
-                }
-            },
-            Err(e) => {
-                let r = self.rel(p);
-                self.plan
-                    .note(format!("{r}: cannot be read ({e}), skipped"));
-                None
-            }
-        }
-    }
-
-    fn concept(&mut self, c: Concept) {
-        if !KNOWN_TYPES.contains(&c.ty.as_str()) && c.ty != "Person" {
-            self.types.entry(c.ty.clone()).or_insert(c.source.clone());
-        }
-        self.concepts.push(c);
-    }
-
-    fn link(&mut self, l: Link) {
-        self.predicates
-            .entry(l.predicate.clone())
-            .or_insert(l.source.clone());
-        self.links.push(l);
-    }
-
     /// The scores decay-scores.json keeps for `key`, as metadata.
     fn scored(&mut self, key: &str, meta: &mut Map<String, Value>) {
         let Some(e) = self.decay.remove(key) else {
@@ -200,22 +99,22 @@ impl Reader {
         if !p.is_file() {
             return;
         }
-        let Some(t) = self.text(p) else { return };
+        let Some(t) = self.d.text(p) else { return };
         match serde_json::from_str::<Value>(&t) {
             Ok(v) => match v.get("entries").and_then(Value::as_object) {
                 Some(m) => self.decay = m.clone().into_iter().collect(),
                 None => self
-                    .plan
+                    .d
                     .note("meta/decay-scores.json: no `entries` object, nothing read"),
             },
-            Err(e) => self.plan.note(format!(
+            Err(e) => self.d.note(format!(
                 "meta/decay-scores.json: not JSON ({e}), nothing read"
             )),
         }
     }
 
     fn core(&mut self, p: &Path) {
-        let Some(text) = self.text(p) else { return };
+        let Some(text) = self.d.text(p) else { return };
         let mut sections: Vec<Block> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
@@ -224,9 +123,9 @@ impl Reader {
             } else if let Some(b) = line.trim_start().strip_prefix("- ") {
                 match sections.last_mut() {
                     Some(s) => s.2.push((n, b.trim().to_string())),
-                    None => self.plan.note(format!(
+                    None => self.d.note(format!(
                         "{}:{n}: a bullet outside any block, skipped",
-                        self.rel(p)
+                        self.d.rel(p)
                     )),
                 }
             }
@@ -247,29 +146,29 @@ impl Reader {
                             }
                             attrs.insert(k, json!(v));
                         } else {
-                            let r = self.rel(p);
-                            self.plan
+                            let r = self.d.rel(p);
+                            self.d
                                 .note(format!("{r}:{at}: identity line `{b}` is not `Key: value`"));
                         }
                     }
                     match name {
                         Some(n) => {
                             attrs.insert("relationship_to_self".into(), json!("user"));
-                            let mut meta = core_meta(self.at(p, at));
+                            let mut meta = core_meta(&self.d, self.d.at(p, at));
                             meta.insert("pinned".into(), json!(true));
                             self.user = Some(("Person".into(), n.clone()));
-                            self.concept(Concept {
+                            self.d.concept(Concept {
                                 ty: "Person".into(),
                                 name: n,
                                 attrs,
                                 meta,
                                 what: "Person".into(),
-                                source: self.at(p, at),
+                                source: self.d.at(p, at),
                             });
                         }
                         None => {
-                            let r = self.rel(p);
-                            self.plan.note(format!(
+                            let r = self.d.rel(p);
+                            self.d.note(format!(
                                 "{r}:{at}: Identity gives no Name: kept on $self as user_identity"
                             ));
                             self_attrs.insert("user_identity".into(), Value::Object(attrs));
@@ -289,25 +188,25 @@ impl Reader {
                 }
                 "critical facts" => {
                     for (n, b) in bullets {
-                        let mut meta = core_meta(self.at(p, n));
+                        let mut meta = core_meta(&self.d, self.d.at(p, n));
                         meta.insert("pinned".into(), json!(true));
                         meta.insert("confidence".into(), json!(1.0));
                         let mut attrs = Map::new();
                         attrs.insert("description".into(), json!(b));
                         attrs.insert("insight_class".into(), json!("critical_fact"));
-                        self.concept(Concept {
+                        self.d.concept(Concept {
                             ty: "Insight".into(),
                             name: short(&b, 120),
                             attrs,
                             meta,
                             what: "Insight (critical fact)".into(),
-                            source: self.at(p, n),
+                            source: self.d.at(p, n),
                         });
                     }
                 }
                 _ => {
-                    let r = self.rel(p);
-                    self.plan.note(format!(
+                    let r = self.d.rel(p);
+                    self.d.note(format!(
                         "{r}:{at}: block `{title}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{}",
                         predicate_name(&title)
                     ));
@@ -319,27 +218,27 @@ impl Reader {
             }
         }
         if !self_attrs.is_empty() {
-            self.concept(Concept {
+            self.d.concept(Concept {
                 ty: "Person".into(),
                 name: "$self".into(),
                 attrs: self_attrs,
-                meta: core_meta(self.at(p, 1)),
+                meta: core_meta(&self.d, self.d.at(p, 1)),
                 what: "$self (core blocks)".into(),
-                source: self.at(p, 1),
+                source: self.d.at(p, 1),
             });
         }
     }
 
     fn episodes(&mut self, p: &Path) {
-        let Some(text) = self.text(p) else { return };
+        let Some(text) = self.d.text(p) else { return };
         let day = p
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
         let day_ok = chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").is_ok();
         if !day_ok {
-            let r = self.rel(p);
-            self.plan.note(format!(
+            let r = self.d.rel(p);
+            self.d.note(format!(
                 "{r}: the file name is not a date (YYYY-MM-DD.md): its entries have no day"
             ));
         }
@@ -351,8 +250,8 @@ impl Reader {
             } else if let Some(e) = entries.last_mut() {
                 e.2.push(line.to_string());
             } else if !line.trim().is_empty() && !line.starts_with("# ") {
-                let r = self.rel(p);
-                self.plan.note(format!(
+                let r = self.d.rel(p);
+                self.d.note(format!(
                     "{r}:{}: text before the first entry, skipped",
                     i + 1
                 ));
@@ -364,8 +263,8 @@ impl Reader {
             let time = parts.first().copied().unwrap_or("");
             let time_ok = chrono::NaiveTime::parse_from_str(time, "%H:%M").is_ok();
             if !time_ok {
-                let r = self.rel(p);
-                self.plan.note(format!(
+                let r = self.d.rel(p);
+                self.d.note(format!(
                     "{r}:{n}: `## {header}` is not `HH:MM | type | confidence:… | tags:[…]`: imported with the heading as its name"
                 ));
             }
@@ -376,8 +275,8 @@ impl Reader {
                 if let Some(c) = part.strip_prefix("confidence:") {
                     conf = confidence(c);
                     if conf.is_none() {
-                        let r = self.rel(p);
-                        self.plan.note(format!(
+                        let r = self.d.rel(p);
+                        self.d.note(format!(
                             "{r}:{n}: confidence `{c}` is not high, medium or low"
                         ));
                     }
@@ -389,8 +288,8 @@ impl Reader {
                         .filter(|t| !t.is_empty())
                         .collect();
                 } else if !part.is_empty() {
-                    let r = self.rel(p);
-                    self.plan.note(format!(
+                    let r = self.d.rel(p);
+                    self.d.note(format!(
                         "{r}:{n}: `{part}` in the entry heading is not understood"
                     ));
                 }
@@ -399,8 +298,8 @@ impl Reader {
                 kind.as_str(),
                 "decision" | "fact" | "preference" | "task" | "event" | "emotion" | "correction"
             ) {
-                let r = self.rel(p);
-                self.plan.note(format!(
+                let r = self.d.rel(p);
+                self.d.note(format!(
                     "{r}:{n}: entry type `{kind}` is not one Moltbot defines: imported as an Event of that class"
                 ));
             }
@@ -422,14 +321,14 @@ impl Reader {
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
                 .join(" ");
-            let src = self.at(p, n);
+            let src = self.d.at(p, n);
             let mut attrs = Map::new();
             attrs.insert("event_class".into(), json!(kind));
             attrs.insert("content_summary".into(), json!(summary));
             if !tags.is_empty() {
                 attrs.insert("tags".into(), json!(tags));
             }
-            let mut meta = provenance(&src);
+            let mut meta = self.d.provenance(&src);
             if time_ok && day_ok {
                 let at = format!("{day}T{time}:00Z");
                 attrs.insert("start_time".into(), json!(at));
@@ -439,7 +338,7 @@ impl Reader {
                 meta.insert("confidence".into(), json!(c));
             }
             self.scored(&format!("episode:{day}:{time}"), &mut meta);
-            self.concept(Concept {
+            self.d.concept(Concept {
                 ty: "Event".into(),
                 name: name.clone(),
                 attrs,
@@ -453,7 +352,7 @@ impl Reader {
                 attrs.insert("description".into(), json!(summary));
                 let mut pmeta = meta.clone();
                 pmeta.remove("memory_strength");
-                self.concept(Concept {
+                self.d.concept(Concept {
                     ty: "Preference".into(),
                     name: pref.clone(),
                     attrs,
@@ -461,7 +360,7 @@ impl Reader {
                     what: "Preference".into(),
                     source: src.clone(),
                 });
-                self.link(Link {
+                self.d.link(Link {
                     from: ("Preference".into(), pref.clone()),
                     predicate: "derived_from".into(),
                     to: ("Event".into(), name.clone()),
@@ -469,7 +368,7 @@ impl Reader {
                     source: src.clone(),
                 });
                 if let Some(u) = self.user.clone() {
-                    self.link(Link {
+                    self.d.link(Link {
                         from: u,
                         predicate: "prefers".into(),
                         to: ("Preference".into(), pref),
@@ -487,7 +386,7 @@ impl Reader {
         let mut edges: Vec<(usize, Vec<String>)> = Vec::new();
         let index = g.join("index.md");
         if index.is_file()
-            && let Some(text) = self.text(&index)
+            && let Some(text) = self.d.text(&index)
         {
             let mut section = String::new();
             for (i, line) in text.lines().enumerate() {
@@ -520,8 +419,8 @@ impl Reader {
                     }
                     "entity registry" | "edges" => {}
                     _ => {
-                        let r = self.rel(&index);
-                        self.plan.note(format!(
+                        let r = self.d.rel(&index);
+                        self.d.note(format!(
                             "{r}:{}: a table row outside the registry and the edges, skipped",
                             i + 1
                         ));
@@ -533,7 +432,9 @@ impl Reader {
         let mut filed: HashMap<String, ()> = HashMap::new();
         let mut relations: Vec<(PathBuf, usize, String, String, String)> = Vec::new();
         for f in files(&g.join("entities"), "md") {
-            let Some(text) = self.text(&f) else { continue };
+            let Some(text) = self.d.text(&f) else {
+                continue;
+            };
             let stem = f
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_string())
@@ -565,16 +466,16 @@ impl Reader {
                                 }
                             }
                             None => {
-                                let r = self.rel(&f);
-                                self.plan.note(format!(
+                                let r = self.d.rel(&f);
+                                self.d.note(format!(
                                     "{r}:{}: relation `{b}` is not `Label: [[entity]]`, skipped",
                                     i + 1
                                 ));
                             }
                         }
                     } else if section.is_empty() {
-                        let r = self.rel(&f);
-                        self.plan.note(format!(
+                        let r = self.d.rel(&f);
+                        self.d.note(format!(
                             "{r}:{}: a bullet outside any section, skipped",
                             i + 1
                         ));
@@ -587,8 +488,8 @@ impl Reader {
                 } else if !t.is_empty() && section == "summary" {
                     summary.push(t.to_string());
                 } else if !t.is_empty() {
-                    let r = self.rel(&f);
-                    self.plan.note(format!(
+                    let r = self.d.rel(&f);
+                    self.d.note(format!(
                         "{r}:{}: text outside Summary and the lists, skipped",
                         i + 1
                     ));
@@ -600,9 +501,9 @@ impl Reader {
                 .cloned()
                 .or_else(|| reg.as_ref().map(|r| r.0.clone()))
                 .or_else(|| id.split_once("--").map(|(k, _)| k.to_string()));
-            let r = self.rel(&f);
+            let r = self.d.rel(&f);
             if header.is_empty() {
-                self.plan.note(format!(
+                self.d.note(format!(
                     "{r}: no header comment (Type, Created, Decay score): its type comes from {}",
                     if reg.is_some() {
                         "the registry"
@@ -616,7 +517,7 @@ impl Reader {
                 .as_ref()
                 .map(|r| r.1.clone())
                 .unwrap_or_else(|| label_of(&id));
-            let src = self.at(&f, 1);
+            let src = self.d.at(&f, 1);
             let mut attrs = Map::new();
             if !summary.is_empty() {
                 attrs.insert("description".into(), json!(summary.join(" ")));
@@ -625,7 +526,7 @@ impl Reader {
                 attrs.insert(k, json!(v));
             }
             attrs.insert("moltbot_id".into(), json!(id));
-            let mut meta = provenance(&src);
+            let mut meta = self.d.provenance(&src);
             if let Some(c) = header.get("created") {
                 meta.insert("created_at".into(), json!(c));
             }
@@ -644,7 +545,7 @@ impl Reader {
             self.scored(&format!("entity:{id}"), &mut meta);
             self.known.insert(id.clone(), (ty.clone(), name.clone()));
             filed.insert(id.clone(), ());
-            self.concept(Concept {
+            self.d.concept(Concept {
                 ty: ty.clone(),
                 name,
                 attrs,
@@ -659,8 +560,8 @@ impl Reader {
                 continue;
             }
             let ty = concept_type(&kind);
-            let src = self.at(&index, line);
-            let mut meta = provenance(&src);
+            let src = self.d.at(&index, line);
+            let mut meta = self.d.provenance(&src);
             if let Some(s) = score {
                 meta.insert("memory_strength".into(), json!(s.clamp(0.0, 1.0)));
             }
@@ -668,7 +569,7 @@ impl Reader {
             let mut attrs = Map::new();
             attrs.insert("moltbot_id".into(), json!(id));
             self.known.insert(id.clone(), (ty.clone(), label.clone()));
-            self.concept(Concept {
+            self.d.concept(Concept {
                 ty: ty.clone(),
                 name: label,
                 attrs,
@@ -679,10 +580,10 @@ impl Reader {
         }
         // edges, then the files' relations
         for (line, cells) in edges {
-            let src = self.at(&index, line);
+            let src = self.d.at(&index, line);
             let from = self.entity(&cells[0], &src);
             let to = self.entity(&cells[2], &src);
-            let mut meta = provenance(&src);
+            let mut meta = self.d.provenance(&src);
             if let Some(c) = cells.get(3).and_then(|c| confidence(c)) {
                 meta.insert("confidence".into(), json!(c));
             }
@@ -692,7 +593,7 @@ impl Reader {
             if let Some(d) = cells.get(5).filter(|d| !d.is_empty()) {
                 meta.insert("last_accessed".into(), json!(d));
             }
-            self.link(Link {
+            self.d.link(Link {
                 from,
                 predicate: predicate_name(&cells[1]),
                 to,
@@ -701,11 +602,11 @@ impl Reader {
             });
         }
         for (f, line, from_id, pred, to_id) in relations {
-            let src = self.at(&f, line);
+            let src = self.d.at(&f, line);
             let from = self.entity(&from_id, &src);
             let to = self.entity(&to_id, &src);
-            let meta = provenance(&src);
-            self.link(Link {
+            let meta = self.d.provenance(&src);
+            self.d.link(Link {
                 from,
                 predicate: pred,
                 to,
@@ -728,15 +629,15 @@ impl Reader {
         }
         let ty = concept_type(id.split_once("--").map_or("concept", |(k, _)| k));
         let name = label_of(id);
-        self.plan.note(format!(
+        self.d.note(format!(
             "{src}: `{id}` has no entity file and no registry row: created as {ty} `{name}` from its id"
         ));
         let mut attrs = Map::new();
         attrs.insert("moltbot_id".into(), json!(id));
-        let meta = provenance(src);
+        let meta = self.d.provenance(src);
         self.known
             .insert(id.to_string(), (ty.clone(), name.clone()));
-        self.concept(Concept {
+        self.d.concept(Concept {
             ty: ty.clone(),
             name: name.clone(),
             attrs,
@@ -748,7 +649,7 @@ impl Reader {
     }
 
     fn procedure(&mut self, p: &Path) {
-        let Some(text) = self.text(p) else { return };
+        let Some(text) = self.d.text(p) else { return };
         let mut name = p
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
@@ -778,12 +679,12 @@ impl Reader {
                     .or_default()
                     .push(item.to_string());
             } else {
-                let r = self.rel(p);
-                self.plan
+                let r = self.d.rel(p);
+                self.d
                     .note(format!("{r}:{}: text outside any section, skipped", i + 1));
             }
         }
-        let src = self.at(p, 1);
+        let src = self.d.at(p, 1);
         let mut attrs = Map::new();
         if !trigger.is_empty() {
             attrs.insert("description".into(), json!(trigger.join(" ")));
@@ -792,7 +693,7 @@ impl Reader {
         for (k, v) in lists {
             attrs.insert(k, json!(v));
         }
-        let mut meta = provenance(&src);
+        let mut meta = self.d.provenance(&src);
         if let Some(d) = header.get("learned") {
             meta.insert("created_at".into(), json!(d));
         }
@@ -805,7 +706,7 @@ impl Reader {
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
         self.scored(&format!("procedure:{stem}"), &mut meta);
-        self.concept(Concept {
+        self.d.concept(Concept {
             ty: "Skill".into(),
             name,
             attrs,
@@ -814,158 +715,13 @@ impl Reader {
             source: src,
         });
     }
-
-    /// The plan: new types and predicates first, then the concepts (one
-    /// UPSERT each, filed under Unsorted), then the links.
-    fn finish(mut self) -> Plan {
-        for (t, src) in std::mem::take(&mut self.types) {
-            self.plan.write(
-                "concept type",
-                &src,
-                r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: :name} } } WITH METADATA { source: :source, author: "moltbot" }"#,
-                json!({"name": t, "source": src}),
-            );
-        }
-        for (p, src) in std::mem::take(&mut self.predicates) {
-            self.plan.write(
-                "predicate",
-                &src,
-                r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: :name} } } WITH METADATA { source: :source, author: "moltbot" }"#,
-                json!({"name": p, "source": src}),
-            );
-        }
-        // one write per element: what several files say of one concept or
-        // link is merged (the first file wins a disagreement, the others
-        // are listed in `also_from`), so a second import changes nothing
-        let mut concepts: Vec<Concept> = Vec::new();
-        let mut at: HashMap<(String, String), usize> = HashMap::new();
-        for c in std::mem::take(&mut self.concepts) {
-            match at.get(&(c.ty.clone(), c.name.clone())) {
-                Some(&i) => {
-                    let first = &mut concepts[i];
-                    merge(&mut first.attrs, &mut first.meta, c.attrs, c.meta)
-                }
-                None => {
-                    at.insert((c.ty.clone(), c.name.clone()), concepts.len());
-                    concepts.push(c);
-                }
-            }
-        }
-        let mut links: Vec<Link> = Vec::new();
-        let mut lat: HashMap<(String, String, String, String, String), usize> = HashMap::new();
-        for l in std::mem::take(&mut self.links) {
-            let k = (
-                l.from.0.clone(),
-                l.from.1.clone(),
-                l.predicate.clone(),
-                l.to.0.clone(),
-                l.to.1.clone(),
-            );
-            match lat.get(&k) {
-                Some(&i) => merge(&mut Map::new(), &mut links[i].meta, Map::new(), l.meta),
-                None => {
-                    lat.insert(k, links.len());
-                    links.push(l);
-                }
-            }
-        }
-        for c in concepts {
-            let mut params = Map::new();
-            params.insert("name".into(), json!(c.name));
-            let attrs = assignments(&c.attrs, "a", &mut params);
-            let meta = assignments(&c.meta, "m", &mut params);
-            let filed = if c.name == "$self" {
-                String::new()
-            } else {
-                r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#
-                    .to_string()
-            };
-            let text = format!(
-                "UPSERT {{ CONCEPT ?c {{ {{type: {}, name: :name}}{}{filed} }} WITH METADATA {{ {meta} }} }}",
-                json!(c.ty),
-                if attrs.is_empty() {
-                    String::new()
-                } else {
-                    format!(" SET ATTRIBUTES {{ {attrs} }}")
-                },
-            );
-            self.plan
-                .write(&c.what, &c.source, &text, Value::Object(params));
-        }
-        for l in links {
-            let mut params = Map::new();
-            params.insert("a".into(), json!(l.from.1));
-            params.insert("b".into(), json!(l.to.1));
-            let meta = assignments(&l.meta, "m", &mut params);
-            let text = format!(
-                "UPSERT {{ CONCEPT ?a {{ {{type: {}, name: :a}} SET PROPOSITIONS {{ ({}, {{type: {}, name: :b}}) WITH METADATA {{ {meta} }} }} }} }}",
-                json!(l.from.0),
-                json!(l.predicate),
-                json!(l.to.0),
-            );
-            self.plan.write(
-                &format!("link {}", l.predicate),
-                &l.source,
-                &text,
-                Value::Object(params),
-            );
-        }
-        self.plan
-    }
-}
-
-/// Adds what another file says of an element: keys it lacks, and the
-/// other file's source in `also_from`.
-fn merge(
-    attrs: &mut Map<String, Value>,
-    meta: &mut Map<String, Value>,
-    more_attrs: Map<String, Value>,
-    more_meta: Map<String, Value>,
-) {
-    for (k, v) in more_attrs {
-        attrs.entry(k).or_insert(v);
-    }
-    if let Some(src) = more_meta.get("source").cloned()
-        && meta.get("source") != Some(&src)
-    {
-        let also = meta.entry("also_from").or_insert_with(|| json!([]));
-        if let Some(a) = also.as_array_mut()
-            && !a.contains(&src)
-        {
-            a.push(src);
-        }
-    }
-    for (k, v) in more_meta {
-        meta.entry(k).or_insert(v);
-    }
-}
-
-/// `key: :p0, other: :p1`, the values put into `params`.
-fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Value>) -> String {
-    m.iter()
-        .enumerate()
-        .map(|(i, (k, v))| {
-            let p = format!("{prefix}{i}");
-            params.insert(p.clone(), v.clone());
-            format!("{k}: :{p}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A block of MEMORY.md: its title, line, and bullets with their lines.
 type Block = (String, usize, Vec<(usize, String)>);
 
-/// Where an element came from: `source` (file and line) and `author`.
-fn provenance(src: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("source".into(), json!(src));
-    m.insert("author".into(), json!("moltbot"));
-    m
-}
-
-fn core_meta(src: String) -> Map<String, Value> {
-    let mut m = provenance(&src);
+fn core_meta(d: &Draft, src: String) -> Map<String, Value> {
+    let mut m = d.provenance(&src);
     m.insert("memory_tier".into(), json!("core"));
     m
 }
@@ -1036,40 +792,4 @@ fn table_row(line: &str) -> Option<Vec<String>> {
             .map(|c| c.trim().to_string())
             .collect(),
     )
-}
-
-/// The `[[id]]`s in a text.
-fn wiki_links(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while let Some(a) = rest.find("[[") {
-        let after = &rest[a + 2..];
-        match after.find("]]") {
-            Some(b) => {
-                out.push(after[..b].trim().to_string());
-                rest = &after[b + 2..];
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-fn first_sentence(s: &str) -> String {
-    match s.find(['.', '!', '?']) {
-        Some(i) => s[..i].trim().to_string(),
-        None => s.trim().to_string(),
-    }
-}
-
-/// At most `n` characters, cut at a word.
-fn short(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.trim().to_string();
-    }
-    let cut: String = s.chars().take(n).collect();
-    match cut.rfind(' ') {
-        Some(i) if i > n / 2 => cut[..i].trim().to_string(),
-        _ => cut.trim().to_string(),
-    }
 }

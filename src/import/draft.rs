@@ -1,0 +1,339 @@
+//! What every reader shares: the concepts and links it found, each with
+//! the file and line it came from, merged per element and written as a
+//! plan of UPSERTs (new concept types and predicates first, then the
+//! concepts filed under `Unsorted`, then the links).
+
+use super::Plan;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Concept types every memory has.
+const KNOWN_TYPES: [&str; 7] = [
+    "Person",
+    "Event",
+    "Preference",
+    "Insight",
+    "Skill",
+    "Domain",
+    "Commitment",
+];
+
+/// A concept to write.
+pub struct Concept {
+    pub ty: String,
+    pub name: String,
+    pub attrs: Map<String, Value>,
+    pub meta: Map<String, Value>,
+    /// What it is, for the report (`Person`, `Insight (critical fact)`).
+    pub what: String,
+    pub source: String,
+}
+
+/// A link to write: (type, name) → (type, name).
+pub struct Link {
+    pub from: (String, String),
+    pub predicate: String,
+    pub to: (String, String),
+    pub meta: Map<String, Value>,
+    pub source: String,
+}
+
+/// A reader's findings so far.
+pub struct Draft {
+    /// The folder read; sources are named relative to it.
+    pub root: PathBuf,
+    /// `moltbot`, `engram`: the prefix of every source and the `author`.
+    pub author: &'static str,
+    pub plan: Plan,
+    /// Concept types and predicates the files use, with where first seen.
+    types: BTreeMap<String, String>,
+    predicates: BTreeMap<String, String>,
+    concepts: Vec<Concept>,
+    links: Vec<Link>,
+}
+
+impl Draft {
+    pub fn new(root: &Path, author: &'static str) -> Draft {
+        Draft {
+            root: root.to_path_buf(),
+            author,
+            plan: Plan {
+                source: author.into(),
+                ..Default::default()
+            },
+            types: BTreeMap::new(),
+            predicates: BTreeMap::new(),
+            concepts: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+
+    /// `p` relative to the folder read.
+    pub fn rel(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+
+    /// `<author>:<file>:<line>`.
+    pub fn at(&self, p: &Path, line: usize) -> String {
+        format!("{}:{}:{line}", self.author, self.rel(p))
+    }
+
+    /// `source` (the file and line) and `author`.
+    pub fn provenance(&self, src: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("source".into(), json!(src));
+        m.insert("author".into(), json!(self.author));
+        m
+    }
+
+    /// Reports what the reader did not understand, or took only in part.
+    pub fn note(&mut self, s: impl Into<String>) {
+        self.plan.note(s);
+    }
+
+    /// The file as text; one that cannot be read or is not UTF-8 is
+    /// reported and skipped.
+    pub fn text(&mut self, p: &Path) -> Option<String> {
+        match std::fs::read(p) {
+            Ok(b) => match String::from_utf8(b) {
+                Ok(s) => Some(s),
+                Err(_) => {
+                    let r = self.rel(p);
+                    self.note(format!("{r}: not UTF-8 text, skipped"));
+                    None
+                }
+            },
+            Err(e) => {
+                let r = self.rel(p);
+                self.note(format!("{r}: cannot be read ({e}), skipped"));
+                None
+            }
+        }
+    }
+
+    pub fn concept(&mut self, c: Concept) {
+        if !KNOWN_TYPES.contains(&c.ty.as_str()) {
+            self.types.entry(c.ty.clone()).or_insert(c.source.clone());
+        }
+        self.concepts.push(c);
+    }
+
+    pub fn link(&mut self, l: Link) {
+        self.predicates
+            .entry(l.predicate.clone())
+            .or_insert(l.source.clone());
+        self.links.push(l);
+    }
+
+    /// The plan: new types and predicates first, then the concepts (one
+    /// UPSERT each, filed under Unsorted), then the links.
+    pub fn finish(mut self) -> Plan {
+        for (t, src) in std::mem::take(&mut self.types) {
+            self.plan.write(
+                "concept type",
+                &src,
+                r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: :name} } } WITH METADATA { source: :source, author: :author }"#,
+                json!({"name": t, "source": src, "author": self.author}),
+            );
+        }
+        for (p, src) in std::mem::take(&mut self.predicates) {
+            self.plan.write(
+                "predicate",
+                &src,
+                r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: :name} } } WITH METADATA { source: :source, author: :author }"#,
+                json!({"name": p, "source": src, "author": self.author}),
+            );
+        }
+        // one write per element: what several files say of one concept or
+        // link is merged (the first file wins a disagreement, the others
+        // are listed in `also_from`), so a second import changes nothing
+        let mut concepts: Vec<Concept> = Vec::new();
+        let mut at: HashMap<(String, String), usize> = HashMap::new();
+        for c in std::mem::take(&mut self.concepts) {
+            match at.get(&(c.ty.clone(), c.name.clone())) {
+                Some(&i) => {
+                    let first = &mut concepts[i];
+                    merge(&mut first.attrs, &mut first.meta, c.attrs, c.meta)
+                }
+                None => {
+                    at.insert((c.ty.clone(), c.name.clone()), concepts.len());
+                    concepts.push(c);
+                }
+            }
+        }
+        let mut links: Vec<Link> = Vec::new();
+        let mut lat: HashMap<(String, String, String, String, String), usize> = HashMap::new();
+        for l in std::mem::take(&mut self.links) {
+            let k = (
+                l.from.0.clone(),
+                l.from.1.clone(),
+                l.predicate.clone(),
+                l.to.0.clone(),
+                l.to.1.clone(),
+            );
+            match lat.get(&k) {
+                Some(&i) => merge(&mut Map::new(), &mut links[i].meta, Map::new(), l.meta),
+                None => {
+                    lat.insert(k, links.len());
+                    links.push(l);
+                }
+            }
+        }
+        for c in concepts {
+            let mut params = Map::new();
+            params.insert("name".into(), json!(c.name));
+            let attrs = assignments(&c.attrs, "a", &mut params);
+            let meta = assignments(&c.meta, "m", &mut params);
+            let filed = if c.name == "$self" {
+                String::new()
+            } else {
+                r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#
+                    .to_string()
+            };
+            let text = format!(
+                "UPSERT {{ CONCEPT ?c {{ {{type: {}, name: :name}}{}{filed} }} WITH METADATA {{ {meta} }} }}",
+                json!(c.ty),
+                if attrs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" SET ATTRIBUTES {{ {attrs} }}")
+                },
+            );
+            self.plan
+                .write(&c.what, &c.source, &text, Value::Object(params));
+        }
+        for l in links {
+            let mut params = Map::new();
+            params.insert("a".into(), json!(l.from.1));
+            params.insert("b".into(), json!(l.to.1));
+            let meta = assignments(&l.meta, "m", &mut params);
+            let text = format!(
+                "UPSERT {{ CONCEPT ?a {{ {{type: {}, name: :a}} SET PROPOSITIONS {{ ({}, {{type: {}, name: :b}}) WITH METADATA {{ {meta} }} }} }} }}",
+                json!(l.from.0),
+                json!(l.predicate),
+                json!(l.to.0),
+            );
+            self.plan.write(
+                &format!("link {}", l.predicate),
+                &l.source,
+                &text,
+                Value::Object(params),
+            );
+        }
+        self.plan
+    }
+}
+
+/// Adds what another file says of an element: keys it lacks, and the
+/// other file's source in `also_from`.
+pub fn merge(
+    attrs: &mut Map<String, Value>,
+    meta: &mut Map<String, Value>,
+    more_attrs: Map<String, Value>,
+    more_meta: Map<String, Value>,
+) {
+    for (k, v) in more_attrs {
+        attrs.entry(k).or_insert(v);
+    }
+    if let Some(src) = more_meta.get("source").cloned()
+        && meta.get("source") != Some(&src)
+    {
+        let also = meta.entry("also_from").or_insert_with(|| json!([]));
+        if let Some(a) = also.as_array_mut()
+            && !a.contains(&src)
+        {
+            a.push(src);
+        }
+    }
+    for (k, v) in more_meta {
+        meta.entry(k).or_insert(v);
+    }
+}
+
+/// `key: :p0, other: :p1`, the values put into `params`.
+fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Value>) -> String {
+    m.iter()
+        .enumerate()
+        .map(|(i, (k, v))| {
+            let p = format!("{prefix}{i}");
+            params.insert(p.clone(), v.clone());
+            format!("{k}: :{p}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `.ext` files of a folder, sorted (none if it is missing).
+pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The sub-folders of a folder, sorted (none if it is missing).
+pub fn folders(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The `[[id]]`s in a text.
+pub fn wiki_links(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(a) = rest.find("[[") {
+        let after = &rest[a + 2..];
+        match after.find("]]") {
+            Some(b) => {
+                out.push(after[..b].trim().to_string());
+                rest = &after[b + 2..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Up to the first `.`, `!` or `?` followed by a space or the end (so
+/// `v2.3` and `e.g.` stay whole).
+pub fn first_sentence(s: &str) -> String {
+    let s = s.trim();
+    let mut prev_end = false;
+    for (i, c) in s.char_indices() {
+        if prev_end && c.is_whitespace() {
+            return s[..i].trim_end_matches(['.', '!', '?']).trim().to_string();
+        }
+        prev_end = matches!(c, '.' | '!' | '?');
+    }
+    s.trim_end_matches(['.', '!', '?']).trim().to_string()
+}
+
+/// At most `n` characters, cut at a word.
+pub fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.trim().to_string();
+    }
+    let cut: String = s.chars().take(n).collect();
+    match cut.rfind(' ') {
+        Some(i) if i > n / 2 => cut[..i].trim().to_string(),
+        _ => cut.trim().to_string(),
+    }
+}
