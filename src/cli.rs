@@ -380,12 +380,15 @@ pub enum Cmd {
         #[command(flatten)]
         schedule: MaintenanceArgs,
     },
-    /// Bring a memory kept elsewhere in: `somnus import moltbot DIR` (a Moltbot workspace or its memory/ folder), one audited group `import:moltbot` that `somnus rollback --group` undoes; importing again changes nothing
+    /// Bring a memory kept elsewhere in: `somnus import moltbot DIR` (a Moltbot workspace or its memory/ folder) or `somnus import engram DIR` (an Engram store, memory/local/, or its workspace), one audited group `import:<source>` that `somnus rollback --group` undoes; importing again changes nothing
     Import {
-        /// The source's format: moltbot
+        /// The source's format: moltbot or engram
         source: String,
         /// Its folder
         dir: PathBuf,
+        /// The Person whose preferences and profile an Engram store holds (default: the memory's one Person with relationship_to_self "user", else a new Person "User")
+        #[arg(long)]
+        user: Option<String>,
         /// Show what would be written, write nothing
         #[arg(long)]
         dry_run: bool,
@@ -987,11 +990,13 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Cmd::Import {
             source,
             dir,
+            user,
             dry_run,
             json,
         }) => {
-            let plan = crate::import::read(&source, &dir).map_err(|e| eyre!(e))?;
             let mut nx = open(&cli.db)?;
+            let user = user.or_else(|| crate::import::user_of(&mut nx));
+            let plan = crate::import::read(&source, &dir, user.as_deref()).map_err(|e| eyre!(e))?;
             let who = crate::audit::Who {
                 actor: std::env::var("USER").unwrap_or_else(|_| "operator".into()),
                 trigger: format!("import {source} {}", dir.display()),
@@ -1003,32 +1008,8 @@ pub fn run(cli: Cli) -> Result<i32> {
                 crate::say!("{}", serde_json::to_string_pretty(&out)?);
                 return Ok(0);
             }
-            crate::say!(
-                "{} {}: {} writes planned; {} {} elements, {} {}{}",
-                if dry_run { "would import" } else { "imported" },
-                dir.display(),
-                plan.writes.len(),
-                if dry_run { "would create" } else { "created" },
-                out.created,
-                if dry_run { "would update" } else { "updated" },
-                out.updated,
-                if dry_run {
-                    String::new()
-                } else {
-                    format!(
-                        " (audit group {}: `somnus rollback --group {}` undoes it)",
-                        out.group, out.group
-                    )
-                }
-            );
-            for (what, n) in &out.planned {
-                crate::say!("  {n:>6}  {what}");
-            }
-            if !out.notes.is_empty() {
-                crate::say!("{} things to know:", out.notes.len());
-                for n in &out.notes {
-                    crate::say!("  - {n}");
-                }
+            for l in out.lines(&dir, plan.writes.len()) {
+                crate::say!("{l}");
             }
             Ok(0)
         }

@@ -950,6 +950,76 @@ fn palette_explains_an_element_typed_in() {
     );
 }
 
+/// The palette imports a folder: a wrong source is said and nothing runs;
+/// a dry run reports and writes nothing; the import reports its progress
+/// (start and end in the log), its report on screen, and the memory has
+/// what the folder holds.
+#[test]
+fn palette_imports_a_folder_with_progress_and_a_report() {
+    let mut a = app();
+    // (relative: the report on screen is the same wherever the tests run;
+    // they run in the crate's folder)
+    let dir = std::path::Path::new("tests/data/engram");
+    let facts = |a: &App| {
+        a.with_nexus(|nx| {
+            nx.kip(r#"FIND(COUNT(?f)) WHERE { ?f {type: "Fact"} }"#)
+                .to_json()["result"]
+                .as_i64()
+                .unwrap_or(-1)
+        })
+    };
+    let before = facts(&a);
+    let open = |a: &mut App| {
+        ctrl(a, 'p');
+        typed(a, "Import a memory");
+        key(a, KeyCode::Enter);
+    };
+    open(&mut a);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("import: moltbot DIR or engram DIR"), "{s}");
+    typed(&mut a, "letta /tmp\n");
+    assert!(a.why.is_none());
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("`letta` is not a source somnus reads"), "{s}");
+    // the prompt stays, with what was typed, to be mended
+    assert!(s.contains("letta /tmp"), "{s}");
+    ctrl(&mut a, 'u');
+    typed(&mut a, &format!("engram {} --dry-run\n", dir.display()));
+    let (t, _) = a
+        .why
+        .clone()
+        .unwrap_or_else(|| panic!("no report: {:?}", a.messages));
+    assert!(t.title.starts_with("would import engram"), "{t:?}");
+    assert!(
+        t.lines[0].contains("52 writes planned; would create"),
+        "{t:?}"
+    );
+    assert_eq!(facts(&a), before);
+    key(&mut a, KeyCode::Esc);
+
+    open(&mut a);
+    typed(&mut a, &format!("engram {}\n", dir.display()));
+    let (t, _) = a.why.clone().expect("report");
+    assert!(t.title.starts_with("imported engram"), "{t:?}");
+    assert!(
+        t.lines.iter().any(|l| l.contains("things to know")),
+        "{t:?}"
+    );
+    assert_eq!(facts(&a), before + 11);
+    let log: Vec<&str> = a.messages.iter().map(|m| m.2.as_str()).collect();
+    assert!(
+        log.iter()
+            .any(|m| m.starts_with("importing engram: 0/52 writes")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|m| m.starts_with("importing engram: 52/52 writes")),
+        "{log:?}"
+    );
+    insta::assert_snapshot!("palette_import_report", screen(&mut a, 120, 36));
+}
+
 /// Audit: new entries arriving keep the selection on its entry, the right
 /// pane shows that entry, and the undo confirmation names it.
 #[test]

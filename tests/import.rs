@@ -283,3 +283,421 @@ fn hostile_files_are_reported_and_the_rest_imports() {
     assert!(said.contains("0 writes planned"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn engram_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engram")
+}
+
+/// `somnus import engram` on a workspace holding an Engram store built
+/// from the formats Engram writes, awkward cases included (a memory with
+/// no frontmatter, one with nothing after it, a category and a key Engram
+/// does not define, a time that is not one, an entity file with no
+/// header, an alias for no entity, a relation to an entity with no file,
+/// a link to a memory that is not there, an artifact quoting a memory that
+/// is not there): counts by type, provenance, supersession and archival,
+/// what is reported, idempotent re-import, dry run, rollback.
+#[test]
+fn an_engram_store_imports_with_provenance_once_and_undoes_as_one_group() {
+    let dir = tmp("engram");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["kip", "DESCRIBE PRIMER"]);
+    assert!(ok, "{said}");
+    let before = snapshot(&db);
+    let fixture = engram_fixture();
+    let folder = fixture.to_string_lossy();
+
+    let (ok, said) = somnus(&db, &["import", "engram", &folder, "--dry-run"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("would create 76 elements"), "{said}");
+    assert_eq!(snapshot(&db), before);
+
+    let (ok, said) = somnus(&db, &["import", "engram", &folder]);
+    assert!(ok, "{said}");
+    assert!(said.contains("created 76 elements"), "{said}");
+    let l = "memory/local/";
+    for note in [
+        format!(
+            "{l}facts/2026-03-05/relationship-1772697600000-4c4c.md: no frontmatter: its category and time come from the file name"
+        ),
+        format!(
+            "{l}facts/2026-03-05/fact-1772697600000-6d6d.md: no text after the frontmatter, skipped"
+        ),
+        format!(
+            "{l}facts/2026-03-05/hunch-1772697600000-7a7a.md:3: category `hunch` is not one Engram defines"
+        ),
+        format!(
+            "{l}facts/2026-03-05/hunch-1772697600000-7a7a.md:6: `mood` is not a key Engram writes: kept as metadata `mood`"
+        ),
+        format!(
+            "{l}facts/2026-03-05/hunch-1772697600000-7a7a.md:5: confidence `very` is not a number: kept as `engram_confidence`"
+        ),
+        format!(
+            "{l}facts/2026-03-05/fact-1772697600000-8f8f.md:4: created `yesterday` is not an ISO 8601 time"
+        ),
+        format!(
+            "{l}facts/2026-03-05/fact-1772697600000-8f8f.md:7: `fact-0000000000000-nope` is not a memory in the folder"
+        ),
+        format!("{l}facts/2026-03-05/notes.txt: not a markdown memory, skipped"),
+        format!("{l}entities/tool-grafana-dashboards.md: no `# Name` or `**Type:**` line"),
+        format!(
+            "{l}entities/person-priya-natarajan.md:18: `company-northwind-labs` has no entity file: created as Company `Northwind Labs`"
+        ),
+        format!(
+            "{l}entities/person-priya-natarajan.md:19: `works with Samuel on the rollout` is not `[[entity]] — label`"
+        ),
+        format!(
+            "{l}config/aliases.json:1: aliases [\"Bob\"] name `robert-smith`, which no entity file is"
+        ),
+        format!(
+            "{l}artifacts/2026-03-02/artifact-1772451600600-8e8e.md:11: quotes `commitment-1760000000000-gone`"
+        ),
+        format!("{l}boxes/: not imported"),
+        "an Engram store does not name its user".to_string(),
+    ] {
+        assert!(said.contains(&note), "{note}:\n{said}");
+    }
+
+    let mut nx = Nexus::open(&db).expect("open");
+    for (ty, n) in [
+        ("Fact", 11),
+        ("Preference", 3),
+        ("Insight", 2),
+        ("Event", 1),
+        ("Commitment", 1),
+        ("Skill", 1),
+        ("Project", 1),
+        ("Tool", 1),
+        ("Company", 1),
+    ] {
+        assert_eq!(count(&mut nx, ty), n, "{ty}");
+    }
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name != "$self" && ?p.name != "$system") } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(
+        people,
+        json!(["Priya Natarajan", "Sam Okafor", "Samuel Okafor", "User"])
+    );
+
+    // a decision: provenance, times, confidence, protected → pinned, the
+    // artifact quoting it as `verbatim`, the entity it is about
+    let d = kip(
+        &mut nx,
+        r#"FIND(?f) WHERE { ?f {type: "Fact", name: "Atlas ships behind a feature flag until the cut-over rehearsal passes"} }"#,
+    );
+    let d = &d[0];
+    assert_eq!(
+        d["metadata"]["source"],
+        json!("engram:memory/local/facts/2026-03-02/decision-1772451600000-e5f6.md:15")
+    );
+    assert_eq!(
+        d["metadata"]["engram_id"],
+        json!("decision-1772451600000-e5f6")
+    );
+    assert_eq!(
+        d["metadata"]["created_at"],
+        json!("2026-03-02T11:40:00.000Z")
+    );
+    assert_eq!(d["metadata"]["confidence"], json!(0.9));
+    assert_eq!(d["metadata"]["pinned"], json!(true));
+    assert_eq!(d["attributes"]["fact_class"], json!("decision"));
+    assert_eq!(
+        d["attributes"]["verbatim"],
+        json!("\"We keep Atlas behind the flag until the rehearsal is green.\"")
+    );
+    let about = kip(
+        &mut nx,
+        r#"FIND(?o.name) WHERE { ?l ({type: "Fact", name: "Atlas ships behind a feature flag until the cut-over rehearsal passes"}, "about", ?o) }"#,
+    );
+    assert_eq!(about, json!(["Atlas"]));
+    // an episode is an Event that mentions its entity, with its counts
+    let e = kip(
+        &mut nx,
+        r#"FIND(?e, ?o.name) WHERE { ?e {type: "Event"} ?l (?e, "mentions", ?o) }"#,
+    );
+    // (FIND answers a column per variable; several expressions over one
+    // variable give a tuple per solution)
+    assert_eq!(e[1], json!(["Samuel Okafor"]));
+    assert_eq!(
+        e[0][0]["attributes"]["start_time"],
+        json!("2026-03-02T16:05:00.000Z")
+    );
+    assert_eq!(e[0][0]["attributes"]["event_class"], json!("moment"));
+    assert_eq!(e[0][0]["metadata"]["access_count"], json!(3));
+    // supersession both ways, archival, a tier alone as a confidence
+    let old = kip(
+        &mut nx,
+        r#"FIND(?f.metadata.superseded, ?f.metadata.superseded_by) WHERE { ?f {type: "Fact", name: "The Atlas cut-over rehearsal is planned for 13 March"} }"#,
+    );
+    assert_eq!(
+        old,
+        json!([[true, "Fact: The Atlas cut-over rehearsal moved to 20 March"]])
+    );
+    let archived = kip(
+        &mut nx,
+        r#"FIND(?f.metadata.archived, ?f.metadata.importance) WHERE { ?f {type: "Fact", name: "The old billing cron ran at 02:00 UTC"} }"#,
+    );
+    assert_eq!(archived, json!([[true, 0.3]]));
+    let spec = kip(
+        &mut nx,
+        r#"FIND(?f.metadata.confidence, ?f.metadata.expires_at) WHERE { ?f {type: "Fact", name: "Northwind might move the billing team to the Atlas stack next quarter"} }"#,
+    );
+    assert_eq!(spec, json!([[0.3, "2026-04-04T08:00:00.000Z"]]));
+    // no frontmatter: the category and the time from the file name
+    let bare = kip(
+        &mut nx,
+        r#"FIND(?f.attributes.fact_class, ?f.metadata.created_at) WHERE { ?f {type: "Fact", name: "Sam reports to Priya on the Atlas rollout"} }"#,
+    );
+    assert_eq!(bare, json!([["relationship", "2026-03-05T08:00:00.000Z"]]));
+    // entities: connections, aliases (the file's and aliases.json's)
+    let leads = kip(
+        &mut nx,
+        r#"FIND(?o.name) WHERE { ?l ({type: "Person", name: "Priya Natarajan"}, "leads", ?o) }"#,
+    );
+    assert_eq!(leads, json!(["Atlas"]));
+    let aliases = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.aliases) WHERE { ?p {type: "Person", name: "Priya Natarajan"} }"#,
+    );
+    assert_eq!(aliases, json!([["Priya N.", "Pn"]]));
+    // a frontmatter link between two memories
+    let supports = kip(
+        &mut nx,
+        r#"FIND(?o.name, ?l.metadata.strength) WHERE { ?l ({type: "Fact", name: "Atlas replicates from MySQL 5.7 with a 40-second lag during the nightly batch"}, "supports", ?o) }"#,
+    );
+    assert_eq!(
+        supports,
+        json!([
+            ["Atlas ships behind a feature flag until the cut-over rehearsal passes"],
+            [0.8]
+        ])
+    );
+    // the user prefers the preferences; profile.md is the user's
+    let prefers = kip(
+        &mut nx,
+        r#"FIND(COUNT(?o)) WHERE { ?l ({type: "Person", name: "User"}, "prefers", ?o) }"#,
+    );
+    assert_eq!(prefers, json!(3));
+    let profile = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.behavior_preferences) WHERE { ?p {type: "Person", name: "User"} }"#,
+    );
+    assert_eq!(
+        profile[0][2],
+        json!("Communication: Wants bad news early, not softened")
+    );
+    drop(nx);
+
+    let after = snapshot(&db);
+    let (ok, said) = somnus(&db, &["import", "engram", &folder]);
+    assert!(ok, "{said}");
+    assert!(said.contains("created 0 elements, updated 0"), "{said}");
+    assert_eq!(snapshot(&db), after);
+
+    let (ok, said) = somnus(&db, &["rollback", "--group", "import:engram"]);
+    assert!(ok, "{said}");
+    let back: Vec<_> = snapshot(&db);
+    assert_eq!(
+        back.iter().map(|r| (&r.1, &r.2)).collect::<Vec<_>>(),
+        before.iter().map(|r| (&r.1, &r.2)).collect::<Vec<_>>(),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The memory's own user takes the Engram store's preferences and
+/// profile: found by `relationship_to_self`, or named with `--user`; that
+/// Person keeps its domain and its provenance.
+#[test]
+fn an_engram_import_gives_the_preferences_to_the_memorys_user() {
+    let dir = tmp("engram-user");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(
+        &db,
+        &[
+            "kip",
+            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Family"} } CONCEPT ?p { {type: "Person", name: "Dana Whitfield"} SET ATTRIBUTES { relationship_to_self: "user" } SET PROPOSITIONS { ("belongs_to_domain", ?d) } } } WITH METADATA { source: "onboarding" }"#,
+        ],
+    );
+    assert!(ok, "{said}");
+    let folder = engram_fixture();
+    let (ok, said) = somnus(&db, &["import", "engram", &folder.to_string_lossy()]);
+    assert!(ok, "{said}");
+    assert!(!said.contains("does not name its user"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let dana = kip(
+        &mut nx,
+        r#"FIND(?p.metadata.source, ?d.name) WHERE { ?p {type: "Person", name: "Dana Whitfield"} ?l (?p, "belongs_to_domain", ?d) }"#,
+    );
+    assert_eq!(dana, json!([["onboarding"], ["Family"]]));
+    let prefers = kip(
+        &mut nx,
+        r#"FIND(COUNT(?o)) WHERE { ?l ({type: "Person", name: "Dana Whitfield"}, "prefers", ?o) }"#,
+    );
+    assert_eq!(prefers, json!(3));
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(COUNT(?p)) WHERE { ?p {type: "Person"} FILTER(?p.name == "User") }"#
+        ),
+        json!(0)
+    );
+    drop(nx);
+    // --user names another
+    let db2 = dir.join("m2.db");
+    let (ok, said) = somnus(
+        &db2,
+        &[
+            "import",
+            "engram",
+            &folder.to_string_lossy(),
+            "--user",
+            "Rowan Price",
+        ],
+    );
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db2).expect("open");
+    let prefers = kip(
+        &mut nx,
+        r#"FIND(COUNT(?o)) WHERE { ?l ({type: "Person", name: "Rowan Price"}, "prefers", ?o) }"#,
+    );
+    assert_eq!(prefers, json!(3));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// After an Engram import, a full cycle proposes the duplicates planted
+/// across files (one person in two entity files, one preference in two
+/// fact files) and does not merge the superseded schedule with the one
+/// that replaced it.
+#[test]
+fn a_sleep_cycle_after_an_engram_import_proposes_the_duplicates_across_files() {
+    let dir = tmp("engram-cycle");
+    let db = dir.join("m.db");
+    let folder = engram_fixture();
+    let (ok, said) = somnus(&db, &["import", "engram", &folder.to_string_lossy()]);
+    assert!(ok, "{said}");
+    let (ok, said) = somnus(&db, &["sleep", "--now", "2026-03-06T03:00:00Z", "--json"]);
+    assert!(ok, "{said}");
+    let (ok, said) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(ok, "{said}");
+    for merge in [
+        r#"Merge Person "Sam Okafor" into "Samuel Okafor""#,
+        r#"Merge Preference "Prefers dark mode in every editor" into "Prefers dark mode in every editor and terminal""#,
+    ] {
+        assert!(said.contains(merge), "{merge}:\n{said}");
+    }
+    let merges = said.matches("] pending  merge").count();
+    assert_eq!(merges, 2, "{said}");
+    assert!(!said.contains("13 March\" into"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An import cancelled part way (as the console's ^C does) writes
+/// nothing, and says how far it had gone.
+#[test]
+fn a_cancelled_import_writes_nothing() {
+    let dir = tmp("cancel");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["kip", "DESCRIBE PRIMER"]);
+    assert!(ok, "{said}");
+    let before = snapshot(&db);
+    let mut nx = Nexus::open(&db).expect("open");
+    let plan = somnus::import::read("engram", &engram_fixture(), None).expect("read");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let who = somnus::audit::Who {
+        actor: "tester".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let mut seen = Vec::new();
+    let r = somnus::import::apply_with(
+        &mut nx,
+        &plan,
+        &who,
+        false,
+        &mut |done, total| {
+            seen.push((done, total));
+            if done == 10 {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        },
+        Some(&stop),
+    );
+    let e = r.expect_err("cancelled");
+    assert!(
+        e.message
+            .contains("cancelled after 10 of 52 writes: nothing was written"),
+        "{e:?}"
+    );
+    assert_eq!(seen.first(), Some(&(0, 52)));
+    drop(nx);
+    assert_eq!(snapshot(&db), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Engram files a reader cannot take are reported and the rest imports:
+/// an entity file whose heading and name give no name, an `entityRef`
+/// naming nothing, frontmatter never closed, bytes that are not UTF-8, a
+/// 4 MB memory with 50,000 tags. No element gets an empty name or a name
+/// of several lines.
+#[test]
+fn hostile_engram_files_are_reported_and_the_rest_imports() {
+    let dir = tmp("engram-hostile");
+    let db = dir.join("m.db");
+    let store = dir.join("store");
+    let day = store.join("facts/2026-01-01");
+    std::fs::create_dir_all(&day).expect("dirs");
+    std::fs::create_dir_all(store.join("entities")).expect("dirs");
+    std::fs::write(store.join("entities/-.md"), "# \n\n**Type:** person\n").expect("write");
+    std::fs::write(
+        day.join("fact-1-a.md"),
+        "---\nid: x\ncategory: fact\nentityRef: -\n---\nA fact about nobody in particular.\n",
+    )
+    .expect("write");
+    std::fs::write(day.join("fact-2-b.md"), "---\ncategory: fact\n").expect("write");
+    std::fs::write(day.join("fact-3-c.md"), b"\xff\xfe---\n").expect("write");
+    let tags = vec!["\"t\""; 50_000].join(",");
+    std::fs::write(
+        day.join("fact-4-d.md"),
+        format!(
+            "---\ncategory: fact\ntags: [{tags}]\n---\n{}",
+            "word ".repeat(800_000)
+        ),
+    )
+    .expect("write");
+    let (ok, said) = somnus(&db, &["import", "engram", &store.to_string_lossy()]);
+    assert!(ok, "{said}");
+    for note in [
+        "entities/-.md: neither its heading nor its file name gives a name: skipped",
+        "facts/2026-01-01/fact-1-a.md:6: `-` names no entity: its link is skipped",
+        "facts/2026-01-01/fact-2-b.md: its frontmatter is not closed by `---`",
+        "facts/2026-01-01/fact-3-c.md: not UTF-8 text, skipped",
+    ] {
+        assert!(said.contains(note), "{note}:\n{said}");
+    }
+    let mut nx = Nexus::open(&db).expect("open");
+    let names = kip(&mut nx, r#"FIND(?c.name) WHERE { ?c {type: "Fact"} }"#);
+    let names: Vec<&str> = names
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        names.contains(&"A fact about nobody in particular"),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.is_empty() && !n.contains('\n') && n.chars().count() <= 80),
+        "{names:?}"
+    );
+    let empty = kip(
+        &mut nx,
+        r#"FIND(COUNT(?c)) WHERE { ?c {type: "Person"} FILTER(?c.name == "") }"#,
+    );
+    assert_eq!(empty, json!(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -51,6 +51,9 @@ pub struct Draft {
     predicates: BTreeMap<String, String>,
     concepts: Vec<Concept>,
     links: Vec<Link>,
+    /// Concepts the memory may already have (the user named with
+    /// `--user`): written without filing them under `Unsorted`.
+    elsewhere: Vec<(String, String)>,
 }
 
 impl Draft {
@@ -66,6 +69,7 @@ impl Draft {
             predicates: BTreeMap::new(),
             concepts: Vec::new(),
             links: Vec::new(),
+            elsewhere: Vec::new(),
         }
     }
 
@@ -91,8 +95,12 @@ impl Draft {
     }
 
     /// Reports what the reader did not understand, or took only in part.
+    /// Notes name the file and line without the source prefix.
     pub fn note(&mut self, s: impl Into<String>) {
-        self.plan.note(s);
+        let s = s.into();
+        let prefix = format!("{}:", self.author);
+        self.plan
+            .note(s.strip_prefix(&prefix).map_or(s.clone(), str::to_string));
     }
 
     /// The file as text; one that cannot be read or is not UTF-8 is
@@ -120,6 +128,12 @@ impl Draft {
             self.types.entry(c.ty.clone()).or_insert(c.source.clone());
         }
         self.concepts.push(c);
+    }
+
+    /// `(ty, name)` may already be in the memory, filed where it belongs:
+    /// what the files say of it is added, it is not filed again.
+    pub fn elsewhere(&mut self, ty: &str, name: &str) {
+        self.elsewhere.push((ty.to_string(), name.to_string()));
     }
 
     pub fn link(&mut self, l: Link) {
@@ -188,14 +202,21 @@ impl Draft {
             params.insert("name".into(), json!(c.name));
             let attrs = assignments(&c.attrs, "a", &mut params);
             let meta = assignments(&c.meta, "m", &mut params);
-            let filed = if c.name == "$self" {
+            let filed = if c.name == "$self"
+                || self.elsewhere.contains(&(c.ty.clone(), c.name.clone()))
+            {
                 String::new()
             } else {
                 r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#
                     .to_string()
             };
+            let meta = if meta.is_empty() {
+                String::new()
+            } else {
+                format!(" WITH METADATA {{ {meta} }}")
+            };
             let text = format!(
-                "UPSERT {{ CONCEPT ?c {{ {{type: {}, name: :name}}{}{filed} }} WITH METADATA {{ {meta} }} }}",
+                "UPSERT {{ CONCEPT ?c {{ {{type: {}, name: :name}}{}{filed} }}{meta} }}",
                 json!(c.ty),
                 if attrs.is_empty() {
                     String::new()

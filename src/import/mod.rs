@@ -7,6 +7,7 @@
 //! never dropped silently.
 
 pub mod draft;
+pub mod engram;
 pub mod moltbot;
 
 use crate::audit::Who;
@@ -14,6 +15,7 @@ use crate::engine::Nexus;
 use crate::kip::{self, KipResult};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One write of the plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +70,19 @@ pub struct Outcome {
 /// first failing write (named with its file and line), none of it. A dry
 /// run runs it the same way and rolls it back.
 pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult<Outcome> {
+    apply_with(nx, plan, who, dry_run, &mut |_, _| {}, None)
+}
+
+/// [`apply`], telling `progress` (writes done, writes planned) as it goes
+/// and stopping, with nothing written, when `cancel` is set.
+pub fn apply_with(
+    nx: &mut Nexus,
+    plan: &Plan,
+    who: &Who,
+    dry_run: bool,
+    progress: &mut dyn FnMut(usize, usize),
+    cancel: Option<&AtomicBool>,
+) -> KipResult<Outcome> {
     let group = format!("import:{}", plan.source);
     let mut out = Outcome {
         source: plan.source.clone(),
@@ -79,9 +94,19 @@ pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult
     for w in &plan.writes {
         *out.planned.entry(w.what.clone()).or_default() += 1;
     }
+    let total = plan.writes.len();
     let mut counts = (0u64, 0u64);
     let res = nx.atomically(&group, |nx| {
-        for w in &plan.writes {
+        progress(0, total);
+        for (i, w) in plan.writes.iter().enumerate() {
+            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                return Err(kip::KipError::new(
+                    kip::ErrorCode::ExecutionTimeout,
+                    format!(
+                        "the import was cancelled after {i} of {total} writes: nothing was written"
+                    ),
+                ));
+            }
             let at = |e: kip::KipError| {
                 let msg = format!("{} (from {}): {}", e.code, w.source, e.message);
                 kip::KipError::new(e.code, msg)
@@ -94,6 +119,7 @@ pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult
                 counts.0 += e["created"].as_u64().unwrap_or(0);
                 counts.1 += e["updated"].as_u64().unwrap_or(0);
             }
+            progress(i + 1, total);
         }
         if dry_run {
             // rolls the group back
@@ -111,13 +137,67 @@ pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult
     Ok(out)
 }
 
-/// Reads a source's folder: `moltbot` (engram is not read yet).
-pub fn read(source: &str, dir: &std::path::Path) -> Result<Plan, String> {
+impl Outcome {
+    /// What the import did, in lines: the totals, the writes by what they
+    /// write, what to know, and how to undo it.
+    pub fn lines(&self, dir: &std::path::Path, writes: usize) -> Vec<String> {
+        let dry = self.dry_run;
+        let mut v = vec![format!(
+            "{} {}: {} writes planned; {} {} elements, {} {}{}",
+            if dry { "would import" } else { "imported" },
+            dir.display(),
+            writes,
+            if dry { "would create" } else { "created" },
+            self.created,
+            if dry { "would update" } else { "updated" },
+            self.updated,
+            if dry {
+                String::new()
+            } else {
+                format!(
+                    " (audit group {}: `somnus rollback --group {}` undoes it)",
+                    self.group, self.group
+                )
+            }
+        )];
+        for (what, n) in &self.planned {
+            v.push(format!("  {n:>6}  {what}"));
+        }
+        if !self.notes.is_empty() {
+            v.push(format!("{} things to know:", self.notes.len()));
+            for n in &self.notes {
+                v.push(format!("  - {n}"));
+            }
+        }
+        v
+    }
+}
+
+/// The sources somnus reads.
+pub const SOURCES: [&str; 2] = ["moltbot", "engram"];
+
+/// Reads a source's folder. `user` names the Person whose preferences an
+/// Engram store holds (Moltbot names its user in MEMORY.md).
+pub fn read(source: &str, dir: &std::path::Path, user: Option<&str>) -> Result<Plan, String> {
     match source {
         "moltbot" => moltbot::read(dir),
+        "engram" => engram::read(dir, user),
         other => Err(format!(
-            "somnus reads `moltbot` folders; `{other}` is not a source it knows"
+            "somnus reads {} folders; `{other}` is not a source it knows",
+            SOURCES.map(|s| format!("`{s}`")).join(" and ")
         )),
+    }
+}
+
+/// The memory's user: the one Person whose `relationship_to_self` is
+/// `user`, if there is exactly one.
+pub fn user_of(nx: &mut Nexus) -> Option<String> {
+    let r = nx
+        .kip(r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") } LIMIT 2"#)
+        .to_json();
+    match r["result"].as_array().map(Vec::as_slice) {
+        Some([one]) => one.as_str().map(str::to_string),
+        _ => None,
     }
 }
 

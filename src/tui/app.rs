@@ -113,6 +113,8 @@ pub struct App {
     pub quit_confirm: Option<Vec<String>>,
     /// Quit once the cancelled cycle has stopped.
     quit_when_idle: bool,
+    /// An import running: what stops it, and its source.
+    importing: Option<(super::component::CancelFlag, String)>,
 }
 
 const GLOBAL_COMMANDS: &[&str] = &[
@@ -126,6 +128,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Health",
     "Why… (explain an element)",
     "Why not merged… (two concepts)",
+    "Import a memory… (Moltbot or Engram folder)",
     "Toggle mouse",
     "Help",
     "Quit",
@@ -169,6 +172,7 @@ impl App {
             sticky: None,
             log_open: None,
             absorb_change: false,
+            importing: None,
         };
         app.spawn(Job::Schema);
         app
@@ -262,8 +266,39 @@ impl App {
             let preds: Vec<String> = o.predicates.iter().map(|t| t.name.clone()).collect();
             self.workbench.set_schema(types, preds);
         }
-        if self.quit_when_idle && matches!(out, JobOutput::SleepDone(_)) {
+        if self.quit_when_idle && self.importing.is_none() && matches!(out, JobOutput::SleepDone(_))
+        {
             self.quit = true;
+        }
+        if let JobOutput::ImportProgress(done, total) = out {
+            let source = self.importing.as_ref().map_or("", |i| i.1.as_str());
+            let filled = (done * 20).checked_div(total).unwrap_or(20);
+            let bar = format!("{}{}", "█".repeat(filled), "░".repeat(20 - filled));
+            let text = format!("importing {source}: {done}/{total} writes {bar} (^C cancels)");
+            if done == 0 || done == total {
+                // the start and the end go to the log too
+                self.say(text);
+            } else {
+                self.status = Some((text, Instant::now()));
+            }
+            return;
+        }
+        if let JobOutput::ImportDone(r) = out {
+            self.importing = None;
+            match r {
+                Ok(t) => {
+                    self.say(t.lines.first().cloned().unwrap_or_default());
+                    self.why = Some((t, 0));
+                    // its commit came on a connection of its own
+                    self.absorb_change = true;
+                    self.refresh_quietly(true);
+                }
+                Err(e) => self.fail(e),
+            }
+            if self.quit_when_idle && !self.sleep.is_running() {
+                self.quit = true;
+            }
+            return;
         }
         if let JobOutput::Why(r) = out {
             match r {
@@ -517,6 +552,13 @@ impl App {
                     "Why not merged… (two concepts)" => {
                         self.ask = Some((Ask::Pair(None), String::new()))
                     }
+                    "Import a memory… (Moltbot or Engram folder)" => {
+                        if self.importing.is_some() {
+                            self.say("an import is running (^C cancels it)");
+                        } else {
+                            self.ask = Some((Ask::Import, String::new()))
+                        }
+                    }
                     "Help" => self.help = true,
                     "Quit" => self.request_quit(),
                     other => {
@@ -595,6 +637,14 @@ impl App {
             return;
         }
         if ctrl && matches!(key.code, KeyCode::Char('q') | KeyCode::Char('c')) {
+            if key.code == KeyCode::Char('c')
+                && let Some((cancel, source)) = &self.importing
+            {
+                cancel.cancel();
+                let s = format!("cancelling the {source} import: nothing of it is written");
+                self.say(s);
+                return;
+            }
             if key.code == KeyCode::Char('c') && self.workbench.is_running() {
                 self.apply(vec![Action::Cancel]);
                 return;
@@ -716,6 +766,11 @@ impl App {
                     .to_string(),
             );
         }
+        if let Some((_, source)) = &self.importing {
+            why.push(format!(
+                "a {source} import is running: it is cancelled first (nothing of it is written)"
+            ));
+        }
         if let Some(u) = self.reflections.unsaved() {
             why.push(u);
         }
@@ -730,10 +785,16 @@ impl App {
         match key.code {
             KeyCode::Char('y') | KeyCode::Enter => {
                 self.quit_confirm = None;
+                let importing = self.importing.is_some();
+                if let Some((cancel, _)) = &self.importing {
+                    cancel.cancel();
+                }
                 if self.sleep.is_running() {
                     self.sleep.cancel();
+                }
+                if importing || self.sleep.is_running() {
                     self.quit_when_idle = true;
-                    self.say("cancelling the sleep cycle, then quitting…");
+                    self.say("cancelling what runs, then quitting…");
                 } else {
                     self.quit = true;
                 }
@@ -815,6 +876,16 @@ impl App {
                         Some((a, b)) => Job::WhyPair(a.trim().into(), b.trim().into()),
                         None => {
                             self.say("give two concepts as Type:Name / Type:Name");
+                            return;
+                        }
+                    },
+                    Ask::Import => match super::component::ImportJob::parse(&text) {
+                        Ok(j) => {
+                            self.importing = Some((j.cancel.clone(), j.source.clone()));
+                            Job::Import(j)
+                        }
+                        Err(e) => {
+                            self.say(e);
                             return;
                         }
                     },
@@ -1095,6 +1166,14 @@ impl App {
             Ask::Element => "why? an element: C:12, P:40 or Type:Name".to_string(),
             Ask::Pair(Some(a)) => format!("why is {a} not merged with (Type:Name)"),
             Ask::Pair(None) => "why not merged? Type:Name / Type:Name".to_string(),
+            Ask::Import => {
+                "import: moltbot DIR or engram DIR (then --user NAME, --dry-run)".to_string()
+            }
+        };
+        let enter = if *ask == Ask::Import {
+            " Enter import · Esc cancel · ^U clear "
+        } else {
+            " Enter explain · Esc cancel · ^U clear "
         };
         let width = if area.width < 14 {
             area.width
@@ -1121,10 +1200,7 @@ impl App {
                     .borders(Borders::ALL)
                     .border_style(theme::border(true))
                     .title(Span::styled(format!(" {question} "), theme::title()))
-                    .title_bottom(Span::styled(
-                        " Enter explain · Esc cancel · ^U clear ",
-                        theme::dim(),
-                    )),
+                    .title_bottom(Span::styled(enter, theme::dim())),
             ),
             rect,
         );

@@ -51,7 +51,8 @@ impl Tab {
     }
 }
 
-/// Stops a running sleep cycle (shared by the pane and the job).
+/// Stops a running sleep cycle or import (shared by the console and the
+/// job).
 #[derive(Debug, Clone, Default)]
 pub struct CancelFlag(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
 
@@ -147,6 +148,65 @@ pub enum Job {
     Health {
         now: Option<String>,
     },
+    /// Bring a Moltbot or Engram folder in (one audited group).
+    Import(ImportJob),
+}
+
+/// What the operator asked to import.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportJob {
+    pub source: String,
+    pub dir: std::path::PathBuf,
+    pub user: Option<String>,
+    pub dry_run: bool,
+    pub cancel: CancelFlag,
+}
+
+impl ImportJob {
+    /// `engram ~/memory/local [--user NAME] [--dry-run]`, or why not.
+    pub fn parse(line: &str) -> Result<ImportJob, String> {
+        let usage =
+            "give a source and a folder: moltbot DIR or engram DIR (then --user NAME, --dry-run)";
+        let line = line.trim();
+        let (source, rest) = line.split_once(char::is_whitespace).ok_or(usage)?;
+        if !crate::import::SOURCES.contains(&source) {
+            return Err(format!("`{source}` is not a source somnus reads: {usage}"));
+        }
+        let mut rest = rest.trim().to_string();
+        let mut dry_run = false;
+        let mut user = None;
+        loop {
+            if let Some(r) = rest.strip_suffix("--dry-run") {
+                dry_run = true;
+                rest = r.trim_end().to_string();
+            } else if let Some(i) = rest.rfind("--user ") {
+                let name = rest[i + 7..].trim().to_string();
+                if name.is_empty() {
+                    return Err("--user needs a name".into());
+                }
+                user = Some(name);
+                rest = rest[..i].trim_end().to_string();
+            } else {
+                break;
+            }
+        }
+        if rest.is_empty() {
+            return Err(usage.into());
+        }
+        let dir = match rest.strip_prefix("~/") {
+            Some(r) => std::env::var_os("HOME")
+                .map(|h| std::path::PathBuf::from(h).join(r))
+                .unwrap_or_else(|| rest.clone().into()),
+            None => rest.into(),
+        };
+        Ok(ImportJob {
+            source: source.to_string(),
+            dir,
+            user,
+            dry_run,
+            cancel: CancelFlag::default(),
+        })
+    }
 }
 
 /// The health table now and what past cycles measured.
@@ -174,6 +234,8 @@ pub enum Ask {
     /// The concept to compare with this one (`Type:Name`), or both
     /// (`A / B`) when none is given.
     Pair(Option<String>),
+    /// A source and a folder to import.
+    Import,
 }
 
 /// What came back.
@@ -204,6 +266,10 @@ pub enum JobOutput {
     Decided(Result<String, String>),
     SleepProgress(crate::sleep::Progress),
     SleepDone(Result<Box<crate::sleep::Report>, String>),
+    /// Writes of an import done, of those planned.
+    ImportProgress(usize, usize),
+    /// What an import did, as lines to read, or why it wrote nothing.
+    ImportDone(Result<WhyText, String>),
     /// Past runs, and the processes maintaining the memory.
     Runs(
         Result<

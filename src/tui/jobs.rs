@@ -107,6 +107,7 @@ impl Job {
                 },
                 &|_| {},
             ),
+            Job::Import(job) => run_import(nx, job, &|_| {}),
             Job::Health { now } => {
                 let now = now.unwrap_or_else(|| {
                     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -228,9 +229,76 @@ impl Job {
             let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
             return run_sleep(&mut nx, job, emit.as_ref());
         }
+        if let Job::Import(job) = self {
+            // on a connection of its own, as a sleep cycle: the panes keep
+            // reading while it writes
+            let path = nexus
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .path()
+                .map(|p| p.to_path_buf());
+            if let Some(p) = path {
+                return match Nexus::open(&p) {
+                    Ok(mut own) => run_import(&mut own, job, emit.as_ref()),
+                    Err(e) => JobOutput::ImportDone(Err(e.message)),
+                };
+            }
+            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+            return run_import(&mut nx, job, emit.as_ref());
+        }
         let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
         self.run(&mut nx)
     }
+}
+
+/// An import from the console: the folder read, the plan applied as one
+/// group, its progress forwarded at most every 50 ms.
+fn run_import(
+    nx: &mut Nexus,
+    job: super::component::ImportJob,
+    emit: &(dyn Fn(JobOutput) + Send + Sync),
+) -> JobOutput {
+    let user = job.user.clone().or_else(|| crate::import::user_of(nx));
+    let plan = match crate::import::read(&job.source, &job.dir, user.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return JobOutput::ImportDone(Err(e)),
+    };
+    let who = crate::audit::Who {
+        actor: "operator".into(),
+        trigger: format!("console: import {} {}", job.source, job.dir.display()),
+        reason: None,
+    };
+    let mut last: Option<Instant> = None;
+    let mut progress = |done: usize, total: usize| {
+        if done == total || last.is_none_or(|t| t.elapsed().as_millis() >= 50) {
+            last = Some(Instant::now());
+            emit(JobOutput::ImportProgress(done, total));
+        }
+    };
+    let res = crate::import::apply_with(
+        nx,
+        &plan,
+        &who,
+        job.dry_run,
+        &mut progress,
+        Some(&job.cancel.0),
+    );
+    JobOutput::ImportDone(
+        res.map(|out| WhyText {
+            title: format!(
+                "{} {} from {}",
+                if job.dry_run {
+                    "would import"
+                } else {
+                    "imported"
+                },
+                job.source,
+                job.dir.display()
+            ),
+            lines: out.lines(&job.dir, plan.writes.len()),
+        })
+        .map_err(|e| format!("{}: {}", e.code, e.message)),
+    )
 }
 
 /// A sleep cycle the console started.

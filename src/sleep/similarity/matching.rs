@@ -59,7 +59,20 @@ pub mod score {
     /// A single given name matching a person's full name ("Liz" /
     /// "Elizabeth Hartmann"): needs support and must be the only match.
     pub const GIVEN_NAME_ONLY: f64 = 0.75;
+    /// A statement and the same statement with a short conjunct added
+    /// ("Prefers dark mode in every editor" / "… and terminal").
+    pub const CONJUNCT: f64 = 0.82;
 }
+
+/// A statement is a name of at least this many words not written as a
+/// proper name ("Prefers dark mode in every editor").
+pub const STATEMENT_MIN_WORDS: usize = 4;
+/// The conjunct the longer statement adds is at most this many words.
+pub const CONJUNCT_MAX_WORDS: usize = 4;
+/// Words that turn an added conjunct against what it joins.
+const CONJUNCT_TURNS: &[&str] = &[
+    "not", "no", "never", "except", "without", "but", "unless", "nor", "instead", "only",
+];
 
 /// Near-identical spelling: Jaro–Winkler at least this on names of at
 /// least [`TYPO_MIN_LEN`] letters.
@@ -240,7 +253,7 @@ pub(super) fn compare(a: &Prepared, b: &Prepared, person: bool) -> Option<(&'sta
     if plurals(&a.tokens, &b.tokens) {
         return Some(("the same words but for a plural", score::INFLECTION));
     }
-    if let Some(r) = extra_words(a, b) {
+    if let Some(r) = extra_words(a, b).or_else(|| conjunct(a, b)) {
         return Some(r);
     }
     if transliterated(&a.tokens, &b.tokens) {
@@ -438,6 +451,31 @@ fn extra_words(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
         }
     }
     None
+}
+
+/// A statement and the same statement with `and …` added: the longer
+/// says all the shorter says. Names (title case) and short names are no
+/// statements; a conjunct with a word that turns it ("but not", "except")
+/// says something else.
+fn conjunct(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    let (s, l) = if a.tokens.len() <= b.tokens.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    if s.tokens.len() < STATEMENT_MIN_WORDS || s.title_case || l.title_case {
+        return None;
+    }
+    let extra = l.tokens.strip_prefix(s.tokens.as_slice())?;
+    let (first, rest) = extra.split_first()?;
+    (first == "and"
+        && !rest.is_empty()
+        && extra.len() <= CONJUNCT_MAX_WORDS
+        && !rest.iter().any(|w| CONJUNCT_TURNS.contains(&w.as_str())))
+    .then_some((
+        "one statement is the other with a conjunct added",
+        score::CONJUNCT,
+    ))
 }
 
 /// Words that close a company's name without naming another company

@@ -170,6 +170,46 @@ mod tests {
         assert_eq!(p.len(), 3, "{p:?}");
     }
 
+    /// A statement and the same statement with `and …` added are one; a
+    /// conjunct that turns it, a name written as a proper name, or a short
+    /// name are not.
+    #[test]
+    fn a_statement_with_a_conjunct_added() {
+        let items = vec![
+            n(1, "Preference", "Prefers dark mode in every editor", &[]),
+            n(
+                2,
+                "Preference",
+                "Prefers dark mode in every editor and terminal",
+                &[],
+            ),
+            n(3, "Preference", "Drinks tea in the morning", &[]),
+            n(
+                4,
+                "Preference",
+                "Drinks tea in the morning and not at night",
+                &[],
+            ),
+            n(5, "Topic", "Research And Development Lab", &[]),
+            n(6, "Topic", "Research And Development Lab And Annex", &[]),
+            n(7, "Preference", "Likes jazz", &[]),
+            n(8, "Preference", "Likes jazz and blues", &[]),
+            n(9, "Fact", "The rehearsal is planned for March", &[]),
+            n(
+                10,
+                "Fact",
+                "The rehearsal is planned for March or April",
+                &[],
+            ),
+        ];
+        let p = pairs(&items);
+        assert_eq!(
+            p,
+            vec![(1, 2, "one statement is the other with a conjunct added")],
+            "{p:?}"
+        );
+    }
+
     #[test]
     fn names_in_other_forms() {
         let same = [

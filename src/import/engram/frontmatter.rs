@@ -1,0 +1,124 @@
+//! An Engram memory file's YAML frontmatter, read as Engram writes it:
+//! one `key: value` per line, lists as `["a", "b"]`, and `links:` as a
+//! list of maps (`- targetId: …` with `linkType`, `strength`, `reason`
+//! indented under it). Not with a YAML library: Engram writes values
+//! unquoted that strict YAML rejects (`intentGoal: fix: the flag`), and
+//! reads each line by splitting it at its first colon; so does this, and
+//! what does not fit is kept as text, never an error.
+
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// A memory file's frontmatter: key → (raw value, line), and its links.
+#[derive(Default)]
+pub struct Front {
+    pub keys: BTreeMap<String, (String, usize)>,
+    pub links: Vec<(usize, Map<String, Value>)>,
+}
+
+/// Splits a memory file into its frontmatter, its text, and the line the
+/// text starts on. A file with no frontmatter is an error naming why.
+pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
+    let text = text.trim_start_matches('\u{feff}');
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.first().map(|l| l.trim()) != Some("---") {
+        return Err("no frontmatter".into());
+    }
+    let Some(end) = lines.iter().skip(1).position(|l| l.trim() == "---") else {
+        return Err("its frontmatter is not closed by `---`: the whole file is its text".into());
+    };
+    let end = end + 1;
+    let mut f = Front::default();
+    let mut list_key: Option<String> = None;
+    for (i, line) in lines[1..end].iter().enumerate() {
+        let n = i + 2;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let indented = line.starts_with(' ') || line.starts_with('\t');
+        if indented && list_key.as_deref() == Some("links") {
+            let t = line.trim();
+            let (t, new) = match t.strip_prefix("- ") {
+                Some(rest) => (rest, true),
+                None => (t, false),
+            };
+            if new || f.links.is_empty() {
+                f.links.push((n, Map::new()));
+            }
+            if let Some((k, v)) = t.split_once(':')
+                && let Some(last) = f.links.last_mut()
+            {
+                let v = unquote(v.trim());
+                let v = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .map_or_else(|| json!(v), |x| json!(x));
+                last.1.insert(k.trim().to_string(), v);
+            }
+            continue;
+        }
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let k = k.trim().to_string();
+        let v = v.trim();
+        list_key = if v.is_empty() { Some(k.clone()) } else { None };
+        if k == "links" {
+            continue;
+        }
+        f.keys.insert(k, (unquote(v), n));
+    }
+    let body_start = end + 1;
+    let body: Vec<&str> = lines[body_start.min(lines.len())..].to_vec();
+    let skip = body.iter().take_while(|l| l.trim().is_empty()).count();
+    let body_text = body[skip..].join("\n").trim().to_string();
+    Ok((f, body_text, body_start + skip + 1))
+}
+
+fn unquote(v: &str) -> String {
+    let v = v.trim();
+    if v.len() >= 2
+        && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')))
+    {
+        v[1..v.len() - 1].replace("\\\"", "\"")
+    } else {
+        v.to_string()
+    }
+}
+
+/// `["a", "b"]` (or `[a, b]`) as its items.
+pub fn list(v: &str) -> Vec<String> {
+    if let Ok(Value::Array(a)) = serde_json::from_str::<Value>(v) {
+        return a
+            .into_iter()
+            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+            .filter(|s| !s.is_empty())
+            .collect();
+    }
+    v.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .map(|s| unquote(s.trim()))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `confidenceTier` → `confidence_tier`.
+pub fn snake(k: &str) -> String {
+    let mut out = String::new();
+    for c in k.chars() {
+        if c.is_uppercase() {
+            if !out.is_empty() {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out
+}
