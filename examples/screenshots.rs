@@ -275,4 +275,11 @@ fn main() {
     app.press(KeyCode::Char('p'), KeyModifiers::CONTROL);
     app.type_text("exp");
     shot(&mut app, "palette");
+    // an Engram store brought in from the palette: its report
+    app.press(KeyCode::Esc, none);
+    app.press(KeyCode::Char('p'), KeyModifiers::CONTROL);
+    app.type_text("Import a memory");
+    app.press(KeyCode::Enter, none);
+    app.type_text("engram tests/data/engram\n");
+    shot(&mut app, "import-report");
 }
