@@ -1,0 +1,685 @@
+//! The schema's migrations, one list for both backends: each step has its
+//! SQLite and its PostgreSQL text, applied in order. SQLite records how
+//! many ran in `PRAGMA user_version`; PostgreSQL in the memory schema's
+//! `meta` row `schema_version`. Where a step only repaired SQLite's own
+//! history, its PostgreSQL text does nothing (a PostgreSQL memory starts
+//! from the repaired form).
+
+/// One step of the schema.
+pub struct Migration {
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
+}
+
+/// Migrations, applied in order.
+pub const MIGRATIONS: &[Migration] = &[
+    // 1: the graph
+    Migration {
+        sqlite: r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    INSERT INTO meta(key, value) VALUES ('next_id', '1');
+    CREATE TABLE concepts (
+        id          INTEGER PRIMARY KEY,
+        type        TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        attributes  TEXT NOT NULL DEFAULT '{}',
+        metadata    TEXT NOT NULL DEFAULT '{}',
+        version     INTEGER NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX concepts_type_name ON concepts(type, name);
+    CREATE INDEX concepts_name ON concepts(name);
+    CREATE TABLE propositions (
+        id          INTEGER PRIMARY KEY,
+        subject     INTEGER NOT NULL,
+        predicate   TEXT NOT NULL,
+        object      INTEGER NOT NULL,
+        attributes  TEXT NOT NULL DEFAULT '{}',
+        metadata    TEXT NOT NULL DEFAULT '{}',
+        version     INTEGER NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX propositions_spo ON propositions(subject, predicate, object);
+    CREATE INDEX propositions_op ON propositions(object, predicate);
+    CREATE INDEX propositions_p ON propositions(predicate);
+    "#,
+        postgres: r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    -- concepts and propositions share one id sequence, never reused
+    CREATE SEQUENCE element_ids;
+    CREATE TABLE concepts (
+        id          BIGINT PRIMARY KEY,
+        type        TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        attributes  JSONB NOT NULL DEFAULT '{}',
+        metadata    JSONB NOT NULL DEFAULT '{}',
+        version     BIGINT NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX concepts_type_name ON concepts(type, name);
+    CREATE INDEX concepts_name ON concepts(name);
+    CREATE TABLE propositions (
+        id          BIGINT PRIMARY KEY,
+        subject     BIGINT NOT NULL,
+        predicate   TEXT NOT NULL,
+        object      BIGINT NOT NULL,
+        attributes  JSONB NOT NULL DEFAULT '{}',
+        metadata    JSONB NOT NULL DEFAULT '{}',
+        version     BIGINT NOT NULL DEFAULT 1,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX propositions_spo ON propositions(subject, predicate, object);
+    CREATE INDEX propositions_op ON propositions(object, predicate);
+    CREATE INDEX propositions_p ON propositions(predicate);
+    "#,
+    },
+    // 2: full-text grounding index over name, aliases, description and the
+    //    salient text attributes, kept in sync by triggers
+    Migration {
+        sqlite: r#"
+    CREATE VIRTUAL TABLE concept_fts USING fts5(
+        name, aliases, description, body,
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER concepts_fts_ai AFTER INSERT ON concepts BEGIN
+        INSERT INTO concept_fts(rowid, name, aliases, description, body) VALUES (
+            new.id, new.name,
+            (SELECT group_concat(value, ' ') FROM json_each(new.attributes, '$.aliases')),
+            json_extract(new.attributes, '$.description'),
+            concat_ws(' ', json_extract(new.attributes, '$.content_summary'), json_extract(new.attributes, '$.summary'),
+                      json_extract(new.attributes, '$.title'), json_extract(new.attributes, '$.content'))
+        );
+    END;
+    CREATE TRIGGER concepts_fts_ad AFTER DELETE ON concepts BEGIN
+        DELETE FROM concept_fts WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        DELETE FROM concept_fts WHERE rowid = old.id;
+        INSERT INTO concept_fts(rowid, name, aliases, description, body) VALUES (
+            new.id, new.name,
+            (SELECT group_concat(value, ' ') FROM json_each(new.attributes, '$.aliases')),
+            json_extract(new.attributes, '$.description'),
+            concat_ws(' ', json_extract(new.attributes, '$.content_summary'), json_extract(new.attributes, '$.summary'),
+                      json_extract(new.attributes, '$.title'), json_extract(new.attributes, '$.content'))
+        );
+    END;
+    INSERT INTO concept_fts(rowid, name, aliases, description, body)
+        SELECT id, name,
+            (SELECT group_concat(value, ' ') FROM json_each(attributes, '$.aliases')),
+            json_extract(attributes, '$.description'),
+            concat_ws(' ', json_extract(attributes, '$.content_summary'), json_extract(attributes, '$.summary'),
+                      json_extract(attributes, '$.title'), json_extract(attributes, '$.content'))
+        FROM concepts;
+    "#,
+        postgres: r#"
+    -- PostgreSQL's own full-text machinery: a weighted document kept by
+    -- the row itself (name and aliases A, description B, the salient text
+    -- attributes C), indexed with GIN; 'simple' keeps every word of every
+    -- language (no stemming, no stop words), as the SQLite tokenizer does
+    ALTER TABLE concepts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('simple'::regconfig, name), 'A')
+        || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes -> 'aliases', '[]'::jsonb)), 'A')
+        || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes ->> 'description', '')), 'B')
+        || setweight(to_tsvector('simple'::regconfig,
+               COALESCE(attributes ->> 'content_summary', '') || ' ' || COALESCE(attributes ->> 'summary', '') || ' '
+               || COALESCE(attributes ->> 'title', '') || ' ' || COALESCE(attributes ->> 'content', '')), 'C')
+    ) STORED;
+    CREATE INDEX concepts_search ON concepts USING GIN (search);
+    "#,
+    },
+    // 3: embeddings for semantic SEARCH, and the queue of concepts whose
+    //    grounding text changed since they were embedded (new concepts are
+    //    found by id when embedding runs, so inserts pay nothing here)
+    Migration {
+        sqlite: r#"
+    CREATE TABLE embeddings (
+        id      INTEGER PRIMARY KEY,
+        model   TEXT NOT NULL,
+        vector  BLOB NOT NULL
+    );
+    CREATE TABLE embed_queue (id INTEGER PRIMARY KEY);
+    INSERT INTO meta(key, value) VALUES ('embed_scanned_to', '0');
+    CREATE TRIGGER concepts_embed_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        INSERT OR IGNORE INTO embed_queue(id) VALUES (new.id);
+    END;
+    CREATE TRIGGER concepts_embed_ad AFTER DELETE ON concepts BEGIN
+        DELETE FROM embeddings WHERE id = old.id;
+        DELETE FROM embed_queue WHERE id = old.id;
+    END;
+    "#,
+        postgres: r#"
+    CREATE TABLE embeddings (
+        id      BIGINT PRIMARY KEY,
+        model   TEXT NOT NULL,
+        vector  BYTEA NOT NULL
+    );
+    CREATE TABLE embed_queue (id BIGINT PRIMARY KEY);
+    INSERT INTO meta(key, value) VALUES ('embed_scanned_to', '0');
+    CREATE FUNCTION concepts_embed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM embeddings WHERE id = OLD.id;
+            DELETE FROM embed_queue WHERE id = OLD.id;
+        ELSIF OLD.name IS DISTINCT FROM NEW.name OR OLD.attributes IS DISTINCT FROM NEW.attributes THEN
+            INSERT INTO embed_queue(id) VALUES (NEW.id) ON CONFLICT (id) DO NOTHING;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER concepts_embed AFTER UPDATE OF name, attributes OR DELETE ON concepts
+        FOR EACH ROW EXECUTE FUNCTION concepts_embed();
+    "#,
+    },
+    // 4: the console's query history, kept with the memory it ran on
+    Migration {
+        sqlite: r#"
+    CREATE TABLE console_history (
+        id          INTEGER PRIMARY KEY,
+        at          TEXT NOT NULL,
+        command     TEXT NOT NULL,
+        parameters  TEXT NOT NULL DEFAULT '{}'
+    );
+    "#,
+        postgres: r#"
+    CREATE TABLE console_history (
+        id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        at          TEXT NOT NULL,
+        command     TEXT NOT NULL,
+        parameters  TEXT NOT NULL DEFAULT '{}'
+    );
+    "#,
+    },
+    // 5: the audit trail: who changed what, why, and the before/after image
+    //    of every element touched (written by triggers, so no write path
+    //    can skip it). New elements are the id range an entry allocated
+    //    (ids only grow), so inserts cost no audit row; only elements
+    //    re-inserted by a rollback are recorded one by one.
+    Migration {
+        sqlite: r#"
+    CREATE TABLE audit_log (
+        id              INTEGER PRIMARY KEY,
+        at              TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        trigger_name    TEXT NOT NULL,
+        reason          TEXT,
+        command         TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        rolls_back      INTEGER,
+        rolled_back_by  INTEGER,
+        first_change    INTEGER NOT NULL DEFAULT 0,
+        n_changes       INTEGER NOT NULL DEFAULT 0,
+        first_id        INTEGER NOT NULL DEFAULT 0,
+        end_id          INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX audit_log_ids ON audit_log(first_id);
+    CREATE INDEX audit_log_actor ON audit_log(actor, id);
+    CREATE TABLE audit_changes (
+        id       INTEGER PRIMARY KEY,
+        entry    INTEGER NOT NULL,
+        element  INTEGER NOT NULL,
+        tbl      TEXT NOT NULL,
+        op       TEXT NOT NULL,
+        before   TEXT,
+        after    TEXT
+    );
+    CREATE INDEX audit_changes_element ON audit_changes(element, entry);
+    CREATE TRIGGER audit_concepts_insert AFTER INSERT ON concepts WHEN somnus_audit_entry() IS NOT NULL AND new.id < somnus_audit_first_id() BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'concepts', 'insert', NULL, NULL);
+    END;
+    CREATE TRIGGER audit_concepts_update AFTER UPDATE ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'concepts', 'update', '{"id":' || old.id || ',"type":' || json_quote(old.type) || ',"name":' || json_quote(old.name) || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', '{"id":' || new.id || ',"type":' || json_quote(new.type) || ',"name":' || json_quote(new.name) || ',"attributes":' || new.attributes || ',"metadata":' || new.metadata || ',"version":' || new.version || ',"updated_at":' || json_quote(new.updated_at) || '}');
+    END;
+    CREATE TRIGGER audit_concepts_delete AFTER DELETE ON concepts WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), old.id, 'concepts', 'delete', '{"id":' || old.id || ',"type":' || json_quote(old.type) || ',"name":' || json_quote(old.name) || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
+    END;
+    CREATE TRIGGER audit_propositions_insert AFTER INSERT ON propositions WHEN somnus_audit_entry() IS NOT NULL AND new.id < somnus_audit_first_id() BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'propositions', 'insert', NULL, NULL);
+    END;
+    CREATE TRIGGER audit_propositions_update AFTER UPDATE ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), new.id, 'propositions', 'update', '{"id":' || old.id || ',"subject":' || old.subject || ',"predicate":' || json_quote(old.predicate) || ',"object":' || old.object || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', '{"id":' || new.id || ',"subject":' || new.subject || ',"predicate":' || json_quote(new.predicate) || ',"object":' || new.object || ',"attributes":' || new.attributes || ',"metadata":' || new.metadata || ',"version":' || new.version || ',"updated_at":' || json_quote(new.updated_at) || '}');
+    END;
+    CREATE TRIGGER audit_propositions_delete AFTER DELETE ON propositions WHEN somnus_audit_entry() IS NOT NULL BEGIN
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (somnus_audit_entry(), old.id, 'propositions', 'delete', '{"id":' || old.id || ',"subject":' || old.subject || ',"predicate":' || json_quote(old.predicate) || ',"object":' || old.object || ',"attributes":' || old.attributes || ',"metadata":' || old.metadata || ',"version":' || old.version || ',"updated_at":' || json_quote(old.updated_at) || '}', NULL);
+    END;
+    "#,
+        postgres: r#"
+    CREATE TABLE audit_log (
+        id              BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        at              TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        trigger_name    TEXT NOT NULL,
+        reason          TEXT,
+        command         TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        rolls_back      BIGINT,
+        rolled_back_by  BIGINT,
+        first_change    BIGINT NOT NULL DEFAULT 0,
+        n_changes       BIGINT NOT NULL DEFAULT 0,
+        first_id        BIGINT NOT NULL DEFAULT 0,
+        end_id          BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX audit_log_ids ON audit_log(first_id);
+    CREATE INDEX audit_log_actor ON audit_log(actor, id);
+    CREATE TABLE audit_changes (
+        id       BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        entry    BIGINT NOT NULL,
+        element  BIGINT NOT NULL,
+        tbl      TEXT NOT NULL,
+        op       TEXT NOT NULL,
+        before   TEXT,
+        after    TEXT
+    );
+    CREATE INDEX audit_changes_element ON audit_changes(element, entry);
+    -- the entry a transaction's writes belong to, and the first id it
+    -- allocated, as the writer sets them (set_config(..., true): for its
+    -- transaction only)
+    CREATE FUNCTION audit_entry() RETURNS BIGINT LANGUAGE sql STABLE AS $$
+        SELECT NULLIF(current_setting('somnus.audit_entry', true), '')::BIGINT
+    $$;
+    CREATE FUNCTION audit_first_id() RETURNS BIGINT LANGUAGE sql STABLE AS $$
+        SELECT COALESCE(NULLIF(current_setting('somnus.audit_first_id', true), '')::BIGINT, 0)
+    $$;
+    -- a row's image, as the SQLite triggers write it
+    CREATE FUNCTION concept_image(c concepts) RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$
+        SELECT json_build_object('id', c.id, 'type', c.type, 'name', c.name, 'attributes', c.attributes,
+                                 'metadata', c.metadata, 'version', c.version, 'updated_at', c.updated_at)::text
+    $$;
+    CREATE FUNCTION proposition_image(p propositions) RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$
+        SELECT json_build_object('id', p.id, 'subject', p.subject, 'predicate', p.predicate, 'object', p.object,
+                                 'attributes', p.attributes, 'metadata', p.metadata, 'version', p.version,
+                                 'updated_at', p.updated_at)::text
+    $$;
+    CREATE FUNCTION audit_concepts() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+    DECLARE e BIGINT := audit_entry();
+    BEGIN
+        IF e IS NULL THEN RETURN NULL; END IF;
+        IF TG_OP = 'INSERT' THEN
+            IF NEW.id < audit_first_id() THEN
+                INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+                VALUES (e, NEW.id, 'concepts', 'insert', NULL, NULL);
+            END IF;
+        ELSIF TG_OP = 'UPDATE' THEN
+            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+            VALUES (e, NEW.id, 'concepts', 'update', concept_image(OLD), concept_image(NEW));
+        ELSE
+            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+            VALUES (e, OLD.id, 'concepts', 'delete', concept_image(OLD), NULL);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION audit_propositions() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+    DECLARE e BIGINT := audit_entry();
+    BEGIN
+        IF e IS NULL THEN RETURN NULL; END IF;
+        IF TG_OP = 'INSERT' THEN
+            IF NEW.id < audit_first_id() THEN
+                INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+                VALUES (e, NEW.id, 'propositions', 'insert', NULL, NULL);
+            END IF;
+        ELSIF TG_OP = 'UPDATE' THEN
+            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+            VALUES (e, NEW.id, 'propositions', 'update', proposition_image(OLD), proposition_image(NEW));
+        ELSE
+            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+            VALUES (e, OLD.id, 'propositions', 'delete', proposition_image(OLD), NULL);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER audit_concepts AFTER INSERT OR UPDATE OR DELETE ON concepts
+        FOR EACH ROW EXECUTE FUNCTION audit_concepts();
+    CREATE TRIGGER audit_propositions AFTER INSERT OR UPDATE OR DELETE ON propositions
+        FOR EACH ROW EXECUTE FUNCTION audit_propositions();
+    "#,
+    },
+    // 6: the re-embed queue trigger no longer uses OR IGNORE, whose conflict
+    // resolution would override the ON CONFLICT clause of an outer upsert
+    // (rollback restores rows with INSERT .. ON CONFLICT DO UPDATE).
+    Migration {
+        sqlite: r#"
+    DROP TRIGGER concepts_embed_au;
+    CREATE TRIGGER concepts_embed_au AFTER UPDATE OF name, attributes ON concepts BEGIN
+        INSERT INTO embed_queue(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM embed_queue WHERE id = new.id);
+    END;
+    "#,
+        postgres: r#"
+    -- nothing: the PostgreSQL trigger of migration 3 never used OR IGNORE
+    SELECT 1;
+    "#,
+    },
+    // 7: sleep cycles, their proposals, contradictions and policies; audit
+    // entries belong to a group (a run, an approval, a group rollback).
+    Migration {
+        sqlite: r#"
+    ALTER TABLE audit_log ADD COLUMN batch TEXT;
+    CREATE INDEX audit_log_batch ON audit_log(batch) WHERE batch IS NOT NULL;
+    CREATE TABLE sleep_runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        scope TEXT NOT NULL,
+        trigger_name TEXT NOT NULL,
+        reasoner TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        now TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        status TEXT NOT NULL,
+        phase INTEGER NOT NULL DEFAULT 0,
+        report TEXT,
+        error TEXT
+    );
+    CREATE TABLE sleep_phases (
+        run INTEGER NOT NULL,
+        phase INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        millis INTEGER NOT NULL,
+        counts TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        PRIMARY KEY (run, phase)
+    );
+    CREATE TABLE proposals (
+        id INTEGER PRIMARY KEY,
+        run INTEGER,
+        created_at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT
+    );
+    CREATE TABLE proposal_items (
+        proposal INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        class TEXT NOT NULL,
+        key TEXT NOT NULL,
+        title TEXT NOT NULL,
+        command TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        preview TEXT NOT NULL,
+        targets TEXT NOT NULL,
+        status TEXT NOT NULL,
+        edited_command TEXT,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT,
+        PRIMARY KEY (proposal, seq)
+    );
+    CREATE INDEX proposal_items_key ON proposal_items(key, status);
+    CREATE TABLE contradictions (
+        id INTEGER PRIMARY KEY,
+        run INTEGER,
+        found_at TEXT NOT NULL,
+        subject INTEGER NOT NULL,
+        predicate TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        fact_a INTEGER NOT NULL,
+        fact_b INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        status TEXT NOT NULL,
+        resolution TEXT,
+        proposal INTEGER,
+        item INTEGER,
+        decided_at TEXT,
+        decided_by TEXT
+    );
+    CREATE TABLE sleep_policy (
+        class TEXT PRIMARY KEY,
+        mode TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        set_by TEXT NOT NULL
+    );
+    CREATE TABLE sleep_notes (
+        id INTEGER PRIMARY KEY,
+        element INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        run INTEGER,
+        at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        inputs TEXT NOT NULL
+    );
+    CREATE INDEX sleep_notes_element ON sleep_notes(element);
+    CREATE INDEX sleep_notes_label ON sleep_notes(label);
+    "#,
+        postgres: r#"
+    ALTER TABLE audit_log ADD COLUMN batch TEXT;
+    CREATE INDEX audit_log_batch ON audit_log(batch) WHERE batch IS NOT NULL;
+    CREATE TABLE sleep_runs (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        scope TEXT NOT NULL,
+        trigger_name TEXT NOT NULL,
+        reasoner TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        now TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        status TEXT NOT NULL,
+        phase BIGINT NOT NULL DEFAULT 0,
+        report TEXT,
+        error TEXT
+    );
+    CREATE TABLE sleep_phases (
+        run BIGINT NOT NULL,
+        phase BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        millis BIGINT NOT NULL,
+        counts TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        PRIMARY KEY (run, phase)
+    );
+    CREATE TABLE proposals (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        run BIGINT,
+        created_at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT
+    );
+    CREATE TABLE proposal_items (
+        proposal BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        class TEXT NOT NULL,
+        key TEXT NOT NULL,
+        title TEXT NOT NULL,
+        command TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL,
+        preview TEXT NOT NULL,
+        targets TEXT NOT NULL,
+        status TEXT NOT NULL,
+        edited_command TEXT,
+        decided_at TEXT,
+        decided_by TEXT,
+        reason TEXT,
+        PRIMARY KEY (proposal, seq)
+    );
+    CREATE INDEX proposal_items_key ON proposal_items(key, status);
+    CREATE TABLE contradictions (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        run BIGINT,
+        found_at TEXT NOT NULL,
+        subject BIGINT NOT NULL,
+        predicate TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        fact_a BIGINT NOT NULL,
+        fact_b BIGINT NOT NULL,
+        detail TEXT NOT NULL,
+        status TEXT NOT NULL,
+        resolution TEXT,
+        proposal BIGINT,
+        item BIGINT,
+        decided_at TEXT,
+        decided_by TEXT
+    );
+    CREATE TABLE sleep_policy (
+        class TEXT PRIMARY KEY,
+        mode TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        set_by TEXT NOT NULL
+    );
+    CREATE TABLE sleep_notes (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        element BIGINT NOT NULL,
+        label TEXT NOT NULL,
+        run BIGINT,
+        at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        inputs TEXT NOT NULL
+    );
+    CREATE INDEX sleep_notes_element ON sleep_notes(element);
+    CREATE INDEX sleep_notes_label ON sleep_notes(label);
+    "#,
+    },
+    // 8: the full-text index is brought up to date once per command, not per
+    // row: a full-text table written inside a transaction flushes to disk
+    // at every later statement's savepoint, so per-row triggers made a bulk
+    // UPSERT write (and then merge) one tiny index segment per concept.
+    // Concepts whose indexed text changed wait in fts_dirty; `sync_fts`
+    // indexes them. (NOT
+    // EXISTS, not OR IGNORE: an outer statement's conflict clause would
+    // override the trigger's.)
+    Migration {
+        sqlite: r#"
+    CREATE TABLE fts_dirty (id INTEGER PRIMARY KEY);
+    DROP TRIGGER concepts_fts_ai;
+    DROP TRIGGER concepts_fts_ad;
+    DROP TRIGGER concepts_fts_au;
+    CREATE TRIGGER concepts_fts_ai AFTER INSERT ON concepts BEGIN
+        INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
+    END;
+    CREATE TRIGGER concepts_fts_ad AFTER DELETE ON concepts BEGIN
+        INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
+    END;
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF id, name, attributes ON concepts
+    WHEN old.id IS NOT new.id OR old.name IS NOT new.name
+      OR json_extract(old.attributes, '$.aliases') IS NOT json_extract(new.attributes, '$.aliases')
+      OR json_extract(old.attributes, '$.description') IS NOT json_extract(new.attributes, '$.description')
+      OR json_extract(old.attributes, '$.content_summary') IS NOT json_extract(new.attributes, '$.content_summary')
+      OR json_extract(old.attributes, '$.summary') IS NOT json_extract(new.attributes, '$.summary')
+      OR json_extract(old.attributes, '$.title') IS NOT json_extract(new.attributes, '$.title')
+      OR json_extract(old.attributes, '$.content') IS NOT json_extract(new.attributes, '$.content')
+    BEGIN
+        INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
+        INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
+    END;
+    "#,
+        postgres: r#"
+    -- nothing: the generated search column of migration 2 is kept by
+    -- each row as it is written, and GIN takes row updates cheaply
+    SELECT 1;
+    "#,
+    },
+    // 9: audit retention: an entry whose before/after images were pruned
+    //    says when, and can no longer be undone
+    Migration {
+        sqlite: r#"
+    ALTER TABLE audit_log ADD COLUMN pruned_at TEXT;
+    "#,
+        postgres: r#"
+    ALTER TABLE audit_log ADD COLUMN pruned_at TEXT;
+    "#,
+    },
+    // 10: callers' keys: a name, a role, and only a digest of the key
+    Migration {
+        sqlite: r#"
+    CREATE TABLE api_keys (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    "#,
+        postgres: r#"
+    CREATE TABLE api_keys (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    "#,
+    },
+    // 11: pending proposal items that disagree with each other or with
+    //     committed memory, marked on both
+    Migration {
+        sqlite: r#"
+    CREATE TABLE proposal_conflicts (
+        proposal INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        other_proposal INTEGER,
+        other_seq INTEGER,
+        slot TEXT NOT NULL,
+        note TEXT NOT NULL
+    );
+    CREATE INDEX proposal_conflicts_item ON proposal_conflicts(proposal, seq);
+    "#,
+        postgres: r#"
+    CREATE TABLE proposal_conflicts (
+        proposal BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        other_proposal BIGINT,
+        other_seq BIGINT,
+        slot TEXT NOT NULL,
+        note TEXT NOT NULL
+    );
+    CREATE INDEX proposal_conflicts_item ON proposal_conflicts(proposal, seq);
+    "#,
+    },
+    // 12: the processes keeping the memory maintained (somnus serve, mcp,
+    //     maintain): what they run, when they last looked, what comes next
+    Migration {
+        sqlite: r#"
+    CREATE TABLE maintainers (
+        pid INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        beat_at TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        next_at TEXT,
+        next TEXT,
+        last TEXT,
+        PRIMARY KEY (pid, kind)
+    );
+    "#,
+        postgres: r#"
+    CREATE TABLE maintainers (
+        pid BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        beat_at TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        next_at TEXT,
+        next TEXT,
+        last TEXT,
+        PRIMARY KEY (pid, kind)
+    );
+    "#,
+    },
+];

@@ -1,0 +1,284 @@
+//! A memory kept in PostgreSQL: where it is (a `postgres://` URL and a
+//! memory name, one schema per memory, so several memories share one
+//! database), connecting to it, and bringing its schema up to date from
+//! the same list of migrations SQLite uses.
+//!
+//! The memory is chosen by `--memory NAME` or by `memory=NAME` in the
+//! URL's query (`postgres://u@host/db?memory=alpha`), else `main`; its
+//! schema is `somnus_<name>`. Migrating takes a transaction-scoped
+//! advisory lock on the schema, so processes starting together migrate it
+//! once.
+
+use super::migrations::MIGRATIONS;
+use crate::kip::{ErrorCode, KipError, KipResult};
+use postgres::{Client, NoTls};
+
+/// The memory name when none is given.
+pub const DEFAULT_MEMORY: &str = "main";
+/// A memory name is at most this long (PostgreSQL names stop at 63 bytes;
+/// the schema adds `somnus_`).
+pub const MAX_MEMORY_NAME: usize = 48;
+/// How long connecting may take before it is an error.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Where a PostgreSQL memory is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The server and database, as libpq reads them (without `memory=`).
+    pub url: String,
+    /// The memory's name; its schema is [`Location::schema`].
+    pub memory: String,
+}
+
+/// Whether `--db` names a PostgreSQL database rather than a SQLite file.
+pub fn is_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+impl Location {
+    /// Reads a `postgres://` URL; `memory` (from `--memory`) wins over the
+    /// URL's `memory=`.
+    pub fn parse(db: &str, memory: Option<&str>) -> KipResult<Location> {
+        if !is_url(db) {
+            return Err(bad(format!(
+                "`{db}` is not a PostgreSQL URL (postgres://user@host/database)"
+            )));
+        }
+        let (base, query) = match db.split_once('?') {
+            Some((b, q)) => (b, q),
+            None => (db, ""),
+        };
+        let mut from_url = None;
+        let mut rest = Vec::new();
+        for kv in query.split('&').filter(|s| !s.is_empty()) {
+            match kv.split_once('=') {
+                Some(("memory", v)) => from_url = Some(v.to_string()),
+                _ => rest.push(kv),
+            }
+        }
+        let memory = memory
+            .map(str::to_string)
+            .or(from_url)
+            .unwrap_or_else(|| DEFAULT_MEMORY.to_string());
+        check_name(&memory)?;
+        let url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        Ok(Location { url, memory })
+    }
+
+    /// The schema holding this memory.
+    pub fn schema(&self) -> String {
+        format!("somnus_{}", self.memory)
+    }
+
+    /// Connects, with the memory's schema first on the search path (it
+    /// may not exist yet: [`migrate`] creates it).
+    pub fn connect(&self) -> KipResult<Client> {
+        let mut cfg: postgres::Config = self
+            .url
+            .parse()
+            .map_err(|e| bad(format!("{}: {e}", redacted(&self.url))))?;
+        cfg.connect_timeout(CONNECT_TIMEOUT);
+        cfg.application_name("somnus");
+        let mut c = cfg.connect(NoTls).map_err(|e| unavailable(&self.url, &e))?;
+        c.batch_execute(&format!("SET search_path TO {}", ident(&self.schema())))
+            .map_err(|e| pg_error("setting the search path", &e))?;
+        Ok(c)
+    }
+}
+
+/// Memory names: lower-case letters, digits and `_`, starting with a
+/// letter, at most [`MAX_MEMORY_NAME`].
+fn check_name(name: &str) -> KipResult<()> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_MEMORY_NAME
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "memory name `{name}`: lower-case letters, digits and _, starting with a letter, at most {MAX_MEMORY_NAME}"
+        )))
+    }
+}
+
+/// A quoted identifier.
+fn ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// The URL without its password, for messages.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn bad(msg: String) -> KipError {
+    KipError::new(ErrorCode::InvalidValueType, msg)
+}
+
+fn unavailable(url: &str, e: &postgres::Error) -> KipError {
+    KipError::new(
+        ErrorCode::InternalError,
+        format!("cannot reach PostgreSQL at {}: {e}", redacted(url)),
+    )
+}
+
+/// A PostgreSQL error while doing `what`, with the server's own words.
+pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
+    let detail = match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    };
+    KipError::new(ErrorCode::InternalError, format!("{what}: {detail}"))
+}
+
+/// The schema version a memory is at (0: none yet).
+pub fn version(c: &mut Client, loc: &Location) -> KipResult<i64> {
+    let has_meta: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'meta')",
+            &[&loc.schema()],
+        )
+        .map_err(|e| pg_error("reading the schema version", &e))?
+        .get(0);
+    if !has_meta {
+        return Ok(0);
+    }
+    let row = c
+        .query_opt(
+            &format!(
+                "SELECT value FROM {}.meta WHERE key = 'schema_version'",
+                ident(&loc.schema())
+            ),
+            &[],
+        )
+        .map_err(|e| pg_error("reading the schema version", &e))?;
+    Ok(row
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0))
+}
+
+/// Creates the memory's schema if needed and applies the migrations it
+/// lacks, in one transaction under an advisory lock on the schema (a
+/// process starting at the same time waits, then finds it done). Returns
+/// whether the memory was new.
+pub fn migrate(c: &mut Client, loc: &Location) -> KipResult<bool> {
+    let schema = loc.schema();
+    let latest = MIGRATIONS.len() as i64;
+    let mut tx = c
+        .transaction()
+        .map_err(|e| pg_error("starting the migration", &e))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext($1))",
+        &[&format!("somnus migrate {schema}")],
+    )
+    .map_err(|e| pg_error("locking the schema", &e))?;
+    tx.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {0}; SET LOCAL search_path TO {0}",
+        ident(&schema)
+    ))
+    .map_err(|e| pg_error("creating the schema", &e))?;
+    let found = {
+        let has_meta: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'meta')",
+                &[&schema],
+            )
+            .map_err(|e| pg_error("reading the schema version", &e))?
+            .get(0);
+        if has_meta {
+            tx.query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+                .map_err(|e| pg_error("reading the schema version", &e))?
+                .and_then(|r| r.get::<_, String>(0).parse::<i64>().ok())
+                .unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    if found > latest {
+        return Err(KipError::new(
+            ErrorCode::InternalError,
+            format!(
+                "memory `{}` is at schema {found}, newer than this somnus ({latest}); upgrade somnus",
+                loc.memory
+            ),
+        ));
+    }
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(m.postgres)
+            .map_err(|e| pg_error(&format!("migration {}", i + 1), &e))?;
+    }
+    if found < latest {
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            &[&latest.to_string()],
+        )
+        .map_err(|e| pg_error("recording the schema version", &e))?;
+    }
+    tx.commit()
+        .map_err(|e| pg_error("committing the migration", &e))?;
+    Ok(found == 0)
+}
+
+/// The memories a database holds (its `somnus_*` schemas).
+pub fn memories(c: &mut Client) -> KipResult<Vec<String>> {
+    let rows = c
+        .query(
+            "SELECT substr(schema_name, 8) FROM information_schema.schemata WHERE schema_name LIKE 'somnus\\_%' ORDER BY 1",
+            &[],
+        )
+        .map_err(|e| pg_error("listing the memories", &e))?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations() {
+        let l = Location::parse(
+            "postgres://u:pw@h:5433/db?memory=alpha&sslmode=disable",
+            None,
+        )
+        .expect("parse");
+        assert_eq!(l.memory, "alpha");
+        assert_eq!(l.url, "postgres://u:pw@h:5433/db?sslmode=disable");
+        assert_eq!(l.schema(), "somnus_alpha");
+        let l = Location::parse("postgresql://h/db?memory=alpha", Some("beta")).expect("parse");
+        assert_eq!(l.memory, "beta");
+        assert_eq!(l.url, "postgresql://h/db");
+        assert_eq!(
+            Location::parse("postgres://h/db", None)
+                .expect("parse")
+                .memory,
+            DEFAULT_MEMORY
+        );
+        for bad in ["Alpha", "1x", "a-b", "", "a\"b", &"x".repeat(49)] {
+            assert!(
+                Location::parse("postgres://h/db", Some(bad)).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(Location::parse("memory.db", None).is_err());
+        assert_eq!(
+            redacted("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+    }
+}

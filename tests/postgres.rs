@@ -1,0 +1,390 @@
+//! A memory's schema on a real PostgreSQL server: the migrations from the
+//! list SQLite uses, several memories in one database, the audit triggers'
+//! before/after images, the full-text index and its score, the re-embed
+//! queue, and processes migrating at the same time.
+//!
+//! They need a server: `SOMNUS_TEST_PG=postgres://user@host:port/db`
+//! (`.ci/run` starts a throwaway one). Without it each test says so and
+//! passes, so the README's test command needs no PostgreSQL.
+
+use serde_json::{Value, json};
+use somnus::store::migrations::MIGRATIONS;
+use somnus::store::postgres::{self as pg, Location};
+
+fn server() -> Option<String> {
+    match std::env::var("SOMNUS_TEST_PG") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            eprintln!(
+                "skipped: no PostgreSQL server (set SOMNUS_TEST_PG=postgres://user@host:port/db)"
+            );
+            None
+        }
+    }
+}
+
+/// A fresh memory of its own for a test, dropped when it ends.
+struct Memory {
+    loc: Location,
+}
+
+impl Memory {
+    fn new(url: &str, test: &str) -> Memory {
+        let name = format!("t_{test}_{}", std::process::id());
+        let loc = Location::parse(url, Some(&name)).expect("location");
+        let mut c = loc.connect().expect("connect");
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", loc.schema()))
+            .expect("drop");
+        Memory { loc }
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.loc.connect() {
+            let _ = c.batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {} CASCADE",
+                self.loc.schema()
+            ));
+        }
+    }
+}
+
+const NOW: &str = "2026-11-25T12:00:00.000Z";
+
+fn insert_concept(c: &mut impl postgres::GenericClient, ty: &str, name: &str, attrs: Value) -> i64 {
+    let id: i64 = c
+        .query_one("SELECT nextval('element_ids')", &[])
+        .expect("id")
+        .get(0);
+    c.execute(
+        "INSERT INTO concepts(id, type, name, attributes, metadata, updated_at) VALUES ($1, $2, $3, $4, '{}', $5)",
+        &[&id, &ty, &name, &attrs, &NOW],
+    )
+    .expect("insert");
+    id
+}
+
+#[test]
+fn migrations_build_a_memory_once_and_memories_share_a_database() {
+    let Some(url) = server() else { return };
+    let a = Memory::new(&url, "mig_a");
+    let b = Memory::new(&url, "mig_b");
+    let mut c = a.loc.connect().expect("connect");
+    assert!(pg::migrate(&mut c, &a.loc).expect("migrate"), "new");
+    assert_eq!(
+        pg::version(&mut c, &a.loc).expect("version"),
+        MIGRATIONS.len() as i64
+    );
+    // again: nothing to do, not new
+    assert!(!pg::migrate(&mut c, &a.loc).expect("migrate again"));
+    let tables: Vec<String> = c
+        .query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1",
+            &[&a.loc.schema()],
+        )
+        .expect("tables")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for t in [
+        "api_keys",
+        "audit_changes",
+        "audit_log",
+        "concepts",
+        "console_history",
+        "contradictions",
+        "embed_queue",
+        "embeddings",
+        "maintainers",
+        "meta",
+        "proposal_conflicts",
+        "proposal_items",
+        "proposals",
+        "propositions",
+        "sleep_notes",
+        "sleep_phases",
+        "sleep_policy",
+        "sleep_runs",
+    ] {
+        assert!(tables.contains(&t.to_string()), "{t}: {tables:?}");
+    }
+    // a second memory in the same database is apart from the first
+    let mut d = b.loc.connect().expect("connect");
+    pg::migrate(&mut d, &b.loc).expect("migrate b");
+    insert_concept(&mut c, "Person", "Ada", json!({}));
+    let n: i64 = d
+        .query_one("SELECT COUNT(*) FROM concepts", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(n, 0);
+    let all = pg::memories(&mut c).expect("memories");
+    assert!(
+        all.contains(&a.loc.memory) && all.contains(&b.loc.memory),
+        "{all:?}"
+    );
+}
+
+/// The triggers write what SQLite's write: nothing outside an entry; a
+/// new element only when re-inserted below the entry's first id; the
+/// before and after images of an update; the before image of a delete.
+#[test]
+fn audit_triggers_record_before_and_after_images() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "audit");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    // outside an audit entry nothing is recorded
+    let nobody = insert_concept(&mut c, "Person", "Nobody", json!({}));
+    let mut tx = c.transaction().expect("tx");
+    // the entry's first id: the next the sequence gives
+    let first: i64 = tx
+        .query_one("SELECT nextval('element_ids') + 1", &[])
+        .expect("first")
+        .get(0);
+    tx.execute(
+        "SELECT set_config('somnus.audit_entry', '7', true), set_config('somnus.audit_first_id', $1, true)",
+        &[&first.to_string()],
+    )
+    .expect("entry");
+    let id = insert_concept(&mut tx, "Person", "Ada", json!({"role": "engineer"}));
+    tx.execute(
+        "UPDATE concepts SET attributes = $1, version = version + 1 WHERE id = $2",
+        &[&json!({"role": "lead"}), &id],
+    )
+    .expect("update");
+    tx.execute("DELETE FROM concepts WHERE id = $1", &[&id])
+        .expect("delete");
+    // an element older than the entry, deleted and inserted again (as a
+    // rollback restores it): its insert is recorded, a new one's is not
+    tx.execute("DELETE FROM concepts WHERE id = $1", &[&nobody])
+        .expect("delete");
+    tx.execute(
+        "INSERT INTO concepts(id, type, name, updated_at) VALUES ($1, 'Person', 'Nobody', $2)",
+        &[&nobody, &NOW],
+    )
+    .expect("reinsert");
+    tx.commit().expect("commit");
+    let rows = c
+        .query(
+            "SELECT entry, element, tbl, op, before, after FROM audit_changes ORDER BY id",
+            &[],
+        )
+        .expect("changes");
+    let ops: Vec<(i64, i64, String, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            (7, id, "concepts".into(), "update".into()),
+            (7, id, "concepts".into(), "delete".into()),
+            (7, nobody, "concepts".into(), "delete".into()),
+            (7, nobody, "concepts".into(), "insert".into()),
+        ]
+    );
+    let before: Value = serde_json::from_str(&rows[0].get::<_, String>(4)).expect("json");
+    let after: Value = serde_json::from_str(&rows[0].get::<_, String>(5)).expect("json");
+    assert_eq!(before["attributes"], json!({"role": "engineer"}));
+    assert_eq!(after["attributes"], json!({"role": "lead"}));
+    assert_eq!(
+        (before["version"].clone(), after["version"].clone()),
+        (json!(1), json!(2))
+    );
+    assert_eq!(before["name"], json!("Ada"));
+    let keys: Vec<&String> = before.as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "type",
+            "name",
+            "attributes",
+            "metadata",
+            "version",
+            "updated_at"
+        ]
+    );
+    let deleted: Option<String> = rows[1].get(5);
+    assert!(deleted.is_none());
+}
+
+/// SEARCH's index: a concept is found by its name, an alias, its
+/// description or its salient text, names ranking above bodies, every
+/// score in [0, 1).
+#[test]
+fn the_full_text_index_finds_and_ranks_within_0_and_1() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "fts");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let named = insert_concept(&mut c, "Topic", "Kestrel migration", json!({}));
+    let aliased = insert_concept(
+        &mut c,
+        "Topic",
+        "Project K",
+        json!({"aliases": ["kestrel"]}),
+    );
+    let described = insert_concept(
+        &mut c,
+        "Topic",
+        "Falcons",
+        json!({"description": "birds such as the kestrel"}),
+    );
+    let event = insert_concept(
+        &mut c,
+        "Event",
+        "Walk",
+        json!({"content_summary": "saw a kestrel hovering"}),
+    );
+    insert_concept(
+        &mut c,
+        "Topic",
+        "Unrelated",
+        json!({"description": "nothing here"}),
+    );
+    let rows = c
+        .query(
+            "SELECT id, ts_rank_cd(search, q, 32) AS score FROM concepts, plainto_tsquery('simple', $1) q WHERE search @@ q ORDER BY score DESC, id",
+            &[&"Kestrel"],
+        )
+        .expect("search");
+    let found: Vec<(i64, f32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let ids: Vec<i64> = found.iter().map(|f| f.0).collect();
+    assert_eq!(ids.len(), 4, "{found:?}");
+    for id in [named, aliased, described, event] {
+        assert!(ids.contains(&id), "{id}: {found:?}");
+    }
+    assert!(found.iter().all(|f| (0.0..1.0).contains(&f.1)), "{found:?}");
+    let score = |id: i64| found.iter().find(|f| f.0 == id).map_or(0.0, |f| f.1);
+    assert!(score(named) > score(event), "{found:?}");
+    // an update is indexed as it is written
+    c.execute(
+        "UPDATE concepts SET attributes = '{\"description\": \"now about owls\"}' WHERE id = $1",
+        &[&described],
+    )
+    .expect("update");
+    let n: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM concepts WHERE search @@ plainto_tsquery('simple', 'owls')",
+            &[],
+        )
+        .expect("count")
+        .get(0);
+    assert_eq!(n, 1);
+}
+
+/// A concept whose name or attributes change waits to be embedded again;
+/// a deleted one leaves neither its vector nor its place in the queue.
+#[test]
+fn the_re_embed_queue_follows_changes() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "embed");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let id = insert_concept(&mut c, "Topic", "Owls", json!({}));
+    let queued = |c: &mut postgres::Client| -> i64 {
+        c.query_one("SELECT COUNT(*) FROM embed_queue", &[])
+            .expect("count")
+            .get(0)
+    };
+    assert_eq!(
+        queued(&mut c),
+        0,
+        "a new concept is found by id, not queued"
+    );
+    c.execute("UPDATE concepts SET version = 2 WHERE id = $1", &[&id])
+        .expect("update");
+    assert_eq!(queued(&mut c), 0, "its text did not change");
+    for _ in 0..2 {
+        c.execute(
+            "UPDATE concepts SET attributes = jsonb_build_object('description', random()::text) WHERE id = $1",
+            &[&id],
+        )
+        .expect("update");
+    }
+    assert_eq!(queued(&mut c), 1);
+    c.execute(
+        "INSERT INTO embeddings(id, model, vector) VALUES ($1, 'm', '\\x00')",
+        &[&id],
+    )
+    .expect("vector");
+    c.execute("DELETE FROM concepts WHERE id = $1", &[&id])
+        .expect("delete");
+    assert_eq!(queued(&mut c), 0);
+    let v: i64 = c
+        .query_one("SELECT COUNT(*) FROM embeddings", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(v, 0);
+}
+
+/// Processes that open a new memory at the same moment migrate it once:
+/// each waits for the one migrating, then finds it done.
+#[test]
+fn processes_migrating_together_migrate_once() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "race");
+    let news: Vec<bool> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let loc = m.loc.clone();
+                s.spawn(move || {
+                    let mut c = loc.connect().expect("connect");
+                    pg::migrate(&mut c, &loc).expect("migrate")
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    assert_eq!(news.iter().filter(|n| **n).count(), 1, "{news:?}");
+    let mut c = m.loc.connect().expect("connect");
+    assert_eq!(
+        pg::version(&mut c, &m.loc).expect("version"),
+        MIGRATIONS.len() as i64
+    );
+}
+
+/// A memory whose schema is newer than this somnus is refused, and left
+/// as it is.
+#[test]
+fn a_newer_memory_is_refused() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "newer");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    c.execute(
+        "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+        &[],
+    )
+    .expect("bump");
+    let e = pg::migrate(&mut c, &m.loc).expect_err("refused");
+    assert!(
+        e.message.contains("newer than this somnus"),
+        "{}",
+        e.message
+    );
+    assert_eq!(pg::version(&mut c, &m.loc).expect("version"), 999);
+}
+
+/// A server that is not there is an error naming it, not a hang.
+#[test]
+fn an_unreachable_server_is_a_clear_error() {
+    let loc = Location::parse("postgres://somnus:secret@127.0.0.1:1/db", None).expect("parse");
+    let t = std::time::Instant::now();
+    let Err(e) = loc.connect() else {
+        panic!("a server at port 1")
+    };
+    assert!(
+        e.message
+            .contains("cannot reach PostgreSQL at postgres://somnus:***@127.0.0.1:1/db"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains("secret"));
+    assert!(t.elapsed() < std::time::Duration::from_secs(15));
+}
