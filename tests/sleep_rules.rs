@@ -1018,3 +1018,36 @@ fn patterns_are_preferences_and_routines_as_well_as_insights() {
     let rep = cycle(&mut nx);
     assert!(proposed(&nx, &rep, "pattern").is_empty());
 }
+
+/// Items waiting in Unsorted whose names share only their type's word
+/// ("Project Alpha", "Project Beta", …) get no domain named after the
+/// type.
+#[test]
+fn a_type_name_is_no_theme_for_a_new_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Project"} } }"#,
+    );
+    for (name, about) in [
+        ("Project Alpha", "a birdwatching survey of wetlands"),
+        ("Project Beta", "a kitchen renovation"),
+        ("Project Gamma", "learning the cello"),
+        ("Project Delta", "tax returns for the year"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Project", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.starts_with("New domain \"Project\"")),
+        "{domains:?}"
+    );
+}

@@ -252,14 +252,18 @@ fn new_domains(
     let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
     for (i, it) in left.iter().enumerate() {
         let text = format!("{} {}", it.name, it.text);
+        // the item's own type is what it is, not what it is about
+        let kind: HashSet<String> = similarity::stems_of(&it.ty);
         for w in similarity::words(&text) {
             let stems = similarity::stems_of(&w);
             let Some(stem) = stems.into_iter().next() else {
                 continue;
             };
             // a number or a date is no theme, nor the kind of record an
-            // item is ("episode", "entry", "log")
+            // item is ("episode", "entry", "log"), nor its type ("Person
+            // 12" is not about persons)
             if covered.contains(&stem)
+                || kind.contains(&stem)
                 || w.chars().count() < 4
                 || w.chars().any(|c| c.is_ascii_digit())
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
