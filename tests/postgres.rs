@@ -388,3 +388,69 @@ fn an_unreachable_server_is_a_clear_error() {
     assert!(!e.message.contains("secret"));
     assert!(t.elapsed() < std::time::Duration::from_secs(15));
 }
+
+/// The seam: the same SQL (SQLite's `?1` parameters) reads and writes a
+/// PostgreSQL memory, `jsonb` columns going in and out as JSON, a JSON
+/// path asked of the backend, and errors naming the server's words.
+#[test]
+fn the_seam_runs_the_same_sql_on_postgresql() {
+    use somnus::store::db::{Backend, Db, Val};
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "seam");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let db = Db::Postgres(std::cell::RefCell::new(c));
+    assert_eq!(db.backend(), Backend::Postgres);
+    let id = db
+        .query_opt("SELECT nextval('element_ids')", &[])
+        .expect("id")
+        .expect("row")
+        .i64(0)
+        .expect("int");
+    let n = db
+        .execute(
+            "INSERT INTO concepts(id, type, name, attributes, metadata, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &[
+                Val::Int(id),
+                Val::from("Person"),
+                Val::from("Ada"),
+                Val::Json(json!({"role": "lead", "team": {"size": 4}})),
+                Val::Json(json!({"source": "test"})),
+                Val::from(NOW),
+            ],
+        )
+        .expect("insert");
+    assert_eq!(n, 1);
+    let r = db
+        .query_opt(
+            "SELECT id, type, name, attributes, metadata, version, updated_at FROM concepts WHERE type = ?1 AND name = ?2",
+            &[Val::from("Person"), Val::from("Ada")],
+        )
+        .expect("query")
+        .expect("row");
+    assert_eq!(r.i64(0).expect("id"), id);
+    assert_eq!(r.text(2).expect("name"), "Ada");
+    assert_eq!(r.obj(3).expect("attributes")["team"]["size"], json!(4));
+    assert_eq!(r.obj(4).expect("metadata")["source"], json!("test"));
+    assert_eq!(r.i64(5).expect("version"), 1);
+    let get = db.backend().json_get("attributes", "?1");
+    let r = db
+        .query_opt(
+            &format!("SELECT {get} FROM concepts WHERE id = ?2"),
+            &[db.backend().json_path(&["team", "size"]), Val::Int(id)],
+        )
+        .expect("path")
+        .expect("row");
+    assert_eq!(r.json(0).expect("json"), json!(4));
+    let none = db
+        .query_opt("SELECT id FROM concepts WHERE name = ?1", &[Val::Null])
+        .expect("null");
+    assert!(none.is_none());
+    let e = db
+        .execute(
+            "INSERT INTO concepts(id, type, name, updated_at) VALUES (?1, 'Person', 'Ada', ?2)",
+            &[Val::Int(id + 1), Val::from(NOW)],
+        )
+        .expect_err("duplicate type and name");
+    assert!(e.message.contains("23505"), "{}", e.message);
+}

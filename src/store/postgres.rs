@@ -142,7 +142,10 @@ fn unavailable(url: &str, e: &postgres::Error) -> KipError {
 pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
     let detail = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
     };
     KipError::new(ErrorCode::InternalError, format!("{what}: {detail}"))
 }

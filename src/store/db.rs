@@ -1,0 +1,460 @@
+//! The seam between the engine and the database a memory lives in: one
+//! handle, [`Db`], over a SQLite connection or a PostgreSQL client, with
+//! one value type for parameters and columns ([`Val`]) and one row type
+//! ([`Row`]).
+//!
+//! SQL passed through the seam is written once, with SQLite's numbered
+//! parameters (`?1`, `?2`); PostgreSQL receives them as `$1`, `$2`. What
+//! the two dialects spell differently (a JSON path, full-text search) is
+//! asked of [`Backend`] by the code that writes the SQL, so no caller
+//! branches on the backend itself. JSON columns are `TEXT` in SQLite and
+//! `jsonb` in PostgreSQL; [`Row::obj`] reads either as an object.
+
+use crate::kip::{KipError, KipResult};
+use serde_json::{Map, Value};
+use std::cell::RefCell;
+
+/// Which database a handle speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The JSON value at `path` (a bound parameter made by
+    /// [`Backend::json_path`]) inside the JSON column `col`.
+    pub fn json_get(self, col: &str, path: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("json_extract({col}, {path})"),
+            Backend::Postgres => format!("({col} #> ({path}::text)::text[])"),
+        }
+    }
+
+    /// The parameter naming a path of keys for [`Backend::json_get`]:
+    /// `$."a"."b"` for SQLite, `{"a","b"}` for PostgreSQL.
+    pub fn json_path(self, keys: &[&str]) -> Val {
+        // an array element escapes backslashes and quotes; a SQLite path
+        // key only quotes (as the planner writes it)
+        let quoted = |k: &str| format!("\"{}\"", k.replace('\\', "\\\\").replace('"', "\\\""));
+        Val::Text(match self {
+            Backend::Sqlite => {
+                let mut p = String::from("$");
+                for k in keys {
+                    p.push_str(".\"");
+                    p.push_str(&k.replace('"', "\\\""));
+                    p.push('"');
+                }
+                p
+            }
+            Backend::Postgres => format!(
+                "{{{}}}",
+                keys.iter().map(|k| quoted(k)).collect::<Vec<_>>().join(",")
+            ),
+        })
+    }
+
+    /// The name this backend is shown by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A parameter or a column's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    /// A JSON document: `TEXT` in SQLite, `jsonb` in PostgreSQL.
+    Json(Value),
+    Bytes(Vec<u8>),
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(v)
+    }
+}
+
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Text(v.to_string())
+    }
+}
+
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Text(v)
+    }
+}
+
+impl<T: Into<Val>> From<Option<T>> for Val {
+    fn from(v: Option<T>) -> Val {
+        v.map_or(Val::Null, Into::into)
+    }
+}
+
+/// One row of an answer, its columns in the order selected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row(pub Vec<Val>);
+
+impl Row {
+    fn at(&self, i: usize) -> KipResult<&Val> {
+        self.0.get(i).ok_or_else(|| {
+            KipError::internal(format!("no column {i} in a row of {}", self.0.len()))
+        })
+    }
+
+    pub fn i64(&self, i: usize) -> KipResult<i64> {
+        match self.at(i)? {
+            Val::Int(v) => Ok(*v),
+            Val::Real(f) if f.fract() == 0.0 => Ok(*f as i64),
+            other => Err(KipError::internal(format!(
+                "column {i} is {other:?}, not an integer"
+            ))),
+        }
+    }
+
+    pub fn opt_i64(&self, i: usize) -> KipResult<Option<i64>> {
+        match self.at(i)? {
+            Val::Null => Ok(None),
+            _ => self.i64(i).map(Some),
+        }
+    }
+
+    pub fn f64(&self, i: usize) -> KipResult<f64> {
+        match self.at(i)? {
+            Val::Real(f) => Ok(*f),
+            Val::Int(v) => Ok(*v as f64),
+            other => Err(KipError::internal(format!(
+                "column {i} is {other:?}, not a number"
+            ))),
+        }
+    }
+
+    pub fn text(&self, i: usize) -> KipResult<String> {
+        match self.at(i)? {
+            Val::Text(s) => Ok(s.clone()),
+            Val::Json(v) => Ok(v.to_string()),
+            Val::Int(v) => Ok(v.to_string()),
+            Val::Real(f) => Ok(f.to_string()),
+            other => Err(KipError::internal(format!(
+                "column {i} is {other:?}, not text"
+            ))),
+        }
+    }
+
+    pub fn opt_text(&self, i: usize) -> KipResult<Option<String>> {
+        match self.at(i)? {
+            Val::Null => Ok(None),
+            _ => self.text(i).map(Some),
+        }
+    }
+
+    /// A JSON column as a value (text parsed; SQL null is JSON null).
+    pub fn json(&self, i: usize) -> KipResult<Value> {
+        Ok(match self.at(i)? {
+            Val::Json(v) => v.clone(),
+            Val::Text(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+            Val::Int(v) => Value::from(*v),
+            Val::Real(f) => Value::from(*f),
+            Val::Null => Value::Null,
+            Val::Bytes(_) => {
+                return Err(KipError::internal(format!("column {i} is bytes, not JSON")));
+            }
+        })
+    }
+
+    /// A JSON column holding an object (anything else reads as empty).
+    pub fn obj(&self, i: usize) -> KipResult<Map<String, Value>> {
+        Ok(match self.json(i)? {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        })
+    }
+}
+
+/// A memory's database handle.
+pub enum Db {
+    Sqlite(rusqlite::Connection),
+    /// A client needs `&mut` to talk; the engine's reads take `&self`.
+    Postgres(RefCell<postgres::Client>),
+}
+
+impl Db {
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The SQLite connection, for what has not yet moved behind the seam.
+    pub fn sqlite(&self) -> Option<&rusqlite::Connection> {
+        match self {
+            Db::Sqlite(c) => Some(c),
+            Db::Postgres(_) => None,
+        }
+    }
+
+    /// Runs a statement; how many rows it changed.
+    pub fn execute(&self, sql: &str, args: &[Val]) -> KipResult<u64> {
+        match self {
+            Db::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                Ok(st.execute(rusqlite::params_from_iter(args.iter()))? as u64)
+            }
+            Db::Postgres(c) => {
+                let sql = numbered(sql);
+                let boxed = pg_args(args);
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    boxed.iter().map(|b| b.as_ref() as _).collect();
+                c.borrow_mut()
+                    .execute(sql.as_str(), &refs)
+                    .map_err(|e| super::postgres::pg_error("a statement", &e))
+            }
+        }
+    }
+
+    /// Runs a query; its rows.
+    pub fn query(&self, sql: &str, args: &[Val]) -> KipResult<Vec<Row>> {
+        match self {
+            Db::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                let n = st.column_count();
+                let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                    (0..n)
+                        .map(|i| sqlite_val(r.get_ref(i)?))
+                        .collect::<rusqlite::Result<Vec<Val>>>()
+                })?;
+                let mut out = Vec::new();
+                for r in rows {
+                    out.push(Row(r?));
+                }
+                Ok(out)
+            }
+            Db::Postgres(c) => {
+                let sql = numbered(sql);
+                let boxed = pg_args(args);
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    boxed.iter().map(|b| b.as_ref() as _).collect();
+                let rows = c
+                    .borrow_mut()
+                    .query(sql.as_str(), &refs)
+                    .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                rows.iter().map(pg_row).collect()
+            }
+        }
+    }
+
+    /// The first row of a query, if any.
+    pub fn query_opt(&self, sql: &str, args: &[Val]) -> KipResult<Option<Row>> {
+        Ok(self.query(sql, args)?.into_iter().next())
+    }
+
+    /// Runs statements separated by `;`, without parameters.
+    pub fn batch(&self, sql: &str) -> KipResult<()> {
+        match self {
+            Db::Sqlite(c) => Ok(c.execute_batch(sql)?),
+            Db::Postgres(c) => c
+                .borrow_mut()
+                .batch_execute(sql)
+                .map_err(|e| super::postgres::pg_error("statements", &e)),
+        }
+    }
+}
+
+impl rusqlite::ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, Value as V};
+        Ok(match self {
+            Val::Null => ToSqlOutput::Owned(V::Null),
+            Val::Int(i) => ToSqlOutput::Owned(V::Integer(*i)),
+            Val::Real(f) => ToSqlOutput::Owned(V::Real(*f)),
+            Val::Text(s) => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(s.as_bytes())),
+            Val::Json(v) => ToSqlOutput::Owned(V::Text(v.to_string())),
+            Val::Bytes(b) => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Blob(b)),
+        })
+    }
+}
+
+fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Val> {
+    use rusqlite::types::ValueRef;
+    Ok(match v {
+        ValueRef::Null => Val::Null,
+        ValueRef::Integer(i) => Val::Int(i),
+        ValueRef::Real(f) => Val::Real(f),
+        ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Val::Bytes(b.to_vec()),
+    })
+}
+
+fn pg_args(args: &[Val]) -> Vec<Box<dyn postgres::types::ToSql + Sync>> {
+    args.iter()
+        .map(|a| -> Box<dyn postgres::types::ToSql + Sync> {
+            match a {
+                Val::Null => Box::new(Option::<String>::None),
+                Val::Int(i) => Box::new(*i),
+                Val::Real(f) => Box::new(*f),
+                Val::Text(s) => Box::new(s.clone()),
+                Val::Json(v) => Box::new(postgres::types::Json(v.clone())),
+                Val::Bytes(b) => Box::new(b.clone()),
+            }
+        })
+        .collect()
+}
+
+fn pg_row(r: &postgres::Row) -> KipResult<Row> {
+    use postgres::types::Type;
+    let mut out = Vec::with_capacity(r.len());
+    for (i, col) in r.columns().iter().enumerate() {
+        let err = |e: postgres::Error| super::postgres::pg_error("reading a column", &e);
+        let t = col.type_();
+        let v = if *t == Type::INT8 {
+            r.try_get::<_, Option<i64>>(i).map_err(err)?.map(Val::Int)
+        } else if *t == Type::INT4 {
+            r.try_get::<_, Option<i32>>(i)
+                .map_err(err)?
+                .map(|v| Val::Int(v.into()))
+        } else if *t == Type::INT2 {
+            r.try_get::<_, Option<i16>>(i)
+                .map_err(err)?
+                .map(|v| Val::Int(v.into()))
+        } else if *t == Type::BOOL {
+            r.try_get::<_, Option<bool>>(i)
+                .map_err(err)?
+                .map(|v| Val::Int(v.into()))
+        } else if *t == Type::FLOAT8 {
+            r.try_get::<_, Option<f64>>(i).map_err(err)?.map(Val::Real)
+        } else if *t == Type::FLOAT4 {
+            r.try_get::<_, Option<f32>>(i)
+                .map_err(err)?
+                .map(|v| Val::Real(v.into()))
+        } else if *t == Type::JSONB || *t == Type::JSON {
+            r.try_get::<_, Option<Value>>(i)
+                .map_err(err)?
+                .map(Val::Json)
+        } else if *t == Type::BYTEA {
+            r.try_get::<_, Option<Vec<u8>>>(i)
+                .map_err(err)?
+                .map(Val::Bytes)
+        } else if *t == Type::TEXT || *t == Type::VARCHAR || *t == Type::NAME || *t == Type::BPCHAR
+        {
+            r.try_get::<_, Option<String>>(i)
+                .map_err(err)?
+                .map(Val::Text)
+        } else {
+            return Err(KipError::internal(format!(
+                "column {} is of PostgreSQL type {t}, which somnus does not read",
+                col.name()
+            )));
+        };
+        out.push(v.unwrap_or(Val::Null));
+    }
+    Ok(Row(out))
+}
+
+/// SQLite's `?1` parameters as PostgreSQL's `$1`, outside string literals
+/// and quoted names (a bare `?` counts on from the last number, as SQLite
+/// numbers it).
+pub fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut chars = sql.chars().peekable();
+    let mut quote: Option<char> = None;
+    let mut last = 0u32;
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None if c == '?' => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                let n = digits.parse::<u32>().unwrap_or(last + 1);
+                last = last.max(n);
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parameters_are_renumbered_outside_literals() {
+        assert_eq!(
+            numbered("SELECT a FROM t WHERE x = ?1 AND y = ?2 AND z = '?3' AND \"q?\" = ?"),
+            "SELECT a FROM t WHERE x = $1 AND y = $2 AND z = '?3' AND \"q?\" = $3"
+        );
+        assert_eq!(numbered("VALUES (?, ?, ?2)"), "VALUES ($1, $2, $2)");
+        assert_eq!(numbered("SELECT 'it''s ?1'"), "SELECT 'it''s ?1'");
+    }
+
+    #[test]
+    fn sqlite_reads_and_writes_through_the_seam() {
+        let db = Db::Sqlite(rusqlite::Connection::open_in_memory().expect("open"));
+        assert_eq!(db.backend(), Backend::Sqlite);
+        db.batch(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, doc TEXT, score REAL, raw BLOB)",
+        )
+        .expect("create");
+        let n = db
+            .execute(
+                "INSERT INTO t(id, name, doc, score, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
+                &[
+                    Val::Int(7),
+                    Val::from("Ada"),
+                    Val::Json(json!({"role": "lead", "n": 2})),
+                    Val::Real(0.5),
+                    Val::Bytes(vec![0, 1]),
+                ],
+            )
+            .expect("insert");
+        assert_eq!(n, 1);
+        let r = db
+            .query_opt(
+                "SELECT id, name, doc, score, raw, NULL FROM t WHERE id = ?1",
+                &[Val::Int(7)],
+            )
+            .expect("query")
+            .expect("row");
+        assert_eq!(r.i64(0).expect("id"), 7);
+        assert_eq!(r.text(1).expect("name"), "Ada");
+        assert_eq!(r.obj(2).expect("doc")["role"], json!("lead"));
+        assert_eq!(r.f64(3).expect("score"), 0.5);
+        assert_eq!(r.0[4], Val::Bytes(vec![0, 1]));
+        assert_eq!(r.opt_text(5).expect("null"), None);
+        assert!(r.i64(1).is_err());
+        assert!(r.text(9).is_err());
+        let path = db.backend().json_get("doc", "?1");
+        let r = db
+            .query(
+                &format!("SELECT id FROM t WHERE {path} = ?2"),
+                &[db.backend().json_path(&["n"]), Val::Int(2)],
+            )
+            .expect("path");
+        assert_eq!(r.len(), 1);
+        assert!(db.query("SELECT * FROM nowhere", &[]).is_err());
+    }
+}
