@@ -399,7 +399,8 @@ fn the_seam_runs_the_same_sql_on_postgresql() {
     let m = Memory::new(&url, "seam");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let db = Db::Postgres(std::cell::RefCell::new(c));
+    let cell = std::cell::RefCell::new(c);
+    let db = Db::from(&cell);
     assert_eq!(db.backend(), Backend::Postgres);
     let id = db
         .query_opt("SELECT nextval('element_ids')", &[])
@@ -453,4 +454,105 @@ fn the_seam_runs_the_same_sql_on_postgresql() {
         )
         .expect_err("duplicate type and name");
     assert!(e.message.contains("23505"), "{}", e.message);
+}
+
+/// The store's readers answer from a PostgreSQL memory as from SQLite:
+/// a concept by id and by type and name, a proposition by its ends, any
+/// element as KIP shows it.
+#[test]
+fn the_store_reads_elements_from_postgresql() {
+    use somnus::store;
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "reads");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let ada = insert_concept(&mut c, "Person", "Ada", json!({"role": "lead"}));
+    let bob = insert_concept(&mut c, "Person", "Bob", json!({}));
+    let link: i64 = c
+        .query_one("SELECT nextval('element_ids')", &[])
+        .expect("id")
+        .get(0);
+    c.execute(
+        "INSERT INTO propositions(id, subject, predicate, object, attributes, metadata, updated_at) VALUES ($1, $2, 'knows', $3, '{}', '{\"confidence\": 0.9}', $4)",
+        &[&link, &ada, &bob, &NOW],
+    )
+    .expect("link");
+    let cell = std::cell::RefCell::new(c);
+    let got = store::concept_by_id(&cell, ada)
+        .expect("read")
+        .expect("ada");
+    assert_eq!((got.ty.as_str(), got.name.as_str()), ("Person", "Ada"));
+    assert_eq!(got.attributes["role"], json!("lead"));
+    assert_eq!(
+        store::concept_id_by_type_name(&cell, "Person", "Bob").expect("read"),
+        Some(bob)
+    );
+    assert_eq!(
+        store::concept_label(&cell, bob).expect("read"),
+        Some(("Person".into(), "Bob".into()))
+    );
+    let p = store::prop_by_spo(&cell, ada, "knows", bob)
+        .expect("read")
+        .expect("link");
+    assert_eq!(p.metadata["confidence"], json!(0.9));
+    let el = store::element(&cell, link).expect("read").expect("element");
+    let shown = store::element_json(&cell, &el).expect("json");
+    assert_eq!(shown["subject"], json!(format!("C:{ada}")));
+    assert_eq!(shown["id"], json!(format!("P:{link}:knows")));
+    assert_eq!(shown["metadata"]["_version"], json!(1));
+    assert!(store::element(&cell, 999_999).expect("read").is_none());
+}
+
+/// The store's writers on PostgreSQL: ids from the memory's sequence
+/// (never the same twice, whoever asks), an existing concept left alone,
+/// updates bumping the version, links between concepts.
+#[test]
+fn the_store_writes_elements_to_postgresql() {
+    use somnus::store;
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "writes");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let cell = std::cell::RefCell::new(c);
+    let ids = store::IdAllocator::default();
+    let mut attrs = serde_json::Map::new();
+    attrs.insert("role".into(), json!("lead"));
+    let meta = serde_json::Map::new();
+    let ada = store::insert_concept(&cell, &ids, "Person", "Ada", &attrs, &meta).expect("ada");
+    let again =
+        store::insert_concept_if_new(&cell, &ids, "Person", "Ada", &attrs, &meta).expect("again");
+    assert_eq!(again, None, "an existing concept is left alone");
+    let bob = store::insert_concept(&cell, &ids, "Person", "Bob", &attrs, &meta).expect("bob");
+    assert!(bob > ada);
+    // another writer's ids never collide with these
+    let other = store::IdAllocator::default();
+    let carol =
+        store::insert_concept(&cell, &other, "Person", "Carol", &attrs, &meta).expect("carol");
+    assert!(carol > bob);
+    attrs.insert("role".into(), json!("director"));
+    store::update_concept(&cell, ada, &attrs, &meta).expect("update");
+    let got = store::concept_by_id(&cell, ada)
+        .expect("read")
+        .expect("ada");
+    assert_eq!(
+        (got.version, got.attributes["role"].clone()),
+        (2, json!("director"))
+    );
+    let link = store::insert_prop(
+        &cell,
+        &ids,
+        ada,
+        "knows",
+        bob,
+        &serde_json::Map::new(),
+        &meta,
+    )
+    .expect("link");
+    let p = store::prop_by_spo(&cell, ada, "knows", bob)
+        .expect("read")
+        .expect("link");
+    assert_eq!(p.id, link);
+    store::update_prop(&cell, link, &attrs, &meta).expect("update link");
+    let p = store::prop_by_id(&cell, link).expect("read").expect("link");
+    assert_eq!(p.version, 2);
 }

@@ -199,3 +199,50 @@ fn a_cycle_past_its_budget_is_cancelled_and_says_so() {
     assert_eq!(phase, 2, "phases 1 and 2 committed, 3 rolled back");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A maintainer measures the memory's health again only when something
+/// changed (another process committed, its own connection wrote) or the
+/// measurement is older than `HEALTH_REUSE`; the plan is the same as a
+/// fresh measurement's every time.
+#[test]
+fn the_health_measurement_is_reused_while_the_memory_is_unchanged() {
+    use somnus::sleep::schedule::{HEALTH_REUSE, HealthCache, plan, plan_with};
+    let dir = std::env::temp_dir().join(format!("somnus-health-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let db = dir.join("m.db");
+    let mut nx = Nexus::open(&db).expect("open");
+    events(&mut nx, 6);
+    let now = Utc::now();
+    full_run_at(&nx, now);
+    let s = Schedule {
+        idle: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let mut cache = HealthCache::default();
+    let mut check = |nx: &mut Nexus, at: chrono::DateTime<Utc>, measured: u64| {
+        let p = plan_with(nx, at, &s, &mut cache).expect("plan");
+        assert_eq!(cache.measured, measured, "at {at}");
+        assert_eq!(p, plan(nx, at, &s).expect("fresh plan"));
+    };
+    check(&mut nx, now, 1);
+    check(&mut nx, now + D::seconds(30), 1);
+    // another process commits
+    let mut other = Nexus::open(&db).expect("open");
+    events(&mut other, 1);
+    check(&mut nx, now + D::seconds(31), 2);
+    check(&mut nx, now + D::seconds(32), 2);
+    // this connection writes
+    let r = nx
+        .kip(r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Chat:own"} SET ATTRIBUTES { start_time: "2026-11-24T10:00:00Z", content_summary: "own" } } }"#)
+        .to_json();
+    assert!(r.get("error").is_none(), "{r}");
+    check(&mut nx, now + D::seconds(33), 3);
+    // time alone
+    let later = now + D::from_std(HEALTH_REUSE).expect("duration") + D::seconds(60);
+    check(&mut nx, later, 4);
+    check(&mut nx, later + D::seconds(1), 4);
+    drop(other);
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -799,6 +799,12 @@ impl Nexus {
 
     /// Changes whenever another connection (another process: a server, a
     /// sleep cycle) commits to this memory.
+    /// Rows this connection has changed since it opened: with
+    /// [`Nexus::data_version`] (others' commits), whether anything changed.
+    pub fn own_changes(&self) -> u64 {
+        self.conn.total_changes()
+    }
+
     pub fn data_version(&self) -> i64 {
         self.conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))

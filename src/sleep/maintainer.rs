@@ -207,6 +207,7 @@ fn run(
     let started_at = store::now();
     let mut nx: Option<Nexus> = None;
     let mut last: Option<String> = None;
+    let mut health = schedule::HealthCache::default();
     while !stop.load(Ordering::SeqCst) {
         if nx.is_none() {
             match Nexus::open(&db) {
@@ -228,6 +229,7 @@ fn run(
                 &stop,
                 &status,
                 &mut last,
+                &mut health,
             ) {
                 Ok(()) => {
                     if let Ok(mut s) = status.lock()
@@ -268,6 +270,7 @@ fn step(
     stop: &Arc<AtomicBool>,
     status: &Arc<Mutex<Value>>,
     last: &mut Option<String>,
+    health: &mut schedule::HealthCache,
 ) -> KipResult<()> {
     let record = |nx: &Nexus, plan: &schedule::Plan, last: &Option<String>| -> KipResult<()> {
         let now = Utc::now();
@@ -297,7 +300,7 @@ fn step(
         set(status, "last", json!(last));
         Ok(())
     };
-    let plan = schedule::plan(nx, Utc::now(), &settings.schedule)?;
+    let plan = schedule::plan_with(nx, Utc::now(), &settings.schedule, health)?;
     record(nx, &plan, last)?;
     if plan.due.is_none() {
         return Ok(());
@@ -309,6 +312,6 @@ fn step(
         crate::say_err!("maintenance: {line}");
         *last = Some(format!("{}: {line}", store::now()));
     }
-    let plan = schedule::plan(nx, Utc::now(), &settings.schedule)?;
+    let plan = schedule::plan_with(nx, Utc::now(), &settings.schedule, health)?;
     record(nx, &plan, last)
 }

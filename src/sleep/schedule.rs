@@ -135,10 +135,59 @@ impl Plan {
     }
 }
 
+/// A memory's health measured at most this long ago is measured again
+/// even when nothing was written (an Event grows stale with time alone).
+pub const HEALTH_REUSE: Duration = Duration::from_secs(600);
+
+/// The last health measurement a maintainer took, reused while the memory
+/// is unchanged (nobody committed, this connection wrote nothing) and it is
+/// younger than [`HEALTH_REUSE`]: on a large memory a measurement is
+/// seconds of reading, and a maintainer looks every `--poll-secs`.
+#[derive(Debug, Default)]
+pub struct HealthCache {
+    taken: Option<(i64, u64, DateTime<Utc>, health::Health)>,
+    /// How many measurements were taken (for tests and the status).
+    pub measured: u64,
+}
+
+impl HealthCache {
+    fn get(
+        &mut self,
+        nx: &mut Nexus,
+        now: DateTime<Utc>,
+        stale_days: i64,
+    ) -> KipResult<health::Health> {
+        let key = (nx.data_version(), nx.own_changes());
+        if let Some((v, c, at, h)) = &self.taken
+            && (*v, *c) == key
+            && now >= *at
+            && (now - *at).to_std().is_ok_and(|d| d < HEALTH_REUSE)
+        {
+            return Ok(h.clone());
+        }
+        let stamp = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let h = health::assess(nx, &stamp, stale_days)?;
+        self.measured += 1;
+        // measuring writes nothing, so the key still holds
+        self.taken = Some((key.0, key.1, now, h.clone()));
+        Ok(h)
+    }
+}
+
 /// What is due at `now` and, when nothing is, the earliest cycle to come:
 /// the next scheduled full cycle, a quick one waiting out the last one's
 /// idle time, or a daydream waiting for the agents to go quiet.
 pub fn plan(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Plan> {
+    plan_with(nx, now, s, &mut HealthCache::default())
+}
+
+/// [`plan`], reusing a health measurement while the memory is unchanged.
+pub fn plan_with(
+    nx: &mut Nexus,
+    now: DateTime<Utc>,
+    s: &Schedule,
+    cache: &mut HealthCache,
+) -> KipResult<Plan> {
     let full_every =
         chrono::Duration::from_std(s.full_every).unwrap_or(chrono::Duration::hours(12));
     let idle = chrono::Duration::from_std(s.idle).unwrap_or(chrono::Duration::minutes(30));
@@ -190,8 +239,7 @@ pub fn plan(nx: &mut Nexus, now: DateTime<Utc>, s: &Schedule) -> KipResult<Plan>
         }),
         None => {}
     }
-    let stamp = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let h = health::assess(nx, &stamp, s.stale_days)?;
+    let h = cache.get(nx, now, s.stale_days)?;
     let over: Vec<String> = h
         .metrics
         .iter()

@@ -72,6 +72,8 @@ pub enum Val {
     Text(String),
     /// A JSON document: `TEXT` in SQLite, `jsonb` in PostgreSQL.
     Json(Value),
+    /// A JSON document already serialised (written as is, no copy made).
+    JsonText(String),
     Bytes(Vec<u8>),
 }
 
@@ -137,10 +139,27 @@ impl Row {
         }
     }
 
+    /// A text column, moved out of the row (the row keeps a null).
+    pub fn take_text(&mut self, i: usize) -> KipResult<String> {
+        match self.0.get_mut(i) {
+            Some(Val::Text(s)) => Ok(std::mem::take(s)),
+            _ => self.text(i),
+        }
+    }
+
+    /// A JSON object column, moved out of the row.
+    pub fn take_obj(&mut self, i: usize) -> KipResult<Map<String, Value>> {
+        match self.0.get_mut(i) {
+            Some(Val::Json(Value::Object(m))) => Ok(std::mem::take(m)),
+            _ => self.obj(i),
+        }
+    }
+
     pub fn text(&self, i: usize) -> KipResult<String> {
         match self.at(i)? {
             Val::Text(s) => Ok(s.clone()),
             Val::Json(v) => Ok(v.to_string()),
+            Val::JsonText(s) => Ok(s.clone()),
             Val::Int(v) => Ok(v.to_string()),
             Val::Real(f) => Ok(f.to_string()),
             other => Err(KipError::internal(format!(
@@ -160,7 +179,9 @@ impl Row {
     pub fn json(&self, i: usize) -> KipResult<Value> {
         Ok(match self.at(i)? {
             Val::Json(v) => v.clone(),
-            Val::Text(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+            Val::Text(s) | Val::JsonText(s) => {
+                serde_json::from_str(s).unwrap_or(Value::String(s.clone()))
+            }
             Val::Int(v) => Value::from(*v),
             Val::Real(f) => Value::from(*f),
             Val::Null => Value::Null,
@@ -179,14 +200,28 @@ impl Row {
     }
 }
 
-/// A memory's database handle.
-pub enum Db {
-    Sqlite(rusqlite::Connection),
+/// A memory's database, as the code that reads and writes it holds it
+/// (borrowed: the connection stays where it lives).
+#[derive(Clone, Copy)]
+pub enum Db<'a> {
+    Sqlite(&'a rusqlite::Connection),
     /// A client needs `&mut` to talk; the engine's reads take `&self`.
-    Postgres(RefCell<postgres::Client>),
+    Postgres(&'a RefCell<postgres::Client>),
 }
 
-impl Db {
+impl<'a> From<&'a rusqlite::Connection> for Db<'a> {
+    fn from(c: &'a rusqlite::Connection) -> Db<'a> {
+        Db::Sqlite(c)
+    }
+}
+
+impl<'a> From<&'a RefCell<postgres::Client>> for Db<'a> {
+    fn from(c: &'a RefCell<postgres::Client>) -> Db<'a> {
+        Db::Postgres(c)
+    }
+}
+
+impl<'a> Db<'a> {
     pub fn backend(&self) -> Backend {
         match self {
             Db::Sqlite(_) => Backend::Sqlite,
@@ -195,7 +230,7 @@ impl Db {
     }
 
     /// The SQLite connection, for what has not yet moved behind the seam.
-    pub fn sqlite(&self) -> Option<&rusqlite::Connection> {
+    pub fn sqlite(&self) -> Option<&'a rusqlite::Connection> {
         match self {
             Db::Sqlite(c) => Some(c),
             Db::Postgres(_) => None,
@@ -278,6 +313,9 @@ impl rusqlite::ToSql for Val {
             Val::Real(f) => ToSqlOutput::Owned(V::Real(*f)),
             Val::Text(s) => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(s.as_bytes())),
             Val::Json(v) => ToSqlOutput::Owned(V::Text(v.to_string())),
+            Val::JsonText(s) => {
+                ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(s.as_bytes()))
+            }
             Val::Bytes(b) => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Blob(b)),
         })
     }
@@ -303,10 +341,36 @@ fn pg_args(args: &[Val]) -> Vec<Box<dyn postgres::types::ToSql + Sync>> {
                 Val::Real(f) => Box::new(*f),
                 Val::Text(s) => Box::new(s.clone()),
                 Val::Json(v) => Box::new(postgres::types::Json(v.clone())),
+                Val::JsonText(s) => Box::new(JsonText(s.clone())),
                 Val::Bytes(b) => Box::new(b.clone()),
             }
         })
         .collect()
+}
+
+/// Serialised JSON bound to a `json` or `jsonb` parameter as it is.
+#[derive(Debug)]
+struct JsonText(String);
+
+impl postgres::types::ToSql for JsonText {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        if *ty == postgres::types::Type::JSONB {
+            // jsonb's binary form: a version byte, then the text
+            out.extend_from_slice(&[1]);
+        }
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(postgres::types::IsNull::No)
+    }
+
+    fn accepts(ty: &postgres::types::Type) -> bool {
+        *ty == postgres::types::Type::JSONB || *ty == postgres::types::Type::JSON
+    }
+
+    postgres::types::to_sql_checked!();
 }
 
 fn pg_row(r: &postgres::Row) -> KipResult<Row> {
@@ -413,7 +477,8 @@ mod tests {
 
     #[test]
     fn sqlite_reads_and_writes_through_the_seam() {
-        let db = Db::Sqlite(rusqlite::Connection::open_in_memory().expect("open"));
+        let conn = rusqlite::Connection::open_in_memory().expect("open");
+        let db = Db::from(&conn);
         assert_eq!(db.backend(), Backend::Sqlite);
         db.batch(
             "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, doc TEXT, score REAL, raw BLOB)",

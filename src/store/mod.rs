@@ -11,7 +11,8 @@ pub mod migrations;
 pub mod postgres;
 
 use crate::kip::{KipError, KipResult};
-use rusqlite::{Connection, OptionalExtension, params};
+use db::{Backend, Db, Row, Val};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 /// Brings the full-text index up to date with the concepts changed since
@@ -234,13 +235,6 @@ impl Element {
     }
 }
 
-fn parse_obj(s: &str) -> Map<String, Value> {
-    match serde_json::from_str::<Value>(s) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
-}
-
 fn full_metadata(meta: &Map<String, Value>, version: i64, updated_at: &str) -> Value {
     let mut m = meta.clone();
     m.insert("_version".into(), json!(version));
@@ -274,94 +268,137 @@ impl Proposition {
 const CONCEPT_COLS: &str = "id, type, name, attributes, metadata, version, updated_at";
 const PROP_COLS: &str = "id, subject, predicate, object, attributes, metadata, version, updated_at";
 
-fn concept_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Concept> {
+fn concept_row(mut r: Row) -> KipResult<Concept> {
     Ok(Concept {
-        id: r.get(0)?,
-        ty: r.get(1)?,
-        name: r.get(2)?,
-        attributes: parse_obj(&r.get::<_, String>(3)?),
-        metadata: parse_obj(&r.get::<_, String>(4)?),
-        version: r.get(5)?,
-        updated_at: r.get(6)?,
+        id: r.i64(0)?,
+        ty: r.take_text(1)?,
+        name: r.take_text(2)?,
+        attributes: r.take_obj(3)?,
+        metadata: r.take_obj(4)?,
+        version: r.i64(5)?,
+        updated_at: r.take_text(6)?,
     })
 }
 
-fn prop_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposition> {
+fn prop_row(mut r: Row) -> KipResult<Proposition> {
     Ok(Proposition {
-        id: r.get(0)?,
-        subject: r.get(1)?,
-        predicate: r.get(2)?,
-        object: r.get(3)?,
-        attributes: parse_obj(&r.get::<_, String>(4)?),
-        metadata: parse_obj(&r.get::<_, String>(5)?),
-        version: r.get(6)?,
-        updated_at: r.get(7)?,
+        id: r.i64(0)?,
+        subject: r.i64(1)?,
+        predicate: r.take_text(2)?,
+        object: r.i64(3)?,
+        attributes: r.take_obj(4)?,
+        metadata: r.take_obj(5)?,
+        version: r.i64(6)?,
+        updated_at: r.take_text(7)?,
     })
 }
 
-pub fn concept_by_id(conn: &Connection, id: i64) -> KipResult<Option<Concept>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"
-    ))?;
-    Ok(st.query_row([id], concept_row).optional()?)
+pub fn concept_by_id<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Concept>> {
+    db.into()
+        .query_opt(
+            &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"),
+            &[Val::Int(id)],
+        )?
+        .map(concept_row)
+        .transpose()
 }
 
-pub fn concept_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<Concept>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"
-    ))?;
-    Ok(st.query_row(params![ty, name], concept_row).optional()?)
+pub fn concept_by_type_name<'a>(
+    db: impl Into<Db<'a>>,
+    ty: &str,
+    name: &str,
+) -> KipResult<Option<Concept>> {
+    db.into()
+        .query_opt(
+            &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"),
+            &[Val::from(ty), Val::from(name)],
+        )?
+        .map(concept_row)
+        .transpose()
 }
 
 /// A concept's type and name; `None` when `id` is not a concept.
-pub fn concept_label(conn: &Connection, id: i64) -> KipResult<Option<(String, String)>> {
-    let mut st = conn.prepare_cached("SELECT type, name FROM concepts WHERE id = ?1")?;
-    Ok(st
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+pub fn concept_label<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<(String, String)>> {
+    db.into()
+        .query_opt(
+            "SELECT type, name FROM concepts WHERE id = ?1",
+            &[Val::Int(id)],
+        )?
+        .map(|mut r| Ok((r.take_text(0)?, r.take_text(1)?)))
+        .transpose()
 }
 
-pub fn concept_id_by_type_name(conn: &Connection, ty: &str, name: &str) -> KipResult<Option<i64>> {
-    let mut st = conn.prepare_cached("SELECT id FROM concepts WHERE type = ?1 AND name = ?2")?;
-    Ok(st.query_row(params![ty, name], |r| r.get(0)).optional()?)
+pub fn concept_id_by_type_name<'a>(
+    db: impl Into<Db<'a>>,
+    ty: &str,
+    name: &str,
+) -> KipResult<Option<i64>> {
+    db.into()
+        .query_opt(
+            "SELECT id FROM concepts WHERE type = ?1 AND name = ?2",
+            &[Val::from(ty), Val::from(name)],
+        )?
+        .map(|r| r.i64(0))
+        .transpose()
 }
 
-pub fn prop_by_id(conn: &Connection, id: i64) -> KipResult<Option<Proposition>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {PROP_COLS} FROM propositions WHERE id = ?1"
-    ))?;
-    Ok(st.query_row([id], prop_row).optional()?)
+pub fn prop_by_id<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Proposition>> {
+    db.into()
+        .query_opt(
+            &format!("SELECT {PROP_COLS} FROM propositions WHERE id = ?1"),
+            &[Val::Int(id)],
+        )?
+        .map(prop_row)
+        .transpose()
 }
 
-pub fn prop_by_spo(conn: &Connection, s: i64, p: &str, o: i64) -> KipResult<Option<Proposition>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {PROP_COLS} FROM propositions WHERE subject = ?1 AND predicate = ?2 AND object = ?3"
-    ))?;
-    Ok(st.query_row(params![s, p, o], prop_row).optional()?)
+pub fn prop_by_spo<'a>(
+    db: impl Into<Db<'a>>,
+    s: i64,
+    p: &str,
+    o: i64,
+) -> KipResult<Option<Proposition>> {
+    db.into()
+        .query_opt(
+            &format!(
+                "SELECT {PROP_COLS} FROM propositions WHERE subject = ?1 AND predicate = ?2 AND object = ?3"
+            ),
+            &[Val::Int(s), Val::from(p), Val::Int(o)],
+        )?
+        .map(prop_row)
+        .transpose()
 }
 
-pub fn element(conn: &Connection, id: i64) -> KipResult<Option<Element>> {
-    if let Some(c) = concept_by_id(conn, id)? {
+pub fn element<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Element>> {
+    let db = db.into();
+    if let Some(c) = concept_by_id(db, id)? {
         return Ok(Some(Element::Concept(c)));
     }
-    Ok(prop_by_id(conn, id)?.map(Element::Prop))
+    Ok(prop_by_id(db, id)?.map(Element::Prop))
 }
 
 /// The KIP id string of any element id ("C:12" or "P:40:treats").
-pub fn kip_id_of(conn: &Connection, id: i64) -> KipResult<Option<String>> {
-    let mut st = conn.prepare_cached("SELECT 1 FROM concepts WHERE id = ?1")?;
-    if st.exists([id])? {
+pub fn kip_id_of<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<String>> {
+    let db = db.into();
+    if db
+        .query_opt("SELECT 1 FROM concepts WHERE id = ?1", &[Val::Int(id)])?
+        .is_some()
+    {
         return Ok(Some(ids::concept_id(id)));
     }
-    let mut st = conn.prepare_cached("SELECT predicate FROM propositions WHERE id = ?1")?;
-    Ok(st
-        .query_row([id], |r| r.get::<_, String>(0))
-        .optional()?
+    Ok(db
+        .query_opt(
+            "SELECT predicate FROM propositions WHERE id = ?1",
+            &[Val::Int(id)],
+        )?
+        .map(|mut r| r.take_text(0))
+        .transpose()?
         .map(|p| ids::prop_id(id, &p)))
 }
 
 /// The element as KIP returns it (a proposition's endpoints as KIP ids).
-pub fn element_json(conn: &Connection, el: &Element) -> KipResult<Value> {
+pub fn element_json<'a>(db: impl Into<Db<'a>>, el: &Element) -> KipResult<Value> {
+    let conn = db.into();
     Ok(match el {
         Element::Concept(c) => c.to_json(),
         Element::Prop(p) => {
@@ -396,20 +433,33 @@ impl Default for IdAllocator {
 }
 
 impl IdAllocator {
-    pub fn alloc(&self, conn: &Connection) -> KipResult<i64> {
+    /// The next element id. SQLite counts in `meta` (persisted by
+    /// [`IdAllocator::flush`]); PostgreSQL takes it from the memory's
+    /// sequence, which concurrent writers share without waiting.
+    pub fn alloc<'a>(&self, db: impl Into<Db<'a>>) -> KipResult<i64> {
+        let db = db.into();
+        if db.backend() == Backend::Postgres {
+            return db
+                .query_opt("SELECT nextval('element_ids')", &[])?
+                .ok_or_else(|| KipError::internal("the id sequence gave nothing"))?
+                .i64(0);
+        }
         let id = match self.next.get() {
             Some(n) => n,
-            None => conn.query_row(
-                "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
-                [],
-                |r| r.get(0),
-            )?,
+            None => db
+                .query_opt(
+                    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
+                    &[],
+                )?
+                .ok_or_else(|| KipError::internal("the memory has no id counter"))?
+                .i64(0)?,
         };
         self.next.set(Some(id + 1));
         Ok(id)
     }
 
-    /// Gives back `id` when it was the last one handed out and went unused.
+    /// Gives back `id` when it was the last one handed out and went unused
+    /// (a sequence's ids are not given back: they are only never used).
     pub fn release(&self, id: i64) {
         if self.next.get() == Some(id + 1) {
             self.next.set(Some(id));
@@ -417,10 +467,12 @@ impl IdAllocator {
     }
 
     /// Persists the counter; call before the transaction commits.
-    pub fn flush(&self, conn: &Connection) -> KipResult<()> {
+    pub fn flush<'a>(&self, db: impl Into<Db<'a>>) -> KipResult<()> {
         if let Some(n) = self.next.get() {
-            conn.prepare_cached("UPDATE meta SET value = ?1 WHERE key = 'next_id'")?
-                .execute([n.to_string()])?;
+            db.into().execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'next_id'",
+                &[Val::Text(n.to_string())],
+            )?;
         }
         Ok(())
     }
@@ -428,25 +480,31 @@ impl IdAllocator {
 
 /// Inserts a concept unless one with its type and name exists; returns the
 /// new id, or `None` (nothing written) when it exists.
-pub fn insert_concept_if_new(
-    conn: &Connection,
+pub fn insert_concept_if_new<'a>(
+    db: impl Into<Db<'a>>,
     ids: &IdAllocator,
     ty: &str,
     name: &str,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<Option<i64>> {
-    let id = ids.alloc(conn)?;
-    let mut st = conn.prepare_cached(
-        "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) \
-         ON CONFLICT(type, name) DO NOTHING RETURNING id",
-    )?;
-    let made: Option<i64> = st
-        .query_row(
-            params![id, ty, name, obj_text(attrs), obj_text(meta), now()],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let db = db.into();
+    let id = ids.alloc(db)?;
+    let made = db
+        .query_opt(
+            "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) \
+             ON CONFLICT(type, name) DO NOTHING RETURNING id",
+            &[
+                Val::Int(id),
+                Val::from(ty),
+                Val::from(name),
+                Val::JsonText(obj_text(attrs)),
+                Val::JsonText(obj_text(meta)),
+                Val::Text(now()),
+            ],
+        )?
+        .map(|r| r.i64(0))
+        .transpose()?;
     if made.is_none() {
         ids.release(id);
     }
@@ -454,33 +512,38 @@ pub fn insert_concept_if_new(
 }
 
 /// Inserts a concept the caller knows is new.
-pub fn insert_concept(
-    conn: &Connection,
+pub fn insert_concept<'a>(
+    db: impl Into<Db<'a>>,
     ids: &IdAllocator,
     ty: &str,
     name: &str,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
-    insert_concept_if_new(conn, ids, ty, name, attrs, meta)?
+    insert_concept_if_new(db, ids, ty, name, attrs, meta)?
         .ok_or_else(|| KipError::internal(format!("concept {ty}:{name} already exists")))
 }
 
-pub fn update_concept(
-    conn: &Connection,
+pub fn update_concept<'a>(
+    db: impl Into<Db<'a>>,
     id: i64,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<()> {
-    let mut st = conn.prepare_cached(
+    db.into().execute(
         "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+        &[
+            Val::Int(id),
+            Val::JsonText(obj_text(attrs)),
+            Val::JsonText(obj_text(meta)),
+            Val::Text(now()),
+        ],
     )?;
-    st.execute(params![id, obj_text(attrs), obj_text(meta), now()])?;
     Ok(())
 }
 
-pub fn insert_prop(
-    conn: &Connection,
+pub fn insert_prop<'a>(
+    db: impl Into<Db<'a>>,
     ids: &IdAllocator,
     s: i64,
     p: &str,
@@ -488,23 +551,37 @@ pub fn insert_prop(
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
-    let id = ids.alloc(conn)?;
-    let mut st = conn.prepare_cached(
+    let db = db.into();
+    let id = ids.alloc(db)?;
+    db.execute(
         "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
+        &[
+            Val::Int(id),
+            Val::Int(s),
+            Val::from(p),
+            Val::Int(o),
+            Val::JsonText(obj_text(attrs)),
+            Val::JsonText(obj_text(meta)),
+            Val::Text(now()),
+        ],
     )?;
-    st.execute(params![id, s, p, o, obj_text(attrs), obj_text(meta), now()])?;
     Ok(id)
 }
 
-pub fn update_prop(
-    conn: &Connection,
+pub fn update_prop<'a>(
+    db: impl Into<Db<'a>>,
     id: i64,
     attrs: &Map<String, Value>,
     meta: &Map<String, Value>,
 ) -> KipResult<()> {
-    let mut st = conn.prepare_cached(
+    db.into().execute(
         "UPDATE propositions SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+        &[
+            Val::Int(id),
+            Val::JsonText(obj_text(attrs)),
+            Val::JsonText(obj_text(meta)),
+            Val::Text(now()),
+        ],
     )?;
-    st.execute(params![id, obj_text(attrs), obj_text(meta), now()])?;
     Ok(())
 }
