@@ -556,3 +556,30 @@ fn the_store_writes_elements_to_postgresql() {
     let p = store::prop_by_id(&cell, link).expect("read").expect("link");
     assert_eq!(p.version, 2);
 }
+
+/// Callers' keys kept in a PostgreSQL memory: made once, looked up by
+/// digest, listed without the key, revoked, the name never reused.
+#[test]
+fn keys_live_in_a_postgresql_memory() {
+    use somnus::store::keys::{self, Role};
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "keys");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let cell = std::cell::RefCell::new(c);
+    assert!(!keys::any_active(&cell).expect("any"));
+    let key = keys::add(&cell, "scout", Role::Subagent, "tester").expect("add");
+    assert!(keys::any_active(&cell).expect("any"));
+    let who = keys::lookup(&cell, &key).expect("lookup").expect("scout");
+    assert_eq!((who.name.as_str(), who.role), ("scout", Role::Subagent));
+    assert!(keys::lookup(&cell, "not-a-key").expect("lookup").is_none());
+    assert_eq!(keys::active(&cell).expect("active").len(), 1);
+    let e = keys::add(&cell, "scout", Role::Reader, "tester").expect_err("taken");
+    assert!(e.message.contains("exists already"), "{}", e.message);
+    keys::revoke(&cell, "scout").expect("revoke");
+    assert!(keys::lookup(&cell, &key).expect("lookup").is_none());
+    let listed = keys::list(&cell).expect("list");
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].revoked_at.is_some());
+    assert!(keys::revoke(&cell, "scout").is_err());
+}

@@ -2,8 +2,8 @@
 //! role. Only a SHA-256 digest of a key is stored; the key itself is shown
 //! once, when it is made.
 
+use super::db::{Db, Val};
 use crate::kip::{ErrorCode, KipError, KipResult};
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// What a key may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,15 +97,13 @@ fn fresh_key() -> KipResult<String> {
 
 /// Makes a key for `name` with `role`, and returns it (the only time it is
 /// seen). A name in use, revoked or not, is refused.
-pub fn add(conn: &Connection, name: &str, role: Role, by: &str) -> KipResult<String> {
+pub fn add<'a>(db: impl Into<Db<'a>>, name: &str, role: Role, by: &str) -> KipResult<String> {
+    let db = db.into();
     check_name(name)?;
-    let exists: bool = conn
-        .query_row("SELECT 1 FROM api_keys WHERE name = ?1", [name], |_| {
-            Ok(true)
-        })
-        .optional()?
-        .unwrap_or(false);
-    if exists {
+    if db
+        .query_opt("SELECT 1 FROM api_keys WHERE name = ?1", &[Val::from(name)])?
+        .is_some()
+    {
         return Err(KipError::new(
             ErrorCode::DuplicateExists,
             format!(
@@ -114,9 +112,15 @@ pub fn add(conn: &Connection, name: &str, role: Role, by: &str) -> KipResult<Str
         ));
     }
     let key = fresh_key()?;
-    conn.execute(
+    db.execute(
         "INSERT INTO api_keys(name, role, digest, created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![name, role.as_str(), digest(&key), super::now(), by],
+        &[
+            Val::from(name),
+            Val::from(role.as_str()),
+            Val::Text(digest(&key)),
+            Val::Text(super::now()),
+            Val::from(by),
+        ],
     )?;
     Ok(key)
 }
@@ -131,27 +135,30 @@ pub struct KeyInfo {
     pub revoked_at: Option<String>,
 }
 
-pub fn list(conn: &Connection) -> KipResult<Vec<KeyInfo>> {
-    let mut st = conn.prepare(
-        "SELECT name, role, created_at, created_by, revoked_at FROM api_keys ORDER BY name",
-    )?;
-    let rows = st.query_map([], |r| {
-        Ok(KeyInfo {
-            name: r.get(0)?,
-            role: r.get(1)?,
-            created_at: r.get(2)?,
-            created_by: r.get(3)?,
-            revoked_at: r.get(4)?,
+pub fn list<'a>(db: impl Into<Db<'a>>) -> KipResult<Vec<KeyInfo>> {
+    db.into()
+        .query(
+            "SELECT name, role, created_at, created_by, revoked_at FROM api_keys ORDER BY name",
+            &[],
+        )?
+        .into_iter()
+        .map(|mut r| {
+            Ok(KeyInfo {
+                name: r.take_text(0)?,
+                role: r.take_text(1)?,
+                created_at: r.take_text(2)?,
+                created_by: r.take_text(3)?,
+                revoked_at: r.opt_text(4)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect()
 }
 
 /// Revokes a key at once; its name stays taken.
-pub fn revoke(conn: &Connection, name: &str) -> KipResult<()> {
-    let n = conn.execute(
+pub fn revoke<'a>(db: impl Into<Db<'a>>, name: &str) -> KipResult<()> {
+    let n = db.into().execute(
         "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
-        params![name, super::now()],
+        &[Val::from(name), Val::Text(super::now())],
     )?;
     if n == 0 {
         return Err(KipError::not_found(format!("no active key named `{name}`")));
@@ -160,41 +167,40 @@ pub fn revoke(conn: &Connection, name: &str) -> KipResult<()> {
 }
 
 /// Whether the memory has any active key (then every caller needs one).
-pub fn any_active(conn: &Connection) -> KipResult<bool> {
-    Ok(conn
-        .query_row(
+pub fn any_active<'a>(db: impl Into<Db<'a>>) -> KipResult<bool> {
+    Ok(db
+        .into()
+        .query_opt(
             "SELECT 1 FROM api_keys WHERE revoked_at IS NULL LIMIT 1",
-            [],
-            |_| Ok(true),
-        )
-        .optional()?
-        .unwrap_or(false))
+            &[],
+        )?
+        .is_some())
 }
 
 /// The identity behind a key, if it is active.
-pub fn lookup(conn: &Connection, key: &str) -> KipResult<Option<Identity>> {
-    let row: Option<(String, String)> = conn
-        .prepare_cached("SELECT name, role FROM api_keys WHERE digest = ?1 AND revoked_at IS NULL")?
-        .query_row([digest(key)], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    Ok(row.and_then(|(name, role)| Role::parse(&role).map(|role| Identity { name, role })))
+pub fn lookup<'a>(db: impl Into<Db<'a>>, key: &str) -> KipResult<Option<Identity>> {
+    let row = db.into().query_opt(
+        "SELECT name, role FROM api_keys WHERE digest = ?1 AND revoked_at IS NULL",
+        &[Val::Text(digest(key))],
+    )?;
+    Ok(match row {
+        Some(mut r) => {
+            let (name, role) = (r.take_text(0)?, r.take_text(1)?);
+            Role::parse(&role).map(|role| Identity { name, role })
+        }
+        None => None,
+    })
 }
 
 /// Every active key's identity by digest (what a server keeps in memory
 /// and reloads every second, so revoking takes effect within one).
-pub fn active(conn: &Connection) -> KipResult<std::collections::HashMap<String, Identity>> {
-    let mut st =
-        conn.prepare_cached("SELECT digest, name, role FROM api_keys WHERE revoked_at IS NULL")?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })?;
+pub fn active<'a>(db: impl Into<Db<'a>>) -> KipResult<std::collections::HashMap<String, Identity>> {
     let mut out = std::collections::HashMap::new();
-    for row in rows {
-        let (d, name, role) = row?;
+    for mut r in db.into().query(
+        "SELECT digest, name, role FROM api_keys WHERE revoked_at IS NULL",
+        &[],
+    )? {
+        let (d, name, role) = (r.take_text(0)?, r.take_text(1)?, r.take_text(2)?);
         if let Some(role) = Role::parse(&role) {
             out.insert(d, Identity { name, role });
         }
