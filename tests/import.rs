@@ -639,8 +639,8 @@ fn a_cancelled_import_writes_nothing() {
 /// Engram files a reader cannot take are reported and the rest imports:
 /// an entity file whose heading and name give no name, an `entityRef`
 /// naming nothing, frontmatter never closed, bytes that are not UTF-8, a
-/// 4 MB memory with 50,000 tags. No element gets an empty name or a name
-/// of several lines.
+/// 4 MB memory with 50,000 tags, a file past the 16 MB limit. No element
+/// gets an empty name or a name of several lines.
 #[test]
 fn hostile_engram_files_are_reported_and_the_rest_imports() {
     let dir = tmp("engram-hostile");
@@ -666,9 +666,14 @@ fn hostile_engram_files_are_reported_and_the_rest_imports() {
         ),
     )
     .expect("write");
+    // a file past the size limit (sparse: nothing is written to disk)
+    std::fs::File::create(day.join("fact-5-e.md"))
+        .and_then(|f| f.set_len(17 * 1024 * 1024))
+        .expect("big file");
     let (ok, said) = somnus(&db, &["import", "engram", &store.to_string_lossy()]);
     assert!(ok, "{said}");
     for note in [
+        "facts/2026-01-01/fact-5-e.md: 17 MB, larger than the 16 MB a file may be: skipped",
         "entities/-.md: neither its heading nor its file name gives a name: skipped",
         "facts/2026-01-01/fact-1-a.md:6: `-` names no entity: its link is skipped",
         "facts/2026-01-01/fact-2-b.md: its frontmatter is not closed by `---`",

@@ -8,6 +8,10 @@ use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+/// The largest file a reader takes; a larger one is reported and skipped
+/// (a memory's files are notes, and reading one is reading it whole).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Concept types every memory has.
 const KNOWN_TYPES: [&str; 7] = [
     "Person",
@@ -106,6 +110,17 @@ impl Draft {
     /// The file as text; one that cannot be read or is not UTF-8 is
     /// reported and skipped.
     pub fn text(&mut self, p: &Path) -> Option<String> {
+        if let Ok(m) = std::fs::metadata(p)
+            && m.len() > MAX_FILE_BYTES
+        {
+            let r = self.rel(p);
+            self.note(format!(
+                "{r}: {} MB, larger than the {} MB a file may be: skipped",
+                m.len() / (1024 * 1024),
+                MAX_FILE_BYTES / (1024 * 1024)
+            ));
+            return None;
+        }
         match std::fs::read(p) {
             Ok(b) => match String::from_utf8(b) {
                 Ok(s) => Some(s),
