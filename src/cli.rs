@@ -995,7 +995,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             json,
         }) => {
             let mut nx = open(&cli.db)?;
-            let user = user.or_else(|| crate::import::user_of(&mut nx));
+            let user = crate::import::user_for(&mut nx, &source, user);
             let plan = crate::import::read(&source, &dir, user.as_deref()).map_err(|e| eyre!(e))?;
             let who = crate::audit::Who {
                 actor: std::env::var("USER").unwrap_or_else(|_| "operator".into()),

@@ -265,10 +265,22 @@ fn hostile_files_are_reported_and_the_rest_imports() {
         format!("## 10:00 | fact | confidence:high\n{long}\n"),
     )
     .expect("write");
+    // a relation to an id that names nothing: no element without a name
+    std::fs::create_dir_all(folder.join("memory/graph/entities")).expect("dirs");
+    std::fs::write(
+        folder.join("memory/graph/entities/person--ana.md"),
+        "# person--ana\n\n## Relations\n- Knows: [[person--]]\n",
+    )
+    .expect("write");
     let (ok, said) = somnus(&db, &["import", "moltbot", &folder.to_string_lossy()]);
     assert!(ok, "{said}");
     assert!(
         said.contains("2026-01-01.md: not UTF-8 text, skipped"),
+        "{said}"
+    );
+    assert!(
+        said.contains("an element with no type or no name, skipped")
+            && said.contains("a link with no predicate or an end with no name, skipped"),
         "{said}"
     );
     assert!(said.contains("decay-scores.json: not JSON"), "{said}");

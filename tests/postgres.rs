@@ -208,6 +208,41 @@ fn audit_triggers_record_before_and_after_images() {
     );
     let deleted: Option<String> = rows[1].get(5);
     assert!(deleted.is_none());
+    // a link's update, by the same trigger function
+    let link: i64 = c
+        .query_one("SELECT nextval('element_ids')", &[])
+        .expect("id")
+        .get(0);
+    c.execute(
+        "INSERT INTO propositions(id, subject, predicate, object, updated_at) VALUES ($1, $2, 'knows', $2, $3)",
+        &[&link, &nobody, &NOW],
+    )
+    .expect("link");
+    let mut tx = c.transaction().expect("tx");
+    tx.execute("SELECT set_config('somnus.audit_entry', '8', true)", &[])
+        .expect("entry");
+    tx.execute(
+        "UPDATE propositions SET version = 2 WHERE id = $1",
+        &[&link],
+    )
+    .expect("update link");
+    tx.commit().expect("commit");
+    let row = c
+        .query_one(
+            "SELECT element, tbl, op, before, after FROM audit_changes WHERE entry = 8",
+            &[],
+        )
+        .expect("link change");
+    let (element, tbl, op): (i64, String, String) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(
+        (element, tbl.as_str(), op.as_str()),
+        (link, "propositions", "update")
+    );
+    let after: Value = serde_json::from_str(&row.get::<_, String>(4)).expect("json");
+    assert_eq!(
+        (after["predicate"].clone(), after["version"].clone()),
+        (json!("knows"), json!(2))
+    );
 }
 
 /// SEARCH's index: a concept is found by its name, an alias, its

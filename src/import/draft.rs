@@ -138,11 +138,39 @@ impl Draft {
         }
     }
 
+    /// Adds a concept; one without a type or a name is reported instead
+    /// (no file should make an element nobody can name).
     pub fn concept(&mut self, c: Concept) {
+        if c.ty.trim().is_empty() || c.name.trim().is_empty() {
+            let src = c.source.clone();
+            self.note(format!(
+                "{src}: an element with no type or no name, skipped"
+            ));
+            return;
+        }
         if !KNOWN_TYPES.contains(&c.ty.as_str()) {
             self.types.entry(c.ty.clone()).or_insert(c.source.clone());
         }
         self.concepts.push(c);
+    }
+
+    /// A concept a file names by its id but no file describes: made from
+    /// the id (kept as `id_key`), and reported.
+    pub fn from_id(&mut self, ty: &str, name: &str, id_key: &str, id: &str, src: &str, why: &str) {
+        self.note(format!(
+            "{src}: `{id}` has {why}: created as {ty} `{name}` from its id"
+        ));
+        let mut attrs = Map::new();
+        attrs.insert(id_key.into(), json!(id));
+        let meta = self.provenance(src);
+        self.concept(Concept {
+            ty: ty.to_string(),
+            name: name.to_string(),
+            attrs,
+            meta,
+            what: ty.to_string(),
+            source: src.to_string(),
+        });
     }
 
     /// `(ty, name)` may already be in the memory, filed where it belongs:
@@ -151,7 +179,19 @@ impl Draft {
         self.elsewhere.push((ty.to_string(), name.to_string()));
     }
 
+    /// Adds a link; one whose predicate or either end has no name is
+    /// reported instead.
     pub fn link(&mut self, l: Link) {
+        if [&l.predicate, &l.from.1, &l.to.1]
+            .iter()
+            .any(|s| s.trim().is_empty())
+        {
+            let src = l.source.clone();
+            self.note(format!(
+                "{src}: a link with no predicate or an end with no name, skipped"
+            ));
+            return;
+        }
         self.predicates
             .entry(l.predicate.clone())
             .or_insert(l.source.clone());

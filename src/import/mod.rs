@@ -189,6 +189,15 @@ pub fn read(source: &str, dir: &std::path::Path, user: Option<&str>) -> Result<P
     }
 }
 
+/// The Person whose preferences a source's files hold, when the source
+/// does not name one itself (Engram): `given`, else the memory's user.
+pub fn user_for(nx: &mut Nexus, source: &str, given: Option<String>) -> Option<String> {
+    match source {
+        "engram" => given.or_else(|| user_of(nx)),
+        _ => given,
+    }
+}
+
 /// The memory's user: the one Person whose `relationship_to_self` is
 /// `user`, if there is exactly one.
 pub fn user_of(nx: &mut Nexus) -> Option<String> {

@@ -629,22 +629,16 @@ impl Reader {
         }
         let ty = concept_type(id.split_once("--").map_or("concept", |(k, _)| k));
         let name = label_of(id);
-        self.d.note(format!(
-            "{src}: `{id}` has no entity file and no registry row: created as {ty} `{name}` from its id"
-        ));
-        let mut attrs = Map::new();
-        attrs.insert("moltbot_id".into(), json!(id));
-        let meta = self.d.provenance(src);
+        self.d.from_id(
+            &ty,
+            &name,
+            "moltbot_id",
+            id,
+            src,
+            "no entity file and no registry row",
+        );
         self.known
             .insert(id.to_string(), (ty.clone(), name.clone()));
-        self.d.concept(Concept {
-            ty: ty.clone(),
-            name: name.clone(),
-            attrs,
-            meta,
-            what: ty.clone(),
-            source: src.to_string(),
-        });
         (ty, name)
     }
 

@@ -295,48 +295,41 @@ pub const MIGRATIONS: &[Migration] = &[
                                  'attributes', p.attributes, 'metadata', p.metadata, 'version', p.version,
                                  'updated_at', p.updated_at)::text
     $$;
-    CREATE FUNCTION audit_concepts() RETURNS trigger LANGUAGE plpgsql
+    -- one trigger function for both tables: the table's name says which
+    -- image a row has
+    CREATE FUNCTION audit_row() RETURNS trigger LANGUAGE plpgsql
     SET search_path FROM CURRENT AS $$
-    DECLARE e BIGINT := audit_entry();
+    DECLARE
+        e BIGINT := audit_entry();
+        element BIGINT;
+        old_image TEXT;
+        new_image TEXT;
     BEGIN
         IF e IS NULL THEN RETURN NULL; END IF;
         IF TG_OP = 'INSERT' THEN
             IF NEW.id < audit_first_id() THEN
                 INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-                VALUES (e, NEW.id, 'concepts', 'insert', NULL, NULL);
+                VALUES (e, NEW.id, TG_TABLE_NAME, 'insert', NULL, NULL);
             END IF;
-        ELSIF TG_OP = 'UPDATE' THEN
-            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-            VALUES (e, NEW.id, 'concepts', 'update', concept_image(OLD), concept_image(NEW));
-        ELSE
-            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-            VALUES (e, OLD.id, 'concepts', 'delete', concept_image(OLD), NULL);
+            RETURN NULL;
         END IF;
-        RETURN NULL;
-    END $$;
-    CREATE FUNCTION audit_propositions() RETURNS trigger LANGUAGE plpgsql
-    SET search_path FROM CURRENT AS $$
-    DECLARE e BIGINT := audit_entry();
-    BEGIN
-        IF e IS NULL THEN RETURN NULL; END IF;
-        IF TG_OP = 'INSERT' THEN
-            IF NEW.id < audit_first_id() THEN
-                INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-                VALUES (e, NEW.id, 'propositions', 'insert', NULL, NULL);
-            END IF;
-        ELSIF TG_OP = 'UPDATE' THEN
-            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-            VALUES (e, NEW.id, 'propositions', 'update', proposition_image(OLD), proposition_image(NEW));
+        -- an update is filed under the row as it is now (as SQLite's is)
+        IF TG_OP = 'UPDATE' THEN element := NEW.id; ELSE element := OLD.id; END IF;
+        IF TG_TABLE_NAME = 'concepts' THEN
+            old_image := concept_image(OLD);
+            IF TG_OP = 'UPDATE' THEN new_image := concept_image(NEW); END IF;
         ELSE
-            INSERT INTO audit_changes(entry, element, tbl, op, before, after)
-            VALUES (e, OLD.id, 'propositions', 'delete', proposition_image(OLD), NULL);
+            old_image := proposition_image(OLD);
+            IF TG_OP = 'UPDATE' THEN new_image := proposition_image(NEW); END IF;
         END IF;
+        INSERT INTO audit_changes(entry, element, tbl, op, before, after)
+        VALUES (e, element, TG_TABLE_NAME, lower(TG_OP), old_image, new_image);
         RETURN NULL;
     END $$;
     CREATE TRIGGER audit_concepts AFTER INSERT OR UPDATE OR DELETE ON concepts
-        FOR EACH ROW EXECUTE FUNCTION audit_concepts();
+        FOR EACH ROW EXECUTE FUNCTION audit_row();
     CREATE TRIGGER audit_propositions AFTER INSERT OR UPDATE OR DELETE ON propositions
-        FOR EACH ROW EXECUTE FUNCTION audit_propositions();
+        FOR EACH ROW EXECUTE FUNCTION audit_row();
     "#,
     },
     // 6: the re-embed queue trigger no longer uses OR IGNORE, whose conflict

@@ -200,54 +200,60 @@ impl Job {
     /// memory is a file (so the other panes keep working, and see its
     /// commits like any other writer's), everything else on the shared one.
     pub fn run_on(self, nexus: &Arc<Mutex<Nexus>>, emit: &Emit) -> JobOutput {
-        if let Job::Sleep {
-            scope,
-            cancel,
-            now,
-            params,
-            llm,
-        } = self
-        {
-            let job = SleepJob {
+        match self {
+            Job::Sleep {
                 scope,
                 cancel,
                 now,
                 params,
                 llm,
-            };
-            let path = nexus
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .path()
-                .map(|p| p.to_path_buf());
-            if let Some(p) = path {
-                return match Nexus::open(&p) {
-                    Ok(mut own) => run_sleep(&mut own, job, emit.as_ref()),
-                    Err(e) => JobOutput::SleepDone(Err(e.message)),
+            } => {
+                let job = SleepJob {
+                    scope,
+                    cancel,
+                    now,
+                    params,
+                    llm,
                 };
+                on_own_connection(
+                    nexus,
+                    |nx| run_sleep(nx, job, emit.as_ref()),
+                    |e| JobOutput::SleepDone(Err(e)),
+                )
             }
-            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-            return run_sleep(&mut nx, job, emit.as_ref());
-        }
-        if let Job::Import(job) = self {
-            // on a connection of its own, as a sleep cycle: the panes keep
-            // reading while it writes
-            let path = nexus
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .path()
-                .map(|p| p.to_path_buf());
-            if let Some(p) = path {
-                return match Nexus::open(&p) {
-                    Ok(mut own) => run_import(&mut own, job, emit.as_ref()),
-                    Err(e) => JobOutput::ImportDone(Err(e.message)),
-                };
+            Job::Import(job) => on_own_connection(
+                nexus,
+                |nx| run_import(nx, job, emit.as_ref()),
+                |e| JobOutput::ImportDone(Err(e)),
+            ),
+            other => {
+                let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
+                other.run(&mut nx)
             }
-            let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-            return run_import(&mut nx, job, emit.as_ref());
         }
-        let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-        self.run(&mut nx)
+    }
+}
+
+/// Runs a long writing job on a connection of its own when the memory is a
+/// file (the panes keep reading, and see its commits like any other
+/// writer's), on the shared one otherwise; `fail` says why it could not
+/// open one.
+fn on_own_connection(
+    nexus: &Arc<Mutex<Nexus>>,
+    run: impl FnOnce(&mut Nexus) -> JobOutput,
+    fail: impl FnOnce(String) -> JobOutput,
+) -> JobOutput {
+    let path = nexus
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .path()
+        .map(|p| p.to_path_buf());
+    match path {
+        Some(p) => match Nexus::open(&p) {
+            Ok(mut own) => run(&mut own),
+            Err(e) => fail(e.message),
+        },
+        None => run(&mut nexus.lock().unwrap_or_else(|e| e.into_inner())),
     }
 }
 
@@ -258,7 +264,7 @@ fn run_import(
     job: super::component::ImportJob,
     emit: &(dyn Fn(JobOutput) + Send + Sync),
 ) -> JobOutput {
-    let user = job.user.clone().or_else(|| crate::import::user_of(nx));
+    let user = crate::import::user_for(nx, &job.source, job.user.clone());
     let plan = match crate::import::read(&job.source, &job.dir, user.as_deref()) {
         Ok(p) => p,
         Err(e) => return JobOutput::ImportDone(Err(e)),

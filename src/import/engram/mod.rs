@@ -401,22 +401,10 @@ impl Reader {
             ));
             return None;
         }
-        self.d.note(format!(
-            "{src}: `{id}` has no entity file: created as {ty} `{name}` from its id"
-        ));
-        let mut attrs = Map::new();
-        attrs.insert("engram_id".into(), json!(id));
-        let meta = self.d.provenance(src);
+        self.d
+            .from_id(&ty, &name, "engram_id", id, src, "no entity file");
         self.entities
             .insert(id.to_string(), (ty.clone(), name.clone()));
-        self.d.concept(Concept {
-            ty: ty.clone(),
-            name: name.clone(),
-            attrs,
-            meta,
-            what: ty.clone(),
-            source: src.to_string(),
-        });
         Some((ty, name))
     }
 
