@@ -448,6 +448,10 @@ pub enum Cmd {
         /// Print every case, not only failures
         #[arg(long, short)]
         verbose: bool,
+        /// Run each fixture in a throwaway memory of this PostgreSQL
+        /// database (postgres://user@host/db) instead of in memory
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
     },
 }
 
@@ -635,13 +639,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             let writer = open(&cli.db)?;
             let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
             let caller = match key {
-                Some(k) => crate::store::keys::lookup(writer.conn(), &k)
+                Some(k) => crate::store::keys::lookup(writer.conn()?, &k)
                     .map_err(|e| eyre!("{}", e.message))?
                     .ok_or_else(|| {
                         eyre!("the key is not one of this memory's active keys (somnus keys list)")
                     })?,
                 None => {
-                    if crate::store::keys::any_active(writer.conn()).unwrap_or(false) {
+                    if crate::store::keys::any_active(writer.conn()?).unwrap_or(false) {
                         return Err(eyre!(
                             "this memory has keys: give the caller's with --key or $SOMNUS_KEY"
                         ));
@@ -1026,7 +1030,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     let role = keys::Role::parse(&role).ok_or_else(|| {
                         eyre!("--role must be reader, agent or subagent, not `{role}`")
                     })?;
-                    let key = keys::add(nx.conn(), &name, role, &by)
+                    let key = keys::add(nx.conn()?, &name, role, &by)
                         .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
                     crate::say!("{key}");
                     eprintln!(
@@ -1035,7 +1039,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     );
                 }
                 KeysCmd::List { json } => {
-                    let list = keys::list(nx.conn()).map_err(|e| eyre!("{}", e.message))?;
+                    let list = keys::list(nx.conn()?).map_err(|e| eyre!("{}", e.message))?;
                     if json {
                         let v: Vec<Value> = list
                             .iter()
@@ -1060,7 +1064,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     }
                 }
                 KeysCmd::Revoke { name } => {
-                    keys::revoke(nx.conn(), &name)
+                    keys::revoke(nx.conn()?, &name)
                         .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
                     crate::say!("revoked `{name}`");
                 }
@@ -1128,11 +1132,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             let nx = open(&cli.db)?;
             reflect::why(&nx, &element, json)
         }
-        Some(Cmd::Conformance { paths, verbose }) => {
+        Some(Cmd::Conformance {
+            paths,
+            verbose,
+            postgres,
+        }) => {
             let files = conformance::collect(&paths).map_err(|e| eyre!(e))?;
             let (mut passed, mut failed) = (0, 0);
             for f in files {
-                let reports = conformance::run_fixture(&f).map_err(|e| eyre!(e))?;
+                let reports =
+                    conformance::run_fixture_in(&f, postgres.as_deref()).map_err(|e| eyre!(e))?;
                 for r in reports {
                     if r.passed {
                         passed += 1;

@@ -134,6 +134,30 @@ fn sorted(v: Value) -> Value {
 }
 
 pub fn run_fixture(path: &Path) -> Result<Vec<CaseReport>, String> {
+    run_fixture_in(path, None)
+}
+
+/// Runs a fixture in a fresh memory: a private in-memory one, or, given a
+/// `postgres://` URL, a throwaway memory of that database (dropped after).
+pub fn run_fixture_in(path: &Path, postgres: Option<&str>) -> Result<Vec<CaseReport>, String> {
+    let Some(url) = postgres else {
+        return run_fixture_on(path, Nexus::open_in_memory().map_err(|e| e.to_string())?);
+    };
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let memory = format!(
+        "conformance_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    );
+    let loc = crate::store::postgres::Location::parse(url, Some(&memory)).map_err(|e| e.message)?;
+    let out = Nexus::open_postgres(&loc)
+        .map_err(|e| e.message)
+        .and_then(|nx| run_fixture_on(path, nx));
+    crate::store::postgres::drop_memory(&loc).map_err(|e| e.message)?;
+    out
+}
+
+fn run_fixture_on(path: &Path, mut nx: Nexus) -> Result<Vec<CaseReport>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let fx: Fixture =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -141,7 +165,6 @@ pub fn run_fixture(path: &Path) -> Result<Vec<CaseReport>, String> {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut nx = Nexus::open_in_memory().map_err(|e| e.to_string())?;
     let mut reports = Vec::new();
     for (i, s) in fx.setup.iter().enumerate() {
         if let Outcome::Err(e) = nx.kip(s) {

@@ -375,7 +375,7 @@ fn sleep_pane_shows_who_maintains_the_memory_and_what_comes_next() {
     assert!(s.contains("none: cycles run when started"), "{s}");
     let pid = std::process::id() as i64;
     a.with_nexus(|nx| {
-        let c = nx.connection_for_checks();
+        let c = nx.connection_for_checks().expect("a SQLite memory");
         c.execute(
             "INSERT INTO sleep_runs(started_at, finished_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES ('2026-11-25T03:00:00.000Z', '2026-11-25T03:00:09.000Z', 'full', 'catch_up: no full cycle has run on this memory yet', 'heuristic', '$system', 0, '2026-11-25T03:00:00Z', '{}', 'completed'),
              ('2026-11-25T09:00:00.000Z', '2026-11-25T09:00:01.000Z', 'daydream', 'idle: 6 Events wait for scoring', 'heuristic', '$system', 0, '2026-11-25T09:00:00Z', '{}', 'completed')",

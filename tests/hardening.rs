@@ -368,6 +368,7 @@ fn foreign_file(path: &Path) {
         path.display()
     );
     nx.connection_for_checks()
+        .expect("a SQLite memory")
         .execute_batch(&sql)
         .expect("foreign file");
 }

@@ -264,6 +264,7 @@ fn a_read_only_search_writes_nothing_and_keeps_its_time_limit() {
     let nx = somnus::Nexus::open(&db).expect("open");
     let rows: i64 = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT COUNT(*) FROM embeddings", [], |r| r.get(0))
         .expect("count");
     assert_eq!(rows, 0, "a read-only request wrote embeddings");

@@ -58,7 +58,7 @@ fn count(nx: &mut Nexus, ty: &str) -> i64 {
 /// Every concept and link, as `somnus` stores them (versions aside).
 fn snapshot(db: &Path) -> Vec<(i64, String, String, String)> {
     let nx = Nexus::open(db).expect("open");
-    let c = nx.connection_for_checks();
+    let c = nx.connection_for_checks().expect("a SQLite memory");
     let mut st = c
         .prepare("SELECT id, type, name, attributes || metadata FROM concepts UNION ALL SELECT id, predicate, CAST(subject AS TEXT) || '>' || CAST(object AS TEXT), attributes || metadata FROM propositions ORDER BY 1")
         .expect("prepare");

@@ -16,7 +16,7 @@ fn scout() -> Identity {
 #[test]
 fn keys_are_named_digested_unique_and_revocable() {
     let nx = somnus::demo::in_memory().expect("demo");
-    let c = nx.connection_for_checks();
+    let c = nx.connection_for_checks().expect("a SQLite memory");
     let k = keys::add(c, "scout", Role::Subagent, "test").expect("add");
     assert!(k.starts_with("smk_") && k.len() > 40, "{k}");
     // only the digest is kept
@@ -166,7 +166,13 @@ fn disagreeing_pending_writes_are_marked_on_both() {
 #[test]
 fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
     let mut nx = somnus::demo::in_memory().expect("demo");
-    keys::add(nx.connection_for_checks(), "scout", Role::Subagent, "t").expect("key");
+    keys::add(
+        nx.connection_for_checks().expect("a SQLite memory"),
+        "scout",
+        Role::Subagent,
+        "t",
+    )
+    .expect("key");
     somnus::sleep::proposals::set_policy(&nx, "subagent:scout", "batch", "t").expect("batch");
     // batch is for sub-agents only
     assert!(somnus::sleep::proposals::set_policy(&nx, "merge", "batch", "t").is_err());

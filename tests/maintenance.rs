@@ -42,7 +42,7 @@ fn events(nx: &mut Nexus, from: usize, n: usize) {
 
 /// A completed full cycle recorded as started `ago`.
 fn full_run(nx: &Nexus, ago: D) {
-    nx.connection_for_checks()
+    nx.connection_for_checks().expect("a SQLite memory")
         .execute(
             "INSERT INTO sleep_runs(started_at, finished_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?1, 'full', 'test', 'heuristic', '$system', 0, ?1, '{}', 'completed')",
             [(Utc::now() - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)],
@@ -57,7 +57,7 @@ type RunRow = (i64, String, String, String, String, Option<String>);
 fn runs(db: &Path) -> Vec<RunRow> {
     let nx = Nexus::open(db).expect("open");
     let mut st = nx
-        .connection_for_checks()
+        .connection_for_checks().expect("a SQLite memory")
         .prepare("SELECT id, scope, trigger_name, status, started_at, finished_at FROM sleep_runs WHERE trigger_name != 'test' ORDER BY id")
         .expect("prepare");
     st.query_map([], |r| {

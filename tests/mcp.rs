@@ -48,7 +48,7 @@ fn python_mcp_client_as_a_subagent() {
     let key = {
         let nx = somnus::Nexus::open(&db).expect("open");
         somnus::store::keys::add(
-            nx.connection_for_checks(),
+            nx.connection_for_checks().expect("a SQLite memory"),
             "scout",
             somnus::store::keys::Role::Subagent,
             "test",

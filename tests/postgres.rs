@@ -434,7 +434,7 @@ fn the_seam_runs_the_same_sql_on_postgresql() {
     let m = Memory::new(&url, "seam");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(c);
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
     let db = Db::from(&cell);
     assert_eq!(db.backend(), Backend::Postgres);
     let id = db
@@ -512,7 +512,7 @@ fn the_store_reads_elements_from_postgresql() {
         &[&link, &ada, &bob, &NOW],
     )
     .expect("link");
-    let cell = std::cell::RefCell::new(c);
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
     let got = store::concept_by_id(&cell, ada)
         .expect("read")
         .expect("ada");
@@ -548,7 +548,7 @@ fn the_store_writes_elements_to_postgresql() {
     let m = Memory::new(&url, "writes");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(c);
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
     let ids = store::IdAllocator::default();
     let mut attrs = serde_json::Map::new();
     attrs.insert("role".into(), json!("lead"));
@@ -601,7 +601,7 @@ fn keys_live_in_a_postgresql_memory() {
     let m = Memory::new(&url, "keys");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(c);
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
     assert!(!keys::any_active(&cell).expect("any"));
     let key = keys::add(&cell, "scout", Role::Subagent, "tester").expect("add");
     assert!(keys::any_active(&cell).expect("any"));

@@ -268,7 +268,7 @@ fn keyed_server(name: &str) -> (SocketAddr, PathBuf, [String; 3]) {
     )
     .expect("cycle");
     use somnus::store::keys::{Role, add};
-    let c = nx.connection_for_checks();
+    let c = nx.connection_for_checks().expect("a SQLite memory");
     let keys = [
         add(c, "ledger", Role::Reader, "test").expect("key"),
         add(c, "main", Role::Agent, "test").expect("key"),

@@ -640,11 +640,13 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     let mut nx = Nexus::open(&db).unwrap();
     let ok: String = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(ok, "ok");
     let (phase, status): (i64, String) = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row(
             "SELECT phase, status FROM sleep_runs WHERE id = 1",
             [],
@@ -661,6 +663,7 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     assert_eq!(decayed, json!(0));
     let n7: i64 = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row(
             "SELECT COUNT(*) FROM audit_log WHERE trigger_name = 'sleep #1 phase 7'",
             [],
@@ -670,6 +673,7 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     assert_eq!(n7, 0);
     let phases: i64 = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT COUNT(*) FROM sleep_phases WHERE run = 1", [], |r| {
             r.get(0)
         })
@@ -686,6 +690,7 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     assert_eq!(rep.phases.len(), 13);
     let status: String = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| {
             r.get(0)
         })
@@ -735,11 +740,13 @@ fn a_cycle_killed_between_batches_keeps_whole_batches_and_a_true_record() {
     let mut nx = Nexus::open(&db).unwrap();
     let ok: String = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(ok, "ok");
     let (phase, report): (i64, String) = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row(
             "SELECT phase, report FROM sleep_runs WHERE id = 1",
             [],
@@ -759,7 +766,7 @@ fn a_cycle_killed_between_batches_keeps_whole_batches_and_a_true_record() {
     // counts is written, whole, and marked
     let recorded = p7["counts"]["decayed"].as_i64().unwrap_or(0);
     let marked = |nx: &Nexus| -> Vec<(i64, f64)> {
-        let c = nx.connection_for_checks();
+        let c = nx.connection_for_checks().expect("a SQLite memory");
         let mut st = c
             .prepare("SELECT id, json_extract(metadata, '$.memory_strength') FROM propositions WHERE json_extract(metadata, '$.strength_decay_applied_at') = ?1 ORDER BY id")
             .unwrap();
@@ -775,6 +782,7 @@ fn a_cycle_killed_between_batches_keeps_whole_batches_and_a_true_record() {
     // was in progress: none of it is there
     let rows: i64 = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row(
             "SELECT COUNT(*) FROM sleep_phases WHERE run = 1 AND phase = 7",
             [],
@@ -792,6 +800,7 @@ fn a_cycle_killed_between_batches_keeps_whole_batches_and_a_true_record() {
     );
     let status: String = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT status FROM sleep_runs WHERE id = 1", [], |r| {
             r.get(0)
         })

@@ -20,7 +20,7 @@ fn events(nx: &mut Nexus, n: usize) {
 }
 
 fn full_run_at(nx: &Nexus, at: chrono::DateTime<Utc>) {
-    nx.connection_for_checks()
+    nx.connection_for_checks().expect("a SQLite memory")
         .execute(
             "INSERT INTO sleep_runs(started_at, finished_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?1, 'full', 'test', 'heuristic', '$system', 0, ?1, '{}', 'completed')",
             [at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)],
@@ -128,6 +128,7 @@ fn maintain_runs_what_is_due_once_per_memory() {
     let nx = Nexus::open(&db).expect("open");
     let runs: i64 = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT COUNT(*) FROM sleep_runs", [], |r| r.get(0))
         .expect("count");
     assert_eq!(runs, 1, "{said}");
@@ -137,6 +138,7 @@ fn maintain_runs_what_is_due_once_per_memory() {
     );
     let trigger: String = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row("SELECT trigger_name FROM sleep_runs", [], |r| r.get(0))
         .expect("trigger");
     assert!(trigger.starts_with("catch_up: no full cycle"), "{trigger}");
@@ -185,6 +187,7 @@ fn a_cycle_past_its_budget_is_cancelled_and_says_so() {
     let nx = Nexus::open(&db).expect("open");
     let (status, error, phase): (String, String, i64) = nx
         .connection_for_checks()
+        .expect("a SQLite memory")
         .query_row(
             "SELECT status, error, phase FROM sleep_runs WHERE id = 1",
             [],

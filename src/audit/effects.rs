@@ -6,8 +6,8 @@
 
 use super::entry;
 use crate::kip::KipResult;
+use crate::store::db::Db;
 use crate::store::{self, Element, ids};
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -16,7 +16,8 @@ use std::collections::HashMap;
 /// first, then the rest in the order the command touched them), each
 /// `{"change", "id", "what"}` and, for an update, `"fields"`; `"more"`
 /// counts the elements not listed.
-pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Value> {
+pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipResult<Value> {
+    let conn = db.into();
     let Some(e) = entry(conn, entry_id)? else {
         // a write that changed nothing leaves no entry
         return Ok(summary(vec![], [0, 0, 0], 0));
@@ -28,21 +29,18 @@ pub fn effects(conn: &Connection, entry_id: i64, listed: usize) -> KipResult<Val
     // costs a fraction of its write.
     let mut touched: HashMap<i64, (bool, bool)> = HashMap::new();
     let mut order: Vec<i64> = Vec::new();
-    {
-        let mut st = conn.prepare_cached(
-            "SELECT element, op FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3",
-        )?;
-        let mut rows = st.query(params![e.first_change, e.first_change + e.recorded, e.id])?;
-        while let Some(r) = rows.next()? {
-            let el: i64 = r.get(0)?;
-            let op = r.get_ref(1)?.as_str().unwrap_or("");
-            let t = touched.entry(el).or_insert_with(|| {
-                order.push(el);
-                (false, false)
-            });
-            t.0 |= op == "delete";
-            t.1 |= op == "insert";
-        }
+    for r in conn.query(
+        "SELECT element, op FROM audit_changes WHERE id >= ?1 AND entry = ?3 ORDER BY id LIMIT ?2",
+        &[e.first_change.into(), e.recorded.into(), e.id.into()],
+    )? {
+        let el = r.i64(0)?;
+        let op = r.text(1)?;
+        let t = touched.entry(el).or_insert_with(|| {
+            order.push(el);
+            (false, false)
+        });
+        t.0 |= op == "delete";
+        t.1 |= op == "insert";
     }
     let made_here = |el: i64| el >= e.first_id && el < e.end_id;
     // created here then deleted; restored (re-inserted) and kept; deleted;
@@ -128,14 +126,16 @@ fn item(change: &str, id: String, what: String, fields: Option<Value>) -> Value 
 }
 
 /// The element as it was before the command first changed it.
-fn first_before(conn: &Connection, e: &super::Entry, el: i64) -> KipResult<Option<Value>> {
-    let b: Option<String> = conn
-        .prepare_cached(
+fn first_before(conn: Db<'_>, e: &super::Entry, el: i64) -> KipResult<Option<Value>> {
+    Ok(conn
+        .query_opt(
             "SELECT before FROM audit_changes WHERE element = ?1 AND entry = ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
+            &[el.into(), e.id.into()],
         )?
-        .query_row(params![el, e.id], |r| r.get(0))
-        .optional()?;
-    Ok(b.and_then(|b| serde_json::from_str(&b).ok()))
+        .map(|r| r.opt_text(0))
+        .transpose()?
+        .flatten()
+        .and_then(|b| serde_json::from_str(&b).ok()))
 }
 
 fn summary(elements: Vec<Value>, counts: [usize; 3], more: usize) -> Value {
@@ -169,12 +169,7 @@ fn image_id(el: i64, b: &Value) -> String {
 /// Endpoint names already looked up: the links of one hub name it once.
 type Names = HashMap<i64, String>;
 
-fn describe(
-    conn: &Connection,
-    e: &super::Entry,
-    x: &Element,
-    names: &mut Names,
-) -> KipResult<String> {
+fn describe(conn: Db<'_>, e: &super::Entry, x: &Element, names: &mut Names) -> KipResult<String> {
     Ok(match x {
         Element::Concept(c) => format!("{}: {}", c.ty, c.name),
         Element::Prop(p) => format!(
@@ -187,7 +182,7 @@ fn describe(
 }
 
 fn describe_image(
-    conn: &Connection,
+    conn: Db<'_>,
     e: &super::Entry,
     b: &Value,
     names: &mut Names,
@@ -209,7 +204,7 @@ fn describe_image(
     ))
 }
 
-fn endpoint(conn: &Connection, e: &super::Entry, id: i64, names: &mut Names) -> KipResult<String> {
+fn endpoint(conn: Db<'_>, e: &super::Entry, id: i64, names: &mut Names) -> KipResult<String> {
     if let Some(n) = names.get(&id) {
         return Ok(n.clone());
     }

@@ -11,8 +11,9 @@ pub use effects::effects;
 
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
+use crate::store::db::{Backend, Db, Row, Val};
+use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -78,51 +79,92 @@ pub struct Who {
     pub reason: Option<String>,
 }
 
-fn next_id(conn: &Connection) -> KipResult<i64> {
-    Ok(conn
-        .prepare_cached("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'")?
-        .query_row([], |r| r.get(0))?)
+/// The first id the next element will get: an entry's created elements
+/// are the range between its start and its end. PostgreSQL's writers share
+/// one sequence, so ranges would interleave there: its entries have no
+/// range, and every insert is recorded as a change instead.
+fn next_id(db: Db<'_>) -> KipResult<i64> {
+    match db.backend() {
+        Backend::Sqlite => db
+            .query_i64(
+                "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
+                &[],
+            )?
+            .ok_or_else(|| KipError::internal("the memory has no id counter")),
+        Backend::Postgres => Ok(0),
+    }
 }
 
 /// Opens an entry and points the connection's writes at it.
-pub fn begin(
-    conn: &Connection,
+pub fn begin<'a>(
+    db: impl Into<Db<'a>>,
     ctx: &Context,
     who: &Who,
     command: &str,
     kind: &str,
     rolls_back: Option<i64>,
 ) -> KipResult<i64> {
-    let first_id = next_id(conn)?;
-    // an entry's recorded changes are contiguous: writes are serialised
-    conn.prepare_cached(
-        "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9)",
-    )?
-    .execute(params![store::now(), who.actor, who.trigger, who.reason, command, kind, rolls_back, first_id, ctx.batch()])?;
-    let entry = conn.last_insert_rowid();
+    let db = db.into();
+    let first_id = next_id(db)?;
+    let entry = db
+        .query_i64(
+            "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9) RETURNING id",
+            &[
+                store::now().into(),
+                who.actor.as_str().into(),
+                who.trigger.as_str().into(),
+                who.reason.clone().into(),
+                command.into(),
+                kind.into(),
+                rolls_back.into(),
+                first_id.into(),
+                ctx.batch().into(),
+            ],
+        )?
+        .ok_or_else(|| KipError::internal("an audit entry got no id"))?;
     ctx.set(entry, first_id);
+    if db.backend() == Backend::Postgres {
+        // the triggers read the entry from the transaction's settings;
+        // every insert is recorded (no id range)
+        db.query(
+            "SELECT set_config('somnus.audit_entry', ?1, true), set_config('somnus.audit_first_id', ?2, true)",
+            &[Val::Text(entry.to_string()), Val::Text(i64::MAX.to_string())],
+        )?;
+    }
     Ok(entry)
 }
 
 /// Closes an entry: records the ids it allocated and how many elements it
 /// changed; an entry that changed nothing is dropped. Returns the count.
-pub fn finish(conn: &Connection, ctx: &Context, entry: i64) -> KipResult<usize> {
+pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<usize> {
+    let db = db.into();
     ctx.clear();
-    let end_id = next_id(conn)?;
-    let (first_change, first_id): (i64, i64) = conn
-        .prepare_cached("SELECT first_change, first_id FROM audit_log WHERE id = ?1")?
-        .query_row([entry], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let recorded: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2")?
-        .query_row(params![first_change, entry], |r| r.get(0))?;
+    if db.backend() == Backend::Postgres {
+        db.query("SELECT set_config('somnus.audit_entry', '', true)", &[])?;
+    }
+    let end_id = next_id(db)?;
+    let r = db
+        .query_opt(
+            "SELECT first_change, first_id FROM audit_log WHERE id = ?1",
+            &[entry.into()],
+        )?
+        .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;
+    let (first_change, first_id) = (r.i64(0)?, r.i64(1)?);
+    let recorded = db
+        .query_i64(
+            "SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2",
+            &[first_change.into(), entry.into()],
+        )?
+        .unwrap_or(0);
     let n = recorded + (end_id - first_id);
     if n == 0 {
-        conn.prepare_cached("DELETE FROM audit_log WHERE id = ?1")?
-            .execute([entry])?;
+        db.execute("DELETE FROM audit_log WHERE id = ?1", &[entry.into()])?;
     } else {
-        conn.prepare_cached("UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1")?
-            .execute(params![entry, recorded, end_id])?;
+        db.execute(
+            "UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1",
+            &[entry.into(), recorded.into(), end_id.into()],
+        )?;
     }
     Ok(n as usize)
 }
@@ -210,23 +252,23 @@ pub struct Filter {
 
 const ENTRY_COLS: &str = "l.id, l.at, l.actor, l.trigger_name, l.reason, l.command, l.kind, l.rolls_back, l.rolled_back_by, l.n_changes, l.first_change, l.first_id, l.end_id, l.batch, l.pruned_at";
 
-fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
-    let recorded: i64 = r.get(9)?;
-    let (first_id, end_id): (i64, i64) = (r.get(11)?, r.get(12)?);
+fn entry_row(r: &Row) -> KipResult<Entry> {
+    let recorded = r.i64(9)?;
+    let (first_id, end_id) = (r.i64(11)?, r.i64(12)?);
     Ok(Entry {
-        id: r.get(0)?,
-        at: r.get(1)?,
-        actor: r.get(2)?,
-        trigger: r.get(3)?,
-        reason: r.get(4)?,
-        command: r.get(5)?,
-        kind: r.get(6)?,
-        rolls_back: r.get(7)?,
-        rolled_back_by: r.get(8)?,
-        batch: r.get(13)?,
-        pruned_at: r.get(14)?,
+        id: r.i64(0)?,
+        at: r.text(1)?,
+        actor: r.text(2)?,
+        trigger: r.text(3)?,
+        reason: r.opt_text(4)?,
+        command: r.text(5)?,
+        kind: r.text(6)?,
+        rolls_back: r.opt_i64(7)?,
+        rolled_back_by: r.opt_i64(8)?,
+        batch: r.opt_text(13)?,
+        pruned_at: r.opt_text(14)?,
         changes: recorded + (end_id - first_id),
-        first_change: r.get(10)?,
+        first_change: r.i64(10)?,
         recorded,
         first_id,
         end_id,
@@ -255,7 +297,7 @@ pub fn time_bound(text: &str, end_of_day: bool) -> KipResult<String> {
     Ok(utc.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
-pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
+pub fn list<'a>(db: impl Into<Db<'a>>, f: &Filter) -> KipResult<Vec<Entry>> {
     let since = f
         .since
         .as_deref()
@@ -266,103 +308,103 @@ pub fn list(conn: &Connection, f: &Filter) -> KipResult<Vec<Entry>> {
         .as_deref()
         .map(|t| time_bound(t, true))
         .transpose()?;
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {ENTRY_COLS} FROM audit_log l \
-         WHERE (?1 IS NULL OR l.actor = ?1) AND (?2 IS NULL OR l.kind = ?2) \
-           AND (?3 IS NULL OR (l.first_id <= ?3 AND ?3 < l.end_id) OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
-           AND (?4 IS NULL OR l.at >= ?4) AND (?5 IS NULL OR l.at <= ?5) \
-           AND (?7 IS NULL OR l.batch = ?7 OR substr(l.batch, 1, length(?7) + 1) = ?7 || '/' OR (substr(?7, -1) = ':' AND substr(l.batch, 1, length(?7)) = ?7)) \
+    // parameters are typed where they are first tested (PostgreSQL infers
+    // a parameter's type from its first use)
+    db.into()
+        .query(
+            &format!(
+                "SELECT {ENTRY_COLS} FROM audit_log l \
+         WHERE (CAST(?1 AS TEXT) IS NULL OR l.actor = ?1) AND (CAST(?2 AS TEXT) IS NULL OR l.kind = ?2) \
+           AND (CAST(?3 AS BIGINT) IS NULL OR (l.first_id <= ?3 AND ?3 < l.end_id) OR EXISTS (SELECT 1 FROM audit_changes c WHERE c.element = ?3 AND c.entry = l.id)) \
+           AND (CAST(?4 AS TEXT) IS NULL OR l.at >= ?4) AND (CAST(?5 AS TEXT) IS NULL OR l.at <= ?5) \
+           AND (CAST(?7 AS TEXT) IS NULL OR l.batch = ?7 OR substr(l.batch, 1, length(?7) + 1) = ?7 || '/' OR (substr(?7, length(?7), 1) = ':' AND substr(l.batch, 1, length(?7)) = ?7)) \
          ORDER BY l.id DESC LIMIT ?6"
-    ))?;
-    let rows = st.query_map(
-        params![
-            f.actor,
-            f.kind,
-            f.element,
-            since,
-            until,
-            f.limit.max(1) as i64,
-            f.batch
-        ],
-        entry_row,
-    )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+            ),
+            &[
+                f.actor.clone().into(),
+                f.kind.clone().into(),
+                f.element.into(),
+                since.into(),
+                until.into(),
+                (f.limit.max(1) as i64).into(),
+                f.batch.clone().into(),
+            ],
+        )?
+        .iter()
+        .map(entry_row)
+        .collect()
 }
 
-pub fn entry(conn: &Connection, id: i64) -> KipResult<Option<Entry>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {ENTRY_COLS} FROM audit_log l WHERE l.id = ?1"
-    ))?;
-    Ok(st.query_row([id], entry_row).optional()?)
+pub fn entry<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Entry>> {
+    db.into()
+        .query_opt(
+            &format!("SELECT {ENTRY_COLS} FROM audit_log l WHERE l.id = ?1"),
+            &[id.into()],
+        )?
+        .as_ref()
+        .map(entry_row)
+        .transpose()
 }
 
 fn parse(s: Option<String>) -> Option<Value> {
     s.and_then(|t| serde_json::from_str(&t).ok())
 }
 
-fn recorded(conn: &Connection, e: &Entry) -> KipResult<Vec<Change>> {
-    let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE id >= ?1 AND id < ?2 AND entry = ?3 ORDER BY id")?;
-    let rows = st.query_map(
-        params![e.first_change, e.first_change + e.recorded, e.id],
-        change_row,
-    )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+/// The changes an entry recorded, in order. They follow its first change
+/// (contiguous in SQLite, where writes are serialised; interleaved with
+/// other writers' on PostgreSQL).
+fn recorded(db: Db<'_>, e: &Entry) -> KipResult<Vec<Change>> {
+    db.query(
+        "SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE id >= ?1 AND entry = ?3 ORDER BY id LIMIT ?2",
+        &[e.first_change.into(), e.recorded.into(), e.id.into()],
+    )?
+    .iter()
+    .map(change_row)
+    .collect()
 }
 
 /// One recorded change (`SELECT id, entry, element, tbl, op, before, after`).
-fn change_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
+fn change_row(r: &Row) -> KipResult<Change> {
     Ok(Change {
-        entry: r.get(1)?,
-        element: r.get(2)?,
-        table: r.get(3)?,
-        op: r.get(4)?,
-        before: parse(r.get(5)?),
-        after: parse(r.get(6)?),
-        seq: (1, r.get(0)?),
+        entry: r.i64(1)?,
+        element: r.i64(2)?,
+        table: r.text(3)?,
+        op: r.text(4)?,
+        before: parse(r.opt_text(5)?),
+        after: parse(r.opt_text(6)?),
+        seq: (1, r.i64(0)?),
     })
 }
 
 /// What the element looks like: after its first later change's before
 /// image, else as it is now.
-fn image_after(
-    conn: &Connection,
-    element: i64,
-    after_change: i64,
-) -> KipResult<Option<(String, Value)>> {
-    let next: Option<(String, String)> = conn
-        .query_row(
-            "SELECT tbl, before FROM audit_changes WHERE element = ?1 AND id >= ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
-            params![element, after_change],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((t, b)) = next {
-        return Ok(serde_json::from_str(&b).ok().map(|v| (t, v)));
+fn image_after(db: Db<'_>, element: i64, after_change: i64) -> KipResult<Option<(String, Value)>> {
+    if let Some(r) = db.query_opt(
+        "SELECT tbl, before FROM audit_changes WHERE element = ?1 AND id >= ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
+        &[element.into(), after_change.into()],
+    )? {
+        let table = r.text(0)?;
+        return Ok(parse(r.opt_text(1)?).map(|v| (table, v)));
     }
-    let c: Option<String> = conn
-        .query_row(
+    let (concept, prop) = match db.backend() {
+        Backend::Sqlite => (
             "SELECT json_object('id', id, 'type', type, 'name', name, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM concepts WHERE id = ?1",
-            [element],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(c) = c {
-        return Ok(serde_json::from_str(&c)
-            .ok()
-            .map(|v| ("concepts".to_string(), v)));
-    }
-    let p: Option<String> = conn
-        .query_row(
             "SELECT json_object('id', id, 'subject', subject, 'predicate', predicate, 'object', object, 'attributes', json(attributes), 'metadata', json(metadata), 'version', version, 'updated_at', updated_at) FROM propositions WHERE id = ?1",
-            [element],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(p.and_then(|p| serde_json::from_str(&p).ok())
-        .map(|v| ("propositions".to_string(), v)))
+        ),
+        Backend::Postgres => (
+            "SELECT concept_image(c) FROM concepts c WHERE id = ?1",
+            "SELECT proposition_image(p) FROM propositions p WHERE id = ?1",
+        ),
+    };
+    for (sql, table) in [(concept, "concepts"), (prop, "propositions")] {
+        if let Some(r) = db.query_opt(sql, &[element.into()])? {
+            return Ok(parse(r.opt_text(0)?).map(|v| (table.to_string(), v)));
+        }
+    }
+    Ok(None)
 }
 
-fn created(conn: &Connection, e: &Entry, only: Option<i64>) -> KipResult<Vec<Change>> {
+fn created(db: Db<'_>, e: &Entry, only: Option<i64>) -> KipResult<Vec<Change>> {
     let mut out = Vec::new();
     let ids: Vec<i64> = match only {
         Some(x) if x >= e.first_id && x < e.end_id => vec![x],
@@ -371,7 +413,7 @@ fn created(conn: &Connection, e: &Entry, only: Option<i64>) -> KipResult<Vec<Cha
     };
     let after_change = e.first_change + e.recorded;
     for id in ids {
-        let (table, img) = match image_after(conn, id, after_change)? {
+        let (table, img) = match image_after(db, id, after_change)? {
             Some((t, v)) => (t, Some(v)),
             None => ("concepts".to_string(), None),
         };
@@ -389,15 +431,16 @@ fn created(conn: &Connection, e: &Entry, only: Option<i64>) -> KipResult<Vec<Cha
 }
 
 /// An entry's changes: the elements it created, then what it recorded.
-pub fn changes(conn: &Connection, entry_id: i64) -> KipResult<Vec<Change>> {
-    let Some(e) = entry(conn, entry_id)? else {
+pub fn changes<'a>(db: impl Into<Db<'a>>, entry_id: i64) -> KipResult<Vec<Change>> {
+    let db = db.into();
+    let Some(e) = entry(db, entry_id)? else {
         return Ok(vec![]);
     };
-    let mut out = created(conn, &e, None)?;
-    let mut rec = recorded(conn, &e)?;
+    let mut out = created(db, &e, None)?;
+    let mut rec = recorded(db, &e)?;
     for c in rec.iter_mut() {
         if c.op == "insert" && c.after.is_none() {
-            c.after = image_after(conn, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
+            c.after = image_after(db, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
         }
     }
     out.extend(rec);
@@ -405,29 +448,35 @@ pub fn changes(conn: &Connection, entry_id: i64) -> KipResult<Vec<Change>> {
 }
 
 /// Every recorded change to one element, newest first, with its entry.
-pub fn history_of(conn: &Connection, element: i64) -> KipResult<Vec<(Entry, Change)>> {
+pub fn history_of<'a>(db: impl Into<Db<'a>>, element: i64) -> KipResult<Vec<(Entry, Change)>> {
+    let db = db.into();
     let mut out = Vec::new();
-    let mut st = conn.prepare_cached("SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE element = ?1 ORDER BY id DESC")?;
-    let rows: Vec<Change> = st
-        .query_map([element], change_row)?
-        .collect::<Result<_, _>>()?;
+    let rows: Vec<Change> = db
+        .query(
+            "SELECT id, entry, element, tbl, op, before, after FROM audit_changes WHERE element = ?1 ORDER BY id DESC",
+            &[element.into()],
+        )?
+        .iter()
+        .map(change_row)
+        .collect::<KipResult<_>>()?;
     for mut c in rows {
         if c.op == "insert" && c.after.is_none() {
-            c.after = image_after(conn, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
+            c.after = image_after(db, c.element, c.seq.1 + 1)?.map(|(_, v)| v);
         }
-        if let Some(e) = entry(conn, c.entry)? {
+        if let Some(e) = entry(db, c.entry)? {
             out.push((e, c));
         }
     }
     // the entry that created it
-    let creator: Option<i64> = conn
-        .query_row("SELECT id FROM audit_log WHERE first_id <= ?1 AND ?1 < end_id ORDER BY id DESC LIMIT 1", [element], |r| r.get(0))
-        .optional()?;
+    let creator = db.query_i64(
+        "SELECT id FROM audit_log WHERE first_id <= ?1 AND ?1 < end_id ORDER BY id DESC LIMIT 1",
+        &[element.into()],
+    )?;
     if let Some(e) = match creator {
-        Some(cid) => entry(conn, cid)?,
+        Some(cid) => entry(db, cid)?,
         None => None,
     } {
-        for c in created(conn, &e, Some(element))? {
+        for c in created(db, &e, Some(element))? {
             out.push((e.clone(), c));
         }
     }
@@ -441,8 +490,9 @@ fn conflict(msg: String) -> KipError {
 /// Undoes one entry inside the caller's transaction, as a new entry by
 /// `who`. Refuses when an element it touched was changed by a later entry
 /// that is still in effect.
-pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResult<i64> {
-    let e = entry(conn, id)?
+pub fn rollback<'a>(db: impl Into<Db<'a>>, ctx: &Context, id: i64, who: &Who) -> KipResult<i64> {
+    let db = db.into();
+    let e = entry(db, id)?
         .ok_or_else(|| KipError::not_found(format!("audit entry #{id} does not exist")))?;
     if let Some(by) = e.rolled_back_by {
         return Err(KipError::new(
@@ -463,31 +513,26 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
             "entry #{id} is the memory's bootstrap (its schema and protected definitions): it is never undone"
         )));
     }
-    let rec = recorded(conn, &e)?;
+    let rec = recorded(db, &e)?;
     // later changes, still in effect, to what this entry touched or created
     let later_sql = "SELECT c.entry, c.element FROM audit_changes c JOIN audit_log l ON l.id = c.entry \
          WHERE c.element >= ?1 AND c.element < ?2 AND c.entry > ?3 AND l.rolled_back_by IS NULL \
            AND (l.rolls_back IS NULL OR l.rolls_back < ?3) LIMIT 1";
-    let mut st = conn.prepare_cached(later_sql)?;
     let mut ranges: Vec<(i64, i64)> = rec.iter().map(|c| (c.element, c.element + 1)).collect();
     if e.end_id > e.first_id {
         ranges.push((e.first_id, e.end_id));
     }
     for (a, b) in ranges {
-        if let Some((later, el)) = st
-            .query_row(params![a, b, id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })
-            .optional()?
-        {
-            let label = store::kip_id_of(conn, el)?.unwrap_or_else(|| format!("element {el}"));
+        if let Some(r) = db.query_opt(later_sql, &[a.into(), b.into(), id.into()])? {
+            let (later, el) = (r.i64(0)?, r.i64(1)?);
+            let label = store::kip_id_of(db, el)?.unwrap_or_else(|| format!("element {el}"));
             return Err(conflict(format!(
                 "{label} was changed again by entry #{later} after #{id}"
             )));
         }
     }
     let new = begin(
-        conn,
+        db,
         ctx,
         who,
         &format!("ROLLBACK #{id}"),
@@ -502,32 +547,27 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
             .collect();
         // recorded changes, newest first
         for c in rec.iter().rev() {
-            undo(conn, c, &inserted, (e.first_id, e.end_id))?;
+            undo(db, c, &inserted, (e.first_id, e.end_id))?;
         }
         // then the elements the entry created
         if e.end_id > e.first_id {
             inserted.extend(e.first_id..e.end_id);
-            let outside: Option<i64> = conn
-                .query_row(
-                    "SELECT id FROM propositions WHERE (subject >= ?1 AND subject < ?2 OR object >= ?1 AND object < ?2) AND NOT (id >= ?1 AND id < ?2) LIMIT 1",
-                    params![e.first_id, e.end_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let range = [Val::Int(e.first_id), Val::Int(e.end_id)];
+            let outside = db.query_i64(
+                "SELECT id FROM propositions WHERE (subject >= ?1 AND subject < ?2 OR object >= ?1 AND object < ?2) AND NOT (id >= ?1 AND id < ?2) LIMIT 1",
+                &range,
+            )?;
             if let Some(p) = outside.filter(|p| !inserted.contains(p)) {
-                let label = store::kip_id_of(conn, p)?.unwrap_or_default();
+                let label = store::kip_id_of(db, p)?.unwrap_or_default();
                 return Err(conflict(format!(
                     "{label}, written later, refers to an element entry #{id} created"
                 )));
             }
-            conn.execute(
+            db.execute(
                 "DELETE FROM propositions WHERE id >= ?1 AND id < ?2",
-                params![e.first_id, e.end_id],
+                &range,
             )?;
-            conn.execute(
-                "DELETE FROM concepts WHERE id >= ?1 AND id < ?2",
-                params![e.first_id, e.end_id],
-            )?;
+            db.execute("DELETE FROM concepts WHERE id >= ?1 AND id < ?2", &range)?;
         }
         Ok(())
     })();
@@ -535,31 +575,33 @@ pub fn rollback(conn: &Connection, ctx: &Context, id: i64, who: &Who) -> KipResu
         ctx.clear();
         return Err(err);
     }
-    finish(conn, ctx, new)?;
-    conn.execute(
+    finish(db, ctx, new)?;
+    db.execute(
         "UPDATE audit_log SET rolled_back_by = ?1 WHERE id = ?2",
-        params![new, id],
+        &[new.into(), id.into()],
     )?;
     // an approved proposal item follows its changes (in this transaction)
-    crate::sleep::proposals::follow_rollback(conn, id)?;
+    crate::sleep::proposals::follow_rollback(db, id)?;
     Ok(new)
 }
 
 /// Undoes, newest first, every entry of a group still in effect (a sleep
 /// run, an approval). Returns the new entries, newest undone first.
-pub fn rollback_batch(
-    conn: &Connection,
+pub fn rollback_batch<'a>(
+    db: impl Into<Db<'a>>,
     ctx: &Context,
     batch: &str,
     who: &Who,
 ) -> KipResult<Vec<i64>> {
-    let ids: Vec<i64> = {
-        let mut st = conn.prepare(
+    let db = db.into();
+    let ids: Vec<i64> = db
+        .query(
             "SELECT id FROM audit_log WHERE batch = ?1 AND rolled_back_by IS NULL ORDER BY id DESC",
-        )?;
-        st.query_map([batch], |r| r.get(0))?
-            .collect::<Result<_, _>>()?
-    };
+            &[batch.into()],
+        )?
+        .iter()
+        .map(|r| r.i64(0))
+        .collect::<KipResult<_>>()?;
     if ids.is_empty() {
         return Err(KipError::not_found(format!(
             "no change of `{batch}` is in effect"
@@ -569,7 +611,7 @@ pub fn rollback_batch(
     ctx.set_batch(Some(format!("rollback:{batch}")));
     let res = ids
         .iter()
-        .map(|id| rollback(conn, ctx, *id, who))
+        .map(|id| rollback(db, ctx, *id, who))
         .collect::<KipResult<Vec<i64>>>();
     ctx.set_batch(saved);
     res
@@ -578,36 +620,39 @@ pub fn rollback_batch(
 /// Restores the memory as it was right after entry `after`: undoes, newest
 /// first, every later entry still in effect (an entry and a rollback of it
 /// that both came later cancel out and are left alone).
-pub fn rollback_after(
-    conn: &Connection,
+pub fn rollback_after<'a>(
+    db: impl Into<Db<'a>>,
     ctx: &Context,
     after: i64,
     who: &Who,
 ) -> KipResult<Vec<i64>> {
-    let boot: i64 = conn.query_row(
-        "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE kind = 'BOOTSTRAP'",
-        [],
-        |r| r.get(0),
-    )?;
+    let db = db.into();
+    let boot = db
+        .query_i64(
+            "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE kind = 'BOOTSTRAP'",
+            &[],
+        )?
+        .unwrap_or(0);
     if after < boot {
         return Err(KipError::immutable(format!(
             "the memory's bootstrap (entry #{boot}) is never undone: the earliest point to restore is #{boot}"
         ))
         .with_hint(format!("Roll back to #{boot} or later.")));
     }
-    let ids: Vec<i64> = {
-        let mut st = conn.prepare(
+    let ids: Vec<i64> = db
+        .query(
             "SELECT id FROM audit_log WHERE id > ?1 AND rolled_back_by IS NULL \
              AND (rolls_back IS NULL OR rolls_back <= ?1) ORDER BY id DESC",
-        )?;
-        st.query_map([after], |r| r.get(0))?
-            .collect::<Result<_, _>>()?
-    };
+            &[after.into()],
+        )?
+        .iter()
+        .map(|r| r.i64(0))
+        .collect::<KipResult<_>>()?;
     let saved = ctx.batch();
     ctx.set_batch(Some(format!("rollback:after:{after}")));
     let res = ids
         .iter()
-        .map(|id| rollback(conn, ctx, *id, who))
+        .map(|id| rollback(db, ctx, *id, who))
         .collect::<KipResult<Vec<i64>>>();
     ctx.set_batch(saved);
     res
@@ -625,22 +670,29 @@ pub struct Pruned {
 /// the audit trail's retention: the entries stay (who, when, why, the
 /// command), are marked pruned, and rollback refuses them by name instead
 /// of undoing them from images it no longer has. `dry_run` only counts.
-pub fn prune(conn: &Connection, through: i64, dry_run: bool) -> KipResult<Pruned> {
-    let (images, bytes): (i64, i64) = conn.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(length(before) + length(after)), 0) FROM audit_changes WHERE entry <= ?1",
-        [through],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let entries: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM audit_log WHERE id <= ?1 AND pruned_at IS NULL",
-        [through],
-        |r| r.get(0),
-    )?;
+pub fn prune<'a>(db: impl Into<Db<'a>>, through: i64, dry_run: bool) -> KipResult<Pruned> {
+    let db = db.into();
+    let r = db
+        .query_opt(
+            "SELECT COUNT(*), COALESCE(SUM(length(before) + length(after)), 0) FROM audit_changes WHERE entry <= ?1",
+            &[through.into()],
+        )?
+        .ok_or_else(|| KipError::internal("counting audit images gave nothing"))?;
+    let (images, bytes) = (r.i64(0)?, r.i64(1)?);
+    let entries = db
+        .query_i64(
+            "SELECT COUNT(*) FROM audit_log WHERE id <= ?1 AND pruned_at IS NULL",
+            &[through.into()],
+        )?
+        .unwrap_or(0);
     if !dry_run {
-        conn.execute("DELETE FROM audit_changes WHERE entry <= ?1", [through])?;
-        conn.execute(
+        db.execute(
+            "DELETE FROM audit_changes WHERE entry <= ?1",
+            &[through.into()],
+        )?;
+        db.execute(
             "UPDATE audit_log SET pruned_at = ?2 WHERE id <= ?1 AND pruned_at IS NULL",
-            params![through, crate::store::now()],
+            &[through.into(), crate::store::now().into()],
         )?;
     }
     Ok(Pruned {
@@ -651,16 +703,18 @@ pub fn prune(conn: &Connection, through: i64, dry_run: bool) -> KipResult<Pruned
 }
 
 /// The last entry written at or before `at` (RFC 3339), 0 if none.
-pub fn entry_at(conn: &Connection, at: &str) -> KipResult<i64> {
-    Ok(conn.query_row(
-        "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE at <= ?1",
-        [at],
-        |r| r.get(0),
-    )?)
+pub fn entry_at<'a>(db: impl Into<Db<'a>>, at: &str) -> KipResult<i64> {
+    Ok(db
+        .into()
+        .query_i64(
+            "SELECT COALESCE(MAX(id), 0) FROM audit_log WHERE at <= ?1",
+            &[at.into()],
+        )?
+        .unwrap_or(0))
 }
 
 fn undo(
-    conn: &Connection,
+    db: Db<'_>,
     c: &Change,
     inserted_together: &HashSet<i64>,
     created: (i64, i64),
@@ -673,13 +727,15 @@ fn undo(
             .unwrap_or_else(|| "{}".into())
     };
     match (c.op.as_str(), c.table.as_str()) {
-        ("insert", t) => {
-            let mut st = conn.prepare_cached(
-                "SELECT id FROM propositions WHERE (subject = ?1 OR object = ?1) AND id != ?1",
-            )?;
-            let refs: Vec<i64> = st
-                .query_map([c.element], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
+        ("insert", t @ ("concepts" | "propositions")) => {
+            let refs: Vec<i64> = db
+                .query(
+                    "SELECT id FROM propositions WHERE (subject = ?1 OR object = ?1) AND id != ?1",
+                    &[c.element.into()],
+                )?
+                .iter()
+                .map(|r| r.i64(0))
+                .collect::<KipResult<_>>()?;
             if let Some(p) = refs
                 .into_iter()
                 .find(|p| !(inserted_together.contains(p) || (created.0..created.1).contains(p)))
@@ -689,35 +745,35 @@ fn undo(
                     c.kip_id()
                 )));
             }
-            conn.execute(&format!("DELETE FROM {t} WHERE id = ?1"), [c.element])?;
+            db.execute(
+                &format!("DELETE FROM {t} WHERE id = ?1"),
+                &[c.element.into()],
+            )?;
         }
         ("update" | "delete", t @ ("concepts" | "propositions")) => {
             // restore the before image; the version moves on, never back
             let b = c.before.clone().unwrap_or(Value::Null);
-            let current: Option<i64> = conn
-                .query_row(
-                    &format!("SELECT version FROM {t} WHERE id = ?1"),
-                    [c.element],
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let current = db.query_i64(
+                &format!("SELECT version FROM {t} WHERE id = ?1"),
+                &[c.element.into()],
+            )?;
             let version = current.unwrap_or_else(|| b["version"].as_i64().unwrap_or(1)) + 1;
             let cols: &[&str] = if t == "concepts" {
                 &["type", "name"]
             } else {
                 &["subject", "predicate", "object"]
             };
-            let mut values: Vec<rusqlite::types::Value> = vec![c.element.into()];
+            let mut values: Vec<Val> = vec![c.element.into()];
             for col in cols {
                 values.push(match s(&b, col) {
-                    Value::Number(n) => n.as_i64().unwrap_or(0).into(),
-                    Value::String(x) => x.into(),
-                    _ => rusqlite::types::Value::Null,
+                    Value::Number(n) => Val::Int(n.as_i64().unwrap_or(0)),
+                    Value::String(x) => Val::Text(x),
+                    _ => Val::Null,
                 });
             }
             values.extend([
-                text(&b, "attributes").into(),
-                text(&b, "metadata").into(),
+                Val::JsonText(text(&b, "attributes")),
+                Val::JsonText(text(&b, "metadata")),
                 version.into(),
                 now.clone().into(),
             ]);
@@ -730,14 +786,14 @@ fn undo(
                 .iter()
                 .map(|col| format!("{col} = excluded.{col}"))
                 .collect();
-            conn.execute(
+            db.execute(
                 &format!(
                     "INSERT INTO {t}({}) VALUES ({}) ON CONFLICT(id) DO UPDATE SET {}",
                     all.join(", "),
                     marks.join(", "),
                     sets.join(", ")
                 ),
-                rusqlite::params_from_iter(values),
+                &values,
             )?;
         }
         _ => {

@@ -647,7 +647,7 @@ fn audited<T>(
     kind: &str,
     f: impl FnOnce(&Connection) -> Result<T, String>,
 ) -> Result<T, String> {
-    let conn = nx.conn();
+    let conn = nx.conn().map_err(|e| e.message)?;
     conn.execute_batch("BEGIN IMMEDIATE").map_err(e)?;
     let res = (|| {
         let who = Who {
@@ -694,7 +694,7 @@ fn sql(
     i: usize,
     k: usize,
 ) -> Result<String, String> {
-    let conn = nx.conn();
+    let conn = nx.conn().map_err(|e| e.message)?;
     let t = side.tag();
     match w {
         Workload::Insert => audited(nx, "INSERT concepts, propositions", "UPSERT", |conn| {

@@ -770,7 +770,7 @@ pub fn server_load(
     let p99 = lat[(n * 99 / 100).min(n - 1)];
     let nx = Nexus::open(&db).expect("reopen");
     let present: std::collections::HashSet<String> = {
-        let conn = nx.connection_for_checks();
+        let conn = nx.connection_for_checks().expect("a SQLite memory");
         let mut st = conn
             .prepare("SELECT name FROM concepts WHERE type = 'Note'")
             .expect("prepare");

@@ -7,8 +7,8 @@ use super::kml::match_targets;
 use super::kql::{decode_cursor, encode_cursor};
 use crate::kip::ast::ExportStmt;
 use crate::kip::{KipError, KipResult};
+use crate::store::db::Db;
 use crate::store::{self, Concept, Element, Proposition};
-use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -54,7 +54,7 @@ fn identity(c: &Concept) -> String {
 }
 
 struct Writer<'c> {
-    conn: &'c Connection,
+    conn: Db<'c>,
     handles: HashMap<i64, String>,
 }
 
@@ -81,7 +81,7 @@ impl Writer<'_> {
     }
 }
 
-pub fn export(conn: &Connection, st: &ExportStmt) -> KipResult<ExportOutput> {
+pub fn export(conn: Db<'_>, st: &ExportStmt) -> KipResult<ExportOutput> {
     let offset = match &st.cursor {
         Some(c) => decode_cursor(c)? as usize,
         None => 0,

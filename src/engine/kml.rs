@@ -3,8 +3,8 @@
 
 use crate::kip::ast::*;
 use crate::kip::{KipError, KipResult};
+use crate::store::db::{Backend, Db, Val};
 use crate::store::{self, Concept, ids};
-use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -39,7 +39,7 @@ pub fn is_system_actor(ty: &str, name: &str) -> bool {
     ty == "Person" && (name == "$self" || name == "$system")
 }
 
-pub fn concept_is_protected(conn: &Connection, id: i64) -> KipResult<bool> {
+pub fn concept_is_protected(conn: Db<'_>, id: i64) -> KipResult<bool> {
     Ok(match store::concept_by_id(conn, id)? {
         Some(c) => is_protected_concept(&c.ty, &c.name),
         None => false,
@@ -47,7 +47,7 @@ pub fn concept_is_protected(conn: &Connection, id: i64) -> KipResult<bool> {
 }
 
 /// A proposition anchoring a protected node (its subject) is protected too.
-pub fn prop_is_protected(conn: &Connection, subject: i64) -> KipResult<bool> {
+pub fn prop_is_protected(conn: Db<'_>, subject: i64) -> KipResult<bool> {
     concept_is_protected(conn, subject)
 }
 
@@ -79,7 +79,7 @@ fn shallow(base: &Map<String, Value>, over: &Map<String, Value>) -> Map<String, 
 }
 
 pub struct WriteCtx<'c> {
-    pub conn: &'c Connection,
+    pub conn: Db<'c>,
     /// Bootstrap writes may touch protected definitions.
     pub system: bool,
     /// Types and predicates already seen defined during this statement.
@@ -102,7 +102,8 @@ pub struct UpsertReport {
 }
 
 impl<'c> WriteCtx<'c> {
-    pub fn new(conn: &'c Connection, system: bool) -> Self {
+    pub fn new(conn: impl Into<Db<'c>>, system: bool) -> Self {
+        let conn = conn.into();
         WriteCtx {
             conn,
             system,
@@ -549,7 +550,7 @@ use super::plan::{self as planner, Binding, Planner, Selection};
 
 /// The distinct element ids a `WHERE` binds to `var`.
 pub fn match_targets(
-    conn: &Connection,
+    conn: Db<'_>,
     where_: &[WhereItem],
     var: &str,
     limit: Option<u64>,
@@ -579,7 +580,7 @@ pub fn match_targets(
     Ok(out)
 }
 
-fn protected_element(conn: &Connection, el: &store::Element) -> KipResult<Option<String>> {
+fn protected_element(conn: Db<'_>, el: &store::Element) -> KipResult<Option<String>> {
     Ok(match el {
         store::Element::Concept(c) if is_protected_concept(&c.ty, &c.name) => {
             Some(format!("{}:{} is a protected definition", c.ty, c.name))
@@ -594,26 +595,34 @@ fn protected_element(conn: &Connection, el: &store::Element) -> KipResult<Option
 
 /// Deletes the given propositions and, transitively, every proposition
 /// that references a deleted element. Returns how many propositions went.
-pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
+pub fn cascade_delete(conn: Db<'_>, seeds: &[i64]) -> KipResult<usize> {
     if seeds.is_empty() {
         return Ok(0);
     }
     let seed_json = serde_json::to_string(seeds).unwrap_or_else(|_| "[]".into());
-    // cached statements: a MERGE or a sweep may cascade many times
-    let run = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> KipResult<usize> {
-        Ok(conn.prepare_cached(sql)?.execute(p)?)
-    };
+    let run = |sql: &str, p: &[Val]| -> KipResult<u64> { conn.execute(sql, p) };
     run(
-        "CREATE TEMP TABLE IF NOT EXISTS doomed_(id INTEGER PRIMARY KEY)",
+        "CREATE TEMP TABLE IF NOT EXISTS doomed_(id BIGINT PRIMARY KEY)",
         &[],
     )?;
     run("DELETE FROM doomed_", &[])?;
     run(
-        "WITH RECURSIVE d(id) AS (SELECT value FROM json_each(?1) \
-           UNION SELECT p.id FROM propositions p JOIN d ON p.subject = d.id \
-           UNION SELECT p.id FROM propositions p JOIN d ON p.object = d.id) \
-         INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d",
-        &[&seed_json],
+        match conn.backend() {
+            Backend::Sqlite => {
+                "WITH RECURSIVE d(id) AS (SELECT value FROM json_each(?1) \
+                   UNION SELECT p.id FROM propositions p JOIN d ON p.subject = d.id \
+                   UNION SELECT p.id FROM propositions p JOIN d ON p.object = d.id) \
+                 INSERT OR IGNORE INTO doomed_(id) SELECT id FROM d"
+            }
+            // the recursive term may name `d` once
+            Backend::Postgres => {
+                "INSERT INTO doomed_(id) WITH RECURSIVE d(id) AS (SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb) \
+                   UNION SELECT x.id FROM d, LATERAL (SELECT p.id FROM propositions p WHERE p.subject = d.id \
+                     UNION ALL SELECT p.id FROM propositions p WHERE p.object = d.id) x) \
+                 SELECT id FROM d ON CONFLICT DO NOTHING"
+            }
+        },
+        &[Val::Text(seed_json)],
     )?;
     // a cascade never takes a link that anchors a protected definition
     let sql = format!(
@@ -621,11 +630,8 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
          JOIN concepts c ON c.id = p.subject WHERE (c.type, c.name) IN {} LIMIT 1",
         protected_values()
     );
-    let hit: Option<(i64, String)> = conn
-        .prepare_cached(&sql)?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    if let Some((pid, pred)) = hit {
+    if let Some(r) = conn.query_opt(&sql, &[])? {
+        let (pid, pred) = (r.i64(0)?, r.text(1)?);
         run("DELETE FROM doomed_", &[])?;
         return Err(KipError::immutable(format!(
             "the delete would take proposition {}, which anchors a protected definition",
@@ -637,10 +643,10 @@ pub fn cascade_delete(conn: &Connection, seeds: &[i64]) -> KipResult<usize> {
         &[],
     )?;
     run("DELETE FROM doomed_", &[])?;
-    Ok(n)
+    Ok(n as usize)
 }
 
-pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
+pub fn delete(conn: Db<'_>, st: &DeleteStmt) -> KipResult<Value> {
     let (DeleteStmt::Attributes { where_, .. }
     | DeleteStmt::Metadata { where_, .. }
     | DeleteStmt::Propositions { where_, .. }
@@ -757,9 +763,8 @@ pub fn delete(conn: &Connection, st: &DeleteStmt) -> KipResult<Value> {
                 }
             }
             let n = cascade_delete(conn, &concepts)?;
-            let mut del = conn.prepare_cached("DELETE FROM concepts WHERE id = ?1")?;
             for id in &concepts {
-                del.execute([id])?;
+                conn.execute("DELETE FROM concepts WHERE id = ?1", &[Val::Int(*id)])?;
             }
             Ok(json!({ "deleted_concepts": concepts.len(), "deleted_propositions": n }))
         }
@@ -863,7 +868,7 @@ fn eval(
     }
 }
 
-pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
+pub fn update(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
     if let Some((k, _)) = st.set_metadata.iter().find(|(k, _)| k.starts_with('_')) {
         return Err(KipError::constraint(format!(
             "metadata key \"{k}\" is reserved: `_` keys are engine-maintained"
@@ -937,7 +942,7 @@ pub fn update(conn: &Connection, st: &UpdateStmt) -> KipResult<Value> {
 
 /// `UPDATE` whose values are all literals: one statement per table sets
 /// them on every target, with the same checks and results as one by one.
-fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult<Value> {
+fn update_literals(conn: Db<'_>, st: &UpdateStmt, ids: &[i64]) -> KipResult<Value> {
     let id_list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
     // Every target is checked (no LIMIT): each row this finds is a
     // violation, a protected definition or a link anchoring one, or a
@@ -946,27 +951,28 @@ fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult
         .set_attributes
         .iter()
         .any(|(k, _)| k == "core_directives");
+    let ids_table = match conn.backend() {
+        Backend::Sqlite => "json_each(?1) t",
+        Backend::Postgres => {
+            "(SELECT value::bigint AS value, key FROM jsonb_array_elements_text(?1::jsonb) WITH ORDINALITY e(value, key)) t"
+        }
+    };
     let sql = format!(
-        "SELECT c.type, c.name, p.id, p.predicate FROM json_each(?1) t \
+        "SELECT c.type, c.name, p.id, p.predicate FROM {ids_table} \
          LEFT JOIN propositions p ON p.id = t.value \
          JOIN concepts c ON c.id = COALESCE(p.subject, t.value) \
          WHERE (c.type, c.name) IN {} \
-            OR (?2 AND p.id IS NULL AND (c.type, c.name) IN (VALUES ('Person', '$self'), ('Person', '$system'))) \
-         ORDER BY t.key",
+            OR (?2 = 1 AND p.id IS NULL AND (c.type, c.name) IN (VALUES ('Person', '$self'), ('Person', '$system'))) \
+         ORDER BY t.key LIMIT 1",
         protected_values()
     );
-    let mut protected = conn.prepare_cached(&sql)?;
-    let first = protected
-        .query_map(rusqlite::params![&id_list, directives], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ))
-        })?
-        .next()
-        .transpose()?;
+    let first = match conn.query_opt(
+        &sql,
+        &[Val::Text(id_list.clone()), Val::Int(directives.into())],
+    )? {
+        Some(r) => Some((r.text(0)?, r.text(1)?, r.opt_i64(2)?, r.opt_text(3)?)),
+        None => None,
+    };
     if let Some((ty, name, prop, pred)) = first {
         return Err(KipError::immutable(match (prop, pred) {
             (Some(pid), Some(pred)) => format!(
@@ -979,41 +985,57 @@ fn update_literals(conn: &Connection, st: &UpdateStmt, ids: &[i64]) -> KipResult
             _ => format!("core_directives of {name} are protected"),
         }));
     }
-    let set = |column: &str, sets: &[(String, UpdateValue)], params: &mut Vec<String>| -> String {
+    let backend = conn.backend();
+    let set = |column: &str, sets: &[(String, UpdateValue)], params: &mut Vec<Val>| -> String {
         if sets.is_empty() {
             return column.to_string();
         }
-        let mut e = format!("json_set({column}");
-        for (k, v) in sets {
-            let UpdateValue::Json(j) = v else { continue };
-            params.push(format!("$.{}", Value::String(k.clone())));
-            let path = params.len() + 2;
-            params.push(j.to_string());
-            let val = params.len() + 2;
-            e.push_str(&format!(", ?{path}, json(?{val})"));
+        match backend {
+            Backend::Sqlite => {
+                let mut e = format!("json_set({column}");
+                for (k, v) in sets {
+                    let UpdateValue::Json(j) = v else { continue };
+                    params.push(Val::Text(format!("$.{}", Value::String(k.clone()))));
+                    let path = params.len() + 2;
+                    params.push(Val::Text(j.to_string()));
+                    let val = params.len() + 2;
+                    e.push_str(&format!(", ?{path}, json(?{val})"));
+                }
+                e.push(')');
+                e
+            }
+            // top-level keys: one object merged over the column
+            Backend::Postgres => {
+                let mut obj = Map::new();
+                for (k, v) in sets {
+                    if let UpdateValue::Json(j) = v {
+                        obj.insert(k.clone(), j.clone());
+                    }
+                }
+                params.push(Val::Json(Value::Object(obj)));
+                format!("({column} || ?{}::jsonb)", params.len() + 2)
+            }
         }
-        e.push(')');
-        e
     };
-    let mut params: Vec<String> = Vec::new();
+    let mut params: Vec<Val> = Vec::new();
     let attrs = set("attributes", &st.set_attributes, &mut params);
     let meta = set("metadata", &st.set_metadata, &mut params);
     if params.is_empty() {
         return Ok(json!({ "updated": 0, "matched": ids.len() }));
     }
+    let in_ids = match backend {
+        Backend::Sqlite => "SELECT value FROM json_each(?1)",
+        Backend::Postgres => "SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)",
+    };
     let mut updated = 0;
     for table in ["concepts", "propositions"] {
         let sql = format!(
             "UPDATE {table} SET attributes = {attrs}, metadata = {meta}, version = version + 1, updated_at = ?2 \
-             WHERE id IN (SELECT value FROM json_each(?1))"
+             WHERE id IN ({in_ids})"
         );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let now = store::now();
-        let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&id_list, &now];
-        for p in &params {
-            bound.push(p);
-        }
-        updated += stmt.execute(bound.as_slice())?;
+        let mut bound: Vec<Val> = vec![Val::Text(id_list.clone()), store::now().into()];
+        bound.extend(params.iter().cloned());
+        updated += conn.execute(&sql, &bound)?;
     }
     Ok(json!({ "updated": updated, "matched": ids.len() }))
 }
@@ -1035,7 +1057,7 @@ fn identity_of(where_: &[WhereItem], var: &str) -> Option<(String, String)> {
     })
 }
 
-pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
+pub fn merge(conn: Db<'_>, st: &MergeStmt) -> KipResult<Value> {
     let sources = match match_targets(conn, &st.where_, &st.source, None) {
         Err(e) if e.code == crate::kip::ErrorCode::NotFound => {
             // A replayed merge: say so when the target already carries the
@@ -1101,27 +1123,32 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         }
     }
     // links between the twins would become self-loops: they go
+    let pair = [Val::Int(sid), Val::Int(tid)];
     let loops: Vec<i64> = conn
-        .prepare_cached(
+        .query(
             "SELECT id FROM propositions WHERE (subject = ?1 OR object = ?1) \
              AND (CASE WHEN subject = ?1 THEN ?2 ELSE subject END) = (CASE WHEN object = ?1 THEN ?2 ELSE object END) \
              ORDER BY id",
+            &pair,
         )?
-        .query_map([sid, tid], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+        .iter()
+        .map(|r| r.i64(0))
+        .collect::<KipResult<_>>()?;
     let mut dedup = loops.len();
     cascade_delete(conn, &loops)?;
     // a link the target already has: its attributes and metadata fill the
     // target's copy's gaps, links about it move to that copy, and it goes
     let twins: Vec<(i64, i64)> = conn
-        .prepare_cached(
+        .query(
             "SELECT l.id, k.id FROM propositions l JOIN propositions k ON k.predicate = l.predicate \
                AND k.subject = CASE WHEN l.subject = ?1 THEN ?2 ELSE l.subject END \
                AND k.object = CASE WHEN l.object = ?1 THEN ?2 ELSE l.object END \
              WHERE (l.subject = ?1 OR l.object = ?1) AND k.id != l.id ORDER BY l.id",
+            &pair,
         )?
-        .query_map([sid, tid], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+        .iter()
+        .map(|r| Ok((r.i64(0)?, r.i64(1)?)))
+        .collect::<KipResult<_>>()?;
     let mut folded = Vec::with_capacity(twins.len());
     for (lid, kid) in twins {
         let (Some(l), Some(keep)) = (store::prop_by_id(conn, lid)?, store::prop_by_id(conn, kid)?)
@@ -1139,14 +1166,19 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
         if na != keep.attributes || nm != keep.metadata {
             store::update_prop(conn, keep.id, &na, &nm)?;
         }
-        conn.prepare_cached(
-            "UPDATE OR IGNORE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1",
-        )?
-        .execute([lid, keep.id])?;
-        conn.prepare_cached(
-            "UPDATE OR IGNORE propositions SET object = ?2, version = version + 1 WHERE object = ?1",
-        )?
-        .execute([lid, keep.id])?;
+        // links about the folded twin move to the kept copy, except one
+        // the copy already has
+        let moved = [Val::Int(lid), Val::Int(keep.id)];
+        conn.execute(
+            "UPDATE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.subject = ?2 AND q.predicate = propositions.predicate AND q.object = propositions.object)",
+            &moved,
+        )?;
+        conn.execute(
+            "UPDATE propositions SET object = ?2, version = version + 1 WHERE object = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.object = ?2 AND q.predicate = propositions.predicate AND q.subject = propositions.subject)",
+            &moved,
+        )?;
         folded.push(lid);
     }
     // no kept copy is itself a folded twin (it never touches the source),
@@ -1154,13 +1186,12 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
     cascade_delete(conn, &folded)?;
     dedup += folded.len();
     // the rest move over in one statement
-    let repointed = conn
-        .prepare_cached(
-            "UPDATE propositions SET subject = CASE WHEN subject = ?1 THEN ?2 ELSE subject END, \
-             object = CASE WHEN object = ?1 THEN ?2 ELSE object END, version = version + 1, updated_at = ?3 \
-             WHERE subject = ?1 OR object = ?1",
-        )?
-        .execute(rusqlite::params![sid, tid, store::now()])?;
+    let repointed = conn.execute(
+        "UPDATE propositions SET subject = CASE WHEN subject = ?1 THEN ?2 ELSE subject END, \
+         object = CASE WHEN object = ?1 THEN ?2 ELSE object END, version = version + 1, updated_at = ?3 \
+         WHERE subject = ?1 OR object = ?1",
+        &[Val::Int(sid), Val::Int(tid), store::now().into()],
+    )?;
     let mut na = t.attributes.clone();
     let mut filled = 0;
     for (k, v) in &s.attributes {
@@ -1215,8 +1246,7 @@ pub fn merge(conn: &Connection, st: &MergeStmt) -> KipResult<Value> {
     nm.insert("_merged_from".into(), Value::Array(trail));
     store::update_concept(conn, tid, &na, &nm)?;
     cascade_delete(conn, &[sid])?;
-    conn.prepare_cached("DELETE FROM concepts WHERE id = ?1")?
-        .execute([sid])?;
+    conn.execute("DELETE FROM concepts WHERE id = ?1", &[Val::Int(sid)])?;
     Ok(
         json!({ "merged": true, "links_repointed": repointed, "links_deduplicated": dedup, "attributes_filled": filled }),
     )

@@ -3,9 +3,9 @@
 use super::plan::{self, Binding, Planner, Selection};
 use crate::kip::ast::*;
 use crate::kip::{KipError, KipResult};
+use crate::store::db::Db;
 use crate::store::{self, Element};
 use base64::Engine as _;
-use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -41,14 +41,14 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
 
 /// Caches hydrated elements for one response.
 pub struct Hydrator<'c> {
-    conn: &'c Connection,
+    conn: Db<'c>,
     cache: HashMap<i64, Option<std::rc::Rc<Value>>>,
     /// A concept's (type, name), for projections that need nothing else.
     labels: HashMap<i64, Option<(String, String)>>,
 }
 
 impl<'c> Hydrator<'c> {
-    pub fn new(conn: &'c Connection) -> Self {
+    pub fn new(conn: Db<'c>) -> Self {
         Hydrator {
             conn,
             cache: HashMap::new(),
@@ -114,7 +114,7 @@ impl<'c> Hydrator<'c> {
     }
 }
 
-pub fn element_of(conn: &Connection, id: i64) -> KipResult<Option<Element>> {
+pub fn element_of(conn: Db<'_>, id: i64) -> KipResult<Option<Element>> {
     store::element(conn, id)
 }
 
@@ -135,7 +135,7 @@ pub struct FindOutput {
     pub next_cursor: Option<String>,
 }
 
-pub fn execute(conn: &Connection, q: &FindQuery) -> KipResult<FindOutput> {
+pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
     let offset = match &q.cursor {
         Some(c) => decode_cursor(c)?,
         None => 0,
@@ -345,7 +345,7 @@ type Groups = (Vec<Vec<Value>>, Vec<Vec<Value>>, Vec<Option<Value>>);
 /// The general path: every solution is read, grouped by its key values,
 /// and aggregated here.
 fn group_in_memory(
-    conn: &Connection,
+    conn: Db<'_>,
     q: &FindQuery,
     all_vars: &[String],
     keys: &[&DotPath],
@@ -430,7 +430,7 @@ fn group_in_memory(
 /// SQL, and only one row per group comes back. Falls back (None) when two
 /// key ids share key values (the groups would merge) or the shape differs.
 fn counted_in_sql(
-    conn: &Connection,
+    conn: Db<'_>,
     q: &FindQuery,
     all_vars: &[String],
     keys: &[&DotPath],
@@ -486,7 +486,7 @@ fn counted_in_sql(
         })
         .collect();
     let sql = format!(
-        "SELECT {k}, {} FROM ({}) GROUP BY {k} ORDER BY {k}",
+        "SELECT {k}, {} FROM ({}) AS g_ GROUP BY {k} ORDER BY {k}",
         counts.join(", "),
         c.sql,
         k = kcols.join(", ")
@@ -521,12 +521,7 @@ fn counted_in_sql(
     Ok(Some((group_order, per_group, scalars)))
 }
 
-fn aggregate(
-    conn: &Connection,
-    q: &FindQuery,
-    vars: &[String],
-    offset: u64,
-) -> KipResult<FindOutput> {
+fn aggregate(conn: Db<'_>, q: &FindQuery, vars: &[String], offset: u64) -> KipResult<FindOutput> {
     let mut all_vars = vars.to_vec();
     for o in &q.order_by {
         if !all_vars.contains(&o.path.var) {

@@ -4,7 +4,7 @@ use super::kql::{decode_cursor, encode_cursor};
 use crate::kip::ast::*;
 use crate::kip::{KipError, KipResult};
 use crate::store;
-use rusqlite::{Connection, params};
+use crate::store::db::{Db, Val};
 use serde_json::{Value, json};
 
 pub struct MetaOutput {
@@ -12,7 +12,7 @@ pub struct MetaOutput {
     pub next_cursor: Option<String>,
 }
 
-fn definition(conn: &Connection, meta_type: &str, name: &str) -> KipResult<Value> {
+fn definition(conn: Db<'_>, meta_type: &str, name: &str) -> KipResult<Value> {
     let c = store::concept_by_type_name(conn, meta_type, name)?.ok_or_else(|| {
         let what = if meta_type == "$ConceptType" {
             "concept type"
@@ -34,7 +34,7 @@ fn definition(conn: &Connection, meta_type: &str, name: &str) -> KipResult<Value
 }
 
 fn names_page(
-    conn: &Connection,
+    conn: Db<'_>,
     meta_type: &str,
     limit: Option<u64>,
     cursor: &Option<String>,
@@ -43,13 +43,17 @@ fn names_page(
         Some(c) => decode_cursor(c)?,
         None => 0,
     };
-    let lim = limit.map(|l| l as i64 + 1).unwrap_or(-1);
-    let mut st = conn.prepare_cached(
-        "SELECT name FROM concepts WHERE type = ?1 ORDER BY name LIMIT ?2 OFFSET ?3",
-    )?;
-    let mut names: Vec<String> = st
-        .query_map(params![meta_type, lim, offset as i64], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let lim = limit
+        .map(|l| (l as i64).saturating_add(1))
+        .unwrap_or(i64::MAX);
+    let mut names: Vec<String> = conn
+        .query(
+            "SELECT name FROM concepts WHERE type = ?1 ORDER BY name LIMIT ?2 OFFSET ?3",
+            &[meta_type.into(), Val::Int(lim), Val::Int(offset as i64)],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<KipResult<_>>()?;
     let mut next_cursor = None;
     if let Some(l) = limit
         && names.len() as u64 > l
@@ -63,7 +67,7 @@ fn names_page(
     })
 }
 
-fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
+fn domain_summaries(conn: Db<'_>) -> KipResult<Vec<Value>> {
     Ok(super::overview::domains(conn)?
         .into_iter()
         .map(|d| {
@@ -77,7 +81,7 @@ fn domain_summaries(conn: &Connection) -> KipResult<Vec<Value>> {
         .collect())
 }
 
-pub fn describe(conn: &Connection, d: &Describe) -> KipResult<MetaOutput> {
+pub fn describe(conn: Db<'_>, d: &Describe) -> KipResult<MetaOutput> {
     let single = |v| {
         Ok(MetaOutput {
             result: v,
@@ -105,20 +109,16 @@ pub fn describe(conn: &Connection, d: &Describe) -> KipResult<MetaOutput> {
             let mut map = Vec::new();
             for d in &domains {
                 let name = d["name"].as_str().unwrap_or("");
-                let mut st = conn.prepare_cached(
-                    "SELECT c.type, c.name FROM propositions p JOIN concepts c ON c.id = p.subject \
+                let keys: Vec<String> = conn
+                    .query(
+                        "SELECT c.type, c.name FROM propositions p JOIN concepts c ON c.id = p.subject \
                      JOIN concepts d ON d.id = p.object WHERE p.predicate = 'belongs_to_domain' AND d.type = 'Domain' AND d.name = ?1 \
                      ORDER BY c.version DESC, c.id LIMIT 8",
-                )?;
-                let keys: Vec<String> = st
-                    .query_map([name], |r| {
-                        Ok(format!(
-                            "{}:{}",
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?
-                        ))
-                    })?
-                    .collect::<Result<_, _>>()?;
+                        &[name.into()],
+                    )?
+                    .iter()
+                    .map(|r| Ok(format!("{}:{}", r.text(0)?, r.text(1)?)))
+                    .collect::<KipResult<_>>()?;
                 let mut entry = d.clone();
                 entry["key_concepts"] = json!(keys);
                 map.push(entry);

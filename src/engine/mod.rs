@@ -6,6 +6,7 @@ pub mod export;
 pub mod kml;
 pub mod kql;
 pub mod meta;
+mod open;
 pub mod overview;
 pub mod plan;
 pub mod search;
@@ -13,8 +14,8 @@ pub mod search;
 use crate::kip::ast::Command;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
 use crate::protocol::{CommandItem, Method, Outcome, Request, Response};
-use rusqlite::functions::FunctionFlags;
-use rusqlite::{Connection, TransactionBehavior};
+use crate::store::db::{Backend, Conn, Db};
+use rusqlite::Connection;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -81,10 +82,18 @@ pub const BOOTSTRAP_CAPSULES: &[(&str, &str)] = &[
     ),
 ];
 
-/// A KIP memory on one SQLite database.
+/// A KIP memory: one SQLite database, or one schema of a PostgreSQL
+/// database.
 pub struct Nexus {
-    conn: Connection,
+    conn: Conn,
     path: Option<PathBuf>,
+    /// Where a PostgreSQL memory is (None: SQLite).
+    location: Option<crate::store::postgres::Location>,
+    /// Write commands committed by this connection (PostgreSQL has no
+    /// count of changed rows per connection).
+    writes: u64,
+    /// The statement timeout set on the PostgreSQL session.
+    pg_timeout: Option<std::time::Duration>,
     /// `total_changes()` when the planner statistics were last refreshed.
     analyzed_at: u64,
     /// Per-command execution limit (`KIP_4001` past it).
@@ -133,233 +142,7 @@ pub struct Preview {
 /// The default per-command execution limit.
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-fn register_functions(conn: &Connection) -> KipResult<()> {
-    conn.create_scalar_function(
-        "kip_regex",
-        2,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |ctx| {
-            let re: std::sync::Arc<regex::Regex> = ctx.get_or_create_aux(
-                0,
-                |vr| -> Result<_, Box<dyn std::error::Error + Send + Sync + 'static>> {
-                    Ok(regex::Regex::new(vr.as_str()?)?)
-                },
-            )?;
-            let text = match ctx.get_raw(1) {
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                rusqlite::types::ValueRef::Integer(i) => i.to_string(),
-                rusqlite::types::ValueRef::Real(f) => f.to_string(),
-                _ => return Ok(None),
-            };
-            Ok(Some(re.is_match(&text)))
-        },
-    )?;
-    Ok(())
-}
-
-/// The `-wal` file beside a database.
-fn wal_of(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push("-wal");
-    PathBuf::from(p)
-}
-
 impl Nexus {
-    /// Opens (creating and bootstrapping if new) the memory at `path`.
-    pub fn open(path: impl AsRef<Path>) -> KipResult<Nexus> {
-        Self::open_with(path, crate::store::OpenOptions::default())
-    }
-
-    /// Opens the memory at `path` as `opts` says: read-only (nothing is
-    /// written, not even a migration), or adopting a foreign SQLite file.
-    pub fn open_with(path: impl AsRef<Path>, opts: crate::store::OpenOptions) -> KipResult<Nexus> {
-        use rusqlite::OpenFlags;
-        let path = path.as_ref();
-        let ro = opts.readonly;
-        if ro && !path.exists() {
-            return Err(KipError::not_found(format!(
-                "{} does not exist (a read-only open creates nothing)",
-                path.display()
-            )));
-        }
-        if !ro
-            && let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| KipError::internal(format!("cannot create {}: {e}", dir.display())))?;
-        }
-        let flags = if ro {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        // A first open races other processes creating the same file; where
-        // SQLite answers "busy" without waiting (changing the journal mode,
-        // upgrading a read lock), the whole open is tried again.
-        if ro {
-            return match Self::open_once(path, flags, opts) {
-                // A WAL memory read by a user who cannot create its `-shm`
-                // file: with no `-wal` file there is nothing beyond the main
-                // file to see, so it is read as immutable.
-                Err(_) if !wal_of(path).exists() => {
-                    let enc = path
-                        .to_string_lossy()
-                        .replace('%', "%25")
-                        .replace('?', "%3f")
-                        .replace('#', "%23");
-                    let uri = format!("file:{enc}?immutable=1");
-                    let conn = Connection::open_with_flags(
-                        &uri,
-                        OpenFlags::SQLITE_OPEN_READ_ONLY
-                            | OpenFlags::SQLITE_OPEN_URI
-                            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                    )
-                    .map_err(|e| {
-                        KipError::internal(format!("cannot open {}: {e}", path.display()))
-                    })?;
-                    Self::init(conn, Some(path.to_path_buf()), opts)
-                }
-                other => other,
-            };
-        }
-        let mut attempt = 0;
-        loop {
-            match Self::open_once(path, flags, opts) {
-                Err(e) if e.message.contains("database is locked") && attempt < 200 => {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(5 + attempt % 20));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn open_once(
-        path: &Path,
-        flags: rusqlite::OpenFlags,
-        opts: crate::store::OpenOptions,
-    ) -> KipResult<Nexus> {
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| KipError::internal(format!("cannot open {}: {e}", path.display())))?;
-        // SQLite falls back to read-only when the file is not writable:
-        // say so now, instead of failing the first write as "read-only".
-        if !opts.readonly && conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
-            return Err(KipError::new(
-                ErrorCode::ImmutableTarget,
-                format!("{} is not writable by this user", path.display()),
-            )
-            .with_hint("Fix the file's permissions, or read it with --readonly."));
-        }
-        Self::init(conn, Some(path.to_path_buf()), opts)
-    }
-
-    /// A private in-memory memory (tests, conformance runs).
-    pub fn open_in_memory() -> KipResult<Nexus> {
-        Self::init(
-            Connection::open_in_memory()?,
-            None,
-            crate::store::OpenOptions::default(),
-        )
-    }
-
-    fn init(
-        mut conn: Connection,
-        path: Option<PathBuf>,
-        opts: crate::store::OpenOptions,
-    ) -> KipResult<Nexus> {
-        register_functions(&conn)?;
-        let audit = crate::audit::Context::default();
-        crate::audit::register(&conn, &audit)?;
-        crate::store::configure(&mut conn, opts.readonly)?;
-        let version = crate::store::schema_version(&conn)?;
-        let fresh = if version == crate::store::SCHEMA_VERSION {
-            crate::store::check_identity(&conn, version, opts.adopt)?;
-            false
-        } else if opts.readonly {
-            crate::store::check_identity(&conn, version, opts.adopt)?;
-            return Err(KipError::new(
-                ErrorCode::ConstraintViolation,
-                if version == 0 {
-                    "this file holds no somnus memory yet".to_string()
-                } else {
-                    format!(
-                        "this memory has schema {version}; this somnus needs {} and a read-only open cannot migrate it",
-                        crate::store::SCHEMA_VERSION
-                    )
-                },
-            )
-            .with_hint("Open it once without --readonly."));
-        } else {
-            // Another process may be creating or migrating the same file:
-            // the version is read again inside one exclusive transaction
-            // that migrates and bootstraps, so exactly one does the work.
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let version = crate::store::schema_version(&tx)?;
-            crate::store::check_identity(&tx, version, opts.adopt)?;
-            let fresh = crate::store::migrate(&tx, version)?;
-            if fresh {
-                Self::bootstrap(&tx, &audit)?;
-            }
-            tx.commit()?;
-            fresh
-        };
-        let mut nx = Nexus {
-            conn,
-            path,
-            analyzed_at: 0,
-            timeout: DEFAULT_TIMEOUT,
-            embedder: embed::EmbeddingConfig::from_env(),
-            audit,
-            in_group: false,
-            suspended: false,
-            held_since: None,
-            longest_hold: std::time::Duration::ZERO,
-            tick: None,
-            want_effects: false,
-            last_effects: None,
-        };
-        // Planner statistics persist in the file; they are refreshed after
-        // bulk writes and when the memory is closed, not on the way in.
-        nx.conn.execute_batch("PRAGMA analysis_limit = 400;")?;
-        if fresh {
-            nx.conn.execute_batch("ANALYZE")?;
-        }
-        nx.analyzed_at = nx.conn.total_changes();
-        Ok(nx)
-    }
-
-    /// Writes the bootstrap capsules inside the caller's transaction.
-    fn bootstrap(tx: &Connection, audit: &crate::audit::Context) -> KipResult<()> {
-        let who = crate::audit::Who {
-            actor: "$system".into(),
-            trigger: "bootstrap".into(),
-            reason: Some("a new memory starts from the bootstrap capsules".into()),
-        };
-        let entry = crate::audit::begin(tx, audit, &who, "bootstrap capsules", "BOOTSTRAP", None)?;
-        for (name, text) in BOOTSTRAP_CAPSULES {
-            let cmd = kip::parse(text, &Map::new()).map_err(|e| {
-                KipError::internal(format!(
-                    "bootstrap capsule {name} does not parse: {}",
-                    e.message
-                ))
-            })?;
-            let Command::Upsert(stmts) = cmd else {
-                return Err(KipError::internal(format!(
-                    "bootstrap capsule {name} is not an UPSERT"
-                )));
-            };
-            kml::WriteCtx::new(tx, true).upsert(&stmts).map_err(|e| {
-                KipError::internal(format!("bootstrap capsule {name} failed: {}", e.message))
-            })?;
-        }
-        crate::audit::finish(tx, audit, entry)?;
-        crate::store::sync_fts(tx)?;
-        Ok(())
-    }
-
     /// Re-applies one bootstrap capsule (a core type, predicate, domain or
     /// actor a new memory starts with), audited as `who`. Only inside an
     /// atomic group (the caller's transaction): the sleep cycle restores
@@ -381,20 +164,20 @@ impl Nexus {
                 "capsule {capsule} is not an UPSERT"
             )));
         };
-        self.conn.execute_batch("SAVEPOINT somnus_restore")?;
+        let db = self.conn.db();
+        db.batch("SAVEPOINT somnus_restore")?;
         let res = (|| {
-            let entry = crate::audit::begin(&self.conn, &self.audit, who, text, "UPSERT", None)?;
-            let out = kml::WriteCtx::new(&self.conn, true).upsert(&stmts);
+            let entry = crate::audit::begin(db, &self.audit, who, text, "UPSERT", None)?;
+            let out = kml::WriteCtx::new(db, true).upsert(&stmts);
             self.audit.clear();
             out?;
-            crate::audit::finish(&self.conn, &self.audit, entry)?;
+            crate::audit::finish(db, &self.audit, entry)?;
             Ok(())
         })();
         match res {
-            Ok(()) => Ok(self.conn.execute_batch("RELEASE somnus_restore")?),
+            Ok(()) => db.batch("RELEASE somnus_restore"),
             Err(e) => {
-                self.conn
-                    .execute_batch("ROLLBACK TO somnus_restore; RELEASE somnus_restore")?;
+                db.batch("ROLLBACK TO somnus_restore; RELEASE somnus_restore")?;
                 Err(e)
             }
         }
@@ -402,16 +185,16 @@ impl Nexus {
 
     /// The audit trail, newest first.
     pub fn audit_list(&self, f: &crate::audit::Filter) -> KipResult<Vec<crate::audit::Entry>> {
-        crate::audit::list(&self.conn, f)
+        crate::audit::list(self.conn.db(), f)
     }
 
     pub fn audit_entry(
         &self,
         id: i64,
     ) -> KipResult<Option<(crate::audit::Entry, Vec<crate::audit::Change>)>> {
-        Ok(match crate::audit::entry(&self.conn, id)? {
+        Ok(match crate::audit::entry(self.conn.db(), id)? {
             Some(e) => {
-                let c = crate::audit::changes(&self.conn, id)?;
+                let c = crate::audit::changes(self.conn.db(), id)?;
                 Some((e, c))
             }
             None => None,
@@ -428,23 +211,30 @@ impl Nexus {
                 "{kip_id} is not an element id (C:<n> or P:<n>:<predicate>)"
             )));
         };
-        crate::audit::history_of(&self.conn, n)
+        crate::audit::history_of(self.conn.db(), n)
     }
 
     /// Undoes one audit entry, as a new entry by `who`.
     pub fn rollback(&mut self, entry: i64, who: &crate::audit::Who) -> KipResult<i64> {
+        let db = self.conn.db();
         if self.in_group {
-            return crate::audit::rollback(&self.conn, &self.audit, entry, who);
+            return crate::audit::rollback(db, &self.audit, entry, who);
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let res = crate::audit::rollback(&tx, &self.audit, entry, who);
+        db.begin(true)?;
+        let res = crate::audit::rollback(db, &self.audit, entry, who)
+            .and_then(|id| crate::store::sync_fts(db).map(|()| id));
         self.audit.clear();
-        let id = res?;
-        crate::store::sync_fts(&tx)?;
-        tx.commit()?;
-        Ok(id)
+        match res {
+            Ok(id) => {
+                db.commit()?;
+                self.writes += 1;
+                Ok(id)
+            }
+            Err(e) => {
+                let _ = db.rollback();
+                Err(e)
+            }
+        }
     }
 
     /// Runs `f` as one write transaction: every command `f` runs commits
@@ -459,19 +249,7 @@ impl Nexus {
         if self.in_group {
             return Err(KipError::internal("atomic groups do not nest"));
         }
-        let mut attempt = 0;
-        loop {
-            match self.conn.execute_batch("BEGIN IMMEDIATE") {
-                Ok(()) => break,
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
-                {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        self.conn.db().begin(true)?;
         self.in_group = true;
         self.suspended = false;
         self.held_since = Some(std::time::Instant::now());
@@ -488,19 +266,19 @@ impl Nexus {
             }
             return out;
         }
+        let db = self.conn.db();
         match out {
             Ok(v) => {
-                if let Err(e) = crate::store::sync_fts(&self.conn)
-                    .and_then(|()| Ok(self.conn.execute_batch("COMMIT")?))
-                {
-                    let _ = self.conn.execute_batch("ROLLBACK");
+                if let Err(e) = crate::store::sync_fts(db).and_then(|()| db.commit()) {
+                    let _ = db.rollback();
                     return Err(e);
                 }
+                self.writes += 1;
                 self.refresh_statistics();
                 Ok(v)
             }
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                let _ = db.rollback();
                 Err(e)
             }
         }
@@ -529,8 +307,9 @@ impl Nexus {
         if self.suspended {
             return Ok(());
         }
-        crate::store::sync_fts(&self.conn)?;
-        self.conn.execute_batch("COMMIT")?;
+        crate::store::sync_fts(self.conn.db())?;
+        self.conn.db().commit()?;
+        self.writes += 1;
         self.suspended = true;
         self.note_release();
         Ok(())
@@ -555,7 +334,7 @@ impl Nexus {
     /// for the write lock as any writer does).
     pub fn resume_group(&mut self) -> KipResult<()> {
         if self.suspended {
-            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.conn.db().begin(true)?;
             self.suspended = false;
             self.held_since = Some(std::time::Instant::now());
         }
@@ -569,20 +348,36 @@ impl Nexus {
 
     /// Installs the per-command limits inside SQLite: the execution
     /// deadline and the tick (cancellation). `disarm_limits` removes them.
+    /// On PostgreSQL the deadline is the session's statement timeout.
     fn arm_limits(&mut self) -> KipResult<()> {
-        let deadline = std::time::Instant::now() + self.timeout;
-        let tick = self.tick.clone();
-        self.conn.progress_handler(
-            10_000,
-            Some(move || {
-                tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
-            }),
-        )?;
+        match &mut self.conn {
+            Conn::Sqlite(c) => {
+                let deadline = std::time::Instant::now() + self.timeout;
+                let tick = self.tick.clone();
+                c.progress_handler(
+                    10_000,
+                    Some(move || {
+                        tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
+                    }),
+                )?;
+            }
+            Conn::Postgres(_) => {
+                if self.pg_timeout != Some(self.timeout) {
+                    self.conn.db().batch(&format!(
+                        "SET statement_timeout = {}",
+                        self.timeout.as_millis().max(1)
+                    ))?;
+                    self.pg_timeout = Some(self.timeout);
+                }
+            }
+        }
         Ok(())
     }
 
     fn disarm_limits(&mut self) {
-        let _ = self.conn.progress_handler(0, None::<fn() -> bool>);
+        if let Conn::Sqlite(c) = &mut self.conn {
+            let _ = c.progress_handler(0, None::<fn() -> bool>);
+        }
     }
 
     /// Whether a group started by `atomically` is open.
@@ -590,10 +385,32 @@ impl Nexus {
         self.in_group
     }
 
-    /// The connection, for the sleep cycle's own bookkeeping tables (runs,
+    /// The database, for the sleep cycle's own bookkeeping tables (runs,
     /// proposals), written in the same transactions as the graph.
-    pub(crate) fn conn(&self) -> &Connection {
-        &self.conn
+    pub fn db(&self) -> Db<'_> {
+        self.conn.db()
+    }
+
+    /// Which database the memory lives in.
+    pub fn backend(&self) -> Backend {
+        self.conn.db().backend()
+    }
+
+    /// The SQLite connection, for what only runs on SQLite so far; on
+    /// PostgreSQL, an error naming `what`.
+    pub(crate) fn conn(&self) -> KipResult<&Connection> {
+        self.sqlite_for("this operation")
+    }
+
+    pub(crate) fn sqlite_for(&self, what: &str) -> KipResult<&Connection> {
+        match &self.conn {
+            Conn::Sqlite(c) => Ok(c),
+            Conn::Postgres(_) => Err(KipError::new(
+                ErrorCode::InternalError,
+                format!("{what} is not available on a PostgreSQL memory yet"),
+            )
+            .with_hint("Copy the memory to SQLite for it, or use a SQLite memory.")),
+        }
     }
 
     /// The audit context, for rollbacks run inside a group.
@@ -627,8 +444,9 @@ impl Nexus {
                 targets: vec![],
             });
         }
-        self.conn.execute_batch("SAVEPOINT somnus_preview")?;
         self.arm_limits()?;
+        let db = self.conn.db();
+        db.batch("SAVEPOINT somnus_preview")?;
         let saved = self.audit.batch();
         self.audit.set_batch(None);
         let res = (|| -> KipResult<Preview> {
@@ -637,12 +455,12 @@ impl Nexus {
                 trigger: "preview".into(),
                 reason: None,
             };
-            let entry = crate::audit::begin(&self.conn, &self.audit, &who, text, cmd.kind(), None)?;
-            let out = dispatch(&self.conn, &cmd, false, self.embedder.as_ref());
+            let entry = crate::audit::begin(db, &self.audit, &who, text, cmd.kind(), None)?;
+            let out = dispatch(db, &cmd, false, self.embedder.as_ref());
             self.audit.clear();
             let (result, _) = out?;
-            crate::audit::finish(&self.conn, &self.audit, entry)?;
-            let changes = crate::audit::changes(&self.conn, entry)?;
+            crate::audit::finish(db, &self.audit, entry)?;
+            let changes = crate::audit::changes(db, entry)?;
             let mut targets: Vec<(i64, i64)> = changes
                 .iter()
                 .filter(|c| c.op != "insert")
@@ -690,25 +508,18 @@ impl Nexus {
             })
         })();
         self.audit.set_batch(saved);
+        let _ = db.batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");
         self.disarm_limits();
-        let _ = self
-            .conn
-            .execute_batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");
         res
     }
 
     /// The current version of an element (concept or proposition), if it
     /// exists.
     pub fn element_version(&self, id: i64) -> KipResult<Option<i64>> {
-        use rusqlite::OptionalExtension;
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT version FROM concepts WHERE id = ?1 UNION ALL SELECT version FROM propositions WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?)
+        self.conn.db().query_i64(
+            "SELECT version FROM concepts WHERE id = ?1 UNION ALL SELECT version FROM propositions WHERE id = ?1",
+            &[id.into()],
+        )
     }
 
     /// Undoes every change of a group still in effect (`sleep:3`), newest
@@ -716,7 +527,7 @@ impl Nexus {
     pub fn rollback_batch(&mut self, batch: &str, who: &crate::audit::Who) -> KipResult<Vec<i64>> {
         let b = batch.to_string();
         self.atomically(&format!("rollback:{batch}"), move |nx| {
-            crate::audit::rollback_batch(&nx.conn, &nx.audit, &b, who)
+            crate::audit::rollback_batch(nx.conn.db(), &nx.audit, &b, who)
         })
     }
 
@@ -734,11 +545,11 @@ impl Nexus {
                         "`{to}` is not an RFC 3339 time or #N"
                     )));
                 }
-                crate::audit::entry_at(&self.conn, to)?
+                crate::audit::entry_at(self.conn.db(), to)?
             }
         };
         self.atomically(&format!("rollback:after:{after}"), move |nx| {
-            let ids = crate::audit::rollback_after(&nx.conn, &nx.audit, after, who)?;
+            let ids = crate::audit::rollback_after(nx.conn.db(), &nx.audit, after, who)?;
             Ok((after, ids))
         })
     }
@@ -756,14 +567,20 @@ impl Nexus {
                 .ok()
                 .filter(|n| *n >= 0)
                 .ok_or_else(|| KipError::syntax(format!("`{to}` is not an entry (#N)")))?,
-            None => crate::audit::entry_at(&self.conn, &crate::audit::time_bound(to, false)?)?,
+            None => crate::audit::entry_at(self.conn.db(), &crate::audit::time_bound(to, false)?)?,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let p = crate::audit::prune(&tx, through, dry_run)?;
-        tx.commit()?;
-        Ok((through, p))
+        let db = self.conn.db();
+        db.begin(true)?;
+        match crate::audit::prune(db, through, dry_run) {
+            Ok(p) => {
+                db.commit()?;
+                Ok((through, p))
+            }
+            Err(e) => {
+                let _ = db.rollback();
+                Err(e)
+            }
+        }
     }
 
     /// Configures (or removes) the embedding provider.
@@ -778,7 +595,7 @@ impl Nexus {
     /// Embeds every concept whose text changed since its last embedding.
     pub fn sync_embeddings(&mut self) -> KipResult<usize> {
         match &self.embedder {
-            Some(cfg) => embed::sync(&self.conn, cfg),
+            Some(cfg) => embed::sync(self.sqlite_for("semantic search")?, cfg),
             None => Ok(0),
         }
     }
@@ -793,8 +610,22 @@ impl Nexus {
     }
 
     /// Read access for verification tools (benchmarks checking what landed).
-    pub fn connection_for_checks(&self) -> &Connection {
-        &self.conn
+    pub fn connection_for_checks(&self) -> KipResult<&Connection> {
+        self.conn()
+    }
+
+    /// Where the memory is, for people: the file, or the PostgreSQL
+    /// database and memory (password hidden).
+    pub fn describe_location(&self) -> String {
+        match (&self.path, &self.location) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(l)) => format!(
+                "{} (memory {})",
+                crate::store::postgres::redacted(&l.url),
+                l.memory
+            ),
+            (None, None) => "(in memory)".to_string(),
+        }
     }
 
     /// Changes whenever another connection (another process: a server, a
@@ -802,38 +633,54 @@ impl Nexus {
     /// Rows this connection has changed since it opened: with
     /// [`Nexus::data_version`] (others' commits), whether anything changed.
     pub fn own_changes(&self) -> u64 {
-        self.conn.total_changes()
+        match &self.conn {
+            Conn::Sqlite(c) => c.total_changes(),
+            Conn::Postgres(_) => self.writes,
+        }
     }
 
+    /// On PostgreSQL: the newest audit entry (every write is one).
     pub fn data_version(&self) -> i64 {
-        self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .unwrap_or(0)
+        match &self.conn {
+            Conn::Sqlite(c) => c
+                .query_row("PRAGMA data_version", [], |r| r.get(0))
+                .unwrap_or(0),
+            Conn::Postgres(_) => self
+                .conn
+                .db()
+                .query_i64("SELECT COALESCE(MAX(id), 0) FROM audit_log", &[])
+                .ok()
+                .flatten()
+                .unwrap_or(0),
+        }
     }
 
     /// A handle that interrupts the command running now (from any thread).
-    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
-        self.conn.get_interrupt_handle()
+    pub fn interrupt_handle(&self) -> Interrupter {
+        match &self.conn {
+            Conn::Sqlite(c) => Interrupter::Sqlite(c.get_interrupt_handle()),
+            Conn::Postgres(c) => Interrupter::Postgres(c.borrow().client.cancel_token()),
+        }
     }
 
     pub fn schema_overview(&self) -> KipResult<overview::SchemaOverview> {
-        overview::schema_overview(&self.conn)
+        overview::schema_overview(self.conn.db())
     }
 
     pub fn concept_index(&self, limit: usize) -> KipResult<Vec<overview::ConceptEntry>> {
-        overview::concept_index(&self.conn, limit)
+        overview::concept_index(self.conn.db(), limit)
     }
 
     pub fn neighbourhood(&self, id: i64, cap: usize) -> KipResult<Option<overview::Neighbourhood>> {
-        overview::neighbourhood(&self.conn, id, cap)
+        overview::neighbourhood(self.conn.db(), id, cap)
     }
 
     pub fn history(&self, limit: usize) -> KipResult<Vec<overview::HistoryEntry>> {
-        overview::history(&self.conn, limit)
+        overview::history(self.conn.db(), limit)
     }
 
     pub fn history_add(&self, command: &str, parameters: &str) -> KipResult<()> {
-        overview::history_add(&self.conn, command, parameters)
+        overview::history_add(self.conn.db(), command, parameters)
     }
 
     /// Answers one `execute_kip` / `execute_kip_readonly` request.
@@ -947,10 +794,13 @@ impl Nexus {
 
     /// Keeps the query planner's statistics current as the memory grows:
     /// a sampled `ANALYZE` (milliseconds) once enough rows changed.
+    /// (PostgreSQL's autovacuum keeps its own.)
     fn refresh_statistics(&mut self) {
-        let changes = self.conn.total_changes();
-        let rows: u64 = self
-            .conn
+        let Conn::Sqlite(conn) = &self.conn else {
+            return;
+        };
+        let changes = conn.total_changes();
+        let rows: u64 = conn
             .query_row(
                 "SELECT (SELECT MAX(id) FROM concepts) + (SELECT COUNT(*) FROM meta)",
                 [],
@@ -960,12 +810,11 @@ impl Nexus {
             .flatten()
             .unwrap_or(0) as u64;
         if changes.saturating_sub(self.analyzed_at) > 2_000.max(rows / 10) {
-            let _ = self.conn.execute_batch("ANALYZE");
+            let _ = conn.execute_batch("ANALYZE");
             // Each write command adds one full-text segment; folding them
             // together (a bounded amount of work) keeps SEARCH from
             // probing a growing pile of small segments.
-            let _ = self
-                .conn
+            let _ = conn
                 .execute_batch("INSERT INTO concept_fts(concept_fts, rank) VALUES('merge', -4000)");
             self.analyzed_at = changes;
         }
@@ -1038,36 +887,20 @@ impl Nexus {
         }
         self.arm_limits()?;
         let armed_at = std::time::Instant::now();
-        let behavior = if cmd.is_write() {
-            TransactionBehavior::Immediate
-        } else {
-            TransactionBehavior::Deferred
-        };
         let res = if self.in_group {
             self.exec_in_savepoint(cmd, text, who, dry_run)
         } else {
             (|| {
-                // Another process may hold the write lock past the busy timeout;
-                // a few bounded retries ride out a long commit elsewhere.
-                let mut attempt = 0;
-                let tx = loop {
-                    match Tx::begin(&self.conn, behavior) {
-                        Ok(tx) => break tx,
-                        Err(rusqlite::Error::SqliteFailure(e, _))
-                            if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
-                        {
-                            attempt += 1;
-                            std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                };
+                // Another process may hold the write lock past the busy
+                // timeout; `begin` retries a few times to ride out a long
+                // commit elsewhere.
+                let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
                 // a dry run records too, so it can say what it would
                 // write; its transaction is rolled back with the entry
                 let record = cmd.is_write() && (!dry_run || self.want_effects);
                 let entry = if record {
                     Some(crate::audit::begin(
-                        tx.conn,
+                        tx.db,
                         &self.audit,
                         who,
                         text,
@@ -1077,21 +910,22 @@ impl Nexus {
                 } else {
                     None
                 };
-                let out = dispatch(tx.conn, cmd, dry_run, self.embedder.as_ref());
+                let out = dispatch(tx.db, cmd, dry_run, self.embedder.as_ref());
                 self.audit.clear();
                 let out = out?;
                 let mut effects = None;
                 if let Some(e) = entry {
-                    crate::audit::finish(tx.conn, &self.audit, e)?;
+                    crate::audit::finish(tx.db, &self.audit, e)?;
                     if self.want_effects {
-                        effects = Some(crate::audit::effects(tx.conn, e, effects_listed(dry_run))?);
+                        effects = Some(crate::audit::effects(tx.db, e, effects_listed(dry_run))?);
                     }
                 }
                 if dry_run || !cmd.is_write() {
                     tx.rollback()?;
                 } else {
-                    crate::store::sync_fts(tx.conn)?;
+                    crate::store::sync_fts(tx.db)?;
                     tx.commit()?;
+                    self.writes += 1;
                 }
                 Ok((out, effects))
             })()
@@ -1140,12 +974,13 @@ impl Nexus {
         who: &crate::audit::Who,
         dry_run: bool,
     ) -> KipResult<(Value, Option<String>)> {
-        self.conn.execute_batch("SAVEPOINT somnus_cmd")?;
+        let db = self.conn.db();
+        db.batch("SAVEPOINT somnus_cmd")?;
         let res = (|| {
             let record = cmd.is_write() && (!dry_run || self.want_effects);
             let entry = if record {
                 Some(crate::audit::begin(
-                    &self.conn,
+                    db,
                     &self.audit,
                     who,
                     text,
@@ -1155,18 +990,14 @@ impl Nexus {
             } else {
                 None
             };
-            let out = dispatch(&self.conn, cmd, dry_run, self.embedder.as_ref());
+            let out = dispatch(db, cmd, dry_run, self.embedder.as_ref());
             self.audit.clear();
             let out = out?;
             let mut effects = None;
             if let Some(e) = entry {
-                crate::audit::finish(&self.conn, &self.audit, e)?;
+                crate::audit::finish(db, &self.audit, e)?;
                 if self.want_effects {
-                    effects = Some(crate::audit::effects(
-                        &self.conn,
-                        e,
-                        effects_listed(dry_run),
-                    )?);
+                    effects = Some(crate::audit::effects(db, e, effects_listed(dry_run))?);
                 }
             }
             Ok((out, effects))
@@ -1181,57 +1012,68 @@ impl Nexus {
         } else {
             "ROLLBACK TO somnus_cmd; RELEASE somnus_cmd"
         };
-        self.conn.execute_batch(end)?;
+        db.batch(end)?;
         res
     }
 }
 
-/// One command's transaction, on cached `BEGIN`/`COMMIT`/`ROLLBACK`
-/// statements (rusqlite's own transaction re-parses them on every call,
-/// a measurable share of a point read). Rolled back unless committed.
+/// One command's transaction (on SQLite, cached `BEGIN`/`COMMIT`/
+/// `ROLLBACK` statements: rusqlite's own transaction re-parses them on
+/// every call, a measurable share of a point read). Rolled back unless
+/// committed.
 struct Tx<'c> {
-    conn: &'c Connection,
+    db: Db<'c>,
     open: bool,
 }
 
 impl<'c> Tx<'c> {
-    fn begin(conn: &'c Connection, behavior: TransactionBehavior) -> rusqlite::Result<Self> {
-        let sql = match behavior {
-            TransactionBehavior::Deferred => "BEGIN DEFERRED",
-            TransactionBehavior::Immediate => "BEGIN IMMEDIATE",
-            _ => "BEGIN EXCLUSIVE",
-        };
-        conn.prepare_cached(sql)?.execute([])?;
-        Ok(Tx { conn, open: true })
+    fn begin(db: Db<'c>, write: bool) -> KipResult<Self> {
+        db.begin(write)?;
+        Ok(Tx { db, open: true })
     }
 
-    fn commit(mut self) -> rusqlite::Result<()> {
-        self.conn.prepare_cached("COMMIT")?.execute([])?;
+    fn commit(mut self) -> KipResult<()> {
+        self.db.commit()?;
         self.open = false;
         Ok(())
     }
 
-    fn rollback(mut self) -> rusqlite::Result<()> {
+    fn rollback(mut self) -> KipResult<()> {
         self.open = false;
-        self.conn.prepare_cached("ROLLBACK")?.execute([])?;
-        Ok(())
+        self.db.rollback()
     }
 }
 
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
-        if self.open && !self.conn.is_autocommit() {
-            let _ = self
-                .conn
-                .prepare_cached("ROLLBACK")
-                .and_then(|mut st| st.execute([]));
+        if self.open {
+            let _ = self.db.rollback();
         }
     }
 }
 
 impl Drop for Nexus {
     fn drop(&mut self) {
-        let _ = self.conn.execute_batch("PRAGMA optimize;");
+        if let Conn::Sqlite(c) = &self.conn {
+            let _ = c.execute_batch("PRAGMA optimize;");
+        }
+    }
+}
+
+/// Interrupts a running command from another thread.
+pub enum Interrupter {
+    Sqlite(rusqlite::InterruptHandle),
+    Postgres(postgres::CancelToken),
+}
+
+impl Interrupter {
+    pub fn interrupt(&self) {
+        match self {
+            Interrupter::Sqlite(h) => h.interrupt(),
+            Interrupter::Postgres(t) => {
+                let _ = t.cancel_query(postgres::NoTls);
+            }
+        }
     }
 }
 
@@ -1243,7 +1085,7 @@ fn effects_listed(dry_run: bool) -> usize {
 }
 
 fn dispatch(
-    conn: &Connection,
+    conn: Db<'_>,
     cmd: &Command,
     dry_run: bool,
     embedder: Option<&embed::EmbeddingConfig>,

@@ -3,8 +3,8 @@
 //! neighbourhood, and the query history.
 
 use crate::kip::KipResult;
+use crate::store::db::{Db, Val};
 use crate::store::{self, ids};
-use rusqlite::{Connection, params};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,18 +37,10 @@ fn description(attrs: &str) -> String {
 }
 
 /// Rows of (name, attributes, count) as type summaries.
-fn type_infos(conn: &Connection, sql: &str) -> KipResult<Vec<TypeInfo>> {
-    let mut st = conn.prepare_cached(sql)?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })?;
+fn type_infos(conn: Db<'_>, sql: &str) -> KipResult<Vec<TypeInfo>> {
     let mut out = Vec::new();
-    for r in rows {
-        let (name, attrs, count) = r?;
+    for r in conn.query(sql, &[])? {
+        let (name, attrs, count) = (r.text(0)?, r.text(1)?, r.i64(2)?);
         out.push(TypeInfo {
             name,
             description: description(&attrs),
@@ -59,17 +51,22 @@ fn type_infos(conn: &Connection, sql: &str) -> KipResult<Vec<TypeInfo>> {
 }
 
 /// Every domain with its description and member count, by name.
-pub fn domains(conn: &Connection) -> KipResult<Vec<TypeInfo>> {
+pub fn domains<'a>(conn: impl Into<Db<'a>>) -> KipResult<Vec<TypeInfo>> {
     type_infos(
-        conn,
+        conn.into(),
         "SELECT d.name, d.attributes, (SELECT COUNT(*) FROM propositions p WHERE p.object = d.id AND p.predicate = 'belongs_to_domain') FROM concepts d WHERE d.type = 'Domain' ORDER BY d.name",
     )
 }
 
-pub fn schema_overview(conn: &Connection) -> KipResult<SchemaOverview> {
+pub fn schema_overview<'a>(conn: impl Into<Db<'a>>) -> KipResult<SchemaOverview> {
+    let conn = conn.into();
     let mut o = SchemaOverview {
-        concepts: conn.query_row("SELECT COUNT(*) FROM concepts", [], |r| r.get(0))?,
-        propositions: conn.query_row("SELECT COUNT(*) FROM propositions", [], |r| r.get(0))?,
+        concepts: conn
+            .query_i64("SELECT COUNT(*) FROM concepts", &[])?
+            .unwrap_or(0),
+        propositions: conn
+            .query_i64("SELECT COUNT(*) FROM propositions", &[])?
+            .unwrap_or(0),
         ..Default::default()
     };
     if let Some(me) = store::concept_by_type_name(conn, "Person", "$self")? {
@@ -108,29 +105,24 @@ pub struct ConceptEntry {
 }
 
 /// Up to `limit` concepts, most recently changed first.
-pub fn concept_index(conn: &Connection, limit: usize) -> KipResult<Vec<ConceptEntry>> {
-    let mut st = conn.prepare_cached(
-        "SELECT id, type, name, json_extract(attributes, '$.aliases') FROM concepts ORDER BY updated_at DESC, id DESC LIMIT ?1",
-    )?;
-    let rows = st.query_map([limit as i64], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-        ))
-    })?;
+pub fn concept_index<'a>(conn: impl Into<Db<'a>>, limit: usize) -> KipResult<Vec<ConceptEntry>> {
+    let conn = conn.into();
+    let aliases = conn.backend().json_get("attributes", "?2");
     let mut out = Vec::new();
-    for row in rows {
-        let (id, ty, name, aliases) = row?;
-        let aliases = aliases
-            .and_then(|a| serde_json::from_str::<Vec<Value>>(&a).ok())
-            .map(|v| {
-                v.into_iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+    for r in conn.query(
+        &format!(
+            "SELECT id, type, name, {aliases} FROM concepts ORDER BY updated_at DESC, id DESC LIMIT ?1"
+        ),
+        &[Val::Int(limit as i64), conn.backend().json_path(&["aliases"])],
+    )? {
+        let (id, ty, name) = (r.i64(0)?, r.text(1)?, r.text(2)?);
+        let aliases = match r.json(3)? {
+            Value::Array(v) => v
+                .into_iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
         out.push(ConceptEntry {
             id,
             ty,
@@ -171,7 +163,7 @@ pub struct Neighbourhood {
 }
 
 /// `Type: Name` of a concept (true), or a link's id and predicate.
-pub(crate) fn label(conn: &Connection, id: i64) -> KipResult<(String, bool)> {
+pub(crate) fn label(conn: Db<'_>, id: i64) -> KipResult<(String, bool)> {
     Ok(match store::element(conn, id)? {
         Some(store::Element::Concept(c)) => (format!("{}: {}", c.ty, c.name), true),
         Some(store::Element::Prop(p)) => (
@@ -183,7 +175,12 @@ pub(crate) fn label(conn: &Connection, id: i64) -> KipResult<(String, bool)> {
 }
 
 /// The concept and up to `cap` links in each direction.
-pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option<Neighbourhood>> {
+pub fn neighbourhood<'a>(
+    conn: impl Into<Db<'a>>,
+    id: i64,
+    cap: usize,
+) -> KipResult<Option<Neighbourhood>> {
+    let conn = conn.into();
     let Some(c) = store::concept_by_id(conn, id)? else {
         return Ok(None);
     };
@@ -212,10 +209,11 @@ pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option
             "SELECT predicate, COUNT(*) FROM propositions WHERE object = ?1 GROUP BY predicate ORDER BY predicate",
         ),
     ] {
-        let mut st = conn.prepare_cached(sql)?;
-        let link_ids: Vec<i64> = st
-            .query_map(params![id, cap as i64], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+        let link_ids: Vec<i64> = conn
+            .query(sql, &[Val::Int(id), Val::Int(cap as i64)])?
+            .iter()
+            .map(|r| r.i64(0))
+            .collect::<KipResult<_>>()?;
         for lid in link_ids {
             let Some(p) = store::prop_by_id(conn, lid)? else {
                 continue;
@@ -239,10 +237,8 @@ pub fn neighbourhood(conn: &Connection, id: i64, cap: usize) -> KipResult<Option
                 attributes: p.attributes.clone(),
             });
         }
-        let mut st = conn.prepare_cached(count_sql)?;
-        for r in st.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-            let (p, k) = r?;
-            n.counts.push((p, outgoing, k));
+        for r in conn.query(count_sql, &[Val::Int(id)])? {
+            n.counts.push((r.text(0)?, outgoing, r.i64(1)?));
         }
     }
     Ok(Some(n))
@@ -255,29 +251,33 @@ pub struct HistoryEntry {
     pub parameters: String,
 }
 
-pub fn history_add(conn: &Connection, command: &str, parameters: &str) -> KipResult<()> {
+pub fn history_add<'a>(conn: impl Into<Db<'a>>, command: &str, parameters: &str) -> KipResult<()> {
+    let conn = conn.into();
     // no duplicates: a command run again moves to the top
     conn.execute(
         "DELETE FROM console_history WHERE command = ?1 AND parameters = ?2",
-        params![command, parameters],
+        &[command.into(), parameters.into()],
     )?;
     conn.execute(
         "INSERT INTO console_history(at, command, parameters) VALUES (?1, ?2, ?3)",
-        params![store::now(), command, parameters],
+        &[store::now().into(), command.into(), parameters.into()],
     )?;
     Ok(())
 }
 
-pub fn history(conn: &Connection, limit: usize) -> KipResult<Vec<HistoryEntry>> {
-    let mut st = conn.prepare_cached(
-        "SELECT at, command, parameters FROM console_history ORDER BY id DESC LIMIT ?1",
-    )?;
-    let rows = st.query_map([limit as i64], |r| {
-        Ok(HistoryEntry {
-            at: r.get(0)?,
-            command: r.get(1)?,
-            parameters: r.get(2)?,
+pub fn history<'a>(conn: impl Into<Db<'a>>, limit: usize) -> KipResult<Vec<HistoryEntry>> {
+    conn.into()
+        .query(
+            "SELECT at, command, parameters FROM console_history ORDER BY id DESC LIMIT ?1",
+            &[Val::Int(limit as i64)],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(HistoryEntry {
+                at: r.text(0)?,
+                command: r.text(1)?,
+                parameters: r.text(2)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect()
 }

@@ -20,11 +20,11 @@
 use crate::kip::ast::*;
 use crate::kip::parser::MAX_HOPS;
 use crate::kip::{KipError, KipResult};
+use crate::store::db::{Backend, Db, Val};
 use crate::store::ids;
-use rusqlite::Connection;
-use rusqlite::types::Value as SqlValue;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+
+mod filter;
 
 #[derive(Debug, Clone)]
 pub enum VarKind {
@@ -83,7 +83,7 @@ impl Selection<'_> {
 
 pub struct Compiled {
     pub sql: String,
-    pub params: Vec<SqlValue>,
+    pub params: Vec<Val>,
     /// Every row is a distinct solution by construction (one table row per
     /// projected identity), so no deduplication was needed.
     pub unique: bool,
@@ -93,8 +93,9 @@ pub struct Compiled {
 type MatcherKey = (Option<String>, Option<String>, Option<String>);
 
 pub struct Planner<'c> {
-    conn: &'c Connection,
-    params: Vec<SqlValue>,
+    conn: Db<'c>,
+    backend: Backend,
+    params: Vec<Val>,
     ctes: Vec<String>,
     n: usize,
     scopes: Vec<HashMap<String, VarB>>,
@@ -361,9 +362,11 @@ fn has_pattern(items: &[WhereItem]) -> bool {
 }
 
 impl<'c> Planner<'c> {
-    pub fn new(conn: &'c Connection) -> Self {
+    pub fn new(conn: impl Into<Db<'c>>) -> Self {
+        let conn = conn.into();
         Planner {
             conn,
+            backend: conn.backend(),
             params: Vec::new(),
             ctes: Vec::new(),
             n: 0,
@@ -375,13 +378,22 @@ impl<'c> Planner<'c> {
         }
     }
 
-    fn p(&mut self, v: SqlValue) -> String {
+    /// A parameter. PostgreSQL is told its type where the statement's
+    /// context would not (a select list, a `UNION` with a column).
+    fn p(&mut self, v: Val) -> String {
+        let cast = match (self.backend, &v) {
+            (Backend::Sqlite, _) => "",
+            (Backend::Postgres, Val::Int(_)) => "::bigint",
+            (Backend::Postgres, Val::Real(_)) => "::float8",
+            (Backend::Postgres, Val::Json(_) | Val::JsonText(_)) => "::jsonb",
+            (Backend::Postgres, _) => "::text",
+        };
         self.params.push(v);
-        format!("?{}", self.params.len())
+        format!("?{}{cast}", self.params.len())
     }
 
     fn ps(&mut self, s: &str) -> String {
-        self.p(SqlValue::Text(s.to_string()))
+        self.p(Val::Text(s.to_string()))
     }
 
     fn alias(&mut self, prefix: &str) -> String {
@@ -551,7 +563,7 @@ impl<'c> Planner<'c> {
             }
             cols.push(format!("{bi} AS b_"));
             for (i, (path, _)) in sel.order.iter().enumerate() {
-                let e = self.field(&path.var, &path.path)?;
+                let e = self.sort_key(&path.var, &path.path)?;
                 cols.push(format!("{e} AS k{i}"));
             }
             selects.push(format!(
@@ -573,7 +585,7 @@ impl<'c> Planner<'c> {
             // aggregates: the distinct solutions, in no particular order
             return Ok(Some(Compiled {
                 sql: format!(
-                    "{with}SELECT {}{} FROM ({})",
+                    "{with}SELECT {}{} FROM ({}) AS u_",
                     if unique { "" } else { "DISTINCT " },
                     rcols.join(", "),
                     selects.join(" UNION ALL ")
@@ -588,18 +600,18 @@ impl<'c> Planner<'c> {
             let mut order_terms = Vec::new();
             for (i, (_, desc)) in sel.order.iter().enumerate() {
                 order_terms.push(format!("(k{i} IS NULL)"));
-                order_terms.push(format!("k{i} {}", if *desc { "DESC" } else { "ASC" }));
+                order_terms.extend(self.sort_terms(&format!("k{i}"), *desc));
             }
             order_terms.extend(rcols.iter().cloned());
             let mut sql = format!(
-                "{with}SELECT * FROM ({}) ORDER BY {}",
+                "{with}SELECT * FROM ({}) AS u_ ORDER BY {}",
                 selects.join(" UNION ALL "),
                 order_terms.join(", ")
             );
             if let Some(l) = sel.limit {
                 sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
             } else if sel.offset > 0 {
-                sql.push_str(&format!(" LIMIT -1 OFFSET {}", sel.offset));
+                sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
             }
             return Ok(Some(Compiled {
                 sql,
@@ -611,9 +623,9 @@ impl<'c> Planner<'c> {
         outer_cols.push("MIN(b_) AS b_".into());
         let mut order_terms = Vec::new();
         for (i, (_, desc)) in sel.order.iter().enumerate() {
-            outer_cols.push(format!("MIN(k{i}) AS k{i}"));
+            outer_cols.push(format!("{}(k{i}) AS k{i}", self.min_fn()));
             order_terms.push(format!("(k{i} IS NULL)"));
-            order_terms.push(format!("k{i} {}", if *desc { "DESC" } else { "ASC" }));
+            order_terms.extend(self.sort_terms(&format!("k{i}"), *desc));
         }
         order_terms.push("b_".into());
         order_terms.extend(rcols.iter().cloned());
@@ -628,17 +640,26 @@ impl<'c> Planner<'c> {
             sql.push_str(&self.ctes.join(", "));
             sql.push(' ');
         }
-        sql.push_str(&format!(
-            "SELECT {} FROM ({}){} ORDER BY {}",
+        let grouped = format!(
+            "SELECT {} FROM ({}) AS u_{}",
             outer_cols.join(", "),
             selects.join(" UNION ALL "),
-            group,
-            order_terms.join(", ")
-        ));
+            group
+        );
+        // PostgreSQL reads a name inside an ORDER BY expression as an input
+        // column, never as an output alias: the grouped rows are sorted
+        // from outside
+        sql.push_str(&match self.backend {
+            Backend::Sqlite => format!("{grouped} ORDER BY {}", order_terms.join(", ")),
+            Backend::Postgres => format!(
+                "SELECT * FROM ({grouped}) AS o_ ORDER BY {}",
+                order_terms.join(", ")
+            ),
+        });
         if let Some(l) = sel.limit {
             sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
         } else if sel.offset > 0 {
-            sql.push_str(&format!(" LIMIT -1 OFFSET {}", sel.offset));
+            sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
         }
         Ok(Some(Compiled {
             sql,
@@ -738,7 +759,7 @@ impl<'c> Planner<'c> {
             group.push_str(j);
         }
         let on = if b.conds.is_empty() {
-            "1".to_string()
+            "TRUE".to_string()
         } else {
             b.conds.join(" AND ")
         };
@@ -812,10 +833,10 @@ impl<'c> Planner<'c> {
         if let Some(id) = &m.id {
             let c = match ids::parse_concept_id(id) {
                 Some(n) => {
-                    let p = self.p(SqlValue::Integer(n));
+                    let p = self.p(Val::Int(n));
                     format!("{a}.id = {p}")
                 }
-                None => "0".to_string(),
+                None => "FALSE".to_string(),
             };
             self.local(b, a, c);
         }
@@ -895,10 +916,10 @@ impl<'c> Planner<'c> {
                 if m.is_identity() {
                     let c = match self.resolve_matcher(m)? {
                         Some(id) => {
-                            let p = self.p(SqlValue::Integer(id));
+                            let p = self.p(Val::Int(id));
                             format!("{slot} = {p}")
                         }
-                        None => "0".to_string(),
+                        None => "FALSE".to_string(),
                     };
                     b.conds.push(c);
                 } else {
@@ -927,10 +948,10 @@ impl<'c> Planner<'c> {
                 let a = self.new_table(b, "propositions", "p");
                 let c = match ids::parse_prop_id(s) {
                     ids::PropIdParse::Ok(n, pred) if n >= 0 => {
-                        let p = self.p(SqlValue::Integer(n));
+                        let p = self.p(Val::Int(n));
                         match pred {
                             Some(pred) => {
-                                let q = self.p(SqlValue::Text(pred));
+                                let q = self.p(Val::Text(pred));
                                 format!("{a}.id = {p} AND {a}.predicate = {q}")
                             }
                             None => format!("{a}.id = {p}"),
@@ -941,7 +962,7 @@ impl<'c> Planner<'c> {
                             "{s} must be a Proposition ID (P:<n>:<predicate>)"
                         )));
                     }
-                    _ => "0".into(),
+                    _ => "FALSE".into(),
                 };
                 self.local(b, &a, c);
                 self.bind_link(var, &a, b);
@@ -1032,7 +1053,7 @@ impl<'c> Planner<'c> {
                 Some(Anchor::Sub(format!(
                     "SELECT id FROM concepts WHERE {}",
                     if conds.is_empty() {
-                        "1".into()
+                        "TRUE".into()
                     } else {
                         conds.join(" AND ")
                     }
@@ -1047,7 +1068,7 @@ impl<'c> Planner<'c> {
                     match self.alias_tables.get(&alias) {
                         Some((table, conds)) => {
                             let w = if conds.is_empty() {
-                                "1".into()
+                                "TRUE".into()
                             } else {
                                 conds.join(" AND ")
                             };
@@ -1117,8 +1138,8 @@ impl<'c> Planner<'c> {
             } else {
                 ("object", "subject")
             };
-            let a = self.p(SqlValue::Integer(id));
-            let pp = self.p(SqlValue::Text(pred.to_string()));
+            let a = self.p(Val::Int(id));
+            let pp = self.p(Val::Text(pred.to_string()));
             if min == max && (1..=UNROLLED_HOPS).contains(&max) {
                 // an exact hop count: a chain of joins, as one would write
                 // it by hand (walks of exactly that length, like the
@@ -1177,23 +1198,14 @@ impl<'c> Planner<'c> {
                 let with = if self.ctes.is_empty() {
                     String::new()
                 } else {
-                    format!("WITH {} ", self.ctes.join(", "))
+                    format!("WITH RECURSIVE {} ", self.ctes.join(", "))
                 };
-                let mut st = self
-                    .conn
-                    .prepare(&format!("{with}SELECT DISTINCT * FROM ({q})"))?;
-                let used: Vec<SqlValue> = self
-                    .params
-                    .iter()
-                    .take(st.parameter_count())
-                    .cloned()
-                    .collect();
-                let rows = st.query_map(rusqlite::params_from_iter(used.iter()), |r| {
-                    r.get::<_, Option<i64>>(0)
-                })?;
                 let mut v = Vec::new();
-                for r in rows {
-                    if let Some(id) = r? {
+                for r in self.conn.query(
+                    &format!("{with}SELECT DISTINCT * FROM ({q}) AS a_"),
+                    &self.params,
+                )? {
+                    if let Some(id) = r.opt_i64(0)? {
                         v.push(id);
                     }
                 }
@@ -1201,166 +1213,18 @@ impl<'c> Planner<'c> {
             }
         };
         let pairs = walk(self.conn, &anchors, pred, forward, min, max)?;
-        let jp = self.p(SqlValue::Text(
+        let jp = self.p(Val::Text(
             serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()),
         ));
-        self.ctes.push(format!(
-            "{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"
-        ));
+        self.ctes.push(match self.backend {
+            Backend::Sqlite => format!(
+                "{h}_v(start, node) AS (SELECT value ->> 0, value ->> 1 FROM json_each({jp}))"
+            ),
+            Backend::Postgres => format!(
+                "{h}_v(start, node) AS (SELECT (value ->> 0)::bigint, (value ->> 1)::bigint FROM jsonb_array_elements({jp}::jsonb))"
+            ),
+        });
         Ok(())
-    }
-
-    // ---------------------------------------------------------- expressions
-
-    fn json_path(&mut self, segs: &[String]) -> String {
-        let mut p = String::from("$");
-        for s in segs {
-            p.push_str(".\"");
-            p.push_str(&s.replace('"', "\\\""));
-            p.push('"');
-        }
-        self.ps(&p)
-    }
-
-    /// The SQL value of `?var.path` for comparisons.
-    pub fn field(&mut self, var: &str, path: &[String]) -> KipResult<String> {
-        let bound = match self.lookup(var).cloned() {
-            Some(b) => b,
-            None if self.merged.contains(var) => return Ok("NULL".into()),
-            None => {
-                return Err(KipError::reference(format!(
-                    "Unbound variable ?{var}: no clause in WHERE binds it"
-                )));
-            }
-        };
-        let (concept_alias, prop_alias, elem) = match &bound.kind {
-            VarKind::Null => return Ok("NULL".into()),
-            VarKind::Pred => {
-                return Ok(if path.is_empty() {
-                    bound.expr
-                } else {
-                    "NULL".into()
-                });
-            }
-            VarKind::Concept(a) => (Some(a.clone()), None, bound.expr.clone()),
-            VarKind::Prop(a) => (None, Some(a.clone()), bound.expr.clone()),
-            VarKind::Unknown => (None, None, bound.expr.clone()),
-        };
-        if path.is_empty() {
-            return Ok(elem);
-        }
-        let col = |col: &str, concept: bool, prop: bool| -> String {
-            match (&concept_alias, &prop_alias) {
-                (Some(a), _) if concept => format!("{a}.{col}"),
-                (Some(_), _) => "NULL".into(),
-                (_, Some(a)) if prop => format!("{a}.{col}"),
-                (_, Some(_)) => "NULL".into(),
-                _ => {
-                    let c = if concept {
-                        format!("(SELECT {col} FROM concepts WHERE id = {elem})")
-                    } else {
-                        "NULL".into()
-                    };
-                    let p = if prop {
-                        format!("(SELECT {col} FROM propositions WHERE id = {elem})")
-                    } else {
-                        "NULL".into()
-                    };
-                    format!("COALESCE({c}, {p})")
-                }
-            }
-        };
-        let first = path[0].as_str();
-        Ok(match first {
-            "id" if path.len() == 1 => {
-                let c = col("id", true, false);
-                let p = col("'P:' || id || ':' || predicate", false, true);
-                format!("COALESCE('C:' || {c}, {p})")
-            }
-            "type" | "name" if path.len() == 1 => col(first, true, false),
-            "predicate" if path.len() == 1 => col("predicate", false, true),
-            "subject" | "object" if path.len() == 1 => {
-                let r = col(first, false, true);
-                format!(
-                    "COALESCE((SELECT 'C:' || id FROM concepts WHERE id = {r}), (SELECT 'P:' || id || ':' || predicate FROM propositions WHERE id = {r}))"
-                )
-            }
-            "attributes" | "metadata" => {
-                if first == "metadata" && path.len() == 2 && path[1] == "_version" {
-                    col("version", true, true)
-                } else if first == "metadata" && path.len() == 2 && path[1] == "_updated_at" {
-                    col("updated_at", true, true)
-                } else if path.len() == 1 {
-                    col(first, true, true)
-                } else {
-                    let c = col(first, true, true);
-                    let jp = self.json_path(&path[1..]);
-                    format!("json_extract({c}, {jp})")
-                }
-            }
-            _ => "NULL".into(),
-        })
-    }
-
-    fn operand(&mut self, o: &Operand) -> KipResult<String> {
-        match o {
-            Operand::Path(p) => self.field(&p.var, &p.path),
-            Operand::Lit(v) => Ok(self.lit(v)),
-        }
-    }
-
-    fn lit(&mut self, v: &Value) -> String {
-        match v {
-            Value::Null => "NULL".into(),
-            Value::Bool(b) => self.p(SqlValue::Integer(*b as i64)),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => self.p(SqlValue::Integer(i)),
-                None => self.p(SqlValue::Real(n.as_f64().unwrap_or(0.0))),
-            },
-            Value::String(s) => self.ps(s),
-            other => self.ps(&other.to_string()),
-        }
-    }
-
-    fn expr(&mut self, e: &Expr) -> KipResult<String> {
-        Ok(match e {
-            Expr::Or(a, b) => format!("({} OR {})", self.expr(a)?, self.expr(b)?),
-            Expr::And(a, b) => format!("({} AND {})", self.expr(a)?, self.expr(b)?),
-            Expr::Not(a) => format!("(NOT {})", self.expr(a)?),
-            Expr::Cmp(a, op, b) => {
-                let (x, y) = (self.operand(a)?, self.operand(b)?);
-                match op {
-                    CmpOp::Eq => format!("({x} IS {y})"),
-                    CmpOp::Ne => format!("({x} IS NOT {y})"),
-                    CmpOp::Lt => format!("COALESCE({x} < {y}, 0)"),
-                    CmpOp::Le => format!("COALESCE({x} <= {y}, 0)"),
-                    CmpOp::Gt => format!("COALESCE({x} > {y}, 0)"),
-                    CmpOp::Ge => format!("COALESCE({x} >= {y}, 0)"),
-                }
-            }
-            Expr::In(a, list) => {
-                let x = self.operand(a)?;
-                if list.is_empty() {
-                    "0".into()
-                } else {
-                    let items: Vec<String> = list.iter().map(|v| self.lit(v)).collect();
-                    format!("COALESCE({x} IN ({}), 0)", items.join(", "))
-                }
-            }
-            Expr::IsNull(a) => format!("({} IS NULL)", self.operand(a)?),
-            Expr::IsNotNull(a) => format!("({} IS NOT NULL)", self.operand(a)?),
-            Expr::Str(f, a, b) => {
-                let (x, y) = (self.operand(a)?, self.operand(b)?);
-                match f {
-                    StrFn::Contains => format!("COALESCE(instr({x}, {y}) > 0, 0)"),
-                    StrFn::StartsWith => format!("COALESCE(substr({x}, 1, length({y})) = {y}, 0)"),
-                    StrFn::EndsWith => format!(
-                        "COALESCE(length({y}) <= length({x}) AND substr({x}, length({x}) - length({y}) + 1) = {y}, 0)"
-                    ),
-                    StrFn::Regex => format!("COALESCE(kip_regex({y}, {x}), 0)"),
-                }
-            }
-        })
     }
 }
 
@@ -1379,7 +1243,7 @@ const UNROLLED_HOPS: u32 = 8;
 /// (anchor, node) where node is reachable in exactly d steps for some d in
 /// [min, max] (walks, so a node reachable at depth 1 and 3 counts for both).
 fn walk(
-    conn: &Connection,
+    conn: Db<'_>,
     anchors: &[i64],
     pred: &str,
     forward: bool,
@@ -1391,7 +1255,6 @@ fn walk(
     } else {
         "SELECT subject FROM propositions WHERE object = ?1 AND predicate = ?2"
     };
-    let mut st = conn.prepare_cached(sql)?;
     let mut out = Vec::new();
     let mut neighbours: HashMap<i64, Vec<i64>> = HashMap::new();
     for &a in anchors {
@@ -1404,9 +1267,11 @@ fn walk(
             let mut next = HashSet::new();
             for n in &frontier {
                 if !neighbours.contains_key(n) {
-                    let v: Vec<i64> = st
-                        .query_map(rusqlite::params![n, pred], |r| r.get(0))?
-                        .collect::<Result<_, _>>()?;
+                    let v: Vec<i64> = conn
+                        .query(sql, &[Val::Int(*n), Val::Text(pred.to_string())])?
+                        .iter()
+                        .map(|r| r.i64(0))
+                        .collect::<KipResult<_>>()?;
                     neighbours.insert(*n, v);
                 }
                 next.extend(neighbours[n].iter().copied());
@@ -1457,7 +1322,7 @@ fn trace_sql() -> bool {
 }
 
 /// Runs a compiled query, returning one binding row per distinct solution.
-pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
+pub fn run(conn: Db<'_>, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<Binding>>> {
     Ok(run_raw(conn, c, nvars, 0)?
         .into_iter()
         .map(|(keys, _)| keys)
@@ -1466,7 +1331,7 @@ pub fn run(conn: &Connection, c: &Compiled, nvars: usize) -> KipResult<Vec<Vec<B
 
 /// Rows of `nkeys` bindings followed by `ncounts` integers.
 pub fn run_raw(
-    conn: &Connection,
+    conn: Db<'_>,
     c: &Compiled,
     nkeys: usize,
     ncounts: usize,
@@ -1474,22 +1339,20 @@ pub fn run_raw(
     if trace_sql() {
         eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
     }
-    let mut st = conn.prepare_cached(&c.sql)?;
-    let n = st.parameter_count();
-    let mut rows = st.query(rusqlite::params_from_iter(c.params.iter().take(n)))?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
+    let rows = conn.query(&c.sql, &c.params)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for mut r in rows {
         let mut keys = Vec::with_capacity(nkeys);
         for i in 0..nkeys {
-            keys.push(match r.get::<_, SqlValue>(i)? {
-                SqlValue::Integer(n) => Binding::Elem(n),
-                SqlValue::Text(s) => Binding::Pred(s),
+            keys.push(match r.0.get_mut(i) {
+                Some(Val::Int(n)) => Binding::Elem(*n),
+                Some(Val::Text(s)) => Binding::Pred(std::mem::take(s)),
                 _ => Binding::Null,
             });
         }
         let mut counts = Vec::with_capacity(ncounts);
         for i in 0..ncounts {
-            counts.push(r.get::<_, i64>(nkeys + i)?);
+            counts.push(r.i64(nkeys + i)?);
         }
         out.push((keys, counts));
     }

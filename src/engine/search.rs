@@ -6,7 +6,7 @@ use super::embed::{self, EmbeddingConfig};
 use crate::kip::KipResult;
 use crate::kip::ast::*;
 use crate::store;
-use rusqlite::Connection;
+use crate::store::db::{Backend, Db, Val};
 use serde_json::{Value, json};
 
 /// Turns free text into an FTS5 query: every word as a quoted prefix term,
@@ -14,6 +14,24 @@ use serde_json::{Value, json};
 /// At most `MAX_SEARCH_WORDS` distinct words, each cut to `MAX_SEARCH_WORD`
 /// characters, so the index query stays small whatever the text.
 pub fn fts_query(term: &str) -> Option<String> {
+    let words: Vec<String> = search_words(term)
+        .iter()
+        .map(|w| format!("\"{w}\"*"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+/// The same query for PostgreSQL's `to_tsquery`: `'word':* | …`.
+pub fn ts_query(term: &str) -> Option<String> {
+    let words: Vec<String> = search_words(term)
+        .iter()
+        .map(|w| format!("'{w}':*"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" | "))
+}
+
+/// The distinct words of a search text (letters and digits only).
+fn search_words(term: &str) -> Vec<String> {
     use crate::kip::limits::{MAX_SEARCH_WORD, MAX_SEARCH_WORDS};
     let mut words: Vec<String> = Vec::new();
     for w in term
@@ -21,54 +39,55 @@ pub fn fts_query(term: &str) -> Option<String> {
         .filter(|w| !w.is_empty())
     {
         let w: String = w.chars().take(MAX_SEARCH_WORD).collect();
-        let q = format!("\"{}\"*", w.replace('"', ""));
-        if !words.contains(&q) {
-            words.push(q);
+        if !words.contains(&w) {
+            words.push(w);
             if words.len() == MAX_SEARCH_WORDS {
                 break;
             }
         }
     }
-    if words.is_empty() {
-        None
-    } else {
-        Some(words.join(" OR "))
-    }
+    words
 }
 
+/// `rank` is BM25's (negative, lower is better) on SQLite, `ts_rank`'s
+/// (positive, higher is better) on PostgreSQL: either way `s / (1 + s)`.
 fn normalise(rank: f64, exact: bool) -> f64 {
-    let s = (-rank).max(0.0) * if exact { 2.0 } else { 1.0 };
+    let s = rank.abs() * if exact { 2.0 } else { 1.0 };
     s / (1.0 + s)
 }
 
 /// `(concept id, score)` hits, best first.
 pub fn concept_hits(
-    conn: &Connection,
+    conn: Db<'_>,
     term: &str,
     ty: Option<&str>,
     limit: usize,
 ) -> KipResult<Vec<(i64, f64)>> {
-    let Some(q) = fts_query(term) else {
+    let (q, sql) = match conn.backend() {
+        Backend::Sqlite => (
+            fts_query(term),
+            "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0), c.name FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid \
+             WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) LIMIT ?3",
+        ),
+        Backend::Postgres => (
+            ts_query(term),
+            "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
+             WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2) ORDER BY r DESC, c.id LIMIT ?3",
+        ),
+    };
+    let Some(q) = q else {
         return Ok(vec![]);
     };
     // concepts changed earlier in this transaction (a group's earlier
     // command) are indexed first
     store::sync_fts_for_read(conn)?;
-    let mut st = conn.prepare_cached(
-        "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0), c.name FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid \
-         WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) LIMIT ?3",
-    )?;
     let lower = term.to_lowercase();
-    let rows = st.query_map(rusqlite::params![q, ty, (limit * 4).max(50) as i64], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, f64>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })?;
     let mut hits: Vec<(i64, f64)> = Vec::new();
-    for row in rows {
-        let (id, rank, name) = row?;
+    for r in conn.query(
+        sql,
+        &[q.into(), ty.into(), Val::Int((limit * 4).max(50) as i64)],
+    )? {
+        let (id, rank, name) = (r.i64(0)?, r.f64(1)?, r.text(2)?);
         hits.push((id, normalise(rank, name.to_lowercase() == lower)));
     }
     hits.sort_by(|a, b| {
@@ -91,28 +110,26 @@ pub fn effective_mode(s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> Search
 }
 
 fn hits(
-    conn: &Connection,
+    conn: Db<'_>,
     s: &SearchStmt,
     embed: Option<&EmbeddingConfig>,
     ty: Option<&str>,
     limit: usize,
 ) -> KipResult<Vec<(i64, f64)>> {
     match (effective_mode(s, embed), embed) {
-        (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
+        (SearchMode::Semantic, Some(cfg)) => {
+            embed::semantic_hits(sqlite_only(conn)?, cfg, &s.term, ty, limit)
+        }
         (SearchMode::Hybrid, Some(cfg)) => {
             let k = concept_hits(conn, &s.term, ty, limit * 2)?;
-            let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
+            let v = embed::semantic_hits(sqlite_only(conn)?, cfg, &s.term, ty, limit * 2)?;
             Ok(embed::fuse(&k, &v, limit))
         }
         _ => concept_hits(conn, &s.term, ty, limit),
     }
 }
 
-pub fn search(
-    conn: &Connection,
-    s: &SearchStmt,
-    embed: Option<&EmbeddingConfig>,
-) -> KipResult<Value> {
+pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> KipResult<Value> {
     let limit = s.limit.unwrap_or(10).min(1000) as usize;
     let threshold = s.threshold.unwrap_or(0.0);
     let mut out = Vec::new();
@@ -130,14 +147,23 @@ pub fn search(
             // the hits' elements in one statement, as KIP returns them
             let ids = serde_json::to_string(&found.iter().map(|h| h.0).collect::<Vec<_>>())
                 .unwrap_or_else(|_| "[]".into());
-            let mut st = conn.prepare_cached(
-                "SELECT c.id, json_object('_type', 'ConceptNode', 'id', 'C:' || c.id, 'type', c.type, 'name', c.name, \
-                 'attributes', json(c.attributes), 'metadata', json_set(c.metadata, '$._version', c.version, '$._updated_at', c.updated_at)) \
-                 FROM concepts c WHERE c.id IN (SELECT value FROM json_each(?1))",
-            )?;
-            let mut texts: std::collections::HashMap<i64, String> = st
-                .query_map([ids], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?;
+            let sql = match conn.backend() {
+                Backend::Sqlite => {
+                    "SELECT c.id, json_object('_type', 'ConceptNode', 'id', 'C:' || c.id, 'type', c.type, 'name', c.name, \
+                     'attributes', json(c.attributes), 'metadata', json_set(c.metadata, '$._version', c.version, '$._updated_at', c.updated_at)) \
+                     FROM concepts c WHERE c.id IN (SELECT value FROM json_each(?1))"
+                }
+                Backend::Postgres => {
+                    "SELECT c.id, json_build_object('_type', 'ConceptNode', 'id', 'C:' || c.id, 'type', c.type, 'name', c.name, \
+                     'attributes', c.attributes, 'metadata', c.metadata || jsonb_build_object('_version', c.version, '_updated_at', c.updated_at))::text \
+                     FROM concepts c WHERE c.id IN (SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb))"
+                }
+            };
+            let mut texts: std::collections::HashMap<i64, String> = conn
+                .query(sql, &[ids.into()])?
+                .iter()
+                .map(|r| Ok((r.i64(0)?, r.text(1)?)))
+                .collect::<KipResult<_>>()?;
             let mut ranked = Vec::with_capacity(found.len());
             for (id, relevance) in found {
                 if let Some(t) = texts.remove(&id) {
@@ -165,9 +191,6 @@ pub fn search(
         SearchKind::Proposition => {
             // Predicates whose definition matches, then their links.
             let preds = hits(conn, s, embed, Some("$PropositionType"), 50)?;
-            let mut st = conn.prepare_cached(
-                "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
-            )?;
             for (pid, score) in preds {
                 if score < threshold || out.len() >= limit {
                     continue;
@@ -178,12 +201,14 @@ pub fn search(
                 if s.with_type.as_deref().is_some_and(|t| t != def.name) {
                     continue;
                 }
-                let ids: Vec<i64> = st
-                    .query_map(
-                        rusqlite::params![def.name, (limit - out.len()) as i64],
-                        |r| r.get(0),
+                let ids: Vec<i64> = conn
+                    .query(
+                        "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
+                        &[def.name.as_str().into(), Val::Int((limit - out.len()) as i64)],
                     )?
-                    .collect::<Result<_, _>>()?;
+                    .iter()
+                    .map(|r| r.i64(0))
+                    .collect::<KipResult<_>>()?;
                 let mut links = Vec::with_capacity(ids.len());
                 for id in ids {
                     if let Some(el) = store::element(conn, id)? {
@@ -229,4 +254,14 @@ pub fn strength_factor(metadata: &Value, attributes: &Value) -> f64 {
         Some(s) if s >= 0.05 => 0.6,
         Some(_) => 0.4,
     }
+}
+
+/// Semantic search keeps its vectors in SQLite only, so far.
+fn sqlite_only(db: Db<'_>) -> KipResult<&rusqlite::Connection> {
+    db.sqlite().ok_or_else(|| {
+        crate::kip::KipError::internal(
+            "semantic and hybrid SEARCH are not available on a PostgreSQL memory yet",
+        )
+        .with_hint("Search with MODE keyword, or configure no embedding provider.")
+    })
 }

@@ -125,9 +125,9 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
     };
     // a batch's title counts what it gathered
     if let Some(p) = into {
-        let _ = nx.connection_for_checks().execute(
+        let _ = nx.db().execute(
             "UPDATE proposals SET title = 'Sub-agent ' || ?2 || ': ' || (SELECT COUNT(*) FROM proposal_items WHERE proposal = ?1) || ' writes of the hour' WHERE id = ?1",
-            rusqlite::params![p, id.name],
+            &[p.into(), id.name.as_str().into()],
         );
     }
     // each item is titled by what it does ("insert Person: Ines Duarte,
@@ -143,9 +143,9 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
             if proposals::label_changes(nx, &mut changes).is_ok() {
                 let what = proposals::summarize_changes(&changes);
                 if !what.is_empty() {
-                    let _ = nx.connection_for_checks().execute(
+                    let _ = nx.db().execute(
                         "UPDATE proposal_items SET title = ?3 WHERE proposal = ?1 AND seq = ?2",
-                        rusqlite::params![p, it.seq, what],
+                        &[p.into(), it.seq.into(), what.into()],
                     );
                 }
             }
@@ -154,7 +154,9 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
     // items that disagree with other pending ones, or with the memory,
     // are marked on both
     if let Some(p) = staged.proposal
-        && let Err(e) = crate::sleep::proposal_conflicts::mark(nx.connection_for_checks(), p)
+        && let Err(e) = nx
+            .conn()
+            .and_then(|c| crate::sleep::proposal_conflicts::mark(c, p))
     {
         return Response::error(e);
     }
@@ -284,7 +286,7 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
         )));
     }
     let is_subagent = nx
-        .conn()
+        .conn()?
         .query_row(
             "SELECT role FROM api_keys WHERE name = ?1",
             [&p.actor],
@@ -322,7 +324,7 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
             } else {
                 format!("deferred by `{}`: {reason}", id.name)
             };
-            nx.connection_for_checks().execute(
+            nx.connection_for_checks()?.execute(
                 "UPDATE proposals SET reason = ?2 WHERE id = ?1",
                 rusqlite::params![pid, note],
             )?;
@@ -408,13 +410,13 @@ pub const BATCH_PERIOD_SECS: i64 = 3600;
 fn open_batch(nx: &Nexus, name: &str) -> Option<i64> {
     let since = (chrono::Utc::now() - chrono::Duration::seconds(BATCH_PERIOD_SECS))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    nx.connection_for_checks()
-        .query_row(
+    nx.db()
+        .query_i64(
             "SELECT p.id FROM proposals p WHERE p.actor = ?1 AND p.run IS NULL AND p.status = 'pending' AND p.created_at >= ?2 \
              AND NOT EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = p.id AND i.status != 'pending') \
              ORDER BY p.id DESC LIMIT 1",
-            rusqlite::params![name, since],
-            |r| r.get(0),
+            &[name.into(), since.into()],
         )
         .ok()
+        .flatten()
 }

@@ -96,7 +96,7 @@ impl Shared {
         }
         let loaded = self
             .pool
-            .read(|nx| crate::store::keys::active(nx.conn()))
+            .read(|nx| crate::store::keys::active(nx.db()))
             .await;
         let k = match loaded {
             Ok(Ok(k)) => Arc::new(k),
@@ -492,7 +492,7 @@ pub async fn serve_until(
     };
     let writer = open("writer")?;
     // keys kept in the memory authenticate like --api-key does
-    let has_keys = crate::store::keys::any_active(writer.conn()).unwrap_or(false);
+    let has_keys = crate::store::keys::any_active(writer.db()).unwrap_or(false);
     check_bind(
         &cfg.addr,
         &cfg.api_key

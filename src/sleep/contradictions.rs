@@ -64,7 +64,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Contradiction> {
 }
 
 pub fn list(nx: &Nexus, status: Option<&str>) -> KipResult<Vec<Contradiction>> {
-    let mut st = nx.conn().prepare(&format!(
+    let mut st = nx.conn()?.prepare(&format!(
         "SELECT {COLS} FROM contradictions WHERE ?1 IS NULL OR status = ?1 ORDER BY id DESC LIMIT 500"
     ))?;
     let rows = st.query_map([status], row)?;
@@ -73,7 +73,7 @@ pub fn list(nx: &Nexus, status: Option<&str>) -> KipResult<Vec<Contradiction>> {
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Contradiction>> {
     Ok(nx
-        .conn()
+        .conn()?
         .query_row(
             &format!("SELECT {COLS} FROM contradictions WHERE id = ?1"),
             [id],
@@ -170,14 +170,14 @@ pub fn resolve(
                 ),
             ));
         };
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE contradictions SET item = ?2, status = 'open' WHERE id = ?1",
             params![id, s2],
         )?;
         proposals::approve(nx, p2, Some(&[s2]), &BTreeMap::new(), who)?;
         (p2, s2)
     };
-    nx.conn().execute(
+    nx.conn()?.execute(
         "UPDATE contradictions SET status = CASE WHEN ?2 = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
         params![id, verdict.as_str(), store::now(), who.actor, seq],
     )?;

@@ -16,11 +16,11 @@ pub fn resolve(nx: &Nexus, what: &str) -> KipResult<Option<(i64, String)>> {
         return Ok(Some((n, what.to_string())));
     }
     if let Some((ty, name)) = what.split_once(':')
-        && let Some(id) = store::concept_id_by_type_name(nx.conn(), ty.trim(), name.trim())?
+        && let Some(id) = store::concept_id_by_type_name(nx.conn()?, ty.trim(), name.trim())?
     {
         return Ok(Some((id, what.to_string())));
     }
-    let mut st = nx.conn().prepare_cached(
+    let mut st = nx.conn()?.prepare_cached(
         "SELECT element FROM sleep_notes WHERE label = ?1 ORDER BY id DESC LIMIT 1",
     )?;
     let hit: Option<i64> = st.query_row([what], |r| r.get(0)).ok();
@@ -30,7 +30,7 @@ pub fn resolve(nx: &Nexus, what: &str) -> KipResult<Option<(i64, String)>> {
 pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
     let mut notes = Vec::new();
     {
-        let mut st = nx.conn().prepare_cached(
+        let mut st = nx.conn()?.prepare_cached(
             "SELECT run, at, action, rule, inputs, label FROM sleep_notes WHERE element = ?1 ORDER BY id",
         )?;
         let rows = st.query_map([id], |r| {
@@ -46,7 +46,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
     }
     let current: Option<(String, Value)> = {
         let c: Option<String> = nx
-            .conn()
+            .conn()?
             .query_row("SELECT metadata FROM concepts WHERE id = ?1", [id], |r| {
                 r.get(0)
             })
@@ -57,7 +57,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
                 serde_json::from_str(&m).unwrap_or(Value::Null),
             )),
             None => nx
-                .conn()
+                .conn()?
                 .query_row(
                     "SELECT metadata FROM propositions WHERE id = ?1",
                     [id],
@@ -72,7 +72,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
                 }),
         }
     };
-    let history = crate::audit::history_of(nx.conn(), id)?;
+    let history = crate::audit::history_of(nx.conn()?, id)?;
     let state = match &current {
         Some((kind, meta)) => {
             let r = relevance(

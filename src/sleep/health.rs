@@ -497,7 +497,7 @@ pub struct Point {
 /// `limit` of the newest. Cycles that never assessed (cancelled before
 /// phase 1 committed) are left out.
 pub fn history(nx: &Nexus, limit: usize) -> KipResult<Vec<Point>> {
-    let mut st = nx.conn().prepare_cached(
+    let mut st = nx.conn()?.prepare_cached(
         "SELECT id, report FROM sleep_runs WHERE report IS NOT NULL AND phase >= 1 \
          ORDER BY id DESC LIMIT ?1",
     )?;

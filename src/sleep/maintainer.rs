@@ -76,7 +76,7 @@ pub struct Holder {
 /// without saying so is left out).
 pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
     // a memory not yet migrated (opened read-only) has no maintainers
-    let Ok(mut st) = nx.connection_for_checks().prepare(
+    let Ok(mut st) = nx.connection_for_checks()?.prepare(
         "SELECT pid, kind, started_at, beat_at, settings, next_at, next, last FROM maintainers ORDER BY started_at",
     ) else {
         return Ok(Vec::new());
@@ -252,9 +252,9 @@ fn run(
         }
     }
     if let Some(n) = nx {
-        let _ = n.connection_for_checks().execute(
+        let _ = n.db().execute(
             "DELETE FROM maintainers WHERE pid = ?1 AND kind = ?2",
-            params![pid, kind],
+            &[(pid as i64).into(), kind.into()],
         );
     }
 }
@@ -289,7 +289,7 @@ fn step(
         if same {
             return Ok(());
         }
-        nx.connection_for_checks().execute(
+        nx.connection_for_checks()?.execute(
             "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT(pid, kind) DO UPDATE SET beat_at = excluded.beat_at, settings = excluded.settings, next_at = excluded.next_at, next = excluded.next, last = excluded.last",
             params![pid, kind, started_at, store::now(), settings.to_json().to_string(), next_at, plan.describe(), last],

@@ -11,6 +11,7 @@ use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
 use crate::store;
+use crate::store::db::{Db, Val};
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet};
@@ -182,12 +183,12 @@ fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
 const ITEM_COLS: &str = "proposal, seq, class, key, title, command, parameters, rationale, evidence, confidence, preview, targets, status, edited_command, decided_at, decided_by, reason";
 
 pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
-    let mut st = nx.conn().prepare_cached(&format!(
+    let mut st = nx.conn()?.prepare_cached(&format!(
         "SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 ORDER BY seq"
     ))?;
     let rows = st.query_map([proposal], item_row)?;
     let mut out: Vec<Item> = rows.collect::<Result<_, _>>()?;
-    for (seq, note) in super::proposal_conflicts::of_proposal(nx.conn(), proposal)? {
+    for (seq, note) in super::proposal_conflicts::of_proposal(nx.conn()?, proposal)? {
         if let Some(it) = out.iter_mut().find(|i| i.seq == seq) {
             it.conflicts.push(note);
         }
@@ -197,7 +198,7 @@ pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
     let p = nx
-        .conn()
+        .conn()?
         .query_row(
             "SELECT id, run, created_at, actor, title, status, decided_at, decided_by, reason FROM proposals WHERE id = ?1",
             [id],
@@ -230,7 +231,7 @@ pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
 /// partially decided ones).
 pub fn list(nx: &Nexus, status: Option<&str>, limit: usize) -> KipResult<Vec<Proposal>> {
     let ids: Vec<i64> = {
-        let mut st = nx.conn().prepare_cached(
+        let mut st = nx.conn()?.prepare_cached(
             "SELECT id FROM proposals WHERE ?1 IS NULL OR status = ?1 OR (?1 = 'pending' AND status = 'partially_applied' AND EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = proposals.id AND i.status IN ('pending','stale'))) ORDER BY id DESC LIMIT ?2",
         )?;
         st.query_map(params![status, limit as i64], |r| r.get(0))?
@@ -290,7 +291,7 @@ fn preview(
         return Ok((p.changes, p.targets));
     }
     // several commands: preview each on top of the previous ones
-    nx.conn().execute_batch("SAVEPOINT somnus_item_preview")?;
+    nx.conn()?.execute_batch("SAVEPOINT somnus_item_preview")?;
     let res = (|| {
         let mut changes = Vec::new();
         let mut targets = Vec::new();
@@ -322,7 +323,7 @@ fn preview(
         Ok((changes, targets))
     })();
     let _ = nx
-        .conn()
+        .conn()?
         .execute_batch("ROLLBACK TO somnus_item_preview; RELEASE somnus_item_preview");
     // an element an earlier command of the item creates (a new Skill a
     // later command links to) is not a target the memory must still hold
@@ -356,7 +357,7 @@ fn moved(nx: &Nexus, targets: &[(i64, i64)]) -> KipResult<bool> {
 /// How the operator set an item class to be handled.
 pub fn policy(nx: &Nexus, class: &str) -> KipResult<String> {
     Ok(nx
-        .conn()
+        .conn()?
         .query_row(
             "SELECT mode FROM sleep_policy WHERE class = ?1",
             [class],
@@ -368,7 +369,7 @@ pub fn policy(nx: &Nexus, class: &str) -> KipResult<String> {
 
 pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> {
     let mut st = nx
-        .conn()
+        .conn()?
         .prepare("SELECT class, mode, set_at, set_by FROM sleep_policy ORDER BY class")?;
     let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -420,7 +421,7 @@ pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()
             ),
         ));
     }
-    nx.conn().execute(
+    nx.conn()?.execute(
         "INSERT INTO sleep_policy(class, mode, set_at, set_by) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT(class) DO UPDATE SET mode = excluded.mode, set_at = excluded.set_at, set_by = excluded.set_by",
         params![class, mode, store::now(), by],
@@ -431,7 +432,7 @@ pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()
 /// Whether a draft with this key is already waiting, or was rejected and
 /// nothing it would touch has changed since.
 fn already_decided(nx: &Nexus, key: &str) -> KipResult<Option<String>> {
-    let mut st = nx.conn().prepare_cached(
+    let mut st = nx.conn()?.prepare_cached(
         "SELECT status, targets, proposal, seq FROM proposal_items WHERE key = ?1 AND status IN ('pending','stale','rejected') ORDER BY proposal DESC",
     )?;
     let rows: Vec<(String, String, i64, i64)> = st
@@ -498,7 +499,7 @@ pub fn stage(
     if rows.is_empty() {
         return Ok(out);
     }
-    let conn = nx.conn();
+    let conn = nx.conn()?;
     let id = match into {
         Some(id) => id,
         None => {
@@ -595,7 +596,7 @@ fn apply_items(
     // (a merge removes the node a new link would hang on)
     for it in chosen {
         if moved(nx, &it.targets)? {
-            nx.conn().execute(
+            nx.conn()?.execute(
                 "UPDATE proposal_items SET status = 'stale' WHERE proposal = ?1 AND seq = ?2",
                 params![id, it.seq],
             )?;
@@ -633,11 +634,11 @@ fn apply_items(
                 e
             })?;
         }
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
             params![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
         )?;
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2",
             params![id, it.seq, store::now(), decided_by],
         )?;
@@ -647,19 +648,25 @@ fn apply_items(
 }
 
 fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
-    refresh_status_on(nx.conn(), id, decided_by)
+    refresh_status_on(nx.conn()?, id, decided_by)
 }
 
-fn refresh_status_on(
-    conn: &rusqlite::Connection,
+fn refresh_status_on<'a>(
+    db: impl Into<Db<'a>>,
     id: i64,
     decided_by: Option<&str>,
 ) -> KipResult<String> {
-    let (total, applied, rejected, rolled, open): (i64, i64, i64, i64, i64) = conn.query_row(
-        "SELECT COUNT(*), SUM(status = 'applied'), SUM(status = 'rejected'), SUM(status = 'rolled_back'), SUM(status IN ('pending','stale')) FROM proposal_items WHERE proposal = ?1",
-        [id],
-        |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0), r.get::<_, Option<i64>>(2)?.unwrap_or(0), r.get::<_, Option<i64>>(3)?.unwrap_or(0), r.get::<_, Option<i64>>(4)?.unwrap_or(0))),
-    )?;
+    let db = db.into();
+    let r = db
+        .query_opt(
+            "SELECT COUNT(*), SUM(CASE WHEN status = 'applied' THEN 1 ELSE 0 END), SUM(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END), \
+             SUM(CASE WHEN status = 'rolled_back' THEN 1 ELSE 0 END), SUM(CASE WHEN status IN ('pending','stale') THEN 1 ELSE 0 END) \
+             FROM proposal_items WHERE proposal = ?1",
+            &[id.into()],
+        )?
+        .ok_or_else(|| KipError::internal("counting proposal items gave nothing"))?;
+    let n = |i: usize| -> KipResult<i64> { Ok(r.opt_i64(i)?.unwrap_or(0)) };
+    let (total, applied, rejected, rolled, open) = (n(0)?, n(1)?, n(2)?, n(3)?, n(4)?);
     let status = if rolled > 0 && applied == 0 && open == 0 {
         "rolled_back"
     } else if applied == total {
@@ -674,9 +681,15 @@ fn refresh_status_on(
         "pending"
     };
     let done = open == 0;
-    conn.execute(
-        "UPDATE proposals SET status = ?2, decided_at = CASE WHEN ?3 THEN ?4 ELSE decided_at END, decided_by = COALESCE(?5, decided_by) WHERE id = ?1",
-        params![id, status, done, store::now(), decided_by],
+    db.execute(
+        "UPDATE proposals SET status = ?2, decided_at = CASE WHEN ?3 = 1 THEN ?4 ELSE decided_at END, decided_by = COALESCE(?5, decided_by) WHERE id = ?1",
+        &[
+            id.into(),
+            status.into(),
+            Val::Int(done.into()),
+            store::now().into(),
+            decided_by.into(),
+        ],
     )?;
     Ok(status.to_string())
 }
@@ -715,7 +728,7 @@ pub fn label_changes(nx: &Nexus, changes: &mut [Value]) -> KipResult<()> {
             };
             for k in ["subject", "object"] {
                 if let Some(id) = obj.get(k).and_then(Value::as_i64) {
-                    let (mut l, _) = crate::engine::overview::label(nx.conn(), id)?;
+                    let (mut l, _) = crate::engine::overview::label(nx.db(), id)?;
                     if l == "(missing)"
                         && let Some(m) = made.get(&id)
                     {
@@ -798,50 +811,50 @@ pub fn summarize_changes(changes: &[Value]) -> String {
 /// item none of whose changes is still in effect is `rolled_back` and can
 /// be decided again, one whose changes are back is `applied`; the
 /// contradiction it resolved reopens or closes with it.
-pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()> {
+pub fn follow_rollback<'a>(db: impl Into<Db<'a>>, entry: i64) -> KipResult<()> {
+    let db = db.into();
     // the entry whose effect changed: through a chain of undos to the write
     let mut origin = entry;
     for _ in 0..64 {
-        let back: Option<i64> = conn
-            .query_row(
-                "SELECT rolls_back FROM audit_log WHERE id = ?1",
-                [origin],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
+        let back = db.query_i64(
+            "SELECT rolls_back FROM audit_log WHERE id = ?1",
+            &[origin.into()],
+        )?;
         match back {
             Some(b) => origin = b,
             None => break,
         }
     }
-    let trigger: Option<String> = conn
-        .query_row(
-            "SELECT trigger_name FROM audit_log WHERE id = ?1",
-            [origin],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let trigger = match db.query_opt(
+        "SELECT trigger_name FROM audit_log WHERE id = ?1",
+        &[origin.into()],
+    )? {
+        Some(r) => r.opt_text(0)?,
+        None => None,
+    };
     let Some((p, seq)) = trigger.as_deref().and_then(item_of_trigger) else {
         return Ok(());
     };
-    let entries: Vec<i64> = {
-        let mut st = conn.prepare_cached(&format!(
-            "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
-            decision_batches_sql()
-        ))?;
-        st.query_map(
-            params![format!("proposal:{p}"), format!("proposal #{p} item {seq}")],
-            |r| r.get(0),
+    let entries: Vec<i64> = db
+        .query(
+            &format!(
+                "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
+                decision_batches_sql()
+            ),
+            &[
+                format!("proposal:{p}").into(),
+                format!("proposal #{p} item {seq}").into(),
+            ],
         )?
-        .collect::<Result<_, _>>()?
-    };
+        .iter()
+        .map(|r| r.i64(0))
+        .collect::<KipResult<_>>()?;
     if entries.is_empty() {
         return Ok(());
     }
     let mut live = 0;
     for e in &entries {
-        if in_effect(conn, *e)? {
+        if in_effect(db, *e)? {
             live += 1;
         }
     }
@@ -850,25 +863,25 @@ pub fn follow_rollback(conn: &rusqlite::Connection, entry: i64) -> KipResult<()>
     } else {
         ("rolled_back", "applied")
     };
-    let changed = conn.execute(
+    let changed = db.execute(
         "UPDATE proposal_items SET status = ?3 WHERE proposal = ?1 AND seq = ?2 AND status = ?4",
-        params![p, seq, to, from],
+        &[p.into(), seq.into(), to.into(), from.into()],
     )?;
     if changed == 0 {
         return Ok(());
     }
     if to == "rolled_back" {
-        conn.execute(
+        db.execute(
             "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context')",
-            params![p, seq],
+            &[p.into(), seq.into()],
         )?;
     } else {
-        conn.execute(
+        db.execute(
             "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
-            params![p, seq, store::now()],
+            &[p.into(), seq.into(), store::now().into()],
         )?;
     }
-    refresh_status_on(conn, p, None)?;
+    refresh_status_on(db, p, None)?;
     Ok(())
 }
 
@@ -881,18 +894,14 @@ fn item_of_trigger(t: &str) -> Option<(i64, i64)> {
 
 /// Whether an entry's changes are in effect: never undone, or undone by
 /// an undo that was itself undone.
-fn in_effect(conn: &rusqlite::Connection, entry: i64) -> KipResult<bool> {
+fn in_effect(db: Db<'_>, entry: i64) -> KipResult<bool> {
     let mut e = entry;
     let mut live = true;
     for _ in 0..64 {
-        let by: Option<i64> = conn
-            .query_row(
-                "SELECT rolled_back_by FROM audit_log WHERE id = ?1",
-                [e],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
+        let by = db.query_i64(
+            "SELECT rolled_back_by FROM audit_log WHERE id = ?1",
+            &[e.into()],
+        )?;
         match by {
             None => return Ok(live),
             Some(b) => {
@@ -939,7 +948,7 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
         let mut open = false;
         for seq in &seqs {
             let row: Option<(String, Option<String>)> = nx
-                .conn()
+                .conn()?
                 .query_row(
                     "SELECT status, reason FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
                     params![id, seq],
@@ -977,7 +986,7 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
 /// (or rejection) is one group the audit trail can undo alone. Counted
 /// inside the group's transaction, so two processes never share a number.
 fn decision_group(nx: &Nexus, id: i64) -> KipResult<String> {
-    let done: i64 = nx.conn().query_row(
+    let done: i64 = nx.conn()?.query_row(
         "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE batch > ?1 AND batch < ?2",
         params![format!("proposal:{id}/"), format!("proposal:{id}0")],
         |r| r.get(0),
@@ -1088,17 +1097,17 @@ pub fn reject(
     nx.atomically(&format!("proposal:{id}"), |nx| {
         decision_group(nx, id)?;
         for s in &chosen {
-            nx.conn().execute(
+            nx.conn()?.execute(
                 "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
                 params![id, s, store::now(), by, reason],
             )?;
-            nx.conn().execute(
+            nx.conn()?.execute(
                 "UPDATE contradictions SET status = 'dismissed', resolution = 'rejected', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
                 params![id, s, store::now(), by],
             )?;
         }
         if seqs.is_none() {
-            nx.conn().execute(
+            nx.conn()?.execute(
                 "UPDATE proposals SET reason = ?2 WHERE id = ?1",
                 params![id, reason],
             )?;
@@ -1149,7 +1158,7 @@ pub fn refresh_in_group(
             progress(n, total);
             match preview(nx, &it.commands, &it.params) {
                 Ok((changes, targets)) if !changes.is_empty() => {
-                    nx.conn().execute(
+                    nx.conn()?.execute(
                         "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4 WHERE proposal = ?1 AND seq = ?2",
                         params![id, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default()],
                     )?;
@@ -1160,7 +1169,7 @@ pub fn refresh_in_group(
                         Err(e) => format!("no longer runs: {}", e.message),
                         _ => "would no longer change anything".into(),
                     };
-                    nx.conn().execute(
+                    nx.conn()?.execute(
                         "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
                         params![id, it.seq, store::now(), by, why],
                     )?;
@@ -1179,7 +1188,7 @@ pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
     nx.atomically(&format!("rollback:proposal:{id}"), |nx| {
         // every decision's group, the newest first
         let batches: Vec<String> = {
-            let mut st = nx.conn().prepare(&format!(
+            let mut st = nx.conn()?.prepare(&format!(
                 "SELECT batch FROM audit_log WHERE {} AND rolled_back_by IS NULL GROUP BY batch ORDER BY MAX(id) DESC",
                 decision_batches_sql()
             ))?;
@@ -1194,17 +1203,17 @@ pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
         let mut entries = Vec::new();
         for b in &batches {
             entries.extend(crate::audit::rollback_batch(
-                nx.conn(),
+                nx.conn()?,
                 nx.audit_ctx(),
                 b,
                 who,
             )?);
         }
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
             [id],
         )?;
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context')",
             [id],
         )?;

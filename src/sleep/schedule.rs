@@ -63,7 +63,7 @@ fn last_run(nx: &Nexus, scopes: &[&str]) -> KipResult<Option<DateTime<Utc>>> {
         .collect::<Vec<_>>()
         .join(",");
     let at: Option<String> = nx
-        .connection_for_checks()
+        .connection_for_checks()?
         .query_row(
             &format!(
                 "SELECT MAX(started_at) FROM sleep_runs WHERE scope IN ({list}) AND status IN ('completed', 'completed with issues')"
@@ -81,13 +81,14 @@ fn last_run(nx: &Nexus, scopes: &[&str]) -> KipResult<Option<DateTime<Utc>>> {
 /// writes and rollbacks).
 pub fn last_write(nx: &Nexus) -> Option<DateTime<Utc>> {
     let at: Option<String> = nx
-        .connection_for_checks()
-        .query_row(
+        .db()
+        .query_opt(
             "SELECT MAX(at) FROM audit_log WHERE actor != '$system' AND (batch IS NULL OR batch NOT LIKE 'sleep:%')",
-            [],
-            |r| r.get(0),
+            &[],
         )
-        .unwrap_or(None);
+        .ok()
+        .flatten()
+        .and_then(|r| r.opt_text(0).ok().flatten());
     at.and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
         .map(|t| t.to_utc())
 }
@@ -193,7 +194,7 @@ pub fn plan_with(
     let idle = chrono::Duration::from_std(s.idle).unwrap_or(chrono::Duration::minutes(30));
     let last_full = last_run(nx, &["full"])?;
     let events: i64 = nx
-        .connection_for_checks()
+        .connection_for_checks()?
         .query_row(
             "SELECT COUNT(*) FROM concepts WHERE type = 'Event'",
             [],
@@ -377,7 +378,7 @@ pub fn run_due(
     };
     if why.load(Ordering::SeqCst) == 1 {
         // the run record says why it was cancelled too
-        let _ = nx.connection_for_checks().execute(
+        let _ = nx.connection_for_checks()?.execute(
             "UPDATE sleep_runs SET error = ?2 || COALESCE(error, '') WHERE id = ?1",
             rusqlite::params![
                 rep.run,

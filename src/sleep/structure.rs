@@ -39,7 +39,7 @@ pub struct Missing {
 /// The bootstrap structure this memory lacks, capsule by capsule.
 pub fn missing(nx: &Nexus) -> KipResult<Vec<Missing>> {
     let mut st = nx
-        .conn()
+        .conn()?
         .prepare_cached("SELECT 1 FROM concepts WHERE type = ?1 AND name = ?2")?;
     let mut out = Vec::new();
     for (capsule, _) in BOOTSTRAP_CAPSULES {

@@ -200,13 +200,84 @@ impl Row {
     }
 }
 
+/// A PostgreSQL client and the statements it has prepared (a statement is
+/// parsed and planned by the server once per connection, as SQLite's
+/// statement cache does).
+pub struct PgConn {
+    pub client: postgres::Client,
+    cache: std::collections::HashMap<String, Prepared>,
+}
+
+/// A prepared statement and, for each of its parameters, the argument it
+/// takes.
+#[derive(Clone)]
+struct Prepared {
+    statement: postgres::Statement,
+    args: std::sync::Arc<[usize]>,
+}
+
+/// Prepared statements a connection keeps; past this the cache starts over.
+const PG_STATEMENT_CACHE: usize = 512;
+
+impl PgConn {
+    pub fn new(client: postgres::Client) -> PgConn {
+        PgConn {
+            client,
+            cache: Default::default(),
+        }
+    }
+
+    /// The prepared form of `sql` (written with `?N` parameters).
+    fn statement(&mut self, sql: &str) -> KipResult<Prepared> {
+        if let Some(st) = self.cache.get(sql) {
+            return Ok(st.clone());
+        }
+        let (text, args) = compact(sql);
+        let statement = self
+            .client
+            .prepare(&text)
+            .map_err(|e| super::postgres::pg_error("a statement", &e))?;
+        if self.cache.len() >= PG_STATEMENT_CACHE {
+            self.cache.clear();
+        }
+        let st = Prepared {
+            statement,
+            args: args.into(),
+        };
+        self.cache.insert(sql.to_string(), st.clone());
+        Ok(st)
+    }
+
+    /// Forgets prepared statements (after the schema changed).
+    pub fn forget_statements(&mut self) {
+        self.cache.clear();
+    }
+}
+
+/// A memory's database as the engine owns it: a SQLite connection or a
+/// PostgreSQL connection.
+pub enum Conn {
+    Sqlite(rusqlite::Connection),
+    Postgres(Box<RefCell<PgConn>>),
+}
+
+impl Conn {
+    /// The handle the engine's readers and writers take.
+    pub fn db(&self) -> Db<'_> {
+        match self {
+            Conn::Sqlite(c) => Db::Sqlite(c),
+            Conn::Postgres(c) => Db::Postgres(c),
+        }
+    }
+}
+
 /// A memory's database, as the code that reads and writes it holds it
 /// (borrowed: the connection stays where it lives).
 #[derive(Clone, Copy)]
 pub enum Db<'a> {
     Sqlite(&'a rusqlite::Connection),
     /// A client needs `&mut` to talk; the engine's reads take `&self`.
-    Postgres(&'a RefCell<postgres::Client>),
+    Postgres(&'a RefCell<PgConn>),
 }
 
 impl<'a> From<&'a rusqlite::Connection> for Db<'a> {
@@ -215,9 +286,15 @@ impl<'a> From<&'a rusqlite::Connection> for Db<'a> {
     }
 }
 
-impl<'a> From<&'a RefCell<postgres::Client>> for Db<'a> {
-    fn from(c: &'a RefCell<postgres::Client>) -> Db<'a> {
+impl<'a> From<&'a RefCell<PgConn>> for Db<'a> {
+    fn from(c: &'a RefCell<PgConn>) -> Db<'a> {
         Db::Postgres(c)
+    }
+}
+
+impl<'a> From<&'a Conn> for Db<'a> {
+    fn from(c: &'a Conn) -> Db<'a> {
+        c.db()
     }
 }
 
@@ -242,27 +319,29 @@ impl<'a> Db<'a> {
         match self {
             Db::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
-                Ok(st.execute(rusqlite::params_from_iter(args.iter()))? as u64)
+                let n = st.parameter_count();
+                Ok(st.execute(rusqlite::params_from_iter(args.iter().take(n)))? as u64)
             }
             Db::Postgres(c) => {
-                let sql = numbered(sql);
-                let boxed = pg_args(args);
-                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                    boxed.iter().map(|b| b.as_ref() as _).collect();
-                c.borrow_mut()
-                    .execute(sql.as_str(), &refs)
+                let mut c = c.borrow_mut();
+                let st = c.statement(sql)?;
+                let args = pg_args(&st, args)?;
+                c.client
+                    .execute(&st.statement, &args)
                     .map_err(|e| super::postgres::pg_error("a statement", &e))
             }
         }
     }
 
-    /// Runs a query; its rows.
+    /// Runs a query; its rows. Parameters past the ones the statement
+    /// uses are ignored.
     pub fn query(&self, sql: &str, args: &[Val]) -> KipResult<Vec<Row>> {
         match self {
             Db::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
                 let n = st.column_count();
-                let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                let np = st.parameter_count();
+                let rows = st.query_map(rusqlite::params_from_iter(args.iter().take(np)), |r| {
                     (0..n)
                         .map(|i| sqlite_val(r.get_ref(i)?))
                         .collect::<rusqlite::Result<Vec<Val>>>()
@@ -274,13 +353,12 @@ impl<'a> Db<'a> {
                 Ok(out)
             }
             Db::Postgres(c) => {
-                let sql = numbered(sql);
-                let boxed = pg_args(args);
-                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                    boxed.iter().map(|b| b.as_ref() as _).collect();
+                let mut c = c.borrow_mut();
+                let st = c.statement(sql)?;
+                let args = pg_args(&st, args)?;
                 let rows = c
-                    .borrow_mut()
-                    .query(sql.as_str(), &refs)
+                    .client
+                    .query(&st.statement, &args)
                     .map_err(|e| super::postgres::pg_error("a query", &e))?;
                 rows.iter().map(pg_row).collect()
             }
@@ -292,12 +370,80 @@ impl<'a> Db<'a> {
         Ok(self.query(sql, args)?.into_iter().next())
     }
 
+    /// The first column of the first row, as an integer (None: no row or
+    /// a null).
+    pub fn query_i64(&self, sql: &str, args: &[Val]) -> KipResult<Option<i64>> {
+        match self.query_opt(sql, args)? {
+            Some(r) => r.opt_i64(0),
+            None => Ok(None),
+        }
+    }
+
+    /// Opens a transaction. A write transaction takes SQLite's write lock
+    /// at once (retrying a few times while another process commits); on
+    /// PostgreSQL rows are locked as they are written. A read sees one
+    /// snapshot of the memory on both.
+    pub fn begin(&self, write: bool) -> KipResult<()> {
+        match self {
+            Db::Sqlite(c) => {
+                let sql = if write {
+                    "BEGIN IMMEDIATE"
+                } else {
+                    "BEGIN DEFERRED"
+                };
+                let mut attempt = 0;
+                loop {
+                    match c.prepare_cached(sql).and_then(|mut st| st.execute([])) {
+                        Ok(_) => return Ok(()),
+                        Err(rusqlite::Error::SqliteFailure(e, _))
+                            if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 3 =>
+                        {
+                            attempt += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            Db::Postgres(_) => self.batch(if write {
+                "BEGIN"
+            } else {
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+            }),
+        }
+    }
+
+    /// Commits the open transaction.
+    pub fn commit(&self) -> KipResult<()> {
+        match self {
+            Db::Sqlite(c) => {
+                c.prepare_cached("COMMIT")?.execute([])?;
+                Ok(())
+            }
+            Db::Postgres(_) => self.batch("COMMIT"),
+        }
+    }
+
+    /// Rolls the open transaction back (nothing open: nothing to do).
+    pub fn rollback(&self) -> KipResult<()> {
+        match self {
+            Db::Sqlite(c) => {
+                if !c.is_autocommit() {
+                    c.prepare_cached("ROLLBACK")?.execute([])?;
+                }
+                Ok(())
+            }
+            Db::Postgres(_) => self.batch("ROLLBACK"),
+        }
+    }
+
     /// Runs statements separated by `;`, without parameters.
     pub fn batch(&self, sql: &str) -> KipResult<()> {
         match self {
             Db::Sqlite(c) => Ok(c.execute_batch(sql)?),
             Db::Postgres(c) => c
                 .borrow_mut()
+                .client
                 .batch_execute(sql)
                 .map_err(|e| super::postgres::pg_error("statements", &e)),
         }
@@ -332,42 +478,88 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Val> {
     })
 }
 
-fn pg_args(args: &[Val]) -> Vec<Box<dyn postgres::types::ToSql + Sync>> {
-    args.iter()
-        .map(|a| -> Box<dyn postgres::types::ToSql + Sync> {
-            match a {
-                Val::Null => Box::new(Option::<String>::None),
-                Val::Int(i) => Box::new(*i),
-                Val::Real(f) => Box::new(*f),
-                Val::Text(s) => Box::new(s.clone()),
-                Val::Json(v) => Box::new(postgres::types::Json(v.clone())),
-                Val::JsonText(s) => Box::new(JsonText(s.clone())),
-                Val::Bytes(b) => Box::new(b.clone()),
-            }
+/// The arguments a prepared statement takes (the first as many as it has
+/// parameters), each converted to the type the server inferred for it.
+fn pg_args<'v>(
+    st: &Prepared,
+    args: &'v [Val],
+) -> KipResult<Vec<&'v (dyn postgres::types::ToSql + Sync)>> {
+    st.args
+        .iter()
+        .map(|&i| {
+            args.get(i)
+                .map(|a| a as &(dyn postgres::types::ToSql + Sync))
+                .ok_or_else(|| {
+                    KipError::internal(format!(
+                        "a statement uses parameter {}; {} were given",
+                        i + 1,
+                        args.len()
+                    ))
+                })
         })
         .collect()
 }
 
-/// Serialised JSON bound to a `json` or `jsonb` parameter as it is.
-#[derive(Debug)]
-struct JsonText(String);
-
-impl postgres::types::ToSql for JsonText {
+impl postgres::types::ToSql for Val {
     fn to_sql(
         &self,
         ty: &postgres::types::Type,
         out: &mut bytes::BytesMut,
     ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        if *ty == postgres::types::Type::JSONB {
-            // jsonb's binary form: a version byte, then the text
-            out.extend_from_slice(&[1]);
+        use postgres::types::{IsNull, Type};
+        let mismatch = || -> Box<dyn std::error::Error + Sync + Send> {
+            format!("a {self:?} cannot be sent as PostgreSQL {ty}").into()
+        };
+        match (self, ty) {
+            (Val::Null, _) => Ok(IsNull::Yes),
+            (Val::Int(i), t) if *t == Type::INT8 => i.to_sql(ty, out),
+            (Val::Int(i), t) if *t == Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+            (Val::Int(i), t) if *t == Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+            (Val::Int(i), t) if *t == Type::BOOL => (*i != 0).to_sql(ty, out),
+            (Val::Int(i), t) if *t == Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+            (Val::Real(f), t) if *t == Type::FLOAT8 => f.to_sql(ty, out),
+            (Val::Real(f), t) if *t == Type::FLOAT4 => (*f as f32).to_sql(ty, out),
+            (Val::Real(f), t) if *t == Type::INT8 && f.fract() == 0.0 => {
+                (*f as i64).to_sql(ty, out)
+            }
+            (Val::Bytes(b), t) if *t == Type::BYTEA => b.to_sql(ty, out),
+            (v, t) if *t == Type::JSONB || *t == Type::JSON => {
+                if *t == Type::JSONB {
+                    // jsonb's binary form: a version byte, then the text
+                    out.extend_from_slice(&[1]);
+                }
+                match v {
+                    Val::Json(j) => out.extend_from_slice(j.to_string().as_bytes()),
+                    Val::JsonText(s) | Val::Text(s) => out.extend_from_slice(s.as_bytes()),
+                    Val::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+                    Val::Real(f) => out.extend_from_slice(Value::from(*f).to_string().as_bytes()),
+                    _ => return Err(mismatch()),
+                }
+                Ok(IsNull::No)
+            }
+            (v, t)
+                if *t == Type::TEXT
+                    || *t == Type::VARCHAR
+                    || *t == Type::NAME
+                    || *t == Type::BPCHAR
+                    || *t == Type::UNKNOWN =>
+            {
+                let s = match v {
+                    Val::Text(s) | Val::JsonText(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                    Val::Json(j) => j.to_string().into(),
+                    Val::Int(i) => i.to_string().into(),
+                    Val::Real(f) => f.to_string().into(),
+                    _ => return Err(mismatch()),
+                };
+                out.extend_from_slice(s.as_bytes());
+                Ok(IsNull::No)
+            }
+            _ => Err(mismatch()),
         }
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(postgres::types::IsNull::No)
     }
 
-    fn accepts(ty: &postgres::types::Type) -> bool {
-        *ty == postgres::types::Type::JSONB || *ty == postgres::types::Type::JSON
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
     }
 
     postgres::types::to_sql_checked!();
@@ -427,10 +619,20 @@ fn pg_row(r: &postgres::Row) -> KipResult<Row> {
 /// and quoted names (a bare `?` counts on from the last number, as SQLite
 /// numbers it).
 pub fn numbered(sql: &str) -> String {
+    compact(sql).0
+}
+
+/// `numbered`, with the parameters renumbered densely in the order they
+/// first appear (PostgreSQL must know the type of every `$n` up to the
+/// highest, so an argument the statement never uses cannot keep a
+/// number): the text, and for each `$k` the index of the argument it
+/// takes.
+fn compact(sql: &str) -> (String, Vec<usize>) {
     let mut out = String::with_capacity(sql.len() + 8);
     let mut chars = sql.chars().peekable();
     let mut quote: Option<char> = None;
-    let mut last = 0u32;
+    let mut last = 0usize;
+    let mut order: Vec<usize> = Vec::new();
     while let Some(c) = chars.next() {
         match quote {
             Some(q) => {
@@ -449,15 +651,23 @@ pub fn numbered(sql: &str) -> String {
                     digits.push(*d);
                     chars.next();
                 }
-                let n = digits.parse::<u32>().unwrap_or(last + 1);
+                let n = digits.parse::<usize>().unwrap_or(last + 1);
                 last = last.max(n);
+                let arg = n.saturating_sub(1);
+                let k = match order.iter().position(|a| *a == arg) {
+                    Some(k) => k,
+                    None => {
+                        order.push(arg);
+                        order.len() - 1
+                    }
+                };
                 out.push('$');
-                out.push_str(&n.to_string());
+                out.push_str(&(k + 1).to_string());
             }
             None => out.push(c),
         }
     }
-    out
+    (out, order)
 }
 
 #[cfg(test)]

@@ -675,4 +675,43 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    // 13: KQL's comparisons on PostgreSQL, as SQLite makes them (see
+    //     engine/plan/filter.rs): a value's class (numbers and booleans
+    //     before text), its number, its text; a comparison of two jsonb
+    //     values by those; the smallest of a group's sort keys.
+    Migration {
+        sqlite: r#"
+    -- nothing: SQLite compares values this way itself
+    SELECT 1;
+    "#,
+        postgres: r#"
+    CREATE FUNCTION kip_class(v jsonb) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE WHEN v IS NULL THEN NULL
+                    ELSE CASE jsonb_typeof(v) WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'null' THEN NULL ELSE 2 END END
+    $$;
+    CREATE FUNCTION kip_num(v jsonb) RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE jsonb_typeof(v) WHEN 'number' THEN (v #>> '{}')::numeric
+                                    WHEN 'boolean' THEN CASE WHEN v = 'true'::jsonb THEN 1 ELSE 0 END END
+    $$;
+    CREATE FUNCTION kip_text(v jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE jsonb_typeof(v) WHEN 'string' THEN v #>> '{}' WHEN 'number' THEN v #>> '{}'
+                                    WHEN 'boolean' THEN CASE WHEN v = 'true'::jsonb THEN '1' ELSE '0' END
+                                    WHEN 'null' THEN NULL ELSE v::text END
+    $$;
+    CREATE FUNCTION kip_cmp(a jsonb, b jsonb) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE
+            WHEN kip_class(a) IS NULL OR kip_class(b) IS NULL THEN NULL
+            WHEN kip_class(a) <> kip_class(b) THEN sign(kip_class(a) - kip_class(b))::int
+            WHEN kip_class(a) = 1 THEN sign(kip_num(a) - kip_num(b))::int
+            WHEN kip_text(a) COLLATE "C" < kip_text(b) COLLATE "C" THEN -1
+            WHEN kip_text(a) = kip_text(b) THEN 0
+            ELSE 1 END
+    $$;
+    CREATE FUNCTION kip_least(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE WHEN kip_class(a) IS NULL THEN b WHEN kip_class(b) IS NULL THEN a
+                    WHEN kip_cmp(b, a) < 0 THEN b ELSE a END
+    $$;
+    CREATE AGGREGATE kip_min(jsonb) (SFUNC = kip_least, STYPE = jsonb);
+    "#,
+    },
 ];

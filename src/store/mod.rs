@@ -18,14 +18,21 @@ use serde_json::{Map, Value, json};
 /// Brings the full-text index up to date with the concepts changed since
 /// the last call (see the `fts_dirty` migration). Every write command ends
 /// with it and every SEARCH starts with it.
-pub fn sync_fts(conn: &Connection) -> KipResult<()> {
-    Ok(sync_fts_raw(conn)?)
+/// On PostgreSQL the index is a generated column: nothing to do.
+pub fn sync_fts<'a>(db: impl Into<Db<'a>>) -> KipResult<()> {
+    match db.into() {
+        Db::Sqlite(conn) => Ok(sync_fts_raw(conn)?),
+        Db::Postgres(_) => Ok(()),
+    }
 }
 
 /// `sync_fts` for a reader: one that cannot write here (the write lock is
 /// taken, or the file is read-only) searches the index as the last commit
 /// left it.
-pub fn sync_fts_for_read(conn: &Connection) -> KipResult<()> {
+pub fn sync_fts_for_read<'a>(db: impl Into<Db<'a>>) -> KipResult<()> {
+    let Db::Sqlite(conn) = db.into() else {
+        return Ok(());
+    };
     match sync_fts_raw(conn) {
         Err(rusqlite::Error::SqliteFailure(e, _))
             if matches!(

@@ -140,6 +140,10 @@ fn unavailable(url: &str, e: &postgres::Error) -> KipError {
 
 /// A PostgreSQL error while doing `what`, with the server's own words.
 pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
+    // a statement stopped by its timeout or cancelled
+    if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
+        return KipError::new(ErrorCode::ExecutionTimeout, "execution time limit exceeded");
+    }
     let detail = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => match std::error::Error::source(e) {
@@ -236,6 +240,16 @@ pub fn migrate(c: &mut Client, loc: &Location) -> KipResult<bool> {
     tx.commit()
         .map_err(|e| pg_error("committing the migration", &e))?;
     Ok(found == 0)
+}
+
+/// Deletes a memory: its schema and everything in it.
+pub fn drop_memory(loc: &Location) -> KipResult<()> {
+    let mut c = loc.connect()?;
+    c.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {} CASCADE",
+        ident(&loc.schema())
+    ))
+    .map_err(|e| pg_error("dropping the memory", &e))
 }
 
 /// The memories a database holds (its `somnus_*` schemas).

@@ -72,7 +72,7 @@ pub enum Runner {
 
 pub struct App {
     nexus: Arc<Mutex<Nexus>>,
-    interrupt: Arc<rusqlite::InterruptHandle>,
+    interrupt: Arc<crate::engine::Interrupter>,
     runner: Runner,
     pub tab: Tab,
     pub workbench: Workbench,

@@ -177,7 +177,7 @@ fn why_element(nx: &mut Nexus, what: &str) -> Result<WhyText, String> {
         .ok_or_else(|| format!("{what}: no such element, and nothing recorded about it (give C:12, P:40 or Type:Name)"))?;
     // an id is named by what it is, when it still is
     let label = match crate::store::ids::parse_element_id(what) {
-        Some(_) => match crate::store::concept_label(nx.conn(), id) {
+        Some(_) => match crate::store::concept_label(nx.db(), id) {
             Ok(Some((ty, name))) => format!("{ty}:{name} ({what})"),
             _ => label,
         },

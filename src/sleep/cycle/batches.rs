@@ -34,7 +34,7 @@ impl Cx<'_> {
             if ph.batches == 1 { "" } else { "es" }
         ));
         partial.phases.push(ph);
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE sleep_runs SET report = ?2 WHERE id = ?1",
             params![self.run, partial.to_json().to_string()],
         )?;
@@ -120,7 +120,7 @@ pub(super) fn versions<'a>(
         "concepts" => "SELECT version FROM concepts WHERE id = ?1",
         _ => "SELECT version FROM propositions WHERE id = ?1",
     };
-    let mut st = nx.connection_for_checks().prepare_cached(sql)?;
+    let mut st = nx.connection_for_checks()?.prepare_cached(sql)?;
     for id in ids {
         let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
             continue;

@@ -464,7 +464,7 @@ pub struct RunSummary {
 
 /// Past sleep runs, newest first.
 pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
-    let mut st = nx.conn().prepare_cached(
+    let mut st = nx.conn()?.prepare_cached(
         "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid, trigger_name FROM sleep_runs ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map([limit as i64], |r| {
@@ -514,7 +514,7 @@ pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
         String,
     );
     let row: Option<Row> = nx
-        .conn()
+        .conn()?
         .query_row(
             "SELECT report, status, scope, reasoner, started_at, finished_at, pid, error, trigger_name FROM sleep_runs WHERE id = ?1",
             [run],
@@ -1210,7 +1210,7 @@ pub fn run(
         None if failed_phases > 0 => cx.report.status = "completed with issues".into(),
         None => cx.report.status = "completed".into(),
     }
-    nx.conn().execute(
+    nx.conn()?.execute(
         "UPDATE sleep_runs SET status = ?2, finished_at = ?3, report = ?4, error = ?5 WHERE id = ?1",
         params![run, cx.report.status, cx.report.finished_at, cx.report.to_json().to_string(), cx.report.error],
     )?;
@@ -1249,7 +1249,7 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
         cx.phase.batches += 1;
         // (the bookkeeping's own transaction is the last of the phase)
         cx.phase.longest_hold_ms = nx.take_longest_hold().as_millis() as u64;
-        nx.conn().execute(
+        nx.conn()?.execute(
             "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 run,
@@ -1262,7 +1262,7 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
                 serde_json::to_string(&cx.phase.lines).unwrap_or_default()
             ],
         )?;
-        nx.conn().execute(
+        nx.conn()?.execute(
             "UPDATE sleep_runs SET phase = ?2, report = ?3 WHERE id = ?1",
             params![run, p, cx.report.to_json().to_string()],
         )?;
@@ -1285,7 +1285,7 @@ pub(crate) fn alive(pid: i64) -> bool {
 fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
     nx.atomically("sleep:start", |nx| {
         let running: Vec<(i64, i64)> = {
-            let mut st = nx.conn().prepare("SELECT id, pid FROM sleep_runs WHERE status = 'running'")?;
+            let mut st = nx.conn()?.prepare("SELECT id, pid FROM sleep_runs WHERE status = 'running'")?;
             st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<Result<_, _>>()?
         };
@@ -1297,12 +1297,12 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
                 )
                 .with_hint("Wait for it to finish, or stop that process."));
             }
-            nx.conn().execute(
+            nx.conn()?.execute(
                 "UPDATE sleep_runs SET status = 'interrupted', finished_at = ?2, error = ?3 WHERE id = ?1",
                 params![id, store::now(), INTERRUPTED],
             )?;
         }
-        nx.conn().execute(
+        nx.conn()?.execute(
             "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?2, ?3, ?4, '$system', ?5, ?6, ?7, 'running')",
             params![
                 store::now(),
@@ -1314,7 +1314,7 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
                 serde_json::to_string(&opts.params).unwrap_or_default()
             ],
         )?;
-        Ok(nx.conn().last_insert_rowid())
+        Ok(nx.conn()?.last_insert_rowid())
     })
 }
 

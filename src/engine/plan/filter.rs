@@ -1,0 +1,330 @@
+//! `FILTER` expressions and `ORDER BY` keys: the SQL value of `?var.path`
+//! and how values compare.
+//!
+//! KQL compares values the way SQLite does, on either database: a missing
+//! value is `NULL` (false in any comparison but `==`/`!=`, which treat it
+//! as `null`); numbers, with booleans as 0 and 1, sort before text; text
+//! compares by code point. On SQLite that is SQLite's own comparison. On
+//! PostgreSQL a comparison of two texts or two integers is native (and can
+//! use an index); any other pair is compared as `jsonb` by `kip_cmp`, and
+//! sort keys order by `kip_class`, `kip_num` and `kip_text` (functions the
+//! PostgreSQL schema defines).
+
+use super::{Planner, VarKind};
+use crate::kip::ast::*;
+use crate::kip::{KipError, KipResult};
+use crate::store::db::{Backend, Val};
+use serde_json::Value;
+
+/// What PostgreSQL knows an operand's SQL type to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Text,
+    Int,
+    Json,
+    /// A bare `NULL` (a variable no branch binds here).
+    Null,
+}
+
+/// An operand: its SQL and its type.
+struct Operand {
+    sql: String,
+    ty: Ty,
+}
+
+impl Operand {
+    fn new(sql: impl Into<String>, ty: Ty) -> Operand {
+        Operand {
+            sql: sql.into(),
+            ty,
+        }
+    }
+
+    /// As `jsonb` (PostgreSQL).
+    fn json(&self) -> String {
+        match self.ty {
+            Ty::Json => self.sql.clone(),
+            Ty::Null => "NULL::jsonb".into(),
+            Ty::Text | Ty::Int => format!("to_jsonb({})", self.sql),
+        }
+    }
+
+    /// As text, as SQLite turns a value into text (PostgreSQL).
+    fn text(&self) -> String {
+        match self.ty {
+            Ty::Text => self.sql.clone(),
+            Ty::Int => format!("({})::text", self.sql),
+            Ty::Json => format!("kip_text({})", self.sql),
+            Ty::Null => "NULL::text".into(),
+        }
+    }
+}
+
+impl Planner<'_> {
+    /// The SQL value of `?var.path` for comparisons.
+    pub fn field(&mut self, var: &str, path: &[String]) -> KipResult<String> {
+        Ok(self.typed_field(var, path)?.sql)
+    }
+
+    /// A sort key: on PostgreSQL always `jsonb` (see [`Planner::sort_terms`]).
+    pub(super) fn sort_key(&mut self, var: &str, path: &[String]) -> KipResult<String> {
+        let f = self.typed_field(var, path)?;
+        Ok(match self.backend {
+            Backend::Sqlite => f.sql,
+            Backend::Postgres => f.json(),
+        })
+    }
+
+    /// The `ORDER BY` terms of a sort key column.
+    pub(super) fn sort_terms(&self, k: &str, desc: bool) -> Vec<String> {
+        let dir = if desc { "DESC" } else { "ASC" };
+        match self.backend {
+            Backend::Sqlite => vec![format!("{k} {dir}")],
+            Backend::Postgres => vec![
+                format!("kip_class({k}) {dir}"),
+                format!("kip_num({k}) {dir}"),
+                format!("kip_text({k}) COLLATE \"C\" {dir}"),
+            ],
+        }
+    }
+
+    /// The aggregate taking a group's smallest sort key.
+    pub(super) fn min_fn(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "MIN",
+            Backend::Postgres => "kip_min",
+        }
+    }
+
+    /// `LIMIT` meaning none (before an `OFFSET`).
+    pub(super) fn no_limit(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "LIMIT -1",
+            Backend::Postgres => "LIMIT ALL",
+        }
+    }
+
+    fn typed_field(&mut self, var: &str, path: &[String]) -> KipResult<Operand> {
+        let bound = match self.lookup(var).cloned() {
+            Some(b) => b,
+            None if self.merged.contains(var) => return Ok(Operand::new("NULL", Ty::Null)),
+            None => {
+                return Err(KipError::reference(format!(
+                    "Unbound variable ?{var}: no clause in WHERE binds it"
+                )));
+            }
+        };
+        let (concept_alias, prop_alias, elem) = match &bound.kind {
+            VarKind::Null => return Ok(Operand::new("NULL", Ty::Null)),
+            VarKind::Pred => {
+                return Ok(if path.is_empty() {
+                    Operand::new(bound.expr, Ty::Text)
+                } else {
+                    Operand::new("NULL", Ty::Null)
+                });
+            }
+            VarKind::Concept(a) => (Some(a.clone()), None, bound.expr.clone()),
+            VarKind::Prop(a) => (None, Some(a.clone()), bound.expr.clone()),
+            VarKind::Unknown => (None, None, bound.expr.clone()),
+        };
+        if path.is_empty() {
+            return Ok(Operand::new(elem, Ty::Int));
+        }
+        let col = |col: &str, concept: bool, prop: bool| -> String {
+            match (&concept_alias, &prop_alias) {
+                (Some(a), _) if concept => format!("{a}.{col}"),
+                (Some(_), _) => "NULL".into(),
+                (_, Some(a)) if prop => format!("{a}.{col}"),
+                (_, Some(_)) => "NULL".into(),
+                _ => {
+                    let c = if concept {
+                        format!("(SELECT {col} FROM concepts WHERE id = {elem})")
+                    } else {
+                        "NULL".into()
+                    };
+                    let p = if prop {
+                        format!("(SELECT {col} FROM propositions WHERE id = {elem})")
+                    } else {
+                        "NULL".into()
+                    };
+                    format!("COALESCE({c}, {p})")
+                }
+            }
+        };
+        let first = path[0].as_str();
+        Ok(match first {
+            "id" if path.len() == 1 => {
+                let c = col("id", true, false);
+                let p = col("'P:' || id || ':' || predicate", false, true);
+                Operand::new(format!("COALESCE('C:' || {c}, {p})"), Ty::Text)
+            }
+            "type" | "name" if path.len() == 1 => Operand::new(col(first, true, false), Ty::Text),
+            "predicate" if path.len() == 1 => Operand::new(col("predicate", false, true), Ty::Text),
+            "subject" | "object" if path.len() == 1 => {
+                let r = col(first, false, true);
+                Operand::new(
+                    format!(
+                        "COALESCE((SELECT 'C:' || id FROM concepts WHERE id = {r}), (SELECT 'P:' || id || ':' || predicate FROM propositions WHERE id = {r}))"
+                    ),
+                    Ty::Text,
+                )
+            }
+            "attributes" | "metadata" => {
+                if first == "metadata" && path.len() == 2 && path[1] == "_version" {
+                    Operand::new(col("version", true, true), Ty::Int)
+                } else if first == "metadata" && path.len() == 2 && path[1] == "_updated_at" {
+                    Operand::new(col("updated_at", true, true), Ty::Text)
+                } else if path.len() == 1 {
+                    Operand::new(col(first, true, true), Ty::Json)
+                } else {
+                    let c = col(first, true, true);
+                    let keys: Vec<&str> = path[1..].iter().map(String::as_str).collect();
+                    let jp = self.backend.json_path(&keys);
+                    let jp = self.p(jp);
+                    match self.backend {
+                        Backend::Sqlite => {
+                            Operand::new(format!("json_extract({c}, {jp})"), Ty::Json)
+                        }
+                        // a JSON null is a missing value, as SQLite reads it
+                        Backend::Postgres => Operand::new(
+                            format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)"),
+                            Ty::Json,
+                        ),
+                    }
+                }
+            }
+            _ => Operand::new("NULL", Ty::Null),
+        })
+    }
+
+    fn operand(&mut self, o: &crate::kip::ast::Operand) -> KipResult<Operand> {
+        match o {
+            crate::kip::ast::Operand::Path(p) => self.typed_field(&p.var, &p.path),
+            crate::kip::ast::Operand::Lit(v) => Ok(self.lit(v)),
+        }
+    }
+
+    fn lit(&mut self, v: &Value) -> Operand {
+        match (self.backend, v) {
+            (_, Value::Null) => Operand::new("NULL", Ty::Null),
+            (Backend::Sqlite, Value::Bool(b)) => Operand::new(self.p(Val::Int(*b as i64)), Ty::Int),
+            (_, Value::Number(n)) if n.is_i64() => {
+                Operand::new(self.p(Val::Int(n.as_i64().unwrap_or(0))), Ty::Int)
+            }
+            (Backend::Sqlite, Value::Number(n)) => {
+                Operand::new(self.p(Val::Real(n.as_f64().unwrap_or(0.0))), Ty::Json)
+            }
+            (_, Value::String(s)) => Operand::new(self.ps(s), Ty::Text),
+            (Backend::Sqlite, other) => Operand::new(self.ps(&other.to_string()), Ty::Text),
+            // booleans, fractions: compared as jsonb
+            (Backend::Postgres, other) => Operand::new(self.p(Val::Json(other.clone())), Ty::Json),
+        }
+    }
+
+    /// `x op y`: native when both sides have one SQL type, else `kip_cmp`.
+    fn compare(&self, x: &Operand, op: &str, y: &Operand) -> String {
+        match self.backend {
+            Backend::Sqlite => format!("COALESCE({} {op} {}, FALSE)", x.sql, y.sql),
+            Backend::Postgres => match (x.ty, y.ty) {
+                (Ty::Text, Ty::Text) => {
+                    format!("COALESCE({} COLLATE \"C\" {op} {}, FALSE)", x.sql, y.sql)
+                }
+                (Ty::Int, Ty::Int) => format!("COALESCE({} {op} {}, FALSE)", x.sql, y.sql),
+                _ => format!(
+                    "COALESCE(kip_cmp({}, {}) {op} 0, FALSE)",
+                    x.json(),
+                    y.json()
+                ),
+            },
+        }
+    }
+
+    /// `x == y`, where a missing value equals only a missing value.
+    fn equal(&self, x: &Operand, y: &Operand) -> String {
+        match self.backend {
+            Backend::Sqlite => format!("({} IS {})", x.sql, y.sql),
+            Backend::Postgres => match (x.ty, y.ty) {
+                (Ty::Text, Ty::Text) | (Ty::Int, Ty::Int) => {
+                    format!("({} IS NOT DISTINCT FROM {})", x.sql, y.sql)
+                }
+                (Ty::Null, Ty::Null) => "TRUE".into(),
+                (Ty::Null, _) => format!("({} IS NULL)", y.sql),
+                (_, Ty::Null) => format!("({} IS NULL)", x.sql),
+                _ => {
+                    let (a, b) = (x.json(), y.json());
+                    format!("COALESCE(kip_cmp({a}, {b}) = 0, {a} IS NULL AND {b} IS NULL)")
+                }
+            },
+        }
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> KipResult<String> {
+        Ok(match e {
+            Expr::Or(a, b) => format!("({} OR {})", self.expr(a)?, self.expr(b)?),
+            Expr::And(a, b) => format!("({} AND {})", self.expr(a)?, self.expr(b)?),
+            Expr::Not(a) => format!("(NOT {})", self.expr(a)?),
+            Expr::Cmp(a, op, b) => {
+                let (x, y) = (self.operand(a)?, self.operand(b)?);
+                match op {
+                    CmpOp::Eq => self.equal(&x, &y),
+                    CmpOp::Ne => format!("(NOT {})", self.equal(&x, &y)),
+                    CmpOp::Lt => self.compare(&x, "<", &y),
+                    CmpOp::Le => self.compare(&x, "<=", &y),
+                    CmpOp::Gt => self.compare(&x, ">", &y),
+                    CmpOp::Ge => self.compare(&x, ">=", &y),
+                }
+            }
+            Expr::In(a, list) => {
+                let x = self.operand(a)?;
+                if list.is_empty() {
+                    "FALSE".into()
+                } else {
+                    let items: Vec<Operand> = list.iter().map(|v| self.lit(v)).collect();
+                    let native = self.backend == Backend::Sqlite
+                        || items.iter().all(|i| i.ty == x.ty && x.ty != Ty::Json);
+                    if native {
+                        let sql: Vec<&str> = items.iter().map(|i| i.sql.as_str()).collect();
+                        format!("COALESCE({} IN ({}), FALSE)", x.sql, sql.join(", "))
+                    } else {
+                        let each: Vec<String> =
+                            items.iter().map(|i| self.compare(&x, "=", i)).collect();
+                        format!("({})", each.join(" OR "))
+                    }
+                }
+            }
+            Expr::IsNull(a) => format!("({} IS NULL)", self.operand(a)?.sql),
+            Expr::IsNotNull(a) => format!("({} IS NOT NULL)", self.operand(a)?.sql),
+            Expr::Str(f, a, b) => {
+                let (x, y) = (self.operand(a)?, self.operand(b)?);
+                match self.backend {
+                    Backend::Sqlite => {
+                        let (x, y) = (x.sql, y.sql);
+                        match f {
+                            StrFn::Contains => format!("COALESCE(instr({x}, {y}) > 0, FALSE)"),
+                            StrFn::StartsWith => {
+                                format!("COALESCE(substr({x}, 1, length({y})) = {y}, FALSE)")
+                            }
+                            StrFn::EndsWith => format!(
+                                "COALESCE(length({y}) <= length({x}) AND substr({x}, length({x}) - length({y}) + 1) = {y}, FALSE)"
+                            ),
+                            StrFn::Regex => format!("COALESCE(kip_regex({y}, {x}), FALSE)"),
+                        }
+                    }
+                    Backend::Postgres => {
+                        let (x, y) = (x.text(), y.text());
+                        match f {
+                            StrFn::Contains => format!("COALESCE(strpos({x}, {y}) > 0, FALSE)"),
+                            StrFn::StartsWith => {
+                                format!("COALESCE(starts_with({x}, {y}), FALSE)")
+                            }
+                            StrFn::EndsWith => format!(
+                                "COALESCE(length({y}) <= length({x}) AND right({x}, length({y})) = {y}, FALSE)"
+                            ),
+                            StrFn::Regex => format!("COALESCE({x} ~ {y}, FALSE)"),
+                        }
+                    }
+                }
+            }
+        })
+    }
+}

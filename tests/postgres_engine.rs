@@ -1,0 +1,307 @@
+//! The engine on a PostgreSQL memory: the same KIP text gives the same
+//! JSON as on SQLite, writes are audited and roll back, a failed write
+//! leaves the memory as it was, the time limit holds, and processes
+//! opening a new memory together bootstrap it once.
+//!
+//! They need a server: `SOMNUS_TEST_PG=postgres://user@host:port/db`
+//! (`.ci/run` starts a throwaway one). Without it each test says so and
+//! passes.
+
+use serde_json::Value;
+use somnus::Nexus;
+use somnus::protocol::Outcome;
+use somnus::store::postgres::Location;
+
+fn server() -> Option<String> {
+    match std::env::var("SOMNUS_TEST_PG") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            eprintln!(
+                "skipped: no PostgreSQL server (set SOMNUS_TEST_PG=postgres://user@host:port/db)"
+            );
+            None
+        }
+    }
+}
+
+/// A fresh memory of its own for a test, dropped when it ends.
+struct Memory {
+    loc: Location,
+}
+
+impl Memory {
+    fn new(url: &str, test: &str) -> Memory {
+        let name = format!("e_{test}_{}", std::process::id());
+        let loc = Location::parse(url, Some(&name)).expect("location");
+        somnus::store::postgres::drop_memory(&loc).expect("drop");
+        Memory { loc }
+    }
+
+    fn open(&self) -> Nexus {
+        Nexus::open_postgres(&self.loc).expect("open")
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        let _ = somnus::store::postgres::drop_memory(&self.loc);
+    }
+}
+
+fn ok(nx: &mut Nexus, cmd: &str) -> Value {
+    match nx.kip(cmd) {
+        Outcome::Ok { result, .. } => result,
+        Outcome::Err(e) => panic!("{cmd}\n→ {} {}", e.code, e.message),
+    }
+}
+
+/// What both memories answer, ids replaced by their order of appearance.
+fn same(sqlite: &mut Nexus, pg: &mut Nexus, cmd: &str) {
+    let norm = |o: Outcome| -> String {
+        let mut v = match o {
+            Outcome::Ok { result, .. } => result,
+            Outcome::Err(e) => serde_json::json!({ "error": e.code.to_string() }),
+        };
+        // SEARCH ranks alike, but its scores come from each database's
+        // own ranking (BM25, ts_rank): both lie in [0, 1)
+        if let Value::Array(items) = &mut v {
+            for it in items {
+                if let Some(m) = it.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove("_score");
+                    m.remove("_relevance");
+                }
+            }
+        }
+        somnus::conformance::canonical(&somnus::conformance::normalize(&v, &mut Default::default()))
+    };
+    let a = norm(sqlite.kip(cmd));
+    let b = norm(pg.kip(cmd));
+    assert_eq!(a, b, "SQLite and PostgreSQL differ on\n{cmd}");
+}
+
+const SCRIPT: &[&str] = &[
+    r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Drug"} SET ATTRIBUTES { description: "A drug" } } }"#,
+    r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: "treats"} SET ATTRIBUTES { description: "treats" } } }"#,
+    r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: "leads_to"} SET ATTRIBUTES { description: "leads to" } } }"#,
+    r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Aspirin"} SET ATTRIBUTES { dose: 500, tags: ["pain"], note: "für Kopfschmerz", risk: 0.25, otc: true } }
+               CONCEPT ?b { {type: "Drug", name: "Ibuprofen"} SET ATTRIBUTES { dose: 200, note: "anti-inflammatory", risk: 0.5, otc: true } }
+               CONCEPT ?c { {type: "Drug", name: "Morphine"} SET ATTRIBUTES { dose: "10", note: "opioid", otc: false } }
+               CONCEPT ?d { {type: "Drug", name: "Zeta"} SET ATTRIBUTES { note: null } }
+               PROPOSITION ?l1 { (?a, "leads_to", ?b) } PROPOSITION ?l2 { (?b, "leads_to", ?c) } PROPOSITION ?l3 { (?c, "leads_to", ?d) }
+               PROPOSITION ?t1 { (?a, "treats", ?b) } WITH METADATA { confidence: 0.9 } }"#,
+];
+
+const QUERIES: &[&str] = &[
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name DESC"#,
+    r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose ASC"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose > 100) }"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose == "10") }"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.otc == true) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.risk >= 0.25 && ?d.attributes.risk < 0.5) }"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.note == null) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(CONTAINS(?d.attributes.note, "Kopf")) }"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(STARTS_WITH(?d.name, "Ib") || ENDS_WITH(?d.name, "ine")) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(REGEX(?d.name, "^[AM]")) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.name IN ["Zeta", "Aspirin"]) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose IN [500, "10"]) } ORDER BY ?d.name"#,
+    r#"FIND(?x.name, ?y.name) WHERE { ?x {type: "Drug"} OPTIONAL { (?x, "treats", ?y) } } ORDER BY ?x.name"#,
+    r#"FIND(?y.name) WHERE { (?x, "leads_to"{1,3}, ?y) ?x {type: "Drug", name: "Aspirin"} } ORDER BY ?y.name"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug"} (?x, "leads_to"{2}, ?y) } ORDER BY ?x.name"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug"} NOT { (?x, "leads_to", ?z) } }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug", name: "Aspirin"} UNION { ?x {type: "Drug", name: "Zeta"} } } ORDER BY ?x.name"#,
+    r#"FIND(?p, COUNT(?y)) WHERE { (?x, ?p, ?y) ?x {type: "Drug"} } ORDER BY ?p"#,
+    r#"FIND(?l.metadata.confidence) WHERE { ?l (?x, "treats", ?y) }"#,
+    r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#,
+    r#"DESCRIBE CONCEPT TYPES"#,
+    r#"DESCRIBE CONCEPT TYPE "Drug""#,
+    r#"SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 3"#,
+    r#"UPDATE ?d SET ATTRIBUTES { checked: true } WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose > 100) }"#,
+    r#"FIND(?d.name, ?d.attributes.checked) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
+    r#"DELETE ATTRIBUTES {"note"} FROM ?d WHERE { ?d {type: "Drug", name: "Morphine"} }"#,
+    r#"MERGE ?s INTO ?t WHERE { ?s {type: "Drug", name: "Ibuprofen"} ?t {type: "Drug", name: "Aspirin"} }"#,
+    r#"FIND(?x.name, ?y.name) WHERE { (?x, "leads_to", ?y) } ORDER BY ?x.name"#,
+    r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Zeta"} }"#,
+    r#"FIND(?d.name, ?d.attributes) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
+    r#"FIND(?x) WHERE { ?x {type: "Drug", name: "Nobody"} }"#,
+];
+
+#[test]
+fn kip_answers_the_same_on_postgresql_as_on_sqlite() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "same");
+    let mut pg = m.open();
+    let mut sqlite = Nexus::open_in_memory().expect("sqlite");
+    for cmd in SCRIPT.iter().chain(QUERIES) {
+        same(&mut sqlite, &mut pg, cmd);
+    }
+    // EXPORT writes the same elements; jsonb keeps an object's keys in
+    // its own order (shorter first), so the capsule's text may differ
+    let export = r#"EXPORT ?d WHERE { ?d {type: "Drug"} }"#;
+    let (a, b) = (ok(&mut sqlite, export), ok(&mut pg, export));
+    assert_eq!(
+        (&a["concepts"], &a["propositions"]),
+        (&b["concepts"], &b["propositions"])
+    );
+    // scores are in [0, 1) on both
+    let hits = ok(&mut pg, r#"SEARCH CONCEPT "aspirin""#);
+    let score = hits[0]["metadata"]["_score"].as_f64().expect("score");
+    assert!((0.0..1.0).contains(&score) && score > 0.0, "{score}");
+}
+
+#[test]
+fn writes_are_audited_and_roll_back_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "audit");
+    let mut nx = m.open();
+    for c in SCRIPT {
+        ok(&mut nx, c);
+    }
+    let who = somnus::audit::Who {
+        actor: "tester".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let f = somnus::audit::Filter {
+        limit: 1,
+        ..Default::default()
+    };
+    let last = nx.audit_list(&f).expect("list")[0].clone();
+    assert_eq!(last.kind, "UPSERT");
+    // four concepts and four links created, each with its image
+    let (_, changes) = nx.audit_entry(last.id).expect("entry").expect("some");
+    let inserts: Vec<_> = changes.iter().filter(|c| c.op == "insert").collect();
+    assert_eq!(inserts.len(), 8, "{changes:?}");
+    assert!(inserts.iter().all(|c| c.after.is_some()));
+    ok(
+        &mut nx,
+        r#"UPDATE ?d SET ATTRIBUTES { dose: 750 } WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    let update = nx.audit_list(&f).expect("list")[0].clone();
+    let (_, changes) = nx.audit_entry(update.id).expect("entry").expect("some");
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        changes[0].before.as_ref().expect("before")["attributes"]["dose"],
+        500
+    );
+    assert_eq!(
+        changes[0].after.as_ref().expect("after")["attributes"]["dose"],
+        750
+    );
+    let dose = r#"FIND(?d.attributes.dose) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#;
+    // the update rolls back; then the creation (nothing refers to it now)
+    nx.rollback(update.id, &who).expect("rollback update");
+    assert_eq!(ok(&mut nx, dose), serde_json::json!([500]));
+    // a later entry still in effect blocks undoing an earlier one
+    ok(
+        &mut nx,
+        r#"UPDATE ?d SET ATTRIBUTES { dose: 1 } WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    let e = nx.rollback(last.id, &who).expect_err("conflict");
+    assert_eq!(e.code.to_string(), "KIP_3005", "{}", e.message);
+    let newest = nx.audit_list(&f).expect("list")[0].id;
+    nx.rollback(newest, &who).expect("undo the dose");
+    nx.rollback(last.id, &who).expect("undo the creation");
+    assert_eq!(
+        ok(&mut nx, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#),
+        serde_json::json!(0)
+    );
+}
+
+#[test]
+fn a_failed_write_leaves_a_postgresql_memory_as_it_was() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "failed");
+    let mut nx = m.open();
+    for c in SCRIPT {
+        ok(&mut nx, c);
+    }
+    let count = r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#;
+    let before = ok(&mut nx, count);
+    // the second concept's type does not exist: the whole UPSERT fails
+    let out = nx.kip(
+        r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "New"} } CONCEPT ?b { {type: "NoSuchType", name: "X"} } }"#,
+    );
+    assert!(out.is_err());
+    assert_eq!(ok(&mut nx, count), before);
+    // the connection is usable after the error (no aborted transaction)
+    ok(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "New"} } }"#,
+    );
+    let n = ok(&mut nx, count).as_i64().expect("n");
+    assert_eq!(n, before.as_i64().expect("n") + 1);
+    // inside a group, a failing command undoes only itself
+    let res = nx.atomically("test", |nx| {
+        assert!(
+            nx.kip(r#"UPSERT { CONCEPT ?b { {type: "NoSuchType", name: "X"} } }"#)
+                .is_err()
+        );
+        match nx.kip(r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Grouped"} } }"#) {
+            Outcome::Ok { .. } => Ok(()),
+            Outcome::Err(e) => Err(e),
+        }
+    });
+    res.expect("group");
+    assert_eq!(ok(&mut nx, count).as_i64(), Some(n + 1));
+}
+
+#[test]
+fn the_time_limit_stops_a_postgresql_query() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "timeout");
+    let mut nx = m.open();
+    let mut big = String::from(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "N"} } "#);
+    for i in 0..300 {
+        big.push_str(&format!(
+            r#"CONCEPT ?n{i} {{ {{type: "N", name: "n{i}"}} }} "#
+        ));
+    }
+    big.push('}');
+    ok(&mut nx, &big);
+    nx.set_timeout(std::time::Duration::from_millis(20));
+    // a cross product of 300^4 rows
+    let out = nx.kip(
+        r#"FIND(COUNT(?a)) WHERE { ?a {type: "N"} ?b {type: "N"} ?c {type: "N"} ?d {type: "N"} FILTER(?a.name != ?b.name && ?b.name != ?c.name && ?c.name != ?d.name) }"#,
+    );
+    match out {
+        Outcome::Err(e) => assert_eq!(e.code.to_string(), "KIP_4001", "{}", e.message),
+        Outcome::Ok { .. } => panic!("finished within 20 ms"),
+    }
+    nx.set_timeout(std::time::Duration::from_secs(30));
+    assert_eq!(
+        ok(&mut nx, r#"FIND(COUNT(?a)) WHERE { ?a {type: "N"} }"#),
+        serde_json::json!(300)
+    );
+}
+
+#[test]
+fn processes_opening_a_new_postgresql_memory_bootstrap_it_once() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "together");
+    let loc = m.loc.clone();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let loc = loc.clone();
+            std::thread::spawn(move || Nexus::open_postgres(&loc).map(|_| ()))
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread").expect("open");
+    }
+    let mut nx = m.open();
+    assert_eq!(
+        ok(
+            &mut nx,
+            r#"FIND(COUNT(?p)) WHERE { ?p {type: "Person", name: "$self"} }"#
+        ),
+        serde_json::json!(1)
+    );
+    let boots = nx
+        .audit_list(&somnus::audit::Filter {
+            kind: Some("BOOTSTRAP".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .expect("list");
+    assert_eq!(boots.len(), 1);
+}
