@@ -11,17 +11,8 @@ use serde_json::{Value, json};
 use somnus::store::migrations::MIGRATIONS;
 use somnus::store::postgres::{self as pg, Location};
 
-fn server() -> Option<String> {
-    match std::env::var("SOMNUS_TEST_PG") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!(
-                "skipped: no PostgreSQL server (set SOMNUS_TEST_PG=postgres://user@host:port/db)"
-            );
-            None
-        }
-    }
-}
+mod pg_support;
+use pg_support::server;
 
 /// A fresh memory of its own for a test, dropped when it ends.
 struct Memory {

@@ -12,17 +12,8 @@ use somnus::Nexus;
 use somnus::protocol::Outcome;
 use somnus::store::postgres::Location;
 
-fn server() -> Option<String> {
-    match std::env::var("SOMNUS_TEST_PG") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!(
-                "skipped: no PostgreSQL server (set SOMNUS_TEST_PG=postgres://user@host:port/db)"
-            );
-            None
-        }
-    }
-}
+mod pg_support;
+use pg_support::server;
 
 /// A fresh memory of its own for a test, dropped when it ends.
 struct Memory {
