@@ -639,13 +639,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             let writer = open(&cli.db)?;
             let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
             let caller = match key {
-                Some(k) => crate::store::keys::lookup(writer.conn()?, &k)
+                Some(k) => crate::store::keys::lookup(writer.db(), &k)
                     .map_err(|e| eyre!("{}", e.message))?
                     .ok_or_else(|| {
                         eyre!("the key is not one of this memory's active keys (somnus keys list)")
                     })?,
                 None => {
-                    if crate::store::keys::any_active(writer.conn()?).unwrap_or(false) {
+                    if crate::store::keys::any_active(writer.db()).unwrap_or(false) {
                         return Err(eyre!(
                             "this memory has keys: give the caller's with --key or $SOMNUS_KEY"
                         ));
@@ -1030,7 +1030,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     let role = keys::Role::parse(&role).ok_or_else(|| {
                         eyre!("--role must be reader, agent or subagent, not `{role}`")
                     })?;
-                    let key = keys::add(nx.conn()?, &name, role, &by)
+                    let key = keys::add(nx.db(), &name, role, &by)
                         .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
                     crate::say!("{key}");
                     eprintln!(
@@ -1039,7 +1039,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     );
                 }
                 KeysCmd::List { json } => {
-                    let list = keys::list(nx.conn()?).map_err(|e| eyre!("{}", e.message))?;
+                    let list = keys::list(nx.db()).map_err(|e| eyre!("{}", e.message))?;
                     if json {
                         let v: Vec<Value> = list
                             .iter()
@@ -1064,8 +1064,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     }
                 }
                 KeysCmd::Revoke { name } => {
-                    keys::revoke(nx.conn()?, &name)
-                        .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+                    keys::revoke(nx.db(), &name).map_err(|e| eyre!("{}: {}", e.code, e.message))?;
                     crate::say!("revoked `{name}`");
                 }
             }

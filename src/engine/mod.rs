@@ -165,7 +165,7 @@ impl Nexus {
             )));
         };
         let db = self.conn.db();
-        db.batch("SAVEPOINT somnus_restore")?;
+        db.savepoint("somnus_restore")?;
         let res = (|| {
             let entry = crate::audit::begin(db, &self.audit, who, text, "UPSERT", None)?;
             let out = kml::WriteCtx::new(db, true).upsert(&stmts);
@@ -175,9 +175,9 @@ impl Nexus {
             Ok(())
         })();
         match res {
-            Ok(()) => db.batch("RELEASE somnus_restore"),
+            Ok(()) => db.release("somnus_restore", true),
             Err(e) => {
-                db.batch("ROLLBACK TO somnus_restore; RELEASE somnus_restore")?;
+                db.release("somnus_restore", false)?;
                 Err(e)
             }
         }
@@ -446,7 +446,7 @@ impl Nexus {
         }
         self.arm_limits()?;
         let db = self.conn.db();
-        db.batch("SAVEPOINT somnus_preview")?;
+        db.savepoint("somnus_preview")?;
         let saved = self.audit.batch();
         self.audit.set_batch(None);
         let res = (|| -> KipResult<Preview> {
@@ -508,7 +508,7 @@ impl Nexus {
             })
         })();
         self.audit.set_batch(saved);
-        let _ = db.batch("ROLLBACK TO somnus_preview; RELEASE somnus_preview");
+        let _ = db.release("somnus_preview", false);
         self.disarm_limits();
         res
     }
@@ -975,7 +975,7 @@ impl Nexus {
         dry_run: bool,
     ) -> KipResult<(Value, Option<String>)> {
         let db = self.conn.db();
-        db.batch("SAVEPOINT somnus_cmd")?;
+        db.savepoint("somnus_cmd")?;
         let res = (|| {
             let record = cmd.is_write() && (!dry_run || self.want_effects);
             let entry = if record {
@@ -1007,12 +1007,7 @@ impl Nexus {
             out
         });
         let keep = res.is_ok() && cmd.is_write() && !dry_run;
-        let end = if keep {
-            "RELEASE somnus_cmd"
-        } else {
-            "ROLLBACK TO somnus_cmd; RELEASE somnus_cmd"
-        };
-        db.batch(end)?;
+        db.release("somnus_cmd", keep)?;
         res
     }
 }

@@ -154,9 +154,7 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
     // items that disagree with other pending ones, or with the memory,
     // are marked on both
     if let Some(p) = staged.proposal
-        && let Err(e) = nx
-            .conn()
-            .and_then(|c| crate::sleep::proposal_conflicts::mark(c, p))
+        && let Err(e) = crate::sleep::proposal_conflicts::mark(nx.db(), p)
     {
         return Response::error(e);
     }
@@ -286,14 +284,12 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
         )));
     }
     let is_subagent = nx
-        .conn()?
-        .query_row(
+        .db()
+        .query_opt(
             "SELECT role FROM api_keys WHERE name = ?1",
-            [&p.actor],
-            |r| r.get::<_, String>(0),
-        )
-        .map(|r| r == "subagent")
-        .unwrap_or(false);
+            crate::args![&p.actor],
+        )?
+        .is_some_and(|r| r.text(0).is_ok_and(|role| role == "subagent"));
     if !is_subagent {
         return Err(forbidden(format!(
             "proposal #{pid} is not a sub-agent's (its source is `{}`)",
@@ -324,9 +320,9 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
             } else {
                 format!("deferred by `{}`: {reason}", id.name)
             };
-            nx.connection_for_checks()?.execute(
+            nx.db().execute(
                 "UPDATE proposals SET reason = ?2 WHERE id = ?1",
-                rusqlite::params![pid, note],
+                crate::args![pid, &note],
             )?;
             Ok(json!({ "proposal": pid, "deferred": true, "note": note }))
         }

@@ -12,7 +12,7 @@ use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
-use rusqlite::{OptionalExtension, params};
+use crate::store::db::Row;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -45,41 +45,46 @@ impl Contradiction {
 const COLS: &str =
     "id, run, found_at, detail, status, resolution, proposal, item, decided_at, decided_by";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Contradiction> {
-    let detail: String = r.get(3)?;
+fn row(r: &Row) -> KipResult<Contradiction> {
+    let id = r.i64(0)?;
     Ok(Contradiction {
-        id: r.get(0)?,
-        run: r.get(1)?,
-        found_at: r.get(2)?,
-        conflict: serde_json::from_str(&detail).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
+        id,
+        run: r.opt_i64(1)?,
+        found_at: r.text(2)?,
+        conflict: serde_json::from_str(&r.text(3)?).map_err(|e| {
+            KipError::internal(format!("contradiction #{id} has an unreadable detail: {e}"))
         })?,
-        status: r.get(4)?,
-        resolution: r.get(5)?,
-        proposal: r.get(6)?,
-        item: r.get(7)?,
-        decided_at: r.get(8)?,
-        decided_by: r.get(9)?,
+        status: r.text(4)?,
+        resolution: r.opt_text(5)?,
+        proposal: r.opt_i64(6)?,
+        item: r.opt_i64(7)?,
+        decided_at: r.opt_text(8)?,
+        decided_by: r.opt_text(9)?,
     })
 }
 
 pub fn list(nx: &Nexus, status: Option<&str>) -> KipResult<Vec<Contradiction>> {
-    let mut st = nx.conn()?.prepare(&format!(
-        "SELECT {COLS} FROM contradictions WHERE ?1 IS NULL OR status = ?1 ORDER BY id DESC LIMIT 500"
-    ))?;
-    let rows = st.query_map([status], row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    nx.db()
+        .query(
+            &format!(
+                "SELECT {COLS} FROM contradictions WHERE CAST(?1 AS TEXT) IS NULL OR status = ?1 ORDER BY id DESC LIMIT 500"
+            ),
+            crate::args![status],
+        )?
+        .iter()
+        .map(row)
+        .collect()
 }
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Contradiction>> {
-    Ok(nx
-        .conn()?
-        .query_row(
+    nx.db()
+        .query_opt(
             &format!("SELECT {COLS} FROM contradictions WHERE id = ?1"),
-            [id],
-            row,
-        )
-        .optional()?)
+            crate::args![id],
+        )?
+        .as_ref()
+        .map(row)
+        .transpose()
 }
 
 /// Resolves a contradiction with `verdict`, as `who`. Returns the
@@ -170,16 +175,16 @@ pub fn resolve(
                 ),
             ));
         };
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE contradictions SET item = ?2, status = 'open' WHERE id = ?1",
-            params![id, s2],
+            crate::args![id, s2],
         )?;
         proposals::approve(nx, p2, Some(&[s2]), &BTreeMap::new(), who)?;
         (p2, s2)
     };
-    nx.conn()?.execute(
-        "UPDATE contradictions SET status = CASE WHEN ?2 = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
-        params![id, verdict.as_str(), store::now(), who.actor, seq],
+    nx.db().execute(
+        "UPDATE contradictions SET status = CASE WHEN CAST(?2 AS TEXT) = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
+        crate::args![id, verdict.as_str(), store::now(), &who.actor, seq],
     )?;
     Ok((pid, seq))
 }

@@ -16,63 +16,43 @@ pub fn resolve(nx: &Nexus, what: &str) -> KipResult<Option<(i64, String)>> {
         return Ok(Some((n, what.to_string())));
     }
     if let Some((ty, name)) = what.split_once(':')
-        && let Some(id) = store::concept_id_by_type_name(nx.conn()?, ty.trim(), name.trim())?
+        && let Some(id) = store::concept_id_by_type_name(nx.db(), ty.trim(), name.trim())?
     {
         return Ok(Some((id, what.to_string())));
     }
-    let mut st = nx.conn()?.prepare_cached(
+    let hit = nx.db().query_i64(
         "SELECT element FROM sleep_notes WHERE label = ?1 ORDER BY id DESC LIMIT 1",
+        crate::args![what],
     )?;
-    let hit: Option<i64> = st.query_row([what], |r| r.get(0)).ok();
     Ok(hit.map(|id| (id, what.to_string())))
 }
 
 pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
     let mut notes = Vec::new();
-    {
-        let mut st = nx.conn()?.prepare_cached(
-            "SELECT run, at, action, rule, inputs, label FROM sleep_notes WHERE element = ?1 ORDER BY id",
-        )?;
-        let rows = st.query_map([id], |r| {
-            Ok(json!({
-                "run": r.get::<_, Option<i64>>(0)?, "at": r.get::<_, String>(1)?, "action": r.get::<_, String>(2)?,
-                "rule": r.get::<_, String>(3)?, "inputs": serde_json::from_str::<Value>(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
-                "label": r.get::<_, String>(5)?,
-            }))
-        })?;
-        for r in rows {
-            notes.push(r?);
-        }
+    for r in nx.db().query(
+        "SELECT run, at, action, rule, inputs, label FROM sleep_notes WHERE element = ?1 ORDER BY id",
+        crate::args![id],
+    )? {
+        notes.push(json!({
+            "run": r.opt_i64(0)?, "at": r.text(1)?, "action": r.text(2)?,
+            "rule": r.text(3)?, "inputs": serde_json::from_str::<Value>(&r.text(4)?).unwrap_or(Value::Null),
+            "label": r.text(5)?,
+        }));
     }
-    let current: Option<(String, Value)> = {
-        let c: Option<String> = nx
-            .conn()?
-            .query_row("SELECT metadata FROM concepts WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .ok();
-        match c {
-            Some(m) => Some((
-                "concept".into(),
-                serde_json::from_str(&m).unwrap_or(Value::Null),
-            )),
-            None => nx
-                .conn()?
-                .query_row(
-                    "SELECT metadata FROM propositions WHERE id = ?1",
-                    [id],
-                    |r| r.get::<_, String>(0),
-                )
-                .ok()
-                .map(|m| {
-                    (
-                        "proposition".into(),
-                        serde_json::from_str(&m).unwrap_or(Value::Null),
-                    )
-                }),
-        }
+    let current: Option<(String, Value)> = match nx.db().query_opt(
+        "SELECT metadata FROM concepts WHERE id = ?1",
+        crate::args![id],
+    )? {
+        Some(r) => Some(("concept".into(), r.json(0)?)),
+        None => match nx.db().query_opt(
+            "SELECT metadata FROM propositions WHERE id = ?1",
+            crate::args![id],
+        )? {
+            Some(r) => Some(("proposition".into(), r.json(0)?)),
+            None => None,
+        },
     };
-    let history = crate::audit::history_of(nx.conn()?, id)?;
+    let history = crate::audit::history_of(nx.db(), id)?;
     let state = match &current {
         Some((kind, meta)) => {
             let r = relevance(

@@ -497,16 +497,14 @@ pub struct Point {
 /// `limit` of the newest. Cycles that never assessed (cancelled before
 /// phase 1 committed) are left out.
 pub fn history(nx: &Nexus, limit: usize) -> KipResult<Vec<Point>> {
-    let mut st = nx.conn()?.prepare_cached(
+    let rows = nx.db().query(
         "SELECT id, report FROM sleep_runs WHERE report IS NOT NULL AND phase >= 1 \
          ORDER BY id DESC LIMIT ?1",
+        crate::args![limit],
     )?;
-    let rows = st.query_map([limit as i64], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-    })?;
     let mut out = Vec::new();
     for row in rows {
-        let (run, text) = row?;
+        let (run, text) = (row.i64(0)?, row.text(1)?);
         let Ok(rep) = serde_json::from_str::<super::Report>(&text) else {
             continue;
         };

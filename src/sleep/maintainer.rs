@@ -11,7 +11,6 @@ use crate::engine::Nexus;
 use crate::kip::KipResult;
 use crate::store;
 use chrono::Utc;
-use rusqlite::params;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,25 +75,27 @@ pub struct Holder {
 /// without saying so is left out).
 pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
     // a memory not yet migrated (opened read-only) has no maintainers
-    let Ok(mut st) = nx.connection_for_checks()?.prepare(
+    let Ok(rows) = nx.db().query(
         "SELECT pid, kind, started_at, beat_at, settings, next_at, next, last FROM maintainers ORDER BY started_at",
+        &[],
     ) else {
         return Ok(Vec::new());
     };
-    let rows = st.query_map([], |r| {
+    let holder = |r: &crate::store::db::Row| -> KipResult<Holder> {
         Ok(Holder {
-            pid: r.get(0)?,
-            kind: r.get(1)?,
-            started_at: r.get(2)?,
-            beat_at: r.get(3)?,
-            settings: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
-            next_at: r.get(5)?,
-            next: r.get(6)?,
-            last: r.get(7)?,
+            pid: r.i64(0)?,
+            kind: r.text(1)?,
+            started_at: r.text(2)?,
+            beat_at: r.text(3)?,
+            settings: serde_json::from_str(&r.text(4)?).unwrap_or(Value::Null),
+            next_at: r.opt_text(5)?,
+            next: r.opt_text(6)?,
+            last: r.opt_text(7)?,
         })
-    })?;
+    };
     Ok(rows
-        .filter_map(Result::ok)
+        .iter()
+        .filter_map(|r| holder(r).ok())
         .filter(|h| super::cycle::alive(h.pid))
         .collect())
 }
@@ -289,10 +290,10 @@ fn step(
         if same {
             return Ok(());
         }
-        nx.connection_for_checks()?.execute(
+        nx.db().execute(
             "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT(pid, kind) DO UPDATE SET beat_at = excluded.beat_at, settings = excluded.settings, next_at = excluded.next_at, next = excluded.next, last = excluded.last",
-            params![pid, kind, started_at, store::now(), settings.to_json().to_string(), next_at, plan.describe(), last],
+            crate::args![pid, kind, started_at, store::now(), settings.to_json().to_string(), next_at.clone(), plan.describe(), last.clone()],
         )?;
         set(status, "recorded", said);
         set(status, "next_at", json!(next_at));

@@ -5,7 +5,7 @@
 //! reviewer decides them together.
 
 use crate::kip::KipResult;
-use rusqlite::{Connection, params};
+use crate::store::db::{Backend, Db};
 use serde_json::{Map, Value};
 
 /// An attribute an item sets: `(Type: Name, key, value, value before)`.
@@ -16,12 +16,20 @@ type AttrSlot = (String, String, Value, Option<Value>);
 type LinkSlot = (String, String, String, i64);
 
 /// The conflict notes of a proposal's items: `(seq, note)`.
-pub fn of_proposal(conn: &Connection, proposal: i64) -> KipResult<Vec<(i64, String)>> {
-    let mut st = conn.prepare_cached(
-        "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY rowid",
-    )?;
-    let rows = st.query_map([proposal], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn of_proposal(db: Db<'_>, proposal: i64) -> KipResult<Vec<(i64, String)>> {
+    // (in the order they were marked)
+    let sql = match db.backend() {
+        Backend::Sqlite => {
+            "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY rowid"
+        }
+        Backend::Postgres => {
+            "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY id"
+        }
+    };
+    db.query(sql, crate::args![proposal])?
+        .iter()
+        .map(|r| Ok((r.i64(0)?, r.text(1)?)))
+        .collect()
 }
 
 /// A concept's attributes as an item's preview would leave them, by
@@ -61,8 +69,8 @@ fn slots(preview: &[Value]) -> Vec<AttrSlot> {
 
 /// An element's `Type: Name`: from the memory, else from a concept the
 /// same preview creates.
-fn name_of(conn: &Connection, id: i64, preview: &[Value]) -> Option<String> {
-    if let Ok(Some((ty, name))) = crate::store::concept_label(conn, id) {
+fn name_of(db: Db<'_>, id: i64, preview: &[Value]) -> Option<String> {
+    if let Ok(Some((ty, name))) = crate::store::concept_label(db, id) {
         return Some(format!("{ty}: {name}"));
     }
     preview.iter().find_map(|ch| {
@@ -79,21 +87,24 @@ fn name_of(conn: &Connection, id: i64, preview: &[Value]) -> Option<String> {
 
 /// Whether a predicate holds one value per subject (`cardinality: single`
 /// on its definition).
-fn single_valued(conn: &Connection, predicate: &str) -> bool {
-    conn.query_row(
-        "SELECT json_extract(attributes, '$.cardinality') FROM concepts WHERE type = '$PropositionType' AND name = ?1",
-        [predicate],
-        |r| r.get::<_, Option<String>>(0),
+fn single_valued(db: Db<'_>, predicate: &str) -> bool {
+    let b = db.backend();
+    db.query_opt(
+        &format!(
+            "SELECT {} FROM concepts WHERE type = '$PropositionType' AND name = ?1",
+            b.json_get("attributes", "?2")
+        ),
+        crate::args![predicate, b.json_path(&["cardinality"])],
     )
     .ok()
     .flatten()
-    .as_deref()
-        == Some("single")
+    .and_then(|r| r.json(0).ok())
+        == Some(Value::from("single"))
 }
 
 /// The links of single-valued predicates an item's preview creates:
 /// `(subject, predicate, object)` by name.
-fn link_slots(conn: &Connection, preview: &[Value]) -> Vec<LinkSlot> {
+fn link_slots(conn: Db<'_>, preview: &[Value]) -> Vec<LinkSlot> {
     let mut out = Vec::new();
     for ch in preview {
         if ch.get("op").and_then(Value::as_str) != Some("insert") {
@@ -121,46 +132,48 @@ fn link_slots(conn: &Connection, preview: &[Value]) -> Vec<LinkSlot> {
 
 /// What the memory holds now for a single-valued slot: the objects of the
 /// subject's active links with that predicate.
-fn held(conn: &Connection, subject: i64, predicate: &str) -> Vec<String> {
-    let Ok(mut st) = conn.prepare_cached(
-        "SELECT c.type || ': ' || c.name FROM propositions p JOIN concepts c ON c.id = p.object \
-         WHERE p.subject = ?1 AND p.predicate = ?2 \
-           AND COALESCE(json_extract(p.metadata, '$.superseded'), 0) != 1 \
-           AND COALESCE(json_extract(p.metadata, '$.archived'), 0) != 1",
-    ) else {
-        return vec![];
+fn held(db: Db<'_>, subject: i64, predicate: &str) -> Vec<String> {
+    let sql = match db.backend() {
+        Backend::Sqlite => {
+            "SELECT c.type || ': ' || c.name FROM propositions p JOIN concepts c ON c.id = p.object \
+             WHERE p.subject = ?1 AND p.predicate = ?2 \
+               AND COALESCE(json_extract(p.metadata, '$.superseded'), 0) != 1 \
+               AND COALESCE(json_extract(p.metadata, '$.archived'), 0) != 1"
+        }
+        // (true and 1 alike, as SQLite reads them)
+        Backend::Postgres => {
+            "SELECT c.type || ': ' || c.name FROM propositions p JOIN concepts c ON c.id = p.object \
+             WHERE p.subject = ?1 AND p.predicate = ?2 \
+               AND COALESCE(kip_num(p.metadata -> 'superseded'), 0) != 1 \
+               AND COALESCE(kip_num(p.metadata -> 'archived'), 0) != 1"
+        }
     };
-    st.query_map(params![subject, predicate], |r| r.get::<_, String>(0))
-        .map(|rows| rows.filter_map(Result::ok).collect())
+    db.query(sql, crate::args![subject, predicate])
+        .map(|rows| rows.iter().filter_map(|r| r.text(0).ok()).collect())
         .unwrap_or_default()
 }
 
 /// Marks the items of `proposal` that disagree with another pending item
 /// or change a value the memory holds. Returns how many marks it made.
-pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
+pub fn mark(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
     let load = |sql: &str, p: i64| -> KipResult<Vec<(i64, i64, Vec<Value>)>> {
-        let mut st = conn.prepare_cached(sql)?;
-        let rows = st.query_map([p], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })?;
         let mut out = Vec::new();
-        for row in rows {
-            let (p, s, preview) = row?;
-            let v: Value = serde_json::from_str(&preview).unwrap_or(Value::Null);
-            out.push((p, s, v.as_array().cloned().unwrap_or_default()));
+        for r in conn.query(sql, crate::args![p])? {
+            let v: Value = serde_json::from_str(&r.text(2)?).unwrap_or(Value::Null);
+            out.push((
+                r.i64(0)?,
+                r.i64(1)?,
+                v.as_array().cloned().unwrap_or_default(),
+            ));
         }
         Ok(out)
     };
     let mine = load(
-        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal = ?1 AND status = 'pending'",
+        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal = ?1 AND status = 'pending' ORDER BY seq",
         proposal,
     )?;
     let others = load(
-        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal != ?1 AND status = 'pending'",
+        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal != ?1 AND status = 'pending' ORDER BY proposal, seq",
         proposal,
     )?;
     let other_slots: Vec<(i64, i64, Vec<AttrSlot>)> = others
@@ -172,10 +185,10 @@ pub fn mark(conn: &Connection, proposal: i64) -> KipResult<usize> {
     let mut add = |p: i64, s: i64, op: Option<(i64, i64)>, slot: &str, note: String| {
         conn.execute(
             "INSERT INTO proposal_conflicts(proposal, seq, other_proposal, other_seq, slot, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![p, s, op.map(|o| o.0), op.map(|o| o.1), slot, note],
+            crate::args![p, s, op.map(|o| o.0), op.map(|o| o.1), slot, note],
         )?;
         n += 1;
-        Ok::<(), rusqlite::Error>(())
+        Ok::<(), crate::kip::KipError>(())
     };
     let other_links: Vec<(i64, i64, Vec<LinkSlot>)> = other_previews
         .iter()

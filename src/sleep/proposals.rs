@@ -11,8 +11,7 @@ use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
 use crate::store;
-use crate::store::db::{Db, Val};
-use rusqlite::{OptionalExtension, params};
+use crate::store::db::{Backend, Db, Row, Val};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet};
 
@@ -136,9 +135,9 @@ impl Proposal {
     }
 }
 
-fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
-    let j = |i: usize| -> rusqlite::Result<Value> {
-        let s: String = r.get(i)?;
+fn item_row(r: &Row) -> KipResult<Item> {
+    let j = |i: usize| -> KipResult<Value> {
+        let s = r.text(i)?;
         Ok(serde_json::from_str(&s).unwrap_or(Value::Null))
     };
     let strings = |v: Value| -> Vec<String> {
@@ -150,18 +149,18 @@ fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
             })
             .unwrap_or_default()
     };
-    let edited: Option<String> = r.get(13)?;
+    let edited = r.opt_text(13)?;
     Ok(Item {
-        proposal: r.get(0)?,
-        seq: r.get(1)?,
-        class: r.get(2)?,
-        key: r.get(3)?,
-        title: r.get(4)?,
+        proposal: r.i64(0)?,
+        seq: r.i64(1)?,
+        class: r.text(2)?,
+        key: r.text(3)?,
+        title: r.text(4)?,
         commands: strings(j(5)?),
         params: j(6)?.as_object().cloned().unwrap_or_default(),
-        rationale: r.get(7)?,
+        rationale: r.text(7)?,
         evidence: strings(j(8)?),
-        confidence: r.get(9)?,
+        confidence: r.f64(9)?,
         preview: j(10)?.as_array().cloned().unwrap_or_default(),
         targets: j(11)?
             .as_array()
@@ -171,11 +170,11 @@ fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
                     .collect()
             })
             .unwrap_or_default(),
-        status: r.get(12)?,
+        status: r.text(12)?,
         edited: edited.map(|e| strings(serde_json::from_str(&e).unwrap_or(Value::Null))),
-        decided_at: r.get(14)?,
-        decided_by: r.get(15)?,
-        reason: r.get(16)?,
+        decided_at: r.opt_text(14)?,
+        decided_by: r.opt_text(15)?,
+        reason: r.opt_text(16)?,
         conflicts: vec![],
     })
 }
@@ -183,12 +182,16 @@ fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
 const ITEM_COLS: &str = "proposal, seq, class, key, title, command, parameters, rationale, evidence, confidence, preview, targets, status, edited_command, decided_at, decided_by, reason";
 
 pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
-    let mut st = nx.conn()?.prepare_cached(&format!(
-        "SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 ORDER BY seq"
-    ))?;
-    let rows = st.query_map([proposal], item_row)?;
-    let mut out: Vec<Item> = rows.collect::<Result<_, _>>()?;
-    for (seq, note) in super::proposal_conflicts::of_proposal(nx.conn()?, proposal)? {
+    let mut out = nx
+        .db()
+        .query(
+            &format!("SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 ORDER BY seq"),
+            crate::args![proposal],
+        )?
+        .iter()
+        .map(item_row)
+        .collect::<KipResult<Vec<Item>>>()?;
+    for (seq, note) in super::proposal_conflicts::of_proposal(nx.db(), proposal)? {
         if let Some(it) = out.iter_mut().find(|i| i.seq == seq) {
             it.conflicts.push(note);
         }
@@ -197,27 +200,24 @@ pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
 }
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
-    let p = nx
-        .conn()?
-        .query_row(
-            "SELECT id, run, created_at, actor, title, status, decided_at, decided_by, reason FROM proposals WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(Proposal {
-                    id: r.get(0)?,
-                    run: r.get(1)?,
-                    created_at: r.get(2)?,
-                    actor: r.get(3)?,
-                    title: r.get(4)?,
-                    status: r.get(5)?,
-                    decided_at: r.get(6)?,
-                    decided_by: r.get(7)?,
-                    reason: r.get(8)?,
-                    items: vec![],
-                })
-            },
-        )
-        .optional()?;
+    let p = match nx.db().query_opt(
+        "SELECT id, run, created_at, actor, title, status, decided_at, decided_by, reason FROM proposals WHERE id = ?1",
+        crate::args![id],
+    )? {
+        Some(r) => Some(Proposal {
+            id: r.i64(0)?,
+            run: r.opt_i64(1)?,
+            created_at: r.text(2)?,
+            actor: r.text(3)?,
+            title: r.text(4)?,
+            status: r.text(5)?,
+            decided_at: r.opt_text(6)?,
+            decided_by: r.opt_text(7)?,
+            reason: r.opt_text(8)?,
+            items: vec![],
+        }),
+        None => None,
+    };
     match p {
         Some(mut p) => {
             p.items = items(nx, id)?;
@@ -230,13 +230,15 @@ pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
 /// Proposals, newest first; `status` filters (`pending` also lists
 /// partially decided ones).
 pub fn list(nx: &Nexus, status: Option<&str>, limit: usize) -> KipResult<Vec<Proposal>> {
-    let ids: Vec<i64> = {
-        let mut st = nx.conn()?.prepare_cached(
-            "SELECT id FROM proposals WHERE ?1 IS NULL OR status = ?1 OR (?1 = 'pending' AND status = 'partially_applied' AND EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = proposals.id AND i.status IN ('pending','stale'))) ORDER BY id DESC LIMIT ?2",
-        )?;
-        st.query_map(params![status, limit as i64], |r| r.get(0))?
-            .collect::<Result<_, _>>()?
-    };
+    let ids = nx
+        .db()
+        .query(
+            "SELECT id FROM proposals WHERE CAST(?1 AS TEXT) IS NULL OR status = ?1 OR (?1 = 'pending' AND status = 'partially_applied' AND EXISTS (SELECT 1 FROM proposal_items i WHERE i.proposal = proposals.id AND i.status IN ('pending','stale'))) ORDER BY id DESC LIMIT ?2",
+            crate::args![status, limit],
+        )?
+        .iter()
+        .map(|r| r.i64(0))
+        .collect::<KipResult<Vec<i64>>>()?;
     let mut out = Vec::new();
     for id in ids {
         if let Some(p) = get(nx, id)? {
@@ -291,7 +293,7 @@ fn preview(
         return Ok((p.changes, p.targets));
     }
     // several commands: preview each on top of the previous ones
-    nx.conn()?.execute_batch("SAVEPOINT somnus_item_preview")?;
+    nx.db().savepoint("somnus_item_preview")?;
     let res = (|| {
         let mut changes = Vec::new();
         let mut targets = Vec::new();
@@ -322,9 +324,7 @@ fn preview(
         }
         Ok((changes, targets))
     })();
-    let _ = nx
-        .conn()?
-        .execute_batch("ROLLBACK TO somnus_item_preview; RELEASE somnus_item_preview");
+    let _ = nx.db().release("somnus_item_preview", false);
     // an element an earlier command of the item creates (a new Skill a
     // later command links to) is not a target the memory must still hold
     let (changes, targets) = res?;
@@ -356,23 +356,24 @@ fn moved(nx: &Nexus, targets: &[(i64, i64)]) -> KipResult<bool> {
 
 /// How the operator set an item class to be handled.
 pub fn policy(nx: &Nexus, class: &str) -> KipResult<String> {
-    Ok(nx
-        .conn()?
-        .query_row(
-            "SELECT mode FROM sleep_policy WHERE class = ?1",
-            [class],
-            |r| r.get(0),
-        )
-        .optional()?
-        .unwrap_or_else(|| "review".into()))
+    match nx.db().query_opt(
+        "SELECT mode FROM sleep_policy WHERE class = ?1",
+        crate::args![class],
+    )? {
+        Some(r) => r.text(0),
+        None => Ok("review".into()),
+    }
 }
 
 pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> {
-    let mut st = nx
-        .conn()?
-        .prepare("SELECT class, mode, set_at, set_by FROM sleep_policy ORDER BY class")?;
-    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    nx.db()
+        .query(
+            "SELECT class, mode, set_at, set_by FROM sleep_policy ORDER BY class",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.text(3)?)))
+        .collect()
 }
 
 /// The policy that lets agent keys decide their sub-agents' proposals
@@ -421,10 +422,10 @@ pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()
             ),
         ));
     }
-    nx.conn()?.execute(
+    nx.db().execute(
         "INSERT INTO sleep_policy(class, mode, set_at, set_by) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT(class) DO UPDATE SET mode = excluded.mode, set_at = excluded.set_at, set_by = excluded.set_by",
-        params![class, mode, store::now(), by],
+        crate::args![class, mode, store::now(), by],
     )?;
     Ok(())
 }
@@ -432,12 +433,15 @@ pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()
 /// Whether a draft with this key is already waiting, or was rejected and
 /// nothing it would touch has changed since.
 fn already_decided(nx: &Nexus, key: &str) -> KipResult<Option<String>> {
-    let mut st = nx.conn()?.prepare_cached(
-        "SELECT status, targets, proposal, seq FROM proposal_items WHERE key = ?1 AND status IN ('pending','stale','rejected') ORDER BY proposal DESC",
-    )?;
-    let rows: Vec<(String, String, i64, i64)> = st
-        .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<Result<_, _>>()?;
+    let rows = nx
+        .db()
+        .query(
+            "SELECT status, targets, proposal, seq FROM proposal_items WHERE key = ?1 AND status IN ('pending','stale','rejected') ORDER BY proposal DESC",
+            crate::args![key],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?, r.i64(2)?, r.i64(3)?)))
+        .collect::<KipResult<Vec<(String, String, i64, i64)>>>()?;
     for (status, targets, p, s) in rows {
         if status != "rejected" {
             return Ok(Some(format!("already proposed (#{p} item {s})")));
@@ -499,33 +503,33 @@ pub fn stage(
     if rows.is_empty() {
         return Ok(out);
     }
-    let conn = nx.conn()?;
+    let db = nx.db();
     let id = match into {
         Some(id) => id,
-        None => {
-            conn.execute(
-                "INSERT INTO proposals(run, created_at, actor, title, status) VALUES (?1, ?2, ?3, ?4, 'pending')",
-                params![run, store::now(), actor, title],
-            )?;
-            conn.last_insert_rowid()
-        }
+        None => db
+            .query_i64(
+                "INSERT INTO proposals(run, created_at, actor, title, status) VALUES (?1, ?2, ?3, ?4, 'pending') RETURNING id",
+                crate::args![run, store::now(), actor, title],
+            )?
+            .ok_or_else(|| KipError::internal("a new proposal has no id"))?,
     };
-    let base: i64 = conn.query_row(
-        "SELECT COALESCE(MAX(seq), 0) FROM proposal_items WHERE proposal = ?1",
-        [id],
-        |r| r.get(0),
-    )?;
+    let base = db
+        .query_i64(
+            "SELECT COALESCE(MAX(seq), 0) FROM proposal_items WHERE proposal = ?1",
+            crate::args![id],
+        )?
+        .unwrap_or(0);
     let mut auto = Vec::new();
     for (seq, (d, changes, targets)) in rows.into_iter().enumerate() {
         let seq = base + seq as i64 + 1;
         out.keys.insert(d.key.clone(), (id, seq));
-        conn.execute(
+        nx.db().execute(
             &format!("INSERT INTO proposal_items({ITEM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', NULL, NULL, NULL, NULL)"),
-            params![
-                id, seq, d.class, d.key, d.title,
+            crate::args![
+                id, seq, &d.class, &d.key, &d.title,
                 serde_json::to_string(&d.commands).unwrap_or_default(),
                 Value::Object(d.params.clone()).to_string(),
-                d.rationale,
+                &d.rationale,
                 serde_json::to_string(&d.evidence).unwrap_or_default(),
                 d.confidence,
                 Value::Array(changes).to_string(),
@@ -596,9 +600,9 @@ fn apply_items(
     // (a merge removes the node a new link would hang on)
     for it in chosen {
         if moved(nx, &it.targets)? {
-            nx.conn()?.execute(
+            nx.db().execute(
                 "UPDATE proposal_items SET status = 'stale' WHERE proposal = ?1 AND seq = ?2",
-                params![id, it.seq],
+                crate::args![id, it.seq],
             )?;
             out.stale.push(it.seq);
             continue;
@@ -634,13 +638,13 @@ fn apply_items(
                 e
             })?;
         }
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
-            params![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
+            crate::args![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
         )?;
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2",
-            params![id, it.seq, store::now(), decided_by],
+            crate::args![id, it.seq, store::now(), decided_by],
         )?;
         out.applied.push(it.seq);
     }
@@ -648,7 +652,7 @@ fn apply_items(
 }
 
 fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
-    refresh_status_on(nx.conn()?, id, decided_by)
+    refresh_status_on(nx.db(), id, decided_by)
 }
 
 fn refresh_status_on<'a>(
@@ -839,7 +843,7 @@ pub fn follow_rollback<'a>(db: impl Into<Db<'a>>, entry: i64) -> KipResult<()> {
         .query(
             &format!(
                 "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
-                decision_batches_sql()
+                decision_batches_sql(db.backend())
             ),
             &[
                 format!("proposal:{p}").into(),
@@ -947,14 +951,13 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
         let mut parts = Vec::new();
         let mut open = false;
         for seq in &seqs {
-            let row: Option<(String, Option<String>)> = nx
-                .conn()?
-                .query_row(
-                    "SELECT status, reason FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
-                    params![id, seq],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
+            let row: Option<(String, Option<String>)> = match nx.db().query_opt(
+                "SELECT status, reason FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
+                crate::args![id, *seq],
+            )? {
+                Some(r) => Some((r.text(0)?, r.opt_text(1)?)),
+                None => None,
+            };
             match row {
                 Some((st, _)) if matches!(st.as_str(), "pending" | "stale") => open = true,
                 Some((st, Some(reason))) if st == "rejected" => {
@@ -986,11 +989,19 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
 /// (or rejection) is one group the audit trail can undo alone. Counted
 /// inside the group's transaction, so two processes never share a number.
 fn decision_group(nx: &Nexus, id: i64) -> KipResult<String> {
-    let done: i64 = nx.conn()?.query_row(
-        "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE batch > ?1 AND batch < ?2",
-        params![format!("proposal:{id}/"), format!("proposal:{id}0")],
-        |r| r.get(0),
-    )?;
+    let sql = match nx.backend() {
+        Backend::Sqlite => {
+            "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE batch > ?1 || '/' AND batch < ?1 || '0'"
+        }
+        // (the database's collation need not order by code point)
+        Backend::Postgres => {
+            "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE starts_with(batch, ?1 || '/')"
+        }
+    };
+    let done = nx
+        .db()
+        .query_i64(sql, crate::args![format!("proposal:{id}")])?
+        .unwrap_or(0);
     let name = format!("proposal:{id}/{}", done + 1);
     nx.audit_ctx().set_batch(Some(name.clone()));
     Ok(name)
@@ -998,8 +1009,14 @@ fn decision_group(nx: &Nexus, id: i64) -> KipResult<String> {
 
 /// The audit groups of a proposal's decisions: `proposal:ID` (decisions
 /// made before each had its own group) and every `proposal:ID/N`.
-pub fn decision_batches_sql() -> &'static str {
-    "(batch = ?1 OR (batch > ?1 || '/' AND batch < ?1 || '0'))"
+pub fn decision_batches_sql(backend: Backend) -> &'static str {
+    match backend {
+        // a range the batch index serves: `/` sorts just before `0`
+        Backend::Sqlite => "(batch = ?1 OR (batch > ?1 || '/' AND batch < ?1 || '0'))",
+        // PostgreSQL compares text by the database's collation, which need
+        // not be code point order: a prefix test instead
+        Backend::Postgres => "(batch = ?1 OR starts_with(batch, ?1 || '/'))",
+    }
 }
 
 /// Approves items of a proposal (all pending ones when `seqs` is None),
@@ -1097,19 +1114,19 @@ pub fn reject(
     nx.atomically(&format!("proposal:{id}"), |nx| {
         decision_group(nx, id)?;
         for s in &chosen {
-            nx.conn()?.execute(
+            nx.db().execute(
                 "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
-                params![id, s, store::now(), by, reason],
+                crate::args![id, *s, store::now(), by, reason],
             )?;
-            nx.conn()?.execute(
+            nx.db().execute(
                 "UPDATE contradictions SET status = 'dismissed', resolution = 'rejected', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
-                params![id, s, store::now(), by],
+                crate::args![id, *s, store::now(), by],
             )?;
         }
         if seqs.is_none() {
-            nx.conn()?.execute(
+            nx.db().execute(
                 "UPDATE proposals SET reason = ?2 WHERE id = ?1",
-                params![id, reason],
+                crate::args![id, reason],
             )?;
         }
         refresh_status(nx, id, Some(by))?;
@@ -1158,9 +1175,9 @@ pub fn refresh_in_group(
             progress(n, total);
             match preview(nx, &it.commands, &it.params) {
                 Ok((changes, targets)) if !changes.is_empty() => {
-                    nx.conn()?.execute(
+                    nx.db().execute(
                         "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4 WHERE proposal = ?1 AND seq = ?2",
-                        params![id, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default()],
+                        crate::args![id, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default()],
                     )?;
                     back += 1;
                 }
@@ -1169,9 +1186,9 @@ pub fn refresh_in_group(
                         Err(e) => format!("no longer runs: {}", e.message),
                         _ => "would no longer change anything".into(),
                     };
-                    nx.conn()?.execute(
+                    nx.db().execute(
                         "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
-                        params![id, it.seq, store::now(), by, why],
+                        crate::args![id, it.seq, store::now(), by, why],
                     )?;
                     dropped += 1;
                 }
@@ -1187,14 +1204,18 @@ pub fn refresh_in_group(
 pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
     nx.atomically(&format!("rollback:proposal:{id}"), |nx| {
         // every decision's group, the newest first
-        let batches: Vec<String> = {
-            let mut st = nx.conn()?.prepare(&format!(
-                "SELECT batch FROM audit_log WHERE {} AND rolled_back_by IS NULL GROUP BY batch ORDER BY MAX(id) DESC",
-                decision_batches_sql()
-            ))?;
-            st.query_map([format!("proposal:{id}")], |r| r.get(0))?
-                .collect::<Result<_, _>>()?
-        };
+        let batches = nx
+            .db()
+            .query(
+                &format!(
+                    "SELECT batch FROM audit_log WHERE {} AND rolled_back_by IS NULL GROUP BY batch ORDER BY MAX(id) DESC",
+                    decision_batches_sql(nx.backend())
+                ),
+                crate::args![format!("proposal:{id}")],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<KipResult<Vec<String>>>()?;
         if batches.is_empty() {
             return Err(KipError::not_found(format!(
                 "no change of proposal #{id} is in effect"
@@ -1203,19 +1224,19 @@ pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
         let mut entries = Vec::new();
         for b in &batches {
             entries.extend(crate::audit::rollback_batch(
-                nx.conn()?,
+                nx.db(),
                 nx.audit_ctx(),
                 b,
                 who,
             )?);
         }
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
-            [id],
+            crate::args![id],
         )?;
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context')",
-            [id],
+            crate::args![id],
         )?;
         refresh_status(nx, id, None)?;
         Ok(entries)

@@ -63,15 +63,16 @@ fn last_run(nx: &Nexus, scopes: &[&str]) -> KipResult<Option<DateTime<Utc>>> {
         .collect::<Vec<_>>()
         .join(",");
     let at: Option<String> = nx
-        .connection_for_checks()?
-        .query_row(
+        .db()
+        .query_opt(
             &format!(
                 "SELECT MAX(started_at) FROM sleep_runs WHERE scope IN ({list}) AND status IN ('completed', 'completed with issues')"
             ),
-            [],
-            |r| r.get(0),
+            &[],
         )
-        .unwrap_or(None);
+        .ok()
+        .flatten()
+        .and_then(|r| r.opt_text(0).ok().flatten());
     Ok(at
         .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
         .map(|t| t.to_utc()))
@@ -194,12 +195,10 @@ pub fn plan_with(
     let idle = chrono::Duration::from_std(s.idle).unwrap_or(chrono::Duration::minutes(30));
     let last_full = last_run(nx, &["full"])?;
     let events: i64 = nx
-        .connection_for_checks()?
-        .query_row(
-            "SELECT COUNT(*) FROM concepts WHERE type = 'Event'",
-            [],
-            |r| r.get(0),
-        )
+        .db()
+        .query_i64("SELECT COUNT(*) FROM concepts WHERE type = 'Event'", &[])
+        .ok()
+        .flatten()
         .unwrap_or(0);
     let hours = |d: chrono::Duration| d.num_minutes() as f64 / 60.0;
     let mut upcoming: Vec<Upcoming> = Vec::new();
@@ -378,9 +377,9 @@ pub fn run_due(
     };
     if why.load(Ordering::SeqCst) == 1 {
         // the run record says why it was cancelled too
-        let _ = nx.connection_for_checks()?.execute(
-            "UPDATE sleep_runs SET error = ?2 || COALESCE(error, '') WHERE id = ?1",
-            rusqlite::params![
+        let _ = nx.db().execute(
+            "UPDATE sleep_runs SET error = CAST(?2 AS TEXT) || COALESCE(error, '') WHERE id = ?1",
+            crate::args![
                 rep.run,
                 format!("past its budget of {} s: ", budget.as_secs())
             ],

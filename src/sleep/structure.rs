@@ -7,7 +7,6 @@
 use crate::Nexus;
 use crate::engine::BOOTSTRAP_CAPSULES;
 use crate::kip::KipResult;
-use rusqlite::OptionalExtension;
 
 /// What one bootstrap capsule defines: (type, name) pairs that must exist.
 fn defines(capsule: &str) -> Vec<(&'static str, String)> {
@@ -38,14 +37,15 @@ pub struct Missing {
 
 /// The bootstrap structure this memory lacks, capsule by capsule.
 pub fn missing(nx: &Nexus) -> KipResult<Vec<Missing>> {
-    let mut st = nx
-        .conn()?
-        .prepare_cached("SELECT 1 FROM concepts WHERE type = ?1 AND name = ?2")?;
+    let db = nx.db();
     let mut out = Vec::new();
     for (capsule, _) in BOOTSTRAP_CAPSULES {
         let mut gone = Vec::new();
         for (t, n) in defines(capsule) {
-            let here: Option<i64> = st.query_row([t, n.as_str()], |r| r.get(0)).optional()?;
+            let here = db.query_i64(
+                "SELECT 1 FROM concepts WHERE type = ?1 AND name = ?2",
+                crate::args![t, n.as_str()],
+            )?;
             if here.is_none() {
                 gone.push(format!("{t}:{n}"));
             }

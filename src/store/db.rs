@@ -95,6 +95,49 @@ impl From<String> for Val {
     }
 }
 
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Text(v.clone())
+    }
+}
+
+impl From<f64> for Val {
+    fn from(v: f64) -> Val {
+        Val::Real(v)
+    }
+}
+
+impl From<bool> for Val {
+    fn from(v: bool) -> Val {
+        Val::Int(v.into())
+    }
+}
+
+macro_rules! int_val {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Val {
+            fn from(v: $t) -> Val {
+                Val::Int(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+        }
+    )*};
+}
+int_val!(i32, u8, u32, u64, usize);
+
+impl From<&Value> for Val {
+    fn from(v: &Value) -> Val {
+        Val::JsonText(v.to_string())
+    }
+}
+
+/// The arguments of a statement, each converted to a [`Val`]:
+/// `args![id, name, None::<i64>]`.
+#[macro_export]
+macro_rules! args {
+    () => { &[] as &[$crate::store::db::Val] };
+    ($($a:expr),+ $(,)?) => { &[$($crate::store::db::Val::from($a)),+] as &[$crate::store::db::Val] };
+}
+
 impl<T: Into<Val>> From<Option<T>> for Val {
     fn from(v: Option<T>) -> Val {
         v.map_or(Val::Null, Into::into)
@@ -206,6 +249,11 @@ impl Row {
 pub struct PgConn {
     pub client: postgres::Client,
     cache: std::collections::HashMap<String, Prepared>,
+    /// A transaction is open (`begin`, or a savepoint's own).
+    in_tx: bool,
+    /// The open transaction was begun by a savepoint, and ends with it
+    /// (as SQLite's outermost savepoint does).
+    savepoint_tx: bool,
 }
 
 /// A prepared statement and, for each of its parameters, the argument it
@@ -224,6 +272,8 @@ impl PgConn {
         PgConn {
             client,
             cache: Default::default(),
+            in_tx: false,
+            savepoint_tx: false,
         }
     }
 
@@ -405,11 +455,64 @@ impl<'a> Db<'a> {
                     }
                 }
             }
-            Db::Postgres(_) => self.batch(if write {
-                "BEGIN"
-            } else {
-                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-            }),
+            Db::Postgres(c) => {
+                self.batch(if write {
+                    "BEGIN"
+                } else {
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                })?;
+                c.borrow_mut().in_tx = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Opens savepoint `name`. Outside a transaction it opens one that
+    /// [`Db::release`] of the same savepoint ends (SQLite's rule, kept on
+    /// PostgreSQL).
+    pub fn savepoint(&self, name: &str) -> KipResult<()> {
+        if let Db::Postgres(c) = self {
+            let open = c.borrow().in_tx;
+            if !open {
+                self.batch(&format!("BEGIN; SAVEPOINT {name}"))?;
+                let mut c = c.borrow_mut();
+                c.in_tx = true;
+                c.savepoint_tx = true;
+                return Ok(());
+            }
+        }
+        self.batch(&format!("SAVEPOINT {name}"))
+    }
+
+    /// Ends savepoint `name`: keeps what was done since (`keep`), or undoes
+    /// it. A transaction the savepoint opened ends with it.
+    pub fn release(&self, name: &str, keep: bool) -> KipResult<()> {
+        let sql = if keep {
+            format!("RELEASE {name}")
+        } else {
+            format!("ROLLBACK TO {name}; RELEASE {name}")
+        };
+        match self {
+            Db::Sqlite(_) => self.batch(&sql),
+            Db::Postgres(c) => {
+                let own = c.borrow().savepoint_tx;
+                let out = self.batch(&sql);
+                if own {
+                    {
+                        let mut c = c.borrow_mut();
+                        c.in_tx = false;
+                        c.savepoint_tx = false;
+                    }
+                    return match out {
+                        Ok(()) => self.batch("COMMIT"),
+                        Err(e) => {
+                            let _ = self.batch("ROLLBACK");
+                            Err(e)
+                        }
+                    };
+                }
+                out
+            }
         }
     }
 
@@ -420,7 +523,14 @@ impl<'a> Db<'a> {
                 c.prepare_cached("COMMIT")?.execute([])?;
                 Ok(())
             }
-            Db::Postgres(_) => self.batch("COMMIT"),
+            Db::Postgres(c) => {
+                {
+                    let mut c = c.borrow_mut();
+                    c.in_tx = false;
+                    c.savepoint_tx = false;
+                }
+                self.batch("COMMIT")
+            }
         }
     }
 
@@ -433,7 +543,14 @@ impl<'a> Db<'a> {
                 }
                 Ok(())
             }
-            Db::Postgres(_) => self.batch("ROLLBACK"),
+            Db::Postgres(c) => {
+                {
+                    let mut c = c.borrow_mut();
+                    c.in_tx = false;
+                    c.savepoint_tx = false;
+                }
+                self.batch("ROLLBACK")
+            }
         }
     }
 

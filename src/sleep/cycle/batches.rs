@@ -34,9 +34,9 @@ impl Cx<'_> {
             if ph.batches == 1 { "" } else { "es" }
         ));
         partial.phases.push(ph);
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE sleep_runs SET report = ?2 WHERE id = ?1",
-            params![self.run, partial.to_json().to_string()],
+            crate::args![self.run, partial.to_json().to_string()],
         )?;
         nx.checkpoint(YIELD_PAUSE)?;
         self.slice_start = Instant::now();
@@ -120,12 +120,12 @@ pub(super) fn versions<'a>(
         "concepts" => "SELECT version FROM concepts WHERE id = ?1",
         _ => "SELECT version FROM propositions WHERE id = ?1",
     };
-    let mut st = nx.connection_for_checks()?.prepare_cached(sql)?;
+    let db = nx.db();
     for id in ids {
         let Some(n) = id.split(':').nth(1).and_then(|n| n.parse::<i64>().ok()) else {
             continue;
         };
-        if let Some(v) = st.query_row([n], |r| r.get::<_, i64>(0)).optional()? {
+        if let Some(v) = db.query_i64(sql, crate::args![n])? {
             out.insert(id, v);
         }
     }

@@ -454,17 +454,15 @@ pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         };
         let id = |l: &str| store::ids::parse_element_id(l).unwrap_or(0);
         let subject: i64 = nx
-            .conn()?
-            .query_row(
+            .db()
+            .query_i64(
                 "SELECT subject FROM propositions WHERE id = ?1",
-                [id(&c.a.link)],
-                |r| r.get(0),
-            )
-            .optional()?
+                crate::args![id(&c.a.link)],
+            )?
             .unwrap_or(0);
-        nx.conn()?.execute(
+        nx.db().execute(
             "INSERT INTO contradictions(run, found_at, subject, predicate, slot, fact_a, fact_b, detail, status, resolution, proposal, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10, ?11)",
-            params![cx.run, store::now(), subject, c.predicate, c.slot, id(&c.a.link), id(&c.b.link), serde_json::to_string(c).unwrap_or_default(), verdict.as_str(), proposal, item],
+            crate::args![cx.run, store::now(), subject, &c.predicate, &c.slot, id(&c.a.link), id(&c.b.link), serde_json::to_string(c).unwrap_or_default(), verdict.as_str(), *proposal, *item],
         )?;
         cx.line(format!(
             "Contradiction: {} {} \"{}\" (observed {}) vs \"{}\" (observed {})",

@@ -501,9 +501,9 @@ pub(super) fn note(
     inputs: &Value,
 ) -> KipResult<()> {
     let el = store::ids::parse_element_id(kip_id).unwrap_or(0);
-    nx.conn()?.execute(
+    nx.db().execute(
         "INSERT INTO sleep_notes(element, label, run, at, action, rule, inputs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![el, label, run, store::now(), action, rule, inputs.to_string()],
+        crate::args![el, label, run, store::now(), action, rule, inputs.to_string()],
     )?;
     Ok(())
 }

@@ -16,27 +16,25 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
     let id = s(node, &["id"]);
     let links = {
         let c = store::ids::parse_concept_id(&id).unwrap_or(0);
-        nx.conn()?.query_row(
-            "SELECT (SELECT COUNT(*) FROM propositions WHERE subject = ?1) + (SELECT COUNT(*) FROM propositions WHERE object = ?1)",
-            [c],
-            |r| r.get::<_, i64>(0),
-        )?
+        nx.db()
+            .query_i64(
+                "SELECT (SELECT COUNT(*) FROM propositions WHERE subject = ?1) + (SELECT COUNT(*) FROM propositions WHERE object = ?1)",
+                crate::args![c],
+            )?
+            .unwrap_or(0)
     };
     let attrs = node.get("attributes").cloned().unwrap_or(Value::Null);
     let c = store::ids::parse_concept_id(&id).unwrap_or(0);
-    let mut st = nx.conn()?.prepare_cached(
-        "SELECT c.type, c.name FROM propositions p JOIN concepts c ON c.id = CASE WHEN p.subject = ?1 THEN p.object ELSE p.subject END \
-         WHERE (p.subject = ?1 OR p.object = ?1) AND p.predicate <> 'belongs_to_domain' LIMIT 100",
-    )?;
-    let neighbours = st
-        .query_map([c], |r| {
-            Ok(format!(
-                "{}:{}",
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let neighbours = nx
+        .db()
+        .query(
+            "SELECT c.type, c.name FROM propositions p JOIN concepts c ON c.id = CASE WHEN p.subject = ?1 THEN p.object ELSE p.subject END \
+             WHERE (p.subject = ?1 OR p.object = ?1) AND p.predicate <> 'belongs_to_domain' LIMIT 100",
+            crate::args![c],
+        )?
+        .iter()
+        .map(|r| Ok(format!("{}:{}", r.text(0)?, r.text(1)?)))
+        .collect::<KipResult<Vec<_>>>()?;
     Ok(ConceptView {
         id,
         ty: s(node, &["type"]),

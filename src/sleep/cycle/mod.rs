@@ -22,7 +22,6 @@ use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
 use crate::store;
-use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -464,30 +463,31 @@ pub struct RunSummary {
 
 /// Past sleep runs, newest first.
 pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
-    let mut st = nx.conn()?.prepare_cached(
+    let rows = nx.db().query(
         "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid, trigger_name FROM sleep_runs ORDER BY id DESC LIMIT ?1",
+        crate::args![limit],
     )?;
-    let rows = st.query_map([limit as i64], |r| {
-        let status: String = r.get(5)?;
-        let pid: Option<i64> = r.get(8)?;
-        let gone = gone(&status, pid);
-        Ok(RunSummary {
-            run: r.get(0)?,
-            started_at: r.get(1)?,
-            finished_at: r.get(2)?,
-            scope: r.get(3)?,
-            reasoner: r.get(4)?,
-            status: if gone { "interrupted".into() } else { status },
-            phase: r.get(6)?,
-            error: if gone {
-                Some(INTERRUPTED.into())
-            } else {
-                r.get(7)?
-            },
-            trigger: r.get(9)?,
+    rows.iter()
+        .map(|r| {
+            let status = r.text(5)?;
+            let gone = gone(&status, r.opt_i64(8)?);
+            Ok(RunSummary {
+                run: r.i64(0)?,
+                started_at: r.text(1)?,
+                finished_at: r.opt_text(2)?,
+                scope: r.text(3)?,
+                reasoner: r.text(4)?,
+                status: if gone { "interrupted".into() } else { status },
+                phase: r.i64(6)?,
+                error: if gone {
+                    Some(INTERRUPTED.into())
+                } else {
+                    r.opt_text(7)?
+                },
+                trigger: r.text(9)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect()
 }
 
 /// What an interrupted run says: its process stopped mid-cycle.
@@ -502,37 +502,23 @@ fn gone(status: &str, pid: Option<i64>) -> bool {
 
 /// The report a run left (as far as it got), if the run exists.
 pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
-    type Row = (
-        Option<String>,
-        String,
-        String,
-        String,
-        String,
-        Option<String>,
-        Option<i64>,
-        Option<String>,
-        String,
-    );
-    let row: Option<Row> = nx
-        .conn()?
-        .query_row(
-            "SELECT report, status, scope, reasoner, started_at, finished_at, pid, error, trigger_name FROM sleep_runs WHERE id = ?1",
-            [run],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                ))
-            },
-        )
-        .optional()?;
+    let row = match nx.db().query_opt(
+        "SELECT report, status, scope, reasoner, started_at, finished_at, pid, error, trigger_name FROM sleep_runs WHERE id = ?1",
+        crate::args![run],
+    )? {
+        Some(r) => Some((
+            r.opt_text(0)?,
+            r.text(1)?,
+            r.text(2)?,
+            r.text(3)?,
+            r.text(4)?,
+            r.opt_text(5)?,
+            r.opt_i64(6)?,
+            r.opt_text(7)?,
+            r.text(8)?,
+        )),
+        None => None,
+    };
     Ok(row.map(
         |(rep, status, scope, reasoner, started_at, finished_at, pid, error, trigger)| {
             // what the run row knows, for a run that left no report yet
@@ -1210,9 +1196,9 @@ pub fn run(
         None if failed_phases > 0 => cx.report.status = "completed with issues".into(),
         None => cx.report.status = "completed".into(),
     }
-    nx.conn()?.execute(
+    nx.db().execute(
         "UPDATE sleep_runs SET status = ?2, finished_at = ?3, report = ?4, error = ?5 WHERE id = ?1",
-        params![run, cx.report.status, cx.report.finished_at, cx.report.to_json().to_string(), cx.report.error],
+        crate::args![run, &cx.report.status, &cx.report.finished_at, cx.report.to_json().to_string(), cx.report.error.clone()],
     )?;
     cx.progress(Some(format!("cycle {}", cx.report.status)), true);
     Ok(cx.report)
@@ -1249,12 +1235,14 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
         cx.phase.batches += 1;
         // (the bookkeeping's own transaction is the last of the phase)
         cx.phase.longest_hold_ms = nx.take_longest_hold().as_millis() as u64;
-        nx.conn()?.execute(
-            "INSERT OR REPLACE INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
+        nx.db().execute(
+            "INSERT INTO sleep_phases(run, phase, name, started_at, finished_at, millis, counts, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+             ON CONFLICT (run, phase) DO UPDATE SET name = excluded.name, started_at = excluded.started_at, finished_at = excluded.finished_at, \
+             millis = excluded.millis, counts = excluded.counts, notes = excluded.notes",
+            crate::args![
                 run,
                 p,
-                cx.phase.name,
+                &cx.phase.name,
                 store::now(),
                 store::now(),
                 cx.phase.millis as i64,
@@ -1262,9 +1250,9 @@ fn phase_in_tx(cx: &mut Cx, nx: &mut Nexus, p: u8, hold: Option<u8>, t0: Instant
                 serde_json::to_string(&cx.phase.lines).unwrap_or_default()
             ],
         )?;
-        nx.conn()?.execute(
+        nx.db().execute(
             "UPDATE sleep_runs SET phase = ?2, report = ?3 WHERE id = ?1",
-            params![run, p, cx.report.to_json().to_string()],
+            crate::args![run, p, cx.report.to_json().to_string()],
         )?;
         Ok(())
     })
@@ -1284,11 +1272,12 @@ pub(crate) fn alive(pid: i64) -> bool {
 
 fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
     nx.atomically("sleep:start", |nx| {
-        let running: Vec<(i64, i64)> = {
-            let mut st = nx.conn()?.prepare("SELECT id, pid FROM sleep_runs WHERE status = 'running'")?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?
-        };
+        let running = nx
+            .db()
+            .query("SELECT id, pid FROM sleep_runs WHERE status = 'running'", &[])?
+            .iter()
+            .map(|r| Ok((r.i64(0)?, r.i64(1)?)))
+            .collect::<KipResult<Vec<(i64, i64)>>>()?;
         for (id, pid) in running {
             if alive(pid) && pid != std::process::id() as i64 {
                 return Err(KipError::new(
@@ -1297,24 +1286,25 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
                 )
                 .with_hint("Wait for it to finish, or stop that process."));
             }
-            nx.conn()?.execute(
+            nx.db().execute(
                 "UPDATE sleep_runs SET status = 'interrupted', finished_at = ?2, error = ?3 WHERE id = ?1",
-                params![id, store::now(), INTERRUPTED],
+                crate::args![id, store::now(), INTERRUPTED],
             )?;
         }
-        nx.conn()?.execute(
-            "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?2, ?3, ?4, '$system', ?5, ?6, ?7, 'running')",
-            params![
-                store::now(),
-                opts.scope.as_str(),
-                opts.trigger,
-                reasoner,
-                std::process::id() as i64,
-                opts.now,
-                serde_json::to_string(&opts.params).unwrap_or_default()
-            ],
-        )?;
-        Ok(nx.conn()?.last_insert_rowid())
+        nx.db()
+            .query_i64(
+                "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES (?1, ?2, ?3, ?4, '$system', ?5, ?6, ?7, 'running') RETURNING id",
+                crate::args![
+                    store::now(),
+                    opts.scope.as_str(),
+                    &opts.trigger,
+                    reasoner,
+                    std::process::id(),
+                    &opts.now,
+                    serde_json::to_string(&opts.params).unwrap_or_default()
+                ],
+            )?
+            .ok_or_else(|| KipError::internal("a new sleep run has no id"))
     })
 }
 
