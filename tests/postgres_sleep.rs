@@ -394,3 +394,132 @@ fn policies_explanations_and_structure_read_alike_on_postgresql() {
         sleep::structure::missing(&pg).unwrap().len()
     );
 }
+
+/// Processes sharing a PostgreSQL memory may run on different machines:
+/// the run lock lives in the database, not in process ids.
+#[test]
+fn one_cycle_at_a_time_across_processes_on_postgresql() {
+    let Some(url) = server() else { return };
+    let mem = Memory::new(&url, "runlock");
+    let mut pg = mem.demo();
+
+    // another session (another server) holds the memory's sleep lock
+    let mut other = mem.loc.connect().expect("connect");
+    other
+        .batch_execute("SELECT pg_advisory_lock(hashtext('somnus sleep ' || current_schema()))")
+        .expect("lock");
+    let e = sleep::run(
+        &mut pg,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect_err("a second cycle must wait");
+    assert_eq!(e.code.to_string(), "KIP_3005", "{}", e.message);
+    assert!(e.message.contains("another process"), "{}", e.message);
+    assert!(
+        sleep::cycle::runs(&pg, 10).unwrap().is_empty(),
+        "no run recorded"
+    );
+
+    // its process dies: the server frees the lock with its connection
+    drop(other);
+    // (the server notices the closed connection a moment later)
+    let held = |pg: &Nexus| {
+        pg.db()
+            .query_i64(
+                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+                 AND objid = hashtext('somnus sleep ' || current_schema())::oid",
+                &[],
+            )
+            .expect("pg_locks")
+            != Some(0)
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while held(&pg) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let first = cycle(&mut pg, NOW);
+
+    // a run recorded as running by a process that is gone (here: a live
+    // local process id, as a run on another machine would have) holds
+    // nothing: it reads as interrupted, and the next cycle goes ahead
+    pg.db()
+        .execute(
+            "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) \
+             VALUES ('2026-11-20T03:30:00Z', 'full', 'on_demand', 'heuristic', '$system', 1, ?1, '{}', 'running')",
+            &[NOW.into()],
+        )
+        .expect("a stale run");
+    let runs = sleep::cycle::runs(&pg, 10).unwrap();
+    assert_eq!(runs[0].status, "interrupted");
+    assert_eq!(runs[1].run, first.run);
+    let second = cycle(&mut pg, "2026-11-20T04:00:00Z");
+    let runs = sleep::cycle::runs(&pg, 10).unwrap();
+    assert_eq!(runs[0].run, second.run);
+    assert_eq!(
+        runs[1].status, "interrupted",
+        "the stale run is recorded so"
+    );
+    let r = sleep::cycle::report(&pg, runs[1].run).unwrap().unwrap();
+    assert_eq!(r.status, "interrupted");
+
+    // the lock was released at the end of each cycle: another session
+    // takes it at once
+    let mut other = mem.loc.connect().expect("connect");
+    let row = other
+        .query_one(
+            "SELECT pg_try_advisory_lock(hashtext('somnus sleep ' || current_schema()))",
+            &[],
+        )
+        .expect("try");
+    assert!(row.get::<_, bool>(0), "the lock was left held");
+}
+
+/// A console learns that others committed (and not from its own writes),
+/// as SQLite's `PRAGMA data_version` tells it.
+#[test]
+fn others_commits_change_the_data_version_on_postgresql() {
+    let Some(url) = server() else { return };
+    let mem = Memory::new(&url, "version");
+    let mut console = mem.demo();
+    let mut agent = Nexus::open_postgres(&mem.loc).expect("open");
+    let v0 = console.data_version();
+    assert_eq!(console.data_version(), v0, "nothing changed");
+    // the console's own write: no change seen
+    kip(
+        &mut console,
+        r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Mine"} } }"#,
+        json!({}),
+    );
+    assert_eq!(console.data_version(), v0, "its own write");
+    // an uncommitted write elsewhere is not seen; its commit is
+    agent
+        .atomically("test", |nx| {
+            kip(
+                nx,
+                r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Theirs"} } }"#,
+                json!({}),
+            );
+            assert_eq!(console.data_version(), v0, "not committed yet");
+            Ok(())
+        })
+        .expect("commit");
+    let v1 = console.data_version();
+    assert_ne!(v1, v0, "another's commit");
+    // a decision on a proposal (no graph write) counts too
+    proposals::set_policy(&mut agent, "merge", "auto", "operator").expect("policy");
+    let v2 = console.data_version();
+    assert_ne!(v2, v1, "a policy set elsewhere");
+    // a rolled-back write does not
+    let _ = agent.atomically("test", |nx| -> somnus::kip::KipResult<()> {
+        kip(
+            nx,
+            r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Never"} } }"#,
+            json!({}),
+        );
+        Err(somnus::kip::KipError::internal("abandoned"))
+    });
+    assert_eq!(console.data_version(), v2, "a rolled-back write");
+}

@@ -628,8 +628,6 @@ impl Nexus {
         }
     }
 
-    /// Changes whenever another connection (another process: a server, a
-    /// sleep cycle) commits to this memory.
     /// Rows this connection has changed since it opened: with
     /// [`Nexus::data_version`] (others' commits), whether anything changed.
     pub fn own_changes(&self) -> u64 {
@@ -639,16 +637,21 @@ impl Nexus {
         }
     }
 
-    /// On PostgreSQL: the newest audit entry (every write is one).
+    /// Changes whenever another connection (another process: a server, a
+    /// sleep cycle) commits to this memory.
     pub fn data_version(&self) -> i64 {
         match &self.conn {
             Conn::Sqlite(c) => c
                 .query_row("PRAGMA data_version", [], |r| r.get(0))
                 .unwrap_or(0),
+            // the write statements other sessions committed (migration 15)
             Conn::Postgres(_) => self
                 .conn
                 .db()
-                .query_i64("SELECT COALESCE(MAX(id), 0) FROM audit_log", &[])
+                .query_i64(
+                    "SELECT COALESCE(SUM(n), 0)::bigint FROM changes WHERE pid <> pg_backend_pid()",
+                    &[],
+                )
                 .ok()
                 .flatten()
                 .unwrap_or(0),

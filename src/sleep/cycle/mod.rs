@@ -43,6 +43,7 @@ mod inbox;
 mod orphans;
 mod prospective;
 mod reclaim;
+mod run_lock;
 mod self_model;
 mod skills;
 mod tasks;
@@ -467,10 +468,11 @@ pub fn runs(nx: &Nexus, limit: usize) -> KipResult<Vec<RunSummary>> {
         "SELECT id, started_at, finished_at, scope, reasoner, status, phase, error, pid, trigger_name FROM sleep_runs ORDER BY id DESC LIMIT ?1",
         crate::args![limit],
     )?;
+    let lock = run_lock::held(nx)?;
     rows.iter()
         .map(|r| {
             let status = r.text(5)?;
-            let gone = gone(&status, r.opt_i64(8)?);
+            let gone = gone(&status, r.opt_i64(8)?, lock);
             Ok(RunSummary {
                 run: r.i64(0)?,
                 started_at: r.text(1)?,
@@ -496,12 +498,19 @@ const INTERRUPTED: &str =
 
 /// A run recorded as running whose process is gone was interrupted (the
 /// next cycle records it so; until then it is shown so).
-fn gone(status: &str, pid: Option<i64>) -> bool {
-    status == "running" && pid.is_some_and(|p| !alive(p))
+/// Where the database holds the run lock (PostgreSQL), a running run
+/// whose lock nobody holds was interrupted, wherever its process ran.
+fn gone(status: &str, pid: Option<i64>, lock: Option<bool>) -> bool {
+    status == "running"
+        && match lock {
+            Some(held) => !held,
+            None => pid.is_some_and(|p| !alive(p)),
+        }
 }
 
 /// The report a run left (as far as it got), if the run exists.
 pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
+    let lock = run_lock::held(nx)?;
     let row = match nx.db().query_opt(
         "SELECT report, status, scope, reasoner, started_at, finished_at, pid, error, trigger_name FROM sleep_runs WHERE id = ?1",
         crate::args![run],
@@ -535,7 +544,7 @@ pub fn report(nx: &Nexus, run: i64) -> KipResult<Option<Report>> {
                     error: error.clone(),
                     ..Default::default()
                 });
-            if gone(&status, pid) {
+            if gone(&status, pid, lock) {
                 r.status = "interrupted".into();
                 r.error = Some(INTERRUPTED.into());
             } else if r.status == "running" && status != "running" {
@@ -1007,6 +1016,20 @@ pub fn run(
         .validate()
         .map_err(|e| KipError::constraint(format!("sleep parameters: {e}")))?;
     let run = start_run(nx, opts, reasoner.name())?;
+    let out = run_started(nx, opts, reasoner, progress, cancel, run);
+    run_lock::release(nx);
+    out
+}
+
+/// The cycle, its run recorded and its lock taken.
+fn run_started(
+    nx: &mut Nexus,
+    opts: &Options,
+    reasoner: &mut dyn Reasoner,
+    progress: Option<std::sync::mpsc::Sender<Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
+    run: i64,
+) -> KipResult<Report> {
     let cancel = cancel.unwrap_or_default();
     let tx = progress.map(|t| Arc::new(Mutex::new(t)));
     let started = Instant::now();
@@ -1271,7 +1294,16 @@ pub(crate) fn alive(pid: i64) -> bool {
 }
 
 fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
-    nx.atomically("sleep:start", |nx| {
+    if !run_lock::take(nx)? {
+        return Err(KipError::new(
+            ErrorCode::VersionConflict,
+            "a sleep cycle is running on this memory in another process",
+        )
+        .with_hint("Wait for it to finish, or stop that process."));
+    }
+    // (on PostgreSQL the lock just taken says no run is alive elsewhere)
+    let locked = run_lock::held(nx)?.is_some();
+    let out = nx.atomically("sleep:start", |nx| {
         let running = nx
             .db()
             .query("SELECT id, pid FROM sleep_runs WHERE status = 'running'", &[])?
@@ -1279,7 +1311,7 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
             .map(|r| Ok((r.i64(0)?, r.i64(1)?)))
             .collect::<KipResult<Vec<(i64, i64)>>>()?;
         for (id, pid) in running {
-            if alive(pid) && pid != std::process::id() as i64 {
+            if !locked && alive(pid) && pid != std::process::id() as i64 {
                 return Err(KipError::new(
                     ErrorCode::VersionConflict,
                     format!("sleep run #{id} is still running (process {pid})"),
@@ -1305,7 +1337,11 @@ fn start_run(nx: &mut Nexus, opts: &Options, reasoner: &str) -> KipResult<i64> {
                 ],
             )?
             .ok_or_else(|| KipError::internal("a new sleep run has no id"))
-    })
+    });
+    if out.is_err() {
+        run_lock::release(nx);
+    }
+    out
 }
 
 fn run_phase(cx: &mut Cx, nx: &mut Nexus, p: u8) -> KipResult<()> {
