@@ -5,6 +5,7 @@ mod reflect;
 use crate::Nexus;
 use crate::conformance;
 use crate::protocol::{Arguments, Method, Request};
+use crate::store::place::Place;
 use clap::{Args, Parser, Subcommand};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
@@ -187,9 +188,14 @@ fn maintenance_on(v: &str) -> Result<bool> {
     about = "A KIP memory engine and console for AI agents"
 )]
 pub struct Cli {
-    /// The memory database (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
+    /// The memory: a SQLite file, or a PostgreSQL database as postgres://user@host/dbname
+    /// (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
     #[arg(long, global = true)]
-    pub db: Option<PathBuf>,
+    pub db: Option<String>,
+    /// Which memory of a PostgreSQL database (default: $SOMNUS_MEMORY, else the URL's
+    /// memory=NAME, else `main`); each lives in a schema of its own
+    #[arg(long, global = true)]
+    pub memory: Option<String>,
     /// Accept a SQLite file that another program created (somnus adds its tables)
     #[arg(long, global = true)]
     pub adopt: bool,
@@ -470,11 +476,8 @@ pub enum AuditCmd {
     },
 }
 
-/// `$SOMNUS_DB`, else the per-user data folder.
+/// The per-user data folder's memory.
 pub fn default_db() -> PathBuf {
-    if let Some(p) = std::env::var_os("SOMNUS_DB") {
-        return PathBuf::from(p);
-    }
     let base = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
@@ -487,40 +490,86 @@ pub fn default_demo_db() -> PathBuf {
     default_db().with_file_name("demo.db")
 }
 
+/// The memory a command works on, as `--db` and `--memory` (or
+/// `$SOMNUS_DB` and `$SOMNUS_MEMORY`) name it.
+struct Target {
+    db: Option<String>,
+    memory: Option<String>,
+    /// `--db` itself (a benchmark never falls back on `$SOMNUS_DB`: it
+    /// would write into the user's memory).
+    given: Option<String>,
+}
+
+impl Target {
+    fn new(cli: &Cli) -> Target {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Target {
+            db: cli.db.clone().or_else(|| env("SOMNUS_DB")),
+            memory: cli.memory.clone().or_else(|| env("SOMNUS_MEMORY")),
+            given: cli.db.clone(),
+        }
+    }
+
+    fn place(&self) -> Result<Place> {
+        self.place_or(default_db)
+    }
+
+    /// The place, with `default` for a file when none is named.
+    fn place_or(&self, default: fn() -> PathBuf) -> Result<Place> {
+        match &self.db {
+            Some(db) => Place::parse(db, self.memory.as_deref()),
+            None => Place::parse(&default().to_string_lossy(), self.memory.as_deref()),
+        }
+        .map_err(|e| eyre!("{}", e.message))
+    }
+}
+
 /// `--adopt`, for every open of this process.
 static ADOPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn open(db: &Option<PathBuf>) -> Result<Nexus> {
-    open_as(db, false)
+fn open(t: &Target) -> Result<Nexus> {
+    open_as(t, false)
 }
 
 /// Opens the memory; `readonly` opens an existing file without writing
 /// anything to it (a missing one is created as usual).
-fn open_as(db: &Option<PathBuf>, readonly: bool) -> Result<Nexus> {
-    let path = db.clone().unwrap_or_else(default_db);
+fn open_as(t: &Target, readonly: bool) -> Result<Nexus> {
+    let place = t.place()?;
     let opts = crate::store::OpenOptions {
-        readonly: readonly && path.exists(),
+        readonly: readonly && place.exists(),
         adopt: ADOPT.load(std::sync::atomic::Ordering::Relaxed),
     };
-    Nexus::open_with(&path, opts).map_err(|e| {
+    Nexus::open_place(&place, opts).map_err(|e| {
         let hint = e
             .hint
             .as_deref()
             .map(|h| format!(" ({h})"))
             .unwrap_or_default();
-        eyre!("cannot open {}: {}{hint}", path.display(), e.message)
+        eyre!("cannot open {place}: {}{hint}", e.message)
     })
+}
+
+/// The file `--db` names for a benchmark (which builds its own memories
+/// in SQLite files).
+fn bench_file(t: &Target) -> Result<Option<PathBuf>> {
+    match &t.given {
+        None => Ok(None),
+        Some(db) => match Place::parse(db, None).map_err(|e| eyre!("{}", e.message))? {
+            Place::File(p) => Ok(Some(p)),
+            Place::Postgres(_) => Err(eyre!(
+                "the benchmark builds SQLite memories: --db names a file here"
+            )),
+        },
+    }
 }
 
 pub fn run(cli: Cli) -> Result<i32> {
     ADOPT.store(cli.adopt, std::sync::atomic::Ordering::Relaxed);
+    let target = Target::new(&cli);
     match cli.cmd {
         None => {
-            let nx = open(&cli.db)?;
-            let label = nx
-                .path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
+            let nx = open(&target)?;
+            let label = nx.describe_location();
             crate::tui::run(nx, &label)?;
             Ok(0)
         }
@@ -541,7 +590,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(p) => serde_json::from_str(&p).wrap_err("--params must be a JSON object")?,
                 None => Map::new(),
             };
-            let mut nx = open_as(&cli.db, readonly)?;
+            let mut nx = open_as(&target, readonly)?;
             let method = if readonly {
                 Method::ExecuteKipReadonly
             } else {
@@ -561,25 +610,31 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(if resp.get("error").is_some() { 1 } else { 0 })
         }
         Some(Cmd::Demo { no_console }) => {
-            let path = cli.db.clone().unwrap_or_else(default_demo_db);
-            let nx = crate::demo::create(&path).map_err(|e| {
-                eyre!(
-                    "cannot create the demo memory at {}: {}",
-                    path.display(),
-                    e.message
-                )
-            })?;
+            // (a PostgreSQL database's demo is the memory `demo`, unless
+            // one is named: the default memory is the user's)
+            let path = match &target.db {
+                Some(db)
+                    if crate::store::postgres::is_url(db)
+                        && target.memory.is_none()
+                        && !db.contains("memory=") =>
+                {
+                    Place::parse(db, Some("demo")).map_err(|e| eyre!("{}", e.message))?
+                }
+                _ => target.place_or(default_demo_db)?,
+            };
+            let nx = crate::demo::create_at(&path)
+                .map_err(|e| eyre!("cannot create the demo memory at {path}: {}", e.message))?;
             if no_console {
                 let o = nx.schema_overview().map_err(|e| eyre!(e.message))?;
                 crate::say!(
                     "demo memory at {}: {} concepts, {} propositions",
-                    path.display(),
+                    path,
                     o.concepts,
                     o.propositions
                 );
                 return Ok(0);
             }
-            crate::tui::run(nx, &format!("demo · {}", path.display()))?;
+            crate::tui::run(nx, &format!("demo · {path}"))?;
             Ok(0)
         }
         Some(Cmd::Serve {
@@ -601,7 +656,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                     .ok()
                     .filter(|k| !k.is_empty())
             });
-            let db = cli.db.clone().unwrap_or_else(default_db);
+            let db = target.place()?;
             let rt = crate::server::runtime(None)?;
             let (tx, rx) = tokio::sync::oneshot::channel();
             let mut cfg = crate::server::ServerConfig::new(db.clone(), addr);
@@ -615,10 +670,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             cfg.maintenance = maintain.then_some(settings);
             rt.spawn(async move {
                 if let Ok(a) = rx.await {
-                    crate::say_err!(
-                        "somnus serving {} on http://{a} (POST /kip, GET /)",
-                        db.display()
-                    );
+                    crate::say_err!("somnus serving {} on http://{a} (POST /kip, GET /)", db);
                 }
             });
             let served = rt.block_on(crate::server::serve(cfg, Some(tx)));
@@ -636,7 +688,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }) => {
             let maintain = maintenance_on(&maintenance_choice(maintenance))?;
             let settings = schedule.settings()?;
-            let writer = open(&cli.db)?;
+            let writer = open(&target)?;
             let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
             let caller = match key {
                 Some(k) => crate::store::keys::lookup(writer.db(), &k)
@@ -661,12 +713,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let mut readers = Vec::new();
             for _ in 0..2 {
-                readers.push(open(&cli.db)?);
+                readers.push(open(&target)?);
             }
             let pool = crate::server::pool::Pool::new(writer, readers);
             let maintainer = maintain.then(|| {
                 crate::sleep::maintainer::Maintainer::start(
-                    cli.db.clone().unwrap_or_else(default_db),
+                    target.place().expect("the memory opened above"),
                     "mcp",
                     settings,
                 )
@@ -680,7 +732,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Rpc) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             let stdin = std::io::stdin();
             let mut out = std::io::stdout().lock();
             for line in std::io::BufRead::split(stdin.lock(), b'\n') {
@@ -750,7 +802,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             console: true,
             ..
         }) => {
-            let rows = crate::bench::console(cli.db.as_deref(), runs);
+            let rows = crate::bench::console(bench_file(&target)?.as_deref(), runs);
             crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
@@ -765,7 +817,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let opts = crate::bench::BenchOptions {
                 concepts,
                 runs,
-                db: cli.db.clone(),
+                db: bench_file(&target)?,
             };
             let rows = crate::bench::run(&opts);
             crate::say!("{}", crate::bench::markdown(&rows, concepts));
@@ -775,7 +827,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             what: Some(AuditCmd::Prune { through, dry_run }),
             ..
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             let (to, p) = nx
                 .audit_prune(&through, dry_run)
                 .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
@@ -797,7 +849,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             what: Some(AuditCmd::Show { entry }),
             ..
         }) => {
-            let nx = open(&cli.db)?;
+            let nx = open(&target)?;
             match nx.audit_entry(entry).map_err(|e| eyre!(e.message))? {
                 None => {
                     crate::say_err!("no audit entry #{entry}");
@@ -821,7 +873,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             limit,
             json,
         }) => {
-            let nx = open(&cli.db)?;
+            let nx = open(&target)?;
             let element = match element {
                 Some(e) => Some(crate::store::ids::parse_element_id(&e).ok_or_else(|| {
                     eyre!("{e} is not an element id (C:<n> or P:<n>:<predicate>)")
@@ -885,7 +937,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             group,
             reason,
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             let who = crate::audit::Who {
                 actor: "operator".into(),
                 trigger: "somnus rollback".into(),
@@ -955,7 +1007,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             json,
             quiet,
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             reflect::sleep(
                 &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
             )
@@ -963,7 +1015,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Cmd::Maintain { once, schedule }) => {
             let settings = schedule.settings()?;
             if once {
-                let mut nx = open(&cli.db)?;
+                let mut nx = open(&target)?;
                 match crate::sleep::schedule::run_due(
                     &mut nx,
                     &settings.schedule,
@@ -977,11 +1029,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 return Ok(0);
             }
             // the memory must open (and be migrated) before the loop starts
-            drop(open(&cli.db)?);
-            let db = cli.db.clone().unwrap_or_else(default_db);
+            drop(open(&target)?);
+            let db = target.place()?;
             crate::say_err!(
                 "somnus maintaining {} (checks every {:.0} s; Ctrl+C stops)",
-                db.display(),
+                db,
                 settings.poll.as_secs_f64()
             );
             let m = crate::sleep::maintainer::Maintainer::start(db, "maintain", settings);
@@ -998,7 +1050,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             dry_run,
             json,
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             let user = crate::import::user_for(&mut nx, &source, user);
             let plan = crate::import::read(&source, &dir, user.as_deref()).map_err(|e| eyre!(e))?;
             let who = crate::audit::Who {
@@ -1018,12 +1070,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Runs { run, json }) => {
-            let nx = open(&cli.db)?;
+            let nx = open(&target)?;
             reflect::runs(&nx, run, json)
         }
         Some(Cmd::Keys { what }) => {
             use crate::store::keys;
-            let nx = open(&cli.db)?;
+            let nx = open(&target)?;
             let by = std::env::var("USER").unwrap_or_else(|_| "operator".into());
             match what {
                 KeysCmd::Add { name, role } => {
@@ -1071,11 +1123,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Proposals { what }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             reflect::proposals(&mut nx, what)
         }
         Some(Cmd::Contradictions { what }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             reflect::contradictions(&mut nx, what)
         }
         Some(Cmd::Health {
@@ -1083,7 +1135,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             stale_days,
             json,
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             let now = now.unwrap_or_else(|| {
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             });
@@ -1124,11 +1176,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             with: Some(other),
             json,
         }) => {
-            let mut nx = open(&cli.db)?;
+            let mut nx = open(&target)?;
             reflect::why_pair(&mut nx, &element, &other, json)
         }
         Some(Cmd::Why { element, json, .. }) => {
-            let nx = open(&cli.db)?;
+            let nx = open(&target)?;
             reflect::why(&nx, &element, json)
         }
         Some(Cmd::Conformance {

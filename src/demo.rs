@@ -41,6 +41,19 @@ pub fn load(nx: &mut Nexus) -> KipResult<()> {
     Ok(())
 }
 
+/// Creates a fresh demo memory at `place`, replacing any memory there.
+pub fn create_at(place: &crate::store::place::Place) -> KipResult<Nexus> {
+    match place {
+        crate::store::place::Place::File(p) => create(p),
+        crate::store::place::Place::Postgres(l) => {
+            crate::store::postgres::drop_memory(l)?;
+            let mut nx = Nexus::open_postgres(l)?;
+            load(&mut nx)?;
+            Ok(nx)
+        }
+    }
+}
+
 /// Creates a fresh demo memory at `path`, replacing any file there.
 pub fn create(path: &Path) -> KipResult<Nexus> {
     for suffix in ["", "-wal", "-shm"] {

@@ -509,7 +509,7 @@ fn others_commits_change_the_data_version_on_postgresql() {
     let v1 = console.data_version();
     assert_ne!(v1, v0, "another's commit");
     // a decision on a proposal (no graph write) counts too
-    proposals::set_policy(&mut agent, "merge", "auto", "operator").expect("policy");
+    proposals::set_policy(&agent, "merge", "auto", "operator").expect("policy");
     let v2 = console.data_version();
     assert_ne!(v2, v1, "a policy set elsewhere");
     // a rolled-back write does not

@@ -614,18 +614,22 @@ impl Nexus {
         self.conn()
     }
 
+    /// Where the memory is, to open it again (another connection): none
+    /// for a memory held in this process only.
+    pub fn place(&self) -> Option<crate::store::place::Place> {
+        use crate::store::place::Place;
+        match (&self.path, &self.location) {
+            (Some(p), _) => Some(Place::File(p.clone())),
+            (None, Some(l)) => Some(Place::Postgres(l.clone())),
+            (None, None) => None,
+        }
+    }
+
     /// Where the memory is, for people: the file, or the PostgreSQL
     /// database and memory (password hidden).
     pub fn describe_location(&self) -> String {
-        match (&self.path, &self.location) {
-            (Some(p), _) => p.display().to_string(),
-            (None, Some(l)) => format!(
-                "{} (memory {})",
-                crate::store::postgres::redacted(&l.url),
-                l.memory
-            ),
-            (None, None) => "(in memory)".to_string(),
-        }
+        self.place()
+            .map_or_else(|| "(in memory)".to_string(), |p| p.to_string())
     }
 
     /// Rows this connection has changed since it opened: with

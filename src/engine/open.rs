@@ -38,6 +38,19 @@ fn wal_of(path: &Path) -> PathBuf {
 }
 
 impl Nexus {
+    /// Opens (creating and bootstrapping if new) the memory at `place`, a
+    /// SQLite file or a PostgreSQL memory (where `opts` do not apply: the
+    /// server keeps its own permissions).
+    pub fn open_place(
+        place: &crate::store::place::Place,
+        opts: crate::store::OpenOptions,
+    ) -> KipResult<Nexus> {
+        match place {
+            crate::store::place::Place::File(p) => Self::open_with(p, opts),
+            crate::store::place::Place::Postgres(l) => Self::open_postgres(l),
+        }
+    }
+
     /// Opens (creating and bootstrapping if new) the memory at `path`.
     pub fn open(path: impl AsRef<Path>) -> KipResult<Nexus> {
         Self::open_with(path, crate::store::OpenOptions::default())

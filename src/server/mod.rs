@@ -11,6 +11,7 @@ pub mod pool;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{Method, Outcome, Request, Response};
 use crate::store::keys::{Identity, Role};
+use crate::store::place::Place;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
@@ -21,12 +22,12 @@ use axum::routing::{get, post};
 use pool::Pool;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct ServerConfig {
-    pub db: PathBuf,
+    /// The memory served: a SQLite file or a PostgreSQL memory.
+    pub db: Place,
     pub addr: SocketAddr,
     pub api_key: Option<String>,
     pub max_body: usize,
@@ -48,9 +49,9 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// The defaults `somnus serve` uses.
-    pub fn new(db: PathBuf, addr: SocketAddr) -> ServerConfig {
+    pub fn new(db: impl Into<Place>, addr: SocketAddr) -> ServerConfig {
         ServerConfig {
-            db,
+            db: db.into(),
             addr,
             api_key: None,
             max_body: 1 << 20,
@@ -484,15 +485,28 @@ pub async fn serve_until(
 ) -> Result<(), String> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto;
-    let open = |what: &str| {
-        let mut nx = Nexus::open(&cfg.db)
-            .map_err(|e| format!("cannot open {} ({what}): {}", cfg.db.display(), e.message))?;
-        nx.set_timeout(cfg.timeout);
-        Ok::<_, String>(nx)
+    // (opened off the async threads: a PostgreSQL client blocks)
+    let open = |what: &'static str| {
+        let (db, timeout) = (cfg.db.clone(), cfg.timeout);
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let mut nx = Nexus::open_place(&db, Default::default())
+                    .map_err(|e| format!("cannot open {db} ({what}): {}", e.message))?;
+                nx.set_timeout(timeout);
+                Ok::<_, String>(nx)
+            })
+            .await
+            .map_err(|e| format!("cannot open the memory ({what}): {e}"))?
+        }
     };
-    let writer = open("writer")?;
+    let writer = open("writer").await?;
     // keys kept in the memory authenticate like --api-key does
-    let has_keys = crate::store::keys::any_active(writer.db()).unwrap_or(false);
+    let (writer, has_keys) = tokio::task::spawn_blocking(move || {
+        let has = crate::store::keys::any_active(writer.db()).unwrap_or(false);
+        (writer, has)
+    })
+    .await
+    .map_err(|e| format!("cannot read the memory's keys: {e}"))?;
     check_bind(
         &cfg.addr,
         &cfg.api_key
@@ -501,7 +515,7 @@ pub async fn serve_until(
     )?;
     let mut readers = Vec::new();
     for _ in 0..cfg.readers {
-        readers.push(open("reader")?);
+        readers.push(open("reader").await?);
     }
     let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
     let listener = tokio::net::TcpListener::bind(cfg.addr)

@@ -5,7 +5,6 @@
 
 use crate::Nexus;
 use crate::kip::KipError;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::{Mutex, Semaphore};
 
@@ -15,14 +14,14 @@ pub struct Pool {
     idle: std::sync::Mutex<Vec<Nexus>>,
     free: Arc<Semaphore>,
     readers: usize,
-    db: Option<PathBuf>,
+    db: Option<crate::store::place::Place>,
     timeout: std::time::Duration,
 }
 
 impl Pool {
     pub fn new(writer: Nexus, readers: Vec<Nexus>) -> Pool {
         let n = readers.len();
-        let db = writer.path().map(PathBuf::from);
+        let db = writer.place();
         Pool {
             writer: Arc::new(Mutex::new(writer)),
             idle: std::sync::Mutex::new(readers),
@@ -81,9 +80,16 @@ impl Pool {
             }
             Err(e) => {
                 // the connection went with the failed task: open another
-                if let Some(db) = &self.db
-                    && let Ok(mut nx) = Nexus::open(db)
-                {
+                let reopened = match self.db.clone() {
+                    Some(db) => tokio::task::spawn_blocking(move || {
+                        Nexus::open_place(&db, Default::default()).ok()
+                    })
+                    .await
+                    .ok()
+                    .flatten(),
+                    None => None,
+                };
+                if let Some(mut nx) = reopened {
                     nx.set_timeout(self.timeout);
                     self.put_idle(nx);
                     drop(permit);

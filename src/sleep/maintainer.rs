@@ -12,7 +12,6 @@ use crate::kip::KipResult;
 use crate::store;
 use chrono::Utc;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -112,7 +111,12 @@ impl Maintainer {
     /// Starts maintaining the memory at `db` on a thread of its own, with a
     /// connection of its own. `kind` names the process (serve, mcp,
     /// maintain).
-    pub fn start(db: PathBuf, kind: &'static str, settings: Settings) -> Maintainer {
+    pub fn start(
+        db: impl Into<crate::store::place::Place>,
+        kind: &'static str,
+        settings: Settings,
+    ) -> Maintainer {
+        let db = db.into();
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new(json!({
             "enabled": true,
@@ -197,7 +201,7 @@ pub fn lower_priority() {
 }
 
 fn run(
-    db: PathBuf,
+    db: crate::store::place::Place,
     kind: &'static str,
     settings: Settings,
     stop: Arc<AtomicBool>,
@@ -211,7 +215,7 @@ fn run(
     let mut health = schedule::HealthCache::default();
     while !stop.load(Ordering::SeqCst) {
         if nx.is_none() {
-            match Nexus::open(&db) {
+            match Nexus::open_place(&db, Default::default()) {
                 Ok(n) => nx = Some(n),
                 Err(e) => set(
                     &status,

@@ -247,7 +247,8 @@ impl Row {
 /// parsed and planned by the server once per connection, as SQLite's
 /// statement cache does).
 pub struct PgConn {
-    pub client: postgres::Client,
+    /// (dropped by hand: see `Drop`)
+    pub client: std::mem::ManuallyDrop<postgres::Client>,
     cache: std::collections::HashMap<String, Prepared>,
     /// A transaction is open (`begin`, or a savepoint's own).
     in_tx: bool,
@@ -270,7 +271,7 @@ const PG_STATEMENT_CACHE: usize = 512;
 impl PgConn {
     pub fn new(client: postgres::Client) -> PgConn {
         PgConn {
-            client,
+            client: std::mem::ManuallyDrop::new(client),
             cache: Default::default(),
             in_tx: false,
             savepoint_tx: false,
@@ -301,6 +302,23 @@ impl PgConn {
     /// Forgets prepared statements (after the schema changed).
     pub fn forget_statements(&mut self) {
         self.cache.clear();
+    }
+}
+
+/// A client says goodbye to the server on its own small runtime, which
+/// cannot start inside another: a connection dropped where async code
+/// runs (a server shutting down) is closed on a thread of its own.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        // SAFETY: `client` is taken once, here, and never used again
+        let client = unsafe { std::mem::ManuallyDrop::take(&mut self.client) };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let _ = std::thread::Builder::new()
+                .name("somnus-pg-close".into())
+                .spawn(move || drop(client));
+        } else {
+            drop(client);
+        }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod db;
 pub mod ids;
 pub mod keys;
 pub mod migrations;
+pub mod place;
 pub mod postgres;
 
 use crate::kip::{KipError, KipResult};

@@ -243,13 +243,9 @@ fn on_own_connection(
     run: impl FnOnce(&mut Nexus) -> JobOutput,
     fail: impl FnOnce(String) -> JobOutput,
 ) -> JobOutput {
-    let path = nexus
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .path()
-        .map(|p| p.to_path_buf());
-    match path {
-        Some(p) => match Nexus::open(&p) {
+    let place = nexus.lock().unwrap_or_else(|e| e.into_inner()).place();
+    match place {
+        Some(p) => match Nexus::open_place(&p, Default::default()) {
             Ok(mut own) => run(&mut own),
             Err(e) => fail(e.message),
         },
