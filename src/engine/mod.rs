@@ -140,6 +140,10 @@ pub struct Preview {
 }
 
 /// The default per-command execution limit.
+/// How many times a command that collided with a concurrent writer runs
+/// again (PostgreSQL).
+const CONCURRENT_RETRIES: u32 = 5;
+
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Nexus {
@@ -897,49 +901,7 @@ impl Nexus {
         let res = if self.in_group {
             self.exec_in_savepoint(cmd, text, who, dry_run)
         } else {
-            (|| {
-                // Another process may hold the write lock past the busy
-                // timeout; `begin` retries a few times to ride out a long
-                // commit elsewhere.
-                let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
-                // a dry run records too, so it can say what it would
-                // write; its transaction is rolled back with the entry
-                let record = cmd.is_write() && (!dry_run || self.want_effects);
-                let entry = if record {
-                    Some(crate::audit::begin(
-                        tx.db,
-                        &self.audit,
-                        who,
-                        text,
-                        cmd.kind(),
-                        None,
-                    )?)
-                } else {
-                    None
-                };
-                let out = dispatch(tx.db, cmd, dry_run, self.embedder.as_ref());
-                self.audit.clear();
-                let out = out?;
-                let mut effects = None;
-                if let Some(e) = entry {
-                    crate::audit::finish(tx.db, &self.audit, e)?;
-                    if self.want_effects {
-                        effects = Some(crate::audit::effects(tx.db, e, effects_listed(dry_run))?);
-                    }
-                }
-                if dry_run || !cmd.is_write() {
-                    tx.rollback()?;
-                } else {
-                    crate::store::sync_fts(tx.db)?;
-                    tx.commit()?;
-                    self.writes += 1;
-                }
-                Ok((out, effects))
-            })()
-            .map(|(out, effects)| {
-                self.last_effects = effects;
-                out
-            })
+            self.exec_retrying(cmd, text, who, dry_run)
         };
         self.disarm_limits();
         let res = res.map_err(|e: KipError| {
@@ -970,6 +932,87 @@ impl Nexus {
             self.refresh_statistics();
         }
         res
+    }
+
+    /// One command in a transaction of its own. On PostgreSQL a command
+    /// that collided with a concurrent writer of the same element was
+    /// rolled back whole; it runs again (a few times, after a short
+    /// random pause), then reports the collision.
+    fn exec_retrying(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
+        dry_run: bool,
+    ) -> KipResult<(Value, Option<String>)> {
+        let mut attempt = 0u32;
+        loop {
+            match self.exec_once(cmd, text, who, dry_run) {
+                Err(e)
+                    if attempt < CONCURRENT_RETRIES
+                        && crate::store::postgres::is_concurrent_write(&e) =>
+                {
+                    attempt += 1;
+                    let pause = 2 + (std::process::id() as u64 * 7 + u64::from(attempt) * 13) % 10;
+                    std::thread::sleep(std::time::Duration::from_millis(
+                        pause * u64::from(attempt),
+                    ));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn exec_once(
+        &mut self,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
+        dry_run: bool,
+    ) -> KipResult<(Value, Option<String>)> {
+        (|| {
+            // Another process may hold the write lock past the busy
+            // timeout; `begin` retries a few times to ride out a long
+            // commit elsewhere.
+            let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
+            // a dry run records too, so it can say what it would
+            // write; its transaction is rolled back with the entry
+            let record = cmd.is_write() && (!dry_run || self.want_effects);
+            let entry = if record {
+                Some(crate::audit::begin(
+                    tx.db,
+                    &self.audit,
+                    who,
+                    text,
+                    cmd.kind(),
+                    None,
+                )?)
+            } else {
+                None
+            };
+            let out = dispatch(tx.db, cmd, dry_run, self.embedder.as_ref());
+            self.audit.clear();
+            let out = out?;
+            let mut effects = None;
+            if let Some(e) = entry {
+                crate::audit::finish(tx.db, &self.audit, e)?;
+                if self.want_effects {
+                    effects = Some(crate::audit::effects(tx.db, e, effects_listed(dry_run))?);
+                }
+            }
+            if dry_run || !cmd.is_write() {
+                tx.rollback()?;
+            } else {
+                crate::store::sync_fts(tx.db)?;
+                tx.commit()?;
+                self.writes += 1;
+            }
+            Ok((out, effects))
+        })()
+        .map(|(out, effects)| {
+            self.last_effects = effects;
+            out
+        })
     }
 
     /// One command inside an open group: a savepoint, so a failing command

@@ -1,5 +1,8 @@
-//! The connections a server answers with: one writer, and readers handed
-//! out to whichever request comes next while one is idle. Nothing here
+//! The connections a server answers with: on SQLite one writer (SQLite
+//! has one writer at a time) and readers handed out to whichever request
+//! comes next while one is idle; on PostgreSQL every connection reads and
+//! writes, so writes to different elements proceed together (the
+//! database locks the rows a write touches). Nothing here
 //! blocks an async worker: a request waits for a connection on an async
 //! semaphore or lock, and the engine runs on a blocking thread.
 
@@ -9,7 +12,8 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, Semaphore};
 
 pub struct Pool {
-    writer: Arc<Mutex<Nexus>>,
+    /// The one writer (SQLite); none where any connection writes.
+    writer: Option<Arc<Mutex<Nexus>>>,
     /// Idle readers; a permit of `free` is held for each one taken.
     idle: std::sync::Mutex<Vec<Nexus>>,
     free: Arc<Semaphore>,
@@ -19,11 +23,18 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn new(writer: Nexus, readers: Vec<Nexus>) -> Pool {
-        let n = readers.len();
+    pub fn new(writer: Nexus, mut readers: Vec<Nexus>) -> Pool {
         let db = writer.place();
+        let writer = match writer.backend() {
+            crate::store::db::Backend::Sqlite => Some(Arc::new(Mutex::new(writer))),
+            crate::store::db::Backend::Postgres => {
+                readers.push(writer);
+                None
+            }
+        };
+        let n = readers.len();
         Pool {
-            writer: Arc::new(Mutex::new(writer)),
+            writer,
             idle: std::sync::Mutex::new(readers),
             free: Arc::new(Semaphore::new(n)),
             readers: n,
@@ -38,12 +49,16 @@ impl Pool {
         self
     }
 
-    /// Runs `f` on the writer connection (writes are serialised).
+    /// Runs `f` on the writer connection (writes are serialised), or
+    /// where every connection writes, on an idle one.
     pub async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Nexus) -> T + Send + 'static,
     ) -> Result<T, KipError> {
-        let mut guard = self.writer.clone().lock_owned().await;
+        let Some(writer) = &self.writer else {
+            return self.any(f).await;
+        };
+        let mut guard = writer.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || f(&mut guard))
             .await
             .map_err(|e| KipError::internal(format!("the request failed: {e}")))
@@ -58,6 +73,14 @@ impl Pool {
         if self.readers == 0 {
             return self.write(f).await;
         }
+        self.any(f).await
+    }
+
+    /// Runs `f` on an idle connection of the shared set.
+    async fn any<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Nexus) -> T + Send + 'static,
+    ) -> Result<T, KipError> {
         let permit = self
             .free
             .clone()

@@ -255,6 +255,8 @@ pub struct PgConn {
     /// The open transaction was begun by a savepoint, and ends with it
     /// (as SQLite's outermost savepoint does).
     savepoint_tx: bool,
+    /// The open transaction writes: rows read to be written are locked.
+    write_tx: bool,
 }
 
 /// A prepared statement and, for each of its parameters, the argument it
@@ -275,6 +277,7 @@ impl PgConn {
             cache: Default::default(),
             in_tx: false,
             savepoint_tx: false,
+            write_tx: false,
         }
     }
 
@@ -479,9 +482,23 @@ impl<'a> Db<'a> {
                 } else {
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
                 })?;
-                c.borrow_mut().in_tx = true;
+                let mut c = c.borrow_mut();
+                c.in_tx = true;
+                c.write_tx = write;
                 Ok(())
             }
+        }
+    }
+
+    /// What a query reading a row it will write appends: on PostgreSQL,
+    /// inside a write, `FOR UPDATE` (a concurrent writer of the same row
+    /// waits for this one to commit, then reads what it wrote: no update
+    /// is lost and `EXPECT VERSION` compares with the version it
+    /// replaces). SQLite has one writer at a time.
+    pub fn row_lock(&self) -> &'static str {
+        match self {
+            Db::Postgres(c) if c.borrow().write_tx => " FOR UPDATE",
+            _ => "",
         }
     }
 
@@ -496,6 +513,7 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 c.in_tx = true;
                 c.savepoint_tx = true;
+                c.write_tx = true;
                 return Ok(());
             }
         }
@@ -520,6 +538,7 @@ impl<'a> Db<'a> {
                         let mut c = c.borrow_mut();
                         c.in_tx = false;
                         c.savepoint_tx = false;
+                        c.write_tx = false;
                     }
                     return match out {
                         Ok(()) => self.batch("COMMIT"),
@@ -546,6 +565,7 @@ impl<'a> Db<'a> {
                     let mut c = c.borrow_mut();
                     c.in_tx = false;
                     c.savepoint_tx = false;
+                    c.write_tx = false;
                 }
                 self.batch("COMMIT")
             }
@@ -566,6 +586,7 @@ impl<'a> Db<'a> {
                     let mut c = c.borrow_mut();
                     c.in_tx = false;
                     c.savepoint_tx = false;
+                    c.write_tx = false;
                 }
                 self.batch("ROLLBACK")
             }

@@ -302,13 +302,15 @@ fn prop_row(mut r: Row) -> KipResult<Proposition> {
 }
 
 pub fn concept_by_id<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Concept>> {
-    db.into()
-        .query_opt(
-            &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1"),
-            &[Val::Int(id)],
-        )?
-        .map(concept_row)
-        .transpose()
+    let db = db.into();
+    // (read to be written: locked until the write commits)
+    let lock = db.row_lock();
+    db.query_opt(
+        &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE id = ?1{lock}"),
+        &[Val::Int(id)],
+    )?
+    .map(concept_row)
+    .transpose()
 }
 
 pub fn concept_by_type_name<'a>(
@@ -316,13 +318,15 @@ pub fn concept_by_type_name<'a>(
     ty: &str,
     name: &str,
 ) -> KipResult<Option<Concept>> {
-    db.into()
-        .query_opt(
-            &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2"),
-            &[Val::from(ty), Val::from(name)],
-        )?
-        .map(concept_row)
-        .transpose()
+    let db = db.into();
+    // (read to be written: locked until the write commits)
+    let lock = db.row_lock();
+    db.query_opt(
+        &format!("SELECT {CONCEPT_COLS} FROM concepts WHERE type = ?1 AND name = ?2{lock}"),
+        &[Val::from(ty), Val::from(name)],
+    )?
+    .map(concept_row)
+    .transpose()
 }
 
 /// A concept's type and name; `None` when `id` is not a concept.
@@ -351,13 +355,15 @@ pub fn concept_id_by_type_name<'a>(
 }
 
 pub fn prop_by_id<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Proposition>> {
-    db.into()
-        .query_opt(
-            &format!("SELECT {PROP_COLS} FROM propositions WHERE id = ?1"),
-            &[Val::Int(id)],
-        )?
-        .map(prop_row)
-        .transpose()
+    let db = db.into();
+    // (read to be written: locked until the write commits)
+    let lock = db.row_lock();
+    db.query_opt(
+        &format!("SELECT {PROP_COLS} FROM propositions WHERE id = ?1{lock}"),
+        &[Val::Int(id)],
+    )?
+    .map(prop_row)
+    .transpose()
 }
 
 pub fn prop_by_spo<'a>(
@@ -366,10 +372,13 @@ pub fn prop_by_spo<'a>(
     p: &str,
     o: i64,
 ) -> KipResult<Option<Proposition>> {
-    db.into()
+    let db = db.into();
+    // (read to be written: locked until the write commits)
+    let lock = db.row_lock();
+    db
         .query_opt(
             &format!(
-                "SELECT {PROP_COLS} FROM propositions WHERE subject = ?1 AND predicate = ?2 AND object = ?3"
+                "SELECT {PROP_COLS} FROM propositions WHERE subject = ?1 AND predicate = ?2 AND object = ?3{lock}"
             ),
             &[Val::Int(s), Val::from(p), Val::Int(o)],
         )?

@@ -139,10 +139,40 @@ fn unavailable(url: &str, e: &postgres::Error) -> KipError {
 }
 
 /// A PostgreSQL error while doing `what`, with the server's own words.
+/// How an error from two writers colliding begins (see
+/// [`is_concurrent_write`]).
+pub const CONCURRENT_WRITE: &str = "a concurrent write collided with this one";
+
+/// Whether a command failed only because another writer wrote the same
+/// element at the same moment (its transaction was rolled back whole:
+/// running it again is safe).
+pub fn is_concurrent_write(e: &KipError) -> bool {
+    e.code == ErrorCode::VersionConflict && e.message.starts_with(CONCURRENT_WRITE)
+}
+
 pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
     // a statement stopped by its timeout or cancelled
     if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
         return KipError::new(ErrorCode::ExecutionTimeout, "execution time limit exceeded");
+    }
+    // two writers on one element at once: the later one's transaction
+    // is rolled back whole, and the command can run again
+    if let Some(code) = e.code()
+        && [
+            postgres::error::SqlState::T_R_SERIALIZATION_FAILURE,
+            postgres::error::SqlState::T_R_DEADLOCK_DETECTED,
+            postgres::error::SqlState::UNIQUE_VIOLATION,
+        ]
+        .contains(code)
+    {
+        let detail = e
+            .as_db_error()
+            .map_or_else(|| e.to_string(), |d| d.message().to_string());
+        return KipError::new(
+            ErrorCode::VersionConflict,
+            format!("{CONCURRENT_WRITE}: {detail} ({})", code.code()),
+        )
+        .with_hint("Another writer changed the same element at the same moment; nothing was written. Retry.");
     }
     let detail = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
