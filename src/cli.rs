@@ -446,6 +446,17 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Copy a memory whole (graph, audit trail, sleep runs, proposals, keys) into a new one,
+    /// between SQLite files and PostgreSQL memories either way
+    Copy {
+        /// The memory to copy: a file, or postgres://user@host/db?memory=NAME
+        #[arg(long)]
+        from: String,
+        /// The new memory: a file, or postgres://user@host/db?memory=NAME (created; refused
+        /// if anything was written to it)
+        #[arg(long)]
+        to: String,
+    },
     /// Run conformance fixture files or folders; ends with `N passed, N failed`
     Conformance {
         /// Fixture files or folders
@@ -1182,6 +1193,48 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Cmd::Why { element, json, .. }) => {
             let nx = open(&target)?;
             reflect::why(&nx, &element, json)
+        }
+        Some(Cmd::Copy { from, to }) => {
+            let parse = |s: &str| Place::parse(s, None).map_err(|e| eyre!("{}", e.message));
+            let (from, to) = (parse(&from)?, parse(&to)?);
+            if from == to {
+                return Err(eyre!("--from and --to are the same memory"));
+            }
+            let exists = match &from {
+                Place::File(p) => p.exists(),
+                Place::Postgres(l) => {
+                    let mut c = l.connect().map_err(|e| eyre!("{}", e.message))?;
+                    crate::store::postgres::memories(&mut c)
+                        .map_err(|e| eyre!("{}", e.message))?
+                        .contains(&l.memory)
+                }
+            };
+            if !exists {
+                return Err(eyre!("{from} does not exist: nothing to copy"));
+            }
+            let src = Nexus::open_place(
+                &from,
+                crate::store::OpenOptions {
+                    readonly: matches!(from, Place::File(_)),
+                    adopt: false,
+                },
+            )
+            .map_err(|e| eyre!("cannot open {from}: {}", e.message))?;
+            let dst = Nexus::open_place(&to, Default::default())
+                .map_err(|e| eyre!("cannot open {to}: {}", e.message))?;
+            let started = std::time::Instant::now();
+            let copied = src
+                .copy_into(&dst)
+                .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            for (t, n) in &copied.tables {
+                crate::say!("{t:<20} {n:>9}");
+            }
+            crate::say!(
+                "copied {from} to {to} in {:.1} s (next element id {})",
+                started.elapsed().as_secs_f64(),
+                copied.next_id
+            );
+            Ok(0)
         }
         Some(Cmd::Conformance {
             paths,

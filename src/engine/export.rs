@@ -33,13 +33,35 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A KIP object literal with bare keys where they are identifiers.
+/// A KIP object literal with bare keys where they are identifiers. Keys
+/// are written in code point order, at every depth: a capsule says the
+/// same whichever database the memory lives in (PostgreSQL's `jsonb`
+/// keeps keys in an order of its own) and however it was moved.
 pub fn object_literal(m: &Map<String, Value>) -> String {
-    let parts: Vec<String> = m
-        .iter()
-        .map(|(k, v)| format!("{}: {}", key(k), v))
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    let parts: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("{}: {}", key(k), sorted(&m[k])))
         .collect();
     format!("{{ {} }}", parts.join(", "))
+}
+
+/// A value with its objects' keys in code point order.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 fn author_metadata(m: &Map<String, Value>) -> Map<String, Value> {

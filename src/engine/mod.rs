@@ -618,6 +618,13 @@ impl Nexus {
         self.conn()
     }
 
+    /// Copies this memory whole (graph, audit trail, runs, proposals,
+    /// keys) into `target`, a new memory on either database; see
+    /// `store::copy`.
+    pub fn copy_into(&self, target: &Nexus) -> KipResult<crate::store::copy::Copied> {
+        crate::store::copy::copy(self.conn.db(), target.conn.db())
+    }
+
     /// Where the memory is, to open it again (another connection): none
     /// for a memory held in this process only.
     pub fn place(&self) -> Option<crate::store::place::Place> {

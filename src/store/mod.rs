@@ -4,6 +4,7 @@
 //! subject or object is a single integer that names either kind, and ids are
 //! never reused (the counter only grows).
 
+pub mod copy;
 pub mod db;
 pub mod ids;
 pub mod keys;

@@ -1,0 +1,229 @@
+//! `somnus copy`: a memory moved between databases (SQLite and
+//! PostgreSQL, either way, or between two of the same) whole: the graph,
+//! the audit trail with its before/after images, the sleep runs, the
+//! proposals and their decisions, contradictions, policies, keys and the
+//! console's history, every row with its id, so rollback, `why` and the
+//! proposals go on where they were. EXPORT and import would keep only the
+//! graph.
+//!
+//! The target must be a new memory (bootstrapped and nothing since). The
+//! copy is one transaction there: a failure leaves it as it was.
+
+use super::db::{Backend, Db, Val};
+use crate::kip::{ErrorCode, KipError, KipResult};
+
+/// The tables a memory keeps, in the order they are copied, and the order
+/// their rows are read in on PostgreSQL (SQLite reads by rowid, the order
+/// they were written in). Left out: the full-text index (rebuilt from
+/// the concepts), the processes maintaining the memory now
+/// (`maintainers`: they belong to the source's machine) and the change
+/// counts of PostgreSQL sessions.
+const TABLES: &[(&str, &str)] = &[
+    ("concepts", "id"),
+    ("propositions", "id"),
+    ("embeddings", "id"),
+    ("embed_queue", "id"),
+    ("console_history", "id"),
+    ("audit_log", "id"),
+    ("audit_changes", "id"),
+    ("sleep_runs", "id"),
+    ("sleep_phases", "run, phase"),
+    ("proposals", "id"),
+    ("proposal_items", "proposal, seq"),
+    ("proposal_conflicts", "id"),
+    ("contradictions", "id"),
+    ("sleep_policy", "class"),
+    ("sleep_notes", "id"),
+    ("api_keys", "name"),
+];
+
+/// `meta` rows that describe the database rather than the memory.
+const OWN_META: &[&str] = &["schema_version", "bootstrapped", "next_id"];
+
+/// What a copy moved: rows per table, in copy order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Copied {
+    pub tables: Vec<(String, u64)>,
+    /// The next element id the target will give.
+    pub next_id: i64,
+}
+
+impl Copied {
+    pub fn rows(&self, table: &str) -> u64 {
+        self.tables
+            .iter()
+            .find(|(t, _)| t == table)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// Copies the memory at `from` into the new memory at `to`.
+pub fn copy(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
+    from.begin(false)?;
+    let out = (|| {
+        fresh(to)?;
+        to.begin(true)?;
+        match copy_rows(from, to) {
+            Ok(c) => {
+                super::sync_fts(to)?;
+                to.commit()?;
+                Ok(c)
+            }
+            Err(e) => {
+                let _ = to.rollback();
+                Err(e)
+            }
+        }
+    })();
+    let _ = from.rollback();
+    out
+}
+
+/// A target holding anything beyond its bootstrap is refused: a copy
+/// never merges into, or replaces, a memory someone wrote.
+fn fresh(to: Db<'_>) -> KipResult<()> {
+    let count = |sql: &str| -> KipResult<i64> { Ok(to.query_i64(sql, &[])?.unwrap_or(0)) };
+    let written = count("SELECT COUNT(*) FROM audit_log WHERE kind <> 'BOOTSTRAP'")?
+        + count("SELECT COUNT(*) FROM sleep_runs")?
+        + count("SELECT COUNT(*) FROM proposals")?
+        + count("SELECT COUNT(*) FROM api_keys")?;
+    if written > 0 {
+        return Err(KipError::new(
+            ErrorCode::VersionConflict,
+            "the target memory is not new: it was written since its bootstrap; nothing was copied",
+        )
+        .with_hint("Copy into a new file, or a new --memory name in the PostgreSQL database."));
+    }
+    Ok(())
+}
+
+fn copy_rows(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
+    let mut out = Copied::default();
+    // the target's bootstrap gives way to the source's
+    for (t, _) in TABLES.iter().rev() {
+        to.execute(&format!("DELETE FROM {t}"), &[])?;
+    }
+    for r in from.query("SELECT key, value FROM meta ORDER BY key", &[])? {
+        let key = r.text(0)?;
+        if OWN_META.contains(&key.as_str()) {
+            continue;
+        }
+        to.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[Val::Text(key), Val::Text(r.text(1)?)],
+        )?;
+    }
+    for (table, pg_order) in TABLES {
+        let cols: Vec<String> = columns(from, table)?
+            .into_iter()
+            .filter(|c| columns(to, table).is_ok_and(|t| t.contains(c)))
+            .collect();
+        let order = match from.backend() {
+            Backend::Sqlite if *table == "api_keys" || *table == "sleep_policy" => pg_order,
+            Backend::Sqlite => "rowid",
+            Backend::Postgres => pg_order,
+        };
+        let list = cols.join(", ");
+        let rows = from.query(&format!("SELECT {list} FROM {table} ORDER BY {order}"), &[])?;
+        // several rows a statement (within SQLite's parameter limit)
+        let per = (900 / cols.len().max(1)).max(1);
+        for chunk in rows.chunks(per) {
+            let values: Vec<String> = (0..chunk.len())
+                .map(|i| {
+                    let marks: Vec<String> = (1..=cols.len())
+                        .map(|c| format!("?{}", i * cols.len() + c))
+                        .collect();
+                    format!("({})", marks.join(", "))
+                })
+                .collect();
+            let args: Vec<Val> = chunk.iter().flat_map(|r| r.0.iter().cloned()).collect();
+            to.execute(
+                &format!("INSERT INTO {table}({list}) VALUES {}", values.join(", ")),
+                &args,
+            )?;
+        }
+        out.tables.push((table.to_string(), rows.len() as u64));
+    }
+    out.next_id = next_id(from)?.max(max_element(from)? + 1);
+    set_counters(to, out.next_id)?;
+    Ok(out)
+}
+
+/// A table's columns (PostgreSQL's generated ones left out: the database
+/// computes them).
+fn columns(db: Db<'_>, table: &str) -> KipResult<Vec<String>> {
+    let rows = match db.backend() {
+        Backend::Sqlite => db.query(
+            &format!("SELECT name FROM pragma_table_info('{table}') ORDER BY cid"),
+            &[],
+        )?,
+        Backend::Postgres => db.query(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = ?1 AND is_generated = 'NEVER' \
+             ORDER BY ordinal_position",
+            &[Val::from(table)],
+        )?,
+    };
+    rows.iter().map(|r| r.text(0)).collect()
+}
+
+/// The next element id the source would give (ids are never reused, so
+/// a deleted element's id stays spent in the copy too).
+fn next_id(db: Db<'_>) -> KipResult<i64> {
+    Ok(match db.backend() {
+        Backend::Sqlite => db
+            .query_i64("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'", &[])?
+            .unwrap_or(1),
+        Backend::Postgres => db
+            .query_i64(
+                "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM element_ids",
+                &[],
+            )?
+            .unwrap_or(1),
+    })
+}
+
+fn max_element(db: Db<'_>) -> KipResult<i64> {
+    Ok(db
+        .query_i64(
+            "SELECT MAX(m) FROM (SELECT MAX(id) AS m FROM concepts UNION ALL SELECT MAX(id) FROM propositions) AS x",
+            &[],
+        )?
+        .unwrap_or(0))
+}
+
+/// The target's counters continue where the source's were.
+fn set_counters(to: Db<'_>, next: i64) -> KipResult<()> {
+    match to.backend() {
+        Backend::Sqlite => {
+            to.execute(
+                "UPDATE meta SET value = CAST(?1 AS TEXT) WHERE key = 'next_id'",
+                &[Val::Int(next)],
+            )?;
+        }
+        Backend::Postgres => {
+            to.query(
+                "SELECT setval('element_ids', ?1, false)",
+                &[Val::Int(next.max(1))],
+            )?;
+            for t in [
+                "audit_log",
+                "audit_changes",
+                "sleep_runs",
+                "proposals",
+                "proposal_conflicts",
+                "contradictions",
+                "sleep_notes",
+                "console_history",
+            ] {
+                to.query(
+                    &format!(
+                        "SELECT setval(pg_get_serial_sequence('{t}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {t}"
+                    ),
+                    &[],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
