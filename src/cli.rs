@@ -287,6 +287,10 @@ pub enum Cmd {
         /// Load-test the HTTP server instead (8 clients × 5,000 requests)
         #[arg(long)]
         server: bool,
+        /// With --server: many writers side by side, one somnus serve on a SQLite file against
+        /// two on one memory in this PostgreSQL database (postgres://user@host/db)
+        #[arg(long, requires = "server", value_name = "URL")]
+        postgres: Option<String>,
         /// With --server: the same load again on 20,000 generated Events more while full sleep cycles run on the same database throughout (as the servers' maintainer runs them), side by side with the load alone
         #[arg(long, requires = "server")]
         during_sleep: bool,
@@ -792,6 +796,18 @@ pub fn run(cli: Cli) -> Result<i32> {
             ..
         }) => {
             let rows = crate::bench::sleep(events);
+            crate::say!("{}", crate::bench::table_only(&rows));
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            server: true,
+            postgres: Some(url),
+            runs,
+            ..
+        }) => {
+            // (--runs: UPSERTs per writer)
+            let rows =
+                crate::bench::writers::writers(&url, 8, runs.max(1)).map_err(|e| eyre!(e))?;
             crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }

@@ -81,7 +81,10 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
             .into_owned();
     }
     // (a masked timing shortens its line)
-    out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]

@@ -274,3 +274,20 @@ fn a_cycle_killed_mid_phase_leaves_nothing_of_it_on_postgresql() {
         "the killed run is recorded so"
     );
 }
+
+/// Two `somnus serve` on one PostgreSQL memory, writers split between
+/// them (the load `somnus bench --server --postgres` measures, small):
+/// no errors, no acknowledged write missing.
+#[test]
+fn two_servers_on_one_memory_lose_no_acknowledged_write() {
+    let Some(url) = server() else { return };
+    let rows = somnus::bench::writers::writers(&url, 4, 25).expect("the load runs");
+    for r in &rows[..2] {
+        assert_eq!(r.ok, Some(true), "{}", r.workload);
+    }
+    assert!(
+        rows[1].workload.contains("0 of 100 acknowledged missing"),
+        "{}",
+        rows[1].workload
+    );
+}

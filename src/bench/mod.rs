@@ -5,6 +5,7 @@ pub mod compare;
 pub mod plot;
 #[cfg(feature = "reference")]
 pub mod reference;
+pub mod writers;
 
 use crate::Nexus;
 use crate::protocol::Outcome;
@@ -80,9 +81,9 @@ pub struct BenchOptions {
     pub db: Option<std::path::PathBuf>,
 }
 
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 impl Lcg {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -117,7 +118,7 @@ impl Row {
     }
 }
 
-fn must(o: Outcome, what: &str) -> serde_json::Value {
+pub(crate) fn must(o: Outcome, what: &str) -> serde_json::Value {
     match o {
         Outcome::Ok { result, .. } => result,
         Outcome::Err(e) => panic!("{what}: {} {}", e.code, e.message),
