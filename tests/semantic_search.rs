@@ -177,3 +177,62 @@ fn without_a_provider_semantic_degrades_to_keyword() {
     let r = kip(&mut nx, r#"SEARCH CONCEPT "Paracetamol" THRESHOLD 1.0"#);
     assert_eq!(r["result"], json!([]));
 }
+
+mod pg_support;
+
+/// The same on a PostgreSQL memory: vectors kept in its `embeddings`
+/// table, concepts whose text changed queued by its trigger and embedded
+/// again.
+#[test]
+fn semantic_search_on_a_postgresql_memory() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    let loc = somnus::store::postgres::Location::parse(
+        &pg,
+        Some(&format!("semantic_{}", std::process::id())),
+    )
+    .expect("location");
+    let _ = somnus::store::postgres::drop_memory(&loc);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(calls.clone());
+    let mut nx = Nexus::open_postgres(&loc).expect("open");
+    nx.set_embedder(Some(EmbeddingConfig {
+        base_url: url,
+        model: "fake".into(),
+        api_key: Some("k".into()),
+        deadline: None,
+    }));
+    seed(&mut nx);
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "semantic" LIMIT 2"#,
+    );
+    assert_eq!(
+        names(&r).first().map(String::as_str),
+        Some("Paracetamol"),
+        "{r}"
+    );
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "headache relief" WITH TYPE "Remedy" MODE "hybrid" LIMIT 2"#,
+    );
+    assert_eq!(
+        names(&r).first().map(String::as_str),
+        Some("Paracetamol"),
+        "{r}"
+    );
+    // a changed description is embedded again
+    let w = kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?c { {type: "Remedy", name: "Chamomile"} SET ATTRIBUTES { description: "a dim night theme" } } }"#,
+    );
+    assert!(w.get("error").is_none(), "{w}");
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "dark mode" WITH TYPE "Remedy" MODE "semantic" LIMIT 1"#,
+    );
+    assert_eq!(names(&r), vec!["Chamomile".to_string()], "{r}");
+    drop(nx);
+    let _ = somnus::store::postgres::drop_memory(&loc);
+}

@@ -3,7 +3,7 @@
 //! SQLite, cosine similarity, and reciprocal-rank fusion for `hybrid`.
 
 use crate::kip::{ErrorCode, KipError, KipResult};
-use rusqlite::{Connection, params};
+use crate::store::db::{Db, Val};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -156,53 +156,55 @@ fn from_blob(b: &[u8]) -> Vec<f32> {
 
 /// Embeds every concept whose text changed since it was last embedded.
 /// Returns how many were embedded.
-pub fn sync(conn: &Connection, cfg: &EmbeddingConfig) -> KipResult<usize> {
+pub fn sync(db: Db<'_>, cfg: &EmbeddingConfig) -> KipResult<usize> {
     // concepts created since the last scan (ids only grow)
-    conn.execute_batch(
-        "INSERT OR IGNORE INTO embed_queue(id) SELECT id FROM concepts WHERE id > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'embed_scanned_to'); \
-         UPDATE meta SET value = (SELECT COALESCE(MAX(id), 0) FROM concepts) WHERE key = 'embed_scanned_to';",
+    db.execute(
+        "INSERT INTO embed_queue(id) SELECT id FROM concepts WHERE id > (SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'embed_scanned_to') \
+         ON CONFLICT (id) DO NOTHING",
+        &[],
+    )?;
+    db.execute(
+        "UPDATE meta SET value = (SELECT CAST(COALESCE(MAX(id), 0) AS TEXT) FROM concepts) WHERE key = 'embed_scanned_to'",
+        &[],
     )?;
     let mut done = 0;
     loop {
-        let batch: Vec<(i64, String)> = {
-            let mut st = conn.prepare_cached(
-                "SELECT c.id, c.name, c.attributes FROM embed_queue q JOIN concepts c ON c.id = q.id ORDER BY q.id LIMIT 64",
-            )?;
-            let rows = st.query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })?;
-            let mut v = Vec::new();
-            for row in rows {
-                let (id, name, attrs) = row?;
-                let attrs: serde_json::Map<String, Value> =
-                    serde_json::from_str(&attrs).unwrap_or_default();
-                v.push((id, grounding_text(&name, &attrs)));
-            }
-            v
-        };
+        let mut batch: Vec<(i64, String)> = Vec::new();
+        for r in db.query(
+            "SELECT c.id, c.name, c.attributes FROM embed_queue q JOIN concepts c ON c.id = q.id ORDER BY q.id LIMIT 64",
+            &[],
+        )? {
+            batch.push((r.i64(0)?, grounding_text(&r.text(1)?, &r.obj(2)?)));
+        }
         if batch.is_empty() {
             // queue entries whose concept is gone
-            conn.execute(
+            db.execute(
                 "DELETE FROM embed_queue WHERE id NOT IN (SELECT id FROM concepts)",
-                [],
+                &[],
             )?;
             return Ok(done);
         }
         let texts: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
         let vectors = cfg.embed(&texts)?;
-        let tx = conn.unchecked_transaction()?;
-        for ((id, _), v) in batch.iter().zip(vectors.iter()) {
-            tx.execute(
-                "INSERT OR REPLACE INTO embeddings(id, model, vector) VALUES (?1, ?2, ?3)",
-                params![id, cfg.model, to_blob(v)],
-            )?;
-            tx.execute("DELETE FROM embed_queue WHERE id = ?1", [id])?;
+        db.begin(true)?;
+        let written = (|| -> KipResult<()> {
+            for ((id, _), v) in batch.iter().zip(vectors.iter()) {
+                db.execute(
+                    "INSERT INTO embeddings(id, model, vector) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+                    &[Val::Int(*id), Val::from(cfg.model.as_str()), Val::Bytes(to_blob(v))],
+                )?;
+                db.execute("DELETE FROM embed_queue WHERE id = ?1", &[Val::Int(*id)])?;
+            }
+            Ok(())
+        })();
+        match written {
+            Ok(()) => db.commit()?,
+            Err(e) => {
+                let _ = db.rollback();
+                return Err(e);
+            }
         }
-        tx.commit()?;
         done += batch.len();
     }
 }
@@ -226,24 +228,22 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 /// `(concept id, similarity in [0, 1])`, best first.
 pub fn semantic_hits(
-    conn: &Connection,
+    db: Db<'_>,
     cfg: &EmbeddingConfig,
     term: &str,
     ty: Option<&str>,
     limit: usize,
 ) -> KipResult<Vec<(i64, f64)>> {
     let q = cfg.embed(&[term.to_string()])?.pop().unwrap_or_default();
-    let mut st = conn.prepare_cached(
-        "SELECT e.id, e.vector FROM embeddings e JOIN concepts c ON c.id = e.id WHERE e.model = ?1 AND (?2 IS NULL OR c.type = ?2)",
+    let rows = db.query(
+        "SELECT e.id, e.vector FROM embeddings e JOIN concepts c ON c.id = e.id WHERE e.model = ?1 AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2)",
+        &[Val::from(cfg.model.as_str()), Val::from(ty)],
     )?;
-    let rows = st.query_map(params![cfg.model, ty], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
     let mut hits = Vec::new();
-    for row in rows {
-        let (id, blob) = row?;
-        let s = cosine(&q, &from_blob(&blob)).max(0.0);
-        hits.push((id, s));
+    for r in rows {
+        let Val::Bytes(blob) = &r.0[1] else { continue };
+        let s = cosine(&q, &from_blob(blob)).max(0.0);
+        hits.push((r.i64(0)?, s));
     }
     hits.sort_by(|a, b| {
         b.1.partial_cmp(&a.1)

@@ -400,20 +400,15 @@ impl Nexus {
         self.conn.db().backend()
     }
 
-    /// The SQLite connection, for what only runs on SQLite so far; on
-    /// PostgreSQL, an error naming `what`.
+    /// The SQLite connection, for the benchmark's hand-written SQL and
+    /// checks that read a SQLite file directly; on PostgreSQL, an error.
     pub(crate) fn conn(&self) -> KipResult<&Connection> {
-        self.sqlite_for("this operation")
-    }
-
-    pub(crate) fn sqlite_for(&self, what: &str) -> KipResult<&Connection> {
         match &self.conn {
             Conn::Sqlite(c) => Ok(c),
             Conn::Postgres(_) => Err(KipError::new(
                 ErrorCode::InternalError,
-                format!("{what} is not available on a PostgreSQL memory yet"),
-            )
-            .with_hint("Copy the memory to SQLite for it, or use a SQLite memory.")),
+                "this reads a SQLite file directly; the memory is in PostgreSQL",
+            )),
         }
     }
 
@@ -599,7 +594,7 @@ impl Nexus {
     /// Embeds every concept whose text changed since its last embedding.
     pub fn sync_embeddings(&mut self) -> KipResult<usize> {
         match &self.embedder {
-            Some(cfg) => embed::sync(self.sqlite_for("semantic search")?, cfg),
+            Some(cfg) => embed::sync(self.conn.db(), cfg),
             None => Ok(0),
         }
     }

@@ -117,12 +117,10 @@ fn hits(
     limit: usize,
 ) -> KipResult<Vec<(i64, f64)>> {
     match (effective_mode(s, embed), embed) {
-        (SearchMode::Semantic, Some(cfg)) => {
-            embed::semantic_hits(sqlite_only(conn)?, cfg, &s.term, ty, limit)
-        }
+        (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
         (SearchMode::Hybrid, Some(cfg)) => {
             let k = concept_hits(conn, &s.term, ty, limit * 2)?;
-            let v = embed::semantic_hits(sqlite_only(conn)?, cfg, &s.term, ty, limit * 2)?;
+            let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
             Ok(embed::fuse(&k, &v, limit))
         }
         _ => concept_hits(conn, &s.term, ty, limit),
@@ -254,14 +252,4 @@ pub fn strength_factor(metadata: &Value, attributes: &Value) -> f64 {
         Some(s) if s >= 0.05 => 0.6,
         Some(_) => 0.4,
     }
-}
-
-/// Semantic search keeps its vectors in SQLite only, so far.
-fn sqlite_only(db: Db<'_>) -> KipResult<&rusqlite::Connection> {
-    db.sqlite().ok_or_else(|| {
-        crate::kip::KipError::internal(
-            "semantic and hybrid SEARCH are not available on a PostgreSQL memory yet",
-        )
-        .with_hint("Search with MODE keyword, or configure no embedding provider.")
-    })
 }
