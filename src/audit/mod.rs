@@ -106,10 +106,20 @@ pub fn begin<'a>(
 ) -> KipResult<i64> {
     let db = db.into();
     let first_id = next_id(db)?;
+    let insert = "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9) RETURNING id";
+    let sql = match db.backend() {
+        Backend::Sqlite => insert.to_string(),
+        // the triggers read the entry from the transaction's settings;
+        // every insert is recorded (no id range): one round trip
+        Backend::Postgres => format!(
+            "WITH e AS ({insert}) SELECT id, set_config('somnus.audit_entry', id::text, true), \
+             set_config('somnus.audit_first_id', ?10, true) FROM e"
+        ),
+    };
     let entry = db
         .query_i64(
-            "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9) RETURNING id",
+            &sql,
             &[
                 store::now().into(),
                 who.actor.as_str().into(),
@@ -120,18 +130,11 @@ pub fn begin<'a>(
                 rolls_back.into(),
                 first_id.into(),
                 ctx.batch().into(),
+                Val::Text(i64::MAX.to_string()),
             ],
         )?
         .ok_or_else(|| KipError::internal("an audit entry got no id"))?;
     ctx.set(entry, first_id);
-    if db.backend() == Backend::Postgres {
-        // the triggers read the entry from the transaction's settings;
-        // every insert is recorded (no id range)
-        db.query(
-            "SELECT set_config('somnus.audit_entry', ?1, true), set_config('somnus.audit_first_id', ?2, true)",
-            &[Val::Text(entry.to_string()), Val::Text(i64::MAX.to_string())],
-        )?;
-    }
     Ok(entry)
 }
 
@@ -140,23 +143,24 @@ pub fn begin<'a>(
 pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<usize> {
     let db = db.into();
     ctx.clear();
-    if db.backend() == Backend::Postgres {
-        db.query("SELECT set_config('somnus.audit_entry', '', true)", &[])?;
-    }
     let end_id = next_id(db)?;
+    // the changes recorded for the entry (from its first, so the index on
+    // ids serves), and its first id; on PostgreSQL the triggers are
+    // pointed away from it in the same round trip
+    let stop = match db.backend() {
+        Backend::Sqlite => "",
+        Backend::Postgres => ", set_config('somnus.audit_entry', '', true)",
+    };
     let r = db
         .query_opt(
-            "SELECT first_change, first_id FROM audit_log WHERE id = ?1",
+            &format!(
+                "SELECT (SELECT COUNT(*) FROM audit_changes c WHERE c.id >= l.first_change AND c.entry = l.id), l.first_id{stop} \
+                 FROM audit_log l WHERE l.id = ?1"
+            ),
             &[entry.into()],
         )?
         .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;
-    let (first_change, first_id) = (r.i64(0)?, r.i64(1)?);
-    let recorded = db
-        .query_i64(
-            "SELECT COUNT(*) FROM audit_changes WHERE id >= ?1 AND entry = ?2",
-            &[first_change.into(), entry.into()],
-        )?
-        .unwrap_or(0);
+    let (recorded, first_id) = (r.i64(0)?, r.i64(1)?);
     let n = recorded + (end_id - first_id);
     if n == 0 {
         db.execute("DELETE FROM audit_log WHERE id = ?1", &[entry.into()])?;
