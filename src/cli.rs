@@ -288,7 +288,8 @@ pub enum Cmd {
         #[arg(long)]
         server: bool,
         /// With --server: many writers side by side, one somnus serve on a SQLite file against
-        /// two on one memory in this PostgreSQL database (postgres://user@host/db)
+        /// two on one memory in this PostgreSQL database (postgres://user@host/db); 8 writers,
+        /// --runs UPSERTs each
         #[arg(long, requires = "server", value_name = "URL")]
         postgres: Option<String>,
         /// With --server: the same load again on 20,000 generated Events more while full sleep cycles run on the same database throughout (as the servers' maintainer runs them), side by side with the load alone

@@ -523,3 +523,48 @@ fn others_commits_change_the_data_version_on_postgresql() {
     });
     assert_eq!(console.data_version(), v2, "a rolled-back write");
 }
+
+/// A maintainer on a PostgreSQL memory may run on another machine: other
+/// processes see it by the lock its connection holds, not by a process
+/// id, and stop seeing it when it stops.
+#[test]
+fn maintainers_are_seen_by_their_lock_on_postgresql() {
+    let Some(url) = server() else { return };
+    let mem = Memory::new(&url, "maintainer");
+    // a memory with nothing due (no Events): the maintainer only looks
+    let nx = Nexus::open_postgres(&mem.loc).expect("open");
+    let settings = somnus::sleep::maintainer::Settings {
+        poll: std::time::Duration::from_millis(50),
+        ..Default::default()
+    };
+    let m = somnus::sleep::maintainer::Maintainer::start(mem.loc.clone(), "serve", settings);
+    let within = |secs: u64, f: &dyn Fn() -> bool| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while std::time::Instant::now() < until {
+            if f() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    };
+    let listed = || somnus::sleep::maintainer::holders(&nx).expect("holders");
+    assert!(
+        within(10, &|| listed().len() == 1),
+        "the maintainer is listed"
+    );
+    assert_eq!(listed()[0].kind, "serve");
+    // a row left by a maintainer that is gone (its lock freed) is not
+    nx.db()
+        .execute(
+            "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings) VALUES (1, 'maintain', 'x', 'x', '{}')",
+            &[],
+        )
+        .expect("a stale row");
+    assert_eq!(listed().len(), 1, "pid 1 is alive here, but holds no lock");
+    m.stop();
+    assert!(
+        within(10, &|| listed().is_empty()),
+        "a stopped maintainer is not listed"
+    );
+}

@@ -92,11 +92,41 @@ pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
             last: r.opt_text(7)?,
         })
     };
+    let here = |h: &Holder| -> bool {
+        match nx.backend() {
+            crate::store::db::Backend::Sqlite => super::cycle::alive(h.pid),
+            // a maintainer may run on another machine: its connection's
+            // lock says it is alive, not a process id here
+            crate::store::db::Backend::Postgres => nx
+                .db()
+                .query_i64(
+                    &format!(
+                        "WITH k AS (SELECT ({})::bigint AS k) \
+                         SELECT COUNT(*) FROM pg_locks, k WHERE locktype = 'advisory' AND granted AND objsubid = 1 \
+                           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                           AND classid = ((k.k >> 32) & 4294967295)::oid AND objid = (k.k & 4294967295)::oid",
+                        presence_key("?1", "?2")
+                    ),
+                    crate::args![h.pid, h.kind.as_str()],
+                )
+                .ok()
+                .flatten()
+                .is_some_and(|n| n > 0),
+        }
+    };
     Ok(rows
         .iter()
         .filter_map(|r| holder(r).ok())
-        .filter(|h| super::cycle::alive(h.pid))
+        .filter(here)
         .collect())
+}
+
+/// The advisory lock a maintainer's PostgreSQL connection holds while it
+/// runs: the memory's schema, its process id and kind.
+fn presence_key(pid: &str, kind: &str) -> String {
+    format!(
+        "hashtext('somnus maintainer ' || current_schema() || ' ' || CAST({pid} AS TEXT) || ' ' || CAST({kind} AS TEXT))"
+    )
 }
 
 /// A running maintainer; dropping it stops it (a cycle in progress is
@@ -216,7 +246,17 @@ fn run(
     while !stop.load(Ordering::SeqCst) {
         if nx.is_none() {
             match Nexus::open_place(&db, Default::default()) {
-                Ok(n) => nx = Some(n),
+                Ok(n) => {
+                    // on PostgreSQL the maintainer says it is alive by a
+                    // lock its connection holds (see `holders`)
+                    if n.backend() == crate::store::db::Backend::Postgres {
+                        let _ = n.db().query(
+                            &format!("SELECT pg_try_advisory_lock({})", presence_key("?1", "?2")),
+                            crate::args![pid, kind],
+                        );
+                    }
+                    nx = Some(n)
+                }
                 Err(e) => set(
                     &status,
                     "error",
