@@ -203,3 +203,73 @@ fn serve_answers_from_a_postgresql_memory() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The database drops the server's connections (a restart, an operator
+/// terminating backends): requests in flight get a clear error, the pool
+/// opens new connections, and the server goes on answering.
+#[test]
+fn serve_recovers_when_postgresql_drops_its_connections() {
+    let Some(url) = server() else { return };
+    let m = format!("cli_drop_{}", std::process::id());
+    let loc = Location::parse(&url, Some(&m)).unwrap();
+    let _cleanup = Memories(vec![loc.clone()]);
+    let _ = somnus::store::postgres::drop_memory(&loc);
+    let rt = somnus::server::runtime(Some(2)).expect("rt");
+    let mut cfg = somnus::server::ServerConfig::new(loc.clone(), "127.0.0.1:0".parse().unwrap());
+    cfg.maintenance = None;
+    cfg.readers = 2;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = rt.spawn(async move {
+        somnus::server::serve_until(cfg, Some(tx), async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+    let addr = rx.blocking_recv().expect("listening");
+    let post = |cmd: &str| -> Value {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let body = serde_json::json!({"method": "execute_kip", "params": {"command": cmd}});
+        let mut r = agent
+            .post(&format!("http://{addr}/kip"))
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .expect("a response");
+        serde_json::from_str(&r.body_mut().read_to_string().unwrap_or_default())
+            .unwrap_or(Value::Null)
+    };
+    let upsert =
+        |i: usize| format!(r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: "P{i}"}} }} }}"#);
+    assert!(post(&upsert(0)).get("result").is_some());
+    // every connection of this memory's server, dropped by the database
+    let mut admin = loc.connect().expect("connect");
+    admin
+        .batch_execute(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'somnus {m}' AND pid <> pg_backend_pid()"
+        ))
+        .expect("terminate");
+    // a few requests may meet a dropped connection (and say so); then
+    // every one is answered
+    let mut errors = 0;
+    for i in 1..=10 {
+        let r = post(&upsert(i));
+        if let Some(e) = r.get("error") {
+            errors += 1;
+            assert!(
+                e["code"].as_str().is_some_and(|c| c.starts_with("KIP_")),
+                "{r}"
+            );
+        }
+    }
+    assert!(errors <= 3, "{errors} errors: the pool did not reconnect");
+    for i in 11..=15 {
+        let r = post(&upsert(i));
+        assert!(r.get("result").is_some(), "after reconnecting: {r}");
+    }
+    let _ = stop_tx.send(());
+    let _ = rt.block_on(handle);
+}

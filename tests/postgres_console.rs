@@ -186,3 +186,28 @@ fn another_process_writing_refreshes_the_console_on_postgresql() {
     let s = screen(&mut a, 120, 36);
     assert!(!s.contains("changed elsewhere"), "{s}");
 }
+
+/// The database drops the console's connection (a restart): the job that
+/// met it shows an error, and the next one runs on a new connection.
+#[test]
+fn the_console_reconnects_when_postgresql_drops_it() {
+    let Some(url) = server() else { return };
+    let mem = Memory::new(&url, "reconnect");
+    let mut a = app_on(Nexus::open_postgres(&mem.loc).expect("open"));
+    alt(&mut a, '1');
+    key(&mut a, KeyCode::F(5));
+    assert!(screen(&mut a, 120, 36).contains("30 rows"));
+    let mut admin = mem.loc.connect().expect("connect");
+    admin
+        .batch_execute(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'somnus {}' AND pid <> pg_backend_pid()",
+            mem.loc.memory
+        ))
+        .expect("terminate");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    key(&mut a, KeyCode::F(5));
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("30 rows"), "{s}");
+}

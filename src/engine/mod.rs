@@ -620,6 +620,16 @@ impl Nexus {
         crate::store::copy::copy(self.conn.db(), target.conn.db())
     }
 
+    /// Whether the database closed this connection (PostgreSQL: a restart,
+    /// a terminated backend); it answers nothing more and must be opened
+    /// again. A SQLite file never goes away under its connection.
+    pub fn connection_lost(&self) -> bool {
+        match &self.conn {
+            Conn::Sqlite(_) => false,
+            Conn::Postgres(c) => c.borrow().client.is_closed(),
+        }
+    }
+
     /// Where the memory is, to open it again (another connection): none
     /// for a memory held in this process only.
     pub fn place(&self) -> Option<crate::store::place::Place> {

@@ -89,9 +89,21 @@ impl Pool {
             .map_err(|_| KipError::internal("the server is shutting down"))?;
         // a permit guarantees an idle reader; the lock is held for a pop
         let nx = self.take_idle()?;
+        let (place, timeout) = (self.db.clone(), self.timeout);
         let out = tokio::task::spawn_blocking(move || {
             let mut nx = nx;
             let out = f(&mut nx);
+            // a connection the database closed (a restart, a terminated
+            // backend) is replaced before it is handed out again; if the
+            // database is still away, the next request says so and tries
+            // again
+            if nx.connection_lost()
+                && let Some(place) = place
+                && let Ok(mut fresh) = Nexus::open_place(&place, Default::default())
+            {
+                fresh.set_timeout(timeout);
+                nx = fresh;
+            }
             (nx, out)
         })
         .await;

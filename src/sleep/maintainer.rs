@@ -289,6 +289,10 @@ fn run(
                     set(&status, "error", json!(line));
                 }
             }
+            // the database closed the connection: open another next time
+            if n.connection_lost() {
+                nx = None;
+            }
         }
         // wait out the poll in short slices, so a stop is prompt
         let until = std::time::Instant::now() + settings.poll;

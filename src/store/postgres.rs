@@ -82,7 +82,8 @@ impl Location {
             .parse()
             .map_err(|e| bad(format!("{}: {e}", redacted(&self.url))))?;
         cfg.connect_timeout(CONNECT_TIMEOUT);
-        cfg.application_name("somnus");
+        // (pg_stat_activity shows which memory a connection serves)
+        cfg.application_name(&format!("somnus {}", self.memory));
         let mut c = cfg.connect(NoTls).map_err(|e| unavailable(&self.url, &e))?;
         c.batch_execute(&format!("SET search_path TO {}", ident(&self.schema())))
             .map_err(|e| pg_error("setting the search path", &e))?;

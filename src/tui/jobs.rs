@@ -228,7 +228,16 @@ impl Job {
             ),
             other => {
                 let mut nx = nexus.lock().unwrap_or_else(|e| e.into_inner());
-                other.run(&mut nx)
+                let out = other.run(&mut nx);
+                // the database closed the connection (PostgreSQL restarted):
+                // the next job gets a new one; this one's error is shown
+                if nx.connection_lost()
+                    && let Some(place) = nx.place()
+                    && let Ok(fresh) = Nexus::open_place(&place, Default::default())
+                {
+                    *nx = fresh;
+                }
+                out
             }
         }
     }
