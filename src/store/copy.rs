@@ -61,9 +61,9 @@ impl Copied {
 pub fn copy(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
     from.begin(false)?;
     let out = (|| {
-        fresh(to)?;
+        // (checked inside the write, so nothing lands in between)
         to.begin(true)?;
-        match copy_rows(from, to) {
+        match fresh(to).and_then(|()| copy_rows(from, to)) {
             Ok(c) => {
                 super::sync_fts(to)?;
                 to.commit()?;
