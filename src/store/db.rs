@@ -302,6 +302,13 @@ impl PgConn {
         Ok(st)
     }
 
+    /// No transaction is open any more.
+    fn ended(&mut self) {
+        self.in_tx = false;
+        self.savepoint_tx = false;
+        self.write_tx = false;
+    }
+
     /// Forgets prepared statements (after the schema changed).
     pub fn forget_statements(&mut self) {
         self.cache.clear();
@@ -534,12 +541,7 @@ impl<'a> Db<'a> {
                 let own = c.borrow().savepoint_tx;
                 let out = self.batch(&sql);
                 if own {
-                    {
-                        let mut c = c.borrow_mut();
-                        c.in_tx = false;
-                        c.savepoint_tx = false;
-                        c.write_tx = false;
-                    }
+                    c.borrow_mut().ended();
                     return match out {
                         Ok(()) => self.batch("COMMIT"),
                         Err(e) => {
@@ -561,12 +563,7 @@ impl<'a> Db<'a> {
                 Ok(())
             }
             Db::Postgres(c) => {
-                {
-                    let mut c = c.borrow_mut();
-                    c.in_tx = false;
-                    c.savepoint_tx = false;
-                    c.write_tx = false;
-                }
+                c.borrow_mut().ended();
                 self.batch("COMMIT")
             }
         }
@@ -582,12 +579,7 @@ impl<'a> Db<'a> {
                 Ok(())
             }
             Db::Postgres(c) => {
-                {
-                    let mut c = c.borrow_mut();
-                    c.in_tx = false;
-                    c.savepoint_tx = false;
-                    c.write_tx = false;
-                }
+                c.borrow_mut().ended();
                 self.batch("ROLLBACK")
             }
         }
