@@ -289,8 +289,9 @@ pub enum Cmd {
         server: bool,
         /// With --server: many writers side by side, one somnus serve on a SQLite file against
         /// two on one memory in this PostgreSQL database (postgres://user@host/db); 8 writers,
-        /// --runs UPSERTs each
-        #[arg(long, requires = "server", value_name = "URL")]
+        /// --runs UPSERTs each. With --compare: somnus and hand-written SQL on a throwaway
+        /// memory in this database too
+        #[arg(long, value_name = "URL")]
         postgres: Option<String>,
         /// With --server: the same load again on 20,000 generated Events more while full sleep cycles run on the same database throughout (as the servers' maintainer runs them), side by side with the load alone
         #[arg(long, requires = "server")]
@@ -778,17 +779,28 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Some(Cmd::Bench {
+            postgres: Some(_),
+            server: false,
+            compare: false,
+            ..
+        }) => Err(eyre!(
+            "--postgres goes with --server (many writers) or --compare (the workloads side by side)"
+        )),
+        Some(Cmd::Bench {
             compare: true,
             sizes,
             reference_max,
             out,
             runs,
             from,
+            postgres,
             ..
         }) => {
             match from {
                 Some(f) => crate::bench::rerender(&f, &out)?,
-                None => crate::bench::compare_to_files(&sizes, runs, reference_max, &out)?,
+                None => {
+                    crate::bench::compare_to_files(&sizes, runs, reference_max, postgres, &out)?
+                }
             }
             Ok(0)
         }

@@ -12,34 +12,9 @@ use somnus::store::migrations::MIGRATIONS;
 use somnus::store::postgres::{self as pg, Location};
 
 mod pg_support;
-use pg_support::server;
+use pg_support::{Memory, server};
 
 /// A fresh memory of its own for a test, dropped when it ends.
-struct Memory {
-    loc: Location,
-}
-
-impl Memory {
-    fn new(url: &str, test: &str) -> Memory {
-        let name = format!("t_{test}_{}", std::process::id());
-        let loc = Location::parse(url, Some(&name)).expect("location");
-        let mut c = loc.connect().expect("connect");
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", loc.schema()))
-            .expect("drop");
-        Memory { loc }
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        if let Ok(mut c) = self.loc.connect() {
-            let _ = c.batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS {} CASCADE",
-                self.loc.schema()
-            ));
-        }
-    }
-}
 
 const NOW: &str = "2026-11-25T12:00:00.000Z";
 
@@ -59,8 +34,8 @@ fn insert_concept(c: &mut impl postgres::GenericClient, ty: &str, name: &str, at
 #[test]
 fn migrations_build_a_memory_once_and_memories_share_a_database() {
     let Some(url) = server() else { return };
-    let a = Memory::new(&url, "mig_a");
-    let b = Memory::new(&url, "mig_b");
+    let a = Memory::new(&url, "t_mig_a");
+    let b = Memory::new(&url, "t_mig_b");
     let mut c = a.loc.connect().expect("connect");
     assert!(pg::migrate(&mut c, &a.loc).expect("migrate"), "new");
     assert_eq!(
@@ -122,7 +97,7 @@ fn migrations_build_a_memory_once_and_memories_share_a_database() {
 #[test]
 fn audit_triggers_record_before_and_after_images() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "audit");
+    let m = Memory::new(&url, "t_audit");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     // outside an audit entry nothing is recorded
@@ -242,7 +217,7 @@ fn audit_triggers_record_before_and_after_images() {
 #[test]
 fn the_full_text_index_finds_and_ranks_within_0_and_1() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "fts");
+    let m = Memory::new(&url, "t_fts");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let named = insert_concept(&mut c, "Topic", "Kestrel migration", json!({}));
@@ -306,7 +281,7 @@ fn the_full_text_index_finds_and_ranks_within_0_and_1() {
 #[test]
 fn the_re_embed_queue_follows_changes() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "embed");
+    let m = Memory::new(&url, "t_embed");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let id = insert_concept(&mut c, "Topic", "Owls", json!({}));
@@ -351,7 +326,7 @@ fn the_re_embed_queue_follows_changes() {
 #[test]
 fn processes_migrating_together_migrate_once() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "race");
+    let m = Memory::new(&url, "t_race");
     let news: Vec<bool> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)
             .map(|_| {
@@ -380,7 +355,7 @@ fn processes_migrating_together_migrate_once() {
 #[test]
 fn a_newer_memory_is_refused() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "newer");
+    let m = Memory::new(&url, "t_newer");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     c.execute(
@@ -422,7 +397,7 @@ fn an_unreachable_server_is_a_clear_error() {
 fn the_seam_runs_the_same_sql_on_postgresql() {
     use somnus::store::db::{Backend, Db, Val};
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "seam");
+    let m = Memory::new(&url, "t_seam");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
@@ -489,7 +464,7 @@ fn the_seam_runs_the_same_sql_on_postgresql() {
 fn the_store_reads_elements_from_postgresql() {
     use somnus::store;
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "reads");
+    let m = Memory::new(&url, "t_reads");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let ada = insert_concept(&mut c, "Person", "Ada", json!({"role": "lead"}));
@@ -536,7 +511,7 @@ fn the_store_reads_elements_from_postgresql() {
 fn the_store_writes_elements_to_postgresql() {
     use somnus::store;
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "writes");
+    let m = Memory::new(&url, "t_writes");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
@@ -589,7 +564,7 @@ fn the_store_writes_elements_to_postgresql() {
 fn keys_live_in_a_postgresql_memory() {
     use somnus::store::keys::{self, Role};
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "keys");
+    let m = Memory::new(&url, "t_keys");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
     let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));

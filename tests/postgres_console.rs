@@ -11,32 +11,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use somnus::Nexus;
-use somnus::store::postgres::Location;
 use somnus::tui::app::{App, Runner};
 use somnus::tui::component::Tab;
 use std::collections::VecDeque;
 
 mod pg_support;
-use pg_support::server;
-
-struct Memory {
-    loc: Location,
-}
-
-impl Memory {
-    fn new(url: &str, test: &str) -> Memory {
-        let name = format!("c_{test}_{}", std::process::id());
-        let loc = Location::parse(url, Some(&name)).expect("location");
-        somnus::store::postgres::drop_memory(&loc).expect("drop");
-        Memory { loc }
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        let _ = somnus::store::postgres::drop_memory(&self.loc);
-    }
-}
+use pg_support::{Memory, server};
 
 fn app_on(mut nx: Nexus) -> App {
     somnus::demo::load(&mut nx).expect("demo capsules");
@@ -90,7 +70,7 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
 #[test]
 fn every_pane_draws_on_postgresql_as_on_sqlite() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "panes");
+    let mem = Memory::new(&url, "c_panes");
     let mut pg = app_on(Nexus::open_postgres(&mem.loc).expect("open"));
     let mut lite = app_on(Nexus::open_in_memory().expect("open"));
     for a in [&mut pg, &mut lite] {
@@ -121,7 +101,7 @@ fn every_pane_draws_on_postgresql_as_on_sqlite() {
 #[test]
 fn a_cycle_runs_from_the_console_and_its_proposal_is_decided_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "cycle");
+    let mem = Memory::new(&url, "c_cycle");
     let mut a = app_on(Nexus::open_postgres(&mem.loc).expect("open"));
     alt(&mut a, '6');
     assert_eq!(a.tab, Tab::Sleep);
@@ -162,7 +142,7 @@ fn poll(a: &mut App) {
 #[test]
 fn another_process_writing_refreshes_the_console_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "refresh");
+    let mem = Memory::new(&url, "c_refresh");
     let mut a = app_on(Nexus::open_postgres(&mem.loc).expect("open"));
     alt(&mut a, '3');
     poll(&mut a);
@@ -192,7 +172,7 @@ fn another_process_writing_refreshes_the_console_on_postgresql() {
 #[test]
 fn the_console_reconnects_when_postgresql_drops_it() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "reconnect");
+    let mem = Memory::new(&url, "c_reconnect");
     let mut a = app_on(Nexus::open_postgres(&mem.loc).expect("open"));
     alt(&mut a, '1');
     key(&mut a, KeyCode::F(5));

@@ -10,34 +10,11 @@
 use serde_json::Value;
 use somnus::Nexus;
 use somnus::protocol::Outcome;
-use somnus::store::postgres::Location;
 
 mod pg_support;
-use pg_support::server;
+use pg_support::{Memory, server};
 
 /// A fresh memory of its own for a test, dropped when it ends.
-struct Memory {
-    loc: Location,
-}
-
-impl Memory {
-    fn new(url: &str, test: &str) -> Memory {
-        let name = format!("e_{test}_{}", std::process::id());
-        let loc = Location::parse(url, Some(&name)).expect("location");
-        somnus::store::postgres::drop_memory(&loc).expect("drop");
-        Memory { loc }
-    }
-
-    fn open(&self) -> Nexus {
-        Nexus::open_postgres(&self.loc).expect("open")
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        let _ = somnus::store::postgres::drop_memory(&self.loc);
-    }
-}
 
 fn ok(nx: &mut Nexus, cmd: &str) -> Value {
     match nx.kip(cmd) {
@@ -119,7 +96,7 @@ const QUERIES: &[&str] = &[
 #[test]
 fn kip_answers_the_same_on_postgresql_as_on_sqlite() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "same");
+    let m = Memory::new(&url, "e_same");
     let mut pg = m.open();
     let mut sqlite = Nexus::open_in_memory().expect("sqlite");
     for cmd in SCRIPT.iter().chain(QUERIES) {
@@ -142,7 +119,7 @@ fn kip_answers_the_same_on_postgresql_as_on_sqlite() {
 #[test]
 fn writes_are_audited_and_roll_back_on_postgresql() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "audit");
+    let m = Memory::new(&url, "e_audit");
     let mut nx = m.open();
     for c in SCRIPT {
         ok(&mut nx, c);
@@ -201,7 +178,7 @@ fn writes_are_audited_and_roll_back_on_postgresql() {
 #[test]
 fn a_failed_write_leaves_a_postgresql_memory_as_it_was() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "failed");
+    let m = Memory::new(&url, "e_failed");
     let mut nx = m.open();
     for c in SCRIPT {
         ok(&mut nx, c);
@@ -239,7 +216,7 @@ fn a_failed_write_leaves_a_postgresql_memory_as_it_was() {
 #[test]
 fn the_time_limit_stops_a_postgresql_query() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "timeout");
+    let m = Memory::new(&url, "e_timeout");
     let mut nx = m.open();
     let mut big = String::from(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "N"} } "#);
     for i in 0..300 {
@@ -268,7 +245,7 @@ fn the_time_limit_stops_a_postgresql_query() {
 #[test]
 fn processes_opening_a_new_postgresql_memory_bootstrap_it_once() {
     let Some(url) = server() else { return };
-    let m = Memory::new(&url, "together");
+    let m = Memory::new(&url, "e_together");
     let loc = m.loc.clone();
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -295,4 +272,51 @@ fn processes_opening_a_new_postgresql_memory_bootstrap_it_once() {
         })
         .expect("list");
     assert_eq!(boots.len(), 1);
+}
+
+/// `somnus bench --compare --postgres`: every workload runs on somnus and
+/// on the hand-written SQL over the same PostgreSQL memory, their answers
+/// agree, and the table gains the PostgreSQL section.
+#[test]
+fn the_comparison_runs_on_postgres_with_the_same_answers_as_its_sql() {
+    let Some(url) = server() else { return };
+    use somnus::bench::compare::{self, Side, Workload};
+    let dir = std::env::temp_dir().join(format!("somnus-compare-pg-{}", std::process::id()));
+    let c = compare::run(&compare::Options {
+        sizes: vec![300],
+        runs: 3,
+        dir: dir.clone(),
+        reference_max: 0,
+        verbose: false,
+        postgres: Some(url.clone()),
+    })
+    .expect("the comparison runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(c.mismatches.is_empty(), "{:#?}", c.mismatches);
+    for w in Workload::ALL {
+        for side in [
+            Side::Somnus,
+            Side::Sql,
+            Side::SomnusPostgres,
+            Side::SqlPostgres,
+        ] {
+            let m = c.get(w, side, 300).expect("measured");
+            assert!(m.median > std::time::Duration::ZERO, "{w:?} {side:?}");
+        }
+    }
+    let md = compare::markdown(&c);
+    assert!(
+        md.contains("**PostgreSQL: 300 concepts, 600 links**"),
+        "{md}"
+    );
+    // the throwaway memory is gone
+    let mut client = somnus::store::postgres::Location::parse(&url, None)
+        .expect("url")
+        .connect()
+        .expect("connect");
+    let left = somnus::store::postgres::memories(&mut client).expect("memories");
+    assert!(
+        !left.iter().any(|m| m.starts_with("bench_compare_300_")),
+        "{left:?}"
+    );
 }

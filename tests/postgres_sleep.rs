@@ -11,40 +11,15 @@ use serde_json::{Map, Value, json};
 use somnus::audit::Who;
 use somnus::protocol::{Outcome, Request};
 use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
-use somnus::store::postgres::Location;
 use somnus::{Nexus, Response};
 use std::collections::BTreeMap;
 
 mod pg_support;
-use pg_support::server;
+use pg_support::{Memory, server};
 
 const NOW: &str = "2026-11-20T03:00:00Z";
 
 /// A fresh PostgreSQL memory for a test, dropped when it ends.
-struct Memory {
-    loc: Location,
-}
-
-impl Memory {
-    fn new(url: &str, test: &str) -> Memory {
-        let name = format!("s_{test}_{}", std::process::id());
-        let loc = Location::parse(url, Some(&name)).expect("location");
-        somnus::store::postgres::drop_memory(&loc).expect("drop");
-        Memory { loc }
-    }
-
-    fn demo(&self) -> Nexus {
-        let mut nx = Nexus::open_postgres(&self.loc).expect("open");
-        somnus::demo::load(&mut nx).expect("demo capsules");
-        nx
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        let _ = somnus::store::postgres::drop_memory(&self.loc);
-    }
-}
 
 fn kip(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
     let req =
@@ -190,7 +165,7 @@ fn items(nx: &Nexus, pid: i64) -> Vec<(String, String, Vec<String>, String)> {
 #[test]
 fn a_cycle_on_postgresql_matches_sqlite_and_its_decisions_roll_back() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "cycle");
+    let mem = Memory::new(&url, "s_cycle");
     let mut pg = mem.demo();
     let mut lite = somnus::demo::in_memory().expect("demo");
     same(
@@ -323,7 +298,7 @@ fn a_cycle_on_postgresql_matches_sqlite_and_its_decisions_roll_back() {
 #[test]
 fn policies_explanations_and_structure_read_alike_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "explain");
+    let mem = Memory::new(&url, "s_explain");
     let mut pg = mem.demo();
     let mut lite = somnus::demo::in_memory().expect("demo");
 
@@ -400,7 +375,7 @@ fn policies_explanations_and_structure_read_alike_on_postgresql() {
 #[test]
 fn one_cycle_at_a_time_across_processes_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "runlock");
+    let mem = Memory::new(&url, "s_runlock");
     let mut pg = mem.demo();
 
     // another session (another server) holds the memory's sleep lock
@@ -482,7 +457,7 @@ fn one_cycle_at_a_time_across_processes_on_postgresql() {
 #[test]
 fn others_commits_change_the_data_version_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "version");
+    let mem = Memory::new(&url, "s_version");
     let mut console = mem.demo();
     let mut agent = Nexus::open_postgres(&mem.loc).expect("open");
     let v0 = console.data_version();
@@ -530,7 +505,7 @@ fn others_commits_change_the_data_version_on_postgresql() {
 #[test]
 fn maintainers_are_seen_by_their_lock_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "maintainer");
+    let mem = Memory::new(&url, "s_maintainer");
     // a memory with nothing due (no Events): the maintainer only looks
     let nx = Nexus::open_postgres(&mem.loc).expect("open");
     let settings = somnus::sleep::maintainer::Settings {

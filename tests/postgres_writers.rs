@@ -11,33 +11,9 @@
 use serde_json::{Value, json};
 use somnus::Nexus;
 use somnus::protocol::Request;
-use somnus::store::postgres::Location;
 
 mod pg_support;
-use pg_support::server;
-
-struct Memory {
-    loc: Location,
-}
-
-impl Memory {
-    fn new(url: &str, test: &str) -> Memory {
-        let name = format!("w_{test}_{}", std::process::id());
-        let loc = Location::parse(url, Some(&name)).expect("location");
-        somnus::store::postgres::drop_memory(&loc).expect("drop");
-        Memory { loc }
-    }
-
-    fn open(&self) -> Nexus {
-        Nexus::open_postgres(&self.loc).expect("open")
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        let _ = somnus::store::postgres::drop_memory(&self.loc);
-    }
-}
+use pg_support::{Memory, server};
 
 fn run(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
     nx.execute(&Request::command(cmd).with_params(params.as_object().cloned().unwrap_or_default()))
@@ -63,7 +39,7 @@ const SCHEMA: &str = r#"UPSERT {
 #[test]
 fn eight_writers_lose_nothing_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "eight");
+    let mem = Memory::new(&url, "w_eight");
     ok(&mut mem.open(), SCHEMA, json!({}));
     const WRITERS: usize = 8;
     const EACH: usize = 25;
@@ -145,7 +121,7 @@ fn eight_writers_lose_nothing_on_postgresql() {
 #[test]
 fn expect_version_holds_between_writers_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "cas");
+    let mem = Memory::new(&url, "w_cas");
     ok(
         &mut mem.open(),
         r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Counter"} } CONCEPT ?c { {type: "Counter", name: "c"} SET ATTRIBUTES { n: 0 } } }"#,
@@ -197,7 +173,7 @@ fn expect_version_holds_between_writers_on_postgresql() {
 #[test]
 fn a_cycle_killed_mid_phase_leaves_nothing_of_it_on_postgresql() {
     let Some(url) = server() else { return };
-    let mem = Memory::new(&url, "kill");
+    let mem = Memory::new(&url, "w_kill");
     {
         let mut nx = mem.open();
         somnus::demo::load(&mut nx).expect("demo");

@@ -24,6 +24,10 @@ pub enum Side {
     Somnus,
     Reference,
     Sql,
+    /// somnus on a PostgreSQL memory.
+    SomnusPostgres,
+    /// Hand-written SQL on the same PostgreSQL memory.
+    SqlPostgres,
 }
 
 impl Side {
@@ -32,6 +36,8 @@ impl Side {
             Side::Somnus => "somnus",
             Side::Reference => "reference (anda_cognitive_nexus 0.11.0)",
             Side::Sql => "hand-written SQL",
+            Side::SomnusPostgres => "somnus on PostgreSQL",
+            Side::SqlPostgres => "hand-written SQL on PostgreSQL",
         }
     }
     /// A tag that keeps each side's own writes apart in the shared file.
@@ -40,6 +46,8 @@ impl Side {
             Side::Somnus => "s",
             Side::Reference => "r",
             Side::Sql => "q",
+            Side::SomnusPostgres => "sp",
+            Side::SqlPostgres => "qp",
         }
     }
 }
@@ -61,11 +69,11 @@ impl Shape {
         (i * 7 + 1) % m
     }
     /// The 1% with the highest scores.
-    fn top(&self) -> usize {
+    pub(super) fn top(&self) -> usize {
         self.n - (self.n / 100).max(1)
     }
     /// The 1% with the lowest scores.
-    fn low(&self) -> usize {
+    pub(super) fn low(&self) -> usize {
         (self.n / 100).max(1)
     }
 }
@@ -290,7 +298,7 @@ impl Workload {
         }
     }
 
-    fn sweep(self, shape: Shape) -> usize {
+    pub(super) fn sweep(self, shape: Shape) -> usize {
         match self {
             Workload::UpdateSmall => 200.min(shape.n),
             _ => 100_000.min(shape.n),
@@ -361,6 +369,9 @@ pub struct Options {
     pub reference_max: usize,
     /// Prints progress lines to stderr.
     pub verbose: bool,
+    /// A PostgreSQL database (`postgres://…`): somnus and hand-written SQL
+    /// run there too, on a throwaway memory per size.
+    pub postgres: Option<String>,
 }
 
 fn ok(o: Outcome, what: &str) -> Result<Value, String> {
@@ -449,10 +460,17 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
             eprintln!("built {n} concepts in {:.1?}", t.elapsed());
         }
         let mut reference = reference_engine(shape, opts, &mut out)?;
+        let mut pg = match &opts.postgres {
+            Some(url) => Some(OnPostgres::build(url, shape, opts, &mut out)?),
+            None => None,
+        };
         for w in Workload::ALL {
             let runs = w.runs(shape, opts.runs);
             let ks = picks(n, runs);
             let mut sides = vec![Side::Somnus, Side::Sql];
+            if pg.is_some() {
+                sides.extend([Side::SomnusPostgres, Side::SqlPostgres]);
+            }
             if reference.is_some() {
                 sides.push(Side::Reference);
             }
@@ -467,9 +485,12 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
                     let slot = (i + j) % sides.len();
                     let side = sides[slot];
                     if let Some(s) = setup_text(w, shape, side, i) {
-                        match (side, reference.as_mut()) {
-                            (Side::Reference, Some(r)) => {
+                        match (side, reference.as_mut(), pg.as_mut()) {
+                            (Side::Reference, Some(r), _) => {
                                 r.kip(&s)?;
+                            }
+                            (Side::SomnusPostgres | Side::SqlPostgres, _, Some(pg)) => {
+                                ok(pg.nx.kip(&s), "setup on PostgreSQL")?;
                             }
                             _ => {
                                 ok(nx.kip(&s), "setup")?;
@@ -478,13 +499,15 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
                     }
                     let text = kip_text(w, shape, side, i, k);
                     let started = Instant::now();
-                    let answer = match (side, reference.as_mut()) {
-                        (Side::Somnus, _) => somnus_kip(&mut nx, &text)?,
-                        (Side::Sql, _) => sql(&nx, w, shape, side, i, k)?,
-                        (Side::Reference, Some(r)) => r.kip(&text)?,
-                        (Side::Reference, None) => {
-                            return Err("the reference engine is not running".into());
+                    let answer = match (side, reference.as_mut(), pg.as_mut()) {
+                        (Side::Somnus, _, _) => somnus_kip(&mut nx, &text)?,
+                        (Side::Sql, _, _) => sql(&nx, w, shape, side, i, k)?,
+                        (Side::Reference, Some(r), _) => r.kip(&text)?,
+                        (Side::SomnusPostgres, _, Some(pg)) => somnus_kip(&mut pg.nx, &text)?,
+                        (Side::SqlPostgres, _, Some(pg)) => {
+                            pg.sql.run(w, shape, side.tag(), i, k)?
                         }
+                        _ => return Err(format!("{} is not running", side.name())),
                     };
                     times[slot].push(started.elapsed());
                     if i == 0 {
@@ -516,7 +539,14 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
                     max: hi,
                 });
             }
-            check(w, n, &first, &mut out.mismatches);
+            check(w, n, &first, [Side::Somnus, Side::Sql], &mut out.mismatches);
+            if pg.is_some() {
+                let pair = [Side::SomnusPostgres, Side::SqlPostgres];
+                check(w, n, &first, pair, &mut out.mismatches);
+            }
+        }
+        if let Some(pg) = pg {
+            pg.drop_memory();
         }
         drop(nx);
         for suffix in ["", "-wal", "-shm"] {
@@ -526,17 +556,82 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
     Ok(out)
 }
 
+/// The PostgreSQL sides at one size: a throwaway memory, somnus on it,
+/// and the hand-written SQL's own connection to it.
+struct OnPostgres {
+    loc: crate::store::postgres::Location,
+    nx: Nexus,
+    sql: super::compare_pg::PgSql,
+}
+
+impl OnPostgres {
+    fn build(
+        url: &str,
+        shape: Shape,
+        opts: &Options,
+        out: &mut Comparison,
+    ) -> Result<OnPostgres, String> {
+        let memory = format!("bench_compare_{}_{}", shape.n, std::process::id());
+        let loc =
+            crate::store::postgres::Location::parse(url, Some(&memory)).map_err(|e| e.message)?;
+        crate::store::postgres::drop_memory(&loc).map_err(|e| e.message)?;
+        let place = crate::store::place::Place::Postgres(loc.clone());
+        let mut nx = Nexus::open_place(&place, Default::default()).map_err(|e| e.message)?;
+        let t = Instant::now();
+        for c in build_commands(shape) {
+            ok(nx.kip(&c), "build on PostgreSQL")?;
+        }
+        out.builds
+            .push((shape.n, Side::SomnusPostgres, t.elapsed()));
+        if opts.verbose {
+            eprintln!(
+                "built {} concepts on PostgreSQL in {:.1?}",
+                shape.n,
+                t.elapsed()
+            );
+        }
+        let mut client = loc.connect().map_err(|e| e.message)?;
+        // fresh statistics, as autovacuum keeps them for a database in use
+        client
+            .batch_execute("ANALYZE concepts, propositions")
+            .map_err(|e| e.to_string())?;
+        Ok(OnPostgres {
+            loc,
+            nx,
+            sql: super::compare_pg::PgSql::new(client),
+        })
+    }
+
+    fn drop_memory(self) {
+        let loc = self.loc.clone();
+        drop(self.nx);
+        drop(self.sql);
+        let _ = crate::store::postgres::drop_memory(&loc);
+    }
+}
+
 /// somnus and the SQL must give the same answer (writes: the same
 /// counts; inserted ids differ, their number must not).
-fn check(w: Workload, n: usize, first: &[(Side, String)], mismatches: &mut Vec<String>) {
+fn check(
+    w: Workload,
+    n: usize,
+    first: &[(Side, String)],
+    [engine, sql]: [Side; 2],
+    mismatches: &mut Vec<String>,
+) {
     let get = |side: Side| -> Option<Value> {
         first
             .iter()
             .find(|(s, _)| *s == side)
             .and_then(|(_, a)| serde_json::from_str(a).ok())
     };
-    let (Some(a), Some(b)) = (get(Side::Somnus), get(Side::Sql)) else {
-        mismatches.push(format!("{} at {n}: an answer is not JSON", w.key()));
+    let (Some(a), Some(b)) = (get(engine), get(sql)) else {
+        mismatches.push(format!(
+            "{} at {n}: an answer of {} or {} is not JSON",
+            w.key(),
+            engine.name(),
+            sql.name()
+        ));
         return;
     };
     let same = if w == Workload::Insert {
@@ -548,9 +643,11 @@ fn check(w: Workload, n: usize, first: &[(Side, String)], mismatches: &mut Vec<S
     };
     if !same {
         mismatches.push(format!(
-            "{} at {n}: somnus answered {} but the SQL {}",
+            "{} at {n}: {} answered {} but the {} {}",
             w.key(),
+            engine.name(),
             short(&a),
+            sql.name(),
             short(&b)
         ));
     }
@@ -621,7 +718,7 @@ fn e(err: rusqlite::Error) -> String {
 }
 
 /// `[a, b, …]` from rows that are JSON texts already.
-fn json_array(items: impl IntoIterator<Item = String>) -> String {
+pub(super) fn json_array(items: impl IntoIterator<Item = String>) -> String {
     let mut s = String::from("[");
     for (i, it) in items.into_iter().enumerate() {
         if i > 0 {
@@ -963,14 +1060,40 @@ fn sql_merge(conn: &Connection, source: &str, target: &str) -> Result<String, St
             params![sid, tid, now],
         )
         .map_err(e)?;
-    // attributes: the target's win; aliases and the provenance trail grow
     let parse = |s: &str| -> Map<String, Value> { serde_json::from_str(s).unwrap_or_default() };
-    let (s_a, mut t_a, s_m, mut t_m) = (
+    let (t_a, t_m, filled) = merged(
+        source,
+        target,
         parse(&s_attrs),
         parse(&t_attrs),
         parse(&s_meta),
         parse(&t_meta),
     );
+    conn.execute(
+        "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
+        params![tid, Value::Object(t_a).to_string(), Value::Object(t_m).to_string(), now],
+    )
+    .map_err(e)?;
+    conn.execute("DELETE FROM concepts WHERE id = ?1", [sid])
+        .map_err(e)?;
+    Ok(format!(
+        r#"{{"merged":true,"links_repointed":{moved},"links_deduplicated":{},"attributes_filled":{filled}}}"#,
+        dups.len() + selfloops
+    ))
+}
+
+/// A MERGE's concept by hand: the target's attributes win, the source's
+/// missing ones are filled in, the source's name and aliases become the
+/// target's aliases, and the provenance trail grows. Returns the target's
+/// attributes and metadata, and how many attributes changed.
+pub(super) fn merged(
+    source: &str,
+    target: &str,
+    s_a: Map<String, Value>,
+    mut t_a: Map<String, Value>,
+    s_m: Map<String, Value>,
+    mut t_m: Map<String, Value>,
+) -> (Map<String, Value>, Map<String, Value>, usize) {
     let mut filled = 0;
     for (k, v) in &s_a {
         if k != "aliases" && !t_a.contains_key(k) {
@@ -1016,17 +1139,7 @@ fn sql_merge(conn: &Connection, source: &str, target: &str) -> Result<String, St
         }
     }
     t_m.insert("_merged_from".into(), Value::Array(trail));
-    conn.execute(
-        "UPDATE concepts SET attributes = ?2, metadata = ?3, version = version + 1, updated_at = ?4 WHERE id = ?1",
-        params![tid, Value::Object(t_a).to_string(), Value::Object(t_m).to_string(), now],
-    )
-    .map_err(e)?;
-    conn.execute("DELETE FROM concepts WHERE id = ?1", [sid])
-        .map_err(e)?;
-    Ok(format!(
-        r#"{{"merged":true,"links_repointed":{moved},"links_deduplicated":{},"attributes_filled":{filled}}}"#,
-        dups.len() + selfloops
-    ))
+    (t_a, t_m, filled)
 }
 
 // ------------------------------------------------------------ reports
@@ -1115,15 +1228,27 @@ pub fn markdown(c: &Comparison) -> String {
                     sql_ok
                 ));
             } else {
-                s.push_str(&format!(
-                    "| {} | {} | {} | {:.2} | {} | {} |\n",
-                    w.label(),
-                    fmt_dur(a.median),
-                    fmt_dur(q.median),
-                    ratio,
-                    diff,
-                    sql_ok
-                ));
+                s.push_str(&sql_row(w, a, q));
+            }
+        }
+    }
+    for &n in &c.sizes {
+        if c.measures
+            .iter()
+            .any(|m| m.side == Side::SomnusPostgres && m.n == n)
+        {
+            s.push_str(&format!(
+                "\n**PostgreSQL: {n} concepts, {} links** (somnus and hand-written SQL on the same PostgreSQL memory)\n\n",
+                2 * n
+            ));
+            s.push_str("| workload | somnus | SQL | somnus ÷ SQL | somnus − SQL | SQL target |\n|---|---:|---:|---:|---:|:-:|\n");
+            for w in Workload::ALL {
+                if let (Some(a), Some(q)) = (
+                    c.get(w, Side::SomnusPostgres, n),
+                    c.get(w, Side::SqlPostgres, n),
+                ) {
+                    s.push_str(&sql_row(w, a, q));
+                }
             }
         }
     }
@@ -1134,6 +1259,23 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     s
+}
+
+/// A row of the table without the reference engine: somnus against the
+/// SQL.
+fn sql_row(w: Workload, a: &Measure, q: &Measure) -> String {
+    let ratio = a.median.as_secs_f64() / q.median.as_secs_f64().max(1e-9);
+    let diff = a.median.as_secs_f64() - q.median.as_secs_f64();
+    format!(
+        "| {} | {} | {} | {:.2} | {}{} | {} |\n",
+        w.label(),
+        fmt_dur(a.median),
+        fmt_dur(q.median),
+        ratio,
+        if diff < 0.0 { "−" } else { "+" },
+        fmt_dur(Duration::from_secs_f64(diff.abs())),
+        mark(within_sql_target(a.median, q.median))
+    )
 }
 
 #[cfg(test)]
@@ -1152,6 +1294,7 @@ mod tests {
             dir: dir.clone(),
             reference_max: 0,
             verbose: false,
+            postgres: None,
         })
         .expect("the comparison runs");
         let _ = std::fs::remove_dir_all(&dir);

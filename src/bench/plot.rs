@@ -5,10 +5,12 @@
 use super::compare::{Comparison, Side, Workload};
 use plotters::prelude::*;
 
-const COLOURS: [(Side, RGBColor); 3] = [
+const COLOURS: [(Side, RGBColor); 5] = [
     (Side::Somnus, RGBColor(0x1f, 0x8a, 0x70)),
     (Side::Sql, RGBColor(0x44, 0x55, 0xaa)),
     (Side::Reference, RGBColor(0xd9, 0x48, 0x2b)),
+    (Side::SomnusPostgres, RGBColor(0x8f, 0xd1, 0x9e)),
+    (Side::SqlPostgres, RGBColor(0xa8, 0xb4, 0xe8)),
 ];
 
 /// The plot as SVG text.
@@ -118,6 +120,8 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
                     Side::Reference => "reference engine (anda_cognitive_nexus 0.11.0, in memory)",
                     Side::Sql => "hand-written SQL on the same SQLite file",
                     Side::Somnus => "somnus",
+                    Side::SomnusPostgres => "somnus on PostgreSQL",
+                    Side::SqlPostgres => "hand-written SQL on the same PostgreSQL memory",
                 };
                 area.draw(&Text::new(
                     label,

@@ -8,7 +8,7 @@
 //! has one writer at a time; PostgreSQL locks only the rows a write
 //! touches).
 
-use super::{Lcg, Row};
+use super::{Lcg, Row, Tail};
 use crate::Nexus;
 use crate::store::place::Place;
 use std::time::{Duration, Instant};
@@ -52,6 +52,7 @@ pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>,
             ),
             median: l.p50,
             p95: l.p99,
+            tail: Tail::P99,
             target: "0 errors, 0 missing".into(),
             ok: Some(l.errors == 0 && l.missing == 0),
         });
@@ -68,6 +69,7 @@ pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>,
         ),
         median: Duration::ZERO,
         p95: Duration::ZERO,
+        tail: Tail::One,
         target: "≥ 2×".into(),
         ok: Some(ratio >= 2.0),
     });
