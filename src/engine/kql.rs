@@ -69,6 +69,71 @@ impl<'c> Hydrator<'c> {
         Ok(hit.map(|(ty, name)| json!(if seg == "name" { name } else { ty })))
     }
 
+    /// Fetches, in a few queries, what projecting `paths` of the bindings
+    /// in column `col` of `rows` will read, so the projection makes no
+    /// query per element. Only on PostgreSQL, where each query is a round
+    /// trip; SQLite reads one element in microseconds.
+    pub fn prefetch(
+        &mut self,
+        rows: &[Vec<Binding>],
+        col: usize,
+        paths: &[&[String]],
+    ) -> KipResult<()> {
+        if self.conn.backend() != crate::store::db::Backend::Postgres || paths.is_empty() {
+            return Ok(());
+        }
+        let labels_only = paths
+            .iter()
+            .all(|p| matches!(p, [seg] if seg == "name" || seg == "type"));
+        let mut seen = HashSet::new();
+        let ids: Vec<i64> = rows
+            .iter()
+            .filter_map(|r| match r.get(col) {
+                Some(Binding::Elem(id)) => Some(*id),
+                _ => None,
+            })
+            .filter(|id| {
+                !self.cache.contains_key(id)
+                    && (!labels_only || !self.labels.contains_key(id))
+                    && seen.insert(*id)
+            })
+            .collect();
+        if ids.len() < 2 {
+            return Ok(());
+        }
+        if labels_only {
+            let mut found = store::labels_by_ids(self.conn, &ids)?;
+            for id in ids {
+                self.labels.insert(id, found.remove(&id));
+            }
+            return Ok(());
+        }
+        let found = store::elements_by_ids(self.conn, &ids)?;
+        // the endpoints of the propositions among them, named at once
+        let ends: Vec<i64> = found
+            .values()
+            .filter_map(|e| match e {
+                Element::Prop(p) => Some([p.subject, p.object]),
+                Element::Concept(_) => None,
+            })
+            .flatten()
+            .collect::<HashSet<i64>>()
+            .into_iter()
+            .collect();
+        let kip_ids = if ends.is_empty() {
+            HashMap::new()
+        } else {
+            store::kip_ids_by_ids(self.conn, &ends)?
+        };
+        for id in ids {
+            let v = found
+                .get(&id)
+                .map(|el| std::rc::Rc::new(store::element_json_known(el, &kip_ids)));
+            self.cache.insert(id, v);
+        }
+        Ok(())
+    }
+
     pub fn element(&mut self, id: i64) -> KipResult<Option<std::rc::Rc<Value>>> {
         if let Some(v) = self.cache.get(&id) {
             return Ok(v.clone());
@@ -190,6 +255,11 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         .enumerate()
         .map(|(i, v)| (v.as_str(), i))
         .collect();
+    for g in &groups {
+        let vi = var_index[paths[g[0]].var.as_str()];
+        let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
+        h.prefetch(&rows, vi, &ps)?;
+    }
     let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); groups.len()];
     for row in &rows {
         for (gi, g) in groups.iter().enumerate() {
@@ -372,6 +442,19 @@ fn group_in_memory(
         .enumerate()
         .map(|(i, v)| (v.as_str(), i))
         .collect();
+    for (var, &col) in &vi {
+        let mut ps: Vec<&[String]> = keys
+            .iter()
+            .filter(|k| k.var == *var)
+            .map(|k| k.path.as_slice())
+            .collect();
+        for a in aggs.iter().filter(|a| a.path.var == *var) {
+            if !(a.func == AggFunc::Count && a.path.path.is_empty()) {
+                ps.push(a.path.path.as_slice());
+            }
+        }
+        h.prefetch(&rows, col, &ps)?;
+    }
     // group keys in first-appearance order
     let mut group_order: Vec<Vec<Value>> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
@@ -497,6 +580,15 @@ fn counted_in_sql(
         unique: true,
     };
     let rows = plan::run_raw(conn, &grouped, nk, aggs.len())?;
+    let bindings: Vec<Vec<Binding>> = rows.iter().map(|(b, _)| b.clone()).collect();
+    for (idx, var) in key_vars.iter().enumerate() {
+        let ps: Vec<&[String]> = keys
+            .iter()
+            .filter(|k| k.var.as_str() == *var)
+            .map(|k| k.path.as_slice())
+            .collect();
+        h.prefetch(&bindings, idx, &ps)?;
+    }
     let mut group_order: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
     let mut per_group: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
     let mut seen: HashSet<String> = HashSet::with_capacity(rows.len());

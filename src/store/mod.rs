@@ -16,6 +16,7 @@ use crate::kip::{KipError, KipResult};
 use db::{Backend, Db, Row, Val};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 
 /// Brings the full-text index up to date with the concepts changed since
 /// the last call (see the `fts_dirty` migration). Every write command ends
@@ -414,25 +415,147 @@ pub fn kip_id_of<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<String>
         .map(|p| ids::prop_id(id, &p)))
 }
 
+/// A list of ids as a relation `(value)`, from one parameter holding the
+/// ids as a JSON array.
+fn id_list(db: Db<'_>) -> &'static str {
+    match db.backend() {
+        Backend::Sqlite => "SELECT value FROM json_each(?1)",
+        Backend::Postgres => "SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)",
+    }
+}
+
+/// Ids per query of the readers by many ids.
+const IDS_PER_QUERY: usize = 10_000;
+
+/// Elements by id, two queries per [`IDS_PER_QUERY`] ids (concepts, then
+/// the rest among propositions), for readers that would otherwise fetch
+/// them one by one. Ids that name nothing are left out.
+pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashMap<i64, Element>> {
+    let db = db.into();
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        for r in db.query(
+            &format!(
+                "SELECT {CONCEPT_COLS} FROM concepts WHERE id IN ({})",
+                id_list(db)
+            ),
+            std::slice::from_ref(&list),
+        )? {
+            let c = concept_row(r)?;
+            out.insert(c.id, Element::Concept(c));
+        }
+        let rest: Vec<i64> = chunk
+            .iter()
+            .copied()
+            .filter(|i| !out.contains_key(i))
+            .collect();
+        if rest.is_empty() {
+            continue;
+        }
+        let list = Val::Text(serde_json::to_string(&rest).unwrap_or_else(|_| "[]".into()));
+        for r in db.query(
+            &format!(
+                "SELECT {PROP_COLS} FROM propositions WHERE id IN ({})",
+                id_list(db)
+            ),
+            &[list],
+        )? {
+            let p = prop_row(r)?;
+            out.insert(p.id, Element::Prop(p));
+        }
+    }
+    Ok(out)
+}
+
+/// Concepts' types and names by id, one query per [`IDS_PER_QUERY`] ids.
+pub fn labels_by_ids<'a>(
+    db: impl Into<Db<'a>>,
+    ids: &[i64],
+) -> KipResult<HashMap<i64, (String, String)>> {
+    let db = db.into();
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        for mut r in db.query(
+            &format!(
+                "SELECT id, type, name FROM concepts WHERE id IN ({})",
+                id_list(db)
+            ),
+            &[list],
+        )? {
+            out.insert(r.i64(0)?, (r.take_text(1)?, r.take_text(2)?));
+        }
+    }
+    Ok(out)
+}
+
+/// The KIP ids of elements ("C:12", "P:40:treats"), one query per table
+/// and [`IDS_PER_QUERY`] ids.
+pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashMap<i64, String>> {
+    let db = db.into();
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        for r in db.query(
+            &format!("SELECT id FROM concepts WHERE id IN ({})", id_list(db)),
+            std::slice::from_ref(&list),
+        )? {
+            let id = r.i64(0)?;
+            out.insert(id, ids::concept_id(id));
+        }
+        for mut r in db.query(
+            &format!(
+                "SELECT id, predicate FROM propositions WHERE id IN ({})",
+                id_list(db)
+            ),
+            &[list],
+        )? {
+            let id = r.i64(0)?;
+            out.insert(id, ids::prop_id(id, &r.take_text(1)?));
+        }
+    }
+    Ok(out)
+}
+
+/// [`element_json`] with the endpoints' KIP ids already known (`None`: a
+/// dangling endpoint, as `element_json` gives it).
+pub fn element_json_known(el: &Element, kip_ids: &HashMap<i64, String>) -> Value {
+    match el {
+        Element::Concept(c) => c.to_json(),
+        Element::Prop(p) => prop_json(
+            p,
+            kip_ids.get(&p.subject).cloned().unwrap_or_default(),
+            kip_ids.get(&p.object).cloned().unwrap_or_default(),
+        ),
+    }
+}
+
+fn prop_json(p: &Proposition, subject: String, object: String) -> Value {
+    let mut v = json!({
+        "_type": "PropositionLink",
+        "id": p.kip_id(),
+        "subject": subject,
+        "predicate": p.predicate,
+        "object": object,
+    });
+    if !p.attributes.is_empty() {
+        v["attributes"] = Value::Object(p.attributes.clone());
+    }
+    v["metadata"] = full_metadata(&p.metadata, p.version, &p.updated_at);
+    v
+}
+
 /// The element as KIP returns it (a proposition's endpoints as KIP ids).
 pub fn element_json<'a>(db: impl Into<Db<'a>>, el: &Element) -> KipResult<Value> {
     let conn = db.into();
     Ok(match el {
         Element::Concept(c) => c.to_json(),
-        Element::Prop(p) => {
-            let mut v = json!({
-                "_type": "PropositionLink",
-                "id": p.kip_id(),
-                "subject": kip_id_of(conn, p.subject)?.unwrap_or_default(),
-                "predicate": p.predicate,
-                "object": kip_id_of(conn, p.object)?.unwrap_or_default(),
-            });
-            if !p.attributes.is_empty() {
-                v["attributes"] = Value::Object(p.attributes.clone());
-            }
-            v["metadata"] = full_metadata(&p.metadata, p.version, &p.updated_at);
-            v
-        }
+        Element::Prop(p) => prop_json(
+            p,
+            kip_id_of(conn, p.subject)?.unwrap_or_default(),
+            kip_id_of(conn, p.object)?.unwrap_or_default(),
+        ),
     })
 }
 
@@ -440,12 +563,21 @@ pub fn element_json<'a>(db: impl Into<Db<'a>>, el: &Element) -> KipResult<Value>
 /// once and written back when the statement finishes.
 pub struct IdAllocator {
     next: std::cell::Cell<Option<i64>>,
+    /// PostgreSQL: ids taken from the sequence and not yet handed out.
+    taken: std::cell::RefCell<std::collections::VecDeque<i64>>,
+    /// PostgreSQL: how many ids the next trip to the sequence takes.
+    block: std::cell::Cell<i64>,
 }
+
+/// The most ids one trip to a PostgreSQL sequence takes.
+pub const MAX_ID_BLOCK: i64 = 256;
 
 impl Default for IdAllocator {
     fn default() -> Self {
         IdAllocator {
             next: std::cell::Cell::new(None),
+            taken: Default::default(),
+            block: std::cell::Cell::new(1),
         }
     }
 }
@@ -453,14 +585,32 @@ impl Default for IdAllocator {
 impl IdAllocator {
     /// The next element id. SQLite counts in `meta` (persisted by
     /// [`IdAllocator::flush`]); PostgreSQL takes it from the memory's
-    /// sequence, which concurrent writers share without waiting.
+    /// sequence, which concurrent writers share without waiting. A
+    /// statement that keeps asking takes twice as many each time (1, 2,
+    /// 4, … up to [`MAX_ID_BLOCK`]), so a bulk write pays one round trip
+    /// per block and a small one wastes none; ids taken and not used are
+    /// never used (ids are never reused).
     pub fn alloc<'a>(&self, db: impl Into<Db<'a>>) -> KipResult<i64> {
         let db = db.into();
         if db.backend() == Backend::Postgres {
-            return db
-                .query_opt("SELECT nextval('element_ids')", &[])?
-                .ok_or_else(|| KipError::internal("the id sequence gave nothing"))?
-                .i64(0);
+            if let Some(id) = self.taken.borrow_mut().pop_front() {
+                return Ok(id);
+            }
+            let k = self.block.get();
+            self.block.set((k * 2).min(MAX_ID_BLOCK));
+            let mut ids = db
+                .query(
+                    "SELECT nextval('element_ids') FROM generate_series(1, ?1::bigint)",
+                    &[Val::Int(k)],
+                )?
+                .iter()
+                .map(|r| r.i64(0))
+                .collect::<KipResult<std::collections::VecDeque<i64>>>()?;
+            let id = ids
+                .pop_front()
+                .ok_or_else(|| KipError::internal("the id sequence gave nothing"))?;
+            *self.taken.borrow_mut() = ids;
+            return Ok(id);
         }
         let id = match self.next.get() {
             Some(n) => n,
@@ -476,11 +626,15 @@ impl IdAllocator {
         Ok(id)
     }
 
-    /// Gives back `id` when it was the last one handed out and went unused
-    /// (a sequence's ids are not given back: they are only never used).
+    /// Gives back `id` when it was the last one handed out and went unused.
     pub fn release(&self, id: i64) {
         if self.next.get() == Some(id + 1) {
             self.next.set(Some(id));
+        }
+        // (PostgreSQL: the next id handed out is this one again)
+        let mut taken = self.taken.borrow_mut();
+        if self.next.get().is_none() && taken.front().is_none_or(|f| *f > id) {
+            taken.push_front(id);
         }
     }
 

@@ -60,6 +60,31 @@ impl Operand {
     }
 }
 
+/// A `jsonb` value against an integer or a text (PostgreSQL): when the
+/// value is a number (or a string) the two compare natively, as `kip_cmp`
+/// would compare them but without a function call per row. The `jsonb`
+/// type that allows it, and both sides in their native types.
+fn native(x: &Operand, y: &Operand) -> Option<(&'static str, String, String)> {
+    let num = |o: &Operand| match o.ty {
+        Ty::Json => format!("({})::numeric", o.sql),
+        _ => o.sql.clone(),
+    };
+    let text = |o: &Operand| match o.ty {
+        Ty::Json => format!("({} #>> '{{}}') COLLATE \"C\"", o.sql),
+        _ => format!("{} COLLATE \"C\"", o.sql),
+    };
+    match (x.ty, y.ty) {
+        (Ty::Json, Ty::Int) | (Ty::Int, Ty::Json) => Some(("number", num(x), num(y))),
+        (Ty::Json, Ty::Text) | (Ty::Text, Ty::Json) => Some(("string", text(x), text(y))),
+        _ => None,
+    }
+}
+
+/// The `jsonb` side of a pair [`native`] compares.
+fn json_side<'a>(x: &'a Operand, y: &'a Operand) -> &'a str {
+    if x.ty == Ty::Json { &x.sql } else { &y.sql }
+}
+
 impl Planner<'_> {
     /// The SQL value of `?var.path` for comparisons.
     pub fn field(&mut self, var: &str, path: &[String]) -> KipResult<String> {
@@ -230,11 +255,20 @@ impl Planner<'_> {
                     format!("COALESCE({} COLLATE \"C\" {op} {}, FALSE)", x.sql, y.sql)
                 }
                 (Ty::Int, Ty::Int) => format!("COALESCE({} {op} {}, FALSE)", x.sql, y.sql),
-                _ => format!(
-                    "COALESCE(kip_cmp({}, {}) {op} 0, FALSE)",
-                    x.json(),
-                    y.json()
-                ),
+                _ => {
+                    let general = format!(
+                        "COALESCE(kip_cmp({}, {}) {op} 0, FALSE)",
+                        x.json(),
+                        y.json()
+                    );
+                    match native(x, y) {
+                        Some((kind, a, b)) => format!(
+                            "CASE WHEN jsonb_typeof({}) = '{kind}' THEN {a} {op} {b} ELSE {general} END",
+                            json_side(x, y)
+                        ),
+                        None => general,
+                    }
+                }
             },
         }
     }
@@ -252,7 +286,15 @@ impl Planner<'_> {
                 (_, Ty::Null) => format!("({} IS NULL)", x.sql),
                 _ => {
                     let (a, b) = (x.json(), y.json());
-                    format!("COALESCE(kip_cmp({a}, {b}) = 0, {a} IS NULL AND {b} IS NULL)")
+                    let general =
+                        format!("COALESCE(kip_cmp({a}, {b}) = 0, {a} IS NULL AND {b} IS NULL)");
+                    match native(x, y) {
+                        Some((kind, a, b)) => format!(
+                            "CASE WHEN jsonb_typeof({}) = '{kind}' THEN {a} = {b} ELSE {general} END",
+                            json_side(x, y)
+                        ),
+                        None => general,
+                    }
                 }
             },
         }
