@@ -60,54 +60,74 @@ pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipRe
     let counts = [created, updated, deleted];
     let total: usize = counts.iter().sum();
 
+    // what to list: the elements created (in id order), then the ones
+    // restored, updated or deleted (in the order touched); each is read
+    // with the others, in a few queries, not one by one
     let mut items = Vec::new();
-    let mut names = Names::new();
-    // what it created, in id order
+    let mut made: Vec<Element> = Vec::new();
     let mut id = e.first_id;
-    while id < e.end_id && items.len() < listed {
-        if let Some(x) = store::element(conn, id)? {
-            items.push(item(
-                "create",
-                element_id(&x),
-                describe(conn, &e, &x, &mut names)?,
-                None,
-            ));
-        }
-        id += 1;
+    while id < e.end_id && made.len() < listed {
+        let upto = (id + (listed - made.len()) as i64).min(e.end_id);
+        let ids: Vec<i64> = (id..upto).collect();
+        let mut found = store::elements_by_ids(conn, &ids)?;
+        made.extend(ids.iter().filter_map(|i| found.remove(i)));
+        id = upto;
     }
-    // then what it restored, updated or deleted, in the order touched
-    for el in order {
-        if items.len() >= listed {
-            break;
+    let rest: Vec<(i64, bool, bool)> = order
+        .iter()
+        .map(|el| (*el, touched[el].0, touched[el].1))
+        .filter(|(el, d, i)| !made_here(*el) && !(*d && *i))
+        .take(listed.saturating_sub(made.len()))
+        .collect();
+    let live: Vec<i64> = rest.iter().filter(|r| !r.1).map(|r| r.0).collect();
+    let mut now = store::elements_by_ids(conn, &live)?;
+    // the images before the command, for what it updated or deleted
+    let want_before: Vec<i64> = rest
+        .iter()
+        .filter(|(el, _, restored)| !(*restored && now.contains_key(el)))
+        .map(|r| r.0)
+        .collect();
+    let befores = first_befores(conn, &e, &want_before)?;
+    // the endpoints of the links listed, named at once
+    let mut names = Names::new();
+    let mut ends: Vec<i64> = Vec::new();
+    let mut add_ends = |x: Option<i64>, y: Option<i64>| ends.extend(x.into_iter().chain(y));
+    for x in made.iter().chain(now.values()) {
+        if let Element::Prop(p) = x {
+            add_ends(Some(p.subject), Some(p.object));
         }
-        let (d, i) = touched[&el];
-        if made_here(el) || (d && i) {
-            continue;
+    }
+    for (el, _, _) in &rest {
+        if !now.contains_key(el)
+            && let Some(b) = befores.get(el)
+            && b.get("predicate").is_some()
+        {
+            add_ends(b["subject"].as_i64(), b["object"].as_i64());
         }
-        // a deleted element is not looked for
-        let now = if d { None } else { store::element(conn, el)? };
-        match (now, d) {
+    }
+    name_all(conn, &e, &ends, &mut names)?;
+    for x in &made {
+        items.push(item("create", element_id(x), describe(x, &names), None));
+    }
+    for (el, d, i) in rest {
+        match (if d { None } else { now.remove(&el) }, d) {
             (Some(x), false) => {
                 let (change, fields) = if i {
                     ("create", None)
                 } else {
-                    let fields =
-                        first_before(conn, &e, el)?.map(|b| Value::from(changed_fields(&b, &x)));
+                    let fields = befores
+                        .get(&el)
+                        .map(|b| Value::from(changed_fields(b, &x)));
                     ("update", fields)
                 };
-                items.push(item(
-                    change,
-                    element_id(&x),
-                    describe(conn, &e, &x, &mut names)?,
-                    fields,
-                ));
+                items.push(item(change, element_id(&x), describe(&x, &names), fields));
             }
             _ => {
-                let b = first_before(conn, &e, el)?.unwrap_or(Value::Null);
+                let b = befores.get(&el).cloned().unwrap_or(Value::Null);
                 items.push(item(
                     "delete",
                     image_id(el, &b),
-                    describe_image(conn, &e, &b, &mut names)?,
+                    describe_image(&b, &names),
                     None,
                 ));
             }
@@ -125,17 +145,31 @@ fn item(change: &str, id: String, what: String, fields: Option<Value>) -> Value 
     v
 }
 
-/// The element as it was before the command first changed it.
-fn first_before(conn: Db<'_>, e: &super::Entry, el: i64) -> KipResult<Option<Value>> {
-    Ok(conn
-        .query_opt(
-            "SELECT before FROM audit_changes WHERE element = ?1 AND entry = ?2 AND before IS NOT NULL ORDER BY id LIMIT 1",
-            &[el.into(), e.id.into()],
-        )?
-        .map(|r| r.opt_text(0))
-        .transpose()?
-        .flatten()
-        .and_then(|b| serde_json::from_str(&b).ok()))
+/// The elements as they were before the command first changed them, in
+/// one query.
+fn first_befores(conn: Db<'_>, e: &super::Entry, els: &[i64]) -> KipResult<HashMap<i64, Value>> {
+    let mut out: HashMap<i64, Value> = HashMap::new();
+    if els.is_empty() {
+        return Ok(out);
+    }
+    let list = serde_json::to_string(els).unwrap_or_else(|_| "[]".into());
+    for r in conn.query(
+        &format!(
+            "SELECT element, before FROM audit_changes WHERE element IN ({}) AND entry = ?2 \
+             AND before IS NOT NULL ORDER BY id",
+            store::id_list(conn)
+        ),
+        &[list.into(), e.id.into()],
+    )? {
+        let el = r.i64(0)?;
+        if out.contains_key(&el) {
+            continue;
+        }
+        if let Some(b) = r.opt_text(1)?.and_then(|b| serde_json::from_str(&b).ok()) {
+            out.insert(el, b);
+        }
+    }
+    Ok(out)
 }
 
 fn summary(elements: Vec<Value>, counts: [usize; 3], more: usize) -> Value {
@@ -169,60 +203,65 @@ fn image_id(el: i64, b: &Value) -> String {
 /// Endpoint names already looked up: the links of one hub name it once.
 type Names = HashMap<i64, String>;
 
-fn describe(conn: Db<'_>, e: &super::Entry, x: &Element, names: &mut Names) -> KipResult<String> {
-    Ok(match x {
+fn describe(x: &Element, names: &Names) -> String {
+    match x {
         Element::Concept(c) => format!("{}: {}", c.ty, c.name),
         Element::Prop(p) => format!(
             "{} -{}-> {}",
-            endpoint(conn, e, p.subject, names)?,
+            endpoint(p.subject, names),
             p.predicate,
-            endpoint(conn, e, p.object, names)?
+            endpoint(p.object, names)
         ),
-    })
+    }
 }
 
-fn describe_image(
-    conn: Db<'_>,
-    e: &super::Entry,
-    b: &Value,
-    names: &mut Names,
-) -> KipResult<String> {
+fn describe_image(b: &Value, names: &Names) -> String {
     if let Some(p) = b.get("predicate").and_then(Value::as_str) {
-        let mut end = |k: &str| -> KipResult<String> {
-            match b.get(k).and_then(Value::as_i64) {
-                Some(id) => endpoint(conn, e, id, names),
-                None => Ok("?".into()),
-            }
+        let end = |k: &str| match b.get(k).and_then(Value::as_i64) {
+            Some(id) => endpoint(id, names),
+            None => "?".into(),
         };
-        let (s, o) = (end("subject")?, end("object")?);
-        return Ok(format!("{s} -{p}-> {o}"));
+        return format!("{} -{p}-> {}", end("subject"), end("object"));
     }
-    Ok(format!(
+    format!(
         "{}: {}",
         b["type"].as_str().unwrap_or("?"),
         b["name"].as_str().unwrap_or("?")
-    ))
+    )
 }
 
-fn endpoint(conn: Db<'_>, e: &super::Entry, id: i64, names: &mut Names) -> KipResult<String> {
-    if let Some(n) = names.get(&id) {
-        return Ok(n.clone());
+fn endpoint(id: i64, names: &Names) -> String {
+    names
+        .get(&id)
+        .cloned()
+        .unwrap_or_else(|| ids::concept_id(id))
+}
+
+/// Names the endpoints `ids`: a concept as `Type: name`, a link by its id,
+/// one deleted by the same command as it was.
+fn name_all(conn: Db<'_>, e: &super::Entry, ends: &[i64], names: &mut Names) -> KipResult<()> {
+    let mut ends: Vec<i64> = ends.to_vec();
+    ends.sort_unstable();
+    ends.dedup();
+    let found = store::elements_by_ids(conn, &ends)?;
+    let gone: Vec<i64> = ends.iter().copied().filter(|i| !found.contains_key(i)).collect();
+    let before = first_befores(conn, e, &gone)?;
+    for id in ends {
+        let name = match found.get(&id) {
+            Some(Element::Concept(c)) => format!("{}: {}", c.ty, c.name),
+            Some(Element::Prop(p)) => ids::prop_id(p.id, &p.predicate),
+            None => match before.get(&id) {
+                Some(b) if b.get("predicate").is_none() => format!(
+                    "{}: {}",
+                    b["type"].as_str().unwrap_or("?"),
+                    b["name"].as_str().unwrap_or("?")
+                ),
+                _ => ids::concept_id(id),
+            },
+        };
+        names.insert(id, name);
     }
-    let name = match store::element(conn, id)? {
-        Some(Element::Concept(c)) => format!("{}: {}", c.ty, c.name),
-        Some(Element::Prop(p)) => ids::prop_id(p.id, &p.predicate),
-        // deleted by the same command: named as it was
-        None => match first_before(conn, e, id)? {
-            Some(b) if b.get("predicate").is_none() => format!(
-                "{}: {}",
-                b["type"].as_str().unwrap_or("?"),
-                b["name"].as_str().unwrap_or("?")
-            ),
-            _ => ids::concept_id(id),
-        },
-    };
-    names.insert(id, name.clone());
-    Ok(name)
+    Ok(())
 }
 
 /// `attributes.status`, `metadata.confidence`, `name`: what differs

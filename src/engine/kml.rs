@@ -1057,6 +1057,24 @@ fn identity_of(where_: &[WhereItem], var: &str) -> Option<(String, String)> {
     })
 }
 
+/// Which of `ids` some proposition has as its subject or object.
+fn links_about(conn: Db<'_>, ids: &[i64]) -> KipResult<std::collections::HashSet<i64>> {
+    let mut out = std::collections::HashSet::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let list = store::id_list(conn);
+    let sql = format!(
+        "SELECT subject FROM propositions WHERE subject IN ({list}) \
+         UNION SELECT object FROM propositions WHERE object IN ({list})"
+    );
+    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    for r in conn.query(&sql, &[Val::Text(json)])? {
+        out.insert(r.i64(0)?);
+    }
+    Ok(out)
+}
+
 pub fn merge(conn: Db<'_>, st: &MergeStmt) -> KipResult<Value> {
     let sources = match match_targets(conn, &st.where_, &st.source, None) {
         Err(e) if e.code == crate::kip::ErrorCode::NotFound => {
@@ -1149,9 +1167,16 @@ pub fn merge(conn: Db<'_>, st: &MergeStmt) -> KipResult<Value> {
         .iter()
         .map(|r| Ok((r.i64(0)?, r.i64(1)?)))
         .collect::<KipResult<_>>()?;
+    // (both copies of every pair read at once, and the links about the
+    // folded ones found at once: most have none)
+    let pair_ids: Vec<i64> = twins.iter().flat_map(|(l, k)| [*l, *k]).collect();
+    let props = store::elements_by_ids(conn, &pair_ids)?;
+    let lids: Vec<i64> = twins.iter().map(|(l, _)| *l).collect();
+    let talked_about = links_about(conn, &lids)?;
     let mut folded = Vec::with_capacity(twins.len());
     for (lid, kid) in twins {
-        let (Some(l), Some(keep)) = (store::prop_by_id(conn, lid)?, store::prop_by_id(conn, kid)?)
+        let (Some(store::Element::Prop(l)), Some(store::Element::Prop(keep))) =
+            (props.get(&lid), props.get(&kid))
         else {
             continue;
         };
@@ -1168,17 +1193,19 @@ pub fn merge(conn: Db<'_>, st: &MergeStmt) -> KipResult<Value> {
         }
         // links about the folded twin move to the kept copy, except one
         // the copy already has
-        let moved = [Val::Int(lid), Val::Int(keep.id)];
-        conn.execute(
-            "UPDATE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1 \
-             AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.subject = ?2 AND q.predicate = propositions.predicate AND q.object = propositions.object)",
-            &moved,
-        )?;
-        conn.execute(
-            "UPDATE propositions SET object = ?2, version = version + 1 WHERE object = ?1 \
-             AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.object = ?2 AND q.predicate = propositions.predicate AND q.subject = propositions.subject)",
-            &moved,
-        )?;
+        if talked_about.contains(&lid) {
+            let moved = [Val::Int(lid), Val::Int(keep.id)];
+            conn.execute(
+                "UPDATE propositions SET subject = ?2, version = version + 1 WHERE subject = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.subject = ?2 AND q.predicate = propositions.predicate AND q.object = propositions.object)",
+                &moved,
+            )?;
+            conn.execute(
+                "UPDATE propositions SET object = ?2, version = version + 1 WHERE object = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM propositions q WHERE q.object = ?2 AND q.predicate = propositions.predicate AND q.subject = propositions.subject)",
+                &moved,
+            )?;
+        }
         folded.push(lid);
     }
     // no kept copy is itself a folded twin (it never touches the source),

@@ -417,7 +417,7 @@ pub fn kip_id_of<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<String>
 
 /// A list of ids as a relation `(value)`, from one parameter holding the
 /// ids as a JSON array.
-fn id_list(db: Db<'_>) -> &'static str {
+pub fn id_list(db: Db<'_>) -> &'static str {
     match db.backend() {
         Backend::Sqlite => "SELECT value FROM json_each(?1)",
         Backend::Postgres => "SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)",
