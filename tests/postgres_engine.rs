@@ -62,6 +62,10 @@ const SCRIPT: &[&str] = &[
 const QUERIES: &[&str] = &[
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name DESC"#,
     r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose ASC"#,
+    r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose DESC"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.otc DESC, ?d.attributes.risk ASC"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.tags DESC, ?d.name ASC"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.note ASC LIMIT 2"#,
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose > 100) }"#,
     // a value against a number or a text: native when the types match,
     // the general comparison otherwise (a text dose, a boolean, a missing one)

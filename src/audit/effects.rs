@@ -115,9 +115,7 @@ pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipRe
                 let (change, fields) = if i {
                     ("create", None)
                 } else {
-                    let fields = befores
-                        .get(&el)
-                        .map(|b| Value::from(changed_fields(b, &x)));
+                    let fields = befores.get(&el).map(|b| Value::from(changed_fields(b, &x)));
                     ("update", fields)
                 };
                 items.push(item(change, element_id(&x), describe(&x, &names), fields));
@@ -244,7 +242,11 @@ fn name_all(conn: Db<'_>, e: &super::Entry, ends: &[i64], names: &mut Names) -> 
     ends.sort_unstable();
     ends.dedup();
     let found = store::elements_by_ids(conn, &ends)?;
-    let gone: Vec<i64> = ends.iter().copied().filter(|i| !found.contains_key(i)).collect();
+    let gone: Vec<i64> = ends
+        .iter()
+        .copied()
+        .filter(|i| !found.contains_key(i))
+        .collect();
     let before = first_befores(conn, e, &gone)?;
     for id in ends {
         let name = match found.get(&id) {

@@ -105,10 +105,17 @@ impl Planner<'_> {
         let dir = if desc { "DESC" } else { "ASC" };
         match self.backend {
             Backend::Sqlite => vec![format!("{k} {dir}")],
+            // numbers (booleans as 0 and 1) compare as jsonb numbers,
+            // numerically; only the other values need their text
             Backend::Postgres => vec![
                 format!("kip_class({k}) {dir}"),
-                format!("kip_num({k}) {dir}"),
-                format!("kip_text({k}) COLLATE \"C\" {dir}"),
+                format!(
+                    "CASE jsonb_typeof({k}) WHEN 'number' THEN {k} WHEN 'boolean' THEN \
+                     CASE WHEN {k} = 'true'::jsonb THEN '1'::jsonb ELSE '0'::jsonb END END {dir}"
+                ),
+                format!(
+                    "CASE WHEN jsonb_typeof({k}) IN ('string', 'array', 'object') THEN kip_text({k}) END COLLATE \"C\" {dir}"
+                ),
             ],
         }
     }
