@@ -584,3 +584,53 @@ fn keys_live_in_a_postgresql_memory() {
     assert!(listed[0].revoked_at.is_some());
     assert!(keys::revoke(&cell, "scout").is_err());
 }
+
+/// A write's changes are counted through the entry's index, however long
+/// the trail: before migration 16 the count read the whole table when
+/// the planner's statistics lagged behind it.
+#[test]
+fn a_writes_changes_are_found_by_its_entry_not_by_scanning_the_trail() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "t_trail");
+    let mut nx = m.open();
+    let mut big = String::from(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} }"#);
+    for i in 0..3000 {
+        big.push_str(&format!(
+            r#" CONCEPT ?n{i} {{ {{type: "Note", name: "n{i}"}} }}"#
+        ));
+    }
+    big.push('}');
+    assert!(matches!(nx.kip(&big), somnus::protocol::Outcome::Ok { .. }));
+    let small = r#"UPSERT { CONCEPT ?n { {type: "Note", name: "last"} } }"#;
+    assert!(matches!(
+        nx.kip(small),
+        somnus::protocol::Outcome::Ok { .. }
+    ));
+    drop(nx);
+    let mut c = m.loc.connect().expect("connect");
+    c.batch_execute("ANALYZE audit_changes").expect("analyze");
+    let (entry, first): (i64, i64) = {
+        let r = c
+            .query_one(
+                "SELECT id, first_change FROM audit_log ORDER BY id DESC LIMIT 1",
+                &[],
+            )
+            .expect("last entry");
+        (r.get(0), r.get(1))
+    };
+    let plan: Vec<String> = c
+        .query(
+            &format!(
+                "EXPLAIN SELECT COUNT(*) FROM audit_changes c WHERE c.id >= {first} AND c.entry = {entry}"
+            ),
+            &[],
+        )
+        .expect("explain")
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect();
+    assert!(
+        plan.iter().any(|l| l.contains("audit_changes_entry")),
+        "{plan:#?}"
+    );
+}

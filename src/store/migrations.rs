@@ -757,4 +757,17 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE TRIGGER maintainers_changed AFTER INSERT OR UPDATE OR DELETE ON maintainers FOR EACH STATEMENT EXECUTE FUNCTION somnus_changed();
     "#,
     },
+    // 16: an entry's changes found by the entry: SQLite walks them from
+    //     the entry's first change by rowid; PostgreSQL's planner, whose
+    //     statistics lag a fast-growing trail, would scan the whole table
+    //     to count a write's changes
+    Migration {
+        sqlite: r#"
+    -- nothing: the rowid range serves
+    SELECT 1;
+    "#,
+        postgres: r#"
+    CREATE INDEX audit_changes_entry ON audit_changes(entry, id);
+    "#,
+    },
 ];
