@@ -624,10 +624,16 @@ pub fn cascade_delete(conn: Db<'_>, seeds: &[i64]) -> KipResult<usize> {
         },
         &[Val::Text(seed_json)],
     )?;
+    // (PostgreSQL has no statistics for the temporary table and would
+    // join it by scanning every proposition: it looks the ids up instead)
+    let doomed = match conn.backend() {
+        Backend::Sqlite => "IN (SELECT id FROM doomed_)",
+        Backend::Postgres => "= ANY(ARRAY(SELECT id FROM doomed_))",
+    };
     // a cascade never takes a link that anchors a protected definition
     let sql = format!(
-        "SELECT p.id, p.predicate FROM doomed_ d JOIN propositions p ON p.id = d.id \
-         JOIN concepts c ON c.id = p.subject WHERE (c.type, c.name) IN {} LIMIT 1",
+        "SELECT p.id, p.predicate FROM propositions p JOIN concepts c ON c.id = p.subject \
+         WHERE p.id {doomed} AND (c.type, c.name) IN {} LIMIT 1",
         protected_values()
     );
     if let Some(r) = conn.query_opt(&sql, &[])? {
@@ -638,10 +644,7 @@ pub fn cascade_delete(conn: Db<'_>, seeds: &[i64]) -> KipResult<usize> {
             ids::prop_id(pid, &pred)
         )));
     }
-    let n = run(
-        "DELETE FROM propositions WHERE id IN (SELECT id FROM doomed_)",
-        &[],
-    )?;
+    let n = run(&format!("DELETE FROM propositions WHERE id {doomed}"), &[])?;
     run("DELETE FROM doomed_", &[])?;
     Ok(n as usize)
 }
