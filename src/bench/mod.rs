@@ -119,6 +119,15 @@ pub enum Tail {
 }
 
 impl Row {
+    /// The median's cell ("—" for a row that states a ratio, not a time).
+    fn median_cell(&self) -> String {
+        if self.median.is_zero() && self.tail == Tail::One {
+            "—".into()
+        } else {
+            fmt_dur(self.median)
+        }
+    }
+
     /// The `p95` column's cell: the percentile it holds named when it is
     /// not the 95th.
     fn tail_cell(&self) -> String {
@@ -526,7 +535,7 @@ pub fn table_only(rows: &[Row]) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {}{} |\n",
             r.workload,
-            fmt_dur(r.median),
+            r.median_cell(),
             r.tail_cell(),
             r.target,
             mark
@@ -549,7 +558,7 @@ pub fn markdown(rows: &[Row], n: usize) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {}{} |\n",
             r.workload,
-            fmt_dur(r.median),
+            r.median_cell(),
             r.tail_cell(),
             r.target,
             mark
@@ -1041,11 +1050,17 @@ mod tests {
             row(Tail::P99),
             row(Tail::Max),
             row(Tail::One),
+            Row {
+                median: Duration::ZERO,
+                ..row(Tail::One)
+            },
         ]);
         let lines: Vec<&str> = table.lines().skip(2).collect();
         assert_eq!(lines[0], "| w | 2.00 ms | 27.00 ms | t |");
         assert_eq!(lines[1], "| w | 2.00 ms | 27.00 ms (p99) | t |");
         assert_eq!(lines[2], "| w | 2.00 ms | 27.00 ms (max) | t |");
         assert_eq!(lines[3], "| w | 2.00 ms | — | t |");
+        // a ratio: neither a median nor a tail
+        assert_eq!(lines[4], "| w | — | — | t |");
     }
 }
