@@ -144,19 +144,29 @@ pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult
     let db = db.into();
     ctx.clear();
     let end_id = next_id(db)?;
+    if db.backend() == Backend::Postgres {
+        // one round trip: count, then keep the entry with its count or
+        // drop it (no id range on PostgreSQL: the count is every change),
+        // and point the triggers away from it
+        let n = db
+            .query_i64(
+                "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
+                   WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
+                 gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
+                 kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
+                   WHERE id = ?1 AND (SELECT n FROM c) > 0) \
+                 SELECT n FROM c, (SELECT set_config('somnus.audit_entry', '', true)) s",
+                &[entry.into(), end_id.into()],
+            )?
+            .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;
+        return Ok(n as usize);
+    }
     // the changes recorded for the entry (from its first, so the index on
-    // ids serves), and its first id; on PostgreSQL the triggers are
-    // pointed away from it in the same round trip
-    let stop = match db.backend() {
-        Backend::Sqlite => "",
-        Backend::Postgres => ", set_config('somnus.audit_entry', '', true)",
-    };
+    // ids serves), and its first id
     let r = db
         .query_opt(
-            &format!(
-                "SELECT (SELECT COUNT(*) FROM audit_changes c WHERE c.id >= l.first_change AND c.entry = l.id), l.first_id{stop} \
-                 FROM audit_log l WHERE l.id = ?1"
-            ),
+            "SELECT (SELECT COUNT(*) FROM audit_changes c WHERE c.id >= l.first_change AND c.entry = l.id), l.first_id \
+             FROM audit_log l WHERE l.id = ?1",
             &[entry.into()],
         )?
         .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;

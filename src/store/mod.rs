@@ -626,6 +626,22 @@ impl IdAllocator {
         Ok(id)
     }
 
+    /// An id, or on PostgreSQL `None` for a statement's first: the insert
+    /// then takes it from the sequence itself (`COALESCE(?1,
+    /// nextval(...))`), saving a round trip for the common one-element
+    /// write. Later ones come in blocks as [`IdAllocator::alloc`] gives them.
+    pub fn alloc_or_inline<'a>(&self, db: impl Into<Db<'a>>) -> KipResult<Option<i64>> {
+        let db = db.into();
+        if db.backend() == Backend::Postgres
+            && self.block.get() == 1
+            && self.taken.borrow().is_empty()
+        {
+            self.block.set(2);
+            return Ok(None);
+        }
+        self.alloc(db).map(Some)
+    }
+
     /// Gives back `id` when it was the last one handed out and went unused.
     pub fn release(&self, id: i64) {
         if self.next.get() == Some(id + 1) {
@@ -661,13 +677,16 @@ pub fn insert_concept_if_new<'a>(
     meta: &Map<String, Value>,
 ) -> KipResult<Option<i64>> {
     let db = db.into();
-    let id = ids.alloc(db)?;
+    let id = ids.alloc_or_inline(db)?;
     let made = db
         .query_opt(
-            "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) \
-             ON CONFLICT(type, name) DO NOTHING RETURNING id",
+            &format!(
+                "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) VALUES ({}, ?2, ?3, ?4, ?5, 1, ?6) \
+                 ON CONFLICT(type, name) DO NOTHING RETURNING id",
+                new_id(db)
+            ),
             &[
-                Val::Int(id),
+                id.into(),
                 Val::from(ty),
                 Val::from(name),
                 Val::JsonText(obj_text(attrs)),
@@ -677,7 +696,9 @@ pub fn insert_concept_if_new<'a>(
         )?
         .map(|r| r.i64(0))
         .transpose()?;
-    if made.is_none() {
+    if made.is_none()
+        && let Some(id) = id
+    {
         ids.release(id);
     }
     Ok(made)
@@ -724,11 +745,15 @@ pub fn insert_prop<'a>(
     meta: &Map<String, Value>,
 ) -> KipResult<i64> {
     let db = db.into();
-    let id = ids.alloc(db)?;
-    db.execute(
-        "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
+    let id = ids.alloc_or_inline(db)?;
+    let made = db.query_opt(
+        &format!(
+            "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) \
+             VALUES ({}, ?2, ?3, ?4, ?5, ?6, 1, ?7) RETURNING id",
+            new_id(db)
+        ),
         &[
-            Val::Int(id),
+            id.into(),
             Val::Int(s),
             Val::from(p),
             Val::Int(o),
@@ -737,7 +762,17 @@ pub fn insert_prop<'a>(
             Val::Text(now()),
         ],
     )?;
-    Ok(id)
+    made.ok_or_else(|| KipError::internal("an inserted proposition got no id"))?
+        .i64(0)
+}
+
+/// The id of a row being inserted: the allocated `?1`, or on PostgreSQL,
+/// when none was allocated, the sequence's next.
+fn new_id(db: Db<'_>) -> &'static str {
+    match db.backend() {
+        Backend::Sqlite => "?1",
+        Backend::Postgres => "COALESCE(CAST(?1 AS BIGINT), nextval('element_ids'))",
+    }
 }
 
 pub fn update_prop<'a>(
