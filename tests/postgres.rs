@@ -14,8 +14,6 @@ use somnus::store::postgres::{self as pg, Location};
 mod pg_support;
 use pg_support::{Memory, server};
 
-/// A fresh memory of its own for a test, dropped when it ends.
-
 const NOW: &str = "2026-11-25T12:00:00.000Z";
 
 fn insert_concept(c: &mut impl postgres::GenericClient, ty: &str, name: &str, attrs: Value) -> i64 {

@@ -14,8 +14,6 @@ use somnus::protocol::Outcome;
 mod pg_support;
 use pg_support::{Memory, server};
 
-/// A fresh memory of its own for a test, dropped when it ends.
-
 fn ok(nx: &mut Nexus, cmd: &str) -> Value {
     match nx.kip(cmd) {
         Outcome::Ok { result, .. } => result,

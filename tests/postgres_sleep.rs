@@ -19,8 +19,6 @@ use pg_support::{Memory, server};
 
 const NOW: &str = "2026-11-20T03:00:00Z";
 
-/// A fresh PostgreSQL memory for a test, dropped when it ends.
-
 fn kip(nx: &mut Nexus, cmd: &str, params: Value) -> Value {
     let req =
         Request::command(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));

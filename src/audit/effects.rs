@@ -76,7 +76,7 @@ pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipRe
     let rest: Vec<(i64, bool, bool)> = order
         .iter()
         .map(|el| (*el, touched[el].0, touched[el].1))
-        .filter(|(el, d, i)| !made_here(*el) && !(*d && *i))
+        .filter(|(el, d, i)| !(made_here(*el) || *d && *i))
         .take(listed.saturating_sub(made.len()))
         .collect();
     let live: Vec<i64> = rest.iter().filter(|r| !r.1).map(|r| r.0).collect();

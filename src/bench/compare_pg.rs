@@ -44,6 +44,7 @@ pub struct PgSql {
 }
 
 type Args<'a> = [&'a (dyn ToSql + Sync)];
+type Obj = Map<String, Value>;
 
 impl PgSql {
     pub fn new(client: Client) -> PgSql {
@@ -318,7 +319,7 @@ impl PgSql {
             "SELECT id, name, attributes::text, metadata::text FROM concepts WHERE type = 'Entity' AND name IN ($1, $2)",
             &[&source, &target],
         )?;
-        let find = |name: &str| -> Result<(i64, Map<String, Value>, Map<String, Value>), String> {
+        let find = |name: &str| -> Result<(i64, Obj, Obj), String> {
             let r = rows
                 .iter()
                 .find(|r| r.get::<_, String>(1) == name)
