@@ -1312,6 +1312,9 @@ mod tests {
             svg.contains("<svg") && svg.contains("MERGE of a concept"),
             "plot"
         );
+        // the legend names the sides measured, no others
+        assert!(svg.contains("hand-written SQL on the same SQLite file"));
+        assert!(!svg.contains("reference engine (anda") && !svg.contains("on PostgreSQL"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
         let (title, body) = root.split_vertically(60);
         title
             .draw(&Text::new(
-                "median time per operation against memory size (log-log): somnus, hand-written SQL, reference engine",
+                "median time per operation against memory size (log-log), one line per side measured",
                 (20, 20),
                 ("sans-serif", 22).into_font(),
             ))
@@ -107,7 +107,11 @@ pub fn svg(c: &Comparison) -> Result<String, String> {
         }
         // the legend in the first free panel, where it hides no point
         if let Some(area) = panels.get(Workload::ALL.len()) {
-            for (i, (side, colour)) in COLOURS.iter().enumerate() {
+            // the sides this comparison measured, no others
+            let measured = COLOURS
+                .iter()
+                .filter(|(side, _)| c.measures.iter().any(|m| m.side == *side));
+            for (i, (side, colour)) in measured.enumerate() {
                 let y = 60 + 32 * i as i32;
                 area.draw(&PathElement::new(
                     vec![(40, y), (80, y)],
