@@ -150,14 +150,13 @@ fn first_befores(conn: Db<'_>, e: &super::Entry, els: &[i64]) -> KipResult<HashM
     if els.is_empty() {
         return Ok(out);
     }
-    let list = serde_json::to_string(els).unwrap_or_else(|_| "[]".into());
     for r in conn.query(
         &format!(
             "SELECT element, before FROM audit_changes WHERE element IN ({}) AND entry = ?2 \
              AND before IS NOT NULL ORDER BY id",
             store::id_list(conn)
         ),
-        &[list.into(), e.id.into()],
+        &[store::id_list_arg(els), e.id.into()],
     )? {
         let el = r.i64(0)?;
         if out.contains_key(&el) {

@@ -948,15 +948,7 @@ fn sql(
                 let s = (-rank).max(0.0) * if exact { 2.0 } else { 1.0 };
                 hits.push((r.get(0).map_err(e)?, s / (1.0 + s), r.get(3).map_err(e)?));
             }
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            hits.truncate(10);
-            let mut out = Vec::with_capacity(hits.len());
-            for (_, score, j) in hits {
-                let mut v: Value = serde_json::from_str(&j).map_err(|x| x.to_string())?;
-                v["metadata"]["_score"] = json!(score);
-                out.push(v);
-            }
-            serde_json::to_string(&out).map_err(|x| x.to_string())
+            top_hits(hits)
         }
         Workload::UpdateSmall | Workload::UpdateLarge => {
             audited(nx, "UPDATE concepts SET attributes", "UPDATE", |conn| {
@@ -1000,6 +992,20 @@ fn sql(
             ))
         }),
     }
+}
+
+/// SEARCH's answer from `(id, score, concept JSON)` hits: the best ten,
+/// ties by id, each with its score in its metadata.
+pub(super) fn top_hits(mut hits: Vec<(i64, f64, String)>) -> Result<String, String> {
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    hits.truncate(10);
+    let mut out = Vec::with_capacity(hits.len());
+    for (_, score, j) in hits {
+        let mut v: Value = serde_json::from_str(&j).map_err(|x| x.to_string())?;
+        v["metadata"]["_score"] = json!(score);
+        out.push(v);
+    }
+    serde_json::to_string(&out).map_err(|x| x.to_string())
 }
 
 /// MERGE by hand: links that would duplicate one of the target's (or join

@@ -213,22 +213,15 @@ impl PgSql {
                     ),
                     &[&format!("'{term}':*"), &term],
                 )?;
-                let mut hits: Vec<(i64, f64, String)> = rows
-                    .iter()
-                    .map(|r| {
-                        let s = r.get::<_, f64>(1) * if r.get::<_, bool>(2) { 2.0 } else { 1.0 };
-                        (r.get(0), s / (1.0 + s), r.get(3))
-                    })
-                    .collect();
-                hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                hits.truncate(10);
-                let mut out = Vec::with_capacity(hits.len());
-                for (_, score, j) in hits {
-                    let mut v: Value = serde_json::from_str(&j).map_err(|x| x.to_string())?;
-                    v["metadata"]["_score"] = json!(score);
-                    out.push(v);
-                }
-                to_json(Value::Array(out))
+                super::compare::top_hits(
+                    rows.iter()
+                        .map(|r| {
+                            let s =
+                                r.get::<_, f64>(1) * if r.get::<_, bool>(2) { 2.0 } else { 1.0 };
+                            (r.get(0), s / (1.0 + s), r.get(3))
+                        })
+                        .collect(),
+                )
             }
             Workload::UpdateSmall | Workload::UpdateLarge => {
                 self.audited("UPDATE concepts SET attributes", "UPDATE", |q| {

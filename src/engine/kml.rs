@@ -1026,10 +1026,7 @@ fn update_literals(conn: Db<'_>, st: &UpdateStmt, ids: &[i64]) -> KipResult<Valu
     if params.is_empty() {
         return Ok(json!({ "updated": 0, "matched": ids.len() }));
     }
-    let in_ids = match backend {
-        Backend::Sqlite => "SELECT value FROM json_each(?1)",
-        Backend::Postgres => "SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)",
-    };
+    let in_ids = store::id_list(conn);
     let mut updated = 0;
     for table in ["concepts", "propositions"] {
         let sql = format!(
@@ -1071,8 +1068,7 @@ fn links_about(conn: Db<'_>, ids: &[i64]) -> KipResult<std::collections::HashSet
         "SELECT subject FROM propositions WHERE subject IN ({list}) \
          UNION SELECT object FROM propositions WHERE object IN ({list})"
     );
-    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-    for r in conn.query(&sql, &[Val::Text(json)])? {
+    for r in conn.query(&sql, &[store::id_list_arg(ids)])? {
         out.insert(r.i64(0)?);
     }
     Ok(out)

@@ -424,6 +424,11 @@ pub fn id_list(db: Db<'_>) -> &'static str {
     }
 }
 
+/// The argument [`id_list`] reads: the ids as a JSON array.
+pub fn id_list_arg(ids: &[i64]) -> Val {
+    Val::Text(serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()))
+}
+
 /// Ids per query of the readers by many ids.
 const IDS_PER_QUERY: usize = 10_000;
 
@@ -434,7 +439,7 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
     let db = db.into();
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
-        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        let list = id_list_arg(chunk);
         for r in db.query(
             &format!(
                 "SELECT {CONCEPT_COLS} FROM concepts WHERE id IN ({})",
@@ -453,7 +458,7 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
         if rest.is_empty() {
             continue;
         }
-        let list = Val::Text(serde_json::to_string(&rest).unwrap_or_else(|_| "[]".into()));
+        let list = id_list_arg(&rest);
         for r in db.query(
             &format!(
                 "SELECT {PROP_COLS} FROM propositions WHERE id IN ({})",
@@ -476,7 +481,7 @@ pub fn labels_by_ids<'a>(
     let db = db.into();
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
-        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        let list = id_list_arg(chunk);
         for mut r in db.query(
             &format!(
                 "SELECT id, type, name FROM concepts WHERE id IN ({})",
@@ -496,7 +501,7 @@ pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashM
     let db = db.into();
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
-        let list = Val::Text(serde_json::to_string(chunk).unwrap_or_else(|_| "[]".into()));
+        let list = id_list_arg(chunk);
         for r in db.query(
             &format!("SELECT id FROM concepts WHERE id IN ({})", id_list(db)),
             std::slice::from_ref(&list),
