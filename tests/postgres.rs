@@ -398,7 +398,9 @@ fn the_seam_runs_the_same_sql_on_postgresql() {
     let m = Memory::new(&url, "t_seam");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(
+        m.loc.session().expect("session"),
+    ));
     let db = Db::from(&cell);
     assert_eq!(db.backend(), Backend::Postgres);
     let id = db
@@ -476,7 +478,9 @@ fn the_store_reads_elements_from_postgresql() {
         &[&link, &ada, &bob, &NOW],
     )
     .expect("link");
-    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(
+        m.loc.session().expect("session"),
+    ));
     let got = store::concept_by_id(&cell, ada)
         .expect("read")
         .expect("ada");
@@ -512,7 +516,9 @@ fn the_store_writes_elements_to_postgresql() {
     let m = Memory::new(&url, "t_writes");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(
+        m.loc.session().expect("session"),
+    ));
     let ids = store::IdAllocator::default();
     let mut attrs = serde_json::Map::new();
     attrs.insert("role".into(), json!("lead"));
@@ -565,7 +571,9 @@ fn keys_live_in_a_postgresql_memory() {
     let m = Memory::new(&url, "t_keys");
     let mut c = m.loc.connect().expect("connect");
     pg::migrate(&mut c, &m.loc).expect("migrate");
-    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(c));
+    let cell = std::cell::RefCell::new(somnus::store::db::PgConn::new(
+        m.loc.session().expect("session"),
+    ));
     assert!(!keys::any_active(&cell).expect("any"));
     let key = keys::add(&cell, "scout", Role::Subagent, "tester").expect("add");
     assert!(keys::any_active(&cell).expect("any"));
@@ -631,4 +639,48 @@ fn a_writes_changes_are_found_by_its_entry_not_by_scanning_the_trail() {
         plan.iter().any(|l| l.contains("audit_changes_entry")),
         "{plan:#?}"
     );
+}
+
+/// A connection the database ends (a restart, a terminated backend) fails
+/// the next command at once with a clear error, a read (whose end was
+/// sent without waiting) as well as a write; the memory then says its
+/// connection is lost, and opens again.
+#[test]
+fn a_connection_ended_by_the_database_fails_the_next_command_at_once() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "t_ended");
+    let read = r#"FIND(?t) WHERE { ?t {type: "$ConceptType"} } LIMIT 1"#;
+    let write = r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Ada"} } }"#;
+    for cmd in [read, write] {
+        let mut nx = m.open();
+        assert!(matches!(nx.kip(read), somnus::protocol::Outcome::Ok { .. }));
+        let mut admin = m.loc.connect().expect("connect");
+        admin
+            .batch_execute(&format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = 'somnus {}' AND pid <> pg_backend_pid()",
+                m.loc.memory
+            ))
+            .expect("terminate");
+        // (a hang fails the test instead of stopping it)
+        let (tx, rx) = std::sync::mpsc::channel();
+        let text = cmd.to_string();
+        std::thread::spawn(move || {
+            let out = nx.kip(&text);
+            let _ = tx.send((out, nx.connection_lost()));
+        });
+        let (out, lost) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("an answer, not a hang");
+        let somnus::protocol::Outcome::Err(e) = out else {
+            panic!("{cmd}: a command on an ended connection succeeded");
+        };
+        assert!(!e.message.is_empty(), "{e:?}");
+        assert!(lost, "{cmd}: the connection is not seen as lost");
+    }
+    let mut nx = m.open();
+    assert!(matches!(
+        nx.kip(write),
+        somnus::protocol::Outcome::Ok { .. }
+    ));
 }

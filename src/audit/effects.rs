@@ -4,7 +4,7 @@
 //! element the command touched (`SET PROPOSITIONS` links, cascades), not
 //! only the blocks the KIP result itemizes.
 
-use super::entry;
+use super::{Span, entry};
 use crate::kip::KipResult;
 use crate::store::db::Db;
 use crate::store::{self, Element, ids};
@@ -18,10 +18,30 @@ use std::collections::HashMap;
 /// counts the elements not listed.
 pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipResult<Value> {
     let conn = db.into();
-    let Some(e) = entry(conn, entry_id)? else {
+    match entry(conn, entry_id)? {
+        Some(e) => effects_of(
+            conn,
+            Span {
+                entry: e.id,
+                first_change: e.first_change,
+                recorded: e.recorded,
+                first_id: e.first_id,
+                end_id: e.end_id,
+            },
+            listed,
+        ),
         // a write that changed nothing leaves no entry
+        None => Ok(summary(vec![], [0, 0, 0], 0)),
+    }
+}
+
+/// [`effects`] of the entry a write has just finished (what
+/// [`super::finish`] returned: the entry need not be read again).
+pub fn effects_of<'a>(db: impl Into<Db<'a>>, e: Span, listed: usize) -> KipResult<Value> {
+    let conn = db.into();
+    if e.changes() == 0 {
         return Ok(summary(vec![], [0, 0, 0], 0));
-    };
+    }
     // each element the entry recorded, once, in the order first touched:
     // whether it was deleted, whether (re-)inserted. One pass over the
     // entry's rows by id, reading only the two leading columns (the
@@ -31,7 +51,7 @@ pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipRe
     let mut order: Vec<i64> = Vec::new();
     for r in conn.query(
         "SELECT element, op FROM audit_changes WHERE id >= ?1 AND entry = ?3 ORDER BY id LIMIT ?2",
-        &[e.first_change.into(), e.recorded.into(), e.id.into()],
+        &[e.first_change.into(), e.recorded.into(), e.entry.into()],
     )? {
         let el = r.i64(0)?;
         let op = r.text(1)?;
@@ -145,7 +165,7 @@ fn item(change: &str, id: String, what: String, fields: Option<Value>) -> Value 
 
 /// The elements as they were before the command first changed them, in
 /// one query.
-fn first_befores(conn: Db<'_>, e: &super::Entry, els: &[i64]) -> KipResult<HashMap<i64, Value>> {
+fn first_befores(conn: Db<'_>, e: &Span, els: &[i64]) -> KipResult<HashMap<i64, Value>> {
     let mut out: HashMap<i64, Value> = HashMap::new();
     if els.is_empty() {
         return Ok(out);
@@ -156,7 +176,7 @@ fn first_befores(conn: Db<'_>, e: &super::Entry, els: &[i64]) -> KipResult<HashM
              AND before IS NOT NULL ORDER BY id",
             store::id_list(conn)
         ),
-        &[store::id_list_arg(els), e.id.into()],
+        &[store::id_list_arg(els), e.entry.into()],
     )? {
         let el = r.i64(0)?;
         if out.contains_key(&el) {
@@ -236,7 +256,7 @@ fn endpoint(id: i64, names: &Names) -> String {
 
 /// Names the endpoints `ids`: a concept as `Type: name`, a link by its id,
 /// one deleted by the same command as it was.
-fn name_all(conn: Db<'_>, e: &super::Entry, ends: &[i64], names: &mut Names) -> KipResult<()> {
+fn name_all(conn: Db<'_>, e: &Span, ends: &[i64], names: &mut Names) -> KipResult<()> {
     let mut ends: Vec<i64> = ends.to_vec();
     ends.sort_unstable();
     ends.dedup();

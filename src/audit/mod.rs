@@ -7,7 +7,7 @@
 //! be rolled back.
 
 mod effects;
-pub use effects::effects;
+pub use effects::{effects, effects_of};
 
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
@@ -140,47 +140,83 @@ pub fn begin<'a>(
 
 /// Closes an entry: records the ids it allocated and how many elements it
 /// changed; an entry that changed nothing is dropped. Returns the count.
-pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<usize> {
+pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<Span> {
     let db = db.into();
     ctx.clear();
     let end_id = next_id(db)?;
+    let gone = || KipError::internal(format!("audit entry #{entry} is gone"));
     if db.backend() == Backend::Postgres {
         // one round trip: count, then keep the entry with its count or
         // drop it (no id range on PostgreSQL: the count is every change),
-        // and point the triggers away from it
-        let n = db
-            .query_i64(
+        // and point the triggers away from it. (Every part of the
+        // statement sees the entry as it was before it.)
+        let r = db
+            .query_opt(
                 "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
                    WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
                  gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
                  kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
                    WHERE id = ?1 AND (SELECT n FROM c) > 0) \
-                 SELECT n FROM c, (SELECT set_config('somnus.audit_entry', '', true)) s",
+                 SELECT c.n, l.first_change, l.first_id FROM c, audit_log l, \
+                   (SELECT set_config('somnus.audit_entry', '', true)) s WHERE l.id = ?1",
                 &[entry.into(), end_id.into()],
             )?
-            .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;
-        return Ok(n as usize);
+            .ok_or_else(gone)?;
+        return Ok(Span {
+            entry,
+            first_change: r.i64(1)?,
+            recorded: r.i64(0)?,
+            first_id: r.i64(2)?,
+            end_id,
+        });
     }
     // the changes recorded for the entry (from its first, so the index on
     // ids serves), and its first id
     let r = db
         .query_opt(
-            "SELECT (SELECT COUNT(*) FROM audit_changes c WHERE c.id >= l.first_change AND c.entry = l.id), l.first_id \
+            "SELECT (SELECT COUNT(*) FROM audit_changes c WHERE c.id >= l.first_change AND c.entry = l.id), l.first_id, l.first_change \
              FROM audit_log l WHERE l.id = ?1",
             &[entry.into()],
         )?
-        .ok_or_else(|| KipError::internal(format!("audit entry #{entry} is gone")))?;
-    let (recorded, first_id) = (r.i64(0)?, r.i64(1)?);
-    let n = recorded + (end_id - first_id);
-    if n == 0 {
+        .ok_or_else(gone)?;
+    let span = Span {
+        entry,
+        first_change: r.i64(2)?,
+        recorded: r.i64(0)?,
+        first_id: r.i64(1)?,
+        end_id,
+    };
+    if span.changes() == 0 {
         db.execute("DELETE FROM audit_log WHERE id = ?1", &[entry.into()])?;
     } else {
         db.execute(
             "UPDATE audit_log SET n_changes = ?2, end_id = ?3 WHERE id = ?1",
-            &[entry.into(), recorded.into(), end_id.into()],
+            &[entry.into(), span.recorded.into(), end_id.into()],
         )?;
     }
-    Ok(n as usize)
+    Ok(span)
+}
+
+/// What a finished entry covers: where its recorded changes are, and the
+/// ids it handed out (the elements it created, on SQLite; PostgreSQL
+/// records creations as changes). An entry with no changes is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub entry: i64,
+    /// Its first change is at or after this change id.
+    pub first_change: i64,
+    /// How many changes it recorded.
+    pub recorded: i64,
+    /// The ids it handed out: `first_id..end_id`.
+    pub first_id: i64,
+    pub end_id: i64,
+}
+
+impl Span {
+    /// Every change: the recorded ones and the elements created.
+    pub fn changes(&self) -> i64 {
+        self.recorded + (self.end_id - self.first_id)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

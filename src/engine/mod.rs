@@ -1007,9 +1007,13 @@ impl Nexus {
             let out = out?;
             let mut effects = None;
             if let Some(e) = entry {
-                crate::audit::finish(tx.db, &self.audit, e)?;
+                let span = crate::audit::finish(tx.db, &self.audit, e)?;
                 if self.want_effects {
-                    effects = Some(crate::audit::effects(tx.db, e, effects_listed(dry_run))?);
+                    effects = Some(crate::audit::effects_of(
+                        tx.db,
+                        span,
+                        effects_listed(dry_run),
+                    )?);
                 }
             }
             if dry_run || !cmd.is_write() {
@@ -1057,9 +1061,9 @@ impl Nexus {
             let out = out?;
             let mut effects = None;
             if let Some(e) = entry {
-                crate::audit::finish(db, &self.audit, e)?;
+                let span = crate::audit::finish(db, &self.audit, e)?;
                 if self.want_effects {
-                    effects = Some(crate::audit::effects(db, e, effects_listed(dry_run))?);
+                    effects = Some(crate::audit::effects_of(db, span, effects_listed(dry_run))?);
                 }
             }
             Ok((out, effects))
@@ -1120,7 +1124,7 @@ impl Drop for Nexus {
 /// Interrupts a running command from another thread.
 pub enum Interrupter {
     Sqlite(rusqlite::InterruptHandle),
-    Postgres(postgres::CancelToken),
+    Postgres(tokio_postgres::CancelToken),
 }
 
 impl Interrupter {
@@ -1128,7 +1132,13 @@ impl Interrupter {
         match self {
             Interrupter::Sqlite(h) => h.interrupt(),
             Interrupter::Postgres(t) => {
-                let _ = t.cancel_query(postgres::NoTls);
+                // (a request to the server on a connection of its own)
+                if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    let _ = rt.block_on(t.cancel_query(tokio_postgres::NoTls));
+                }
             }
         }
     }

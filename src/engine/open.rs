@@ -239,7 +239,7 @@ impl Nexus {
     /// a PostgreSQL location. Processes starting together on a new memory
     /// migrate and bootstrap it once (each step under an advisory lock).
     pub fn open_postgres(loc: &crate::store::postgres::Location) -> KipResult<Nexus> {
-        let mut client = loc.connect()?;
+        let mut client = loc.session()?;
         crate::store::postgres::migrate(&mut client, loc)?;
         let conn = Conn::Postgres(Box::new(std::cell::RefCell::new(
             crate::store::db::PgConn::new(client),

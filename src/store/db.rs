@@ -248,7 +248,10 @@ impl Row {
 /// statement cache does).
 pub struct PgConn {
     /// (dropped by hand: see `Drop`)
-    pub client: std::mem::ManuallyDrop<postgres::Client>,
+    pub client: std::mem::ManuallyDrop<super::pg_session::PgSession>,
+    /// The open transaction's `BEGIN`, not sent yet: it goes with the
+    /// first statement (one round trip for both).
+    pending_begin: Option<&'static str>,
     cache: std::collections::HashMap<String, Prepared>,
     /// A transaction is open (`begin`, or a savepoint's own).
     in_tx: bool,
@@ -271,9 +274,10 @@ struct Prepared {
 const PG_STATEMENT_CACHE: usize = 512;
 
 impl PgConn {
-    pub fn new(client: postgres::Client) -> PgConn {
+    pub fn new(client: super::pg_session::PgSession) -> PgConn {
         PgConn {
             client: std::mem::ManuallyDrop::new(client),
+            pending_begin: None,
             cache: Default::default(),
             in_tx: false,
             savepoint_tx: false,
@@ -304,6 +308,7 @@ impl PgConn {
 
     /// No transaction is open any more.
     fn ended(&mut self) {
+        self.pending_begin = None;
         self.in_tx = false;
         self.savepoint_tx = false;
         self.write_tx = false;
@@ -404,9 +409,11 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
-                c.client
-                    .execute(&st.statement, &args)
-                    .map_err(|e| super::postgres::pg_error("a statement", &e))
+                match c.pending_begin.take() {
+                    Some(begin) => c.client.execute_after(begin, &st.statement, &args),
+                    None => c.client.execute(&st.statement, &args),
+                }
+                .map_err(|e| super::postgres::pg_error("a statement", &e))
             }
         }
     }
@@ -434,10 +441,11 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
-                let rows = c
-                    .client
-                    .query(&st.statement, &args)
-                    .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                let rows = match c.pending_begin.take() {
+                    Some(begin) => c.client.query_after(begin, &st.statement, &args),
+                    None => c.client.query(&st.statement, &args),
+                }
+                .map_err(|e| super::postgres::pg_error("a query", &e))?;
                 rows.iter().map(pg_row).collect()
             }
         }
@@ -484,12 +492,17 @@ impl<'a> Db<'a> {
                 }
             }
             Db::Postgres(c) => {
-                self.batch(if write {
+                let mut c = c.borrow_mut();
+                // The snapshot is taken by the first statement anyway:
+                // BEGIN waits to travel with it, one round trip for both.
+                // BEGIN fails only on a broken connection or inside a
+                // failed transaction, and there the statement behind it
+                // fails as well; its error is returned first.
+                c.pending_begin = Some(if write {
                     "BEGIN"
                 } else {
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                })?;
-                let mut c = c.borrow_mut();
+                });
                 c.in_tx = true;
                 c.write_tx = write;
                 Ok(())
@@ -563,7 +576,11 @@ impl<'a> Db<'a> {
                 Ok(())
             }
             Db::Postgres(c) => {
+                let unsent = c.borrow().pending_begin.is_some();
                 c.borrow_mut().ended();
+                if unsent {
+                    return Ok(());
+                }
                 self.batch("COMMIT")
             }
         }
@@ -579,8 +596,23 @@ impl<'a> Db<'a> {
                 Ok(())
             }
             Db::Postgres(c) => {
-                c.borrow_mut().ended();
-                self.batch("ROLLBACK")
+                let mut c = c.borrow_mut();
+                let unsent = c.pending_begin.is_some();
+                let read = !c.write_tx;
+                c.ended();
+                if unsent {
+                    // nothing was sent: nothing to end
+                    Ok(())
+                } else if read {
+                    // nothing waits on a read's end: it is sent, and its
+                    // answer read with the next request's
+                    c.client.send("ROLLBACK");
+                    Ok(())
+                } else {
+                    c.client
+                        .batch_execute("ROLLBACK")
+                        .map_err(|e| super::postgres::pg_error("statements", &e))
+                }
             }
         }
     }
@@ -589,11 +621,14 @@ impl<'a> Db<'a> {
     pub fn batch(&self, sql: &str) -> KipResult<()> {
         match self {
             Db::Sqlite(c) => Ok(c.execute_batch(sql)?),
-            Db::Postgres(c) => c
-                .borrow_mut()
-                .client
-                .batch_execute(sql)
-                .map_err(|e| super::postgres::pg_error("statements", &e)),
+            Db::Postgres(c) => {
+                let mut c = c.borrow_mut();
+                match c.pending_begin.take() {
+                    Some(begin) => c.client.batch_execute(&format!("{begin}; {sql}")),
+                    None => c.client.batch_execute(sql),
+                }
+                .map_err(|e| super::postgres::pg_error("statements", &e))
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod db;
 pub mod ids;
 pub mod keys;
 pub mod migrations;
+pub mod pg_session;
 pub mod place;
 pub mod postgres;
 

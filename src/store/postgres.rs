@@ -10,6 +10,7 @@
 //! once.
 
 use super::migrations::MIGRATIONS;
+use super::pg_session::{Failure, PgSession};
 use crate::kip::{ErrorCode, KipError, KipResult};
 use postgres::{Client, NoTls};
 
@@ -76,25 +77,49 @@ impl Location {
 
     /// Connects, with the memory's schema first on the search path (it
     /// may not exist yet: [`migrate`] creates it).
+    /// (administration: listing and dropping memories, tests).
     pub fn connect(&self) -> KipResult<Client> {
-        let mut cfg: postgres::Config = self
+        let cfg = postgres::Config::from(self.config()?);
+        let mut c = cfg.connect(NoTls).map_err(|e| unavailable(&self.url, &e))?;
+        c.batch_execute(&self.session_setup())
+            .map_err(|e| pg_error("setting up the session", &e))?;
+        Ok(c)
+    }
+
+    /// Connects the session the engine drives (see [`PgSession`]).
+    pub fn session(&self) -> KipResult<PgSession> {
+        let mut s = PgSession::connect(&self.config()?).map_err(|e| match e {
+            Failure::Postgres(e) => unavailable(&self.url, &e),
+            Failure::Runtime(e) => KipError::new(
+                ErrorCode::InternalError,
+                format!("cannot start a PostgreSQL session: {e}"),
+            ),
+        })?;
+        s.batch_execute(&self.session_setup())
+            .map_err(|e| pg_error("setting up the session", &e))?;
+        Ok(s)
+    }
+
+    fn config(&self) -> KipResult<tokio_postgres::Config> {
+        let mut cfg: tokio_postgres::Config = self
             .url
             .parse()
             .map_err(|e| bad(format!("{}: {e}", redacted(&self.url))))?;
         cfg.connect_timeout(CONNECT_TIMEOUT);
         // (pg_stat_activity shows which memory a connection serves)
-        cfg.application_name(&format!("somnus {}", self.memory));
-        let mut c = cfg.connect(NoTls).map_err(|e| unavailable(&self.url, &e))?;
-        // JIT compilation pays off for long analytical queries; somnus's
-        // are short, and a recursive CTE's inflated estimate would have
-        // each one compiled (a 1,000-link cascade: 150 ms with it, 30
-        // without)
-        c.batch_execute(&format!(
+        cfg.application_name(format!("somnus {}", self.memory));
+        Ok(cfg)
+    }
+
+    /// What every connection runs first. JIT compilation pays off for
+    /// long analytical queries; somnus's are short, and a recursive CTE's
+    /// inflated estimate would have each one compiled (a 1,000-link
+    /// cascade: 150 ms with it, 30 without).
+    fn session_setup(&self) -> String {
+        format!(
             "SET search_path TO {}; SET jit = off",
             ident(&self.schema())
-        ))
-        .map_err(|e| pg_error("setting up the session", &e))?;
-        Ok(c)
+        )
     }
 }
 
@@ -192,68 +217,115 @@ pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
     KipError::new(ErrorCode::InternalError, format!("{what}: {detail}"))
 }
 
+/// What migrating asks of a connection: the engine's session, or a
+/// blocking client (administration, tests).
+pub trait Admin {
+    fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error>;
+    fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error>;
+}
+
+impl Admin for Client {
+    fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error> {
+        Client::batch_execute(self, sql)
+    }
+    fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
+        Client::query(self, sql, params)
+    }
+}
+
+impl Admin for PgSession {
+    fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error> {
+        PgSession::batch_execute(self, sql)
+    }
+    fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
+        PgSession::query(self, sql, params)
+    }
+}
+
 /// The schema version a memory is at (0: none yet).
-pub fn version(c: &mut Client, loc: &Location) -> KipResult<i64> {
-    let has_meta: bool = c
-        .query_one(
+pub fn version(c: &mut impl Admin, loc: &Location) -> KipResult<i64> {
+    let has_meta = c
+        .query(
             "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'meta')",
             &[&loc.schema()],
         )
         .map_err(|e| pg_error("reading the schema version", &e))?
-        .get(0);
+        .first()
+        .is_some_and(|r| r.get::<_, bool>(0));
     if !has_meta {
         return Ok(0);
     }
-    let row = c
-        .query_opt(
-            &format!(
-                "SELECT value FROM {}.meta WHERE key = 'schema_version'",
-                ident(&loc.schema())
-            ),
-            &[],
-        )
-        .map_err(|e| pg_error("reading the schema version", &e))?;
-    Ok(row
-        .and_then(|r| r.get::<_, String>(0).parse().ok())
-        .unwrap_or(0))
+    Ok(c.query(
+        &format!(
+            "SELECT value FROM {}.meta WHERE key = 'schema_version'",
+            ident(&loc.schema())
+        ),
+        &[],
+    )
+    .map_err(|e| pg_error("reading the schema version", &e))?
+    .first()
+    .and_then(|r| r.get::<_, String>(0).parse().ok())
+    .unwrap_or(0))
 }
 
 /// Creates the memory's schema if needed and applies the migrations it
 /// lacks, in one transaction under an advisory lock on the schema (a
 /// process starting at the same time waits, then finds it done). Returns
 /// whether the memory was new.
-pub fn migrate(c: &mut Client, loc: &Location) -> KipResult<bool> {
+pub fn migrate(c: &mut impl Admin, loc: &Location) -> KipResult<bool> {
+    c.batch_execute("BEGIN")
+        .map_err(|e| pg_error("starting the migration", &e))?;
+    let out = migrate_in(c, loc);
+    let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let ended = c
+        .batch_execute(end)
+        .map_err(|e| pg_error("committing the migration", &e));
+    let new = out?;
+    ended?;
+    Ok(new)
+}
+
+fn migrate_in(c: &mut impl Admin, loc: &Location) -> KipResult<bool> {
     let schema = loc.schema();
     let latest = MIGRATIONS.len() as i64;
-    let mut tx = c
-        .transaction()
-        .map_err(|e| pg_error("starting the migration", &e))?;
-    tx.execute(
+    c.query(
         "SELECT pg_advisory_xact_lock(hashtext($1))",
         &[&format!("somnus migrate {schema}")],
     )
     .map_err(|e| pg_error("locking the schema", &e))?;
-    tx.batch_execute(&format!(
+    c.batch_execute(&format!(
         "CREATE SCHEMA IF NOT EXISTS {0}; SET LOCAL search_path TO {0}",
         ident(&schema)
     ))
     .map_err(|e| pg_error("creating the schema", &e))?;
-    let found = {
-        let has_meta: bool = tx
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'meta')",
-                &[&schema],
-            )
+    let has_meta = c
+        .query(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'meta')",
+            &[&schema],
+        )
+        .map_err(|e| pg_error("reading the schema version", &e))?
+        .first()
+        .is_some_and(|r| r.get::<_, bool>(0));
+    let found = if has_meta {
+        c.query("SELECT value FROM meta WHERE key = 'schema_version'", &[])
             .map_err(|e| pg_error("reading the schema version", &e))?
-            .get(0);
-        if has_meta {
-            tx.query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[])
-                .map_err(|e| pg_error("reading the schema version", &e))?
-                .and_then(|r| r.get::<_, String>(0).parse::<i64>().ok())
-                .unwrap_or(0)
-        } else {
-            0
-        }
+            .first()
+            .and_then(|r| r.get::<_, String>(0).parse::<i64>().ok())
+            .unwrap_or(0)
+    } else {
+        0
     };
     if found > latest {
         return Err(KipError::new(
@@ -265,18 +337,16 @@ pub fn migrate(c: &mut Client, loc: &Location) -> KipResult<bool> {
         ));
     }
     for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(m.postgres)
+        c.batch_execute(m.postgres)
             .map_err(|e| pg_error(&format!("migration {}", i + 1), &e))?;
     }
     if found < latest {
-        tx.execute(
+        c.query(
             "INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             &[&latest.to_string()],
         )
         .map_err(|e| pg_error("recording the schema version", &e))?;
     }
-    tx.commit()
-        .map_err(|e| pg_error("committing the migration", &e))?;
     Ok(found == 0)
 }
 
