@@ -746,3 +746,61 @@ fn an_unclosed_bracket_is_named_where_its_closer_belongs() {
         );
     }
 }
+
+/// An identity matcher of the main block that names nothing is
+/// `KIP_3002` in every shape a query takes: a plain FIND, a page past the
+/// end, an aggregate (not a count of 0), a grouped count, a walk, a
+/// DELETE's WHERE, beside a UNION that finds something, and before an
+/// unbound variable. One that names something answers normally, also
+/// with nothing to return.
+#[test]
+fn a_matcher_naming_nothing_is_kip_3002_in_every_shape() {
+    let mut nx = nexus();
+    let missing = [
+        r#"FIND(?d) WHERE { ?d {type: "Drug", name: "Nope"} }"#,
+        r#"FIND(?d) WHERE { ?d {type: "Drug", name: "Nope"} } LIMIT 1"#,
+        r#"FIND(COUNT(?s)) WHERE { ?d {type: "Drug", name: "Nope"} (?d, "treats", ?s) }"#,
+        r#"FIND(?d.name, COUNT(?s)) WHERE { ?d {type: "Drug", name: "Nope"} (?d, "treats", ?s) }"#,
+        r#"FIND(?s) WHERE { (?d, "treats", ?s) ?d {type: "Drug", name: "Nope"} }"#,
+        r#"FIND(?s) WHERE { ({type: "Drug", name: "Nope"}, "treats", ?s) }"#,
+        r#"FIND(?s) WHERE { ?d {type: "Drug", name: "Nope"} (?d, "treats"{1,3}, ?s) }"#,
+        r#"FIND(?d) WHERE { ?d {id: "C:999999"} }"#,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Nope"} UNION { ?d {type: "Drug", name: "Aspirin"} } }"#,
+        r#"FIND(?x) WHERE { ?d {type: "Drug", name: "Nope"} }"#,
+        r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Nope"} }"#,
+    ];
+    for q in missing {
+        let r = run(&mut nx, q);
+        assert_eq!(r["error"]["code"], "KIP_3002", "{q}: {r}");
+    }
+    // named and found, or named and nothing more to give: no error
+    let fine = [
+        (
+            r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+            json!(["Aspirin"]),
+        ),
+        (
+            r#"FIND(?s) WHERE { ?d {type: "Drug", name: "Ibuprofen"} (?s, "treats", ?d) }"#,
+            json!([]),
+        ),
+        (
+            r#"FIND(COUNT(?s)) WHERE { ?d {type: "Drug", name: "Ibuprofen"} (?s, "treats", ?d) }"#,
+            json!(0),
+        ),
+        (
+            r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} FILTER(?d.attributes.risk_level > 5) }"#,
+            json!([]),
+        ),
+    ];
+    for (q, want) in fine {
+        let r = run(&mut nx, q);
+        assert_eq!(r["result"], want, "{q}: {r}");
+    }
+    // the second and last page of what a named concept gives
+    let q =
+        r#"FIND(?s.name) WHERE { ?d {type: "Drug", name: "Aspirin"} (?d, "treats", ?s) } LIMIT 1"#;
+    let r = run(&mut nx, q);
+    let cursor = r["next_cursor"].as_str().expect("a cursor").to_string();
+    let r = run(&mut nx, &format!(r#"{q} CURSOR "{cursor}""#));
+    assert_eq!(r["result"].as_array().map(Vec::len), Some(1), "{r}");
+}

@@ -101,6 +101,13 @@ const QUERIES: &[&str] = &[
     r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Zeta"} }"#,
     r#"FIND(?d.name, ?d.attributes) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
     r#"FIND(?x) WHERE { ?x {type: "Drug", name: "Nobody"} }"#,
+    // a matcher naming nothing, where the check waits for an empty answer
+    r#"FIND(COUNT(?y)) WHERE { ?x {type: "Drug", name: "Nobody"} (?x, "leads_to", ?y) }"#,
+    r#"FIND(?x.name, COUNT(?y)) WHERE { ?x {type: "Drug", name: "Nobody"} (?x, "leads_to", ?y) }"#,
+    r#"FIND(?y) WHERE { ({type: "Drug", name: "Nobody"}, "leads_to", ?y) }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug", name: "Nobody"} UNION { ?x {type: "Drug", name: "Aspirin"} } }"#,
+    r#"FIND(?y) WHERE { ?x {type: "Drug", name: "Nobody"} }"#,
+    r#"FIND(COUNT(?y)) WHERE { ?x {type: "Drug", name: "Aspirin"} (?y, "leads_to", ?x) }"#,
 ];
 
 #[test]

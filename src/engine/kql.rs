@@ -578,6 +578,7 @@ fn counted_in_sql(
         sql,
         params: c.params,
         unique: true,
+        ground_later: c.ground_later,
     };
     let rows = plan::run_raw(conn, &grouped, nk, aggs.len())?;
     let bindings: Vec<Vec<Binding>> = rows.iter().map(|(b, _)| b.clone()).collect();

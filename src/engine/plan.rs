@@ -87,6 +87,18 @@ pub struct Compiled {
     /// Every row is a distinct solution by construction (one table row per
     /// projected identity), so no deduplication was needed.
     pub unique: bool,
+    /// Items whose identity matchers are checked should the query answer
+    /// nothing (see [`Planner::compile`]).
+    pub ground_later: Vec<WhereItem>,
+}
+
+/// [`Planner::ground`] on its own: `KIP_3002` when an identity matcher of
+/// `items` names nothing.
+pub fn ground(conn: Db<'_>, items: &[WhereItem]) -> KipResult<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    Planner::new(conn).ground(items)
 }
 
 /// An identity matcher's (id, type, name).
@@ -503,18 +515,42 @@ impl<'c> Planner<'c> {
 
     /// Compiles a `WHERE` into a statement selecting the distinct bindings
     /// of `sel.vars`. `None` when no branch can contribute a row.
-    pub fn compile(
+    ///
+    /// The main block's identity matchers must name something
+    /// ([`Planner::ground`]). With one branch, a solution proves they do,
+    /// so the check waits until the query answers nothing
+    /// ([`Compiled::ground_later`], done by [`run_raw`]): a query that
+    /// finds something costs one round trip fewer. With a `UNION`, rows
+    /// may come from another branch, and the check comes first.
+    pub fn compile(self, where_: &[WhereItem], sel: &Selection<'_>) -> KipResult<Option<Compiled>> {
+        let main: Vec<WhereItem> = where_
+            .iter()
+            .take_while(|w| !matches!(w, WhereItem::Union(_)))
+            .cloned()
+            .collect();
+        if branches(where_).len() > 1 {
+            self.ground(&main)?;
+            return self.compile_grounded(where_, sel);
+        }
+        let conn = self.conn;
+        match self.compile_grounded(where_, sel) {
+            Ok(Some(mut c)) => {
+                c.ground_later = main;
+                Ok(Some(c))
+            }
+            // nothing to run, or an error: the check's error comes first
+            other => {
+                ground(conn, &main)?;
+                other
+            }
+        }
+    }
+
+    fn compile_grounded(
         mut self,
         where_: &[WhereItem],
         sel: &Selection<'_>,
     ) -> KipResult<Option<Compiled>> {
-        self.ground(
-            &where_
-                .iter()
-                .take_while(|w| !matches!(w, WhereItem::Union(_)))
-                .cloned()
-                .collect::<Vec<_>>(),
-        )?;
         let relevant: HashSet<String> = sel
             .vars
             .iter()
@@ -592,6 +628,7 @@ impl<'c> Planner<'c> {
                 ),
                 params: self.params,
                 unique,
+                ground_later: vec![],
             }));
         }
         if unique {
@@ -623,6 +660,7 @@ impl<'c> Planner<'c> {
                 sql,
                 params: self.params,
                 unique,
+                ground_later: vec![],
             }));
         }
         let mut outer_cols = rcols.clone();
@@ -671,6 +709,7 @@ impl<'c> Planner<'c> {
             sql,
             params: self.params,
             unique: false,
+            ground_later: vec![],
         }))
     }
 
@@ -1346,6 +1385,9 @@ pub fn run_raw(
         eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
     }
     let rows = conn.query(&c.sql, &c.params)?;
+    if rows.is_empty() {
+        ground(conn, &c.ground_later)?;
+    }
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
         let mut keys = Vec::with_capacity(nkeys);
