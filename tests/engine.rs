@@ -804,3 +804,85 @@ fn a_matcher_naming_nothing_is_kip_3002_in_every_shape() {
     let r = run(&mut nx, &format!(r#"{q} CURSOR "{cursor}""#));
     assert_eq!(r["result"].as_array().map(Vec::len), Some(1), "{r}");
 }
+
+/// A statement of many concept blocks is written in bulk (names looked
+/// up at once, new concepts and their links written together); it leaves
+/// exactly what the same blocks leave written one command at a time:
+/// repeated names merged, existing concepts updated, a type defined in
+/// the statement usable in it, links between new concepts, a link item
+/// after them, and one undo removes it all.
+#[test]
+fn a_bulk_upsert_writes_what_the_blocks_write_one_by_one() {
+    let mut blocks: Vec<String> = vec![
+        r#"CONCEPT ?k { {type: "$ConceptType", name: "Kit"} }"#.into(),
+        r#"CONCEPT ?old { {type: "Drug", name: "Aspirin"} SET ATTRIBUTES { bulk: true } }"#.into(),
+    ];
+    for i in 0..12 {
+        blocks.push(format!(
+            r#"CONCEPT ?k{i} {{ {{type: "Kit", name: "k{i}"}} SET ATTRIBUTES {{ n: {i}, tag: "t{}" }} SET PROPOSITIONS {{ ("treats", {{type: "Symptom", name: "{}"}}) }} }}"#,
+            i % 3,
+            if i % 2 == 0 { "Headache" } else { "Fever" }
+        ));
+    }
+    blocks
+        .push(r#"CONCEPT ?again { {type: "Kit", name: "k3"} SET ATTRIBUTES { again: 1 } }"#.into());
+    blocks.push(r#"CONCEPT ?dr { {type: "Drug", name: "Kitamol"} SET PROPOSITIONS { ("treats", {type: "Kit", name: "k3"}) } }"#.into());
+    let define = r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: "pairs_with"} } }"#;
+    let link = r#"PROPOSITION ?l { (?k1, "pairs_with", ?k2) }"#;
+    let meta = r#"WITH METADATA { source: "bulk", confidence: 0.7 }"#;
+
+    let mut bulk = nexus();
+    let mut single = nexus();
+    for nx in [&mut bulk, &mut single] {
+        assert!(run(nx, define).get("error").is_none());
+    }
+    // the bulk memory: one command
+    let one = format!("UPSERT {{ {} {link} }} {meta}", blocks.join(" "));
+    let r = run(&mut bulk, &one);
+    assert!(r.get("error").is_none(), "{r}");
+    // the other: each block alone (handles it needs are restated)
+    for b in &blocks {
+        let r = run(&mut single, &format!("UPSERT {{ {b} }} {meta}"));
+        assert!(r.get("error").is_none(), "{b}: {r}");
+    }
+    let r = run(
+        &mut single,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?k1 {{ {{type: "Kit", name: "k1"}} }} CONCEPT ?k2 {{ {{type: "Kit", name: "k2"}} }} {link} }} {meta}"#
+        ),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+
+    let everything = [
+        r#"FIND(?k.name, ?k.attributes, ?k.metadata.source, ?k.metadata.confidence) WHERE { ?k {type: "Kit"} } ORDER BY ?k.name"#,
+        r#"FIND(?d.name, ?d.attributes) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
+        r#"FIND(?s.name, ?p, ?o.name) WHERE { (?s, ?p, ?o) ?s {type: "Kit"} } ORDER BY ?s.name, ?o.name"#,
+        r#"FIND(?s.name, ?o.name, ?l.metadata.source) WHERE { ?l (?s, "treats", ?o) } ORDER BY ?s.name, ?o.name"#,
+        r#"FIND(?s.name, ?o.name) WHERE { (?s, "pairs_with", ?o) }"#,
+    ];
+    for q in everything {
+        assert_eq!(
+            run(&mut bulk, q)["result"],
+            run(&mut single, q)["result"],
+            "{q}"
+        );
+    }
+    let kits = run(&mut bulk, r#"FIND(COUNT(?k)) WHERE { ?k {type: "Kit"} }"#);
+    assert_eq!(kits["result"], json!(12), "{kits}");
+
+    // one undo takes the whole command back
+    let entry = bulk.audit_list(&Default::default()).expect("audit")[0].id;
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    bulk.rollback(entry, &who).expect("rollback");
+    let kits = run(&mut bulk, r#"FIND(COUNT(?k)) WHERE { ?k {type: "Kit"} }"#);
+    assert_eq!(kits["result"], json!(0), "{kits}");
+    let aspirin = run(
+        &mut bulk,
+        r#"FIND(?d.attributes.bulk) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    assert_eq!(aspirin["result"], json!([null]), "{aspirin}");
+}

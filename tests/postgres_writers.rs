@@ -116,6 +116,79 @@ fn eight_writers_lose_nothing_on_postgresql() {
     assert_eq!(audited, Some((1 + 2 * WRITERS * EACH) as i64));
 }
 
+/// Four writers each writing the same twenty notes in bulk statements (the
+/// names looked up ahead, the new ones written together): where two
+/// create one name at once, the later one's statement collides, is run
+/// again, and merges. Every note exists once, with every writer's key.
+#[test]
+fn bulk_writers_creating_the_same_names_lose_nothing_on_postgresql() {
+    let Some(url) = server() else { return };
+    let mem = Memory::new(&url, "w_bulk");
+    ok(&mut mem.open(), SCHEMA, json!({}));
+    const WRITERS: usize = 4;
+    const NOTES: usize = 20;
+    let threads: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let loc = mem.loc.clone();
+            std::thread::spawn(move || {
+                let mut nx = Nexus::open_postgres(&loc).expect("open");
+                for round in 0..5 {
+                    let mut cmd = String::from("UPSERT {");
+                    for n in 0..NOTES {
+                        cmd.push_str(&format!(
+                            r#" CONCEPT ?n{n} {{ {{type: "Note", name: "note{n}"}} SET ATTRIBUTES {{ w{w}: {round} }} SET PROPOSITIONS {{ ("pinned_to", {{type: "Hub", name: "h{}"}}) }} }}"#,
+                            n % 2
+                        ));
+                    }
+                    cmd.push_str(r#" CONCEPT ?h0 { {type: "Hub", name: "h0"} } CONCEPT ?h1 { {type: "Hub", name: "h1"} } }"#);
+                    // the hubs are named before they exist the first time
+                    let r = run(&mut nx, &cmd, json!({}));
+                    if r.get("error").is_some() {
+                        assert_eq!(r["error"]["code"], "KIP_3002", "{r}");
+                        ok(
+                            &mut nx,
+                            r#"UPSERT { CONCEPT ?h0 { {type: "Hub", name: "h0"} } CONCEPT ?h1 { {type: "Hub", name: "h1"} } }"#,
+                            json!({}),
+                        );
+                        ok(&mut nx, &cmd, json!({}));
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a writer panicked");
+    }
+    let mut nx = mem.open();
+    assert_eq!(
+        ok(
+            &mut nx,
+            r#"FIND(COUNT(?n)) WHERE { ?n {type: "Note"} }"#,
+            json!({})
+        ),
+        json!(NOTES)
+    );
+    assert_eq!(
+        ok(
+            &mut nx,
+            r#"FIND(COUNT(?l)) WHERE { ?l (?n, "pinned_to", ?h) }"#,
+            json!({})
+        ),
+        json!(NOTES),
+        "one link per note"
+    );
+    let attrs = ok(
+        &mut nx,
+        r#"FIND(?n.attributes) WHERE { ?n {type: "Note"} }"#,
+        json!({}),
+    );
+    for a in attrs.as_array().expect("rows") {
+        for w in 0..WRITERS {
+            assert_eq!(a[format!("w{w}")], json!(4), "{attrs}");
+        }
+    }
+}
+
 /// Four writers racing a compare-and-set counter with `EXPECT VERSION`:
 /// every increment lands exactly once.
 #[test]

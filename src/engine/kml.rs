@@ -92,7 +92,22 @@ pub struct WriteCtx<'c> {
     links: std::cell::RefCell<HashMap<(i64, String, i64), i64>>,
     /// Endpoints already resolved by type and name.
     named: std::cell::RefCell<HashMap<(String, String), i64>>,
+    /// Links of concepts this statement created, not yet written: they
+    /// are written together before anything reads, and at the end
+    /// ([`WriteCtx::db`]).
+    pending: std::cell::RefCell<Vec<store::NewLink>>,
+    /// Concepts a bulk statement creates, not yet written (as `pending`).
+    pending_concepts: std::cell::RefCell<Vec<store::NewConcept>>,
+    /// Names a bulk statement's concept blocks give that were found to
+    /// name nothing (one read for all, [`WriteCtx::look_ahead`]).
+    absent: std::cell::RefCell<std::collections::HashSet<(String, String)>>,
 }
+
+/// A statement with at least this many plain concept blocks looks their
+/// names up at once, and writes the new concepts and their links
+/// together; fewer are written one by one (a name looked up ahead would
+/// cost more than it saves).
+const LOOK_AHEAD_FROM: usize = 8;
 
 #[derive(Default)]
 pub struct UpsertReport {
@@ -112,7 +127,87 @@ impl<'c> WriteCtx<'c> {
             fresh: Default::default(),
             links: Default::default(),
             named: Default::default(),
+            pending: Default::default(),
+            pending_concepts: Default::default(),
+            absent: Default::default(),
         }
+    }
+
+    /// The database, to read or write: the pending concepts and links are
+    /// written first, so every read sees them.
+    fn db(&self) -> KipResult<Db<'c>> {
+        let concepts = std::mem::take(&mut *self.pending_concepts.borrow_mut());
+        if !concepts.is_empty() {
+            store::insert_concepts(self.conn, &concepts)?;
+        }
+        let links = std::mem::take(&mut *self.pending.borrow_mut());
+        if !links.is_empty() {
+            store::insert_links(self.conn, &links)?;
+        }
+        Ok(self.conn)
+    }
+
+    /// Whether a concept block can be written without reading first: a
+    /// plain named concept, no version expected, no protected or system
+    /// identity.
+    fn plain(c: &ConceptBlock) -> Option<(&str, &str)> {
+        match &c.identity {
+            ConceptIdentity::TypeName { ty, name }
+                if c.expect_version.is_none()
+                    && !is_protected_concept(ty, name)
+                    && !is_system_actor(ty, name) =>
+            {
+                Some((ty, name))
+            }
+            _ => None,
+        }
+    }
+
+    /// For a bulk statement: every name its plain concept blocks and their
+    /// link targets give, looked up in one read. The ones found resolve
+    /// from then on without a read; the blocks naming nothing are
+    /// created without one.
+    fn look_ahead(&self, st: &UpsertStmt) -> KipResult<()> {
+        let mut names: Vec<(String, String)> = Vec::new();
+        let mut blocks = 0;
+        for it in &st.items {
+            if let UpsertItem::Concept(c) = it
+                && let Some((ty, name)) = Self::plain(c)
+            {
+                blocks += 1;
+                names.push((ty.to_string(), name.to_string()));
+                for sp in &c.propositions {
+                    if let UpsertEndpoint::Concept(ConceptIdentity::TypeName { ty, name }) =
+                        &sp.target
+                    {
+                        names.push((ty.clone(), name.clone()));
+                    }
+                }
+            }
+        }
+        if blocks < LOOK_AHEAD_FROM {
+            return Ok(());
+        }
+        {
+            let named = self.named.borrow();
+            names.retain(|k| !named.contains_key(k));
+        }
+        names.sort_unstable();
+        names.dedup();
+        let found = store::concept_ids_by_type_names(self.db()?, &names)?;
+        let mut absent = self.absent.borrow_mut();
+        for it in &st.items {
+            if let UpsertItem::Concept(c) = it
+                && let Some((ty, name)) = Self::plain(c)
+            {
+                let k = (ty.to_string(), name.to_string());
+                if !found.contains_key(&k) && !self.named.borrow().contains_key(&k) {
+                    absent.insert(k);
+                }
+            }
+        }
+        self.named.borrow_mut().extend(found);
+        Ok(())
     }
 
     /// Whether `s` anchors a protected definition (known without a read for
@@ -120,7 +215,7 @@ impl<'c> WriteCtx<'c> {
     fn anchors_protected(&self, s: i64) -> KipResult<bool> {
         match self.fresh.borrow().get(&s) {
             Some(p) => Ok(*p),
-            None => prop_is_protected(self.conn, s),
+            None => prop_is_protected(self.db()?, s),
         }
     }
 
@@ -134,7 +229,13 @@ impl<'c> WriteCtx<'c> {
         } else {
             "$PropositionType"
         };
-        let ok = store::concept_id_by_type_name(self.conn, meta, name)?.is_some();
+        // (a pending concept matters only if it is a definition)
+        let db = if self.pending_concepts.borrow().iter().any(|c| c.ty == meta) {
+            self.db()?
+        } else {
+            self.conn
+        };
+        let ok = store::concept_id_by_type_name(db, meta, name)?.is_some();
         if ok {
             self.defined.borrow_mut().insert(key);
         }
@@ -155,14 +256,14 @@ impl<'c> WriteCtx<'c> {
     fn resolve_identity(&self, idn: &ConceptIdentity) -> KipResult<Option<Concept>> {
         match idn {
             ConceptIdentity::Id(s) => match ids::parse_concept_id(s) {
-                Some(n) => store::concept_by_id(self.conn, n),
+                Some(n) => store::concept_by_id(self.db()?, n),
                 None if s.starts_with("P:") => Err(KipError::syntax(format!(
                     "{s} must be a Concept ID (C:<n>)"
                 ))),
                 None => Ok(None),
             },
             ConceptIdentity::TypeName { ty, name } => {
-                store::concept_by_type_name(self.conn, ty, name)
+                store::concept_by_type_name(self.db()?, ty, name)
             }
         }
     }
@@ -175,7 +276,7 @@ impl<'c> WriteCtx<'c> {
                 if let Some(id) = self.named.borrow().get(&key) {
                     return Ok(Some(*id));
                 }
-                let id = store::concept_id_by_type_name(self.conn, ty, name)?;
+                let id = store::concept_id_by_type_name(self.db()?, ty, name)?;
                 if let Some(id) = id {
                     self.named.borrow_mut().insert(key, id);
                 }
@@ -188,7 +289,7 @@ impl<'c> WriteCtx<'c> {
     fn resolve_prop(&self, p: &UpsertProp, handles: &HashMap<String, i64>) -> KipResult<i64> {
         match p {
             UpsertProp::Id(s) => match ids::parse_prop_id(s) {
-                ids::PropIdParse::Ok(n, pred) if n >= 0 => store::prop_by_id(self.conn, n)?
+                ids::PropIdParse::Ok(n, pred) if n >= 0 => store::prop_by_id(self.db()?, n)?
                     .filter(|x| pred.as_deref().is_none_or(|p| p == x.predicate))
                     .map(|x| x.id)
                     .ok_or_else(|| KipError::not_found(format!("proposition {s} does not exist"))),
@@ -206,7 +307,7 @@ impl<'c> WriteCtx<'c> {
             } => {
                 let s = self.resolve_endpoint(subject, handles)?;
                 let o = self.resolve_endpoint(object, handles)?;
-                store::prop_by_spo(self.conn, s, predicate, o)?
+                store::prop_by_spo(self.db()?, s, predicate, o)?
                     .map(|x| x.id)
                     .ok_or_else(|| {
                         KipError::not_found(format!(
@@ -290,11 +391,11 @@ impl<'c> WriteCtx<'c> {
             if self.fresh.borrow().contains_key(&s) || self.fresh.borrow().contains_key(&o) {
                 let made = self.links.borrow().get(&(s, p.to_string(), o)).copied();
                 match made {
-                    Some(id) => store::prop_by_id(self.conn, id)?,
+                    Some(id) => store::prop_by_id(self.db()?, id)?,
                     None => None,
                 }
             } else {
-                store::prop_by_spo(self.conn, s, p, o)?
+                store::prop_by_spo(self.db()?, s, p, o)?
             };
         self.check_version(
             expect,
@@ -314,7 +415,7 @@ impl<'c> WriteCtx<'c> {
                             x.kip_id()
                         )));
                     }
-                    store::update_prop(self.conn, x.id, &na, &nm)?;
+                    store::update_prop(self.db()?, x.id, &na, &nm)?;
                 }
                 Ok(x.id)
             }
@@ -324,7 +425,33 @@ impl<'c> WriteCtx<'c> {
                         "cannot add propositions to a protected definition",
                     ));
                 }
-                let id = store::insert_prop(self.conn, &self.ids, s, p, o, attrs, meta)?;
+                // a link of a concept created here cannot exist yet: it
+                // waits to be written with the others
+                let fresh = {
+                    let f = self.fresh.borrow();
+                    f.contains_key(&s) || f.contains_key(&o)
+                };
+                let id = if fresh {
+                    let id = self.ids.alloc(self.conn)?;
+                    let full = {
+                        let mut pending = self.pending.borrow_mut();
+                        pending.push(store::NewLink {
+                            id,
+                            subject: s,
+                            predicate: p.to_string(),
+                            object: o,
+                            attributes: attrs.clone(),
+                            metadata: meta.clone(),
+                        });
+                        pending.len() >= store::LINKS_PER_INSERT
+                    };
+                    if full {
+                        self.db()?;
+                    }
+                    id
+                } else {
+                    store::insert_prop(self.db()?, &self.ids, s, p, o, attrs, meta)?
+                };
                 self.links.borrow_mut().insert((s, p.to_string(), o), id);
                 Ok(id)
             }
@@ -337,6 +464,7 @@ impl<'c> WriteCtx<'c> {
             self.upsert_one(st, &mut rep)?;
             rep.blocks += 1;
         }
+        self.db()?;
         self.ids.flush(self.conn)?;
         Ok(rep)
     }
@@ -365,6 +493,7 @@ impl<'c> WriteCtx<'c> {
                 }
             }
         }
+        self.look_ahead(st)?;
         let mut handles: HashMap<String, i64> = HashMap::new();
         for it in &st.items {
             match it {
@@ -377,7 +506,7 @@ impl<'c> WriteCtx<'c> {
                     let id = match &p.pattern {
                         UpsertProp::Id(_) => {
                             let id = self.resolve_prop(&p.pattern, &handles)?;
-                            let x = store::prop_by_id(self.conn, id)?
+                            let x = store::prop_by_id(self.db()?, id)?
                                 .ok_or_else(|| KipError::not_found("proposition vanished"))?;
                             self.upsert_prop(
                                 x.subject,
@@ -410,7 +539,7 @@ impl<'c> WriteCtx<'c> {
                     }
                     let pred = match &p.pattern {
                         UpsertProp::Triple { predicate, .. } => predicate.clone(),
-                        UpsertProp::Id(_) => store::prop_by_id(self.conn, id)?
+                        UpsertProp::Id(_) => store::prop_by_id(self.db()?, id)?
                             .map(|x| x.predicate)
                             .unwrap_or_default(),
                     };
@@ -431,16 +560,36 @@ impl<'c> WriteCtx<'c> {
         // A bulk UPSERT mostly creates: an ordinary named concept without a
         // version expectation is inserted straight away, and only one that
         // already exists takes the read-and-merge path below.
-        if let ConceptIdentity::TypeName { ty, name } = &c.identity
-            && c.expect_version.is_none()
-            && !is_protected_concept(ty, name)
-            && !is_system_actor(ty, name)
+        if let Some((ty, name)) = Self::plain(c)
             && self.type_defined(ty, name)?
         {
             let empty = Map::new();
             let attrs = c.attributes.as_ref().unwrap_or(&empty);
-            if let Some(id) =
-                store::insert_concept_if_new(self.conn, &self.ids, ty, name, attrs, &meta)?
+            let key = (ty.to_string(), name.to_string());
+            // looked up ahead and absent: written with the others
+            if self.absent.borrow_mut().remove(&key) {
+                let id = self.ids.alloc(self.conn)?;
+                let full = {
+                    let mut pending = self.pending_concepts.borrow_mut();
+                    pending.push(store::NewConcept {
+                        id,
+                        ty: key.0,
+                        name: key.1,
+                        attributes: attrs.clone(),
+                        metadata: meta,
+                    });
+                    pending.len() >= store::LINKS_PER_INSERT
+                };
+                if full {
+                    self.db()?;
+                }
+                self.created(id, false, ty, name);
+                return self.concept_links(c, id, (ty, name), stmt_meta, handles);
+            }
+            // known to exist: merged below, without trying to insert
+            if !self.named.borrow().contains_key(&key)
+                && let Some(id) =
+                    store::insert_concept_if_new(self.db()?, &self.ids, ty, name, attrs, &meta)?
             {
                 self.created(id, false, ty, name);
                 return self.concept_links(c, id, (ty, name), stmt_meta, handles);
@@ -481,7 +630,7 @@ impl<'c> WriteCtx<'c> {
                             "{ty}:{name} is a protected definition"
                         )));
                     }
-                    store::update_concept(self.conn, x.id, &na, &nm)?;
+                    store::update_concept(self.db()?, x.id, &na, &nm)?;
                 }
                 x.id
             }
@@ -491,7 +640,7 @@ impl<'c> WriteCtx<'c> {
                         "{ty}:{name} is a protected definition"
                     )));
                 }
-                let id = store::insert_concept(self.conn, &self.ids, &ty, &name, attrs, &meta)?;
+                let id = store::insert_concept(self.db()?, &self.ids, &ty, &name, attrs, &meta)?;
                 self.created(id, protected, &ty, &name);
                 id
             }

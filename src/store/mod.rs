@@ -741,6 +741,158 @@ pub fn update_concept<'a>(
     Ok(())
 }
 
+/// A concept to insert, its id given ([`insert_concepts`]).
+pub struct NewConcept {
+    pub id: i64,
+    pub ty: String,
+    pub name: String,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+}
+
+/// Inserts concepts the caller found absent, in their order, one
+/// statement per [`LINKS_PER_INSERT`]. One that exists after all (another
+/// writer made it since) fails the statement: on PostgreSQL a collision
+/// the command is run again for.
+pub fn insert_concepts<'a>(db: impl Into<Db<'a>>, concepts: &[NewConcept]) -> KipResult<()> {
+    let db = db.into();
+    let sql = match db.backend() {
+        Backend::Sqlite => {
+            "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) \
+             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+                    json_extract(value, '$[3]'), json_extract(value, '$[4]'), 1, ?2 \
+             FROM json_each(?1) ORDER BY key"
+        }
+        Backend::Postgres => {
+            "INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) \
+             SELECT (r->>0)::bigint, r->>1, r->>2, (r->>3)::jsonb, (r->>4)::jsonb, 1, ?2 \
+             FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n"
+        }
+    };
+    let at = now();
+    for chunk in concepts.chunks(LINKS_PER_INSERT) {
+        let rows: Vec<Value> = chunk
+            .iter()
+            .map(|c| {
+                json!([
+                    c.id,
+                    c.ty,
+                    c.name,
+                    obj_text(&c.attributes),
+                    obj_text(&c.metadata)
+                ])
+            })
+            .collect();
+        let n = db.execute(
+            sql,
+            &[
+                Val::Text(Value::Array(rows).to_string()),
+                Val::Text(at.clone()),
+            ],
+        )?;
+        if n != chunk.len() as u64 {
+            return Err(KipError::internal(format!(
+                "{} of {} concepts were inserted",
+                n,
+                chunk.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The ids of the concepts named by (type, name), in one query per
+/// [`IDS_PER_QUERY`] names; names of nothing are left out.
+pub fn concept_ids_by_type_names<'a>(
+    db: impl Into<Db<'a>>,
+    names: &[(String, String)],
+) -> KipResult<HashMap<(String, String), i64>> {
+    let db = db.into();
+    let sql = match db.backend() {
+        Backend::Sqlite => {
+            "SELECT c.id, c.type, c.name FROM json_each(?1) j \
+             JOIN concepts c ON c.type = json_extract(j.value, '$[0]') AND c.name = json_extract(j.value, '$[1]')"
+        }
+        Backend::Postgres => {
+            "SELECT c.id, c.type, c.name FROM jsonb_array_elements(?1::jsonb) r \
+             JOIN concepts c ON c.type = r->>0 AND c.name = r->>1"
+        }
+    };
+    let mut out = HashMap::new();
+    for chunk in names.chunks(IDS_PER_QUERY) {
+        let arg = Value::Array(chunk.iter().map(|(t, n)| json!([t, n])).collect()).to_string();
+        for r in db.query(sql, &[Val::Text(arg)])? {
+            out.insert((r.text(1)?, r.text(2)?), r.i64(0)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A link to insert, its id given ([`insert_links`]).
+pub struct NewLink {
+    pub id: i64,
+    pub subject: i64,
+    pub predicate: String,
+    pub object: i64,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+}
+
+/// Links per statement of [`insert_links`].
+pub const LINKS_PER_INSERT: usize = 1_000;
+
+/// Inserts links the caller knows are new, in their order, one statement
+/// per [`LINKS_PER_INSERT`] (their rows travel as one JSON array: a bulk
+/// write is a few round trips, not one per link). The triggers record
+/// each row as an insert of its own.
+pub fn insert_links<'a>(db: impl Into<Db<'a>>, links: &[NewLink]) -> KipResult<()> {
+    let db = db.into();
+    let sql = match db.backend() {
+        Backend::Sqlite => {
+            "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) \
+             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+                    json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'), 1, ?2 \
+             FROM json_each(?1) ORDER BY key"
+        }
+        Backend::Postgres => {
+            "INSERT INTO propositions (id, subject, predicate, object, attributes, metadata, version, updated_at) \
+             SELECT (r->>0)::bigint, (r->>1)::bigint, r->>2, (r->>3)::bigint, (r->>4)::jsonb, (r->>5)::jsonb, 1, ?2 \
+             FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n"
+        }
+    };
+    let at = now();
+    for chunk in links.chunks(LINKS_PER_INSERT) {
+        let rows: Vec<Value> = chunk
+            .iter()
+            .map(|l| {
+                serde_json::json!([
+                    l.id,
+                    l.subject,
+                    l.predicate,
+                    l.object,
+                    obj_text(&l.attributes),
+                    obj_text(&l.metadata)
+                ])
+            })
+            .collect();
+        let n = db.execute(
+            sql,
+            &[
+                Val::Text(Value::Array(rows).to_string()),
+                Val::Text(at.clone()),
+            ],
+        )?;
+        if n != chunk.len() as u64 {
+            return Err(KipError::internal(format!(
+                "{} of {} links were inserted",
+                n,
+                chunk.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn insert_prop<'a>(
     db: impl Into<Db<'a>>,
     ids: &IdAllocator,
