@@ -982,53 +982,58 @@ impl Nexus {
         who: &crate::audit::Who,
         dry_run: bool,
     ) -> KipResult<(Value, Option<String>)> {
-        (|| {
-            // Another process may hold the write lock past the busy
-            // timeout; `begin` retries a few times to ride out a long
-            // commit elsewhere.
-            let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
-            // a dry run records too, so it can say what it would
-            // write; its transaction is rolled back with the entry
-            let record = cmd.is_write() && (!dry_run || self.want_effects);
-            let entry = if record {
-                Some(crate::audit::begin(
-                    tx.db,
-                    &self.audit,
-                    who,
-                    text,
-                    cmd.kind(),
-                    None,
-                )?)
-            } else {
-                None
-            };
-            let out = dispatch(tx.db, cmd, dry_run, self.embedder.as_ref());
-            self.audit.clear();
-            let out = out?;
-            let mut effects = None;
-            if let Some(e) = entry {
-                let span = crate::audit::finish(tx.db, &self.audit, e)?;
-                if self.want_effects {
-                    effects = Some(crate::audit::effects_of(
-                        tx.db,
-                        span,
-                        effects_listed(dry_run),
-                    )?);
-                }
+        // Another process may hold the write lock past the busy timeout;
+        // `begin` retries a few times to ride out a long commit elsewhere.
+        // (An error below drops `tx`, which rolls it back.)
+        let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
+        let (out, effects) = self.dispatch_recorded(tx.db, cmd, text, who, dry_run)?;
+        if dry_run || !cmd.is_write() {
+            tx.rollback()?;
+        } else {
+            crate::store::sync_fts(tx.db)?;
+            tx.commit()?;
+            self.writes += 1;
+        }
+        self.last_effects = effects;
+        Ok(out)
+    }
+
+    /// Runs a command inside the caller's transaction or savepoint, a write
+    /// under an audit entry of its own; with the effects it had when they
+    /// are wanted. A dry run records too, so it can say what it would
+    /// write; its transaction is rolled back with the entry.
+    fn dispatch_recorded(
+        &self,
+        db: Db<'_>,
+        cmd: &Command,
+        text: &str,
+        who: &crate::audit::Who,
+        dry_run: bool,
+    ) -> KipResult<Answered> {
+        let record = cmd.is_write() && (!dry_run || self.want_effects);
+        let entry = if record {
+            Some(crate::audit::begin(
+                db,
+                &self.audit,
+                who,
+                text,
+                cmd.kind(),
+                None,
+            )?)
+        } else {
+            None
+        };
+        let out = dispatch(db, cmd, dry_run, self.embedder.as_ref());
+        self.audit.clear();
+        let out = out?;
+        let mut effects = None;
+        if let Some(e) = entry {
+            let span = crate::audit::finish(db, &self.audit, e)?;
+            if self.want_effects {
+                effects = Some(crate::audit::effects_of(db, span, effects_listed(dry_run))?);
             }
-            if dry_run || !cmd.is_write() {
-                tx.rollback()?;
-            } else {
-                crate::store::sync_fts(tx.db)?;
-                tx.commit()?;
-                self.writes += 1;
-            }
-            Ok((out, effects))
-        })()
-        .map(|(out, effects)| {
-            self.last_effects = effects;
-            out
-        })
+        }
+        Ok((out, effects))
     }
 
     /// One command inside an open group: a savepoint, so a failing command
@@ -1042,36 +1047,12 @@ impl Nexus {
     ) -> KipResult<(Value, Option<String>)> {
         let db = self.conn.db();
         db.savepoint("somnus_cmd")?;
-        let res = (|| {
-            let record = cmd.is_write() && (!dry_run || self.want_effects);
-            let entry = if record {
-                Some(crate::audit::begin(
-                    db,
-                    &self.audit,
-                    who,
-                    text,
-                    cmd.kind(),
-                    None,
-                )?)
-            } else {
-                None
-            };
-            let out = dispatch(db, cmd, dry_run, self.embedder.as_ref());
-            self.audit.clear();
-            let out = out?;
-            let mut effects = None;
-            if let Some(e) = entry {
-                let span = crate::audit::finish(db, &self.audit, e)?;
-                if self.want_effects {
-                    effects = Some(crate::audit::effects_of(db, span, effects_listed(dry_run))?);
-                }
-            }
-            Ok((out, effects))
-        })();
-        let res = res.map(|(out, effects)| {
-            self.last_effects = effects;
-            out
-        });
+        let res = self
+            .dispatch_recorded(db, cmd, text, who, dry_run)
+            .map(|(out, effects)| {
+                self.last_effects = effects;
+                out
+            });
         let keep = res.is_ok() && cmd.is_write() && !dry_run;
         db.release("somnus_cmd", keep)?;
         res
@@ -1143,6 +1124,10 @@ impl Interrupter {
         }
     }
 }
+
+/// A command's answer (its result and next cursor) and, when wanted, the
+/// effects a write had.
+type Answered = ((Value, Option<String>), Option<Value>);
 
 /// How many elements a write's `effects` names: a dry run is a preview, so
 /// it names more; a write names a few and counts the rest, so reporting
