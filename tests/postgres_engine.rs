@@ -105,6 +105,12 @@ const QUERIES: &[&str] = &[
     r#"UPSERT { CONCEPT ?b0 { {type: "Drug", name: "Bulk0"} SET ATTRIBUTES { dose: 0 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b1 { {type: "Drug", name: "Bulk1"} SET ATTRIBUTES { dose: 1 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b2 { {type: "Drug", name: "Bulk2"} SET ATTRIBUTES { dose: 2 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b3 { {type: "Drug", name: "Bulk3"} SET ATTRIBUTES { dose: 3 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b4 { {type: "Drug", name: "Bulk4"} SET ATTRIBUTES { dose: 4 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b5 { {type: "Drug", name: "Bulk5"} SET ATTRIBUTES { dose: 5 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b6 { {type: "Drug", name: "Bulk6"} SET ATTRIBUTES { dose: 6 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b7 { {type: "Drug", name: "Bulk7"} SET ATTRIBUTES { dose: 7 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?b8 { {type: "Drug", name: "Bulk8"} SET ATTRIBUTES { dose: 8 } SET PROPOSITIONS { ("leads_to", {type: "Drug", name: "Aspirin"}) } } CONCEPT ?again { {type: "Drug", name: "Bulk2"} SET ATTRIBUTES { again: true } } PROPOSITION ?l { (?b1, "treats", ?b2) } } WITH METADATA { source: "bulk" }"#,
     r#"FIND(?d.name, ?d.attributes, ?d.metadata.source) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
     r#"FIND(?x.name, ?p, ?y.name) WHERE { (?x, ?p, ?y) ?x {type: "Drug"} } ORDER BY ?x.name, ?y.name"#,
+    // links counted per endpoint before the join (PostgreSQL's plan shape)
+    r#"FIND(?y.name, COUNT(?x)) WHERE { ?y {type: "Drug"} (?x, "leads_to", ?y) }"#,
+    r#"FIND(?x.name, COUNT(?y)) WHERE { ?x {type: "Drug"} (?x, "leads_to", ?y) }"#,
+    r#"FIND(?y.name, COUNT(DISTINCT ?x)) WHERE { (?x, "leads_to", ?y) ?y {type: "Drug"} }"#,
+    r#"FIND(?x.name, COUNT(?y)) WHERE { ?x {type: "Drug", name: "Aspirin"} (?x, "leads_to", ?y) }"#,
+    r#"FIND(?x.name, COUNT(?y)) WHERE { ?x {type: "Drug"} (?x, "treats", ?y) }"#,
     // a matcher naming nothing, where the check waits for an empty answer
     r#"FIND(COUNT(?y)) WHERE { ?x {type: "Drug", name: "Nobody"} (?x, "leads_to", ?y) }"#,
     r#"FIND(?x.name, COUNT(?y)) WHERE { ?x {type: "Drug", name: "Nobody"} (?x, "leads_to", ?y) }"#,
