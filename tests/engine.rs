@@ -886,3 +886,48 @@ fn a_bulk_upsert_writes_what_the_blocks_write_one_by_one() {
     );
     assert_eq!(aspirin["result"], json!([null]), "{aspirin}");
 }
+
+/// A bulk statement past one batch of rows (1,000 per statement) writes
+/// every concept and link, a large attribute whole, and names in any
+/// script.
+#[test]
+fn a_bulk_upsert_past_one_batch_writes_every_row() {
+    let mut nx = nexus();
+    let big = "é".repeat(100_000);
+    let mut cmd = String::from(r#"UPSERT { CONCEPT ?k { {type: "$ConceptType", name: "Kit"} }"#);
+    for i in 0..2_500 {
+        cmd.push_str(&format!(
+            r#" CONCEPT ?k{i} {{ {{type: "Kit", name: "кит-{i} \"q\""}} SET ATTRIBUTES {{ n: {i} }} SET PROPOSITIONS {{ ("treats", {{type: "Symptom", name: "{}"}}) }} }}"#,
+            if i % 2 == 0 { "Headache" } else { "Fever" }
+        ));
+    }
+    cmd.push_str(&format!(
+        r#" CONCEPT ?big {{ {{type: "Kit", name: "big"}} SET ATTRIBUTES {{ text: "{big}" }} }} }}"#
+    ));
+    let r = run(&mut nx, &cmd);
+    assert!(
+        r.get("error").is_none(),
+        "{}",
+        &r.to_string()[..200.min(r.to_string().len())]
+    );
+    let r = run(&mut nx, r#"FIND(COUNT(?k)) WHERE { ?k {type: "Kit"} }"#);
+    assert_eq!(r["result"], json!(2_501), "{r}");
+    let r = run(
+        &mut nx,
+        r#"FIND(COUNT(?l)) WHERE { ?l (?k, "treats", ?s) ?k {type: "Kit"} }"#,
+    );
+    assert_eq!(r["result"], json!(2_500), "{r}");
+    let r = run(
+        &mut nx,
+        r#"FIND(?k.attributes.n, ?s.name) WHERE { ?k {type: "Kit", name: "кит-1999 \"q\""} (?k, "treats", ?s) }"#,
+    );
+    assert_eq!(r["result"], json!([[1999], ["Fever"]]), "{r}");
+    let r = run(
+        &mut nx,
+        r#"FIND(?k.attributes.text) WHERE { ?k {type: "Kit", name: "big"} }"#,
+    );
+    assert_eq!(
+        r["result"][0].as_str().map(|t| t.chars().count()),
+        Some(100_000)
+    );
+}

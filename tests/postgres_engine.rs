@@ -353,3 +353,45 @@ fn the_comparison_runs_on_postgres_with_the_same_answers_as_its_sql() {
         "{left:?}"
     );
 }
+
+/// A bulk statement past one batch of rows (1,000 per statement) writes
+/// every concept and link on PostgreSQL, a large attribute whole, names
+/// with quotes and any script, as SQLite does.
+#[test]
+fn a_bulk_upsert_past_one_batch_writes_every_row_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_bulk");
+    let mut pg = m.open();
+    let mut sqlite = Nexus::open_in_memory().expect("sqlite");
+    let big = "é".repeat(100_000);
+    let mut cmd = String::from(
+        r#"UPSERT { CONCEPT ?k { {type: "$ConceptType", name: "Kit"} } CONCEPT ?s { {type: "$ConceptType", name: "Symptom"} } CONCEPT ?p { {type: "$PropositionType", name: "treats"} } CONCEPT ?h { {type: "Symptom", name: "Headache"} } CONCEPT ?f { {type: "Symptom", name: "Fever"} } }"#,
+    );
+    for nx in [&mut pg, &mut sqlite] {
+        ok(nx, &cmd);
+    }
+    cmd = String::from("UPSERT {");
+    for i in 0..2_500 {
+        cmd.push_str(&format!(
+            r#" CONCEPT ?k{i} {{ {{type: "Kit", name: "кит-{i} \"q\""}} SET ATTRIBUTES {{ n: {i} }} SET PROPOSITIONS {{ ("treats", {{type: "Symptom", name: "{}"}}) }} }}"#,
+            if i % 2 == 0 { "Headache" } else { "Fever" }
+        ));
+    }
+    cmd.push_str(&format!(
+        r#" CONCEPT ?big {{ {{type: "Kit", name: "big"}} SET ATTRIBUTES {{ text: "{big}" }} }} }}"#
+    ));
+    for nx in [&mut pg, &mut sqlite] {
+        ok(nx, &cmd);
+    }
+    assert_eq!(
+        ok(&mut pg, r#"FIND(COUNT(?k)) WHERE { ?k {type: "Kit"} }"#),
+        serde_json::json!(2_501)
+    );
+    for q in [
+        r#"FIND(?s.name, COUNT(?k)) WHERE { ?s {type: "Symptom"} (?k, "treats", ?s) }"#,
+        r#"FIND(?k.attributes.n, ?s.name) WHERE { ?k {type: "Kit", name: "кит-1999 \"q\""} (?k, "treats", ?s) }"#,
+        r#"FIND(?k.attributes.text) WHERE { ?k {type: "Kit", name: "big"} }"#,
+    ] {
+        same(&mut sqlite, &mut pg, q);
+    }
+}
