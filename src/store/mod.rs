@@ -769,36 +769,19 @@ pub fn insert_concepts<'a>(db: impl Into<Db<'a>>, concepts: &[NewConcept]) -> Ki
              FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n"
         }
     };
-    let at = now();
-    for chunk in concepts.chunks(LINKS_PER_INSERT) {
-        let rows: Vec<Value> = chunk
-            .iter()
-            .map(|c| {
-                json!([
-                    c.id,
-                    c.ty,
-                    c.name,
-                    obj_text(&c.attributes),
-                    obj_text(&c.metadata)
-                ])
-            })
-            .collect();
-        let n = db.execute(
-            sql,
-            &[
-                Val::Text(Value::Array(rows).to_string()),
-                Val::Text(at.clone()),
-            ],
-        )?;
-        if n != chunk.len() as u64 {
-            return Err(KipError::internal(format!(
-                "{} of {} concepts were inserted",
-                n,
-                chunk.len()
-            )));
-        }
-    }
-    Ok(())
+    let rows: Vec<Value> = concepts
+        .iter()
+        .map(|c| {
+            json!([
+                c.id,
+                c.ty,
+                c.name,
+                obj_text(&c.attributes),
+                obj_text(&c.metadata)
+            ])
+        })
+        .collect();
+    insert_rows(db, sql, rows, "concepts")
 }
 
 /// The ids of the concepts named by (type, name), in one query per
@@ -860,32 +843,38 @@ pub fn insert_links<'a>(db: impl Into<Db<'a>>, links: &[NewLink]) -> KipResult<(
              FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n"
         }
     };
+    let rows: Vec<Value> = links
+        .iter()
+        .map(|l| {
+            json!([
+                l.id,
+                l.subject,
+                l.predicate,
+                l.object,
+                obj_text(&l.attributes),
+                obj_text(&l.metadata)
+            ])
+        })
+        .collect();
+    insert_rows(db, sql, rows, "links")
+}
+
+/// Runs an insert that reads its rows from a JSON array (`?1`, with the
+/// time as `?2`), [`LINKS_PER_INSERT`] rows per statement, and checks
+/// that every row went in.
+fn insert_rows(db: Db<'_>, sql: &str, rows: Vec<Value>, what: &str) -> KipResult<()> {
     let at = now();
-    for chunk in links.chunks(LINKS_PER_INSERT) {
-        let rows: Vec<Value> = chunk
-            .iter()
-            .map(|l| {
-                serde_json::json!([
-                    l.id,
-                    l.subject,
-                    l.predicate,
-                    l.object,
-                    obj_text(&l.attributes),
-                    obj_text(&l.metadata)
-                ])
-            })
-            .collect();
+    for chunk in rows.chunks(LINKS_PER_INSERT) {
         let n = db.execute(
             sql,
             &[
-                Val::Text(Value::Array(rows).to_string()),
+                Val::Text(Value::Array(chunk.to_vec()).to_string()),
                 Val::Text(at.clone()),
             ],
         )?;
         if n != chunk.len() as u64 {
             return Err(KipError::internal(format!(
-                "{} of {} links were inserted",
-                n,
+                "{n} of {} {what} were inserted",
                 chunk.len()
             )));
         }

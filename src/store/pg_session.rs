@@ -112,14 +112,8 @@ impl PgSession {
         st: &Statement,
         params: &Params<'_>,
     ) -> Result<Vec<Row>, Error> {
-        let a = self.client.batch_execute(first);
         let b = self.client.query(st, params);
-        let fut = async {
-            let (a, b) = both(a, b).await;
-            a?;
-            b
-        };
-        run_on(&self.rt, &mut self.link, &self.client, fut)
+        run_after(&self.rt, &mut self.link, &self.client, first, b)
     }
 
     /// [`PgSession::query_after`] for a statement whose row count is
@@ -130,14 +124,8 @@ impl PgSession {
         st: &Statement,
         params: &Params<'_>,
     ) -> Result<u64, Error> {
-        let a = self.client.batch_execute(first);
         let b = self.client.execute(st, params);
-        let fut = async {
-            let (a, b) = both(a, b).await;
-            a?;
-            b
-        };
-        run_on(&self.rt, &mut self.link, &self.client, fut)
+        run_after(&self.rt, &mut self.link, &self.client, first, b)
     }
 
     /// Sends statements and returns without their answer: they are
@@ -215,6 +203,25 @@ fn run_on<T>(
             Poll::Pending => Poll::Pending,
         }
     }))
+}
+
+/// Sends `first` (statements without parameters), then the request `b`
+/// behind it without waiting for the first one's answer (`both` polls
+/// `first` first, so it is queued first); the first one's error comes
+/// first.
+fn run_after<T>(
+    rt: &tokio::runtime::Runtime,
+    link: &mut Link,
+    client: &Client,
+    first: &str,
+    b: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let a = client.batch_execute(first);
+    run_on(rt, link, client, async {
+        let (a, b) = both(a, b).await;
+        a?;
+        b
+    })
 }
 
 /// The error of a client whose connection has closed: its next request
