@@ -58,6 +58,26 @@ const SCRIPT: &[&str] = &[
 ];
 
 const QUERIES: &[&str] = &[
+    // answers that carry their concepts (PostgreSQL reads them in the
+    // query): whole or labels, ordered and paged, through a walk, beside
+    // a predicate, a proposition, a missing OPTIONAL, and a UNION whose
+    // branches bind a concept and a proposition
+    r#"FIND(?x) WHERE { ?x {type: "Drug"} } ORDER BY ?x.attributes.dose DESC LIMIT 2"#,
+    r#"FIND(?y, ?x.name) WHERE { (?x, "leads_to", ?y) } ORDER BY ?x.name"#,
+    r#"FIND(?y) WHERE { ({type: "Drug", name: "Aspirin"}, "leads_to"{1,3}, ?y) } ORDER BY ?y.name"#,
+    r#"FIND(?p, ?y, ?y.name) WHERE { (?x, ?p, ?y) ?x {type: "Drug"} } ORDER BY ?p"#,
+    r#"FIND(?x.name, ?y, ?y.type) WHERE { ?x {type: "Drug"} OPTIONAL { (?x, "treats", ?y) } } ORDER BY ?x.name"#,
+    r#"FIND(?l, ?l.metadata.confidence, ?y.name) WHERE { ?l (?x, "treats", ?y) }"#,
+    r#"FIND(?y, ?y.name) WHERE { (?x, "treats", ?y) UNION { ?y (?a, "leads_to", ?b) } }"#,
+    // a named endpoint is looked up inside the statement on PostgreSQL:
+    // found, missing (KIP_3002), a walk from it, from zero hops
+    r#"FIND(?y.name) WHERE { ({type: "Drug", name: "Nobody"}, "leads_to"{1,3}, ?y) }"#,
+    r#"FIND(?y) WHERE { ({id: "C:999999"}, "leads_to", ?y) }"#,
+    r#"FIND(?y) WHERE { ({id: "bogus"}, "leads_to", ?y) }"#,
+    r#"FIND(?x.name) WHERE { ({type: "Drug", name: "Aspirin"}, "leads_to"{0,2}, ?x) } ORDER BY ?x.name"#,
+    r#"FIND(?x.name) WHERE { (?x, "leads_to"{2}, {type: "Drug", name: "Zeta"}) }"#,
+    r#"FIND(?x.name) WHERE { (?x, "leads_to", {type: "Drug", name: "Zeta"}) (?x, "leads_to", ?z) }"#,
+    r#"FIND(?x.name, ?x.type, ?x.attributes.note) WHERE { ?x {type: "Drug"} } ORDER BY ?x.name LIMIT 3"#,
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name DESC"#,
     r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose ASC"#,
     r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose DESC"#,

@@ -709,6 +709,7 @@ pub fn match_targets(
         order: vec![],
         limit,
         offset: 0,
+        carry: vec![],
     };
     let Some(c) = Planner::new(conn).compile(where_, &sel)? else {
         return Ok(vec![]);

@@ -1,9 +1,9 @@
 //! `FIND`: run the planned statement, then project, group and page.
 
-use super::plan::{self, Binding, Planner, Selection};
+use super::plan::{self, Binding, Carried, Carry, Planner, Selection};
 use crate::kip::ast::*;
 use crate::kip::{KipError, KipResult};
-use crate::store::db::Db;
+use crate::store::db::{Db, Val};
 use crate::store::{self, Element};
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -134,6 +134,21 @@ impl<'c> Hydrator<'c> {
         Ok(())
     }
 
+    /// Takes what the answer carried of element `id` (nothing when it is
+    /// not a concept).
+    pub fn carried(&mut self, id: i64, what: Carry, v: Val) -> KipResult<()> {
+        match plan::read_carried(id, what, v)? {
+            None => {}
+            Some(Carried::Labels(ty, name)) => {
+                self.labels.insert(id, Some((ty, name)));
+            }
+            Some(Carried::Concept(c)) => {
+                self.cache.insert(id, Some(std::rc::Rc::new(c.to_json())));
+            }
+        }
+        Ok(())
+    }
+
     pub fn element(&mut self, id: i64) -> KipResult<Option<std::rc::Rc<Value>>> {
         if let Some(v) = self.cache.get(&id) {
             return Ok(v.clone());
@@ -219,15 +234,30 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
     }
     let order: Vec<(&DotPath, bool)> = q.order_by.iter().map(|o| (&o.path, o.desc)).collect();
     let fetch = Some(q.limit.map(|l| l + 1).unwrap_or(MAX_SOLUTIONS as u64 + 1));
+    let paths: Vec<&DotPath> = q
+        .find
+        .iter()
+        .filter_map(|e| match e {
+            FindExpr::Path(p) => Some(p),
+            FindExpr::Agg(_) => None,
+        })
+        .collect();
+    let groups = column_groups(&paths);
+    let var_index: HashMap<&str, usize> = vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.as_str(), i))
+        .collect();
     let sel = Selection {
         vars: vars.clone(),
         order,
         limit: fetch,
         offset,
+        carry: carry_of(&paths, &var_index),
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let mut rows = match &compiled {
-        Some(c) => plan::run(conn, c, vars.len())?,
+        Some(c) => plan::run_carrying(conn, c, vars.len())?,
         None => Vec::new(),
     };
     if q.limit.is_none() && rows.len() > MAX_SOLUTIONS {
@@ -240,21 +270,19 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         rows.truncate(l as usize);
         next_cursor = Some(encode_cursor(offset + l));
     }
-    let paths: Vec<&DotPath> = q
-        .find
-        .iter()
-        .filter_map(|e| match e {
-            FindExpr::Path(p) => Some(p),
-            FindExpr::Agg(_) => None,
-        })
-        .collect();
     let mut h = Hydrator::new(conn);
-    let groups = column_groups(&paths);
-    let var_index: HashMap<&str, usize> = vars
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.as_str(), i))
-        .collect();
+    let carried = compiled.map(|c| c.carried).unwrap_or_default();
+    let rows: Vec<Vec<Binding>> = rows
+        .into_iter()
+        .map(|(keys, values)| {
+            for (&(vi, what), v) in carried.iter().zip(values) {
+                if let Some(Binding::Elem(id)) = keys.get(vi) {
+                    h.carried(*id, what, v)?;
+                }
+            }
+            Ok(keys)
+        })
+        .collect::<KipResult<_>>()?;
     for g in &groups {
         let vi = var_index[paths[g[0]].var.as_str()];
         let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
@@ -284,6 +312,25 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         result,
         next_cursor,
     })
+}
+
+/// What the answer should carry of each variable the FIND projects: the
+/// labels when it projects only `.name` and `.type`, else the concept.
+fn carry_of(paths: &[&DotPath], var_index: &HashMap<&str, usize>) -> Vec<(usize, Carry)> {
+    let mut out: Vec<(usize, Carry)> = Vec::new();
+    for p in paths {
+        let vi = var_index[p.var.as_str()];
+        let what = match p.path.as_slice() {
+            [seg] if seg == "name" || seg == "type" => Carry::Labels,
+            _ => Carry::Concept,
+        };
+        match out.iter_mut().find(|(i, _)| *i == vi) {
+            Some((_, c)) if what == Carry::Concept => *c = Carry::Concept,
+            Some(_) => {}
+            None => out.push((vi, what)),
+        }
+    }
+    out
 }
 
 /// `COUNT(?x)` of a bare variable needs the binding, not the element.
@@ -428,6 +475,7 @@ fn group_in_memory(
         order: vec![],
         limit: None,
         offset: 0,
+        carry: vec![],
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let rows = match &compiled {
@@ -551,6 +599,7 @@ fn grouped_in_sql(
         params: c.params,
         unique: true,
         ground_later: c.ground_later,
+        carried: vec![],
     };
     Ok(Some(grouped))
 }
@@ -635,6 +684,7 @@ fn links_per_endpoint(
         } else {
             vec![]
         },
+        carried: vec![],
     })
 }
 

@@ -24,7 +24,10 @@ use crate::store::db::{Backend, Db, Val};
 use crate::store::ids;
 use std::collections::{HashMap, HashSet};
 
+mod carry;
 mod filter;
+
+pub use carry::{Carried, Carry, read as read_carried};
 
 #[derive(Debug, Clone)]
 pub enum VarKind {
@@ -63,6 +66,9 @@ pub struct Selection<'q> {
     pub order: Vec<(&'q DotPath, bool)>,
     pub limit: Option<u64>,
     pub offset: u64,
+    /// Variables (by index in `vars`) whose concepts the answer carries
+    /// (PostgreSQL only: see [`carry`]).
+    pub carry: Vec<(usize, Carry)>,
 }
 
 impl Selection<'_> {
@@ -73,6 +79,7 @@ impl Selection<'_> {
             order: vec![],
             limit: None,
             offset: usize::MAX as u64,
+            carry: vec![],
         }
     }
 
@@ -90,6 +97,8 @@ pub struct Compiled {
     /// Items whose identity matchers are checked should the query answer
     /// nothing (see [`Planner::compile`]).
     pub ground_later: Vec<WhereItem>,
+    /// What each row carries after its other columns, in this order.
+    pub carried: Vec<(usize, Carry)>,
 }
 
 /// [`Planner::ground`] on its own: `KIP_3002` when an identity matcher of
@@ -500,6 +509,32 @@ impl<'c> Planner<'c> {
         Ok(None)
     }
 
+    /// The SQL of the id an identity matcher names, or `None` when it is
+    /// known to name nothing. SQLite looks it up now (in process, in
+    /// microseconds); on PostgreSQL, where a lookup is a round trip, it is
+    /// a subquery of the statement itself (`NULL` when nothing matches).
+    fn matcher_id(&mut self, m: &ConceptMatcher) -> KipResult<Option<String>> {
+        if self.backend == Backend::Sqlite {
+            return Ok(self.resolve_matcher(m)?.map(|id| self.p(Val::Int(id))));
+        }
+        if let Some(id) = &m.id {
+            let Some(n) = ids::parse_concept_id(id) else {
+                return Ok(None);
+            };
+            let n = self.p(Val::Int(n));
+            return Ok(Some(format!("(SELECT id FROM concepts WHERE id = {n})")));
+        }
+        match (&m.ty, &m.name) {
+            (Some(t), Some(n)) => {
+                let (t, n) = (self.ps(t), self.ps(n));
+                Ok(Some(format!(
+                    "(SELECT id FROM concepts WHERE type = {t} AND name = {n})"
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+
     pub fn resolve_prop_id(&self, s: &str) -> KipResult<Option<i64>> {
         match ids::parse_prop_id(s) {
             // `P:<n>:<predicate>` names the link only while its predicate
@@ -573,6 +608,8 @@ impl<'c> Planner<'c> {
         self.merged = merged;
         let mut selects = Vec::new();
         let mut unique = false;
+        // whether each variable binds element ids in every branch
+        let mut carriable = vec![true; sel.vars.len()];
         for (bi, br) in brs.iter().enumerate() {
             let items = prune(br, &relevant);
             if !has_pattern(&items) {
@@ -583,10 +620,12 @@ impl<'c> Planner<'c> {
             let block = self.block(&items, false)?;
             let mut cols = Vec::new();
             for (i, v) in sel.vars.iter().enumerate() {
-                let e = self
-                    .lookup(v)
-                    .map(|b| b.expr.clone())
-                    .unwrap_or_else(|| "NULL".into());
+                let b = self.lookup(v);
+                carriable[i] &= matches!(
+                    b.map(|b| &b.kind),
+                    Some(VarKind::Concept(_) | VarKind::Unknown)
+                );
+                let e = b.map(|b| b.expr.clone()).unwrap_or_else(|| "NULL".into());
                 cols.push(format!("{e} AS r{i}"));
             }
             if brs.len() == 1 {
@@ -629,6 +668,7 @@ impl<'c> Planner<'c> {
                 params: self.params,
                 unique,
                 ground_later: vec![],
+                carried: vec![],
             }));
         }
         if unique {
@@ -646,21 +686,19 @@ impl<'c> Planner<'c> {
                 Backend::Postgres if !sel.order.is_empty() && selects.len() == 1 => " OFFSET 0",
                 _ => "",
             };
-            let mut sql = format!(
-                "{with}SELECT * FROM ({}{fence}) AS u_ ORDER BY {}",
+            let mut body = format!(
+                "SELECT * FROM ({}{fence}) AS u_ ORDER BY {}",
                 selects.join(" UNION ALL "),
                 order_terms.join(", ")
             );
-            if let Some(l) = sel.limit {
-                sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
-            } else if sel.offset > 0 {
-                sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
-            }
+            self.window(&mut body, sel);
+            let (sql, carried) = self.carrying(&with, body, &sel.carry, &carriable);
             return Ok(Some(Compiled {
                 sql,
                 params: self.params,
                 unique,
                 ground_later: vec![],
+                carried,
             }));
         }
         let mut outer_cols = rcols.clone();
@@ -678,12 +716,6 @@ impl<'c> Planner<'c> {
         } else {
             format!(" GROUP BY {}", rcols.join(", "))
         };
-        let mut sql = String::new();
-        if !self.ctes.is_empty() {
-            sql.push_str("WITH RECURSIVE ");
-            sql.push_str(&self.ctes.join(", "));
-            sql.push(' ');
-        }
         let grouped = format!(
             "SELECT {} FROM ({}) AS u_{}",
             outer_cols.join(", "),
@@ -693,24 +725,31 @@ impl<'c> Planner<'c> {
         // PostgreSQL reads a name inside an ORDER BY expression as an input
         // column, never as an output alias: the grouped rows are sorted
         // from outside
-        sql.push_str(&match self.backend {
+        let mut body = match self.backend {
             Backend::Sqlite => format!("{grouped} ORDER BY {}", order_terms.join(", ")),
             Backend::Postgres => format!(
                 "SELECT * FROM ({grouped}) AS o_ ORDER BY {}",
                 order_terms.join(", ")
             ),
-        });
-        if let Some(l) = sel.limit {
-            sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
-        } else if sel.offset > 0 {
-            sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
-        }
+        };
+        self.window(&mut body, sel);
+        let (sql, carried) = self.carrying(&with, body, &sel.carry, &carriable);
         Ok(Some(Compiled {
             sql,
             params: self.params,
             unique: false,
             ground_later: vec![],
+            carried,
         }))
+    }
+
+    /// `LIMIT` and `OFFSET` of the selection.
+    fn window(&self, sql: &mut String, sel: &Selection<'_>) {
+        if let Some(l) = sel.limit {
+            sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
+        } else if sel.offset > 0 {
+            sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
+        }
     }
 
     /// Whether each row of a block is a distinct solution over `exprs`:
@@ -959,11 +998,8 @@ impl<'c> Planner<'c> {
             },
             Endpoint::Concept(m) => {
                 if m.is_identity() {
-                    let c = match self.resolve_matcher(m)? {
-                        Some(id) => {
-                            let p = self.p(Val::Int(id));
-                            format!("{slot} = {p}")
-                        }
+                    let c = match self.matcher_id(m)? {
+                        Some(id) => format!("{slot} = {id}"),
                         None => "FALSE".to_string(),
                     };
                     b.conds.push(c);
@@ -1084,9 +1120,7 @@ impl<'c> Planner<'c> {
     /// subquery, or a constant.
     fn anchor(&mut self, e: &Endpoint) -> KipResult<Option<Anchor>> {
         Ok(match e {
-            Endpoint::Concept(m) if m.is_identity() => {
-                Some(Anchor::Const(self.resolve_matcher(m)?))
-            }
+            Endpoint::Concept(m) if m.is_identity() => Some(Anchor::One(self.matcher_id(m)?)),
             Endpoint::Concept(m) => {
                 let mut conds = Vec::new();
                 if let Some(t) = &m.ty {
@@ -1172,9 +1206,9 @@ impl<'c> Planner<'c> {
             (None, Some(_)) => false,
             (Some(_), Some(_)) => is_const(s) || !is_const(o),
         };
-        let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::Const(None));
+        let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::One(None));
         let h = self.alias("h");
-        if let Anchor::Const(Some(id)) = anchor {
+        if let Anchor::One(Some(a)) = anchor {
             // One grounded start: the walk is a recursive CTE inside the
             // statement itself. (n, d) pairs are distinct, so a cycle ends
             // at the depth limit.
@@ -1183,7 +1217,6 @@ impl<'c> Planner<'c> {
             } else {
                 ("object", "subject")
             };
-            let a = self.p(Val::Int(id));
             let pp = self.p(Val::Text(pred.to_string()));
             if min == max && (1..=UNROLLED_HOPS).contains(&max) {
                 // an exact hop count: a chain of joins, as one would write
@@ -1237,8 +1270,8 @@ impl<'c> Planner<'c> {
         max: u32,
     ) -> KipResult<()> {
         let anchors: Vec<i64> = match anchor {
-            Anchor::Const(Some(id)) => vec![id],
-            Anchor::Const(None) => vec![],
+            // (a single anchor is walked in the statement)
+            Anchor::One(_) => vec![],
             Anchor::Sub(q) => {
                 let with = if self.ctes.is_empty() {
                     String::new()
@@ -1274,7 +1307,10 @@ impl<'c> Planner<'c> {
 }
 
 enum Anchor {
-    Const(Option<i64>),
+    /// One concept, named by an identity matcher: the SQL of its id
+    /// (`None`: it is known to name nothing).
+    One(Option<String>),
+    /// The ids a subquery selects.
     Sub(String),
 }
 
@@ -1381,23 +1417,10 @@ pub fn run_raw(
     nkeys: usize,
     ncounts: usize,
 ) -> KipResult<Vec<(Vec<Binding>, Vec<i64>)>> {
-    if trace_sql() {
-        eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
-    }
-    let rows = conn.query(&c.sql, &c.params)?;
-    if rows.is_empty() {
-        ground(conn, &c.ground_later)?;
-    }
+    let rows = answer(conn, c)?;
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
-        let mut keys = Vec::with_capacity(nkeys);
-        for i in 0..nkeys {
-            keys.push(match r.0.get_mut(i) {
-                Some(Val::Int(n)) => Binding::Elem(*n),
-                Some(Val::Text(s)) => Binding::Pred(std::mem::take(s)),
-                _ => Binding::Null,
-            });
-        }
+        let keys = bindings(&mut r, nkeys);
         let mut counts = Vec::with_capacity(ncounts);
         for i in 0..ncounts {
             counts.push(r.i64(nkeys + i)?);
@@ -1405,4 +1428,46 @@ pub fn run_raw(
         out.push((keys, counts));
     }
     Ok(out)
+}
+
+/// Runs a compiled query: one binding row per distinct solution, each with
+/// the values it carries ([`Compiled::carried`], in that order).
+pub fn run_carrying(
+    conn: Db<'_>,
+    c: &Compiled,
+    nvars: usize,
+) -> KipResult<Vec<(Vec<Binding>, Vec<Val>)>> {
+    let rows = answer(conn, c)?;
+    let n = c.carried.len();
+    let mut out = Vec::with_capacity(rows.len());
+    for mut r in rows {
+        let keys = bindings(&mut r, nvars);
+        let carried = r.0.split_off(r.0.len().saturating_sub(n));
+        out.push((keys, carried));
+    }
+    Ok(out)
+}
+
+/// The rows of a compiled query (`KIP_3002` when it answers nothing and
+/// an identity matcher it deferred names nothing).
+fn answer(conn: Db<'_>, c: &Compiled) -> KipResult<Vec<crate::store::db::Row>> {
+    if trace_sql() {
+        eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
+    }
+    let rows = conn.query(&c.sql, &c.params)?;
+    if rows.is_empty() {
+        ground(conn, &c.ground_later)?;
+    }
+    Ok(rows)
+}
+
+/// The first `n` columns of a row as bindings.
+fn bindings(r: &mut crate::store::db::Row, n: usize) -> Vec<Binding> {
+    (0..n)
+        .map(|i| match r.0.get_mut(i) {
+            Some(Val::Int(n)) => Binding::Elem(*n),
+            Some(Val::Text(s)) => Binding::Pred(std::mem::take(s)),
+            _ => Binding::Null,
+        })
+        .collect()
 }

@@ -1,0 +1,122 @@
+//! What a query carries of its answers beside their ids.
+//!
+//! A FIND that projects `?n.name` or `?n` needs, after the query, the
+//! elements its variables name. On PostgreSQL each read is a round trip,
+//! so the query itself returns them: for each carried variable one more
+//! column, the concept as a `jsonb` array read by id once the rows are
+//! final (after any grouping, `ORDER BY` and `LIMIT`, so only the rows
+//! returned are read). SQLite reads an element in microseconds, in
+//! process, and carries nothing.
+
+use super::Planner;
+use crate::kip::{KipError, KipResult};
+use crate::store::Concept;
+use crate::store::db::{Backend, Val};
+use serde_json::Value;
+
+/// What is carried of a concept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carry {
+    /// Its type and name (`?n.name`, `?n.type`).
+    Labels,
+    /// The whole concept (`?n`, `?n.attributes.x`…).
+    Concept,
+}
+
+impl Carry {
+    fn columns(self) -> &'static str {
+        match self {
+            Carry::Labels => "c_.type, c_.name",
+            Carry::Concept => {
+                "c_.type, c_.name, c_.attributes, c_.metadata, c_.version, c_.updated_at"
+            }
+        }
+    }
+}
+
+/// A carried value, as the query returned it.
+pub enum Carried {
+    Labels(String, String),
+    Concept(Concept),
+}
+
+impl Planner<'_> {
+    /// `body` (a query whose first columns are `r0`, `r1`…, in its final
+    /// order) with the columns of `carry` appended, on PostgreSQL; as is on
+    /// SQLite. Returns the statement and what it carries: only variables
+    /// that bind element ids in every branch (`carriable`) are carried.
+    pub(super) fn carrying(
+        &self,
+        with: &str,
+        body: String,
+        carry: &[(usize, Carry)],
+        carriable: &[bool],
+    ) -> (String, Vec<(usize, Carry)>) {
+        let carry: Vec<(usize, Carry)> = match self.backend {
+            Backend::Postgres => carry
+                .iter()
+                .filter(|(i, _)| carriable.get(*i).copied().unwrap_or(false))
+                .copied()
+                .collect(),
+            Backend::Sqlite => vec![],
+        };
+        if carry.is_empty() {
+            return (format!("{with}{body}"), carry);
+        }
+        let cols: Vec<String> = carry
+            .iter()
+            .map(|(i, c)| {
+                format!(
+                    "(SELECT jsonb_build_array({}) FROM concepts c_ WHERE c_.id = w_.r{i})",
+                    c.columns()
+                )
+            })
+            .collect();
+        // (a projection of the ordered rows: no join, so their order stays)
+        let sql = format!("{with}SELECT w_.*, {} FROM ({body}) AS w_", cols.join(", "));
+        (sql, carry)
+    }
+}
+
+/// Reads a carried column: `None` when the id is not a concept's.
+pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
+    let bad = || KipError::internal(format!("a carried column of element {id} is malformed"));
+    let items = match v {
+        Val::Null => return Ok(None),
+        Val::Json(Value::Array(a)) => a,
+        _ => return Err(bad()),
+    };
+    let mut it = items.into_iter();
+    let mut text = || match it.next() {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(bad()),
+    };
+    let ty = text()?;
+    let name = text()?;
+    if what == Carry::Labels {
+        return Ok(Some(Carried::Labels(ty, name)));
+    }
+    let mut obj = || match it.next() {
+        Some(Value::Object(m)) => Ok(m),
+        _ => Err(bad()),
+    };
+    let attributes = obj()?;
+    let metadata = obj()?;
+    let version = match it.next() {
+        Some(Value::Number(n)) => n.as_i64().ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    let updated_at = match it.next() {
+        Some(Value::String(s)) => s,
+        _ => return Err(bad()),
+    };
+    Ok(Some(Carried::Concept(Concept {
+        id,
+        ty,
+        name,
+        attributes,
+        metadata,
+        version,
+        updated_at,
+    })))
+}
