@@ -77,6 +77,15 @@ const QUERIES: &[&str] = &[
     r#"FIND(?x.name) WHERE { ({type: "Drug", name: "Aspirin"}, "leads_to"{0,2}, ?x) } ORDER BY ?x.name"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to"{2}, {type: "Drug", name: "Zeta"}) }"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to", {type: "Drug", name: "Zeta"}) (?x, "leads_to", ?z) }"#,
+    // an OPTIONAL that reads a variable bound before the last table
+    r#"FIND(?x.name, ?z.name) WHERE { ?x {type: "Drug"} (?x, "leads_to", ?w) OPTIONAL { (?x, "treats", ?z) } } ORDER BY ?x.name"#,
+    // a FILTER's fields read once per row: the same one twice, beside
+    // OPTIONAL and inside NOT and OPTIONAL, of a proposition, a path
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.risk >= 0.25 && ?d.attributes.risk < 0.5 || ?d.attributes.dose > 300) } ORDER BY ?d.name"#,
+    r#"FIND(?x.name, ?z.name) WHERE { ?x {type: "Drug"} FILTER(?x.attributes.dose >= 200) OPTIONAL { (?x, "leads_to", ?z) FILTER(?z.attributes.otc == true) } } ORDER BY ?x.name"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug"} NOT { (?x, "leads_to", ?z) FILTER(?z.attributes.dose < 300) } } ORDER BY ?x.name"#,
+    r#"FIND(?x.name) WHERE { ?l (?x, "treats", ?y) FILTER(?l.metadata.confidence > 0.5) }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug"} FILTER(?x.metadata.source.a != 1 && ?x.attributes.note.deep == null) } ORDER BY ?x.name"#,
     r#"FIND(?x.name, ?x.type, ?x.attributes.note) WHERE { ?x {type: "Drug"} } ORDER BY ?x.name LIMIT 3"#,
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name DESC"#,
     r#"FIND(?d.name, ?d.attributes.dose) WHERE { ?d {type: "Drug"} } ORDER BY ?d.attributes.dose ASC"#,

@@ -49,6 +49,9 @@ struct Block {
     from: Vec<String>,
     conds: Vec<String>,
     joins: Vec<String>,
+    /// Values read once per row for the block's conditions (PostgreSQL:
+    /// `LATERAL` subqueries, see [`Planner::fields`]).
+    fields: Vec<String>,
 }
 
 /// One binding in a result row.
@@ -128,6 +131,25 @@ pub struct Planner<'c> {
     /// Identity matchers already resolved (grounding checks them, then
     /// compiling uses their ids).
     resolved: std::cell::RefCell<HashMap<MatcherKey, Option<i64>>>,
+    /// Values a `FILTER` being compiled reads once per row (see
+    /// [`Fields`]); `None` when they are written inline.
+    fields: Option<Fields>,
+    /// Walks (by alias) from a single start: each node once.
+    single_starts: HashSet<String>,
+}
+
+/// The `jsonb` values a `FILTER` reads, each computed once per row
+/// (PostgreSQL). A comparison names its operand several times (its type,
+/// then its value, `kip_cmp` for the other types); PostgreSQL would
+/// extract `attributes -> 'key'` again at each mention, and an
+/// extraction costs as much as the comparison. Each value is a `LATERAL`
+/// subquery of the block (`OFFSET 0` keeps it from being inlined back).
+#[derive(Default)]
+struct Fields {
+    /// The `LATERAL` items, in order.
+    items: Vec<String>,
+    /// A value's SQL → the alias that holds it.
+    named: HashMap<String, String>,
 }
 
 fn items_vars(items: &[WhereItem], out: &mut HashSet<String>) {
@@ -396,6 +418,8 @@ impl<'c> Planner<'c> {
             alias_tables: HashMap::new(),
             strict: true,
             resolved: Default::default(),
+            fields: None,
+            single_starts: HashSet::new(),
         }
     }
 
@@ -644,7 +668,7 @@ impl<'c> Planner<'c> {
             selects.push(format!(
                 "SELECT {} {}",
                 cols.join(", "),
-                render_block(&block)
+                render_block(&block, self.backend)
             ));
         }
         if selects.is_empty() {
@@ -755,10 +779,23 @@ impl<'c> Planner<'c> {
     /// Whether each row of a block is a distinct solution over `exprs`:
     /// every table it reads is identified by what is projected (a row's id,
     /// or a link's subject, fixed predicate and object, unique together).
+    /// A walk from one start (`single_starts`) reaches each node once, so
+    /// its rows are identified by the node; a link whose subject (or
+    /// object) is one given concept is identified by the other end.
     fn rows_unique(&self, b: &Block, exprs: &[String]) -> bool {
-        if !b.joins.is_empty() || !self.ctes.is_empty() {
+        if !b.joins.is_empty() {
             return false;
         }
+        // `x` is one given element: a parameter, or the concept an
+        // identity matcher names (one row at most)
+        let fixed = |x: &str| -> bool {
+            b.conds.iter().any(|c| {
+                c.strip_prefix(x).is_some_and(|rest| {
+                    rest.starts_with(" = ?")
+                        || rest.starts_with(" = (SELECT id FROM concepts WHERE ")
+                })
+            })
+        };
         let projected = |x: &str| -> bool {
             exprs.iter().any(|e| e == x)
                 || b.conds.iter().any(|c| {
@@ -774,14 +811,21 @@ impl<'c> Planner<'c> {
             if projected(&format!("{alias}.id")) {
                 return true;
             }
+            if self.single_starts.contains(alias) {
+                return projected(&format!("{alias}.node"));
+            }
+            let end = |e: &str| {
+                let x = format!("{alias}.{e}");
+                projected(&x) || fixed(&x)
+            };
             table == "propositions"
                 && self.alias_tables.get(alias).is_some_and(|(_, conds)| {
                     conds
                         .iter()
                         .any(|c| c.starts_with(&format!("{alias}.predicate = ?")))
                 })
-                && projected(&format!("{alias}.subject"))
-                && projected(&format!("{alias}.object"))
+                && end("subject")
+                && end("object")
         })
     }
 
@@ -807,8 +851,13 @@ impl<'c> Planner<'c> {
         for it in items {
             match it {
                 WhereItem::Filter(e) => {
-                    let c = self.expr(e)?;
-                    b.conds.push(c);
+                    // (a block without a table has no row to read them in)
+                    let once = self.backend == Backend::Postgres && !b.from.is_empty();
+                    let outer = std::mem::replace(&mut self.fields, once.then(Fields::default));
+                    let c = self.expr(e);
+                    let fields = std::mem::replace(&mut self.fields, outer);
+                    b.conds.push(c?);
+                    b.fields.extend(fields.map(|f| f.items).unwrap_or_default());
                 }
                 WhereItem::Not(inner) => {
                     if let Some(c) = self.not(inner)? {
@@ -842,12 +891,16 @@ impl<'c> Planner<'c> {
             group.push(' ');
             group.push_str(j);
         }
+        for f in &b.fields {
+            group.push_str(" CROSS JOIN ");
+            group.push_str(f);
+        }
         let on = if b.conds.is_empty() {
             "TRUE".to_string()
         } else {
             b.conds.join(" AND ")
         };
-        if b.from.len() == 1 && b.joins.is_empty() {
+        if b.from.len() == 1 && b.joins.is_empty() && b.fields.is_empty() {
             outer.joins.push(format!("LEFT JOIN {group} ON {on}"));
         } else {
             outer.joins.push(format!("LEFT JOIN ({group}) ON {on}"));
@@ -892,7 +945,10 @@ impl<'c> Planner<'c> {
             let res = self.block(&br, true);
             self.scopes.pop();
             let b = res?;
-            parts.push(format!("EXISTS (SELECT 1 {})", render_block(&b)));
+            parts.push(format!(
+                "EXISTS (SELECT 1 {})",
+                render_block(&b, self.backend)
+            ));
         }
         self.strict = strict;
         Ok(Some(format!("NOT ({})", parts.join(" OR "))))
@@ -1209,6 +1265,7 @@ impl<'c> Planner<'c> {
         let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::One(None));
         let h = self.alias("h");
         if let Anchor::One(Some(a)) = anchor {
+            self.single_starts.insert(h.clone());
             // One grounded start: the walk is a recursive CTE inside the
             // statement itself. (n, d) pairs are distinct, so a cycle ends
             // at the depth limit.
@@ -1378,14 +1435,25 @@ fn walk(
     Ok(out)
 }
 
-fn render_block(b: &Block) -> String {
+fn render_block(b: &Block, backend: Backend) -> String {
     let mut s = String::new();
     if !b.from.is_empty() {
         s.push_str("FROM ");
-        s.push_str(&b.from.join(", "));
+        // PostgreSQL binds a join tighter than a comma: `a, b LEFT JOIN
+        // c ON …a…` cannot see `a`. SQLite reads a CROSS JOIN as a fixed
+        // join order, so it keeps the comma.
+        let sep = match backend {
+            Backend::Postgres if !b.joins.is_empty() => " CROSS JOIN ",
+            _ => ", ",
+        };
+        s.push_str(&b.from.join(sep));
         for j in &b.joins {
             s.push(' ');
             s.push_str(j);
+        }
+        for f in &b.fields {
+            s.push_str(" CROSS JOIN ");
+            s.push_str(f);
         }
     }
     if !b.conds.is_empty() {

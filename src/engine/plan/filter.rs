@@ -220,26 +220,46 @@ impl Planner<'_> {
                         // a JSON null is a missing value, as SQLite reads
                         // it; one key is read with `->` (half the time of
                         // a `#>` path on a large object)
-                        Backend::Postgres if keys.len() == 1 => {
-                            let k = self.ps(keys[0]);
-                            Operand::new(
-                                format!("NULLIF({c} -> ({k})::text, 'null'::jsonb)"),
-                                Ty::Json,
-                            )
-                        }
                         Backend::Postgres => {
-                            let jp = self.backend.json_path(&keys);
-                            let jp = self.p(jp);
-                            Operand::new(
-                                format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)"),
-                                Ty::Json,
-                            )
+                            let key = format!("{c}{keys:?}");
+                            let v = self.once(key, |me| {
+                                if let [k] = keys[..] {
+                                    let k = me.ps(k);
+                                    format!("NULLIF({c} -> ({k})::text, 'null'::jsonb)")
+                                } else {
+                                    let jp = me.backend.json_path(&keys);
+                                    let jp = me.p(jp);
+                                    format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)")
+                                }
+                            });
+                            Operand::new(v, Ty::Json)
                         }
                     }
                 }
             }
             _ => Operand::new("NULL", Ty::Null),
         })
+    }
+
+    /// `value`, read once per row when the `FILTER` being compiled allows
+    /// it (see [`super::Fields`]): the column of a `LATERAL` subquery.
+    /// `key` names the value whatever its parameters' numbers.
+    fn once(&mut self, key: String, value: impl FnOnce(&mut Self) -> String) -> String {
+        let Some(f) = &self.fields else {
+            return value(self);
+        };
+        if let Some(a) = f.named.get(&key) {
+            return format!("{a}.v");
+        }
+        let v = value(self);
+        let alias = self.alias("f");
+        let Some(f) = self.fields.as_mut() else {
+            return v;
+        };
+        f.items
+            .push(format!("LATERAL (SELECT {v} AS v OFFSET 0) AS {alias}"));
+        f.named.insert(key, alias.clone());
+        format!("{alias}.v")
     }
 
     fn operand(&mut self, o: &crate::kip::ast::Operand) -> KipResult<Operand> {
