@@ -77,6 +77,18 @@ const QUERIES: &[&str] = &[
     r#"FIND(?x.name) WHERE { ({type: "Drug", name: "Aspirin"}, "leads_to"{0,2}, ?x) } ORDER BY ?x.name"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to"{2}, {type: "Drug", name: "Zeta"}) }"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to", {type: "Drug", name: "Zeta"}) (?x, "leads_to", ?z) }"#,
+    // integer literals against numbers past 2^53, booleans, text, arrays
+    r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Gauge"} SET ATTRIBUTES { description: "A gauge" } } }"#,
+    r#"UPSERT { CONCEPT ?a { {type: "Gauge", name: "g1"} SET ATTRIBUTES { big: 9007199254740993, level: 2 } }
+               CONCEPT ?b { {type: "Gauge", name: "g2"} SET ATTRIBUTES { big: 9007199254740992, level: true } }
+               CONCEPT ?c { {type: "Gauge", name: "g3"} SET ATTRIBUTES { big: "9007199254740993", level: [1] } } }"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big > 9007199254740992) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big == 9007199254740993) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big <= 9007199254740992) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level >= 1) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level < 2) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(1 < ?g.attributes.level) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(IN(?g.attributes.level, [1, 2, true])) } ORDER BY ?g.name"#,
     // an OPTIONAL that reads a variable bound before the last table
     r#"FIND(?x.name, ?z.name) WHERE { ?x {type: "Drug"} (?x, "leads_to", ?w) OPTIONAL { (?x, "treats", ?z) } } ORDER BY ?x.name"#,
     // a FILTER's fields read once per row: the same one twice, beside
@@ -109,8 +121,8 @@ const QUERIES: &[&str] = &[
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(CONTAINS(?d.attributes.note, "Kopf")) }"#,
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(STARTS_WITH(?d.name, "Ib") || ENDS_WITH(?d.name, "ine")) } ORDER BY ?d.name"#,
     r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(REGEX(?d.name, "^[AM]")) } ORDER BY ?d.name"#,
-    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.name IN ["Zeta", "Aspirin"]) } ORDER BY ?d.name"#,
-    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose IN [500, "10"]) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(IN(?d.name, ["Zeta", "Aspirin"])) } ORDER BY ?d.name"#,
+    r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(IN(?d.attributes.dose, [500, "10"])) } ORDER BY ?d.name"#,
     r#"FIND(?x.name, ?y.name) WHERE { ?x {type: "Drug"} OPTIONAL { (?x, "treats", ?y) } } ORDER BY ?x.name"#,
     r#"FIND(?y.name) WHERE { (?x, "leads_to"{1,3}, ?y) ?x {type: "Drug", name: "Aspirin"} } ORDER BY ?y.name"#,
     r#"FIND(?x.name) WHERE { ?x {type: "Drug"} (?x, "leads_to"{2}, ?y) } ORDER BY ?x.name"#,
@@ -125,7 +137,7 @@ const QUERIES: &[&str] = &[
     r#"UPDATE ?d SET ATTRIBUTES { checked: true } WHERE { ?d {type: "Drug"} FILTER(?d.attributes.dose > 100) }"#,
     r#"FIND(?d.name, ?d.attributes.checked) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,
     r#"DELETE ATTRIBUTES {"note"} FROM ?d WHERE { ?d {type: "Drug", name: "Morphine"} }"#,
-    r#"MERGE ?s INTO ?t WHERE { ?s {type: "Drug", name: "Ibuprofen"} ?t {type: "Drug", name: "Aspirin"} }"#,
+    r#"MERGE CONCEPT ?s INTO ?t WHERE { ?s {type: "Drug", name: "Ibuprofen"} ?t {type: "Drug", name: "Aspirin"} }"#,
     r#"FIND(?x.name, ?y.name) WHERE { (?x, "leads_to", ?y) } ORDER BY ?x.name"#,
     r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Zeta"} }"#,
     r#"FIND(?d.name, ?d.attributes) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name"#,

@@ -30,6 +30,9 @@ enum Ty {
 struct Operand {
     sql: String,
     ty: Ty,
+    /// The integer a literal operand is (PostgreSQL), so a `jsonb` number
+    /// can be compared with it as `jsonb`, no cast per row.
+    int: Option<i64>,
 }
 
 impl Operand {
@@ -37,6 +40,7 @@ impl Operand {
         Operand {
             sql: sql.into(),
             ty,
+            int: None,
         }
     }
 
@@ -63,10 +67,19 @@ impl Operand {
 /// A `jsonb` value against an integer or a text (PostgreSQL): when the
 /// value is a number (or a string) the two compare natively, as `kip_cmp`
 /// would compare them but without a function call per row. The `jsonb`
-/// type that allows it, and both sides in their native types.
-fn native(x: &Operand, y: &Operand) -> Option<(&'static str, String, String)> {
-    let num = |o: &Operand| match o.ty {
-        Ty::Json => format!("({})::numeric", o.sql),
+/// type that allows it, and both sides in their native types: a number
+/// against an integer literal compares as `jsonb` (numerically, exactly),
+/// against another integer as `numeric`.
+fn native(
+    x: &Operand,
+    y: &Operand,
+    json_int: &mut impl FnMut(i64) -> String,
+) -> Option<(&'static str, String, String)> {
+    let literal = x.int.is_some() || y.int.is_some();
+    let mut num = |o: &Operand| match (o.ty, o.int) {
+        (Ty::Json, _) if literal => o.sql.clone(),
+        (Ty::Json, _) => format!("({})::numeric", o.sql),
+        (_, Some(n)) => json_int(n),
         _ => o.sql.clone(),
     };
     let text = |o: &Operand| match o.ty {
@@ -274,7 +287,10 @@ impl Planner<'_> {
             (_, Value::Null) => Operand::new("NULL", Ty::Null),
             (Backend::Sqlite, Value::Bool(b)) => Operand::new(self.p(Val::Int(*b as i64)), Ty::Int),
             (_, Value::Number(n)) if n.is_i64() => {
-                Operand::new(self.p(Val::Int(n.as_i64().unwrap_or(0))), Ty::Int)
+                let n = n.as_i64().unwrap_or(0);
+                let mut o = Operand::new(self.p(Val::Int(n)), Ty::Int);
+                o.int = Some(n);
+                o
             }
             (Backend::Sqlite, Value::Number(n)) => {
                 Operand::new(self.p(Val::Real(n.as_f64().unwrap_or(0.0))), Ty::Json)
@@ -287,7 +303,7 @@ impl Planner<'_> {
     }
 
     /// `x op y`: native when both sides have one SQL type, else `kip_cmp`.
-    fn compare(&self, x: &Operand, op: &str, y: &Operand) -> String {
+    fn compare(&mut self, x: &Operand, op: &str, y: &Operand) -> String {
         match self.backend {
             Backend::Sqlite => format!("COALESCE({} {op} {}, FALSE)", x.sql, y.sql),
             Backend::Postgres => match (x.ty, y.ty) {
@@ -301,7 +317,7 @@ impl Planner<'_> {
                         x.json(),
                         y.json()
                     );
-                    match native(x, y) {
+                    match native(x, y, &mut |n| self.p(Val::Json(n.into()))) {
                         Some((kind, a, b)) => format!(
                             "CASE WHEN jsonb_typeof({}) = '{kind}' THEN {a} {op} {b} ELSE {general} END",
                             json_side(x, y)
@@ -314,7 +330,7 @@ impl Planner<'_> {
     }
 
     /// `x == y`, where a missing value equals only a missing value.
-    fn equal(&self, x: &Operand, y: &Operand) -> String {
+    fn equal(&mut self, x: &Operand, y: &Operand) -> String {
         match self.backend {
             Backend::Sqlite => format!("({} IS {})", x.sql, y.sql),
             Backend::Postgres => match (x.ty, y.ty) {
@@ -328,7 +344,7 @@ impl Planner<'_> {
                     let (a, b) = (x.json(), y.json());
                     let general =
                         format!("COALESCE(kip_cmp({a}, {b}) = 0, {a} IS NULL AND {b} IS NULL)");
-                    match native(x, y) {
+                    match native(x, y, &mut |n| self.p(Val::Json(n.into()))) {
                         Some((kind, a, b)) => format!(
                             "CASE WHEN jsonb_typeof({}) = '{kind}' THEN {a} = {b} ELSE {general} END",
                             json_side(x, y)
