@@ -81,7 +81,8 @@ const QUERIES: &[&str] = &[
     r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Gauge"} SET ATTRIBUTES { description: "A gauge" } } }"#,
     r#"UPSERT { CONCEPT ?a { {type: "Gauge", name: "g1"} SET ATTRIBUTES { big: 9007199254740993, level: 2 } }
                CONCEPT ?b { {type: "Gauge", name: "g2"} SET ATTRIBUTES { big: 9007199254740992, level: true } }
-               CONCEPT ?c { {type: "Gauge", name: "g3"} SET ATTRIBUTES { big: "9007199254740993", level: [1] } } }"#,
+               CONCEPT ?c { {type: "Gauge", name: "g3"} SET ATTRIBUTES { big: "9007199254740993", level: [1] } }
+               CONCEPT ?d { {type: "Gauge", name: "g4"} SET ATTRIBUTES { level: false, nested: { x: 3, y: "3" }, big: null } } }"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big > 9007199254740992) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big == 9007199254740993) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big <= 9007199254740992) } ORDER BY ?g.name"#,
@@ -89,6 +90,18 @@ const QUERIES: &[&str] = &[
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level < 2) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(1 < ?g.attributes.level) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(IN(?g.attributes.level, [1, 2, true])) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level != 2) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level > 0.5) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level <= 0) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.level == 1) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(0 == ?g.attributes.level) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big >= 9.007199254740993e15) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.big < -1) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.missing < 5 || ?g.attributes.missing >= 5) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.missing != 5) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.nested.x == 3 && ?g.attributes.nested.y > 2) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.nested > 2 || ?g.attributes.level.deep < 2) } ORDER BY ?g.name"#,
+    r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.metadata.source >= 0) } ORDER BY ?g.name"#,
     // an OPTIONAL that reads a variable bound before the last table
     r#"FIND(?x.name, ?z.name) WHERE { ?x {type: "Drug"} (?x, "leads_to", ?w) OPTIONAL { (?x, "treats", ?z) } } ORDER BY ?x.name"#,
     // a FILTER's fields read once per row: the same one twice, beside

@@ -49,9 +49,6 @@ struct Block {
     from: Vec<String>,
     conds: Vec<String>,
     joins: Vec<String>,
-    /// Values read once per row for the block's conditions (PostgreSQL:
-    /// `LATERAL` subqueries, see [`Planner::fields`]).
-    fields: Vec<String>,
 }
 
 /// One binding in a result row.
@@ -131,25 +128,8 @@ pub struct Planner<'c> {
     /// Identity matchers already resolved (grounding checks them, then
     /// compiling uses their ids).
     resolved: std::cell::RefCell<HashMap<MatcherKey, Option<i64>>>,
-    /// Values a `FILTER` being compiled reads once per row (see
-    /// [`Fields`]); `None` when they are written inline.
-    fields: Option<Fields>,
     /// Walks (by alias) from a single start: each node once.
     single_starts: HashSet<String>,
-}
-
-/// The `jsonb` values a `FILTER` reads, each computed once per row
-/// (PostgreSQL). A comparison names its operand several times (its type,
-/// then its value, `kip_cmp` for the other types); PostgreSQL would
-/// extract `attributes -> 'key'` again at each mention, and an
-/// extraction costs as much as the comparison. Each value is a `LATERAL`
-/// subquery of the block (`OFFSET 0` keeps it from being inlined back).
-#[derive(Default)]
-struct Fields {
-    /// The `LATERAL` items, in order.
-    items: Vec<String>,
-    /// A value's SQL → the alias that holds it.
-    named: HashMap<String, String>,
 }
 
 fn items_vars(items: &[WhereItem], out: &mut HashSet<String>) {
@@ -418,7 +398,6 @@ impl<'c> Planner<'c> {
             alias_tables: HashMap::new(),
             strict: true,
             resolved: Default::default(),
-            fields: None,
             single_starts: HashSet::new(),
         }
     }
@@ -851,13 +830,8 @@ impl<'c> Planner<'c> {
         for it in items {
             match it {
                 WhereItem::Filter(e) => {
-                    // (a block without a table has no row to read them in)
-                    let once = self.backend == Backend::Postgres && !b.from.is_empty();
-                    let outer = std::mem::replace(&mut self.fields, once.then(Fields::default));
-                    let c = self.expr(e);
-                    let fields = std::mem::replace(&mut self.fields, outer);
-                    b.conds.push(c?);
-                    b.fields.extend(fields.map(|f| f.items).unwrap_or_default());
+                    let c = self.expr(e)?;
+                    b.conds.push(c);
                 }
                 WhereItem::Not(inner) => {
                     if let Some(c) = self.not(inner)? {
@@ -891,16 +865,12 @@ impl<'c> Planner<'c> {
             group.push(' ');
             group.push_str(j);
         }
-        for f in &b.fields {
-            group.push_str(" CROSS JOIN ");
-            group.push_str(f);
-        }
         let on = if b.conds.is_empty() {
             "TRUE".to_string()
         } else {
             b.conds.join(" AND ")
         };
-        if b.from.len() == 1 && b.joins.is_empty() && b.fields.is_empty() {
+        if b.from.len() == 1 && b.joins.is_empty() {
             outer.joins.push(format!("LEFT JOIN {group} ON {on}"));
         } else {
             outer.joins.push(format!("LEFT JOIN ({group}) ON {on}"));
@@ -1450,10 +1420,6 @@ fn render_block(b: &Block, backend: Backend) -> String {
         for j in &b.joins {
             s.push(' ');
             s.push_str(j);
-        }
-        for f in &b.fields {
-            s.push_str(" CROSS JOIN ");
-            s.push_str(f);
         }
     }
     if !b.conds.is_empty() {

@@ -33,6 +33,11 @@ struct Operand {
     /// The integer a literal operand is (PostgreSQL), so a `jsonb` number
     /// can be compared with it as `jsonb`, no cast per row.
     int: Option<i64>,
+    /// The number a literal operand is (PostgreSQL).
+    num: Option<serde_json::Number>,
+    /// For a value read from a document column (PostgreSQL): the column
+    /// and the keys of its path, for [`Planner::doc_compare`].
+    doc: Option<(String, Vec<String>)>,
 }
 
 impl Operand {
@@ -41,6 +46,8 @@ impl Operand {
             sql: sql.into(),
             ty,
             int: None,
+            num: None,
+            doc: None,
         }
     }
 
@@ -234,45 +241,23 @@ impl Planner<'_> {
                         // it; one key is read with `->` (half the time of
                         // a `#>` path on a large object)
                         Backend::Postgres => {
-                            let key = format!("{c}{keys:?}");
-                            let v = self.once(key, |me| {
-                                if let [k] = keys[..] {
-                                    let k = me.ps(k);
-                                    format!("NULLIF({c} -> ({k})::text, 'null'::jsonb)")
-                                } else {
-                                    let jp = me.backend.json_path(&keys);
-                                    let jp = me.p(jp);
-                                    format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)")
-                                }
-                            });
-                            Operand::new(v, Ty::Json)
+                            let v = if let [k] = keys[..] {
+                                let k = self.ps(k);
+                                format!("NULLIF({c} -> ({k})::text, 'null'::jsonb)")
+                            } else {
+                                let jp = self.backend.json_path(&keys);
+                                let jp = self.p(jp);
+                                format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)")
+                            };
+                            let mut o = Operand::new(v, Ty::Json);
+                            o.doc = Some((c, keys.iter().map(|k| k.to_string()).collect()));
+                            o
                         }
                     }
                 }
             }
             _ => Operand::new("NULL", Ty::Null),
         })
-    }
-
-    /// `value`, read once per row when the `FILTER` being compiled allows
-    /// it (see [`super::Fields`]): the column of a `LATERAL` subquery.
-    /// `key` names the value whatever its parameters' numbers.
-    fn once(&mut self, key: String, value: impl FnOnce(&mut Self) -> String) -> String {
-        let Some(f) = &self.fields else {
-            return value(self);
-        };
-        if let Some(a) = f.named.get(&key) {
-            return format!("{a}.v");
-        }
-        let v = value(self);
-        let alias = self.alias("f");
-        let Some(f) = self.fields.as_mut() else {
-            return v;
-        };
-        f.items
-            .push(format!("LATERAL (SELECT {v} AS v OFFSET 0) AS {alias}"));
-        f.named.insert(key, alias.clone());
-        format!("{alias}.v")
     }
 
     fn operand(&mut self, o: &crate::kip::ast::Operand) -> KipResult<Operand> {
@@ -287,9 +272,11 @@ impl Planner<'_> {
             (_, Value::Null) => Operand::new("NULL", Ty::Null),
             (Backend::Sqlite, Value::Bool(b)) => Operand::new(self.p(Val::Int(*b as i64)), Ty::Int),
             (_, Value::Number(n)) if n.is_i64() => {
+                let num = n.clone();
                 let n = n.as_i64().unwrap_or(0);
                 let mut o = Operand::new(self.p(Val::Int(n)), Ty::Int);
                 o.int = Some(n);
+                o.num = Some(num);
                 o
             }
             (Backend::Sqlite, Value::Number(n)) => {
@@ -298,7 +285,13 @@ impl Planner<'_> {
             (_, Value::String(s)) => Operand::new(self.ps(s), Ty::Text),
             (Backend::Sqlite, other) => Operand::new(self.ps(&other.to_string()), Ty::Text),
             // booleans, fractions: compared as jsonb
-            (Backend::Postgres, other) => Operand::new(self.p(Val::Json(other.clone())), Ty::Json),
+            (Backend::Postgres, other) => {
+                let mut o = Operand::new(self.p(Val::Json(other.clone())), Ty::Json);
+                if let Value::Number(n) = other {
+                    o.num = Some(n.clone());
+                }
+                o
+            }
         }
     }
 
@@ -356,6 +349,76 @@ impl Planner<'_> {
         }
     }
 
+    /// A document value against a number literal, on PostgreSQL: one SQL/JSON
+    /// path match, which reads the value once and compares it in place.
+    /// Written inline, the comparison would read it from the document two
+    /// or three times per row (its type, its value), each read costing as
+    /// much as the comparison.
+    ///
+    /// The path keeps KQL's rule (SQLite's): a number compares
+    /// numerically, a boolean as 0 or 1, a string, array or object is
+    /// greater than every number, a missing value or `null` compares
+    /// false. In `strict` mode a comparison of two types that do not
+    /// compare is unknown, and a path that is not there is an error,
+    /// which `silent` turns into no match.
+    fn doc_compare(&mut self, x: &Operand, op: CmpOp, y: &Operand) -> Option<String> {
+        if self.backend != Backend::Postgres {
+            return None;
+        }
+        // the document on the left, the number on the right
+        let (d, n, op) = match (&x.doc, &y.num, &y.doc, &x.num) {
+            (Some(d), Some(n), _, _) => (d, n, op),
+            (_, _, Some(d), Some(n)) => (d, n, flipped(op)),
+            _ => return None,
+        };
+        let (column, keys) = d;
+        let mut path = String::from("strict $");
+        for k in keys {
+            // (KQL's path keys are identifiers: nothing to escape)
+            if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return None;
+            }
+            path.push_str(&format!(".\"{k}\""));
+        }
+        let v = n.as_f64()?;
+        let holds = |b: f64| match op {
+            CmpOp::Eq | CmpOp::Ne => b == v,
+            CmpOp::Lt => b < v,
+            CmpOp::Le => b <= v,
+            CmpOp::Gt => b > v,
+            CmpOp::Ge => b >= v,
+        };
+        let sym = match op {
+            CmpOp::Eq | CmpOp::Ne => "==",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        };
+        let mut alts = vec![format!("@ {sym} $n")];
+        if holds(1.0) {
+            alts.push("@ == true".into());
+        }
+        if holds(0.0) {
+            alts.push("@ == false".into());
+        }
+        if matches!(op, CmpOp::Gt | CmpOp::Ge) {
+            alts.push(
+                "(@.type() != \"number\" && @.type() != \"boolean\" && @.type() != \"null\")"
+                    .into(),
+            );
+        }
+        let vars = self.p(Val::Json(serde_json::json!({ "n": n })));
+        let test = format!(
+            "COALESCE(jsonb_path_exists({column}, '{path} ? ({})', {vars}, true), FALSE)",
+            alts.join(" || ")
+        );
+        Some(match op {
+            CmpOp::Ne => format!("(NOT {test})"),
+            _ => test,
+        })
+    }
+
     pub(super) fn expr(&mut self, e: &Expr) -> KipResult<String> {
         Ok(match e {
             Expr::Or(a, b) => format!("({} OR {})", self.expr(a)?, self.expr(b)?),
@@ -363,6 +426,9 @@ impl Planner<'_> {
             Expr::Not(a) => format!("(NOT {})", self.expr(a)?),
             Expr::Cmp(a, op, b) => {
                 let (x, y) = (self.operand(a)?, self.operand(b)?);
+                if let Some(sql) = self.doc_compare(&x, *op, &y) {
+                    return Ok(sql);
+                }
                 match op {
                     CmpOp::Eq => self.equal(&x, &y),
                     CmpOp::Ne => format!("(NOT {})", self.equal(&x, &y)),
@@ -424,5 +490,16 @@ impl Planner<'_> {
                 }
             }
         })
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn flipped(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
     }
 }
