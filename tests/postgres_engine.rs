@@ -75,6 +75,9 @@ const QUERIES: &[&str] = &[
     r#"FIND(?y) WHERE { ({id: "C:999999"}, "leads_to", ?y) }"#,
     r#"FIND(?y) WHERE { ({id: "bogus"}, "leads_to", ?y) }"#,
     r#"FIND(?x.name) WHERE { ({type: "Drug", name: "Aspirin"}, "leads_to"{0,2}, ?x) } ORDER BY ?x.name"#,
+    r#"FIND(?x.name) WHERE { ({type: "Drug", name: "Nobody"}, "leads_to"{0,2}, ?x) }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug", name: "Aspirin"} ({type: "Drug", name: "Aspirin"}, "leads_to"{1,3}, {type: "Drug", name: "Morphine"}) }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug", name: "Aspirin"} ({type: "Drug", name: "Aspirin"}, "leads_to"{1}, {type: "Drug", name: "Morphine"}) }"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to"{2}, {type: "Drug", name: "Zeta"}) }"#,
     r#"FIND(?x.name) WHERE { (?x, "leads_to", {type: "Drug", name: "Zeta"}) (?x, "leads_to", ?z) }"#,
     // integer literals against numbers past 2^53, booleans, text, arrays

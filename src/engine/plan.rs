@@ -1234,6 +1234,9 @@ impl<'c> Planner<'c> {
         };
         let anchor = if forward { s_anchor } else { o_anchor }.unwrap_or(Anchor::One(None));
         let h = self.alias("h");
+        // a walk from one named concept starts there by construction: the
+        // endpoint needs no condition of its own
+        let started = matches!(anchor, Anchor::One(Some(_)));
         if let Anchor::One(Some(a)) = anchor {
             self.single_starts.insert(h.clone());
             // One grounded start: the walk is a recursive CTE inside the
@@ -1250,7 +1253,7 @@ impl<'c> Planner<'c> {
                 // it by hand (walks of exactly that length, like the
                 // recursion below)
                 let mut sql = format!(
-                    "{h}_v(start, node) AS (SELECT DISTINCT {a}, {h}_p{max}.{to} FROM propositions {h}_p1"
+                    "{h}_v(start, node) AS (SELECT DISTINCT {h}_p1.{from}, {h}_p{max}.{to} FROM propositions {h}_p1"
                 );
                 for i in 2..=max {
                     sql.push_str(&format!(
@@ -1263,8 +1266,10 @@ impl<'c> Planner<'c> {
                 ));
                 self.ctes.push(sql);
             } else {
+                // (the start is read once; naming nothing, the walk is empty)
                 self.ctes.push(format!(
-                    "{h}_w(n, d) AS (SELECT {a}, 0 UNION SELECT p.{to}, w.d + 1 FROM {h}_w w \
+                    "{h}_w(n, d) AS (SELECT a_.n, 0 FROM (SELECT {a} AS n) AS a_ WHERE a_.n IS NOT NULL \
+                     UNION SELECT p.{to}, w.d + 1 FROM {h}_w w \
                      JOIN propositions p ON p.{from} = w.n AND p.predicate = {pp} WHERE w.d < {max})"
                 ));
                 self.ctes.push(format!(
@@ -1280,8 +1285,12 @@ impl<'c> Planner<'c> {
         } else {
             (format!("{h}.node"), format!("{h}.start"))
         };
-        self.endpoint(s, &s_slot, b)?;
-        self.endpoint(o, &o_slot, b)?;
+        if !(started && forward) {
+            self.endpoint(s, &s_slot, b)?;
+        }
+        if !(started && !forward) {
+            self.endpoint(o, &o_slot, b)?;
+        }
         Ok(format!("{h}.start"))
     }
 
