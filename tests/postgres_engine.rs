@@ -105,6 +105,31 @@ const QUERIES: &[&str] = &[
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.nested.x == 3 && ?g.attributes.nested.y > 2) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.attributes.nested > 2 || ?g.attributes.level.deep < 2) } ORDER BY ?g.name"#,
     r#"FIND(?g.name) WHERE { ?g {type: "Gauge"} FILTER(?g.metadata.source >= 0) } ORDER BY ?g.name"#,
+    // ORDER BY over every kind of value: numbers, booleans (0 and 1),
+    // text by code point whatever the collation, arrays, objects, null,
+    // missing; both ways, paged, and grouped (rows joined more than once)
+    r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Key"} SET ATTRIBUTES { description: "A key" } } }"#,
+    r#"UPSERT { CONCEPT ?a { {type: "Key", name: "k01"} SET ATTRIBUTES { v: 2 } }
+               CONCEPT ?b { {type: "Key", name: "k02"} SET ATTRIBUTES { v: 1.5 } }
+               CONCEPT ?c { {type: "Key", name: "k03"} SET ATTRIBUTES { v: true } }
+               CONCEPT ?d { {type: "Key", name: "k04"} SET ATTRIBUTES { v: false } }
+               CONCEPT ?e { {type: "Key", name: "k05"} SET ATTRIBUTES { v: "b" } }
+               CONCEPT ?f { {type: "Key", name: "k06"} SET ATTRIBUTES { v: "B" } }
+               CONCEPT ?g { {type: "Key", name: "k07"} SET ATTRIBUTES { v: "é" } }
+               CONCEPT ?h { {type: "Key", name: "k08"} SET ATTRIBUTES { v: "ä" } }
+               CONCEPT ?i { {type: "Key", name: "k09"} SET ATTRIBUTES { v: "10" } }
+               CONCEPT ?j { {type: "Key", name: "k10"} SET ATTRIBUTES { v: null } }
+               CONCEPT ?k { {type: "Key", name: "k11"} SET ATTRIBUTES { w: 1 } }
+               CONCEPT ?l { {type: "Key", name: "k12"} SET ATTRIBUTES { v: -3 } }
+               CONCEPT ?m { {type: "Key", name: "k13"} SET ATTRIBUTES { v: 1 } }
+               CONCEPT ?n { {type: "Key", name: "k14"} SET ATTRIBUTES { v: "b" } }
+               PROPOSITION ?p1 { (?a, "leads_to", ?b) } PROPOSITION ?p2 { (?a, "leads_to", ?c) }
+               PROPOSITION ?p3 { (?e, "leads_to", ?f) } PROPOSITION ?p4 { (?e, "leads_to", ?g) } }"#,
+    r#"FIND(?k.name) WHERE { ?k {type: "Key"} } ORDER BY ?k.attributes.v ASC"#,
+    r#"FIND(?k.name) WHERE { ?k {type: "Key"} } ORDER BY ?k.attributes.v DESC"#,
+    r#"FIND(?k.name, ?k.attributes.v) WHERE { ?k {type: "Key"} } ORDER BY ?k.attributes.v DESC, ?k.name DESC LIMIT 5"#,
+    r#"FIND(?k.name) WHERE { ?k {type: "Key"} OPTIONAL { (?k, "leads_to", ?z) } } ORDER BY ?k.attributes.v ASC"#,
+    r#"FIND(?k.name, ?z.name) WHERE { ?k {type: "Key"} (?k, "leads_to", ?z) } ORDER BY ?z.attributes.v DESC, ?k.name"#,
     // an OPTIONAL that reads a variable bound before the last table
     r#"FIND(?x.name, ?z.name) WHERE { ?x {type: "Drug"} (?x, "leads_to", ?w) OPTIONAL { (?x, "treats", ?z) } } ORDER BY ?x.name"#,
     // a FILTER's fields read once per row: the same one twice, beside

@@ -679,7 +679,6 @@ impl<'c> Planner<'c> {
             // grouping pass over them, only the order (and the window)
             let mut order_terms = Vec::new();
             for (i, (_, desc)) in sel.order.iter().enumerate() {
-                order_terms.push(format!("(k{i} IS NULL)"));
                 order_terms.extend(self.sort_terms(&format!("k{i}"), *desc));
             }
             order_terms.extend(rcols.iter().cloned());
@@ -709,7 +708,6 @@ impl<'c> Planner<'c> {
         let mut order_terms = Vec::new();
         for (i, (_, desc)) in sel.order.iter().enumerate() {
             outer_cols.push(format!("{}(k{i}) AS k{i}", self.min_fn()));
-            order_terms.push(format!("(k{i} IS NULL)"));
             order_terms.extend(self.sort_terms(&format!("k{i}"), *desc));
         }
         order_terms.push("b_".into());

@@ -219,12 +219,18 @@ fn violation(ty: String, name: String, prop: Option<i64>, pred: Option<String>) 
 /// read the table twice and wait for two more round trips). The answer
 /// and the checks are those of the statement made one element at a time.
 fn update_in_one(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
-    let sel = Selection {
-        vars: vec![st.target.clone()],
-        order: vec![],
-        limit: st.limit,
-        offset: 0,
-        carry: vec![],
+    // in no order unless a LIMIT picks the first targets (an order by id
+    // would have PostgreSQL walk the whole id index rather than scan and
+    // sort the few rows that match)
+    let sel = match st.limit {
+        Some(_) => Selection {
+            vars: vec![st.target.clone()],
+            order: vec![],
+            limit: st.limit,
+            offset: 0,
+            carry: vec![],
+        },
+        None => Selection::bare(vec![st.target.clone()]),
     };
     let Some(c) = Planner::new(conn).compile(&st.where_, &sel)? else {
         return Ok(json!({ "updated": 0, "matched": 0 }));

@@ -120,23 +120,28 @@ impl Planner<'_> {
         })
     }
 
-    /// The `ORDER BY` terms of a sort key column.
+    /// The `ORDER BY` terms of a sort key column, `null` last.
+    ///
+    /// On PostgreSQL the key is one `jsonb` value whose own order is
+    /// KQL's (SQLite's): a number as it is, a boolean as 0 or 1, and a
+    /// string, array or object (after every number) as a one-element
+    /// array of its text in hexadecimal UTF-8, so that it compares by code
+    /// point whatever the database's collation. One key computed once per
+    /// row sorts in a third of the time a key per rule would.
     pub(super) fn sort_terms(&self, k: &str, desc: bool) -> Vec<String> {
         let dir = if desc { "DESC" } else { "ASC" };
         match self.backend {
-            Backend::Sqlite => vec![format!("{k} {dir}")],
-            // numbers (booleans as 0 and 1) compare as jsonb numbers,
-            // numerically; only the other values need their text
-            Backend::Postgres => vec![
-                format!("kip_class({k}) {dir}"),
-                format!(
-                    "CASE jsonb_typeof({k}) WHEN 'number' THEN {k} WHEN 'boolean' THEN \
-                     CASE WHEN {k} = 'true'::jsonb THEN '1'::jsonb ELSE '0'::jsonb END END {dir}"
-                ),
-                format!(
-                    "CASE WHEN jsonb_typeof({k}) IN ('string', 'array', 'object') THEN kip_text({k}) END COLLATE \"C\" {dir}"
-                ),
-            ],
+            Backend::Sqlite => vec![format!("({k} IS NULL)"), format!("{k} {dir}")],
+            Backend::Postgres => {
+                let text =
+                    format!("jsonb_build_array(encode(convert_to(kip_text({k}), 'UTF8'), 'hex'))");
+                // (a missing value or `null`: no case, so NULL)
+                vec![format!(
+                    "CASE jsonb_typeof({k}) WHEN 'number' THEN {k} \
+                     WHEN 'boolean' THEN CASE WHEN {k} = 'true'::jsonb THEN '1'::jsonb ELSE '0'::jsonb END \
+                     WHEN 'string' THEN {text} WHEN 'array' THEN {text} WHEN 'object' THEN {text} END {dir} NULLS LAST"
+                )]
+            }
         }
     }
 
@@ -395,24 +400,32 @@ impl Planner<'_> {
             CmpOp::Gt => ">",
             CmpOp::Ge => ">=",
         };
-        let mut alts = vec![format!("@ {sym} $n")];
-        if holds(1.0) {
-            alts.push("@ == true".into());
-        }
-        if holds(0.0) {
-            alts.push("@ == false".into());
+        // what else matches beside a number: booleans (as 0 and 1), and
+        // for `>`, `>=` a string, array or object (tested in the order that
+        // lets a number stop at the first test)
+        let mut alts = Vec::new();
+        match (holds(1.0), holds(0.0)) {
+            (true, true) => alts.push("@.type() == \"boolean\""),
+            (true, false) => alts.push("@ == true"),
+            (false, true) => alts.push("@ == false"),
+            (false, false) => {}
         }
         if matches!(op, CmpOp::Gt | CmpOp::Ge) {
             alts.push(
-                "(@.type() != \"number\" && @.type() != \"boolean\" && @.type() != \"null\")"
-                    .into(),
+                "(@.type() != \"number\" && @.type() != \"boolean\" && @.type() != \"null\")",
             );
         }
         let vars = self.p(Val::Json(serde_json::json!({ "n": n })));
-        let test = format!(
-            "COALESCE(jsonb_path_exists({column}, '{path} ? ({})', {vars}, true), FALSE)",
-            alts.join(" || ")
-        );
+        // a lone comparison is a path predicate (the quicker form); with
+        // alternatives, a filter reads the value once for all of them
+        let test = if alts.is_empty() {
+            format!("COALESCE(jsonb_path_match({column}, '{path} {sym} $n', {vars}, true), FALSE)")
+        } else {
+            format!(
+                "COALESCE(jsonb_path_exists({column}, '{path} ? (@ {sym} $n || {})', {vars}, true), FALSE)",
+                alts.join(" || ")
+            )
+        };
         Some(match op {
             CmpOp::Ne => format!("(NOT {test})"),
             _ => test,
