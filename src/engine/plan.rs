@@ -1283,10 +1283,11 @@ impl<'c> Planner<'c> {
         } else {
             (format!("{h}.node"), format!("{h}.start"))
         };
-        if !(started && forward) {
+        // (the anchored side is the subject going forward, else the object)
+        if !started || !forward {
             self.endpoint(s, &s_slot, b)?;
         }
-        if !(started && !forward) {
+        if !started || forward {
             self.endpoint(o, &o_slot, b)?;
         }
         Ok(format!("{h}.start"))
