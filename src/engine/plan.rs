@@ -682,14 +682,8 @@ impl<'c> Planner<'c> {
                 order_terms.extend(self.sort_terms(&format!("k{i}"), *desc));
             }
             order_terms.extend(rcols.iter().cloned());
-            // PostgreSQL would inline the branch and compute each sort key
-            // once per term that names it: `OFFSET 0` keeps it a subquery
-            let fence = match self.backend {
-                Backend::Postgres if !sel.order.is_empty() && selects.len() == 1 => " OFFSET 0",
-                _ => "",
-            };
             let mut body = format!(
-                "SELECT * FROM ({}{fence}) AS u_ ORDER BY {}",
+                "SELECT * FROM ({}) AS u_ ORDER BY {}",
                 selects.join(" UNION ALL "),
                 order_terms.join(", ")
             );

@@ -38,6 +38,8 @@ struct Operand {
     /// For a value read from a document column (PostgreSQL): the column
     /// and the keys of its path, for [`Planner::doc_compare`].
     doc: Option<(String, Vec<String>)>,
+    /// The same value with a JSON `null` kept as it is (PostgreSQL).
+    raw: Option<String>,
 }
 
 impl Operand {
@@ -48,6 +50,7 @@ impl Operand {
             int: None,
             num: None,
             doc: None,
+            raw: None,
         }
     }
 
@@ -111,12 +114,13 @@ impl Planner<'_> {
         Ok(self.typed_field(var, path)?.sql)
     }
 
-    /// A sort key: on PostgreSQL always `jsonb` (see [`Planner::sort_terms`]).
+    /// A sort key: on PostgreSQL always `jsonb` (see [`Planner::sort_terms`],
+    /// which reads a JSON `null` as missing itself).
     pub(super) fn sort_key(&mut self, var: &str, path: &[String]) -> KipResult<String> {
         let f = self.typed_field(var, path)?;
         Ok(match self.backend {
             Backend::Sqlite => f.sql,
-            Backend::Postgres => f.json(),
+            Backend::Postgres => f.raw.clone().unwrap_or_else(|| f.json()),
         })
     }
 
@@ -246,16 +250,18 @@ impl Planner<'_> {
                         // it; one key is read with `->` (half the time of
                         // a `#>` path on a large object)
                         Backend::Postgres => {
-                            let v = if let [k] = keys[..] {
+                            let raw = if let [k] = keys[..] {
                                 let k = self.ps(k);
-                                format!("NULLIF({c} -> ({k})::text, 'null'::jsonb)")
+                                format!("{c} -> ({k})::text")
                             } else {
                                 let jp = self.backend.json_path(&keys);
                                 let jp = self.p(jp);
-                                format!("NULLIF({c} #> ({jp})::text[], 'null'::jsonb)")
+                                format!("{c} #> ({jp})::text[]")
                             };
-                            let mut o = Operand::new(v, Ty::Json);
+                            let mut o =
+                                Operand::new(format!("NULLIF({raw}, 'null'::jsonb)"), Ty::Json);
                             o.doc = Some((c, keys.iter().map(|k| k.to_string()).collect()));
+                            o.raw = Some(raw);
                             o
                         }
                     }
