@@ -713,6 +713,7 @@ pub fn match_targets(
         limit,
         offset: 0,
         carry: vec![],
+        all_rows: true,
     };
     let Some(c) = Planner::new(conn).compile(where_, &sel)? else {
         return Ok(vec![]);

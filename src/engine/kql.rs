@@ -254,6 +254,7 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         limit: fetch,
         offset,
         carry: carry_of(&paths, &var_index),
+        all_rows: q.limit.is_none(),
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let mut rows = match &compiled {
@@ -476,6 +477,7 @@ fn group_in_memory(
         limit: None,
         offset: 0,
         carry: vec![],
+        all_rows: true,
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let rows = match &compiled {

@@ -69,6 +69,10 @@ pub struct Selection<'q> {
     /// Variables (by index in `vars`) whose concepts the answer carries
     /// (PostgreSQL only: see [`carry`]).
     pub carry: Vec<(usize, Carry)>,
+    /// Whether every solution is returned (no `LIMIT` cuts them): then
+    /// what is carried may be read with each row, before the order is
+    /// known, rather than looked up once the rows are final.
+    pub all_rows: bool,
 }
 
 impl Selection<'_> {
@@ -80,6 +84,7 @@ impl Selection<'_> {
             limit: None,
             offset: usize::MAX as u64,
             carry: vec![],
+            all_rows: true,
         }
     }
 
@@ -611,6 +616,7 @@ impl<'c> Planner<'c> {
         self.merged = merged;
         let mut selects = Vec::new();
         let mut unique = false;
+        let mut in_place = false;
         // whether each variable binds element ids in every branch
         let mut carriable = vec![true; sel.vars.len()];
         for (bi, br) in brs.iter().enumerate() {
@@ -643,6 +649,11 @@ impl<'c> Planner<'c> {
             for (i, (path, _)) in sel.order.iter().enumerate() {
                 let e = self.sort_key(&path.var, &path.path)?;
                 cols.push(format!("{e} AS k{i}"));
+            }
+            if unique && sel.all_rows && !sel.is_bare() {
+                let carried = self.carried_in_place(&sel.carry, &sel.vars);
+                in_place = !carried.is_empty();
+                cols.extend(carried);
             }
             selects.push(format!(
                 "SELECT {} {}",
@@ -688,7 +699,11 @@ impl<'c> Planner<'c> {
                 order_terms.join(", ")
             );
             self.window(&mut body, sel);
-            let (sql, carried) = self.carrying(&with, body, &sel.carry, &carriable);
+            let (sql, carried) = if in_place {
+                (format!("{with}{body}"), sel.carry.clone())
+            } else {
+                self.carrying(&with, body, &sel.carry, &carriable)
+            };
             return Ok(Some(Compiled {
                 sql,
                 params: self.params,

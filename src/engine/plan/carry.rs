@@ -24,12 +24,13 @@ pub enum Carry {
 }
 
 impl Carry {
-    fn columns(self) -> &'static str {
+    /// The columns carried, of the concepts table aliased `a`.
+    fn columns(self, a: &str) -> String {
         match self {
-            Carry::Labels => "c_.type, c_.name",
-            Carry::Concept => {
-                "c_.type, c_.name, c_.attributes, c_.metadata, c_.version, c_.updated_at"
-            }
+            Carry::Labels => format!("{a}.type, {a}.name"),
+            Carry::Concept => format!(
+                "{a}.type, {a}.name, {a}.attributes, {a}.metadata, {a}.version, {a}.updated_at"
+            ),
         }
     }
 }
@@ -68,13 +69,39 @@ impl Planner<'_> {
             .map(|(i, c)| {
                 format!(
                     "(SELECT jsonb_build_array({}) FROM concepts c_ WHERE c_.id = w_.r{i})",
-                    c.columns()
+                    c.columns("c_")
                 )
             })
             .collect();
         // (a projection of the ordered rows: no join, so their order stays)
         let sql = format!("{with}SELECT w_.*, {} FROM ({body}) AS w_", cols.join(", "));
         (sql, carry)
+    }
+}
+
+impl Planner<'_> {
+    /// When each row of the one branch is a distinct solution and every
+    /// variable carried is a concept of the branch's own tables, the
+    /// columns to carry read those tables in place (no lookup by id):
+    /// `jsonb_build_array(…) AS cN` each, on PostgreSQL.
+    pub(super) fn carried_in_place(
+        &self,
+        carry: &[(usize, Carry)],
+        vars: &[String],
+    ) -> Vec<String> {
+        if self.backend != Backend::Postgres {
+            return vec![];
+        }
+        carry
+            .iter()
+            .map(|(i, c)| match self.lookup(&vars[*i]).map(|b| &b.kind) {
+                Some(super::VarKind::Concept(a)) => {
+                    Some(format!("jsonb_build_array({}) AS c{i}", c.columns(a)))
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default()
     }
 }
 
