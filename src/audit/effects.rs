@@ -172,9 +172,9 @@ fn first_befores(conn: Db<'_>, e: &Span, els: &[i64]) -> KipResult<HashMap<i64, 
     }
     for r in conn.query(
         &format!(
-            "SELECT element, before FROM audit_changes WHERE element IN ({}) AND entry = ?2 \
+            "SELECT element, before FROM audit_changes WHERE {} AND entry = ?2 \
              AND before IS NOT NULL ORDER BY id",
-            store::id_list(conn)
+            store::id_in(conn, "element")
         ),
         &[store::id_list_arg(els), e.entry.into()],
     )? {

@@ -951,10 +951,11 @@ fn links_about(conn: Db<'_>, ids: &[i64]) -> KipResult<std::collections::HashSet
     if ids.is_empty() {
         return Ok(out);
     }
-    let list = store::id_list(conn);
     let sql = format!(
-        "SELECT subject FROM propositions WHERE subject IN ({list}) \
-         UNION SELECT object FROM propositions WHERE object IN ({list})"
+        "SELECT subject FROM propositions WHERE {} \
+         UNION SELECT object FROM propositions WHERE {}",
+        store::id_in(conn, "subject"),
+        store::id_in(conn, "object")
     );
     for r in conn.query(&sql, &[store::id_list_arg(ids)])? {
         out.insert(r.i64(0)?);

@@ -154,7 +154,7 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 Backend::Postgres => {
                     "SELECT c.id, json_build_object('_type', 'ConceptNode', 'id', 'C:' || c.id, 'type', c.type, 'name', c.name, \
                      'attributes', c.attributes, 'metadata', c.metadata || jsonb_build_object('_version', c.version, '_updated_at', c.updated_at))::text \
-                     FROM concepts c WHERE c.id IN (SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb))"
+                     FROM concepts c WHERE c.id = ANY(ARRAY(SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)))"
                 }
             };
             let mut texts: std::collections::HashMap<i64, String> = conn

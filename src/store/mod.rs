@@ -416,16 +416,20 @@ pub fn kip_id_of<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<String>
         .map(|p| ids::prop_id(id, &p)))
 }
 
-/// A list of ids as a relation `(value)`, from one parameter holding the
-/// ids as a JSON array.
-pub fn id_list(db: Db<'_>) -> &'static str {
+/// `col` is one of the ids parameter `?1` holds (a JSON array). On
+/// PostgreSQL the ids become an array first, so each is found by its key
+/// (as a relation of unknown size, PostgreSQL would hash them against a
+/// whole table).
+pub fn id_in(db: Db<'_>, col: &str) -> String {
     match db.backend() {
-        Backend::Sqlite => "SELECT value FROM json_each(?1)",
-        Backend::Postgres => "SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)",
+        Backend::Sqlite => format!("{col} IN (SELECT value FROM json_each(?1))"),
+        Backend::Postgres => format!(
+            "{col} = ANY(ARRAY(SELECT value::bigint FROM jsonb_array_elements_text(?1::jsonb)))"
+        ),
     }
 }
 
-/// The argument [`id_list`] reads: the ids as a JSON array.
+/// The argument [`id_in`] reads: the ids as a JSON array.
 pub fn id_list_arg(ids: &[i64]) -> Val {
     Val::Text(serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()))
 }
@@ -443,8 +447,8 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
         let list = id_list_arg(chunk);
         for r in db.query(
             &format!(
-                "SELECT {CONCEPT_COLS} FROM concepts WHERE id IN ({})",
-                id_list(db)
+                "SELECT {CONCEPT_COLS} FROM concepts WHERE {}",
+                id_in(db, "id")
             ),
             std::slice::from_ref(&list),
         )? {
@@ -462,8 +466,8 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
         let list = id_list_arg(&rest);
         for r in db.query(
             &format!(
-                "SELECT {PROP_COLS} FROM propositions WHERE id IN ({})",
-                id_list(db)
+                "SELECT {PROP_COLS} FROM propositions WHERE {}",
+                id_in(db, "id")
             ),
             &[list],
         )? {
@@ -485,8 +489,8 @@ pub fn labels_by_ids<'a>(
         let list = id_list_arg(chunk);
         for mut r in db.query(
             &format!(
-                "SELECT id, type, name FROM concepts WHERE id IN ({})",
-                id_list(db)
+                "SELECT id, type, name FROM concepts WHERE {}",
+                id_in(db, "id")
             ),
             &[list],
         )? {
@@ -504,7 +508,7 @@ pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashM
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let list = id_list_arg(chunk);
         for r in db.query(
-            &format!("SELECT id FROM concepts WHERE id IN ({})", id_list(db)),
+            &format!("SELECT id FROM concepts WHERE {}", id_in(db, "id")),
             std::slice::from_ref(&list),
         )? {
             let id = r.i64(0)?;
@@ -512,8 +516,8 @@ pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashM
         }
         for mut r in db.query(
             &format!(
-                "SELECT id, predicate FROM propositions WHERE id IN ({})",
-                id_list(db)
+                "SELECT id, predicate FROM propositions WHERE {}",
+                id_in(db, "id")
             ),
             &[list],
         )? {

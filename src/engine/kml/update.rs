@@ -367,12 +367,12 @@ fn update_literals(conn: Db<'_>, st: &UpdateStmt, ids: &[i64]) -> KipResult<Valu
     if params.is_empty() {
         return Ok(json!({ "updated": 0, "matched": ids.len() }));
     }
-    let in_ids = store::id_list(conn);
+    let in_ids = store::id_in(conn, "id");
     let mut updated = 0;
     for table in ["concepts", "propositions"] {
         let sql = format!(
             "UPDATE {table} SET attributes = {attrs}, metadata = {meta}, version = version + 1, updated_at = ?2 \
-             WHERE id IN ({in_ids})"
+             WHERE {in_ids}"
         );
         let mut bound: Vec<Val> = vec![Val::Text(id_list.clone()), store::now().into()];
         bound.extend(params.iter().cloned());
