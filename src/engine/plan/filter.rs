@@ -422,13 +422,17 @@ impl Planner<'_> {
             );
         }
         let vars = self.p(Val::Json(serde_json::json!({ "n": n })));
-        // a lone comparison is a path predicate (the quicker form); with
-        // alternatives, a filter reads the value once for all of them
+        // the comparison alone, as a path predicate (the quickest form):
+        // true or false for a number, unknown (NULL) for anything else or
+        // nothing; only then are the alternatives tried, by a filter that
+        // reads the value once for all of them
+        let number = format!("jsonb_path_match({column}, '{path} {sym} $n', {vars}, true)");
         let test = if alts.is_empty() {
-            format!("COALESCE(jsonb_path_match({column}, '{path} {sym} $n', {vars}, true), FALSE)")
+            format!("COALESCE({number}, FALSE)")
         } else {
             format!(
-                "COALESCE(jsonb_path_exists({column}, '{path} ? (@ {sym} $n || {})', {vars}, true), FALSE)",
+                "CASE {number} WHEN TRUE THEN TRUE WHEN FALSE THEN FALSE \
+                 ELSE COALESCE(jsonb_path_exists({column}, '{path} ? (@ {sym} $n || {})', {vars}, true), FALSE) END",
                 alts.join(" || ")
             )
         };
