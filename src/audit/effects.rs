@@ -6,10 +6,107 @@
 
 use super::{Span, entry};
 use crate::kip::KipResult;
-use crate::store::db::Db;
+use crate::store::db::{Db, Row, Val};
 use crate::store::{self, Element, ids};
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// What [`effects_of`] reads, read on PostgreSQL by the statement that
+/// closes the entry ([`super::finish_reading`]): the entry's changes in
+/// order, and for the elements it lists (the first `listed` it touched,
+/// as [`effects_of`] picks them), their images now and before.
+#[derive(Debug, Default)]
+pub struct Preread {
+    /// `(element, op)` of every change, in order.
+    changes: Vec<(i64, String)>,
+    /// The elements the images below were read for (absent from `images`:
+    /// gone now).
+    covered: HashSet<i64>,
+    images: HashMap<i64, Element>,
+    /// `(element, before)` of the changes with an image before, in order.
+    befores: Vec<(i64, Value)>,
+}
+
+/// The common table expressions [`Preread`] needs (`?1` the entry, `?3`
+/// how many elements are listed), after the closing statement's own.
+pub(super) const PREREAD_WITH: &str = ", ch AS (SELECT x.id, x.element, x.op FROM audit_changes x, audit_log l \
+       WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
+     t AS (SELECT element, MIN(id) AS f, bool_or(op = 'delete') AS d, bool_or(op = 'insert') AS i \
+       FROM ch GROUP BY element), \
+     chosen AS (SELECT element, d FROM t WHERE NOT (d AND i) ORDER BY f LIMIT ?3)";
+
+/// The columns [`Preread::read`] reads (the audit entry is `l`).
+pub(super) const PREREAD_COLS: &str = ", (SELECT jsonb_agg(jsonb_build_array(element, op) ORDER BY id) FROM ch), \
+     (SELECT jsonb_agg(element) FROM chosen), \
+     (SELECT jsonb_agg(jsonb_build_array(k.id, k.type, k.name, k.attributes, k.metadata, k.version, k.updated_at)) \
+       FROM concepts k WHERE k.id IN (SELECT element FROM chosen WHERE NOT d)), \
+     (SELECT jsonb_agg(jsonb_build_array(k.id, k.subject, k.predicate, k.object, k.attributes, k.metadata, k.version, k.updated_at)) \
+       FROM propositions k WHERE k.id IN (SELECT element FROM chosen WHERE NOT d)), \
+     (SELECT jsonb_agg(jsonb_build_array(b.element, b.before) ORDER BY b.id) FROM audit_changes b \
+       WHERE b.entry = l.id AND b.id >= l.first_change AND b.before IS NOT NULL \
+       AND b.element IN (SELECT element FROM chosen))";
+
+impl Preread {
+    /// Reads [`PREREAD_COLS`] from `r`, starting at column `at`.
+    pub(super) fn read(r: Row, at: usize) -> KipResult<Preread> {
+        let bad = || crate::kip::KipError::internal("an audit entry's effects are malformed");
+        let mut cols = r.0.into_iter().skip(at).map(|v| match v {
+            Val::Null => Ok(Vec::new()),
+            Val::Json(Value::Array(a)) => Ok(a),
+            _ => Err(bad()),
+        });
+        let mut next = || cols.next().unwrap_or_else(|| Err(bad()));
+        let pairs = |a: Vec<Value>| -> KipResult<Vec<(i64, Value)>> {
+            a.into_iter()
+                .map(|p| match p {
+                    Value::Array(mut p) if p.len() == 2 => {
+                        let v = p.pop().unwrap_or_default();
+                        Ok((p[0].as_i64().ok_or_else(bad)?, v))
+                    }
+                    _ => Err(bad()),
+                })
+                .collect()
+        };
+        let changes = pairs(next()?)?
+            .into_iter()
+            .map(|(el, op)| Ok((el, op.as_str().ok_or_else(bad)?.to_string())))
+            .collect::<KipResult<_>>()?;
+        let covered = next()?
+            .into_iter()
+            .map(|v| v.as_i64().ok_or_else(bad))
+            .collect::<KipResult<_>>()?;
+        let mut images = HashMap::new();
+        for a in next()? {
+            let Value::Array(a) = a else {
+                return Err(bad());
+            };
+            let c = store::concept_of_array(a)?;
+            images.insert(c.id, Element::Concept(c));
+        }
+        for a in next()? {
+            let Value::Array(a) = a else {
+                return Err(bad());
+            };
+            let p = store::prop_of_array(a)?;
+            images.insert(p.id, Element::Prop(p));
+        }
+        // an image is stored as text: one JSON string each
+        let befores = pairs(next()?)?
+            .into_iter()
+            .filter_map(|(el, b)| match b {
+                Value::String(t) => serde_json::from_str(&t).ok().map(|b| (el, b)),
+                Value::Object(_) => Some((el, b)),
+                _ => None,
+            })
+            .collect();
+        Ok(Preread {
+            changes,
+            covered,
+            images,
+            befores,
+        })
+    }
+}
 
 /// `{"created": n, "updated": n, "deleted": n, "elements": [...]}` for an
 /// audit entry: exact counts, and the first `listed` elements (creations
@@ -38,6 +135,17 @@ pub fn effects<'a>(db: impl Into<Db<'a>>, entry_id: i64, listed: usize) -> KipRe
 /// [`effects`] of the entry a write has just finished (what
 /// [`super::finish`] returned: the entry need not be read again).
 pub fn effects_of<'a>(db: impl Into<Db<'a>>, e: Span, listed: usize) -> KipResult<Value> {
+    effects_read(db, e, listed, None)
+}
+
+/// [`effects_of`] with what the closing statement read of it already
+/// (`pre`, from [`super::finish_reading`] with the same `listed`).
+pub fn effects_read<'a>(
+    db: impl Into<Db<'a>>,
+    e: Span,
+    listed: usize,
+    pre: Option<Preread>,
+) -> KipResult<Value> {
     let conn = db.into();
     if e.changes() == 0 {
         return Ok(summary(vec![], [0, 0, 0], 0));
@@ -49,12 +157,19 @@ pub fn effects_of<'a>(db: impl Into<Db<'a>>, e: Span, listed: usize) -> KipResul
     // costs a fraction of its write.
     let mut touched: HashMap<i64, (bool, bool)> = HashMap::new();
     let mut order: Vec<i64> = Vec::new();
-    for r in conn.query(
-        "SELECT element, op FROM audit_changes WHERE id >= ?1 AND entry = ?3 ORDER BY id LIMIT ?2",
-        &[e.first_change.into(), e.recorded.into(), e.entry.into()],
-    )? {
-        let el = r.i64(0)?;
-        let op = r.text(1)?;
+    let mut pre = pre;
+    let changes = match pre.as_mut() {
+        Some(p) => std::mem::take(&mut p.changes),
+        None => conn
+            .query(
+                "SELECT element, op FROM audit_changes WHERE id >= ?1 AND entry = ?3 ORDER BY id LIMIT ?2",
+                &[e.first_change.into(), e.recorded.into(), e.entry.into()],
+            )?
+            .into_iter()
+            .map(|r| Ok((r.i64(0)?, r.text(1)?)))
+            .collect::<KipResult<Vec<_>>>()?,
+    };
+    for (el, op) in changes {
         let t = touched.entry(el).or_insert_with(|| {
             order.push(el);
             (false, false)
@@ -100,14 +215,45 @@ pub fn effects_of<'a>(db: impl Into<Db<'a>>, e: Span, listed: usize) -> KipResul
         .take(listed.saturating_sub(made.len()))
         .collect();
     let live: Vec<i64> = rest.iter().filter(|r| !r.1).map(|r| r.0).collect();
-    let mut now = store::elements_by_ids(conn, &live)?;
+    let mut now = HashMap::new();
+    let unread: Vec<i64> = match pre.as_mut() {
+        Some(p) => {
+            for el in &live {
+                if let Some(x) = p.images.remove(el) {
+                    now.insert(*el, x);
+                }
+            }
+            live.iter()
+                .copied()
+                .filter(|el| !p.covered.contains(el))
+                .collect()
+        }
+        None => live,
+    };
+    now.extend(store::elements_by_ids(conn, &unread)?);
     // the images before the command, for what it updated or deleted
     let want_before: Vec<i64> = rest
         .iter()
         .filter(|(el, _, restored)| !(*restored && now.contains_key(el)))
         .map(|r| r.0)
         .collect();
-    let befores = first_befores(conn, &e, &want_before)?;
+    let befores = match pre.as_mut() {
+        Some(p) => {
+            // the first image before of each, as [`first_befores`] reads
+            let mut out: HashMap<i64, Value> = HashMap::new();
+            for (el, b) in std::mem::take(&mut p.befores) {
+                out.entry(el).or_insert(b);
+            }
+            let unread: Vec<i64> = want_before
+                .iter()
+                .copied()
+                .filter(|el| !p.covered.contains(el))
+                .collect();
+            out.extend(first_befores(conn, &e, &unread)?);
+            out
+        }
+        None => first_befores(conn, &e, &want_before)?,
+    };
     // the endpoints of the links listed, named at once
     let mut names = Names::new();
     let mut ends: Vec<i64> = Vec::new();

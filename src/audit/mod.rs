@@ -7,7 +7,7 @@
 //! be rolled back.
 
 mod effects;
-pub use effects::{effects, effects_of};
+pub use effects::{Preread, effects, effects_of, effects_read};
 
 use crate::kip::{ErrorCode, KipError, KipResult};
 use crate::store;
@@ -105,6 +105,44 @@ pub fn begin<'a>(
     rolls_back: Option<i64>,
 ) -> KipResult<i64> {
     let db = db.into();
+    let (sql, args) = opening(db, ctx, who, command, kind, rolls_back)?;
+    let entry = db
+        .query_i64(&sql, &args)?
+        .ok_or_else(|| KipError::internal("an audit entry got no id"))?;
+    ctx.set(entry, args_first_id(&args));
+    Ok(entry)
+}
+
+/// [`begin`] for an entry whose id is wanted only when it closes
+/// ([`finish_reading`]): on PostgreSQL the statement that opens it goes
+/// with the command's first statement, one round trip for both
+/// (`None`); SQLite opens it now (its id).
+pub fn begin_deferred<'a>(
+    db: impl Into<Db<'a>>,
+    ctx: &Context,
+    who: &Who,
+    command: &str,
+    kind: &str,
+) -> KipResult<Option<i64>> {
+    let db = db.into();
+    if db.backend() == Backend::Sqlite {
+        return begin(db, ctx, who, command, kind, None).map(Some);
+    }
+    let (sql, args) = opening(db, ctx, who, command, kind, None)?;
+    ctx.set(0, args_first_id(&args));
+    db.defer(&sql, args)?;
+    Ok(None)
+}
+
+/// The statement that opens an entry, and its arguments.
+fn opening(
+    db: Db<'_>,
+    ctx: &Context,
+    who: &Who,
+    command: &str,
+    kind: &str,
+    rolls_back: Option<i64>,
+) -> KipResult<(String, Vec<Val>)> {
     let first_id = next_id(db)?;
     let insert = "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9) RETURNING id";
@@ -117,32 +155,57 @@ pub fn begin<'a>(
              set_config('somnus.audit_first_id', ?10, true) FROM e"
         ),
     };
-    let entry = db
-        .query_i64(
-            &sql,
-            &[
-                store::now().into(),
-                who.actor.as_str().into(),
-                who.trigger.as_str().into(),
-                who.reason.clone().into(),
-                command.into(),
-                kind.into(),
-                rolls_back.into(),
-                first_id.into(),
-                ctx.batch().into(),
-                Val::Text(i64::MAX.to_string()),
-            ],
-        )?
-        .ok_or_else(|| KipError::internal("an audit entry got no id"))?;
-    ctx.set(entry, first_id);
-    Ok(entry)
+    Ok((
+        sql,
+        vec![
+            store::now().into(),
+            who.actor.as_str().into(),
+            who.trigger.as_str().into(),
+            who.reason.clone().into(),
+            command.into(),
+            kind.into(),
+            rolls_back.into(),
+            first_id.into(),
+            ctx.batch().into(),
+            Val::Text(i64::MAX.to_string()),
+        ],
+    ))
+}
+
+/// The first id of [`opening`]'s arguments.
+fn args_first_id(args: &[Val]) -> i64 {
+    match args.get(7) {
+        Some(Val::Int(n)) => *n,
+        _ => 0,
+    }
 }
 
 /// Closes an entry: records the ids it allocated and how many elements it
 /// changed; an entry that changed nothing is dropped. Returns the count.
 pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<Span> {
+    Ok(finish_reading(db, ctx, Some(entry), None)?.0)
+}
+
+/// [`finish`] of an entry [`begin_deferred`] opened (`None`: its id
+/// comes from the deferred statement), and on PostgreSQL, when `listed`
+/// is given, what the entry's effects read ([`effects::Preread`]) in the
+/// same statement: one round trip instead of three or four. SQLite reads
+/// them in process ([`effects_of`]).
+pub fn finish_reading<'a>(
+    db: impl Into<Db<'a>>,
+    ctx: &Context,
+    entry: Option<i64>,
+    listed: Option<usize>,
+) -> KipResult<(Span, Option<effects::Preread>)> {
     let db = db.into();
     ctx.clear();
+    let entry = match entry {
+        Some(e) => e,
+        None => db
+            .deferred()?
+            .ok_or_else(|| KipError::internal("an audit entry got no id"))?
+            .i64(0)?,
+    };
     let end_id = next_id(db)?;
     let gone = || KipError::internal(format!("audit entry #{entry} is gone"));
     if db.backend() == Backend::Postgres {
@@ -150,25 +213,40 @@ pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult
         // drop it (no id range on PostgreSQL: the count is every change),
         // and point the triggers away from it. (Every part of the
         // statement sees the entry as it was before it.)
+        let (with, cols) = match listed {
+            Some(_) => (effects::PREREAD_WITH, effects::PREREAD_COLS),
+            None => ("", ""),
+        };
         let r = db
             .query_opt(
-                "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
-                   WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
-                 gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
-                 kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
-                   WHERE id = ?1 AND (SELECT n FROM c) > 0) \
-                 SELECT c.n, l.first_change, l.first_id FROM c, audit_log l, \
-                   (SELECT set_config('somnus.audit_entry', '', true)) s WHERE l.id = ?1",
-                &[entry.into(), end_id.into()],
+                &format!(
+                    "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
+                       WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
+                     gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
+                     kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
+                       WHERE id = ?1 AND (SELECT n FROM c) > 0){with} \
+                     SELECT c.n, l.first_change, l.first_id{cols} FROM c, audit_log l, \
+                       (SELECT set_config('somnus.audit_entry', '', true)) s WHERE l.id = ?1"
+                ),
+                &[
+                    entry.into(),
+                    end_id.into(),
+                    (listed.unwrap_or(0).min(i64::MAX as usize) as i64).into(),
+                ],
             )?
             .ok_or_else(gone)?;
-        return Ok(Span {
+        let span = Span {
             entry,
             first_change: r.i64(1)?,
             recorded: r.i64(0)?,
             first_id: r.i64(2)?,
             end_id,
-        });
+        };
+        let pre = match listed {
+            Some(_) => Some(effects::Preread::read(r, 3)?),
+            None => None,
+        };
+        return Ok((span, pre));
     }
     // the changes recorded for the entry (from its first, so the index on
     // ids serves), and its first id
@@ -194,7 +272,7 @@ pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult
             &[entry.into(), span.recorded.into(), end_id.into()],
         )?;
     }
-    Ok(span)
+    Ok((span, None))
 }
 
 /// What a finished entry covers: where its recorded changes are, and the

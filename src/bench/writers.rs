@@ -38,6 +38,8 @@ pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>,
     let _ = crate::store::postgres::drop_memory(loc);
     let out = load(&[pg.clone(), pg.clone()], clients, per_client);
     let _ = crate::store::postgres::drop_memory(loc);
+    let raw = out.as_ref().ok().map(|_| raw_sql(loc, clients, per_client));
+    let _ = crate::store::postgres::drop_memory(loc);
     let _ = std::fs::remove_dir_all(&dir);
     let post = out?;
     let mut rows = Vec::new();
@@ -55,6 +57,21 @@ pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>,
             tail: Tail::P99,
             target: "0 errors, 0 missing".into(),
             ok: Some(l.errors == 0 && l.missing == 0),
+        });
+    }
+    if let Some(raw) = raw {
+        let raw = raw?;
+        rows.push(Row {
+            workload: format!(
+                "the database alone: the same write as hand-written SQL from {clients} connections (no HTTP, no KIP), {:.0} writes/s ({:.2}× SQLite's somnus)",
+                raw.throughput,
+                raw.throughput / lite.throughput.max(f64::MIN_POSITIVE)
+            ),
+            median: raw.p50,
+            p95: raw.p99,
+            tail: Tail::P99,
+            target: "(what this machine's PostgreSQL can do)".into(),
+            ok: None,
         });
     }
     let ratio = if lite.throughput > 0.0 {
@@ -179,6 +196,98 @@ fn load(places: &[Place], clients: usize, per_client: usize) -> Result<Load, Str
             .unwrap_or_default(),
         errors,
         missing: acked.iter().filter(|a| !present.contains(*a)).count(),
+        acked: acked.len(),
+    })
+}
+
+/// The same write as hand-written SQL, in the round trips somnus uses
+/// (the entry opened with the insert, closed, committed), from `clients`
+/// connections of their own: what the database itself allows on this
+/// machine, with no HTTP, parsing or planning in front of it.
+fn raw_sql(
+    loc: &crate::store::postgres::Location,
+    clients: usize,
+    per_client: usize,
+) -> Result<Load, String> {
+    {
+        let mut nx = Nexus::open_postgres(loc).map_err(|e| e.message)?;
+        super::must(
+            nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#),
+            "schema",
+        );
+    }
+    const OPEN: &str = "WITH e AS (INSERT INTO audit_log(at, actor, trigger_name, command, kind, first_change, first_id, end_id) \
+        VALUES ($1, 'agent', 'execute_kip', $2, 'UPSERT', (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), 0, 0) RETURNING id) \
+        SELECT id, set_config('somnus.audit_entry', id::text, true), set_config('somnus.audit_first_id', $3, true) FROM e";
+    const INSERT: &str = "WITH t AS (SELECT 1 FROM concepts WHERE type = '$ConceptType' AND name = 'Note'), \
+        ins AS (INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) \
+          SELECT nextval('element_ids'), 'Note', $1, $2::jsonb, '{}', 1, $3 WHERE EXISTS (SELECT 1 FROM t) \
+          ON CONFLICT(type, name) DO NOTHING RETURNING id) \
+        SELECT EXISTS (SELECT 1 FROM t), (SELECT id FROM ins)";
+    const CLOSE: &str = "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x \
+          WHERE x.entry = current_setting('somnus.audit_entry')::bigint), \
+        kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c) \
+          WHERE id = current_setting('somnus.audit_entry')::bigint) \
+        SELECT c.n, (SELECT to_jsonb(k) - 'search' FROM concepts k WHERE k.name = $1 AND k.type = 'Note') FROM c";
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let loc = loc.clone();
+            std::thread::spawn(move || -> Result<(Vec<Duration>, Vec<String>), String> {
+                let mut s = loc.session().map_err(|e| e.message)?;
+                let err = |e: tokio_postgres::Error| e.to_string();
+                let (open, insert, close) = (
+                    s.prepare(OPEN).map_err(err)?,
+                    s.prepare(INSERT).map_err(err)?,
+                    s.prepare(CLOSE).map_err(err)?,
+                );
+                let mut rng = Lcg(c as u64 + 7);
+                let mut lat = Vec::with_capacity(per_client);
+                let mut acked = Vec::with_capacity(per_client);
+                for i in 0..per_client {
+                    let name = format!("raw-{c}-{i}");
+                    let attrs =
+                        serde_json::json!({ "client": c, "seq": i, "r": rng.next() % 1000 });
+                    let (now, cmd, first) = (crate::store::now(), "UPSERT", i64::MAX.to_string());
+                    let t = Instant::now();
+                    let (_, made) = s
+                        .query_behind(
+                            Some("BEGIN"),
+                            (&open, &[&now, &cmd, &first]),
+                            &insert,
+                            &[&name, &attrs, &now],
+                        )
+                        .map_err(err)?;
+                    let made: Option<i64> = made.first().and_then(|r| r.get(1));
+                    s.query(&close, &[&name]).map_err(err)?;
+                    s.batch_execute("COMMIT").map_err(err)?;
+                    lat.push(t.elapsed());
+                    if made.is_some() {
+                        acked.push(name);
+                    }
+                }
+                Ok((lat, acked))
+            })
+        })
+        .collect();
+    let (mut lat, mut acked) = (Vec::new(), Vec::new());
+    for h in handles {
+        let (l, a) = h.join().map_err(|_| "a client panicked".to_string())??;
+        lat.extend(l);
+        acked.extend(a);
+    }
+    let wall = started.elapsed();
+    lat.sort();
+    let n = lat.len().max(1);
+    Ok(Load {
+        throughput: (clients * per_client) as f64 / wall.as_secs_f64(),
+        p50: lat.get(n / 2).copied().unwrap_or_default(),
+        p99: lat
+            .get((n * 99 / 100).min(n - 1))
+            .copied()
+            .unwrap_or_default(),
+        errors: clients * per_client - acked.len(),
+        missing: 0,
         acked: acked.len(),
     })
 }

@@ -560,6 +560,32 @@ impl<'c> WriteCtx<'c> {
         handles: &mut HashMap<String, i64>,
     ) -> KipResult<i64> {
         let meta = merged(&[stmt_meta, c.metadata.as_ref()]);
+        // On PostgreSQL a named concept of a type not yet known here is
+        // inserted by the statement that checks its type (one round trip
+        // instead of two); one that exists, or an undefined type, goes on
+        // below as it would have.
+        let mut tried = false;
+        if let Some((ty, name)) = Self::plain(c)
+            && self.conn.backend() == Backend::Postgres
+            && !(ty == "$ConceptType" && name == "$ConceptType")
+            && !self.defined.borrow().contains(&(true, ty.to_string()))
+        {
+            let key = (ty.to_string(), name.to_string());
+            if !self.absent.borrow().contains(&key) && !self.named.borrow().contains_key(&key) {
+                let empty = Map::new();
+                let attrs = c.attributes.as_ref().unwrap_or(&empty);
+                let (defined, made) =
+                    store::insert_concept_if_typed(self.db()?, &self.ids, ty, name, attrs, &meta)?;
+                if defined {
+                    self.defined.borrow_mut().insert((true, ty.to_string()));
+                    tried = true;
+                }
+                if let Some(id) = made {
+                    self.created(id, false, ty, name);
+                    return self.concept_links(c, id, (ty, name), stmt_meta, handles);
+                }
+            }
+        }
         // A bulk UPSERT mostly creates: an ordinary named concept without a
         // version expectation is inserted straight away, and only one that
         // already exists takes the read-and-merge path below.
@@ -590,7 +616,8 @@ impl<'c> WriteCtx<'c> {
                 return self.concept_links(c, id, (ty, name), stmt_meta, handles);
             }
             // known to exist: merged below, without trying to insert
-            if !self.named.borrow().contains_key(&key)
+            if !tried
+                && !self.named.borrow().contains_key(&key)
                 && let Some(id) =
                     store::insert_concept_if_new(self.db()?, &self.ids, ty, name, attrs, &meta)?
             {

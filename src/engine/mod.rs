@@ -1011,14 +1011,15 @@ impl Nexus {
         dry_run: bool,
     ) -> KipResult<Answered> {
         let record = cmd.is_write() && (!dry_run || self.want_effects);
+        // (on PostgreSQL the entry opens with the command's first
+        // statement)
         let entry = if record {
-            Some(crate::audit::begin(
+            Some(crate::audit::begin_deferred(
                 db,
                 &self.audit,
                 who,
                 text,
                 cmd.kind(),
-                None,
             )?)
         } else {
             None
@@ -1028,9 +1029,12 @@ impl Nexus {
         let out = out?;
         let mut effects = None;
         if let Some(e) = entry {
-            let span = crate::audit::finish(db, &self.audit, e)?;
-            if self.want_effects {
-                effects = Some(crate::audit::effects_of(db, span, effects_listed(dry_run))?);
+            // (on PostgreSQL the statement that closes the entry reads
+            // what its effects need)
+            let listed = self.want_effects.then(|| effects_listed(dry_run));
+            let (span, pre) = crate::audit::finish_reading(db, &self.audit, e, listed)?;
+            if let Some(listed) = listed {
+                effects = Some(crate::audit::effects_read(db, span, listed, pre)?);
             }
         }
         Ok((out, effects))

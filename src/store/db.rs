@@ -252,6 +252,11 @@ pub struct PgConn {
     /// The open transaction's `BEGIN`, not sent yet: it goes with the
     /// first statement (one round trip for both).
     pending_begin: Option<&'static str>,
+    /// A query whose answer is not wanted yet ([`Db::defer`]): it goes,
+    /// right behind any `BEGIN`, with the next statement.
+    deferred: Option<(String, Prepared, Vec<Val>)>,
+    /// The first row of the deferred query, once sent.
+    deferred_row: Option<Option<Row>>,
     cache: std::collections::HashMap<String, Prepared>,
     /// A transaction is open (`begin`, or a savepoint's own).
     in_tx: bool,
@@ -278,6 +283,8 @@ impl PgConn {
         PgConn {
             client: std::mem::ManuallyDrop::new(client),
             pending_begin: None,
+            deferred: None,
+            deferred_row: None,
             cache: Default::default(),
             in_tx: false,
             savepoint_tx: false,
@@ -309,6 +316,8 @@ impl PgConn {
     /// No transaction is open any more.
     fn ended(&mut self) {
         self.pending_begin = None;
+        self.deferred = None;
+        self.deferred_row = None;
         self.in_tx = false;
         self.savepoint_tx = false;
         self.write_tx = false;
@@ -409,7 +418,17 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
-                match c.pending_begin.take() {
+                let begin = c.pending_begin.take();
+                if let Some((_, pre, pre_args)) = c.deferred.take() {
+                    let pa = pg_args(&pre, &pre_args)?;
+                    let (rows, n) = c
+                        .client
+                        .execute_behind(begin, (&pre.statement, &pa), &st.statement, &args)
+                        .map_err(|e| super::postgres::pg_error("a statement", &e))?;
+                    c.deferred_row = Some(first_row(&rows)?);
+                    return Ok(n);
+                }
+                match begin {
                     Some(begin) => c.client.execute_after(begin, &st.statement, &args),
                     None => c.client.execute(&st.statement, &args),
                 }
@@ -441,11 +460,22 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
-                let rows = match c.pending_begin.take() {
-                    Some(begin) => c.client.query_after(begin, &st.statement, &args),
-                    None => c.client.query(&st.statement, &args),
-                }
-                .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                let begin = c.pending_begin.take();
+                let rows = if let Some((_, pre, pre_args)) = c.deferred.take() {
+                    let pa = pg_args(&pre, &pre_args)?;
+                    let (first, rows) = c
+                        .client
+                        .query_behind(begin, (&pre.statement, &pa), &st.statement, &args)
+                        .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                    c.deferred_row = Some(first_row(&first)?);
+                    rows
+                } else {
+                    match begin {
+                        Some(begin) => c.client.query_after(begin, &st.statement, &args),
+                        None => c.client.query(&st.statement, &args),
+                    }
+                    .map_err(|e| super::postgres::pg_error("a query", &e))?
+                };
                 rows.iter().map(pg_row).collect()
             }
         }
@@ -463,6 +493,43 @@ impl<'a> Db<'a> {
             Some(r) => r.opt_i64(0),
             None => Ok(None),
         }
+    }
+
+    /// Queues a query whose answer is wanted later ([`Db::deferred`]), on
+    /// PostgreSQL: it is sent with the next statement (one round trip for
+    /// both; its error comes first). (SQLite has no round trips to save.)
+    pub fn defer(&self, sql: &str, args: Vec<Val>) -> KipResult<()> {
+        match self {
+            Db::Sqlite(_) => Err(KipError::internal("a deferred query on SQLite")),
+            Db::Postgres(c) => {
+                let pending = c.borrow().deferred.is_some();
+                if pending {
+                    // (one at a time: the one before is sent first)
+                    self.deferred()?;
+                }
+                let mut c = c.borrow_mut();
+                let st = c.statement(sql)?;
+                c.deferred = Some((sql.to_string(), st, args));
+                c.deferred_row = None;
+                Ok(())
+            }
+        }
+    }
+
+    /// The first row of the query [`Db::defer`] queued: sent now if no
+    /// statement has carried it yet.
+    pub fn deferred(&self) -> KipResult<Option<Row>> {
+        let Db::Postgres(c) = self else {
+            return Err(KipError::internal("a deferred query on SQLite"));
+        };
+        let unsent = c.borrow_mut().deferred.take();
+        if let Some((sql, _, args)) = unsent {
+            return self.query_opt(&sql, &args);
+        }
+        c.borrow_mut()
+            .deferred_row
+            .take()
+            .ok_or_else(|| KipError::internal("no deferred query was sent"))
     }
 
     /// Opens a transaction. A write transaction takes SQLite's write lock
@@ -623,7 +690,17 @@ impl<'a> Db<'a> {
             Db::Sqlite(c) => Ok(c.execute_batch(sql)?),
             Db::Postgres(c) => {
                 let mut c = c.borrow_mut();
-                match c.pending_begin.take() {
+                let begin = c.pending_begin.take();
+                if let Some((_, pre, pre_args)) = c.deferred.take() {
+                    let pa = pg_args(&pre, &pre_args)?;
+                    let rows = c
+                        .client
+                        .batch_behind(begin, (&pre.statement, &pa), sql)
+                        .map_err(|e| super::postgres::pg_error("statements", &e))?;
+                    c.deferred_row = Some(first_row(&rows)?);
+                    return Ok(());
+                }
+                match begin {
                     Some(begin) => c.client.batch_execute(&format!("{begin}; {sql}")),
                     None => c.client.batch_execute(sql),
                 }
@@ -663,6 +740,11 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Val> {
 
 /// The arguments a prepared statement takes (the first as many as it has
 /// parameters), each converted to the type the server inferred for it.
+/// The first of a deferred query's rows.
+fn first_row(rows: &[postgres::Row]) -> KipResult<Option<Row>> {
+    rows.first().map(pg_row).transpose()
+}
+
 fn pg_args<'v>(
     st: &Prepared,
     args: &'v [Val],

@@ -304,6 +304,39 @@ fn prop_row(mut r: Row) -> KipResult<Proposition> {
     })
 }
 
+/// The columns of [`CONCEPT_COLS`] of `k` as one `jsonb` array
+/// (PostgreSQL), read back by [`concept_of_array`].
+pub const CONCEPT_ARRAY: &str =
+    "jsonb_build_array(k.id, k.type, k.name, k.attributes, k.metadata, k.version, k.updated_at)";
+/// [`CONCEPT_ARRAY`] for a proposition, read back by [`prop_of_array`].
+pub const PROP_ARRAY: &str = "jsonb_build_array(k.id, k.subject, k.predicate, k.object, k.attributes, k.metadata, k.version, k.updated_at)";
+
+/// A row whose columns came as one JSON array.
+fn row_of_array(a: Vec<Value>) -> Row {
+    Row(a
+        .into_iter()
+        .map(|v| match v {
+            Value::Null => Val::Null,
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Val::Int(i),
+                None => Val::Real(n.as_f64().unwrap_or(0.0)),
+            },
+            Value::String(s) => Val::Text(s),
+            other => Val::Json(other),
+        })
+        .collect())
+}
+
+/// A concept from a [`CONCEPT_ARRAY`].
+pub fn concept_of_array(a: Vec<Value>) -> KipResult<Concept> {
+    concept_row(row_of_array(a))
+}
+
+/// A proposition from a [`PROP_ARRAY`].
+pub fn prop_of_array(a: Vec<Value>) -> KipResult<Proposition> {
+    prop_row(row_of_array(a))
+}
+
 pub fn concept_by_id<'a>(db: impl Into<Db<'a>>, id: i64) -> KipResult<Option<Concept>> {
     let db = db.into();
     // (read to be written: locked until the write commits)
@@ -712,6 +745,50 @@ pub fn insert_concept_if_new<'a>(
         ids.release(id);
     }
     Ok(made)
+}
+
+/// [`insert_concept_if_new`] on PostgreSQL for a type not yet known to
+/// be defined: whether the type is defined, and the new id (`None`:
+/// nothing written, as the type is not defined or the concept exists),
+/// in one round trip instead of two.
+pub fn insert_concept_if_typed<'a>(
+    db: impl Into<Db<'a>>,
+    ids: &IdAllocator,
+    ty: &str,
+    name: &str,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> KipResult<(bool, Option<i64>)> {
+    let db = db.into();
+    let id = ids.alloc_or_inline(db)?;
+    let r = db
+        .query_opt(
+            &format!(
+                "WITH t AS (SELECT 1 FROM concepts WHERE type = '$ConceptType' AND name = CAST(?2 AS TEXT)), \
+                 ins AS (INSERT INTO concepts (id, type, name, attributes, metadata, version, updated_at) \
+                   SELECT {}, CAST(?2 AS TEXT), CAST(?3 AS TEXT), CAST(?4 AS JSONB), CAST(?5 AS JSONB), 1, CAST(?6 AS TEXT) \
+                   WHERE EXISTS (SELECT 1 FROM t) ON CONFLICT(type, name) DO NOTHING RETURNING id) \
+                 SELECT EXISTS (SELECT 1 FROM t), (SELECT id FROM ins)",
+                new_id(db)
+            ),
+            &[
+                id.into(),
+                Val::from(ty),
+                Val::from(name),
+                Val::JsonText(obj_text(attrs)),
+                Val::JsonText(obj_text(meta)),
+                Val::Text(now()),
+            ],
+        )?
+        .ok_or_else(|| KipError::internal("an insert answered no row"))?;
+    let defined = r.i64(0)? == 1;
+    let made = r.opt_i64(1)?;
+    if made.is_none()
+        && let Some(id) = id
+    {
+        ids.release(id);
+    }
+    Ok((defined, made))
 }
 
 /// Inserts a concept the caller knows is new.

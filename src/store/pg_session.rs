@@ -128,6 +128,48 @@ impl PgSession {
         run_after(&self.rt, &mut self.link, &self.client, first, b)
     }
 
+    /// Sends `first` (statements without parameters, if any), the query
+    /// `pre`, and right behind them the query `st`, without waiting in
+    /// between: one round trip for all. Errors come in the order sent;
+    /// `pre`'s rows come with `st`'s.
+    pub fn query_behind(
+        &mut self,
+        first: Option<&str>,
+        pre: (&Statement, &Params<'_>),
+        st: &Statement,
+        params: &Params<'_>,
+    ) -> Result<(Vec<Row>, Vec<Row>), Error> {
+        let p = self.client.query(pre.0, pre.1);
+        let b = self.client.query(st, params);
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
+    }
+
+    /// [`PgSession::query_behind`] for a statement whose row count is
+    /// wanted.
+    pub fn execute_behind(
+        &mut self,
+        first: Option<&str>,
+        pre: (&Statement, &Params<'_>),
+        st: &Statement,
+        params: &Params<'_>,
+    ) -> Result<(Vec<Row>, u64), Error> {
+        let p = self.client.query(pre.0, pre.1);
+        let b = self.client.execute(st, params);
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
+    }
+
+    /// [`PgSession::query_behind`] for statements without parameters.
+    pub fn batch_behind(
+        &mut self,
+        first: Option<&str>,
+        pre: (&Statement, &Params<'_>),
+        sql: &str,
+    ) -> Result<Vec<Row>, Error> {
+        let p = self.client.query(pre.0, pre.1);
+        let b = self.client.batch_execute(sql);
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b).map(|(rows, ())| rows)
+    }
+
     /// Sends statements and returns without their answer: they are
     /// written to the socket now and answered while the next request
     /// waits (their errors are not seen; a connection that failed is
@@ -221,6 +263,31 @@ fn run_after<T>(
         let (a, b) = both(a, b).await;
         a?;
         b
+    })
+}
+
+/// Sends `first` (if any), then `p`, then `b`, each behind the one before
+/// without waiting (`both` polls its first future first, so requests are
+/// queued in that order); errors come in the order sent.
+fn run_behind<P, T>(
+    rt: &tokio::runtime::Runtime,
+    link: &mut Link,
+    client: &Client,
+    first: Option<&str>,
+    p: impl Future<Output = Result<P, Error>>,
+    b: impl Future<Output = Result<T, Error>>,
+) -> Result<(P, T), Error> {
+    let a = async {
+        match first {
+            Some(f) => client.batch_execute(f).await,
+            None => Ok(()),
+        }
+    };
+    run_on(rt, link, client, async {
+        let (a, (p, b)) = both(a, both(p, b)).await;
+        a?;
+        let p = p?;
+        Ok((p, b?))
     })
 }
 
