@@ -58,6 +58,15 @@ const SCRIPT: &[&str] = &[
 ];
 
 const QUERIES: &[&str] = &[
+    // every solution in the default order (by element id; PostgreSQL
+    // orders them once read), a missing OPTIONAL value last
+    r#"FIND(?x) WHERE { ?x {type: "Drug"} }"#,
+    r#"FIND(?x.name) WHERE { ?x {type: "Drug"} FILTER(?x.attributes.dose >= 200) }"#,
+    r#"FIND(?y.name, ?x.name) WHERE { ?x {type: "Drug"} OPTIONAL { (?y, "leads_to", ?x) } }"#,
+    r#"FIND(?l, ?x) WHERE { ?l (?x, ?p, ?y) }"#,
+    // a type written into the statement: quotes and backslashes are text
+    r#"FIND(?x) WHERE { ?x {type: "Dr'ug\' OR 'a'='a"} }"#,
+    r#"FIND(COUNT(?x)) WHERE { ?x {type: "it's"} }"#,
     // answers that carry their concepts (PostgreSQL reads them in the
     // query): whole or labels, ordered and paged, through a walk, beside
     // a predicate, a proposition, a missing OPTIONAL, and a UNION whose

@@ -740,7 +740,7 @@ pub fn match_targets(
         limit,
         offset: 0,
         carry: vec![],
-        all_rows: true,
+        all_rows: limit.is_none(),
     };
     let Some(c) = Planner::new(conn).compile(where_, &sel)? else {
         return Ok(vec![]);

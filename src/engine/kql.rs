@@ -602,6 +602,7 @@ fn grouped_in_sql(
         unique: true,
         ground_later: c.ground_later,
         carried: vec![],
+        sort_after: 0,
     };
     Ok(Some(grouped))
 }
@@ -687,6 +688,7 @@ fn links_per_endpoint(
             vec![]
         },
         carried: vec![],
+        sort_after: 0,
     })
 }
 

@@ -229,7 +229,7 @@ fn update_in_one(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
             limit: st.limit,
             offset: 0,
             carry: vec![],
-            all_rows: true,
+            all_rows: false,
         },
         None => Selection::bare(vec![st.target.clone()]),
     };
