@@ -67,6 +67,7 @@ const QUERIES: &[&str] = &[
     // a type written into the statement: quotes and backslashes are text
     r#"FIND(?x) WHERE { ?x {type: "Dr'ug\' OR 'a'='a"} }"#,
     r#"FIND(COUNT(?x)) WHERE { ?x {type: "it's"} }"#,
+    r#"FIND(?x) WHERE { ?x {type: "a\u0000b"} }"#,
     // answers that carry their concepts (PostgreSQL reads them in the
     // query): whole or labels, ordered and paged, through a walk, beside
     // a predicate, a proposition, a missing OPTIONAL, and a UNION whose

@@ -1008,12 +1008,18 @@ impl<'c> Planner<'c> {
             // would be planned for a type of average size (an index walk
             // over a type that is half the memory). Types are few, so are
             // the statements.
-            let p = if self.backend == Backend::Postgres && m.name.is_none() && m.id.is_none() {
-                sql_text(t)
+            let cond = if self.backend == Backend::Postgres && m.name.is_none() && m.id.is_none() {
+                // (PostgreSQL text cannot hold a NUL: no such type exists)
+                if t.contains('\0') {
+                    "FALSE".to_string()
+                } else {
+                    format!("{a}.type = {}", sql_text(t))
+                }
             } else {
-                self.ps(t)
+                let p = self.ps(t);
+                format!("{a}.type = {p}")
             };
-            self.local(b, a, format!("{a}.type = {p}"));
+            self.local(b, a, cond);
         }
         if let Some(n) = &m.name {
             let p = self.ps(n);
