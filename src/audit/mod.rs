@@ -105,11 +105,11 @@ pub fn begin<'a>(
     rolls_back: Option<i64>,
 ) -> KipResult<i64> {
     let db = db.into();
-    let (sql, args) = opening(db, ctx, who, command, kind, rolls_back)?;
+    let (sql, args, first_id) = opening(db, ctx, who, command, kind, rolls_back)?;
     let entry = db
         .query_i64(&sql, &args)?
         .ok_or_else(|| KipError::internal("an audit entry got no id"))?;
-    ctx.set(entry, args_first_id(&args));
+    ctx.set(entry, first_id);
     Ok(entry)
 }
 
@@ -128,13 +128,14 @@ pub fn begin_deferred<'a>(
     if db.backend() == Backend::Sqlite {
         return begin(db, ctx, who, command, kind, None).map(Some);
     }
-    let (sql, args) = opening(db, ctx, who, command, kind, None)?;
-    ctx.set(0, args_first_id(&args));
+    let (sql, args, first_id) = opening(db, ctx, who, command, kind, None)?;
+    ctx.set(0, first_id);
     db.defer(&sql, args)?;
     Ok(None)
 }
 
-/// The statement that opens an entry, and its arguments.
+/// The statement that opens an entry, its arguments, and the first id the
+/// entry may allocate.
 fn opening(
     db: Db<'_>,
     ctx: &Context,
@@ -142,7 +143,7 @@ fn opening(
     command: &str,
     kind: &str,
     rolls_back: Option<i64>,
-) -> KipResult<(String, Vec<Val>)> {
+) -> KipResult<(String, Vec<Val>, i64)> {
     let first_id = next_id(db)?;
     let insert = "INSERT INTO audit_log(at, actor, trigger_name, reason, command, kind, rolls_back, first_change, first_id, end_id, batch) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), ?8, ?8, ?9) RETURNING id";
@@ -169,15 +170,8 @@ fn opening(
             ctx.batch().into(),
             Val::Text(i64::MAX.to_string()),
         ],
+        first_id,
     ))
-}
-
-/// The first id of [`opening`]'s arguments.
-fn args_first_id(args: &[Val]) -> i64 {
-    match args.get(7) {
-        Some(Val::Int(n)) => *n,
-        _ => 0,
-    }
 }
 
 /// Closes an entry: records the ids it allocated and how many elements it

@@ -23,6 +23,42 @@ struct Load {
     acked: usize,
 }
 
+impl Load {
+    /// A run's tally from every request's latency (acknowledged or not)
+    /// and its wall time.
+    fn of(
+        mut lat: Vec<Duration>,
+        wall: Duration,
+        errors: usize,
+        missing: usize,
+        acked: usize,
+    ) -> Load {
+        lat.sort();
+        let n = lat.len().max(1);
+        Load {
+            throughput: lat.len() as f64 / wall.as_secs_f64(),
+            p50: lat.get(n / 2).copied().unwrap_or_default(),
+            p99: lat
+                .get((n * 99 / 100).min(n - 1))
+                .copied()
+                .unwrap_or_default(),
+            errors,
+            missing,
+            acked,
+        }
+    }
+}
+
+/// Defines the `Note` type the load writes.
+fn define_note(place: &Place) -> Result<(), String> {
+    let mut nx = Nexus::open_place(place, Default::default()).map_err(|e| e.message)?;
+    super::must(
+        nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#),
+        "schema",
+    );
+    Ok(())
+}
+
 /// The side-by-side rows.
 pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>, String> {
     let dir = std::env::temp_dir().join(format!("somnus-writers-{}", std::process::id()));
@@ -96,13 +132,7 @@ pub fn writers(url: &str, clients: usize, per_client: usize) -> Result<Vec<Row>,
 /// The load against one server per place (the same memory), clients
 /// taking the servers in turn.
 fn load(places: &[Place], clients: usize, per_client: usize) -> Result<Load, String> {
-    {
-        let mut nx = Nexus::open_place(&places[0], Default::default()).map_err(|e| e.message)?;
-        super::must(
-            nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#),
-            "schema",
-        );
-    }
+    define_note(&places[0])?;
     let mut urls = Vec::new();
     let mut stops = Vec::new();
     for p in places {
@@ -177,8 +207,6 @@ fn load(places: &[Place], clients: usize, per_client: usize) -> Result<Load, Str
     for s in stops {
         let _ = s.send(());
     }
-    lat.sort();
-    let n = lat.len().max(1);
     let nx = Nexus::open_place(&places[0], Default::default()).map_err(|e| e.message)?;
     let present: std::collections::HashSet<String> = nx
         .db()
@@ -187,17 +215,8 @@ fn load(places: &[Place], clients: usize, per_client: usize) -> Result<Load, Str
         .iter()
         .filter_map(|r| r.text(0).ok())
         .collect();
-    Ok(Load {
-        throughput: (clients * per_client) as f64 / wall.as_secs_f64(),
-        p50: lat.get(n / 2).copied().unwrap_or_default(),
-        p99: lat
-            .get((n * 99 / 100).min(n - 1))
-            .copied()
-            .unwrap_or_default(),
-        errors,
-        missing: acked.iter().filter(|a| !present.contains(*a)).count(),
-        acked: acked.len(),
-    })
+    let missing = acked.iter().filter(|a| !present.contains(*a)).count();
+    Ok(Load::of(lat, wall, errors, missing, acked.len()))
 }
 
 /// The same write as hand-written SQL, in the round trips somnus uses
@@ -209,13 +228,7 @@ fn raw_sql(
     clients: usize,
     per_client: usize,
 ) -> Result<Load, String> {
-    {
-        let mut nx = Nexus::open_postgres(loc).map_err(|e| e.message)?;
-        super::must(
-            nx.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "A load-test note" } } }"#),
-            "schema",
-        );
-    }
+    define_note(&Place::Postgres(loc.clone()))?;
     const OPEN: &str = "WITH e AS (INSERT INTO audit_log(at, actor, trigger_name, command, kind, first_change, first_id, end_id) \
         VALUES ($1, 'agent', 'execute_kip', $2, 'UPSERT', (SELECT COALESCE(MAX(id), 0) + 1 FROM audit_changes), 0, 0) RETURNING id) \
         SELECT id, set_config('somnus.audit_entry', id::text, true), set_config('somnus.audit_first_id', $3, true) FROM e";
@@ -250,10 +263,12 @@ fn raw_sql(
                         serde_json::json!({ "client": c, "seq": i, "r": rng.next() % 1000 });
                     let (now, cmd, first) = (crate::store::now(), "UPSERT", i64::MAX.to_string());
                     let t = Instant::now();
+                    let opening: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+                        [&now, &cmd, &first];
                     let (_, made) = s
-                        .query_behind(
+                        .query_with(
                             Some("BEGIN"),
-                            (&open, &[&now, &cmd, &first]),
+                            Some((&open, &opening)),
                             &insert,
                             &[&name, &attrs, &now],
                         )
@@ -277,17 +292,6 @@ fn raw_sql(
         acked.extend(a);
     }
     let wall = started.elapsed();
-    lat.sort();
-    let n = lat.len().max(1);
-    Ok(Load {
-        throughput: (clients * per_client) as f64 / wall.as_secs_f64(),
-        p50: lat.get(n / 2).copied().unwrap_or_default(),
-        p99: lat
-            .get((n * 99 / 100).min(n - 1))
-            .copied()
-            .unwrap_or_default(),
-        errors: clients * per_client - acked.len(),
-        missing: 0,
-        acked: acked.len(),
-    })
+    let errors = clients * per_client - acked.len();
+    Ok(Load::of(lat, wall, errors, 0, acked.len()))
 }

@@ -313,6 +313,14 @@ impl PgConn {
         Ok(st)
     }
 
+    /// Keeps the first row of the deferred query a statement carried.
+    fn took_deferred(&mut self, rows: Option<Vec<postgres::Row>>) -> KipResult<()> {
+        if let Some(rows) = rows {
+            self.deferred_row = Some(rows.first().map(pg_row).transpose()?);
+        }
+        Ok(())
+    }
+
     /// No transaction is open any more.
     fn ended(&mut self) {
         self.pending_begin = None;
@@ -419,20 +427,21 @@ impl<'a> Db<'a> {
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
                 let begin = c.pending_begin.take();
-                if let Some((_, pre, pre_args)) = c.deferred.take() {
-                    let pa = pg_args(&pre, &pre_args)?;
-                    let (rows, n) = c
-                        .client
-                        .execute_behind(begin, (&pre.statement, &pa), &st.statement, &args)
-                        .map_err(|e| super::postgres::pg_error("a statement", &e))?;
-                    c.deferred_row = Some(first_row(&rows)?);
-                    return Ok(n);
-                }
-                match begin {
-                    Some(begin) => c.client.execute_after(begin, &st.statement, &args),
-                    None => c.client.execute(&st.statement, &args),
-                }
-                .map_err(|e| super::postgres::pg_error("a statement", &e))
+                let deferred = c.deferred.take();
+                let pa = deferred
+                    .as_ref()
+                    .map(|(_, p, a)| pg_args(p, a))
+                    .transpose()?;
+                let pre = deferred
+                    .as_ref()
+                    .zip(pa.as_deref())
+                    .map(|((_, p, _), a)| (&p.statement, a));
+                let (first, n) = c
+                    .client
+                    .execute_with(begin, pre, &st.statement, &args)
+                    .map_err(|e| super::postgres::pg_error("a statement", &e))?;
+                c.took_deferred(first)?;
+                Ok(n)
             }
         }
     }
@@ -461,21 +470,20 @@ impl<'a> Db<'a> {
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
                 let begin = c.pending_begin.take();
-                let rows = if let Some((_, pre, pre_args)) = c.deferred.take() {
-                    let pa = pg_args(&pre, &pre_args)?;
-                    let (first, rows) = c
-                        .client
-                        .query_behind(begin, (&pre.statement, &pa), &st.statement, &args)
-                        .map_err(|e| super::postgres::pg_error("a query", &e))?;
-                    c.deferred_row = Some(first_row(&first)?);
-                    rows
-                } else {
-                    match begin {
-                        Some(begin) => c.client.query_after(begin, &st.statement, &args),
-                        None => c.client.query(&st.statement, &args),
-                    }
-                    .map_err(|e| super::postgres::pg_error("a query", &e))?
-                };
+                let deferred = c.deferred.take();
+                let pa = deferred
+                    .as_ref()
+                    .map(|(_, p, a)| pg_args(p, a))
+                    .transpose()?;
+                let pre = deferred
+                    .as_ref()
+                    .zip(pa.as_deref())
+                    .map(|((_, p, _), a)| (&p.statement, a));
+                let (first, rows) = c
+                    .client
+                    .query_with(begin, pre, &st.statement, &args)
+                    .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                c.took_deferred(first)?;
                 rows.iter().map(pg_row).collect()
             }
         }
@@ -691,20 +699,20 @@ impl<'a> Db<'a> {
             Db::Postgres(c) => {
                 let mut c = c.borrow_mut();
                 let begin = c.pending_begin.take();
-                if let Some((_, pre, pre_args)) = c.deferred.take() {
-                    let pa = pg_args(&pre, &pre_args)?;
-                    let rows = c
-                        .client
-                        .batch_behind(begin, (&pre.statement, &pa), sql)
-                        .map_err(|e| super::postgres::pg_error("statements", &e))?;
-                    c.deferred_row = Some(first_row(&rows)?);
-                    return Ok(());
-                }
-                match begin {
-                    Some(begin) => c.client.batch_execute(&format!("{begin}; {sql}")),
-                    None => c.client.batch_execute(sql),
-                }
-                .map_err(|e| super::postgres::pg_error("statements", &e))
+                let deferred = c.deferred.take();
+                let pa = deferred
+                    .as_ref()
+                    .map(|(_, p, a)| pg_args(p, a))
+                    .transpose()?;
+                let pre = deferred
+                    .as_ref()
+                    .zip(pa.as_deref())
+                    .map(|((_, p, _), a)| (&p.statement, a));
+                let first = c
+                    .client
+                    .batch_with(begin, pre, sql)
+                    .map_err(|e| super::postgres::pg_error("statements", &e))?;
+                c.took_deferred(first)
             }
         }
     }
@@ -740,11 +748,6 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Val> {
 
 /// The arguments a prepared statement takes (the first as many as it has
 /// parameters), each converted to the type the server inferred for it.
-/// The first of a deferred query's rows.
-fn first_row(rows: &[postgres::Row]) -> KipResult<Option<Row>> {
-    rows.first().map(pg_row).transpose()
-}
-
 fn pg_args<'v>(
     st: &Prepared,
     args: &'v [Val],

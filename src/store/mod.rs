@@ -709,6 +709,35 @@ impl IdAllocator {
     }
 }
 
+/// The arguments of a new concept's insert: `?1` its id (`None`: taken
+/// from the sequence inside the insert), then type, name, attributes,
+/// metadata and the time.
+fn new_concept_args(
+    id: Option<i64>,
+    ty: &str,
+    name: &str,
+    attrs: &Map<String, Value>,
+    meta: &Map<String, Value>,
+) -> [Val; 6] {
+    [
+        id.into(),
+        Val::from(ty),
+        Val::from(name),
+        Val::JsonText(obj_text(attrs)),
+        Val::JsonText(obj_text(meta)),
+        Val::Text(now()),
+    ]
+}
+
+/// Gives back an id taken for an insert that wrote nothing.
+fn release_unused(ids: &IdAllocator, id: Option<i64>, made: Option<i64>) {
+    if made.is_none()
+        && let Some(id) = id
+    {
+        ids.release(id);
+    }
+}
+
 /// Inserts a concept unless one with its type and name exists; returns the
 /// new id, or `None` (nothing written) when it exists.
 pub fn insert_concept_if_new<'a>(
@@ -728,22 +757,11 @@ pub fn insert_concept_if_new<'a>(
                  ON CONFLICT(type, name) DO NOTHING RETURNING id",
                 new_id(db)
             ),
-            &[
-                id.into(),
-                Val::from(ty),
-                Val::from(name),
-                Val::JsonText(obj_text(attrs)),
-                Val::JsonText(obj_text(meta)),
-                Val::Text(now()),
-            ],
+            &new_concept_args(id, ty, name, attrs, meta),
         )?
         .map(|r| r.i64(0))
         .transpose()?;
-    if made.is_none()
-        && let Some(id) = id
-    {
-        ids.release(id);
-    }
+    release_unused(ids, id, made);
     Ok(made)
 }
 
@@ -771,23 +789,12 @@ pub fn insert_concept_if_typed<'a>(
                  SELECT EXISTS (SELECT 1 FROM t), (SELECT id FROM ins)",
                 new_id(db)
             ),
-            &[
-                id.into(),
-                Val::from(ty),
-                Val::from(name),
-                Val::JsonText(obj_text(attrs)),
-                Val::JsonText(obj_text(meta)),
-                Val::Text(now()),
-            ],
+            &new_concept_args(id, ty, name, attrs, meta),
         )?
         .ok_or_else(|| KipError::internal("an insert answered no row"))?;
     let defined = r.i64(0)? == 1;
     let made = r.opt_i64(1)?;
-    if made.is_none()
-        && let Some(id) = id
-    {
-        ids.release(id);
-    }
+    release_unused(ids, id, made);
     Ok((defined, made))
 }
 

@@ -4,9 +4,9 @@
 //! blocking client cannot do:
 //!
 //! - **pipelining**: a statement sent right behind another without
-//!   waiting for the first one's answer ([`PgSession::query_after`]: a
-//!   read's `BEGIN` travels with its first query, one round trip instead
-//!   of two);
+//!   waiting for the first one's answer ([`PgSession::query_with`]: a
+//!   transaction's `BEGIN`, and a write's audit entry, travel with its
+//!   first query, one round trip for all);
 //! - **sending without waiting** ([`PgSession::send`]: a read's closing
 //!   `ROLLBACK` is written to the socket and its answer read with the next
 //!   request's, since nothing depends on it).
@@ -54,6 +54,9 @@ pub enum Failure {
 
 /// Parameters as the client takes them.
 pub type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+/// A prepared query and its parameters, sent ahead of another.
+pub type Pre<'a> = (&'a Statement, &'a Params<'a>);
 
 impl PgSession {
     /// Connects with `cfg`.
@@ -103,69 +106,45 @@ impl PgSession {
         run_on(&self.rt, &mut self.link, &self.client, fut)
     }
 
-    /// Sends `first` (statements without parameters) and, right behind it
-    /// without waiting, the query `st`: one round trip for both. The
-    /// first one's error comes first.
-    pub fn query_after(
-        &mut self,
-        first: &str,
-        st: &Statement,
-        params: &Params<'_>,
-    ) -> Result<Vec<Row>, Error> {
-        let b = self.client.query(st, params);
-        run_after(&self.rt, &mut self.link, &self.client, first, b)
-    }
-
-    /// [`PgSession::query_after`] for a statement whose row count is
-    /// wanted.
-    pub fn execute_after(
-        &mut self,
-        first: &str,
-        st: &Statement,
-        params: &Params<'_>,
-    ) -> Result<u64, Error> {
-        let b = self.client.execute(st, params);
-        run_after(&self.rt, &mut self.link, &self.client, first, b)
-    }
-
-    /// Sends `first` (statements without parameters, if any), the query
-    /// `pre`, and right behind them the query `st`, without waiting in
+    /// Sends `first` (statements without parameters, such as a `BEGIN`)
+    /// and the query `pre` (a query whose answer is wanted later), each if
+    /// given, and right behind them the query `st`, without waiting in
     /// between: one round trip for all. Errors come in the order sent;
     /// `pre`'s rows come with `st`'s.
-    pub fn query_behind(
+    pub fn query_with(
         &mut self,
         first: Option<&str>,
-        pre: (&Statement, &Params<'_>),
+        pre: Option<Pre<'_>>,
         st: &Statement,
         params: &Params<'_>,
-    ) -> Result<(Vec<Row>, Vec<Row>), Error> {
-        let p = self.client.query(pre.0, pre.1);
+    ) -> Result<(Option<Vec<Row>>, Vec<Row>), Error> {
+        let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.query(st, params);
         run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
     }
 
-    /// [`PgSession::query_behind`] for a statement whose row count is
+    /// [`PgSession::query_with`] for a statement whose row count is
     /// wanted.
-    pub fn execute_behind(
+    pub fn execute_with(
         &mut self,
         first: Option<&str>,
-        pre: (&Statement, &Params<'_>),
+        pre: Option<Pre<'_>>,
         st: &Statement,
         params: &Params<'_>,
-    ) -> Result<(Vec<Row>, u64), Error> {
-        let p = self.client.query(pre.0, pre.1);
+    ) -> Result<(Option<Vec<Row>>, u64), Error> {
+        let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.execute(st, params);
         run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
     }
 
-    /// [`PgSession::query_behind`] for statements without parameters.
-    pub fn batch_behind(
+    /// [`PgSession::query_with`] for statements without parameters.
+    pub fn batch_with(
         &mut self,
         first: Option<&str>,
-        pre: (&Statement, &Params<'_>),
+        pre: Option<Pre<'_>>,
         sql: &str,
-    ) -> Result<Vec<Row>, Error> {
-        let p = self.client.query(pre.0, pre.1);
+    ) -> Result<Option<Vec<Row>>, Error> {
+        let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.batch_execute(sql);
         run_behind(&self.rt, &mut self.link, &self.client, first, p, b).map(|(rows, ())| rows)
     }
@@ -247,40 +226,27 @@ fn run_on<T>(
     }))
 }
 
-/// Sends `first` (statements without parameters), then the request `b`
-/// behind it without waiting for the first one's answer (`both` polls
-/// `first` first, so it is queued first); the first one's error comes
-/// first.
-fn run_after<T>(
-    rt: &tokio::runtime::Runtime,
-    link: &mut Link,
-    client: &Client,
-    first: &str,
-    b: impl Future<Output = Result<T, Error>>,
-) -> Result<T, Error> {
-    let a = client.batch_execute(first);
-    run_on(rt, link, client, async {
-        let (a, b) = both(a, b).await;
-        a?;
-        b
-    })
-}
-
-/// Sends `first` (if any), then `p`, then `b`, each behind the one before
-/// without waiting (`both` polls its first future first, so requests are
-/// queued in that order); errors come in the order sent.
-fn run_behind<P, T>(
+/// Sends `first` (if any), then `p` (if any), then `b`, each behind the
+/// one before without waiting (`both` polls its first future first, so
+/// requests are queued in that order); errors come in the order sent.
+fn run_behind<T>(
     rt: &tokio::runtime::Runtime,
     link: &mut Link,
     client: &Client,
     first: Option<&str>,
-    p: impl Future<Output = Result<P, Error>>,
+    p: Option<impl Future<Output = Result<Vec<Row>, Error>>>,
     b: impl Future<Output = Result<T, Error>>,
-) -> Result<(P, T), Error> {
+) -> Result<(Option<Vec<Row>>, T), Error> {
     let a = async {
         match first {
             Some(f) => client.batch_execute(f).await,
             None => Ok(()),
+        }
+    };
+    let p = async {
+        match p {
+            Some(p) => p.await.map(Some),
+            None => Ok(None),
         }
     };
     run_on(rt, link, client, async {
