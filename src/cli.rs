@@ -623,7 +623,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 },
             );
             let resp = nx.execute(&req).to_json();
-            crate::say!("{}", serde_json::to_string_pretty(&resp)?);
+            crate::say_json!(&resp)?;
             Ok(if resp.get("error").is_some() { 1 } else { 0 })
         }
         Some(Cmd::Demo { no_console }) => {
@@ -707,6 +707,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let settings = schedule.settings()?;
             let writer = open(&target)?;
             let key = key.or_else(|| std::env::var("SOMNUS_KEY").ok().filter(|k| !k.is_empty()));
+            let key_digest = key.as_deref().map(crate::store::keys::digest);
             let caller = match key {
                 Some(k) => crate::store::keys::lookup(writer.db(), &k)
                     .map_err(|e| eyre!("{}", e.message))?
@@ -741,7 +742,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 )
             });
             let rt = crate::server::runtime(Some(2))?;
-            let served = rt.block_on(crate::server::mcp::serve_stdio(pool, caller));
+            let served = rt.block_on(crate::server::mcp::serve_stdio(pool, caller, key_digest));
             if let Some(m) = maintainer {
                 m.stop();
             }
@@ -898,7 +899,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some((e, changes)) => {
                     let mut v = e.to_json();
                     v["changes"] = Value::Array(changes.iter().map(|c| c.to_json()).collect());
-                    crate::say!("{}", serde_json::to_string_pretty(&v)?);
+                    crate::say_json!(&v)?;
                     Ok(0)
                 }
             }
@@ -931,12 +932,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             let entries = nx.audit_list(&f).map_err(|e| eyre!(e.message))?;
             if json {
-                crate::say!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &entries.iter().map(|e| e.to_json()).collect::<Vec<_>>()
-                    )?
-                );
+                crate::say_json!(&entries.iter().map(|e| e.to_json()).collect::<Vec<_>>())?;
             } else {
                 crate::say!(
                     "{:>6}  {:<24}  {:<12}  {:<10}  {:>7}  command",
@@ -1101,7 +1097,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let out = crate::import::apply(&mut nx, &plan, &who, dry_run)
                 .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
             if json {
-                crate::say!("{}", serde_json::to_string_pretty(&out)?);
+                crate::say_json!(&out)?;
                 return Ok(0);
             }
             for l in out.lines(&dir, plan.writes.len()) {
@@ -1137,7 +1133,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                             .iter()
                             .map(|k| json!({"name": k.name, "role": k.role, "created_at": k.created_at, "created_by": k.created_by, "revoked_at": k.revoked_at}))
                             .collect();
-                        crate::say!("{}", serde_json::to_string_pretty(&v)?);
+                        crate::say_json!(&v)?;
                     } else if list.is_empty() {
                         crate::say!("no keys: `somnus keys add NAME --role agent` makes one");
                     } else {
@@ -1184,7 +1180,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let h = crate::sleep::health::assess(&mut nx, &now, stale_days)
                 .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
             if json {
-                crate::say!("{}", serde_json::to_string_pretty(&h.to_json())?);
+                crate::say_json!(&h.to_json())?;
             } else {
                 crate::say!("health at {}", h.at);
                 for m in &h.metrics {

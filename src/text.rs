@@ -39,6 +39,34 @@ pub fn one_line(s: &str) -> String {
     printable(s).replace('\n', "\\n").replace('\t', "\\t")
 }
 
+/// JSON text with every character that would act on a terminal written
+/// as a JSON escape (`\u202e`): still JSON, and inert when printed.
+/// (Serialised JSON holds control characters only inside strings, where
+/// an escape means the same character.)
+pub fn json_text(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(acts) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if acts(c) && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Prints a value as pretty JSON for people and programs alike: valid
+/// JSON, inert on a terminal (`json_text`).
+#[macro_export]
+macro_rules! say_json {
+    ($v:expr) => {
+        serde_json::to_string_pretty($v).map(|t| println!("{}", $crate::text::json_text(&t)))
+    };
+}
+
 /// `println!` for people: the formatted text passes through `printable`.
 #[macro_export]
 macro_rules! say {
@@ -56,6 +84,20 @@ macro_rules! say_err {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_stays_json_with_its_acting_characters_escaped() {
+        let v = serde_json::json!({"name": "a\u{202e}b\u{85}c\u{7f}d\te\u{1b}"});
+        let t = serde_json::to_string_pretty(&v).expect("json");
+        let shown = json_text(&t);
+        assert!(!shown.chars().any(acts), "{shown}");
+        assert!(
+            shown.contains("\\u202e") && shown.contains("\\u0085") && shown.contains("\\u007f"),
+            "{shown}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn escapes_what_acts_on_a_terminal() {

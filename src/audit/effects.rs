@@ -318,9 +318,9 @@ fn first_befores(conn: Db<'_>, e: &Span, els: &[i64]) -> KipResult<HashMap<i64, 
     }
     for r in conn.query(
         &format!(
-            "SELECT element, before FROM audit_changes WHERE {} AND entry = ?2 \
-             AND before IS NOT NULL ORDER BY id",
-            store::id_in(conn, "element")
+            "SELECT element, before FROM {} AND entry = ?2 \
+             AND before IS NOT NULL ORDER BY audit_changes.id",
+            store::from_ids(conn, "audit_changes", "element")
         ),
         &[store::id_list_arg(els), e.entry.into()],
     )? {

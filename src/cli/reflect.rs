@@ -87,7 +87,7 @@ pub fn sleep(
         Err(e) => return fail(e),
     };
     if json_out {
-        crate::say!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        crate::say_json!(&report.to_json())?;
     } else {
         print!("{}", crate::text::printable(&report.markdown()));
     }
@@ -103,7 +103,7 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
                     eyre!("sleep run #{id} does not exist (`somnus runs` lists them)")
                 })?;
             if json_out {
-                crate::say!("{}", serde_json::to_string_pretty(&r.to_json())?);
+                crate::say_json!(&r.to_json())?;
             } else {
                 print!("{}", crate::text::printable(&r.markdown()));
             }
@@ -111,7 +111,7 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
         None => {
             let rows = sleep::cycle::runs(nx, 50).map_err(|e| eyre!(e.message))?;
             if json_out {
-                crate::say!("{}", serde_json::to_string_pretty(&rows)?);
+                crate::say_json!(&rows)?;
             } else {
                 crate::say!(
                     "{:>5}  {:<24}  {:<9}  {:<9}  {:<11}  phase",
@@ -226,12 +226,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 })
                 .collect();
             if json {
-                crate::say!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &ps.iter().map(|p| p.to_json()).collect::<Vec<_>>()
-                    )?
-                );
+                crate::say_json!(&ps.iter().map(|p| p.to_json()).collect::<Vec<_>>())?;
             } else {
                 crate::say!(
                     "{:>5}  {:<14}  {:<18}  {:>5}  {:>7}  {:>7}  title",
@@ -264,7 +259,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         ProposalsCmd::Show { id, json } => match proposals::get(nx, id) {
             Ok(Some(p)) => {
                 if json {
-                    crate::say!("{}", serde_json::to_string_pretty(&p.to_json())?);
+                    crate::say_json!(&p.to_json())?;
                 } else {
                     print_proposal(&p);
                 }
@@ -391,12 +386,7 @@ pub fn contradictions(nx: &mut Nexus, what: ContradictionsCmd) -> Result<i32> {
         ContradictionsCmd::List { status, json } => {
             let cs = contradictions::list(nx, status.as_deref()).map_err(|e| eyre!(e.message))?;
             if json {
-                crate::say!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &cs.iter().map(|c| c.to_json()).collect::<Vec<_>>()
-                    )?
-                );
+                crate::say_json!(&cs.iter().map(|c| c.to_json()).collect::<Vec<_>>())?;
             } else {
                 for c in cs {
                     let f = &c.conflict;
@@ -460,7 +450,7 @@ pub fn why_pair(nx: &mut Nexus, a: &str, b: &str, json_out: bool) -> Result<i32>
         }
     };
     if json_out {
-        crate::say!("{}", serde_json::to_string_pretty(&v)?);
+        crate::say_json!(&v)?;
         return Ok(0);
     }
     for l in sleep::explain_text::pair_lines(a, b, &v) {
@@ -477,7 +467,7 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
     };
     let v = sleep::explain::explain(nx, id, &now()).map_err(|e| eyre!(e.message))?;
     if json_out {
-        crate::say!("{}", serde_json::to_string_pretty(&v)?);
+        crate::say_json!(&v)?;
         return Ok(0);
     }
     for l in sleep::explain_text::element_lines(&label, &v) {

@@ -38,6 +38,16 @@ fn protected_values() -> String {
     format!("(VALUES {})", rows.join(", "))
 }
 
+/// Attributes of `$self` and `$system` that only the system writes: the
+/// core directives, and the sleep cycle's log and last run (which only a
+/// write made as `$system`, the cycle's, may set).
+pub const SYSTEM_KEYS: [&str; 3] = ["core_directives", "maintenance_log", "last_sleep_cycle"];
+
+/// Whether `key` is one of [`SYSTEM_KEYS`].
+pub fn is_system_key(key: &str) -> bool {
+    SYSTEM_KEYS.contains(&key)
+}
+
 pub fn is_system_actor(ty: &str, name: &str) -> bool {
     ty == "Person" && (name == "$self" || name == "$system")
 }
@@ -85,6 +95,9 @@ pub struct WriteCtx<'c> {
     pub conn: Db<'c>,
     /// Bootstrap writes may touch protected definitions.
     pub system: bool,
+    /// A write made as `$system` (the sleep cycle) may set its log
+    /// (`maintenance_log`, `last_sleep_cycle`), never the directives.
+    pub maintainer: bool,
     /// Types and predicates already seen defined during this statement.
     defined: std::cell::RefCell<std::collections::HashSet<(bool, String)>>,
     ids: store::IdAllocator,
@@ -125,6 +138,7 @@ impl<'c> WriteCtx<'c> {
         WriteCtx {
             conn,
             system,
+            maintainer: false,
             defined: Default::default(),
             ids: Default::default(),
             fresh: Default::default(),
@@ -645,9 +659,14 @@ impl<'c> WriteCtx<'c> {
         let empty = Map::new();
         let attrs = c.attributes.as_ref().unwrap_or(&empty);
         let protected = is_protected_concept(&ty, &name);
-        if !self.system && is_system_actor(&ty, &name) && attrs.contains_key("core_directives") {
+        if !self.system
+            && is_system_actor(&ty, &name)
+            && let Some(k) = attrs
+                .keys()
+                .find(|k| is_system_key(k) && !(self.maintainer && *k != "core_directives"))
+        {
             return Err(KipError::immutable(format!(
-                "core_directives of {name} are protected"
+                "{k} of {name} is written by the system only"
             )));
         }
         let id = match &existing {
@@ -877,10 +896,10 @@ pub fn delete(conn: Db<'_>, st: &DeleteStmt) -> KipResult<Value> {
                     if let store::Element::Concept(c) = &el
                         && !is_meta
                         && is_system_actor(&c.ty, &c.name)
-                        && keys.iter().any(|k| k == "core_directives")
+                        && let Some(k) = keys.iter().find(|k| is_system_key(k))
                     {
                         return Err(KipError::immutable(format!(
-                            "core_directives of {} are protected",
+                            "{k} of {} is written by the system only",
                             c.name
                         )));
                     }

@@ -119,6 +119,8 @@ pub struct Nexus {
     /// it did (or would do) in `last_effects`.
     want_effects: bool,
     last_effects: Option<Value>,
+    /// When the write-ahead log's size was last checked (`bound_wal`).
+    checked_wal: std::time::Instant,
 }
 
 /// A callback SQLite runs while a command works; true interrupts it.
@@ -455,7 +457,7 @@ impl Nexus {
                 reason: None,
             };
             let entry = crate::audit::begin(db, &self.audit, &who, text, cmd.kind(), None)?;
-            let out = dispatch(db, &cmd, false, self.embedder.as_ref());
+            let out = dispatch(db, &cmd, false, false, self.embedder.as_ref());
             self.audit.clear();
             let (result, _) = out?;
             crate::audit::finish(db, &self.audit, entry)?;
@@ -600,6 +602,11 @@ impl Nexus {
     }
 
     /// Sets the per-command execution limit.
+    /// The per-command execution limit.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.timeout
+    }
+
     pub fn set_timeout(&mut self, timeout: std::time::Duration) {
         self.timeout = timeout;
     }
@@ -819,6 +826,7 @@ impl Nexus {
     /// a sampled `ANALYZE` (milliseconds) once enough rows changed.
     /// (PostgreSQL's autovacuum keeps its own.)
     fn refresh_statistics(&mut self) {
+        self.bound_wal();
         let Conn::Sqlite(conn) = &self.conn else {
             return;
         };
@@ -840,6 +848,30 @@ impl Nexus {
             let _ = conn
                 .execute_batch("INSERT INTO concept_fts(concept_fts, rank) VALUES('merge', -4000)");
             self.analyzed_at = changes;
+        }
+    }
+
+    /// Keeps the write-ahead log bounded: at most every
+    /// `crate::store::WAL_CHECK_SECS`, after a committed write, a log past
+    /// `crate::store::WAL_TRUNCATE_BYTES` is checkpointed and truncated to
+    /// nothing. It never waits: while a reader still reads an older
+    /// snapshot the checkpoint gives up at once and the next check tries
+    /// again (SQLite's own automatic checkpoints go on meanwhile, and
+    /// `journal_size_limit` trims the log whenever it restarts).
+    fn bound_wal(&mut self) {
+        if self.checked_wal.elapsed() < std::time::Duration::from_secs(crate::store::WAL_CHECK_SECS)
+        {
+            return;
+        }
+        self.checked_wal = std::time::Instant::now();
+        let (Conn::Sqlite(conn), Some(path)) = (&mut self.conn, &self.path) else {
+            return;
+        };
+        let mut wal = path.clone().into_os_string();
+        wal.push("-wal");
+        let big = std::fs::metadata(&wal).is_ok_and(|m| m.len() > crate::store::WAL_TRUNCATE_BYTES);
+        if big {
+            crate::store::truncate_wal(conn);
         }
     }
 
@@ -1024,7 +1056,9 @@ impl Nexus {
         } else {
             None
         };
-        let out = dispatch(db, cmd, dry_run, self.embedder.as_ref());
+        // (`$system` is never a caller's: keys, headers and --actor refuse it)
+        let maintainer = who.actor == "$system";
+        let out = dispatch(db, cmd, dry_run, maintainer, self.embedder.as_ref());
         self.audit.clear();
         let out = out?;
         let mut effects = None;
@@ -1144,6 +1178,7 @@ fn dispatch(
     conn: Db<'_>,
     cmd: &Command,
     dry_run: bool,
+    maintainer: bool,
     embedder: Option<&embed::EmbeddingConfig>,
 ) -> KipResult<(Value, Option<String>)> {
     match cmd {
@@ -1152,7 +1187,9 @@ fn dispatch(
             Ok((out.result, out.next_cursor))
         }
         Command::Upsert(stmts) => {
-            let rep = kml::WriteCtx::new(conn, false).upsert(stmts)?;
+            let mut w = kml::WriteCtx::new(conn, false);
+            w.maintainer = maintainer;
+            let rep = w.upsert(stmts)?;
             Ok((kml::upsert_json(&rep, dry_run), None))
         }
         Command::Describe(d) => {

@@ -232,6 +232,7 @@ impl Nexus {
             tick: None,
             want_effects: false,
             last_effects: None,
+            checked_wal: std::time::Instant::now(),
         }
     }
 

@@ -85,6 +85,49 @@ impl Draft {
             .replace('\\', "/")
     }
 
+    /// Why a file is not the folder's own: a symbolic link, or a path that
+    /// leads out of the folder (through a linked parent folder).
+    fn outside(&self, p: &Path) -> Option<String> {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Some("a symbolic link".into());
+            }
+            Ok(_) => {}
+            Err(e) => return Some(format!("cannot be read ({e})")),
+        }
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        match std::fs::canonicalize(p) {
+            Ok(c) if c.starts_with(&root) => None,
+            Ok(_) => Some("outside the folder (through a linked folder)".into()),
+            Err(e) => Some(format!("cannot be read ({e})")),
+        }
+    }
+
+    /// The sub-folders of a folder, sorted; linked folders are reported and
+    /// skipped (an import never leaves the folder it is given).
+    pub fn folders(&mut self, dir: &Path) -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        let mut links = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.filter_map(Result::ok) {
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => v.push(e.path()),
+                    Ok(t) if t.is_symlink() && e.path().is_dir() => links.push(e.path()),
+                    _ => {}
+                }
+            }
+        }
+        links.sort();
+        for l in links {
+            let r = self.rel(&l);
+            self.note(format!(
+                "{r}/: a symbolic link to a folder: skipped (an import reads only the files inside the folder it is given)"
+            ));
+        }
+        v.sort();
+        v
+    }
+
     /// `<author>:<file>:<line>`.
     pub fn at(&self, p: &Path, line: usize) -> String {
         format!("{}:{}:{line}", self.author, self.rel(p))
@@ -110,6 +153,13 @@ impl Draft {
     /// The file as text; one that cannot be read or is not UTF-8 is
     /// reported and skipped.
     pub fn text(&mut self, p: &Path) -> Option<String> {
+        if let Some(why) = self.outside(p) {
+            let r = self.rel(p);
+            self.note(format!(
+                "{r}: {why}: skipped (an import reads only the files inside the folder it is given)"
+            ));
+            return None;
+        }
         if let Ok(m) = std::fs::metadata(p)
             && m.len() > MAX_FILE_BYTES
         {
@@ -343,27 +393,19 @@ fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Va
         .join(", ")
 }
 
-/// The `.ext` files of a folder, sorted (none if it is missing).
+/// The `.ext` files of a folder, sorted (none if it is missing). A
+/// symbolic link is listed too, so that reading it reports and skips it
+/// (`Draft::text`).
 pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_type()
+                        .is_ok_and(|t| t.is_file() || (t.is_symlink() && !e.path().is_dir()))
+                })
                 .map(|e| e.path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// The sub-folders of a folder, sorted (none if it is missing).
-pub fn folders(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
                 .collect()
         })
         .unwrap_or_default();

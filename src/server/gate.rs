@@ -9,6 +9,7 @@ use crate::protocol::{CommandItem, Method, Outcome, Request, Response};
 use crate::sleep::proposals::{self, Draft};
 use crate::store::keys::{Identity, Role};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// Refuses what the role may not ask, before anything runs: `None` lets
 /// the request through.
@@ -54,6 +55,24 @@ pub(crate) fn commands(req: &Request) -> Vec<(String, Map<String, Value>)> {
     }
 }
 
+/// A sub-agent's request that writes nothing runs as `execute_kip_readonly`:
+/// its reads see committed memory, and a SEARCH does no work on the
+/// memory's account (no embedding of what changed, no provider call
+/// beyond ranking). Returns whether it was turned.
+pub fn read_only_for(req: &mut Request, id: &Identity) -> bool {
+    let turn = id.role == Role::Subagent && req.method == Method::ExecuteKip && {
+        let cmds = commands(req);
+        !cmds.is_empty()
+            && cmds
+                .iter()
+                .all(|(t, p)| crate::kip::parse(t, p).is_ok_and(|c| !c.is_write()))
+    };
+    if turn {
+        req.method = Method::ExecuteKipReadonly;
+    }
+    turn
+}
+
 /// Whether a sub-agent's request carries a write that must be staged.
 pub fn stages(req: &Request, id: &Identity) -> bool {
     id.role == Role::Subagent
@@ -74,12 +93,38 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
     if cmds.is_empty() {
         return nx.execute(req);
     }
+    // the limits every caller has: a batch's size, then the sub-agent's
+    // quota of items waiting for review
+    if cmds.len() > crate::kip::limits::MAX_BATCH {
+        return Response::error(
+            KipError::exhausted(format!(
+                "the batch has {} commands; the limit is {}",
+                cmds.len(),
+                crate::kip::limits::MAX_BATCH
+            ))
+            .with_hint("Send the commands in several batches."),
+        );
+    }
     let mut parsed = Vec::new();
     for (t, p) in &cmds {
         match crate::kip::parse(t, p) {
             Ok(c) => parsed.push(c.is_write()),
             Err(e) => return Response::error(e),
         }
+    }
+    let writes = parsed.iter().filter(|w| **w).count();
+    match pending_of(nx, &id.name) {
+        Ok(n) if n + writes > MAX_PENDING_PER_SUBAGENT => {
+            return Response::error(
+                KipError::exhausted(format!(
+                    "sub-agent `{}` has {n} writes waiting for review; {writes} more would pass the limit of {MAX_PENDING_PER_SUBAGENT}",
+                    id.name
+                ))
+                .with_hint("Wait until a reviewer decides the waiting ones (somnus proposals list)."),
+            );
+        }
+        Ok(_) => {}
+        Err(e) => return Response::error(e),
     }
     let class = format!("subagent:{}", id.name);
     let reason = req
@@ -114,50 +159,63 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         drafts.len(),
         if drafts.len() == 1 { "" } else { "s" }
     );
-    // `batch`: a sub-agent's writes of one hour gather in one proposal
-    let into = match proposals::policy(nx, &class) {
-        Ok(m) if m == "batch" => open_batch(nx, &id.name),
-        _ => None,
-    };
-    let staged = match proposals::stage(nx, None, &id.name, &title, drafts, into) {
-        Ok(s) => s,
-        Err(e) => return Response::error(e),
-    };
-    // a batch's title counts what it gathered
-    if let Some(p) = into {
-        let _ = nx.db().execute(
-            "UPDATE proposals SET title = 'Sub-agent ' || ?2 || ': ' || (SELECT COUNT(*) FROM proposal_items WHERE proposal = ?1) || ' writes of the hour' WHERE id = ?1",
-            &[p.into(), id.name.as_str().into()],
-        );
-    }
-    // each item is titled by what it does ("insert Person: Ines Duarte,
-    // insert Person: Ines Duarte works_at Organization: Acme Labs")
-    if let Some(p) = staged.proposal
-        && let Ok(items) = proposals::items(nx, p)
-    {
-        for it in items {
-            if !staged.keys.values().any(|(_, s)| *s == it.seq) {
+    // the request's time limit covers its previews
+    let deadline = std::time::Instant::now() + nx.timeout();
+    // one transaction: the previews, the items, their titles and conflict
+    // marks are all staged, or (an error, the time limit) none of them
+    let staged = nx.atomically(&class, |nx| {
+        // `batch`: a sub-agent's writes of one hour gather in one proposal
+        let into = match proposals::policy(nx, &class) {
+            Ok(m) if m == "batch" => open_batch(nx, &id.name),
+            _ => None,
+        };
+        let staged =
+            proposals::stage_until(nx, None, &id.name, &title, drafts, into, Some(deadline))?;
+        let Some(p) = staged.proposal else {
+            return Ok((staged, BTreeMap::new()));
+        };
+        // a batch's title counts what it gathered
+        if into.is_some() {
+            nx.db().execute(
+                "UPDATE proposals SET title = 'Sub-agent ' || ?2 || ': ' || (SELECT COUNT(*) FROM proposal_items WHERE proposal = ?1) || ' writes of the hour' WHERE id = ?1",
+                &[p.into(), id.name.as_str().into()],
+            )?;
+        }
+        // each new item is titled by what it does ("insert Person: Ines
+        // Duarte, insert Person: Ines Duarte works_at Organization: Acme
+        // Labs")
+        let new: Vec<i64> = staged.keys.values().map(|(_, s)| *s).collect();
+        for seq in &new {
+            let Some(it) = proposals::item(nx, p, *seq)? else {
                 continue;
-            }
+            };
             let mut changes = it.preview.clone();
             if proposals::label_changes(nx, &mut changes).is_ok() {
                 let what = proposals::summarize_changes(&changes);
                 if !what.is_empty() {
-                    let _ = nx.db().execute(
+                    nx.db().execute(
                         "UPDATE proposal_items SET title = ?3 WHERE proposal = ?1 AND seq = ?2",
-                        &[p.into(), it.seq.into(), what.into()],
-                    );
+                        &[p.into(), (*seq).into(), what.into()],
+                    )?;
                 }
             }
         }
-    }
-    // items that disagree with other pending ones, or with the memory,
-    // are marked on both
-    if let Some(p) = staged.proposal
-        && let Err(e) = crate::sleep::proposal_conflicts::mark(nx.db(), p)
-    {
-        return Response::error(e);
-    }
+        // items that disagree with other pending ones, or with the
+        // memory, are marked on both
+        crate::sleep::proposal_conflicts::mark(nx.db(), p, &new)?;
+        // what each staged write's answer says of its item
+        let mut state = BTreeMap::new();
+        for seq in new {
+            if let Some(it) = proposals::item(nx, p, seq)? {
+                state.insert(seq, (it.status, it.conflicts));
+            }
+        }
+        Ok((staged, state))
+    });
+    let (staged, state) = match staged {
+        Ok(s) => s,
+        Err(e) => return Response::error(e),
+    };
     let mut outcomes = Vec::new();
     let mut k = 0;
     for ((t, p), write) in cmds.iter().zip(&parsed) {
@@ -179,16 +237,10 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         k += 1;
         let result = match staged.keys.get(key) {
             Some((proposal, item)) => {
-                let status = proposals::items(nx, *proposal)
-                    .ok()
-                    .and_then(|v| v.into_iter().find(|i| i.seq == *item))
-                    .map(|i| i.status)
-                    .unwrap_or_else(|| "pending".into());
-                let conflicts = proposals::items(nx, *proposal)
-                    .ok()
-                    .and_then(|v| v.into_iter().find(|i| i.seq == *item))
-                    .map(|i| i.conflicts)
-                    .unwrap_or_default();
+                let (status, conflicts) = state
+                    .get(item)
+                    .cloned()
+                    .unwrap_or_else(|| ("pending".into(), vec![]));
                 json!({
                     "staged": true,
                     "proposal": proposal,
@@ -234,6 +286,21 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
     } else {
         Response::Batch(outcomes)
     }
+}
+
+/// Writes one sub-agent may have waiting for review at once; past it, its
+/// writes are refused (`KIP_4002`) until a reviewer decides some.
+pub const MAX_PENDING_PER_SUBAGENT: usize = 1_000;
+
+/// How many of a sub-agent's staged writes wait for review.
+fn pending_of(nx: &Nexus, name: &str) -> Result<usize, KipError> {
+    Ok(nx
+        .db()
+        .query_i64(
+            "SELECT COUNT(*) FROM proposal_items i JOIN proposals p ON p.id = i.proposal WHERE p.actor = ?1 AND p.run IS NULL AND i.status IN ('pending', 'stale')",
+            &[name.into()],
+        )?
+        .unwrap_or(0) as usize)
 }
 
 fn first_line(t: &str) -> String {
@@ -343,14 +410,28 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
                     )
                 }),
             };
-            let a = proposals::approve(nx, pid, items.as_deref(), &edits, &who)?;
+            let a = proposals::approve_as(
+                nx,
+                pid,
+                items.as_deref(),
+                &edits,
+                &who,
+                proposals::Decider::Agent,
+            )?;
             Ok(json!({ "proposal": pid, "applied": a.applied, "stale": a.stale }))
         }
         Some("reject") => {
             if reason.is_empty() {
                 return Err(KipError::syntax("a rejection needs a \"reason\""));
             }
-            let n = proposals::reject(nx, pid, items.as_deref(), &reason, &id.name)?;
+            let n = proposals::reject_as(
+                nx,
+                pid,
+                items.as_deref(),
+                &reason,
+                &id.name,
+                proposals::Decider::Agent,
+            )?;
             Ok(json!({ "proposal": pid, "rejected": n }))
         }
         _ => Err(KipError::syntax(
@@ -398,8 +479,7 @@ fn with_values(t: &str, params: &Map<String, Value>) -> String {
     out
 }
 
-/// How long a `batch` proposal keeps gathering a sub-agent's writes.
-pub const BATCH_PERIOD_SECS: i64 = 3600;
+pub use proposals::BATCH_PERIOD_SECS;
 
 /// The sub-agent's pending proposal still gathering writes: made within
 /// the batch period, nothing in it decided yet.

@@ -30,6 +30,12 @@ pub struct KipMcp {
     pool: Arc<Pool>,
     /// Who calls: a key's name and role, or the `--actor` name as an agent.
     caller: Identity,
+    /// The digest of the caller's key, re-checked on every call (a key
+    /// revoked mid-session stops working at its next call); None for a
+    /// memory without keys, which must stay without.
+    key_digest: Option<String>,
+    /// Set once the memory is seen with a key: a keyless session then ends.
+    keyed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn tool(definition: &str) -> Tool {
@@ -57,10 +63,38 @@ impl KipMcp {
         }
     }
 
-    pub fn new(pool: Pool, caller: Identity) -> Self {
+    pub fn new(pool: Pool, caller: Identity, key_digest: Option<String>) -> Self {
         KipMcp {
             pool: Arc::new(pool),
             caller,
+            key_digest,
+            keyed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        }
+    }
+
+    /// The caller's authority, checked again for this call.
+    async fn recheck(&self) -> Option<crate::kip::KipError> {
+        let (digest, keyed) = (self.key_digest.clone(), self.keyed.clone());
+        let ok = self
+            .pool
+            .read(move |nx| keys::still_admitted(nx.db(), digest.as_deref(), &keyed))
+            .await;
+        match ok {
+            Ok(Ok(true)) => None,
+            Ok(Ok(false)) => Some(crate::kip::KipError::new(
+                crate::kip::ErrorCode::ImmutableTarget,
+                if self.key_digest.is_some() {
+                    format!(
+                        "key `{}` was revoked: this session may no longer call",
+                        self.caller.name
+                    )
+                } else {
+                    "this memory has keys now: start the session again with --key or $SOMNUS_KEY"
+                        .to_string()
+                },
+            )),
+            // unreadable: refused, never let through
+            Ok(Err(e)) | Err(e) => Some(e),
         }
     }
 }
@@ -98,6 +132,11 @@ impl ServerHandler for KipMcp {
                 ));
             }
         };
+        if let Some(err) = self.recheck().await {
+            return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(serde_json::json!({ "error": err.to_json() }).to_string()),
+            ])));
+        }
         let raw = Value::Object(request.arguments.unwrap_or_default());
         if let Some(err) = crate::protocol::other_version(&raw) {
             return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
@@ -123,6 +162,7 @@ impl ServerHandler for KipMcp {
             ])));
         }
         let caller = self.caller.clone();
+        super::gate::read_only_for(&mut req, &caller);
         let out = if super::gate::stages(&req, &caller) {
             self.pool
                 .write(move |nx| super::gate::stage(nx, &req, &caller).to_json())
@@ -197,8 +237,19 @@ impl ServerHandler for KipMcp {
 }
 
 /// Serves MCP on standard input and output until the client disconnects.
-pub async fn serve_stdio(pool: Pool, caller: Identity) -> Result<(), String> {
-    serve_io_as(pool, caller, tokio::io::stdin(), tokio::io::stdout()).await
+pub async fn serve_stdio(
+    pool: Pool,
+    caller: Identity,
+    key_digest: Option<String>,
+) -> Result<(), String> {
+    serve_io_as(
+        pool,
+        caller,
+        key_digest,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
 }
 
 /// Serves MCP on any line-oriented pair of streams (stdio, or a test's
@@ -213,13 +264,14 @@ pub async fn serve_io(
         name: actor.to_string(),
         role: keys::Role::Agent,
     };
-    serve_io_as(pool, caller, input, output).await
+    serve_io_as(pool, caller, None, input, output).await
 }
 
 /// `serve_io` for a caller with a key's identity and role.
 pub async fn serve_io_as(
     pool: Pool,
     caller: Identity,
+    key_digest: Option<String>,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) -> Result<(), String> {
@@ -270,7 +322,7 @@ pub async fn serve_io_as(
     });
     drop(tx);
     let served = async {
-        let service = KipMcp::new(pool, caller)
+        let service = KipMcp::new(pool, caller, key_digest)
             .serve((sdk_in, sdk_out))
             .await
             .map_err(|e| e.to_string())?;

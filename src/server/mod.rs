@@ -80,6 +80,11 @@ struct Shared {
     keys: tokio::sync::Mutex<Option<KeyCache>>,
     /// Digest of the API key (compared in constant time, whatever its length).
     api_key: Option<[u8; 32]>,
+    /// Set once the server has had a key (`--api-key`, or a key of the
+    /// memory's, at start or since) and never cleared: revoking the last
+    /// key leaves a server that admits nobody without a key, never one
+    /// open to anyone.
+    keyed: std::sync::atomic::AtomicBool,
     max_body: usize,
     body_timeout: Duration,
     search_modes: Vec<&'static str>,
@@ -110,8 +115,17 @@ impl Shared {
                 },
             )])),
         };
+        if !k.is_empty() {
+            self.keyed.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         *c = Some((std::time::Instant::now(), k.clone()));
         k
+    }
+
+    /// Whether callers need a key: the server has had one, whatever the
+    /// memory holds now.
+    fn is_keyed(&self) -> bool {
+        self.api_key.is_some() || self.keyed.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -213,6 +227,7 @@ async fn kip(
     if let Some(e) = gate::refuse(&req, &caller.id) {
         return error_response(StatusCode::FORBIDDEN, e);
     }
+    gate::read_only_for(&mut req, &caller.id);
     req.actor.id = actor;
     req.actor.trigger = format!("http {peer} key {}", caller.id.name);
     req.actor.reason = req.args.reason.clone();
@@ -268,7 +283,7 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
         "protocol": "KIP v1.0-RC11",
         "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
         "search_modes": s.search_modes,
-        "auth": if s.api_key.is_some() || !s.keys().await.is_empty() { "bearer" } else { "none" },
+        "auth": if { let _ = s.keys().await; s.is_keyed() } { "bearer" } else { "none (loopback callers only)" },
         "maintenance": s.maintenance.as_ref()
             .map(crate::sleep::maintainer::public)
             .unwrap_or_else(crate::sleep::maintainer::disabled),
@@ -278,6 +293,62 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
             "subagent": "reads committed memory; each write request is staged as a proposal for review",
         },
     }))
+}
+
+/// The key of an `Authorization` header: the scheme `Bearer` in any case
+/// (RFC 9110 §11.1), then the key.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, key) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| key.trim())
+        .filter(|k| !k.is_empty())
+}
+
+/// Who a request is from, decided per request: a key's identity when the
+/// server is keyed; without keys, an unnamed agent, and only for a caller
+/// connected from this machine (loopback), whatever address the server
+/// listens on.
+fn admit(
+    keyed: bool,
+    api_key: Option<&[u8; 32]>,
+    keys: &std::collections::HashMap<String, Identity>,
+    given: Option<&str>,
+    peer: Option<SocketAddr>,
+) -> Result<Caller, &'static str> {
+    if !keyed {
+        // a server without keys serves this machine alone
+        if !peer.is_some_and(|p| p.ip().is_loopback() || p.ip().to_canonical().is_loopback()) {
+            return Err("this server has no keys: it answers callers on this machine only");
+        }
+        return Ok(Caller {
+            id: Identity {
+                name: "http-client".into(),
+                role: Role::Agent,
+            },
+            anonymous: true,
+        });
+    }
+    let Some(g) = given else {
+        return Err("missing or wrong API key");
+    };
+    if api_key.is_some_and(|k| constant_time_eq(&digest(g.as_bytes()), k)) {
+        // the one key of --api-key: an agent, as it always was
+        return Ok(Caller {
+            id: Identity {
+                name: "api-client".into(),
+                role: Role::Agent,
+            },
+            anonymous: false,
+        });
+    }
+    match keys.get(&crate::store::keys::digest(g)) {
+        Some(id) => Ok(Caller {
+            id: id.clone(),
+            anonymous: false,
+        }),
+        None => Err("missing or wrong API key"),
+    }
 }
 
 /// Checks the bearer key before the body is read.
@@ -291,57 +362,31 @@ async fn auth(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer)
         .map(str::to_string);
-    let unauthorized = || {
-        error_response(
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let keys = s.keys().await;
+    match admit(
+        s.is_keyed(),
+        s.api_key.as_ref(),
+        &keys,
+        given.as_deref(),
+        peer,
+    ) {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(why) => error_response(
             StatusCode::UNAUTHORIZED,
-            KipError::new(ErrorCode::ImmutableTarget, "missing or wrong API key").with_hint(
+            KipError::new(ErrorCode::ImmutableTarget, why).with_hint(
                 "Send `Authorization: Bearer <key>` (a key from `somnus keys add`, or --api-key).",
             ),
-        )
-    };
-    let keys = s.keys().await;
-    // a server with no key at all (loopback only) lets every caller in
-    let given = given.filter(|_| s.api_key.is_some() || !keys.is_empty());
-    let caller = match given {
-        // the one key of --api-key: an agent, as it always was
-        Some(g)
-            if s.api_key
-                .is_some_and(|k| constant_time_eq(&digest(g.as_bytes()), &k)) =>
-        {
-            Caller {
-                id: Identity {
-                    name: "api-client".into(),
-                    role: Role::Agent,
-                },
-                anonymous: false,
-            }
-        }
-        Some(g) => match keys.get(&crate::store::keys::digest(&g)) {
-            Some(id) => Caller {
-                id: id.clone(),
-                anonymous: false,
-            },
-            None => return unauthorized(),
-        },
-        None => {
-            let keyed = s.api_key.is_some() || !keys.is_empty();
-            if keyed {
-                return unauthorized();
-            }
-            // loopback without keys: an agent without a name
-            Caller {
-                id: Identity {
-                    name: "http-client".into(),
-                    role: Role::Agent,
-                },
-                anonymous: true,
-            }
-        }
-    };
-    req.extensions_mut().insert(caller);
-    next.run(req).await
+        ),
+    }
 }
 
 /// Who sent a request: its key's identity, or nobody in particular on an
@@ -390,6 +435,7 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 pub fn router(
     pool: Pool,
     api_key: Option<String>,
+    keyed: bool,
     max_body: usize,
     body_timeout: Duration,
     maintenance: Option<Arc<std::sync::Mutex<serde_json::Value>>>,
@@ -403,6 +449,7 @@ pub fn router(
         pool,
         keys: tokio::sync::Mutex::new(None),
         api_key: api_key.map(|k| digest(k.as_bytes())),
+        keyed: std::sync::atomic::AtomicBool::new(keyed),
         max_body,
         body_timeout,
         search_modes,
@@ -531,6 +578,7 @@ pub async fn serve_until(
     let app = router(
         pool,
         cfg.api_key.clone(),
+        has_keys,
         cfg.max_body,
         cfg.body_timeout,
         maintainer.as_ref().map(|m| m.status_handle()),
@@ -585,4 +633,44 @@ pub async fn serve_until(
         let _ = tokio::task::spawn_blocking(move || m.stop()).await;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(a: &str) -> Option<SocketAddr> {
+        Some(a.parse().expect("addr"))
+    }
+
+    #[test]
+    fn without_keys_only_loopback_callers_get_in() {
+        let none = std::collections::HashMap::new();
+        assert!(admit(false, None, &none, None, peer("127.0.0.1:9")).is_ok());
+        assert!(admit(false, None, &none, None, peer("[::1]:9")).is_ok());
+        assert!(admit(false, None, &none, None, peer("[::ffff:127.0.0.1]:9")).is_ok());
+        // a caller from elsewhere, or of unknown origin, is refused
+        assert!(admit(false, None, &none, None, peer("192.0.2.7:9")).is_err());
+        assert!(admit(false, None, &none, None, peer("[2001:db8::1]:9")).is_err());
+        assert!(admit(false, None, &none, None, None).is_err());
+    }
+
+    #[test]
+    fn a_keyed_server_with_no_key_left_admits_nobody_without_one() {
+        let none = std::collections::HashMap::new();
+        for p in ["127.0.0.1:9", "192.0.2.7:9"] {
+            assert!(admit(true, None, &none, None, peer(p)).is_err());
+            assert!(admit(true, None, &none, Some("smk_old"), peer(p)).is_err());
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer k1"), Some("k1"));
+        assert_eq!(bearer("bearer k1"), Some("k1"));
+        assert_eq!(bearer("BEARER   k1 "), Some("k1"));
+        assert_eq!(bearer("Basic k1"), None);
+        assert_eq!(bearer("Bearer "), None);
+        assert_eq!(bearer("Bearer"), None);
+    }
 }

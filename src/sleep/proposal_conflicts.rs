@@ -7,6 +7,7 @@
 use crate::kip::KipResult;
 use crate::store::db::{Backend, Db};
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
 
 /// An attribute an item sets: `(Type: Name, key, value, value before)`.
 type AttrSlot = (String, String, Value, Option<Value>);
@@ -104,7 +105,11 @@ fn single_valued(db: Db<'_>, predicate: &str) -> bool {
 
 /// The links of single-valued predicates an item's preview creates:
 /// `(subject, predicate, object)` by name.
-fn link_slots(conn: Db<'_>, preview: &[Value]) -> Vec<LinkSlot> {
+fn link_slots(
+    conn: Db<'_>,
+    preview: &[Value],
+    is_single: &mut dyn FnMut(&str) -> bool,
+) -> Vec<LinkSlot> {
     let mut out = Vec::new();
     for ch in preview {
         if ch.get("op").and_then(Value::as_str) != Some("insert") {
@@ -120,7 +125,7 @@ fn link_slots(conn: Db<'_>, preview: &[Value]) -> Vec<LinkSlot> {
         ) else {
             continue;
         };
-        if !single_valued(conn, p) {
+        if !is_single(p) {
             continue;
         }
         if let (Some(sn), Some(on)) = (name_of(conn, s, preview), name_of(conn, o, preview)) {
@@ -153,34 +158,45 @@ fn held(db: Db<'_>, subject: i64, predicate: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Marks the items of `proposal` that disagree with another pending item
-/// or change a value the memory holds. Returns how many marks it made.
-pub fn mark(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
-    let load = |sql: &str, p: i64| -> KipResult<Vec<(i64, i64, Vec<Value>)>> {
-        let mut out = Vec::new();
-        for r in conn.query(sql, crate::args![p])? {
-            let v: Value = serde_json::from_str(&r.text(2)?).unwrap_or(Value::Null);
-            out.push((
-                r.i64(0)?,
-                r.i64(1)?,
-                v.as_array().cloned().unwrap_or_default(),
-            ));
+/// Marks the newly staged items (`seqs` of `proposal`) that disagree with
+/// another pending item, or change a value the memory holds; the items
+/// they disagree with are marked too. Only the new items are compared
+/// (each against every other pending item once), so staging a write costs
+/// what the pending items cost, not what every earlier stage did again.
+/// Returns how many marks it made.
+pub fn mark(conn: Db<'_>, proposal: i64, seqs: &[i64]) -> KipResult<usize> {
+    let new: HashSet<i64> = seqs.iter().copied().collect();
+    let mut mine = Vec::new();
+    let mut others = Vec::new();
+    for r in conn.query(
+        "SELECT proposal, seq, preview FROM proposal_items WHERE status = 'pending' ORDER BY proposal, seq",
+        &[],
+    )? {
+        let (p, s) = (r.i64(0)?, r.i64(1)?);
+        let v: Value = serde_json::from_str(&r.text(2)?).unwrap_or(Value::Null);
+        let preview = v.as_array().cloned().unwrap_or_default();
+        if p == proposal && new.contains(&s) {
+            mine.push((p, s, preview));
+        } else {
+            others.push((p, s, preview));
         }
-        Ok(out)
+    }
+    if mine.is_empty() {
+        return Ok(0);
+    }
+    let mut singles: HashMap<String, bool> = HashMap::new();
+    let mut is_single = |pred: &str| -> bool {
+        *singles
+            .entry(pred.to_string())
+            .or_insert_with(|| single_valued(conn, pred))
     };
-    let mine = load(
-        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal = ?1 AND status = 'pending' ORDER BY seq",
-        proposal,
-    )?;
-    let others = load(
-        "SELECT proposal, seq, preview FROM proposal_items WHERE proposal != ?1 AND status = 'pending' ORDER BY proposal, seq",
-        proposal,
-    )?;
-    let other_slots: Vec<(i64, i64, Vec<AttrSlot>)> = others
-        .iter()
-        .map(|(p, s, pv)| (*p, *s, slots(pv)))
-        .collect();
-    let other_previews = &others;
+    let slots_of = |list: &[(i64, i64, Vec<Value>)], is_single: &mut dyn FnMut(&str) -> bool| {
+        list.iter()
+            .map(|(p, s, pv)| (*p, *s, slots(pv), link_slots(conn, pv, is_single)))
+            .collect::<Vec<_>>()
+    };
+    let mine = slots_of(&mine, &mut is_single);
+    let others = slots_of(&others, &mut is_single);
     let mut n = 0;
     let mut add = |p: i64, s: i64, op: Option<(i64, i64)>, slot: &str, note: String| {
         conn.execute(
@@ -190,15 +206,12 @@ pub fn mark(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
         n += 1;
         Ok::<(), crate::kip::KipError>(())
     };
-    let other_links: Vec<(i64, i64, Vec<LinkSlot>)> = other_previews
-        .iter()
-        .map(|(p, s, pv)| (*p, *s, link_slots(conn, pv)))
-        .collect();
-    for (p, s, preview) in &mine {
-        for (subject, pred, object, sid) in link_slots(conn, preview) {
+    for (i, (p, s, attr_slots, links)) in mine.iter().enumerate() {
+        // against the memory
+        for (subject, pred, object, sid) in links {
             let slot = format!("{subject} {pred}");
-            for now in held(conn, sid, &pred) {
-                if now != object {
+            for now in held(conn, *sid, pred) {
+                if now != *object {
                     add(
                         *p,
                         *s,
@@ -210,9 +223,25 @@ pub fn mark(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
                     )?;
                 }
             }
-            for (op, os, theirs) in &other_links {
-                for (s2, p2, o2, _) in theirs {
-                    if *s2 == subject && *p2 == pred && *o2 != object {
+        }
+        for (what, key, value, was) in attr_slots {
+            if let Some(was) = was {
+                let slot = format!("{what} attributes.{key}");
+                add(
+                    *p,
+                    *s,
+                    None,
+                    &slot,
+                    format!("⚠ changes what the memory holds: {slot} {was} → {value}"),
+                )?;
+            }
+        }
+        // against every other pending item, and the new ones after it
+        for (op, os, their_attrs, their_links) in others.iter().chain(mine.iter().skip(i + 1)) {
+            for (subject, pred, object, _) in links {
+                for (s2, p2, o2, _) in their_links {
+                    if s2 == subject && p2 == pred && o2 != object {
+                        let slot = format!("{subject} {pred}");
                         add(
                             *p,
                             *s,
@@ -230,21 +259,10 @@ pub fn mark(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
                     }
                 }
             }
-        }
-        for (what, key, value, was) in slots(preview) {
-            let slot = format!("{what} attributes.{key}");
-            if let Some(was) = &was {
-                add(
-                    *p,
-                    *s,
-                    None,
-                    &slot,
-                    format!("⚠ changes what the memory holds: {slot} {was} → {value}"),
-                )?;
-            }
-            for (op, os, theirs) in &other_slots {
-                for (w2, k2, v2, _) in theirs {
-                    if *w2 == what && *k2 == key && *v2 != value {
+            for (what, key, value, _) in attr_slots {
+                for (w2, k2, v2, _) in their_attrs {
+                    if w2 == what && k2 == key && v2 != value {
+                        let slot = format!("{what} attributes.{key}");
                         add(
                             *p,
                             *s,

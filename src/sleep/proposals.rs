@@ -191,12 +191,32 @@ pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
         .iter()
         .map(item_row)
         .collect::<KipResult<Vec<Item>>>()?;
+    let at: std::collections::HashMap<i64, usize> =
+        out.iter().enumerate().map(|(i, it)| (it.seq, i)).collect();
     for (seq, note) in super::proposal_conflicts::of_proposal(nx.db(), proposal)? {
-        if let Some(it) = out.iter_mut().find(|i| i.seq == seq) {
-            it.conflicts.push(note);
+        if let Some(&i) = at.get(&seq) {
+            out[i].conflicts.push(note);
         }
     }
     Ok(out)
+}
+
+/// One item of a proposal, with its conflict marks.
+pub fn item(nx: &Nexus, proposal: i64, seq: i64) -> KipResult<Option<Item>> {
+    let Some(row) = nx.db().query_opt(
+        &format!("SELECT {ITEM_COLS} FROM proposal_items WHERE proposal = ?1 AND seq = ?2"),
+        crate::args![proposal, seq],
+    )?
+    else {
+        return Ok(None);
+    };
+    let mut it = item_row(&row)?;
+    it.conflicts = super::proposal_conflicts::of_proposal(nx.db(), proposal)?
+        .into_iter()
+        .filter(|(s, _)| *s == seq)
+        .map(|(_, n)| n)
+        .collect();
+    Ok(Some(it))
 }
 
 pub fn get(nx: &Nexus, id: i64) -> KipResult<Option<Proposal>> {
@@ -481,12 +501,34 @@ pub fn stage(
     drafts: Vec<Draft>,
     into: Option<i64>,
 ) -> KipResult<Staged> {
+    stage_until(nx, run, actor, title, drafts, into, None)
+}
+
+/// [`stage`], giving up with `KIP_4001` (and so, inside a group, staging
+/// nothing) once `deadline` passes: a request's time limit covers its
+/// previews.
+pub fn stage_until(
+    nx: &mut Nexus,
+    run: Option<i64>,
+    actor: &str,
+    title: &str,
+    drafts: Vec<Draft>,
+    into: Option<i64>,
+    deadline: Option<std::time::Instant>,
+) -> KipResult<Staged> {
     let mut out = Staged::default();
     let mut keys = HashSet::new();
     let mut rows = Vec::new();
     for d in drafts {
         if !keys.insert(d.key.clone()) {
             continue;
+        }
+        if deadline.is_some_and(|t| std::time::Instant::now() > t) {
+            return Err(KipError::new(
+                ErrorCode::ExecutionTimeout,
+                "staging ran past the request's time limit: nothing was staged",
+            )
+            .with_hint("Send fewer writes per request."));
         }
         if let Some(why) = already_decided(nx, &d.key)? {
             out.skipped.push((d.key, why));
@@ -543,14 +585,24 @@ pub fn stage(
     }
     out.proposal = Some(id);
     if !auto.is_empty() {
+        // applied in the proposer's name: the policy lets it through, the
+        // change is still the proposer's
         let who = Who {
-            actor: "$system".into(),
-            trigger: "policy".into(),
+            actor: actor.to_string(),
+            trigger: "policy auto".into(),
             reason: Some("the operator's policy applies this class without review".into()),
         };
-        out.auto_applied = apply_items(nx, id, &auto, &BTreeMap::new(), &who, "policy")?
-            .applied
-            .len();
+        out.auto_applied = apply_items(
+            nx,
+            id,
+            &auto,
+            &BTreeMap::new(),
+            &who,
+            "policy",
+            Decider::Person,
+        )?
+        .applied
+        .len();
         refresh_status(nx, id, None)?;
     }
     Ok(out)
@@ -564,6 +616,47 @@ pub struct Approval {
     pub stale: Vec<i64>,
 }
 
+/// Who decides: a person may reconsider an item (approve one rejected
+/// earlier, or one whose approval was undone); an agent key decides
+/// pending items only, so it never overrules a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    Person,
+    Agent,
+}
+
+/// The elements a preview changes that the memory held before the
+/// approval began (`existing`: the highest element id then): what it
+/// would update or delete, by id. Elements made during the approval
+/// (by an earlier item) are not counted.
+fn footprint(changes: &[Value], existing: i64) -> std::collections::BTreeSet<i64> {
+    let id = |c: &Value| c["element"].as_str().and_then(store::ids::parse_element_id);
+    // elements the preview itself creates (a later command of the item may
+    // update one) are not the memory's
+    let made: HashSet<i64> = changes
+        .iter()
+        .filter(|c| c["op"].as_str() == Some("insert"))
+        .filter_map(id)
+        .collect();
+    changes
+        .iter()
+        .filter(|c| c["op"].as_str() != Some("insert"))
+        .filter_map(id)
+        .filter(|n| *n <= existing && !made.contains(n))
+        .collect()
+}
+
+/// The highest element id the memory has now.
+fn highest_id(nx: &Nexus) -> KipResult<i64> {
+    Ok(nx
+        .db()
+        .query_i64(
+            "SELECT MAX(m) FROM (SELECT MAX(id) AS m FROM concepts UNION ALL SELECT MAX(id) AS m FROM propositions) t",
+            &[],
+        )?
+        .unwrap_or(0))
+}
+
 fn apply_items(
     nx: &mut Nexus,
     id: i64,
@@ -571,8 +664,10 @@ fn apply_items(
     edits: &BTreeMap<i64, String>,
     who: &Who,
     decided_by: &str,
+    decider: Decider,
 ) -> KipResult<Approval> {
     let all = items(nx, id)?;
+    let existing = highest_id(nx)?;
     let mut out = Approval::default();
     let mut chosen = Vec::new();
     for s in seqs {
@@ -580,6 +675,22 @@ fn apply_items(
             .iter()
             .find(|i| i.seq == *s)
             .ok_or_else(|| KipError::not_found(format!("proposal #{id} has no item {s}")))?;
+        if decider == Decider::Agent && it.status != "pending" {
+            return Err(KipError::new(
+                ErrorCode::ImmutableTarget,
+                format!(
+                    "item {s} of proposal #{id} is {}: agent keys decide pending items only{}",
+                    it.status,
+                    match &it.decided_by {
+                        Some(b) => format!(" (decided by `{b}`)"),
+                        None => String::new(),
+                    }
+                ),
+            )
+            .with_hint(
+                "Only a person reconsiders a decided item (the console, or `somnus proposals`).",
+            ));
+        }
         // pending, or decided and then reconsidered: an item whose
         // approval was undone, or one rejected earlier
         if !matches!(it.status.as_str(), "pending" | "rolled_back" | "rejected") {
@@ -599,7 +710,21 @@ fn apply_items(
     // same approval may have moved what a later one was previewed on
     // (a merge removes the node a new link would hang on)
     for it in chosen {
-        if moved(nx, &it.targets)? {
+        // what it would change is computed again: an element it would now
+        // touch that its preview did not show (a DELETE whose WHERE now
+        // matches more, an UPSERT that now overwrites what another write
+        // made), or one it no longer touches, makes it stale, for a fresh
+        // look; an edited item was previewed as edited
+        let stale = moved(nx, &it.targets)?
+            || (!edits.contains_key(&it.seq)
+                && decided_by != "policy"
+                && match preview(nx, &it.commands, &it.params) {
+                    Ok((changes, _)) => {
+                        footprint(&changes, existing) != footprint(&it.preview, existing)
+                    }
+                    Err(_) => true,
+                });
+        if stale {
             nx.db().execute(
                 "UPDATE proposal_items SET status = 'stale' WHERE proposal = ?1 AND seq = ?2",
                 crate::args![id, it.seq],
@@ -1030,8 +1155,55 @@ pub fn approve(
     edits: &BTreeMap<i64, String>,
     who: &Who,
 ) -> KipResult<Approval> {
+    approve_as(nx, id, seqs, edits, who, Decider::Person)
+}
+
+/// How long a `batch` proposal keeps gathering a sub-agent's writes.
+pub const BATCH_PERIOD_SECS: i64 = 3600;
+
+/// Whether a proposal may still take new items: a sub-agent's `batch`
+/// proposal, within its period, with nothing in it decided yet.
+pub fn gathering(nx: &Nexus, p: &Proposal) -> KipResult<bool> {
+    if p.run.is_some() || p.items.iter().any(|i| i.status != "pending") {
+        return Ok(false);
+    }
+    if policy(nx, &format!("subagent:{}", p.actor))? != "batch" {
+        return Ok(false);
+    }
+    let since = (chrono::Utc::now() - chrono::Duration::seconds(BATCH_PERIOD_SECS))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    Ok(p.created_at >= since)
+}
+
+/// [`approve`] by a person or an agent key (`decider`).
+pub fn approve_as(
+    nx: &mut Nexus,
+    id: i64,
+    seqs: Option<&[i64]>,
+    edits: &BTreeMap<i64, String>,
+    who: &Who,
+    decider: Decider,
+) -> KipResult<Approval> {
     let p = get(nx, id)?
         .ok_or_else(|| KipError::not_found(format!("proposal #{id} does not exist")))?;
+    // "all of it" of a proposal still gathering writes could take items
+    // that arrived after the reviewer looked: the items must be named
+    if seqs.is_none() && gathering(nx, &p)? {
+        let seqs: Vec<String> = p.items.iter().map(|i| i.seq.to_string()).collect();
+        return Err(KipError::new(
+            ErrorCode::VersionConflict,
+            format!(
+                "proposal #{id} is still gathering `{}`'s writes (it holds items {} now): name the items you reviewed",
+                p.actor,
+                seqs.join(", ")
+            ),
+        )
+        .with_hint(format!(
+            "somnus proposals approve {id} --items {} (HTTP: \"items\": [{}])",
+            seqs.join(","),
+            seqs.join(", ")
+        )));
+    }
     let chosen: Vec<i64> = match seqs {
         Some(s) => s.to_vec(),
         None => p
@@ -1058,7 +1230,7 @@ pub fn approve(
     let actor = who.actor.clone();
     nx.atomically(&format!("proposal:{id}"), |nx| {
         decision_group(nx, id)?;
-        let out = apply_items(nx, id, &chosen, edits, who, &actor)?;
+        let out = apply_items(nx, id, &chosen, edits, who, &actor, decider)?;
         refresh_status(nx, id, Some(&actor))?;
         settle_tasks(nx, id, who)?;
         Ok(out)
@@ -1075,6 +1247,19 @@ pub fn reject(
     reason: &str,
     by: &str,
 ) -> KipResult<usize> {
+    reject_as(nx, id, seqs, reason, by, Decider::Person)
+}
+
+/// [`reject`] by a person or an agent key (`decider`: an agent rejects
+/// pending items only).
+pub fn reject_as(
+    nx: &mut Nexus,
+    id: i64,
+    seqs: Option<&[i64]>,
+    reason: &str,
+    by: &str,
+    decider: Decider,
+) -> KipResult<usize> {
     if reason.trim().is_empty() {
         return Err(KipError::new(
             ErrorCode::InvalidSyntax,
@@ -1087,6 +1272,15 @@ pub fn reject(
         Some(s) => {
             for x in s {
                 match p.items.iter().find(|i| i.seq == *x) {
+                    Some(i) if decider == Decider::Agent && i.status != "pending" => {
+                        return Err(KipError::new(
+                            ErrorCode::ImmutableTarget,
+                            format!(
+                                "item {x} of proposal #{id} is {}: agent keys decide pending items only",
+                                i.status
+                            ),
+                        ));
+                    }
                     Some(i) if matches!(i.status.as_str(), "pending" | "stale" | "rolled_back") => {
                     }
                     Some(i) => {
@@ -1107,7 +1301,10 @@ pub fn reject(
         None => p
             .items
             .iter()
-            .filter(|i| matches!(i.status.as_str(), "pending" | "stale"))
+            .filter(|i| match decider {
+                Decider::Agent => i.status == "pending",
+                Decider::Person => matches!(i.status.as_str(), "pending" | "stale"),
+            })
             .map(|i| i.seq)
             .collect(),
     };

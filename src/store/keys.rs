@@ -177,6 +177,31 @@ pub fn any_active<'a>(db: impl Into<Db<'a>>) -> KipResult<bool> {
         .is_some())
 }
 
+/// Whether a caller admitted at the start of a session may still call:
+/// with a key (its digest), that key is still active; without one, the
+/// memory has never had an active key since (`keyed` remembers one seen).
+pub fn still_admitted<'a>(
+    db: impl Into<Db<'a>>,
+    key_digest: Option<&str>,
+    keyed: &std::sync::atomic::AtomicBool,
+) -> KipResult<bool> {
+    let db = db.into();
+    match key_digest {
+        Some(d) => Ok(db
+            .query_opt(
+                "SELECT 1 FROM api_keys WHERE digest = ?1 AND revoked_at IS NULL",
+                &[Val::Text(d.to_string())],
+            )?
+            .is_some()),
+        None => {
+            if any_active(db)? {
+                keyed.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(!keyed.load(std::sync::atomic::Ordering::SeqCst))
+        }
+    }
+}
+
 /// The identity behind a key, if it is active.
 pub fn lookup<'a>(db: impl Into<Db<'a>>, key: &str) -> KipResult<Option<Identity>> {
     let row = db.into().query_opt(

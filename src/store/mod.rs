@@ -133,9 +133,35 @@ pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
         .unwrap_or(262144);
     conn.execute_batch(&format!(
         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kb}; \
-         PRAGMA wal_autocheckpoint = 8192;"
+         PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = {WAL_LIMIT_BYTES};"
     ))?;
     Ok(())
+}
+
+/// What SQLite trims the write-ahead log to whenever the log restarts
+/// (`PRAGMA journal_size_limit`).
+pub const WAL_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A log larger than this is checkpointed and truncated by the writer
+/// (`truncate_wal`), at most every `WAL_CHECK_SECS`.
+pub const WAL_TRUNCATE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// How often the writer looks at the log's size.
+pub const WAL_CHECK_SECS: u64 = 5;
+
+/// Checkpoints the whole log and truncates it to nothing, without waiting:
+/// when a reader still holds an older snapshot (or another writer works)
+/// it gives up at once. Returns whether the log was truncated.
+pub fn truncate_wal(conn: &mut Connection) -> bool {
+    // no busy waiting for this one call
+    let _ = conn.busy_handler(None::<fn(i32) -> bool>);
+    let done = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .is_ok_and(|busy| busy == 0);
+    let _ = conn.busy_handler(Some(wait_for_lock));
+    done
 }
 
 pub fn schema_version(conn: &Connection) -> KipResult<i64> {
@@ -462,6 +488,21 @@ pub fn id_in(db: Db<'_>, col: &str) -> String {
     }
 }
 
+/// `FROM` a table's rows whose `col` is one of the ids of `?1` (as
+/// [`id_in`]), and `WHERE` for more conditions (`… AND x`). On SQLite the
+/// ids drive the loop (each one an index lookup): with `id IN (SELECT …
+/// json_each)` the planner may scan the whole table instead when its
+/// statistics are older than the table (inside a long write, such as an
+/// import, every read by id would then cost the table's size).
+pub fn from_ids(db: Db<'_>, table: &str, col: &str) -> String {
+    match db.backend() {
+        Backend::Sqlite => format!(
+            "(SELECT value AS id_ FROM json_each(?1)) AS ids_ CROSS JOIN {table} ON {table}.{col} = ids_.id_ WHERE 1"
+        ),
+        Backend::Postgres => format!("{table} WHERE {}", id_in(db, col)),
+    }
+}
+
 /// The argument [`id_in`] reads: the ids as a JSON array.
 pub fn id_list_arg(ids: &[i64]) -> Val {
     Val::Text(serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()))
@@ -480,8 +521,8 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
         let list = id_list_arg(chunk);
         for r in db.query(
             &format!(
-                "SELECT {CONCEPT_COLS} FROM concepts WHERE {}",
-                id_in(db, "id")
+                "SELECT {CONCEPT_COLS} FROM {}",
+                from_ids(db, "concepts", "id")
             ),
             std::slice::from_ref(&list),
         )? {
@@ -499,8 +540,8 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
         let list = id_list_arg(&rest);
         for r in db.query(
             &format!(
-                "SELECT {PROP_COLS} FROM propositions WHERE {}",
-                id_in(db, "id")
+                "SELECT {PROP_COLS} FROM {}",
+                from_ids(db, "propositions", "id")
             ),
             &[list],
         )? {
@@ -522,8 +563,8 @@ pub fn labels_by_ids<'a>(
         let list = id_list_arg(chunk);
         for mut r in db.query(
             &format!(
-                "SELECT id, type, name FROM concepts WHERE {}",
-                id_in(db, "id")
+                "SELECT id, type, name FROM {}",
+                from_ids(db, "concepts", "id")
             ),
             &[list],
         )? {
@@ -541,7 +582,7 @@ pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashM
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let list = id_list_arg(chunk);
         for r in db.query(
-            &format!("SELECT id FROM concepts WHERE {}", id_in(db, "id")),
+            &format!("SELECT id FROM {}", from_ids(db, "concepts", "id")),
             std::slice::from_ref(&list),
         )? {
             let id = r.i64(0)?;
@@ -549,8 +590,8 @@ pub fn kip_ids_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<HashM
         }
         for mut r in db.query(
             &format!(
-                "SELECT id, predicate FROM propositions WHERE {}",
-                id_in(db, "id")
+                "SELECT id, predicate FROM {}",
+                from_ids(db, "propositions", "id")
             ),
             &[list],
         )? {

@@ -28,6 +28,15 @@ impl Place {
                 ),
             ));
         }
+        if postgres::is_keyword_string(db) {
+            return Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "--db looks like a libpq `key=value` connection string, which somnus does not read (nothing was created)",
+            )
+            .with_hint(
+                "Give a URL: postgres://USER@HOST:PORT/DATABASE, with the password in $PGPASSWORD rather than on the command line.",
+            ));
+        }
         if db.is_empty() {
             return Err(KipError::new(
                 ErrorCode::InvalidSyntax,

@@ -148,17 +148,66 @@ fn ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-/// The URL without its password, for messages.
+/// Query parameters of a URL whose values are secrets.
+const SECRET_PARAMS: [&str; 3] = ["password", "sslpassword", "sslkey"];
+
+/// The URL without its password, for messages: the password of the user
+/// part (everything up to the last `@`, so a raw `@` in a password is
+/// hidden too) and any `password=` parameter.
 pub fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    match rest.split_once('@') {
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let base = match base.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-            None => url.to_string(),
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => format!("{userinfo}@{host}"),
         },
-        None => url.to_string(),
+        None => base.to_string(),
+    };
+    let query = query.map(|q| {
+        q.split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if SECRET_PARAMS.contains(&k.to_ascii_lowercase().as_str()) => {
+                    format!("{k}=***")
+                }
+                _ => kv.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    match query {
+        Some(q) => format!("{scheme}://{base}?{q}"),
+        None => format!("{scheme}://{base}"),
+    }
+}
+
+/// Whether `--db` looks like a libpq `key=value` connection string
+/// (`host=… dbname=… password=…`), which somnus does not read: it would
+/// otherwise be taken for a file name.
+pub fn is_keyword_string(db: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
+    ];
+    db.split_whitespace().any(|w| {
+        w.split_once('=')
+            .is_some_and(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
+    })
+}
+
+/// The words of a client error: the server's message when it sent one,
+/// else the cause the client library gives (never a bare "db error").
+fn detail(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
     }
 }
 
@@ -169,7 +218,11 @@ fn bad(msg: String) -> KipError {
 fn unavailable(url: &str, e: &postgres::Error) -> KipError {
     KipError::new(
         ErrorCode::InternalError,
-        format!("cannot reach PostgreSQL at {}: {e}", redacted(url)),
+        format!(
+            "cannot reach PostgreSQL at {}: {}",
+            redacted(url),
+            detail(e)
+        ),
     )
 }
 
@@ -209,14 +262,25 @@ pub fn pg_error(what: &str, e: &postgres::Error) -> KipError {
         )
         .with_hint("Another writer changed the same element at the same moment; nothing was written. Retry.");
     }
-    let detail = match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => match std::error::Error::source(e) {
-            Some(cause) => format!("{e}: {cause}"),
-            None => e.to_string(),
-        },
-    };
-    KipError::new(ErrorCode::InternalError, format!("{what}: {detail}"))
+    // a value PostgreSQL text cannot hold (U+0000): the value's fault, not
+    // the server's, and no retry will store it
+    if let Some(code) = e.code()
+        && [
+            postgres::error::SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            postgres::error::SqlState::UNTRANSLATABLE_CHARACTER,
+        ]
+        .contains(code)
+    {
+        return KipError::new(
+            ErrorCode::InvalidValueType,
+            format!(
+                "a value holds a character PostgreSQL text cannot store (U+0000, NUL): {}",
+                detail(e)
+            ),
+        )
+        .with_hint("Remove the NUL character from the value; nothing was written.");
+    }
+    KipError::new(ErrorCode::InternalError, format!("{what}: {}", detail(e)))
 }
 
 /// What migrating asks of a connection: the engine's session, or a
@@ -407,5 +471,37 @@ mod tests {
             redacted("postgres://u:secret@h/db"),
             "postgres://u:***@h/db"
         );
+    }
+
+    #[test]
+    fn no_password_shows_in_a_redacted_url() {
+        for (url, shown) in [
+            ("postgres://u:p@ss@h/db", "postgres://u:***@h/db"),
+            (
+                "postgres://u@h/db?password=hunter2&sslmode=disable",
+                "postgres://u@h/db?password=***&sslmode=disable",
+            ),
+            (
+                "postgres://u:a:b@h:5/db?PASSWORD=x",
+                "postgres://u:***@h:5/db?PASSWORD=***",
+            ),
+            ("postgres://h/db", "postgres://h/db"),
+        ] {
+            assert_eq!(redacted(url), shown);
+            for secret in ["ss@h", "hunter2", "a:b", "=x"] {
+                assert!(!redacted(url).contains(secret), "{url}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_keyword_connection_string_is_not_a_file_name() {
+        assert!(is_keyword_string("host=localhost dbname=x password=secret"));
+        assert!(is_keyword_string("dbname=x"));
+        assert!(!is_keyword_string("memory.db"));
+        assert!(!is_keyword_string("/tmp/a=b.db"));
+        let e =
+            crate::store::place::Place::parse("host=h password=secret", None).expect_err("refused");
+        assert!(!e.message.contains("secret"), "{}", e.message);
     }
 }

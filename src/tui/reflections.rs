@@ -779,6 +779,20 @@ impl Reflections {
             (Confirm::Approve { id, items }, KeyCode::Char('y') | KeyCode::Enter) => {
                 self.confirm = None;
                 self.chosen.clear();
+                // "every pending item" is the ones on screen: an item that
+                // arrives after the operator looked is not approved unseen
+                let items = items.or_else(|| {
+                    self.proposal()
+                        .filter(|p| p.id == id)
+                        .map(|p| {
+                            p.items
+                                .iter()
+                                .filter(|i| i.status == "pending")
+                                .map(|i| i.seq)
+                                .collect::<Vec<_>>()
+                        })
+                        .filter(|v| !v.is_empty())
+                });
                 let edits = self.edits_for(id, &items);
                 for seq in edits.keys() {
                     self.edits.remove(&(id, *seq));

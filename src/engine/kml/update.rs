@@ -132,13 +132,10 @@ pub fn update(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
         }
         if let store::Element::Concept(c) = &el
             && is_system_actor(&c.ty, &c.name)
-            && st
-                .set_attributes
-                .iter()
-                .any(|(k, _)| k == "core_directives")
+            && let Some((k, _)) = st.set_attributes.iter().find(|(k, _)| is_system_key(k))
         {
             return Err(KipError::immutable(format!(
-                "core_directives of {} are protected",
+                "{k} of {} is written by the system only",
                 c.name
             )));
         }
@@ -208,7 +205,10 @@ fn violation(ty: String, name: String, prop: Option<i64>, pred: Option<String>) 
         _ if is_protected_concept(&ty, &name) => {
             format!("{ty}:{name} is a protected definition")
         }
-        _ => format!("core_directives of {name} are protected"),
+        _ => format!(
+            "{} of {name} are written by the system only",
+            super::SYSTEM_KEYS.join(", ")
+        ),
     })
 }
 
@@ -242,10 +242,7 @@ fn update_in_one(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
         format!("?{}", params.len())
     };
     let now = p(store::now().into());
-    let directives = st
-        .set_attributes
-        .iter()
-        .any(|(k, _)| k == "core_directives");
+    let directives = st.set_attributes.iter().any(|(k, _)| is_system_key(k));
     let directives = p(Val::Int(directives.into()));
     // top-level keys: one object merged over the column
     let mut merged = |column: &str, sets: &[(String, UpdateValue)]| -> String {
@@ -307,10 +304,7 @@ fn update_literals(conn: Db<'_>, st: &UpdateStmt, ids: &[i64]) -> KipResult<Valu
     // Every target is checked (no LIMIT): each row this finds is a
     // violation, a protected definition or a link anchoring one, or a
     // system actor whose directives the statement would set.
-    let directives = st
-        .set_attributes
-        .iter()
-        .any(|(k, _)| k == "core_directives");
+    let directives = st.set_attributes.iter().any(|(k, _)| is_system_key(k));
     let ids_table = match conn.backend() {
         Backend::Sqlite => "(SELECT value AS id, key FROM json_each(?1)) t",
         Backend::Postgres => {

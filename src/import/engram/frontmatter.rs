@@ -16,6 +16,11 @@ pub struct Front {
     pub links: Vec<(usize, Map<String, Value>)>,
 }
 
+/// The largest frontmatter read as keys: a larger one (Engram writes a
+/// few hundred bytes) is reported and the whole file is kept as text, so
+/// its cost stays that of its bytes.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
 /// Splits a memory file into its frontmatter, its text, and the line the
 /// text starts on. A file with no frontmatter is an error naming why.
 pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
@@ -28,6 +33,14 @@ pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
         return Err("its frontmatter is not closed by `---`: the whole file is its text".into());
     };
     let end = end + 1;
+    let size: usize = lines[1..end].iter().map(|l| l.len() + 1).sum();
+    if size > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "its frontmatter is {} KB, larger than the {} KB read as keys: the whole file is kept as its text",
+            size / 1024,
+            MAX_FRONTMATTER_BYTES / 1024
+        ));
+    }
     let mut f = Front::default();
     let mut list_key: Option<String> = None;
     for (i, line) in lines[1..end].iter().enumerate() {

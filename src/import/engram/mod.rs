@@ -29,7 +29,7 @@
 //! snake_case names; keys Engram does not write are kept the same way
 //! and reported.
 
-use super::draft::{Concept, Draft, Link, files, first_sentence, folders, short, wiki_links};
+use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
 use super::{Plan, predicate_name, type_name};
 use frontmatter::{Front, frontmatter, list, snake};
 
@@ -418,7 +418,7 @@ impl Reader {
         for f in files(dir, "md") {
             self.memory(&f, None, archived);
         }
-        for day in folders(dir) {
+        for day in self.d.folders(dir) {
             let d = day
                 .file_name()
                 .map(|s| s.to_string_lossy().to_string())

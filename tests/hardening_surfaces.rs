@@ -1,0 +1,548 @@
+//! The surfaces added for keys, staging, approvals, import and MCP, tried
+//! as an attacker would, each at the level the defect was found.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn post_with(addr: std::net::SocketAddr, body: &Value, auth: Option<&str>) -> (u16, Value) {
+    let mut req = agent()
+        .post(&format!("http://{addr}/kip"))
+        .header("content-type", "application/json");
+    if let Some(a) = auth {
+        req = req.header("authorization", a);
+    }
+    let mut resp = req.send(body.to_string()).expect("the server answers");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn add_key(db: &std::path::Path, name: &str, role: &str) -> String {
+    let out = somnus(db, &["keys", "add", name, "--role", role]);
+    ok(&out);
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write_person(name: &str) -> Value {
+    json!({"method": "execute_kip", "params": {
+        "command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} } }",
+        "parameters": {"n": name}}})
+}
+
+fn persons(db: &std::path::Path, name: &str) -> Value {
+    kip(
+        db,
+        &format!(
+            "FIND(COUNT(?p)) WHERE {{ ?p {{type: \"Person\"}} FILTER(?p.name == \"{name}\") }}"
+        ),
+    )["result"]
+        .clone()
+}
+
+/// Revoking a memory's last key leaves a server that admits nobody
+/// without a key: it never falls open.
+#[test]
+fn revoking_the_last_key_never_opens_the_server() {
+    let dir = tmp("last-key");
+    let db = dir.join("m.db");
+    ok(&somnus(&db, &["demo", "--no-console"]));
+    let reader = add_key(&db, "ledger", "reader");
+    let server = Server::start(&db, &["--maintenance", "off"]);
+    let read = json!({"method": "execute_kip_readonly", "params": {"command": "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} }"}});
+    assert_eq!(post_with(server.addr, &read, None).0, 401);
+    assert_eq!(
+        post_with(server.addr, &read, Some(&format!("Bearer {reader}"))).0,
+        200
+    );
+    // the scheme is case-insensitive (RFC 9110)
+    assert_eq!(
+        post_with(server.addr, &read, Some(&format!("bearer {reader}"))).0,
+        200
+    );
+    ok(&somnus(&db, &["keys", "revoke", "ledger"]));
+    std::thread::sleep(Duration::from_millis(1500));
+    let (s, v) = post_with(server.addr, &write_person("Intruder"), None);
+    assert_eq!(s, 401, "{v}");
+    let (s, _) = post_with(server.addr, &read, Some(&format!("Bearer {reader}")));
+    assert_eq!(s, 401, "the revoked key is refused");
+    drop(server);
+    assert_eq!(persons(&db, "Intruder"), json!(0));
+}
+
+/// An MCP session over stdio, its lines sent and read one at a time.
+struct Mcp {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Mcp {
+    fn start(db: &std::path::Path, key: Option<&str>) -> Mcp {
+        use std::process::{Command, Stdio};
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--db")
+            .arg(db)
+            .arg("mcp")
+            .args(["--maintenance", "off"]);
+        if let Some(k) = key {
+            cmd.env("SOMNUS_KEY", k);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mcp");
+        let input = child.stdin.take().expect("stdin");
+        let output = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut m = Mcp {
+            child,
+            input,
+            output,
+        };
+        m.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+        assert!(m.recv()["result"]["serverInfo"].is_object());
+        m.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: &Value) {
+        use std::io::Write;
+        self.input
+            .write_all(format!("{v}\n").as_bytes())
+            .expect("write");
+        self.input.flush().expect("flush");
+    }
+
+    fn recv(&mut self) -> Value {
+        use std::io::BufRead;
+        let mut l = String::new();
+        self.output.read_line(&mut l).expect("read");
+        serde_json::from_str(&l).unwrap_or_else(|_| panic!("not JSON: {l:?}"))
+    }
+
+    /// A tool call's text answer.
+    fn call(&mut self, id: i64, tool: &str, args: Value) -> String {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}));
+        let v = self.recv();
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A key revoked while an MCP session is open stops working at the
+/// session's next call, as it does over HTTP.
+#[test]
+fn an_mcp_session_loses_a_revoked_keys_rights_at_its_next_call() {
+    let dir = tmp("mcp-revoke");
+    let db = dir.join("m.db");
+    ok(&somnus(&db, &["demo", "--no-console"]));
+    let main = add_key(&db, "main", "agent");
+    let mut m = Mcp::start(&db, Some(&main));
+    let write = |n: &str| json!({"command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} } }", "parameters": {"n": n}});
+    let t = m.call(1, "execute_kip", write("Before Revocation"));
+    assert!(!t.contains("error"), "{t}");
+    ok(&somnus(&db, &["keys", "revoke", "main"]));
+    let t = m.call(2, "execute_kip", write("After Revocation"));
+    assert!(t.contains("KIP_3004") && t.contains("revoked"), "{t}");
+    let t = m.call(
+        3,
+        "execute_kip_readonly",
+        json!({"command": "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} }"}),
+    );
+    assert!(t.contains("revoked"), "reads too: {t}");
+    drop(m);
+    assert_eq!(persons(&db, "Before Revocation"), json!(1));
+    assert_eq!(persons(&db, "After Revocation"), json!(0));
+}
+
+/// A demo memory with an agent key `main` and a sub-agent key `scout`,
+/// served on loopback.
+struct Keyed {
+    server: Server,
+    db: std::path::PathBuf,
+    main: String,
+    scout: String,
+}
+
+impl Keyed {
+    fn start(name: &str, policies: &[(&str, &str)]) -> Keyed {
+        let dir = tmp(name);
+        let db = dir.join("m.db");
+        ok(&somnus(&db, &["demo", "--no-console"]));
+        let main = add_key(&db, "main", "agent");
+        let scout = add_key(&db, "scout", "subagent");
+        for (class, mode) in policies {
+            ok(&somnus(&db, &["proposals", "policy", class, mode]));
+        }
+        let server = Server::start(&db, &["--maintenance", "off"]);
+        Keyed {
+            server,
+            db,
+            main,
+            scout,
+        }
+    }
+
+    fn kip(&self, key: &str, body: Value) -> (u16, Value) {
+        post_with(self.server.addr, &body, Some(&format!("Bearer {key}")))
+    }
+
+    fn decide(&self, body: Value) -> (u16, Value) {
+        let mut resp = agent()
+            .post(&format!("http://{}/proposals", self.server.addr))
+            .header("content-type", "application/json")
+            .header("authorization", &format!("Bearer {}", self.main))
+            .send(body.to_string())
+            .expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn cli(&self, args: &[&str]) -> std::process::Output {
+        somnus(&self.db, args)
+    }
+
+    /// `proposals show N --json`
+    fn proposal(&self, id: i64) -> Value {
+        let out = self.cli(&["proposals", "show", &id.to_string(), "--json"]);
+        ok(&out);
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    }
+}
+
+fn temp_person(name: &str) -> Value {
+    json!({"method": "execute_kip", "params": {
+        "command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} SET ATTRIBUTES { temp: true } } }",
+        "parameters": {"n": name}, "reason": "a temporary contact"}})
+}
+
+/// A sub-agent meets the batch limit every caller has, and a quota of
+/// writes waiting for review; staging is one transaction, so a refused
+/// request stages nothing.
+#[test]
+fn a_subagent_meets_the_batch_limit_and_its_quota_of_pending_writes() {
+    let k = Keyed::start("quota", &[]);
+    let batch = |n: usize, from: usize| {
+        let commands: Vec<Value> = (from..from + n)
+            .map(|i| json!({"command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} } }", "parameters": {"n": format!("Q{i}")}}))
+            .collect();
+        json!({"method": "execute_kip", "params": {"commands": commands}})
+    };
+    let (s, v) = k.kip(&k.scout, batch(1_001, 0));
+    assert_eq!((s, code(&v)), (400, "KIP_4002"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1000"),
+        "{v}"
+    );
+    // 1,000 writes stage (the quota), in seconds rather than minutes
+    let t = std::time::Instant::now();
+    let (s, v) = k.kip(&k.scout, batch(1_000, 0));
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        t.elapsed() < Duration::from_secs(60),
+        "staging 1,000 writes took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(v["result"].as_array().map(Vec::len), Some(1_000));
+    // the next write passes the quota: refused, nothing staged
+    let (s, v) = k.kip(&k.scout, write_person("One Too Many"));
+    assert_eq!((s, code(&v)), (400, "KIP_4002"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("waiting for review"),
+        "{v}"
+    );
+    let out = k.cli(&["proposals", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let items: usize = list
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|p| p["actor"] == "scout")
+        .map(|p| p["items"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(items, 1_000);
+    // an agent still writes at once
+    let (s, v) = k.kip(&k.main, write_person("Agent Still Writes"));
+    assert_eq!(s, 200, "{v}");
+}
+
+/// A DELETE staged while it matched one Person, approved after agents
+/// added three more that it would match: refused as stale, nothing
+/// deleted; after a refresh it shows all four and applies what it shows.
+#[test]
+fn an_approval_never_does_more_than_its_preview_showed() {
+    let k = Keyed::start("drift", &[]);
+    assert_eq!(k.kip(&k.main, temp_person("T0")).0, 200);
+    let (s, v) = k.kip(
+        &k.scout,
+        json!({"method": "execute_kip", "params": {
+            "command": "DELETE CONCEPT ?p DETACH WHERE { ?p {type: \"Person\"} FILTER(?p.attributes.temp == true) }",
+            "reason": "temporary contacts"}}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let pid = v["result"]["proposal"].as_i64().expect("staged");
+    for n in ["T1", "T2", "T3"] {
+        assert_eq!(k.kip(&k.main, temp_person(n)).0, 200);
+    }
+    let out = k.cli(&["proposals", "approve", &pid.to_string()]);
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("stale"), "{said}");
+    for n in ["T0", "T1", "T2", "T3"] {
+        assert_eq!(persons(&k.db, n), json!(1), "{n} was deleted unseen");
+    }
+    // a fresh look shows the four, and approving it deletes what it shows
+    ok(&k.cli(&["proposals", "refresh", &pid.to_string()]));
+    let p = k.proposal(pid);
+    let preview = p["items"][0]["preview"].to_string();
+    for n in ["T0", "T1", "T2", "T3"] {
+        assert!(
+            preview.contains(&format!("\"{n}\"")),
+            "{n} not in {preview}"
+        );
+    }
+    ok(&k.cli(&["proposals", "approve", &pid.to_string()]));
+    for n in ["T0", "T1", "T2", "T3"] {
+        assert_eq!(persons(&k.db, n), json!(0));
+    }
+}
+
+/// With `agents_decide auto`, an agent key decides pending items only: it
+/// never re-approves what a person rejected.
+#[test]
+fn an_agent_key_never_overrules_a_persons_rejection() {
+    let k = Keyed::start("overrule", &[("agents_decide", "auto")]);
+    let (_, v) = k.kip(&k.scout, write_person("Rejected By A Person"));
+    let pid = v["result"]["proposal"].as_i64().expect("staged");
+    ok(&k.cli(&[
+        "proposals",
+        "reject",
+        &pid.to_string(),
+        "--reason",
+        "the operator says no",
+    ]));
+    let (s, v) = k.decide(json!({"proposal": pid, "decision": "approve", "items": [1]}));
+    assert_eq!((s, code(&v)), (403, "KIP_3004"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("rejected"),
+        "{v}"
+    );
+    let (s, v) = k.decide(json!({"proposal": pid, "decision": "approve"}));
+    assert_ne!(s, 200, "{v}");
+    assert_eq!(persons(&k.db, "Rejected By A Person"), json!(0));
+    let p = k.proposal(pid);
+    assert_eq!(p["items"][0]["status"], "rejected");
+    assert_eq!(p["items"][0]["decided_by"], "operator");
+}
+
+/// A `batch` proposal still gathering writes is not approved whole: the
+/// reviewer names the items seen, and a write that arrives after stays
+/// pending.
+#[test]
+fn a_batch_approved_applies_only_the_items_the_reviewer_saw() {
+    let k = Keyed::start("batch-grows", &[("subagent:scout", "batch")]);
+    let (_, v) = k.kip(&k.scout, write_person("Seen One"));
+    let pid = v["result"]["proposal"].as_i64().expect("staged");
+    let (_, v) = k.kip(&k.scout, write_person("Seen Two"));
+    assert_eq!(v["result"]["proposal"].as_i64(), Some(pid));
+    // the reviewer looks: two items
+    assert_eq!(k.proposal(pid)["items"].as_array().map(Vec::len), Some(2));
+    // the sub-agent appends a DELETE meanwhile
+    let (_, v) = k.kip(&k.scout, write_person("Arrived Later"));
+    assert_eq!(v["result"]["proposal"].as_i64(), Some(pid), "{v}");
+    // "approve all" is refused while it gathers, naming the items now
+    let out = k.cli(&["proposals", "approve", &pid.to_string()]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("gathering") && said.contains("--items"),
+        "{said}"
+    );
+    ok(&k.cli(&["proposals", "approve", &pid.to_string(), "--items", "1,2"]));
+    assert_eq!(persons(&k.db, "Seen One"), json!(1));
+    assert_eq!(persons(&k.db, "Seen Two"), json!(1));
+    assert_eq!(persons(&k.db, "Arrived Later"), json!(0));
+    let p = k.proposal(pid);
+    assert_eq!(p["items"][2]["status"], "pending", "{p}");
+    // and a proposal under review takes no new items
+    let (_, v) = k.kip(&k.scout, write_person("After Review"));
+    assert_ne!(v["result"]["proposal"].as_i64(), Some(pid), "{v}");
+}
+
+/// Under the `auto` policy a sub-agent's write is applied at once, and
+/// audited as the sub-agent, not as `$system`.
+#[test]
+fn an_auto_applied_write_is_audited_as_its_subagent() {
+    let k = Keyed::start("auto-actor", &[("subagent:scout", "auto")]);
+    let (s, v) = k.kip(&k.scout, write_person("Auto Applied"));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["result"]["status"], "applied", "{v}");
+    assert_eq!(persons(&k.db, "Auto Applied"), json!(1));
+    let out = k.cli(&["audit", "--json", "--limit", "5"]);
+    ok(&out);
+    let entries: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let e = entries
+        .as_array()
+        .expect("entries")
+        .iter()
+        .find(|e| e["command"].as_str().unwrap_or("").contains("UPSERT"))
+        .expect("the write's entry")
+        .clone();
+    assert_eq!(e["actor"], "scout", "{e}");
+    assert!(e["reason"].as_str().unwrap_or("").contains("policy"), "{e}");
+}
+
+/// A sub-agent's request that writes nothing runs read-only, and no agent
+/// rewrites `$system`'s maintenance log.
+#[test]
+fn a_subagent_reads_read_only_and_nobody_rewrites_the_maintenance_log() {
+    let k = Keyed::start("system-log", &[]);
+    // a read with execute_kip: answered, as a read
+    let (s, v) = k.kip(
+        &k.scout,
+        json!({"method": "execute_kip", "params": {"command": "SEARCH CONCEPT \"aspirin\" LIMIT 3"}}),
+    );
+    assert_eq!(s, 200, "{v}");
+    for key in ["maintenance_log", "last_sleep_cycle", "core_directives"] {
+        let (s, v) = k.kip(
+            &k.main,
+            json!({"method": "execute_kip", "params": {"command": format!("UPSERT {{ CONCEPT ?s {{ {{type: \"Person\", name: \"$system\"}} SET ATTRIBUTES {{ {key}: \"forged\" }} }} }}")}}),
+        );
+        assert_eq!((s, code(&v)), (403, "KIP_3004"), "{key}: {v}");
+        let (s, v) = k.kip(
+            &k.main,
+            json!({"method": "execute_kip", "params": {"command": format!("UPDATE ?s SET ATTRIBUTES {{ {key}: \"forged\" }} WHERE {{ ?s {{type: \"Person\", name: \"$system\"}} }}")}}),
+        );
+        assert_eq!((s, code(&v)), (403, "KIP_3004"), "{key}: {v}");
+    }
+    drop(k.server);
+    // the sleep cycle still writes its log
+    ok(&somnus(&k.db, &["sleep", "--scope", "quick"]));
+    let v = kip(
+        &k.db,
+        "FIND(?s.attributes.maintenance_log) WHERE { ?s {type: \"Person\", name: \"$system\"} }",
+    );
+    assert!(!v["result"].to_string().contains("forged"), "{v}");
+}
+
+/// What `somnus kip` and `audit show` print is JSON, whatever a value
+/// holds, and inert on a terminal.
+#[test]
+fn the_cli_prints_json_whatever_the_values_hold() {
+    let dir = tmp("json-out");
+    let db = dir.join("m.db");
+    ok(&somnus(&db, &["demo", "--no-console"]));
+    let name = "evil\u{202e}txt.exe\u{85}\u{9b}[2J\u{7f}";
+    let out = somnus(
+        &db,
+        &[
+            "kip",
+            &format!(
+                "UPSERT {{ CONCEPT ?p {{ {{type: \"Person\", name: {}}} }} }}",
+                json!(name)
+            ),
+        ],
+    );
+    ok(&out);
+    let out = somnus(
+        &db,
+        &["kip", "FIND(?p.name) WHERE { ?p {type: \"Person\"} }"],
+    );
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(
+        !text.contains('\u{202e}') && !text.contains('\u{9b}'),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(
+        v["result"]
+            .as_array()
+            .expect("names")
+            .contains(&json!(name)),
+        "{v}"
+    );
+    let entry = somnus(&db, &["audit", "--json", "--limit", "1"]);
+    let entries: Value = serde_json::from_slice(&entry.stdout).expect("JSON");
+    let id = entries[0]["id"].as_i64().expect("entry");
+    let out = somnus(&db, &["audit", "show", &id.to_string()]);
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(!text.contains('\u{202e}'), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("audit show prints JSON");
+    assert!(v.to_string().contains("txt.exe"), "{v}");
+}
+
+/// An import reads only the files inside the folder it is given: a
+/// symbolic link to a file or a folder outside is reported and skipped.
+#[test]
+fn an_import_never_follows_a_link_out_of_its_folder() {
+    let dir = tmp("import-links");
+    let db = dir.join("m.db");
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(outside.join("2026-01-02")).expect("dir");
+    std::fs::write(outside.join("secret.md"), "SECRET_TOKEN=abc123\n").expect("write");
+    std::fs::write(
+        outside.join("2026-01-02/fact-x.md"),
+        "---\nid: fact-x\ncategory: fact\n---\nOUTSIDE_FACT\n",
+    )
+    .expect("write");
+    let store = dir.join("store");
+    std::fs::create_dir_all(store.join("facts/2026-01-01")).expect("dir");
+    std::fs::write(
+        store.join("facts/2026-01-01/fact-ok.md"),
+        "---\nid: fact-ok\ncategory: fact\n---\nThe user likes tea.\n",
+    )
+    .expect("write");
+    std::os::unix::fs::symlink(
+        outside.join("secret.md"),
+        store.join("facts/2026-01-01/fact-link.md"),
+    )
+    .expect("link");
+    std::os::unix::fs::symlink(
+        "/proc/self/environ",
+        store.join("facts/2026-01-01/fact-env.md"),
+    )
+    .expect("link");
+    std::os::unix::fs::symlink(outside.join("2026-01-02"), store.join("facts/2026-01-02"))
+        .expect("link");
+    let out = somnus(&db, &["import", "engram", store.to_str().expect("path")]);
+    ok(&out);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("fact-link.md: a symbolic link"), "{said}");
+    assert!(said.contains("fact-env.md: a symbolic link"), "{said}");
+    assert!(said.contains("2026-01-02/: a symbolic link"), "{said}");
+    let dump = kip(&db, "FIND(?c) WHERE { ?c {type: \"Insight\"} }").to_string()
+        + &kip(&db, "SEARCH CONCEPT \"SECRET_TOKEN\" LIMIT 5").to_string()
+        + &kip(&db, "SEARCH CONCEPT \"OUTSIDE_FACT\" LIMIT 5").to_string();
+    for leaked in ["SECRET_TOKEN=abc123", "OUTSIDE_FACT", "PATH="] {
+        assert!(!dump.contains(leaked), "{leaked} leaked: {dump}");
+    }
+    assert!(
+        kip(&db, "SEARCH CONCEPT \"tea\" LIMIT 5")
+            .to_string()
+            .contains("tea"),
+        "the folder's own fact is imported"
+    );
+}
