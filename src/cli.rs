@@ -296,6 +296,9 @@ pub enum Cmd {
         /// With --server: the same load again on 20,000 generated Events more while full sleep cycles run on the same database throughout (as the servers' maintainer runs them), side by side with the load alone
         #[arg(long, requires = "server")]
         during_sleep: bool,
+        /// Measure how large SQLite's write-ahead log grows under sustained writes while sleep cycles and long reads hold old snapshots, and how large it stays: the log's bound off and on, side by side (4 writers × --runs UPSERTs, on 20,000 Events)
+        #[arg(long)]
+        wal: bool,
         /// Measure a full sleep cycle instead, over this many generated Events (four propositions each)
         #[arg(long)]
         sleep: Option<usize>,
@@ -803,6 +806,13 @@ pub fn run(cli: Cli) -> Result<i32> {
                     crate::bench::compare_to_files(&sizes, runs, reference_max, postgres, &out)?
                 }
             }
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            wal: true, runs, ..
+        }) => {
+            let rows = crate::bench::wal::wal(20_000, 4, runs.max(1));
+            crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
         Some(Cmd::Bench {

@@ -546,3 +546,50 @@ fn an_import_never_follows_a_link_out_of_its_folder() {
         "the folder's own fact is imported"
     );
 }
+
+/// Reads by a list of ids look each id up, whatever the planner's
+/// statistics say: inside a long write (an import) the statistics are
+/// those of a smaller memory, and a scan of the whole table per read made
+/// an import's time grow with the square of its files.
+#[test]
+fn reads_by_ids_look_each_one_up_even_with_stale_statistics() {
+    let dir = tmp("ids-plan");
+    let db = dir.join("m.db");
+    let mut nx = somnus::Nexus::open(&db).expect("open");
+    // statistics of a nearly empty memory
+    nx.connection_for_checks()
+        .expect("SQLite")
+        .execute_batch("ANALYZE")
+        .expect("analyze");
+    let ok_all = nx
+        .atomically("grow", |nx| {
+            for i in 0..3_000 {
+                let o = nx.kip(&format!(
+                    "UPSERT {{ CONCEPT ?p {{ {{type: \"Person\", name: \"P{i}\"}} }} }}"
+                ));
+                assert!(!o.is_err(), "{i}");
+            }
+            let c = nx.connection_for_checks().expect("SQLite");
+            let db = somnus::store::db::Db::Sqlite(c);
+            for table in ["concepts", "propositions"] {
+                let sql = format!(
+                    "EXPLAIN QUERY PLAN SELECT id FROM {}",
+                    somnus::store::from_ids(db, table, "id")
+                );
+                let plan: Vec<String> = c
+                    .prepare(&sql)
+                    .expect("plan")
+                    .query_map(["[1,2,3]"], |r| r.get::<_, String>(3))
+                    .expect("rows")
+                    .filter_map(Result::ok)
+                    .collect();
+                assert!(
+                    plan.iter().any(|p| p.contains("SEARCH")) && !plan.iter().any(|p| p.starts_with(&format!("SCAN {table}"))),
+                    "{table}: {plan:?}"
+                );
+            }
+            Ok(())
+        })
+        .is_ok();
+    assert!(ok_all);
+}

@@ -6,6 +6,7 @@ mod compare_pg;
 pub mod plot;
 #[cfg(feature = "reference")]
 pub mod reference;
+pub mod wal;
 pub mod writers;
 
 use crate::Nexus;

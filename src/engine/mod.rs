@@ -781,6 +781,21 @@ impl Nexus {
         )
     }
 
+    /// Convenience: one read-write command with parameters (a JSON object).
+    pub fn kip_with(&mut self, command: &str, params: Value) -> Outcome {
+        let params = match params {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        self.run(
+            command,
+            &params,
+            false,
+            false,
+            &crate::protocol::Actor::default(),
+        )
+    }
+
     fn run(
         &mut self,
         text: &str,
@@ -859,7 +874,9 @@ impl Nexus {
     /// again (SQLite's own automatic checkpoints go on meanwhile, and
     /// `journal_size_limit` trims the log whenever it restarts).
     fn bound_wal(&mut self) {
-        if self.checked_wal.elapsed() < std::time::Duration::from_secs(crate::store::WAL_CHECK_SECS)
+        if !crate::store::wal_bound()
+            || self.checked_wal.elapsed()
+                < std::time::Duration::from_secs(crate::store::WAL_CHECK_SECS)
         {
             return;
         }

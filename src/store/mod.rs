@@ -133,9 +133,24 @@ pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
         .unwrap_or(262144);
     conn.execute_batch(&format!(
         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kb}; \
-         PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = {WAL_LIMIT_BYTES};"
+         PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = {};",
+        if wal_bound() { WAL_LIMIT_BYTES as i64 } else { -1 }
     ))?;
     Ok(())
+}
+
+/// Whether the write-ahead log is bounded (always, but for `somnus bench
+/// --wal`'s side-by-side run with SQLite's defaults).
+static WAL_BOUND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+pub fn wal_bound() -> bool {
+    WAL_BOUND.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Turns the bound off or on for connections opened from now on (the
+/// benchmark's comparison only).
+pub fn set_wal_bound(on: bool) {
+    WAL_BOUND.store(on, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// What SQLite trims the write-ahead log to whenever the log restarts

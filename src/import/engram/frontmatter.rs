@@ -135,3 +135,18 @@ pub fn snake(k: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frontmatter_past_the_limit_leaves_the_whole_file_as_text() {
+        let tags: Vec<String> = (0..20_000).map(|i| format!("\"t{i}\"")).collect();
+        let text = format!("---\nid: x\ntags: [{}]\n---\nBody.\n", tags.join(","));
+        let why = frontmatter(&text).err().expect("refused");
+        assert!(why.contains("larger than the 64 KB"), "{why}");
+        let (f, body, line) = frontmatter("---\nid: x\n---\nBody.\n").expect("read");
+        assert_eq!((f.keys["id"].0.as_str(), body.trim(), line), ("x", "Body.", 4));
+    }
+}
