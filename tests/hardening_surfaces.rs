@@ -584,7 +584,8 @@ fn reads_by_ids_look_each_one_up_even_with_stale_statistics() {
                     .filter_map(Result::ok)
                     .collect();
                 assert!(
-                    plan.iter().any(|p| p.contains("SEARCH")) && !plan.iter().any(|p| p.starts_with(&format!("SCAN {table}"))),
+                    plan.iter().any(|p| p.contains("SEARCH"))
+                        && !plan.iter().any(|p| p.starts_with(&format!("SCAN {table}"))),
                     "{table}: {plan:?}"
                 );
             }
@@ -592,4 +593,35 @@ fn reads_by_ids_look_each_one_up_even_with_stale_statistics() {
         })
         .is_ok();
     assert!(ok_all);
+}
+
+/// A sub-agent's request that only reads runs read-only (a SEARCH of its
+/// embeds nothing on the memory's account); an agent's, or one that
+/// writes, is left as sent.
+#[test]
+fn a_subagents_reads_run_read_only() {
+    use somnus::protocol::{Method, Request};
+    use somnus::server::gate::read_only_for;
+    use somnus::store::keys::{Identity, Role};
+    let req = |cmd: &str| {
+        Request::from_json(&json!({"method": "execute_kip", "params": {"command": cmd}}))
+            .expect("request")
+    };
+    let scout = Identity {
+        name: "scout".into(),
+        role: Role::Subagent,
+    };
+    let main = Identity {
+        name: "main".into(),
+        role: Role::Agent,
+    };
+    let mut r = req("SEARCH CONCEPT \"tea\" LIMIT 5");
+    assert!(read_only_for(&mut r, &scout));
+    assert_eq!(r.method, Method::ExecuteKipReadonly);
+    let mut r = req("SEARCH CONCEPT \"tea\" LIMIT 5");
+    assert!(!read_only_for(&mut r, &main));
+    assert_eq!(r.method, Method::ExecuteKip);
+    let mut r = req("UPSERT { CONCEPT ?p { {type: \"Person\", name: \"X\"} } }");
+    assert!(!read_only_for(&mut r, &scout));
+    assert_eq!(r.method, Method::ExecuteKip);
 }

@@ -684,3 +684,50 @@ fn a_connection_ended_by_the_database_fails_the_next_command_at_once() {
         somnus::protocol::Outcome::Ok { .. }
     ));
 }
+
+/// A value PostgreSQL text cannot hold (U+0000) is the value's error
+/// (`KIP_2003`, a `400`), not the server's "retry later", and nothing is
+/// written; a server's refusal is given in its own words, never a bare
+/// "db error", and no password shows.
+#[test]
+fn a_nul_in_a_value_is_a_clear_error_and_connection_errors_say_why() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "t_nul");
+    let mut nx = m.demo();
+    for cmd in [
+        "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Nul Value\"} SET ATTRIBUTES { note: \"a\\u0000b\" } } }",
+        "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Nul\\u0000Name\"} } }",
+    ] {
+        let v = nx.kip(cmd).to_json();
+        assert_eq!(v["error"]["code"], "KIP_2003", "{cmd}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("U+0000"),
+            "{v}"
+        );
+    }
+    let v = nx
+        .kip("FIND(COUNT(?p)) WHERE { ?p {type: \"Person\"} FILTER(?p.name == \"Nul Value\") }")
+        .to_json();
+    assert_eq!(v["result"], json!(0), "{v}");
+    // a database that does not exist, with a password in the URL
+    let base = url.rsplit_once('/').map(|(b, _)| b).unwrap_or(&url);
+    let with_pw = base.replacen("://", "://somnus:hunter2@", 1);
+    let with_pw = if with_pw.matches('@').count() > 1 {
+        base.to_string()
+    } else {
+        with_pw
+    };
+    let loc = Location::parse(
+        &format!("{with_pw}/no_such_database_here?password=hunter2"),
+        None,
+    )
+    .expect("parse");
+    let Err(e) = loc.connect() else {
+        panic!("connected to a database that does not exist")
+    };
+    assert!(e.message.contains("does not exist"), "{}", e.message);
+    assert!(!e.message.contains("hunter2"), "{}", e.message);
+}

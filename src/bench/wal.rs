@@ -33,7 +33,11 @@ fn wal_size(db: &Path) -> u64 {
 /// The load on a copy of `seed`, with the bound on or off.
 fn run(seed: &Path, dir: &Path, bounded: bool, clients: usize, per_client: usize) -> Measured {
     crate::store::set_wal_bound(bounded);
-    let db = dir.join(if bounded { "bounded.db" } else { "unbounded.db" });
+    let db = dir.join(if bounded {
+        "bounded.db"
+    } else {
+        "unbounded.db"
+    });
     let _ = std::fs::remove_file(&db);
     std::fs::copy(seed, &db).expect("copy the memory");
     // a connection open from start to end, as a server keeps its own
@@ -112,7 +116,10 @@ fn run(seed: &Path, dir: &Path, bounded: bool, clients: usize, per_client: usize
             })
         })
         .collect();
-    let errors: usize = writers.into_iter().map(|h| h.join().unwrap_or(per_client)).sum();
+    let errors: usize = writers
+        .into_iter()
+        .map(|h| h.join().unwrap_or(per_client))
+        .sum();
     let wall = started.elapsed();
     done.store(true, Ordering::SeqCst);
     let _ = sleeper.join();

@@ -387,7 +387,8 @@ fn assignments(m: &Map<String, Value>, prefix: &str, params: &mut Map<String, Va
         .map(|(i, (k, v))| {
             let p = format!("{prefix}{i}");
             params.insert(p.clone(), v.clone());
-            format!("{k}: :{p}")
+            // quoted, so a key in any script (`创建时间`, `café`) is a key
+            format!("{}: :{p}", Value::String(k.clone()))
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -8,6 +8,7 @@
 
 pub mod draft;
 pub mod engram;
+pub mod markdown;
 pub mod moltbot;
 
 use crate::audit::Who;

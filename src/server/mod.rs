@@ -277,13 +277,16 @@ async fn decide(
 }
 
 async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
+    // (reading the keys notes one the server has just been given)
+    let _ = s.keys().await;
+    let keyed = s.is_keyed();
     axum::Json(json!({
         "name": "somnus",
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": "KIP v1.0-RC11",
         "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
         "search_modes": s.search_modes,
-        "auth": if { let _ = s.keys().await; s.is_keyed() } { "bearer" } else { "none (loopback callers only)" },
+        "auth": if keyed { "bearer" } else { "none (loopback callers only)" },
         "maintenance": s.maintenance.as_ref()
             .map(crate::sleep::maintainer::public)
             .unwrap_or_else(crate::sleep::maintainer::disabled),

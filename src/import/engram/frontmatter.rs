@@ -147,6 +147,9 @@ mod tests {
         let why = frontmatter(&text).err().expect("refused");
         assert!(why.contains("larger than the 64 KB"), "{why}");
         let (f, body, line) = frontmatter("---\nid: x\n---\nBody.\n").expect("read");
-        assert_eq!((f.keys["id"].0.as_str(), body.trim(), line), ("x", "Body.", 4));
+        assert_eq!(
+            (f.keys["id"].0.as_str(), body.trim(), line),
+            ("x", "Body.", 4)
+        );
     }
 }

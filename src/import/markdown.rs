@@ -1,0 +1,245 @@
+//! A markdown file as a reader needs it: split into sections at its
+//! headings (found by a CommonMark parser, so a `#` inside a code block is
+//! not one), each section's text kept verbatim with its first line, and
+//! the `Key: value` lines people write (`- **Name:** Mira`, `时区：Asia/Shanghai`).
+
+use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+
+/// One section: from its heading to the next heading of its level or
+/// above.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// The heading's text, without its `#`s and emphasis.
+    pub heading: String,
+    /// 1 for `#`, 2 for `##`, …
+    pub level: u8,
+    /// The heading's line (1-based).
+    pub line: usize,
+    /// The section verbatim, heading line included.
+    pub text: String,
+    /// The section without its heading line, trimmed.
+    pub body: String,
+}
+
+/// A file split at its headings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Doc {
+    /// A lone first `#` heading (the file's title), if there is one.
+    pub title: Option<String>,
+    /// What comes before the first section (the title line included),
+    /// verbatim, and its first line.
+    pub preamble: String,
+    pub sections: Vec<Section>,
+}
+
+fn level(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// The headings of a text: (byte offset of the heading, level, text).
+fn headings(text: &str) -> Vec<(usize, u8, String)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, u8, String)> = None;
+    for (ev, range) in Parser::new(text).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::Heading { level: l, .. }) => {
+                open = Some((range.start, level(l), String::new()));
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = open.as_mut() {
+                    h.2.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((at, l, t)) = open.take() {
+                    out.push((at, l, t.trim().to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// Splits `text` at the headings of its section level: the highest level
+/// used, not counting a lone `#` title at the top.
+pub fn split(text: &str) -> Doc {
+    let mut hs = headings(text);
+    let mut doc = Doc::default();
+    // a lone level-1 heading above the others is the file's title
+    let ones = hs.iter().filter(|h| h.1 == 1).count();
+    if hs.len() > 1 && hs[0].1 == 1 && ones == 1 {
+        doc.title = Some(hs[0].2.clone());
+        hs.remove(0);
+    }
+    let Some(section_level) = hs.iter().map(|h| h.1).min() else {
+        doc.preamble = text.to_string();
+        return doc;
+    };
+    let starts: Vec<&(usize, u8, String)> =
+        hs.iter().filter(|h| h.1 == section_level).collect();
+    let first = starts.first().map_or(text.len(), |h| h.0);
+    doc.preamble = text[..first].to_string();
+    for (i, h) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(text.len(), |n| n.0);
+        let chunk = &text[h.0..end];
+        let body = chunk.split_once('\n').map_or("", |(_, b)| b).trim().to_string();
+        doc.sections.push(Section {
+            heading: h.2.clone(),
+            level: h.1,
+            line: line_of(text, h.0),
+            text: chunk.trim_end().to_string(),
+            body,
+        });
+    }
+    doc
+}
+
+/// The `Key: value` lines of a text, with their 0-based line index in it:
+/// `- **Name:** Mira`, `**What:** …`, `- Timezone: UTC`, `名字：陈明`. A key
+/// is at most 40 characters and holds no sentence (no `. `); a URL's
+/// scheme is not a key.
+pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*([^*]{1,40}?)\s*[:：]?\s*\*\*\s*[:：]?|([^:：*`\[\]()#>|]{1,40}?)\s*[:：])\s*(\S.*)$",
+        )
+        .expect("the key-value pattern")
+    });
+    let mut out = Vec::new();
+    let mut fence = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        let Some(c) = re.captures(line) else { continue };
+        let key = c
+            .get(1)
+            .or_else(|| c.get(2))
+            .map(|m| m.as_str().trim().trim_end_matches([':', '：']).trim().to_string())
+            .unwrap_or_default();
+        let value = c.get(3).map(|m| m.as_str().trim().to_string()).unwrap_or_default();
+        if key.is_empty() || value.is_empty() || key.contains(". ") {
+            continue;
+        }
+        if value.starts_with("//") {
+            continue;
+        }
+        out.push((i, key, value));
+    }
+    out
+}
+
+/// The day a file's name gives (`2026-02-11.md`, `2026-02-11-topic.md`),
+/// and the rest of the name as a topic (`topic`).
+pub fn dated_name(stem: &str) -> Option<(chrono::NaiveDate, Option<String>)> {
+    let day = stem.get(..10)?;
+    let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()?;
+    let rest = stem[10..].trim_start_matches(['-', '_', ' ']).trim();
+    Some((date, (!rest.is_empty()).then(|| rest.to_string())))
+}
+
+/// The time a heading starts with or holds: `09:15`, `9:15 AM`, `[21:40]`,
+/// `09:15 | fact`, `05:23 心跳检查`, `Session at 3:30 PM`.
+pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)(?:^|[^\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:[^\d:]|$)")
+            .expect("the time pattern")
+    });
+    let c = re.captures(h)?;
+    let mut hour: u32 = c.get(1)?.as_str().parse().ok()?;
+    let min: u32 = c.get(2)?.as_str().parse().ok()?;
+    let sec: u32 = c.get(3).and_then(|s| s.as_str().parse().ok()).unwrap_or(0);
+    if let Some(ap) = c.get(4) {
+        let pm = ap.as_str().to_ascii_lowercase().starts_with('p');
+        if hour == 0 || hour > 12 {
+            return None;
+        }
+        hour = match (pm, hour) {
+            (false, 12) => 0,
+            (true, 12) => 12,
+            (true, h) => h + 12,
+            (false, h) => h,
+        };
+    }
+    chrono::NaiveTime::from_hms_opt(hour, min, sec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_split_at_the_highest_level_and_keep_every_line() {
+        let t = "# 2026-02-07 — Day 2\n\nintro line\n\n## 3:30 AM Session\n\ntext\n### Sub\n- a\n```\n## not a heading\n```\n## 3:44 AM — Next\nmore\n";
+        let d = split(t);
+        assert_eq!(d.title.as_deref(), Some("2026-02-07 — Day 2"));
+        assert!(d.preamble.contains("intro line"));
+        assert_eq!(d.sections.len(), 2, "{d:?}");
+        assert_eq!(d.sections[0].heading, "3:30 AM Session");
+        assert_eq!(d.sections[0].line, 5);
+        assert!(d.sections[0].text.contains("## not a heading"));
+        assert_eq!(d.sections[1].line, 13);
+        let all = format!(
+            "{}{}",
+            d.preamble,
+            d.sections.iter().map(|s| s.text.clone() + "\n").collect::<String>()
+        );
+        for line in t.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(all.contains(line), "{line}");
+        }
+        // no heading: all preamble
+        assert_eq!(split("just text\n").preamble, "just text\n");
+        // Chinese headings
+        let d = split("## 关于用户\n- 名字：陈明\n## 关键偏好\n- 简洁\n");
+        assert_eq!(d.sections.len(), 2);
+        assert_eq!(d.sections[0].heading, "关于用户");
+    }
+
+    #[test]
+    fn key_values_in_the_forms_people_write() {
+        let kv = key_values(
+            "- **Name:** Midhun\n- **Timezone:** GMT+5:30 (India)\n**What:** a thing\n- 名字：陈明，30岁\n- 时区: Asia/Shanghai\n- App: https://costudy.in/\nA sentence. With: a colon later\n```\nkey: in code\n```\n- plain bullet\n",
+        );
+        let keys: Vec<&str> = kv.iter().map(|k| k.1.as_str()).collect();
+        assert_eq!(keys, ["Name", "Timezone", "What", "名字", "时区", "App"], "{kv:?}");
+        assert_eq!(kv[0].2, "Midhun");
+        assert_eq!(kv[3].2, "陈明，30岁");
+    }
+
+    #[test]
+    fn times_and_days_from_headings_and_names() {
+        let t = |h: &str| heading_time(h).map(|t| t.format("%H:%M").to_string());
+        assert_eq!(t("3:30 AM Session — The Core Vision").as_deref(), Some("03:30"));
+        assert_eq!(t("09:15 | fact | confidence:high").as_deref(), Some("09:15"));
+        assert_eq!(t("05:23 心跳检查").as_deref(), Some("05:23"));
+        assert_eq!(t("[21:40] Deploy").as_deref(), Some("21:40"));
+        assert_eq!(t("12:05 PM lunch").as_deref(), Some("12:05"));
+        assert_eq!(t("TODO"), None);
+        assert_eq!(t("Version 2026-02-11"), None);
+        let (d, topic) = dated_name("2026-02-11-nanobankr-architecture").expect("dated");
+        assert_eq!(d.to_string(), "2026-02-11");
+        assert_eq!(topic.as_deref(), Some("nanobankr-architecture"));
+        assert_eq!(dated_name("2026-02-11").expect("dated").1, None);
+        assert!(dated_name("capabilities").is_none());
+    }
+}
