@@ -718,3 +718,159 @@ fn hostile_engram_files_are_reported_and_the_rest_imports() {
     assert_eq!(empty, json!(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn openclaw_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openclaw")
+}
+
+/// Every string a memory's concepts hold, in their attributes.
+fn all_text(db: &Path) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(m) => m.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let nx = Nexus::open(db).expect("open");
+    let mut out = String::new();
+    for r in nx
+        .db()
+        .query("SELECT name, attributes FROM concepts", &[])
+        .expect("concepts")
+    {
+        out.push_str(&r.text(0).unwrap_or_default());
+        out.push('\n');
+        let v: Value = serde_json::from_str(&r.text(1).unwrap_or_default()).unwrap_or(Value::Null);
+        walk(&v, &mut out);
+    }
+    out
+}
+
+/// An OpenClaw workspace as real ones are laid out: every content line of
+/// every note reaches the memory (as an attribute or verbatim in an Event's
+/// or note's text), with its day; the user becomes a Person; files that are
+/// not notes are named as skipped; non-ASCII headings and keys abort
+/// nothing.
+#[test]
+fn an_openclaw_workspace_imports_every_line_with_its_day() {
+    let dir = tmp("openclaw");
+    let db = dir.join("m.db");
+    let fixture = openclaw_fixture();
+    let (ok, said) = somnus(&db, &["import", "moltbot", &fixture.to_string_lossy()]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("memory/heartbeat-state.json: not a markdown or text note, skipped"),
+        "{said}"
+    );
+    assert!(
+        said.contains("README.md: not one of the workspace's memory files"),
+        "{said}"
+    );
+    // every content line of every note, accounted for
+    let text = all_text(&db);
+    let mut files = Vec::new();
+    fn md_files(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).expect("dir").filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                md_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") && !p.ends_with("README.md") {
+                out.push(p);
+            }
+        }
+    }
+    md_files(&fixture, &mut files);
+    assert!(files.len() >= 11, "{files:?}");
+    let mut missing = Vec::new();
+    for f in &files {
+        let body = std::fs::read_to_string(f).expect("read");
+        for (i, line) in body.lines().enumerate() {
+            // (a heading's `#`s are its markup, not its content)
+            let l = line.trim().trim_start_matches('#').trim();
+            if l.is_empty() {
+                continue;
+            }
+            if !text.contains(l) {
+                missing.push(format!("{}:{}: {l}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "lines that reached no element:\n{}",
+        missing.join("\n")
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    // the user, from USER.md
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user.as_array().map(Vec::len), Some(1), "{user}");
+    assert_eq!(user[0]["name"], json!("Lucía Fernández"));
+    assert_eq!(
+        user[0]["attributes"]["timezone"],
+        json!("Europe/Madrid (UTC+1)")
+    );
+    assert_eq!(user[0]["metadata"]["source"], json!("moltbot:USER.md:1"));
+    // the agent's identity on $self
+    let me = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.identity) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(me[0]["name"], json!("Tejo"), "{me}");
+    // daily notes: Events on their day, at their heading's time
+    let times = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} } ORDER BY ?e.attributes.start_time ASC"#,
+    );
+    let pairs: Vec<(String, String)> = times
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap_or("").into(),
+                r[1].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    for (name, at) in [
+        (
+            "2026-03-14 09:30 Session — Product photos",
+            "2026-03-14T09:30:00Z",
+        ),
+        ("2026-03-14 16:45 Supplier call", "2026-03-14T16:45:00Z"),
+        ("2026-03-14 TODO", "2026-03-14T00:00:00Z"),
+        ("2026-03-15 11:10 Suivi", "2026-03-15T11:10:00Z"),
+        ("2026-03-16 05:23 心跳检查", "2026-03-16T05:23:00Z"),
+        ("2026-02-01 notes", "2026-02-01T00:00:00Z"),
+    ] {
+        assert!(
+            pairs.iter().any(|(n, t)| n == name && t == at),
+            "{name} at {at} in {pairs:?}"
+        );
+    }
+    // the café note keeps its topic; the vault is pinned
+    let cafe = kip(
+        &mut nx,
+        r#"FIND(?e.attributes.topic) WHERE { ?e {type: "Event", name: "2026-03-15 Café notes"} }"#,
+    );
+    assert_eq!(cafe, json!(["café-notes"]));
+    let pinned = kip(
+        &mut nx,
+        r#"FIND(?n.name) WHERE { ?n {type: "Insight"} FILTER(?n.metadata.pinned == true && ?n.attributes.insight_class == "note") }"#,
+    );
+    assert_eq!(pinned, json!(["Pinned"]));
+    drop(nx);
+    // importing again changes nothing
+    let (ok, said) = somnus(&db, &["import", "moltbot", &fixture.to_string_lossy()]);
+    assert!(ok, "{said}");
+    assert!(said.contains("created 0 elements"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -88,14 +88,17 @@ pub fn split(text: &str) -> Doc {
         doc.preamble = text.to_string();
         return doc;
     };
-    let starts: Vec<&(usize, u8, String)> =
-        hs.iter().filter(|h| h.1 == section_level).collect();
+    let starts: Vec<&(usize, u8, String)> = hs.iter().filter(|h| h.1 == section_level).collect();
     let first = starts.first().map_or(text.len(), |h| h.0);
     doc.preamble = text[..first].to_string();
     for (i, h) in starts.iter().enumerate() {
         let end = starts.get(i + 1).map_or(text.len(), |n| n.0);
         let chunk = &text[h.0..end];
-        let body = chunk.split_once('\n').map_or("", |(_, b)| b).trim().to_string();
+        let body = chunk
+            .split_once('\n')
+            .map_or("", |(_, b)| b)
+            .trim()
+            .to_string();
         doc.sections.push(Section {
             heading: h.2.clone(),
             level: h.1,
@@ -134,9 +137,18 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
         let key = c
             .get(1)
             .or_else(|| c.get(2))
-            .map(|m| m.as_str().trim().trim_end_matches([':', '：']).trim().to_string())
+            .map(|m| {
+                m.as_str()
+                    .trim()
+                    .trim_end_matches([':', '：'])
+                    .trim()
+                    .to_string()
+            })
             .unwrap_or_default();
-        let value = c.get(3).map(|m| m.as_str().trim().to_string()).unwrap_or_default();
+        let value = c
+            .get(3)
+            .map(|m| m.as_str().trim().to_string())
+            .unwrap_or_default();
         if key.is_empty() || value.is_empty() || key.contains(". ") {
             continue;
         }
@@ -162,8 +174,10 @@ pub fn dated_name(stem: &str) -> Option<(chrono::NaiveDate, Option<String>)> {
 pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)(?:^|[^\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:[^\d:]|$)")
-            .expect("the time pattern")
+        regex::Regex::new(
+            r"(?i)(?:^|[^\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:[^\d:]|$)",
+        )
+        .expect("the time pattern")
     });
     let c = re.captures(h)?;
     let mut hour: u32 = c.get(1)?.as_str().parse().ok()?;
@@ -202,7 +216,10 @@ mod tests {
         let all = format!(
             "{}{}",
             d.preamble,
-            d.sections.iter().map(|s| s.text.clone() + "\n").collect::<String>()
+            d.sections
+                .iter()
+                .map(|s| s.text.clone() + "\n")
+                .collect::<String>()
         );
         for line in t.lines().filter(|l| !l.trim().is_empty()) {
             assert!(all.contains(line), "{line}");
@@ -221,7 +238,11 @@ mod tests {
             "- **Name:** Midhun\n- **Timezone:** GMT+5:30 (India)\n**What:** a thing\n- 名字：陈明，30岁\n- 时区: Asia/Shanghai\n- App: https://costudy.in/\nA sentence. With: a colon later\n```\nkey: in code\n```\n- plain bullet\n",
         );
         let keys: Vec<&str> = kv.iter().map(|k| k.1.as_str()).collect();
-        assert_eq!(keys, ["Name", "Timezone", "What", "名字", "时区", "App"], "{kv:?}");
+        assert_eq!(
+            keys,
+            ["Name", "Timezone", "What", "名字", "时区", "App"],
+            "{kv:?}"
+        );
         assert_eq!(kv[0].2, "Midhun");
         assert_eq!(kv[3].2, "陈明，30岁");
     }
@@ -229,8 +250,14 @@ mod tests {
     #[test]
     fn times_and_days_from_headings_and_names() {
         let t = |h: &str| heading_time(h).map(|t| t.format("%H:%M").to_string());
-        assert_eq!(t("3:30 AM Session — The Core Vision").as_deref(), Some("03:30"));
-        assert_eq!(t("09:15 | fact | confidence:high").as_deref(), Some("09:15"));
+        assert_eq!(
+            t("3:30 AM Session — The Core Vision").as_deref(),
+            Some("03:30")
+        );
+        assert_eq!(
+            t("09:15 | fact | confidence:high").as_deref(),
+            Some("09:15")
+        );
         assert_eq!(t("05:23 心跳检查").as_deref(), Some("05:23"));
         assert_eq!(t("[21:40] Deploy").as_deref(), Some("21:40"));
         assert_eq!(t("12:05 PM lunch").as_deref(), Some("12:05"));

@@ -17,6 +17,8 @@
 //! original time as `created_at`. Imported concepts are filed under the
 //! `Unsorted` domain, for the sleep cycle to file them.
 
+mod workspace;
+
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
 use super::{Plan, confidence, predicate_name, type_name};
 use serde_json::{Map, Value, json};
@@ -39,8 +41,11 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
         decay: HashMap::new(),
         user: None,
         known: HashMap::new(),
+        names: std::collections::HashSet::new(),
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
+    // the workspace's own files (OpenClaw): who the user is, who the agent is
+    r.workspace(dir);
     let core = [dir.join("MEMORY.md"), mem.join("MEMORY.md")];
     match core.iter().find(|p| p.is_file()) {
         Some(p) => r.core(p),
@@ -52,6 +57,12 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
     r.graph(&mem.join("graph"));
     for f in files(&mem.join("procedures"), "md") {
         r.procedure(&f);
+    }
+    // daily notes, side notes and every other file of the memory folder
+    if mem != dir {
+        r.notes(&mem);
+    } else {
+        r.notes_in(&mem, &mem);
     }
     for k in r.decay.keys() {
         r.d.note(format!(
@@ -69,6 +80,8 @@ struct Reader {
     user: Option<(String, String)>,
     /// Entity ids (`person--alex`) to (type, name).
     known: HashMap<String, (String, String)>,
+    /// Names given to notes and daily-note Events so far (each unique).
+    names: std::collections::HashSet<(String, String)>,
 }
 
 impl Reader {
@@ -120,7 +133,7 @@ impl Reader {
             let n = i + 1;
             if let Some(h) = line.strip_prefix("## ") {
                 sections.push((h.trim().to_string(), n, Vec::new()));
-            } else if let Some(b) = line.trim_start().strip_prefix("- ") {
+            } else if let Some(b) = bullet(line) {
                 match sections.last_mut() {
                     Some(s) => s.2.push((n, b.trim().to_string())),
                     None => self.d.note(format!(
@@ -130,7 +143,10 @@ impl Reader {
                 }
             }
         }
+        // the file itself, verbatim: what the blocks below structure is
+        // also kept as written, every line of it
         let mut self_attrs = Map::new();
+        self_attrs.insert("memory_md".into(), json!(text));
         for (title, at, bullets) in sections {
             let key = title.to_ascii_lowercase();
             match key.as_str() {
@@ -709,6 +725,24 @@ impl Reader {
             source: src,
         });
     }
+}
+
+/// A list item's text: `- x`, `* x`, `+ x`, `1. x`, `1) x`.
+fn bullet(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    if let Some(b) = t
+        .strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .or_else(|| t.strip_prefix("+ "))
+    {
+        return Some(b);
+    }
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && digits <= 3 {
+        let rest = &t[digits..];
+        return rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") "));
+    }
+    None
 }
 
 /// A block of MEMORY.md: its title, line, and bullets with their lines.

@@ -1,0 +1,448 @@
+//! An OpenClaw workspace as real ones are laid out (Moltbot's successor):
+//! `USER.md` (the user), `IDENTITY.md`, `SOUL.md`, `TOOLS.md`,
+//! `AGENTS.md`, `HEARTBEAT.md` (the agent), daily notes
+//! `memory/YYYY-MM-DD*.md` in any subfolder (`memory/archive/`), and side
+//! notes (`memory/*.md` without a date, `vault/`, `pending-memories.md`).
+//! Every file is kept whole: what can be structured is (a `Key: value`
+//! line becomes an attribute, a daily note's section an Event with its
+//! day and time), and the text itself is kept verbatim beside it, so no
+//! line of the source is lost.
+
+use super::super::draft::{Concept, short};
+use super::super::markdown::{dated_name, heading_time, key_values, split};
+use super::super::predicate_name;
+use super::Reader;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// The agent's own workspace files, each kept verbatim on `$self` as
+/// `<stem>_md` (`soul_md`): who the agent is, how it works, its tools.
+const AGENT_FILES: [&str; 5] = [
+    "IDENTITY.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "AGENTS.md",
+    "HEARTBEAT.md",
+];
+
+/// The user's profile.
+const USER_FILE: &str = "USER.md";
+
+/// Folders of the memory folder that the seed's layout reads its own way.
+const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
+
+/// Keys that name the user in `USER.md`, in the order they are preferred.
+const NAME_KEYS: [&str; 10] = [
+    "name",
+    "full name",
+    "preferred name",
+    "what to call them",
+    "call them",
+    "名字",
+    "姓名",
+    "称呼",
+    "nom",
+    "nombre",
+];
+
+impl Reader {
+    /// The workspace's own files: `USER.md` (the user becomes a Person)
+    /// and the agent's files (on `$self`).
+    pub(super) fn workspace(&mut self, dir: &Path) {
+        let user = dir.join(USER_FILE);
+        if user.is_file() || user.is_symlink() {
+            self.user_file(&user);
+        }
+        for f in AGENT_FILES {
+            let p = dir.join(f);
+            if p.is_file() || p.is_symlink() {
+                self.agent_file(&p);
+            }
+        }
+        // the workspace's other files are named, not silently passed over
+        let mut other: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .filter(|n| {
+                        !n.starts_with('.')
+                            && n != "MEMORY.md"
+                            && n != USER_FILE
+                            && n != "pending-memories.md"
+                            && !AGENT_FILES.contains(&n.as_str())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        other.sort();
+        if dir.join("memory").is_dir() {
+            for n in other {
+                self.d.note(format!(
+                    "{n}: not one of the workspace's memory files (MEMORY.md, USER.md, {}), skipped",
+                    AGENT_FILES.join(", ")
+                ));
+            }
+        }
+    }
+
+    /// `USER.md`: the user as a Person, each `Key: value` line an
+    /// attribute (the first of a key wins), the file verbatim as
+    /// `profile_md`.
+    fn user_file(&mut self, p: &Path) {
+        let Some(text) = self.d.text(p) else { return };
+        let kv = key_values(&text);
+        let name = NAME_KEYS
+            .iter()
+            .find_map(|k| {
+                kv.iter()
+                    .find(|(_, key, _)| key.to_lowercase() == *k)
+                    .map(|(_, _, v)| clean_name(v))
+            })
+            .filter(|n| !n.is_empty());
+        let rel = self.d.rel(p);
+        let name = match (name, self.user.clone()) {
+            (Some(n), _) => n,
+            (None, Some((_, n))) => n,
+            (None, None) => {
+                self.d.note(format!(
+                    "{rel}: no `Name:` line: the user is imported as Person `User`"
+                ));
+                "User".to_string()
+            }
+        };
+        let mut attrs = Map::new();
+        for (_, k, v) in &kv {
+            let key = predicate_name(k);
+            if key.is_empty() || key == "name" {
+                continue;
+            }
+            attrs.entry(key).or_insert(json!(v));
+        }
+        attrs.insert("relationship_to_self".into(), json!("user"));
+        attrs.insert("profile_md".into(), json!(text));
+        let src = self.d.at(p, 1);
+        let mut meta = self.d.provenance(&src);
+        meta.insert("memory_tier".into(), json!("core"));
+        meta.insert("pinned".into(), json!(true));
+        self.user = Some(("Person".into(), name.clone()));
+        self.d.concept(Concept {
+            ty: "Person".into(),
+            name,
+            attrs,
+            meta,
+            what: "Person (the user, USER.md)".into(),
+            source: src,
+        });
+    }
+
+    /// An agent file: verbatim on `$self` as `<stem>_md`; `IDENTITY.md`'s
+    /// `Key: value` lines also as `identity` (an object).
+    fn agent_file(&mut self, p: &Path) {
+        let Some(text) = self.d.text(p) else { return };
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let mut attrs = Map::new();
+        if stem == "identity" {
+            let mut id = Map::new();
+            for (_, k, v) in key_values(&text) {
+                let key = predicate_name(&k);
+                if !key.is_empty() {
+                    id.entry(key).or_insert(json!(v));
+                }
+            }
+            if !id.is_empty() {
+                attrs.insert("identity".into(), Value::Object(id));
+            }
+        }
+        attrs.insert(format!("{stem}_md"), json!(text));
+        let src = self.d.at(p, 1);
+        let mut meta = self.d.provenance(&src);
+        meta.insert("memory_tier".into(), json!("core"));
+        self.d.concept(Concept {
+            ty: "Person".into(),
+            name: "$self".into(),
+            attrs,
+            meta,
+            what: "$self (workspace files)".into(),
+            source: src,
+        });
+    }
+
+    /// Every file of the memory folder the seed's layout does not read:
+    /// daily notes, side notes, subfolders; and `vault/` and
+    /// `pending-memories.md` beside it.
+    pub(super) fn notes(&mut self, mem: &Path) {
+        let root = self.d.root.clone();
+        self.notes_in(mem, mem);
+        if mem != root {
+            let vault = root.join("vault");
+            if vault.is_dir() {
+                self.notes_in(&vault, &root);
+            }
+            let pending = root.join("pending-memories.md");
+            if pending.is_file() {
+                self.note_file(&pending);
+            }
+        }
+    }
+
+    /// The notes of `dir` and its subfolders (`top` is the memory folder,
+    /// whose seed folders and core files are read elsewhere).
+    pub(super) fn notes_in(&mut self, dir: &Path, top: &Path) {
+        let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter_map(|e| e.file_type().ok().map(|t| (e.path(), t)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let at_top = dir == top;
+        let at_root = dir == self.d.root;
+        for (p, t) in entries {
+            let name = p
+                .file_name()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if name.starts_with('.') {
+                continue;
+            }
+            if t.is_dir() {
+                if at_top && SEED_FOLDERS.contains(&name.as_str()) {
+                    continue;
+                }
+                self.notes_in(&p, top);
+                continue;
+            }
+            if t.is_symlink() && p.is_dir() {
+                let r = self.d.rel(&p);
+                self.d.note(format!(
+                    "{r}/: a symbolic link to a folder: skipped (an import reads only the files inside the folder it is given)"
+                ));
+                continue;
+            }
+            // the core files, read already
+            if (at_top || at_root)
+                && (name == "MEMORY.md"
+                    || name == USER_FILE
+                    || AGENT_FILES.contains(&name.as_str()))
+            {
+                continue;
+            }
+            let ext = p
+                .extension()
+                .map(|e| e.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            if ext == "md" || ext == "markdown" || ext == "txt" {
+                self.note_file(&p);
+            } else {
+                let r = self.d.rel(&p);
+                self.d
+                    .note(format!("{r}: not a markdown or text note, skipped"));
+            }
+        }
+    }
+
+    /// One note: a daily note (its name starts with a date) as Events, any
+    /// other as one note concept.
+    fn note_file(&mut self, p: &Path) {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        match dated_name(&stem) {
+            Some((day, topic)) => self.daily(p, day, topic),
+            None => self.side_note(p),
+        }
+    }
+
+    /// A daily note: one Event per section (its heading's time on the
+    /// file's day), the section verbatim as `content_summary`; what comes
+    /// before the first section is an Event of its own when it says
+    /// anything beyond the title.
+    fn daily(&mut self, p: &Path, day: chrono::NaiveDate, topic: Option<String>) {
+        let Some(text) = self.d.text(p) else { return };
+        let doc = split(&text);
+        let rel = self.d.rel(p);
+        let archived = rel.contains("/archive/") || rel.starts_with("archive/");
+        let pre_says = doc
+            .preamble
+            .lines()
+            .map(str::trim)
+            .any(|l| !l.is_empty() && !l.starts_with('#') && l != "---");
+        let mut parts: Vec<(usize, String, String)> = Vec::new();
+        if pre_says || (doc.sections.is_empty() && !doc.preamble.trim().is_empty()) {
+            let heading = doc
+                .title
+                .clone()
+                .or_else(|| topic.clone())
+                .unwrap_or_else(|| "notes".into());
+            parts.push((1, heading, doc.preamble.trim().to_string()));
+        }
+        for s in &doc.sections {
+            parts.push((s.line, s.heading.clone(), s.text.clone()));
+        }
+        if parts.is_empty() {
+            self.d
+                .note(format!("{rel}: an empty note, nothing imported"));
+            return;
+        }
+        for (line, heading, body) in parts {
+            let time = heading_time(&heading);
+            let at = match time {
+                Some(t) => format!("{day}T{}Z", t.format("%H:%M:%S")),
+                None => format!("{day}T00:00:00Z"),
+            };
+            let label = match time {
+                Some(t) => format!("{day} {} {}", t.format("%H:%M"), strip_time(&heading)),
+                None => format!("{day} {heading}"),
+            };
+            let name = self.unique("Event", &short(label.trim(), 80));
+            let src = self.d.at(p, line);
+            let mut attrs = Map::new();
+            attrs.insert("event_class".into(), json!(event_class(&heading)));
+            attrs.insert("content_summary".into(), json!(body));
+            attrs.insert("start_time".into(), json!(at));
+            if time.is_none() {
+                attrs.insert("time_precision".into(), json!("day"));
+            }
+            if let Some(t) = &topic {
+                attrs.insert("topic".into(), json!(t));
+            }
+            if let Some(t) = &doc.title
+                && !pre_says
+            {
+                attrs.insert("note_title".into(), json!(t));
+            }
+            if archived {
+                attrs.insert("archived_in_source".into(), json!(true));
+            }
+            let mut meta = self.d.provenance(&src);
+            meta.insert("created_at".into(), json!(at));
+            self.d.concept(Concept {
+                ty: "Event".into(),
+                name,
+                attrs,
+                meta,
+                what: "Event (daily note)".into(),
+                source: src,
+            });
+        }
+    }
+
+    /// A note without a date: one Insight (`insight_class: "note"`) named
+    /// by its title, the file verbatim as its `description`; in `vault/`
+    /// (the user's pinned memories) it is pinned.
+    fn side_note(&mut self, p: &Path) {
+        let Some(text) = self.d.text(p) else { return };
+        if text.trim().is_empty() {
+            let r = self.d.rel(p);
+            self.d.note(format!("{r}: an empty note, nothing imported"));
+            return;
+        }
+        let rel = self.d.rel(p);
+        let doc = split(&text);
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let title = doc
+            .title
+            .clone()
+            .or_else(|| doc.sections.first().map(|s| s.heading.clone()))
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or(stem);
+        let name = self.unique("Insight", &short(title.trim(), 80));
+        let src = self.d.at(p, 1);
+        let mut attrs = Map::new();
+        attrs.insert("description".into(), json!(text.trim()));
+        attrs.insert("insight_class".into(), json!("note"));
+        attrs.insert("note_file".into(), json!(rel));
+        let mut meta = self.d.provenance(&src);
+        if rel.starts_with("vault/") || rel.contains("/vault/") {
+            meta.insert("pinned".into(), json!(true));
+        }
+        self.d.concept(Concept {
+            ty: "Insight".into(),
+            name,
+            attrs,
+            meta,
+            what: "Insight (note)".into(),
+            source: src,
+        });
+    }
+
+    /// `name`, or `name (2)`, … : one not given yet to a concept of `ty`
+    /// by this import.
+    fn unique(&mut self, ty: &str, name: &str) -> String {
+        let mut n = 1;
+        loop {
+            let candidate = if n == 1 {
+                name.to_string()
+            } else {
+                format!("{name} ({n})")
+            };
+            if self.names.insert((ty.to_string(), candidate.clone())) {
+                return candidate;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// A name as written on a `Name:` line, without emphasis or a trailing
+/// remark in brackets.
+fn clean_name(v: &str) -> String {
+    let v = v.trim().trim_matches(['*', '_', '`']).trim();
+    let v = v.split(['(', '（']).next().unwrap_or(v);
+    v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
+}
+
+/// A heading without its leading time (`3:30 AM Session — X` → `Session —
+/// X`), for an Event's name that gives the time once.
+fn strip_time(h: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
+            .expect("the time prefix")
+    });
+    let s = re.replace(h, "").to_string();
+    if s.trim().is_empty() {
+        h.to_string()
+    } else {
+        s
+    }
+}
+
+/// The kind of entry a heading names: the seed's `HH:MM | type | …`, else
+/// a daily note's section.
+fn event_class(h: &str) -> String {
+    let parts: Vec<&str> = h.split('|').map(str::trim).collect();
+    match parts.get(1) {
+        Some(t) if parts.len() >= 2 && !t.is_empty() && t.len() <= 20 => t.to_lowercase(),
+        _ => "daily_note".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_headings() {
+        assert_eq!(clean_name("**Midhun**"), "Midhun");
+        assert_eq!(clean_name("陈明，30岁"), "陈明");
+        assert_eq!(clean_name("Mira Chen (she/her)"), "Mira Chen");
+        assert_eq!(
+            strip_time("3:30 AM Session — The Core Vision"),
+            "Session — The Core Vision"
+        );
+        assert_eq!(strip_time("05:23 心跳检查"), "心跳检查");
+        assert_eq!(strip_time("TODO"), "TODO");
+        assert_eq!(event_class("09:15 | fact | confidence:high"), "fact");
+        assert_eq!(event_class("3:30 AM Session"), "daily_note");
+    }
+}
