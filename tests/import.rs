@@ -874,3 +874,78 @@ fn an_openclaw_workspace_imports_every_line_with_its_day() {
     assert!(said.contains("created 0 elements"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Three sleep cycles, each approved whole, on an imported workspace: no
+/// content line is lost (an Event archived with nothing extracted is kept,
+/// never reclaimed), and no element's `source`, `author` or `created_at`
+/// is rewritten (a phase records itself in `maintained_by`).
+#[test]
+fn three_cycles_approved_whole_lose_no_line_and_rewrite_no_origin() {
+    let dir = tmp("openclaw-cycles");
+    let db = dir.join("m.db");
+    let fixture = openclaw_fixture();
+    let (ok, said) = somnus(&db, &["import", "moltbot", &fixture.to_string_lossy()]);
+    assert!(ok, "{said}");
+    let origins = |db: &Path| -> std::collections::BTreeMap<i64, (String, String, String)> {
+        let nx = Nexus::open(db).expect("open");
+        nx.db()
+            .query("SELECT id, metadata FROM concepts", &[])
+            .expect("concepts")
+            .iter()
+            .map(|r| {
+                let m: Value =
+                    serde_json::from_str(&r.text(1).unwrap_or_default()).unwrap_or(Value::Null);
+                let g = |k: &str| m[k].as_str().unwrap_or("").to_string();
+                (
+                    r.i64(0).unwrap_or(0),
+                    (g("source"), g("author"), g("created_at")),
+                )
+            })
+            .filter(|(_, o)| o.0.starts_with("moltbot:"))
+            .collect()
+    };
+    let before = origins(&db);
+    assert!(before.len() >= 13, "{before:?}");
+    for now in [
+        "2026-03-20T03:00:00Z",
+        "2026-04-25T03:00:00Z",
+        "2026-07-01T03:00:00Z",
+    ] {
+        let (ok, said) = somnus(&db, &["sleep", "--now", now]);
+        assert!(ok, "{said}");
+        let (ok, list) = somnus(&db, &["proposals", "list", "--json"]);
+        assert!(ok, "{list}");
+        let list: Value = serde_json::from_str(&list).expect("JSON");
+        for p in list.as_array().expect("proposals") {
+            if p["status"] == "pending" || p["status"] == "partially_applied" {
+                let id = p["id"].to_string();
+                let (ok, said) = somnus(&db, &["proposals", "approve", &id]);
+                assert!(ok || said.contains("no pending item"), "{said}");
+            }
+        }
+    }
+    let after = origins(&db);
+    for (id, o) in &before {
+        assert_eq!(
+            after.get(id),
+            Some(o),
+            "C:{id} lost or its origin rewritten"
+        );
+    }
+    let text = all_text(&db);
+    for f in [
+        "memory/2026-03-14.md",
+        "memory/2026-03-16.md",
+        "memory/archive/2026-02-01.md",
+        "memory/2026-03-15-café-notes.md",
+    ] {
+        let body = std::fs::read_to_string(fixture.join(f)).expect("read");
+        for line in body.lines() {
+            let l = line.trim().trim_start_matches('#').trim();
+            if !l.is_empty() {
+                assert!(text.contains(l), "{f}: `{l}` was lost");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -132,7 +132,48 @@ pub struct UpsertReport {
     pub propositions: Vec<String>,
 }
 
+/// Metadata that says where an element came from: a maintenance write
+/// (the sleep cycle, or the approval of its proposal) never rewrites them
+/// on an element that has them; it records itself in
+/// `maintained_by` / `maintained_at` instead.
+pub const ORIGIN_KEYS: [&str; 4] = ["source", "author", "created_at", "confidence"];
+
 impl<'c> WriteCtx<'c> {
+    /// `new` (the metadata an update would leave) with the element's
+    /// origin kept, when this is a maintenance write: `old`'s `source`,
+    /// `author`, `created_at` and `confidence` stay; the write's own
+    /// `source` and time become `maintained_by` and `maintained_at`.
+    fn keep_origin(
+        &self,
+        old: &Map<String, Value>,
+        mut new: Map<String, Value>,
+    ) -> Map<String, Value> {
+        if !self.maintainer || self.system {
+            return new;
+        }
+        for k in ORIGIN_KEYS {
+            if let Some(was) = old.get(k)
+                && new.get(k) != Some(was)
+            {
+                match k {
+                    "source" => {
+                        if let Some(v) = new.get(k).cloned() {
+                            new.insert("maintained_by".into(), v);
+                        }
+                    }
+                    "created_at" => {
+                        if let Some(v) = new.get(k).cloned() {
+                            new.insert("maintained_at".into(), v);
+                        }
+                    }
+                    _ => {}
+                }
+                new.insert(k.to_string(), was.clone());
+            }
+        }
+        new
+    }
+
     pub fn new(conn: impl Into<Db<'c>>, system: bool) -> Self {
         let conn = conn.into();
         WriteCtx {
@@ -424,7 +465,7 @@ impl<'c> WriteCtx<'c> {
         match existing {
             Some(x) => {
                 let na = shallow(&x.attributes, attrs);
-                let nm = shallow(&x.metadata, meta);
+                let nm = self.keep_origin(&x.metadata, shallow(&x.metadata, meta));
                 if na != x.attributes || nm != x.metadata {
                     if !self.system && self.anchors_protected(s)? {
                         return Err(KipError::immutable(format!(
@@ -672,7 +713,7 @@ impl<'c> WriteCtx<'c> {
         let id = match &existing {
             Some(x) => {
                 let na = shallow(&x.attributes, attrs);
-                let nm = shallow(&x.metadata, &meta);
+                let nm = self.keep_origin(&x.metadata, shallow(&x.metadata, &meta));
                 if na != x.attributes || nm != x.metadata {
                     if protected && !self.system {
                         return Err(KipError::immutable(format!(

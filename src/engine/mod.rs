@@ -121,6 +121,9 @@ pub struct Nexus {
     last_effects: Option<Value>,
     /// When the write-ahead log's size was last checked (`bound_wal`).
     checked_wal: std::time::Instant,
+    /// Writes are maintenance (the sleep cycle's proposals being previewed
+    /// or applied): they keep an element's origin (`kml::ORIGIN_KEYS`).
+    maintaining: bool,
 }
 
 /// A callback SQLite runs while a command works; true interrupts it.
@@ -457,7 +460,7 @@ impl Nexus {
                 reason: None,
             };
             let entry = crate::audit::begin(db, &self.audit, &who, text, cmd.kind(), None)?;
-            let out = dispatch(db, &cmd, false, false, self.embedder.as_ref());
+            let out = dispatch(db, &cmd, false, self.maintaining, self.embedder.as_ref());
             self.audit.clear();
             let (result, _) = out?;
             crate::audit::finish(db, &self.audit, entry)?;
@@ -602,6 +605,12 @@ impl Nexus {
     }
 
     /// Sets the per-command execution limit.
+    /// Marks the writes that follow as maintenance (or not): they keep
+    /// the origin of every element they update. Returns what it was.
+    pub fn set_maintaining(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.maintaining, on)
+    }
+
     /// The per-command execution limit.
     pub fn timeout(&self) -> std::time::Duration {
         self.timeout
@@ -1074,7 +1083,7 @@ impl Nexus {
             None
         };
         // (`$system` is never a caller's: keys, headers and --actor refuse it)
-        let maintainer = who.actor == "$system";
+        let maintainer = who.actor == "$system" || self.maintaining;
         let out = dispatch(db, cmd, dry_run, maintainer, self.embedder.as_ref());
         self.audit.clear();
         let out = out?;

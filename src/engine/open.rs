@@ -233,6 +233,7 @@ impl Nexus {
             want_effects: false,
             last_effects: None,
             checked_wal: std::time::Instant::now(),
+            maintaining: false,
         }
     }
 

@@ -300,6 +300,20 @@ fn parse_all(cmds: &[String], params: &Map<String, Value>) -> KipResult<Vec<kip:
 /// A preview's changes and targets.
 type PreviewParts = (Vec<Value>, Vec<(i64, i64)>);
 
+/// [`preview`] of an item of `class`: the sleep cycle's classes preview
+/// as maintenance, keeping each element's origin as applying them will.
+fn preview_of(
+    nx: &mut Nexus,
+    class: &str,
+    cmds: &[String],
+    params: &Map<String, Value>,
+) -> KipResult<PreviewParts> {
+    let was = nx.set_maintaining(CLASSES.contains(&class));
+    let out = preview(nx, cmds, params);
+    nx.set_maintaining(was);
+    out
+}
+
 /// What the item's commands would change, run one after another and
 /// rolled back.
 fn preview(
@@ -534,7 +548,7 @@ pub fn stage_until(
             out.skipped.push((d.key, why));
             continue;
         }
-        match preview(nx, &d.commands, &d.params) {
+        match preview_of(nx, &d.class, &d.commands, &d.params) {
             Ok((changes, targets)) if !changes.is_empty() => rows.push((d, changes, targets)),
             Ok(_) => out.skipped.push((d.key, "would change nothing".into())),
             Err(e) => out
@@ -718,7 +732,7 @@ fn apply_items(
         let stale = moved(nx, &it.targets)?
             || (!edits.contains_key(&it.seq)
                 && decided_by != "policy"
-                && match preview(nx, &it.commands, &it.params) {
+                && match preview_of(nx, &it.class, &it.commands, &it.params) {
                     Ok((changes, _)) => {
                         footprint(&changes, existing) != footprint(&it.preview, existing)
                     }
@@ -757,12 +771,19 @@ fn apply_items(
                 None => it.rationale.clone(),
             }),
         };
-        for (cmd, text) in parsed.iter().zip(&cmds) {
-            nx.exec_as(cmd, text, &w, false, false).map_err(|mut e| {
-                e.message = format!("item {} ({}): {}", it.seq, it.title, e.message);
-                e
-            })?;
-        }
+        // the cycle's own items are maintenance: they keep the origin of
+        // what they update (an item the operator edited is the operator's)
+        let was = nx.set_maintaining(CLASSES.contains(&it.class.as_str()) && edited.is_none());
+        let ran = parsed.iter().zip(&cmds).try_for_each(|(cmd, text)| {
+            nx.exec_as(cmd, text, &w, false, false)
+                .map(|_| ())
+                .map_err(|mut e| {
+                    e.message = format!("item {} ({}): {}", it.seq, it.title, e.message);
+                    e
+                })
+        });
+        nx.set_maintaining(was);
+        ran?;
         nx.db().execute(
             "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
             crate::args![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
@@ -1370,7 +1391,7 @@ pub fn refresh_in_group(
         let total = stale.len();
         for (n, it) in stale.into_iter().enumerate() {
             progress(n, total);
-            match preview(nx, &it.commands, &it.params) {
+            match preview_of(nx, &it.class, &it.commands, &it.params) {
                 Ok((changes, targets)) if !changes.is_empty() => {
                     nx.db().execute(
                         "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4 WHERE proposal = ?1 AND seq = ?2",

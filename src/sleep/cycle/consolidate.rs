@@ -25,28 +25,6 @@ pub(super) fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
     Ok(())
 }
 
-/// The TTL an archived Event gets: `archived_at + archive_ttl_days` is the
-/// floor (an earlier expiry would let the next cycle delete what this one
-/// promises to keep for that long); a later one stands.
-pub(super) fn archive_ttl(cx: &Cx, e: &EventView) -> String {
-    let ttl = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
-    match &e.expires_at {
-        Some(x) if later(x, &ttl) => x.clone(),
-        _ => ttl,
-    }
-}
-
-/// Whether RFC 3339 time `a` is after `b`, compared as instants.
-pub(super) fn later(a: &str, b: &str) -> bool {
-    match (
-        chrono::DateTime::parse_from_rfc3339(a),
-        chrono::DateTime::parse_from_rfc3339(b),
-    ) {
-        (Ok(x), Ok(y)) => x > y,
-        _ => false,
-    }
-}
-
 pub(super) fn consolidation_drafts(
     cx: &mut Cx,
     nx: &mut Nexus,
@@ -86,8 +64,9 @@ pub(super) fn consolidation_drafts(
                 class: "archive".into(),
                 key: format!("archive:{}", e.id),
                 title: format!("Archive {} (nothing durable to extract)", e.name),
-                // the TTL goes on the node alone, in its own statement: a
-                // block's metadata would land on the Archived link too
+                // no TTL: nothing was extracted, so its text exists nowhere
+                // else; archived, it is kept (reclamation deletes only what
+                // is held elsewhere)
                 commands: vec![
                     r#"UPSERT {
   CONCEPT ?event {
@@ -98,11 +77,12 @@ pub(super) fn consolidation_drafts(
 }
 WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts }"#
                         .to_string(),
-                    r#"UPSERT { CONCEPT ?event { {type: "Event", name: :event_name} } WITH METADATA { expires_at: :archive_expires_at } }"#
-                        .to_string(),
                 ],
-                params: pm(json!({"event_name": e.name, "ts": cx.opts.now, "archive_expires_at": archive_ttl(cx, e)})),
-                rationale: format!("{}; archived with a {}-day TTL so TTL reclamation can free it", g.rationale, cx.opts.params.archive_ttl_days),
+                params: pm(json!({"event_name": e.name, "ts": cx.opts.now})),
+                rationale: format!(
+                    "{}; archived and kept whole (its text is held nowhere else, so no TTL)",
+                    g.rationale
+                ),
                 evidence: vec![e.id.clone()],
                 confidence: 0.8,
             });

@@ -92,8 +92,21 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                     continue;
                 }
             }
-            let pending =
-                t == "Event" && !matches!(cs.as_str(), "completed" | "archived" | "consolidated");
+            // an Event archived with nothing extracted is the only copy of
+            // what it says: kept, its TTL dropped
+            if t == "Event" && cs == "archived" {
+                keep_whole(cx, nx, &id, &format!("{t}:{name}"))?;
+                held.push(format!(
+                    "{t}:{name} (expired {exp}; archived with nothing extracted, its text is held nowhere else: kept, TTL dropped)"
+                ));
+                held_ids.insert(id.clone());
+                continue;
+            }
+            // a learning trace still waiting to be consolidated
+            let pending = (t == "Event"
+                && !matches!(cs.as_str(), "completed" | "archived" | "consolidated"))
+                || (matches!(t.as_str(), "Experience" | "ExperienceStep")
+                    && matches!(cs.as_str(), "pending" | "in_progress" | ""));
             // sole evidence of another concept, by element id
             let sole = if pending {
                 None
@@ -336,6 +349,18 @@ pub(super) fn promote_landmark(
         &format!("landmark promotion: {why}"),
     )?;
     cx.progress(Some(format!("landmark kept: {label} ({why})")), false);
+    Ok(())
+}
+
+/// Drops an element's `expires_at`: it is kept for good.
+fn keep_whole(cx: &mut Cx, nx: &mut Nexus, id: &str, what: &str) -> KipResult<()> {
+    write(
+        cx,
+        nx,
+        r#"DELETE METADATA {"expires_at"} FROM ?e WHERE { ?e {id: :id} }"#,
+        json!({"id": id}),
+        &format!("keep {what}: archived with nothing extracted, its text exists nowhere else"),
+    )?;
     Ok(())
 }
 
