@@ -625,3 +625,20 @@ fn a_subagents_reads_run_read_only() {
     assert!(!read_only_for(&mut r, &scout));
     assert_eq!(r.method, Method::ExecuteKip);
 }
+
+/// Every connection to a SQLite memory bounds its write-ahead log: SQLite
+/// trims it to `WAL_LIMIT_BYTES` whenever it restarts (the growth itself
+/// is measured by `somnus bench --wal`).
+#[test]
+fn every_connection_bounds_the_write_ahead_log() {
+    let dir = tmp("wal-limit");
+    let db = dir.join("m.db");
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let limit: i64 = nx
+        .connection_for_checks()
+        .expect("SQLite")
+        .query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+        .expect("pragma");
+    assert_eq!(limit as u64, somnus::store::WAL_LIMIT_BYTES);
+    assert!(somnus::store::wal_bound());
+}
