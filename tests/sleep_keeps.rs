@@ -162,9 +162,11 @@ fn a_held_event_keeps_its_links_and_its_archive() {
     );
     derived(&mut nx, "Insight", "Loves the cello", &["Old chat"]);
     cycle(&mut nx);
+    // archived with nothing extracted, it is the only copy of what it
+    // says: kept for good, its TTL and its links' dropped
     let e = event(&mut nx, "Old chat");
     assert!(!e.is_null());
-    assert!(after_now(&e["metadata"]["expires_at"]), "{e}");
+    assert!(e["metadata"].get("expires_at").is_none(), "{e}");
     let links = kip(
         &mut nx,
         r#"FIND(?l) WHERE { ?e {type: "Event", name: "Old chat"} ?l (?e, ?p, ?o) }"#,
@@ -179,46 +181,73 @@ fn a_held_event_keeps_its_links_and_its_archive() {
     assert_eq!(preds, ["belongs_to_domain", "consolidated_to"], "{links}");
     for l in links.as_array().expect("links") {
         assert!(
-            after_now(&l["metadata"]["expires_at"]),
-            "a held Event's link keeps a passed TTL: {l}"
+            l["metadata"].get("expires_at").is_none(),
+            "a kept Event's link keeps a passed TTL: {l}"
         );
     }
+    // and the next cycle, later still, deletes neither
+    let rep = sleep::run(
+        &mut nx,
+        &sleep::Options::new(sleep::Scope::Full, "2027-06-01T03:00:00Z"),
+        &mut sleep::Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    assert_eq!(rep.count("deleted_nodes"), 0);
+    let links = kip(
+        &mut nx,
+        r#"FIND(?l) WHERE { ?e {type: "Event", name: "Old chat"} ?l (?e, ?p, ?o) }"#,
+    );
+    assert_eq!(links.as_array().map(Vec::len), Some(2), "{links}");
 }
 
 #[test]
 fn an_archived_event_keeps_the_ttl_its_archive_promises() {
     let mut nx = Nexus::open_in_memory().expect("open");
-    // stale, pending, about nothing: it will be archived, and it carries an
-    // expiry a day away
+    // stale, pending, about nothing: both will be archived; the tool
+    // call's log carries an expiry a day away
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Small talk"}
              SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z", content_summary: "weather" } }
+           CONCEPT ?t { {type: "Event", name: "Lookup"}
+             SET ATTRIBUTES { event_class: "ToolUse", start_time: "2026-10-01T10:00:00Z", content_summary: "weather api call" } }
            WITH METADATA { expires_at: "2026-11-21T00:00:00Z" } }"#,
     );
     let rep = cycle(&mut nx);
     let id = rep.proposal.expect("a proposal");
     let items = proposals::items(&nx, id).expect("items");
-    let archive = items
-        .iter()
-        .find(|i| i.class == "archive" && i.title.contains("Small talk"))
-        .expect("an archive item");
-    let ttl = archive.params["archive_expires_at"].as_str().unwrap_or("");
+    let item = |name: &str| {
+        items
+            .iter()
+            .find(|i| i.class == "archive" && i.title.contains(name))
+            .unwrap_or_else(|| panic!("an archive item for {name}"))
+            .clone()
+    };
+    // a conversation archived with nothing extracted is kept: no TTL
+    let talk = item("Small talk");
+    assert_eq!(talk.commands.len(), 1, "{:?}", talk.commands);
+    assert!(!talk.commands[0].contains("expires_at"));
+    assert!(talk.rationale.contains("kept whole"), "{}", talk.rationale);
+    // a tool call's log gets its TTL, at least archive_ttl_days away, on
+    // the node alone (the Archived link does not inherit it)
+    let lookup = item("Lookup");
+    let ttl = lookup.params["archive_expires_at"].as_str().unwrap_or("");
     let floor = sleep::cycle::shift(NOW, 30);
     assert!(ttl >= floor.as_str(), "{ttl} < {floor}");
-    // the TTL is set on the node by a statement of its own: the Archived
-    // link does not inherit it
-    assert!(archive.commands.len() == 2 && !archive.commands[0].contains("expires_at"));
-    let who = somnus::audit::Who {
-        actor: "operator".into(),
-        trigger: "test".into(),
-        reason: None,
-    };
-    proposals::approve(&mut nx, id, Some(&[archive.seq]), &Default::default(), &who)
-        .expect("approve");
+    assert!(lookup.commands.len() == 2 && !lookup.commands[0].contains("expires_at"));
+    proposals::approve(
+        &mut nx,
+        id,
+        Some(&[lookup.seq, talk.seq]),
+        &Default::default(),
+        &who(),
+    )
+    .expect("approve");
     let l = kip(
         &mut nx,
-        r#"FIND(?l) WHERE { ?e {type: "Event", name: "Small talk"} ?l (?e, "belongs_to_domain", ?d) }"#,
+        r#"FIND(?l) WHERE { ?e {type: "Event", name: "Lookup"} ?l (?e, "belongs_to_domain", ?d) }"#,
     );
     assert!(l[0]["metadata"].get("expires_at").is_none(), "{l}");
 }

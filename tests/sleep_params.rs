@@ -180,10 +180,20 @@ fn commitment_decay_days_sets_when_a_closed_commitment_is_reclaimable() {
     assert_eq!(exp(&mut b), json!("2026-11-26T00:00:00Z"));
 }
 
+/// A tool call's log: archived with a TTL (any other Event archived with
+/// nothing extracted is kept whole).
+fn ten_day_old_tool_call(nx: &mut Nexus) {
+    kip(
+        nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Weather lookup"}
+  SET ATTRIBUTES { event_class: "ToolUse", start_time: "2026-11-10T03:00:00Z", content_summary: "weather api call" } } }"#,
+    );
+}
+
 #[test]
-fn archive_ttl_days_sets_how_long_an_archived_event_is_kept() {
+fn archive_ttl_days_sets_how_long_an_archived_tool_call_is_kept() {
     let ttl = |params: Value| {
-        let (nx, rep) = run(ten_day_old_event, params);
+        let (nx, rep) = run(ten_day_old_tool_call, params);
         let it = items(&nx, &rep, "archive");
         assert_eq!(it.len(), 1, "{:?}", rep.phases);
         it[0].params["archive_expires_at"].clone()

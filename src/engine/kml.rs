@@ -136,12 +136,12 @@ pub struct UpsertReport {
 /// (the sleep cycle, or the approval of its proposal) never rewrites them
 /// on an element that has them; it records itself in
 /// `maintained_by` / `maintained_at` instead.
-pub const ORIGIN_KEYS: [&str; 4] = ["source", "author", "created_at", "confidence"];
+pub const ORIGIN_KEYS: [&str; 3] = ["source", "author", "created_at"];
 
 impl<'c> WriteCtx<'c> {
     /// `new` (the metadata an update would leave) with the element's
     /// origin kept, when this is a maintenance write: `old`'s `source`,
-    /// `author`, `created_at` and `confidence` stay; the write's own
+    /// `author` and `created_at` stay; the write's own
     /// `source` and time become `maintained_by` and `maintained_at`.
     fn keep_origin(
         &self,

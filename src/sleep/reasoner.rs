@@ -358,6 +358,13 @@ const CUES: &[(&[&str], f64, &str)] = &[
     ),
 ];
 
+/// Whether an Event of this class is a transient record (a tool call's
+/// log): archived with nothing extracted, it may expire; any other Event
+/// archived so is the only copy of what it says and is kept.
+pub fn is_transient_class(class: &str) -> bool {
+    class_base(class).0 < 10.0
+}
+
 fn class_base(class: &str) -> (f64, &'static str) {
     match class {
         "SelfReflection" | "GrowthMilestone" => (72.0, "self-relevant event class"),

@@ -25,6 +25,29 @@ pub(super) fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
     Ok(())
 }
 
+/// The TTL an archived transient Event gets: `archived_at +
+/// archive_ttl_days` is the floor (an earlier expiry would let the next
+/// cycle delete what this one promises to keep for that long); a later one
+/// stands.
+fn archive_ttl(cx: &Cx, e: &EventView) -> String {
+    let ttl = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+    match &e.expires_at {
+        Some(x) if later(x, &ttl) => x.clone(),
+        _ => ttl,
+    }
+}
+
+/// Whether RFC 3339 time `a` is after `b`, compared as instants.
+fn later(a: &str, b: &str) -> bool {
+    match (
+        chrono::DateTime::parse_from_rfc3339(a),
+        chrono::DateTime::parse_from_rfc3339(b),
+    ) {
+        (Ok(x), Ok(y)) => x > y,
+        _ => false,
+    }
+}
+
 pub(super) fn consolidation_drafts(
     cx: &mut Cx,
     nx: &mut Nexus,
@@ -60,15 +83,11 @@ pub(super) fn consolidation_drafts(
             extraction_commands(cx, nx, e, &g.extracted, &mut params, &mut untyped)?
         };
         if g.archive || (g.into.is_empty() && new.is_empty()) {
-            drafts.push(Draft {
-                class: "archive".into(),
-                key: format!("archive:{}", e.id),
-                title: format!("Archive {} (nothing durable to extract)", e.name),
-                // no TTL: nothing was extracted, so its text exists nowhere
-                // else; archived, it is kept (reclamation deletes only what
-                // is held elsewhere)
-                commands: vec![
-                    r#"UPSERT {
+            // a tool call's log may expire; any other Event archived with
+            // nothing extracted is the only copy of what it says: kept
+            let transient = crate::sleep::reasoner::is_transient_class(&e.class);
+            let mut commands = vec![
+                r#"UPSERT {
   CONCEPT ?event {
     {type: "Event", name: :event_name}
     SET ATTRIBUTES { consolidation_status: "archived", consolidated_at: :ts }
@@ -76,13 +95,34 @@ pub(super) fn consolidation_drafts(
   }
 }
 WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts }"#
+                    .to_string(),
+            ];
+            let mut params = pm(json!({"event_name": e.name, "ts": cx.opts.now}));
+            let rationale = if transient {
+                // the TTL goes on the node alone, in its own statement: a
+                // block's metadata would land on the Archived link too
+                commands.push(
+                    r#"UPSERT { CONCEPT ?event { {type: "Event", name: :event_name} } WITH METADATA { expires_at: :archive_expires_at } }"#
                         .to_string(),
-                ],
-                params: pm(json!({"event_name": e.name, "ts": cx.opts.now})),
-                rationale: format!(
+                );
+                params.insert("archive_expires_at".into(), json!(archive_ttl(cx, e)));
+                format!(
+                    "{}; archived with a {}-day TTL so TTL reclamation can free it",
+                    g.rationale, cx.opts.params.archive_ttl_days
+                )
+            } else {
+                format!(
                     "{}; archived and kept whole (its text is held nowhere else, so no TTL)",
                     g.rationale
-                ),
+                )
+            };
+            drafts.push(Draft {
+                class: "archive".into(),
+                key: format!("archive:{}", e.id),
+                title: format!("Archive {} (nothing durable to extract)", e.name),
+                commands,
+                params,
+                rationale,
                 evidence: vec![e.id.clone()],
                 confidence: 0.8,
             });

@@ -94,7 +94,10 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             }
             // an Event archived with nothing extracted is the only copy of
             // what it says: kept, its TTL dropped
-            if t == "Event" && cs == "archived" {
+            if t == "Event"
+                && cs == "archived"
+                && !crate::sleep::reasoner::is_transient_class(&s(&attrs, &["event_class"]))
+            {
                 keep_whole(cx, nx, &id, &format!("{t}:{name}"))?;
                 held.push(format!(
                     "{t}:{name} (expired {exp}; archived with nothing extracted, its text is held nowhere else: kept, TTL dropped)"
@@ -360,6 +363,14 @@ fn keep_whole(cx: &mut Cx, nx: &mut Nexus, id: &str, what: &str) -> KipResult<()
         r#"DELETE METADATA {"expires_at"} FROM ?e WHERE { ?e {id: :id} }"#,
         json!({"id": id}),
         &format!("keep {what}: archived with nothing extracted, its text exists nowhere else"),
+    )?;
+    // its links stay with it
+    write(
+        cx,
+        nx,
+        r#"DELETE METADATA {"expires_at"} FROM ?l WHERE { ?e {id: :id} ?l (?e, ?p, ?o) }"#,
+        json!({"id": id}),
+        &format!("keep the links of {what} with it"),
     )?;
     Ok(())
 }
