@@ -188,7 +188,7 @@ fn maintenance_on(v: &str) -> Result<bool> {
     about = "A KIP memory engine and console for AI agents"
 )]
 pub struct Cli {
-    /// The memory: a SQLite file, or a PostgreSQL database as postgres://user@host/dbname
+    /// The memory: a SQLite file, or a PostgreSQL database as postgres://user@host/dbname (a password: in $PGPASSWORD, not the URL, which `ps` shows)
     /// (default: $SOMNUS_DB, else ~/.local/share/somnus/memory.db)
     #[arg(long, global = true)]
     pub db: Option<String>,
@@ -226,7 +226,7 @@ pub enum Cmd {
         /// The actor the agent's writes are attributed to (without a key)
         #[arg(long, default_value = "mcp-agent")]
         actor: String,
-        /// The caller's key (`somnus keys add`; default: $SOMNUS_KEY): its name is the actor, its role what it may do
+        /// The caller's key (`somnus keys add`; default: $SOMNUS_KEY): its name is the actor, its role what it may do. Prefer $SOMNUS_KEY: a command line is visible to every user of the machine in `ps`
         #[arg(long)]
         key: Option<String>,
         /// Keep the memory maintained while serving (on, off; default: $SOMNUS_MAINTENANCE, else on)
@@ -240,7 +240,7 @@ pub enum Cmd {
         /// Address to listen on (loopback unless an API key is set)
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: std::net::SocketAddr,
-        /// Require `Authorization: Bearer KEY` (default: $SOMNUS_API_KEY)
+        /// Require `Authorization: Bearer KEY` (default: $SOMNUS_API_KEY; prefer it: a command line is visible to every user of the machine in `ps`)
         #[arg(long)]
         api_key: Option<String>,
         /// Largest request body in bytes

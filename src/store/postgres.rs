@@ -105,6 +105,14 @@ impl Location {
             .url
             .parse()
             .map_err(|e| bad(format!("{}: {e}", redacted(&self.url))))?;
+        // a password kept out of the URL (and so out of `ps`), as libpq
+        // reads it
+        if cfg.get_password().is_none()
+            && let Ok(pw) = std::env::var("PGPASSWORD")
+            && !pw.is_empty()
+        {
+            cfg.password(pw);
+        }
         cfg.connect_timeout(CONNECT_TIMEOUT);
         // (pg_stat_activity shows which memory a connection serves)
         cfg.application_name(format!("somnus {}", self.memory));
