@@ -216,6 +216,15 @@ fn run_on<T>(
     rt.block_on(poll_fn(|cx| {
         link.drive(cx);
         match fut.as_mut().poll(cx) {
+            Poll::Ready(Err(e)) => {
+                // a FATAL error is the server's last word: it closes the
+                // connection after it (an administrator's terminate, a
+                // shutdown), perhaps before the socket says so
+                if e.is_closed() || e.as_db_error().is_some_and(|d| fatal(d.severity())) {
+                    link.ended = true;
+                }
+                Poll::Ready(Err(e))
+            }
             Poll::Ready(out) => Poll::Ready(out),
             Poll::Pending if link.ended => Poll::Ready(Err(match link.failure.take() {
                 Some(e) => e,
@@ -224,6 +233,12 @@ fn run_on<T>(
             Poll::Pending => Poll::Pending,
         }
     }))
+}
+
+/// Whether a server error's severity ends the session (the server then
+/// closes the connection).
+fn fatal(severity: &str) -> bool {
+    matches!(severity, "FATAL" | "PANIC")
 }
 
 /// Sends `first` (if any), then `p` (if any), then `b`, each behind the
