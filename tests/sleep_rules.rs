@@ -1051,3 +1051,76 @@ fn a_type_name_is_no_theme_for_a_new_domain() {
         "{domains:?}"
     );
 }
+
+/// Three spellings of one person and two of another are two merge items,
+/// one per group (a canonical and its duplicates), and approving the
+/// three-way one is one step: one person is left, holding every fact the
+/// three held; nothing is marked stale.
+#[test]
+fn duplicates_are_proposed_per_cluster_and_a_cluster_merges_in_one_step() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?city { {type: "City", name: "Arlington"} }
+  CONCEPT ?a { {type: "Person", name: "Grace Hopper"} SET ATTRIBUTES { description: "Rear admiral, wrote the first compiler" } }
+  CONCEPT ?b { {type: "Person", name: "grace hopper"} SET ATTRIBUTES { description: "Computer scientist" } SET PROPOSITIONS { ("lives_in", {type: "City", name: "Arlington"}) } }
+  CONCEPT ?c { {type: "Person", name: "Grace  Hopper."} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?d { {type: "Person", name: "Alan Turing"} }
+  CONCEPT ?e { {type: "Person", name: "alan turing"} }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let merges = proposed(&nx, &rep, "merge");
+    assert_eq!(merges.len(), 2, "{merges:?}");
+    let three = merges
+        .iter()
+        .find(|t| t.contains("Grace") || t.contains("grace"))
+        .expect("the Hopper group");
+    assert!(three.starts_with("Merge 2 Person ("), "{three}");
+    let id = rep.proposal.expect("a proposal");
+    let item = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .find(|i| &i.title == three)
+        .expect("item");
+    assert_eq!(item.commands.len(), 2, "{item:?}");
+    let done = proposals::approve(
+        &mut nx,
+        id,
+        Some(&[item.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    assert_eq!(done.applied, vec![item.seq]);
+    assert!(done.stale.is_empty());
+    let people = kip(&mut nx, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
+    let left: Vec<String> = people
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.to_lowercase().contains("hopper"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(left.len(), 1, "{people}");
+    let name = left[0].clone();
+    for (pred, ty, object) in [
+        ("lives_in", "City", "Arlington"),
+        ("works_with", "Person", "Ada"),
+    ] {
+        let held = kip(
+            &mut nx,
+            &format!(
+                r#"FIND(COUNT(?o)) WHERE {{ ?p {{type: "Person", name: "{name}"}} (?p, "{pred}", ?o) ?o {{type: "{ty}", name: "{object}"}} }}"#
+            ),
+        );
+        assert_eq!(held, json!(1), "{pred}");
+    }
+}

@@ -242,20 +242,29 @@ impl Draft {
             ));
             return;
         }
+        if l.from == l.to {
+            let src = l.source.clone();
+            self.note(format!(
+                "{src}: a `{}` link from {} `{}` to itself, skipped",
+                l.predicate, l.from.0, l.from.1
+            ));
+            return;
+        }
         self.predicates
             .entry(l.predicate.clone())
             .or_insert(l.source.clone());
         self.links.push(l);
     }
 
-    /// The plan: new types and predicates first, then the concepts (one
+    /// The plan: new types and predicates first (declared in the
+    /// CoreSchema domain, as the memory's own are), then the concepts (one
     /// UPSERT each, filed under Unsorted), then the links.
     pub fn finish(mut self) -> Plan {
         for (t, src) in std::mem::take(&mut self.types) {
             self.plan.write(
                 "concept type",
                 &src,
-                r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: :name} } } WITH METADATA { source: :source, author: :author }"#,
+                r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: :name} SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "CoreSchema"}) } } } WITH METADATA { source: :source, author: :author }"#,
                 json!({"name": t, "source": src, "author": self.author}),
             );
         }
@@ -263,7 +272,7 @@ impl Draft {
             self.plan.write(
                 "predicate",
                 &src,
-                r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: :name} } } WITH METADATA { source: :source, author: :author }"#,
+                r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: :name} SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "CoreSchema"}) } } } WITH METADATA { source: :source, author: :author }"#,
                 json!({"name": p, "source": src, "author": self.author}),
             );
         }

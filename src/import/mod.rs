@@ -64,12 +64,18 @@ pub struct Outcome {
     pub planned: BTreeMap<String, usize>,
     pub created: u64,
     pub updated: u64,
+    /// Writes the memory refused (each named in `notes` with its file,
+    /// line and error), skipped while the rest was imported.
+    pub skipped: usize,
     pub notes: Vec<String>,
 }
 
-/// Runs the plan as one group `import:<source>`: all of it or, at the
-/// first failing write (named with its file and line), none of it. A dry
-/// run runs it the same way and rolls it back.
+/// Runs the plan as one group `import:<source>`. A write the memory
+/// refuses (a value it cannot hold, an element that breaks one of its
+/// rules) is rolled back alone, named with its file, line and error in
+/// the notes, and skipped; a failure of the memory itself (a timeout, an
+/// internal error) or a cancel leaves nothing written. A dry run runs it
+/// the same way and rolls it back.
 pub fn apply(nx: &mut Nexus, plan: &Plan, who: &Who, dry_run: bool) -> KipResult<Outcome> {
     apply_with(nx, plan, who, dry_run, &mut |_, _| {}, None)
 }
@@ -97,6 +103,7 @@ pub fn apply_with(
     }
     let total = plan.writes.len();
     let mut counts = (0u64, 0u64);
+    let mut skipped = Vec::new();
     let res = nx.atomically(&group, |nx| {
         progress(0, total);
         for (i, w) in plan.writes.iter().enumerate() {
@@ -112,10 +119,36 @@ pub fn apply_with(
                 let msg = format!("{} (from {}): {}", e.code, w.source, e.message);
                 kip::KipError::new(e.code, msg)
             };
-            let cmd = kip::parse(&w.text, &w.params).map_err(at)?;
+            // a type or predicate the memory already has is left as it
+            // is (its definition and where it came from are its own)
+            if let Some(meta) = match w.what.as_str() {
+                "concept type" => Some("$ConceptType"),
+                "predicate" => Some("$PropositionType"),
+                _ => None,
+            } && known(nx, meta, &w.params)
+            {
+                progress(i + 1, total);
+                continue;
+            }
             let mut who = who.clone();
             who.reason = Some(format!("imported from {}", w.source));
-            let (_, effects) = nx.exec_with_effects(&cmd, &w.text, &who).map_err(at)?;
+            let done = kip::parse(&w.text, &w.params)
+                .and_then(|cmd| nx.exec_with_effects(&cmd, &w.text, &who));
+            let effects = match done {
+                Ok((_, effects)) => effects,
+                // one element the memory refuses (its savepoint rolled
+                // back alone) is reported and skipped; what stops the
+                // whole import is a failure of the memory itself
+                Err(e) if skippable(e.code) => {
+                    skipped.push(format!(
+                        "{}: {} not imported ({}: {})",
+                        w.source, w.what, e.code, e.message
+                    ));
+                    progress(i + 1, total);
+                    continue;
+                }
+                Err(e) => return Err(at(e)),
+            };
             if let Some(e) = effects {
                 counts.0 += e["created"].as_u64().unwrap_or(0);
                 counts.1 += e["updated"].as_u64().unwrap_or(0);
@@ -135,7 +168,33 @@ pub fn apply_with(
     }
     out.created = counts.0;
     out.updated = counts.1;
+    out.skipped = skipped.len();
+    out.notes.extend(skipped);
     Ok(out)
+}
+
+/// Whether the memory has a definition (`$ConceptType`,
+/// `$PropositionType`) of the name a write declares.
+fn known(nx: &mut Nexus, meta: &str, params: &Map<String, Value>) -> bool {
+    let Some(name) = params.get("name") else {
+        return false;
+    };
+    let found = nx.kip_with(
+        &format!(
+            "FIND(COUNT(?t)) WHERE {{ ?t {{type: {}, name: :name}} }}",
+            serde_json::json!(meta)
+        ),
+        serde_json::json!({ "name": name }),
+    );
+    matches!(found, crate::protocol::Outcome::Ok { result, .. } if result.as_i64().unwrap_or(0) > 0)
+}
+
+/// Whether a write's error is the element's (a value, a name, a rule of
+/// the memory it breaks), so the write is skipped and the import goes on;
+/// a timeout, a full resource or an internal failure stops it.
+fn skippable(code: kip::ErrorCode) -> bool {
+    use kip::ErrorCode::*;
+    !matches!(code, ExecutionTimeout | ResourceExhausted | InternalError)
 }
 
 impl Outcome {
@@ -144,10 +203,18 @@ impl Outcome {
     pub fn lines(&self, dir: &std::path::Path, writes: usize) -> Vec<String> {
         let dry = self.dry_run;
         let mut v = vec![format!(
-            "{} {}: {} writes planned; {} {} elements, {} {}{}",
+            "{} {}: {} writes planned{}; {} {} elements, {} {}{}",
             if dry { "would import" } else { "imported" },
             dir.display(),
             writes,
+            if self.skipped > 0 {
+                format!(
+                    " ({} refused by the memory and skipped, listed below)",
+                    self.skipped
+                )
+            } else {
+                String::new()
+            },
             if dry { "would create" } else { "created" },
             self.created,
             if dry { "would update" } else { "updated" },

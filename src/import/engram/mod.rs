@@ -29,10 +29,11 @@
 //! snake_case names; keys Engram does not write are kept the same way
 //! and reported.
 
-use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
+use super::draft::{Concept, Draft, Link, files, first_sentence, short};
 use super::{Plan, predicate_name, type_name};
 use frontmatter::{Front, frontmatter, list, snake};
 
+mod entities;
 mod frontmatter;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -143,6 +144,7 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
         user_used: None,
         profile: Vec::new(),
         entities: HashMap::new(),
+        identities: HashMap::new(),
         aliases: BTreeMap::new(),
         memories: HashMap::new(),
         names: HashMap::new(),
@@ -158,24 +160,48 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
     }
     r.aliases(&store.join("config/aliases.json"));
     // every entity's name first, so a link finds the file it names
-    // whatever the order
+    // whatever the order; files naming one thing under several ids are
+    // one concept
     let mut entities = Vec::new();
     for f in files(&store.join("entities"), "md") {
         if let Some(t) = r.d.text(&f) {
-            let (ty, name, _, _) = entity_header(&stem(&f), &t);
-            if name.is_empty() {
+            let e = entities::EntityFile::read(&f, &t);
+            if e.name.is_empty() {
                 let rel = r.d.rel(&f);
                 r.d.note(format!(
                     "{rel}: neither its heading nor its file name gives a name: skipped"
                 ));
                 continue;
             }
-            r.entities.insert(stem(&f), (ty, name));
-            entities.push((f, t));
+            entities.push((f, e));
         }
     }
-    for (f, t) in entities {
-        r.entity(&f, &t);
+    let heads = entities::groups(&entities.iter().map(|(_, e)| e).collect::<Vec<_>>());
+    for (i, (f, e)) in entities.iter().enumerate() {
+        let h = &entities[heads[i]].1;
+        let mut k = (h.ty.clone(), h.name.clone());
+        // the user's own entity file is the user
+        let user = entities::identity(&r.user.1);
+        let key = entities::identity(&h.stem);
+        if matches!(k.0.as_str(), "Person" | "Entity") && (key == "user" || key == user) {
+            k = r.user.clone();
+            r.user_used.get_or_insert(r.d.at(f, 1));
+        }
+        if heads[i] != i {
+            let rel = r.d.rel(f);
+            r.d.note(format!(
+                "{rel}: `{}` names what `{}` names: one {} `{}`, `{}` kept as an alias",
+                e.stem, h.stem, k.0, k.1, e.stem
+            ));
+        }
+        r.entities.insert(e.stem.clone(), k.clone());
+        r.identities
+            .entry(entities::identity(&e.stem))
+            .or_insert_with(|| k.clone());
+        r.identities.entry(entities::identity(&e.name)).or_insert(k);
+    }
+    for (f, e) in &entities {
+        r.entity(f, e);
     }
     r.unused_aliases();
     r.dated(&store.join("facts"), false);
@@ -211,6 +237,9 @@ struct Reader {
     profile: Vec<(String, String)>,
     /// Entity ids (`person-jane-doe`) to (type, name).
     entities: HashMap<String, (String, String)>,
+    /// What ids name whatever their type (`entities::identity`) to
+    /// (type, name).
+    identities: HashMap<String, (String, String)>,
     /// config/aliases.json: canonical name part → variants, with where.
     aliases: BTreeMap<String, (Vec<String>, String)>,
     /// Memory ids to (type, name).
@@ -266,146 +295,6 @@ impl Reader {
                 "{src}: aliases {variants:?} name `{canonical}`, which no entity file is: skipped"
             ));
         }
-    }
-
-    fn entity(&mut self, p: &Path, text: &str) {
-        let stem = stem(p);
-        let r = self.d.rel(p);
-        let (ty, name, named, typed) = entity_header(&stem, text);
-        let mut updated = None;
-        let mut section = String::new();
-        let mut summary: Vec<String> = Vec::new();
-        let mut lists: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut connected: Vec<(usize, String, String)> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let n = i + 1;
-            let t = line.trim();
-            if t.starts_with("# ") || t.starts_with("**Type:**") {
-            } else if let Some(v) = t.strip_prefix("**Updated:**") {
-                updated = Some(v.trim().to_string());
-            } else if let Some(h) = t.strip_prefix("## ") {
-                section = h.trim().to_ascii_lowercase();
-                if !matches!(
-                    section.as_str(),
-                    "summary" | "facts" | "connected to" | "activity" | "aliases"
-                ) {
-                    self.d.note(format!(
-                        "{r}:{n}: section `{}` is not one Engram writes: its items kept as `{}`",
-                        h.trim(),
-                        predicate_name(h)
-                    ));
-                }
-            } else if let Some(b) = t.strip_prefix("- ") {
-                let b = b.trim();
-                match section.as_str() {
-                    "connected to" => match connection(b) {
-                        Some((target, label)) => connected.push((n, target, label)),
-                        None => self.d.note(format!(
-                            "{r}:{n}: `{b}` is not `[[entity]] — label`, skipped"
-                        )),
-                    },
-                    "" => {
-                        self.d.note(format!(
-                            "{r}:{n}: a bullet outside any section: kept as one of its facts"
-                        ));
-                        lists.entry("facts".into()).or_default().push(b.to_string());
-                    }
-                    s => lists
-                        .entry(predicate_name(s))
-                        .or_default()
-                        .push(b.to_string()),
-                }
-            } else if t.is_empty() {
-            } else if section == "summary" {
-                summary.push(t.to_string());
-            } else {
-                self.d.note(format!(
-                    "{r}:{n}: text outside Summary and the lists, skipped"
-                ));
-            }
-        }
-        if !named || !typed {
-            self.d.note(format!(
-                "{r}: no {} line: {} from the file name",
-                match (named, typed) {
-                    (false, false) => "`# Name` or `**Type:**`",
-                    (false, _) => "`# Name`",
-                    _ => "`**Type:**`",
-                },
-                match (named, typed) {
-                    (false, false) => "its name and type come",
-                    (false, _) => "its name comes",
-                    _ => "its type comes",
-                }
-            ));
-        }
-        let rest = split_id(&stem).1;
-        let src = self.d.at(p, 1);
-        let mut attrs = Map::new();
-        if !summary.is_empty() {
-            attrs.insert("description".into(), json!(summary.join(" ")));
-        }
-        if let Some((more, _)) = self.aliases.remove(rest) {
-            lists.entry("aliases".into()).or_default().extend(more);
-        }
-        for (k, v) in lists {
-            attrs.insert(k, json!(v));
-        }
-        attrs.insert("engram_id".into(), json!(stem));
-        let mut meta = self.d.provenance(&src);
-        if let Some(u) = updated.filter(|u| is_time(u)) {
-            meta.insert("observed_at".into(), json!(u));
-        }
-        let from = (ty.clone(), name.clone());
-        self.d.concept(Concept {
-            ty: ty.clone(),
-            name,
-            attrs,
-            meta,
-            what: ty,
-            source: src,
-        });
-        for (n, target, label) in connected {
-            let src = self.d.at(p, n);
-            let Some(to) = self.entity_ref(&target, &src) else {
-                continue;
-            };
-            let meta = self.d.provenance(&src);
-            self.d.link(Link {
-                from: from.clone(),
-                predicate: predicate_name(&label),
-                to,
-                meta,
-                source: src,
-            });
-        }
-    }
-
-    /// The concept an entity id names; one with no file is created from
-    /// its id, and reported; an id that names nothing is reported.
-    fn entity_ref(&mut self, id: &str, src: &str) -> Option<(String, String)> {
-        let id = id
-            .trim()
-            .trim_start_matches("[[")
-            .trim_end_matches("]]")
-            .trim();
-        if let Some(k) = self.entities.get(id) {
-            return Some(k.clone());
-        }
-        let (prefix, rest) = split_id(id);
-        let ty = concept_type(prefix);
-        let name = label(rest);
-        if name.is_empty() {
-            self.d.note(format!(
-                "{src}: `{id}` names no entity: its link is skipped"
-            ));
-            return None;
-        }
-        self.d
-            .from_id(&ty, &name, "engram_id", id, src, "no entity file");
-        self.entities
-            .insert(id.to_string(), (ty.clone(), name.clone()));
-        Some((ty, name))
     }
 
     /// `facts/`, `archive/`, `artifacts/`: memories in `YYYY-MM-DD/`
@@ -683,6 +572,10 @@ impl Reader {
         self.d.concept(concept);
         // links
         let mut lmeta = self.d.provenance(&src);
+        // a memory's links hold from when it was written
+        if let Some(c) = &created {
+            lmeta.insert("created_at".into(), json!(c));
+        }
         if let Some(c) = meta.get("confidence") {
             lmeta.insert("confidence".into(), c.clone());
         }
@@ -719,6 +612,9 @@ impl Reader {
                 continue;
             }
             let mut m = self.d.provenance(&self.d.at(p, n));
+            if let Some(c) = &created {
+                m.insert("created_at".into(), json!(c));
+            }
             if let Some(s) = l.get("strength").and_then(Value::as_f64) {
                 m.insert("strength".into(), json!(s.clamp(0.0, 1.0)));
             }
@@ -1042,28 +938,6 @@ impl Reader {
     }
 }
 
-/// An entity file's type and name (from `**Type:**` and `# Name`, else
-/// from its id), and whether each was there.
-fn entity_header(stem: &str, text: &str) -> (String, String, bool, bool) {
-    let mut name = None;
-    let mut kind = None;
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(h) = t.strip_prefix("# ") {
-            name.get_or_insert_with(|| h.trim().to_string());
-        } else if let Some(v) = t.strip_prefix("**Type:**") {
-            kind.get_or_insert_with(|| v.trim().to_string());
-        }
-    }
-    let (prefix, rest) = split_id(stem);
-    (
-        concept_type(kind.as_deref().unwrap_or(prefix)),
-        name.clone().unwrap_or_else(|| label(rest)),
-        name.is_some(),
-        kind.is_some(),
-    )
-}
-
 fn stem(p: &Path) -> String {
     p.file_stem()
         .map(|s| s.to_string_lossy().to_string())
@@ -1093,14 +967,6 @@ fn is_time(s: &str) -> bool {
         || chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()
 }
 
-/// `person-jane-doe` → (`person`, `jane-doe`).
-fn split_id(id: &str) -> (&str, &str) {
-    match id.split_once('-') {
-        Some((p, rest)) if !rest.is_empty() => (p, rest),
-        _ => ("", id),
-    }
-}
-
 /// `jane-doe` → `Jane Doe`.
 fn label(part: &str) -> String {
     part.split(['-', '_', ' '])
@@ -1108,23 +974,6 @@ fn label(part: &str) -> String {
         .map(type_name)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// An Engram entity type as a concept type.
-fn concept_type(kind: &str) -> String {
-    match kind.trim().to_ascii_lowercase().as_str() {
-        "person" | "people" => "Person".into(),
-        "" | "other" | "entity" => "Entity".into(),
-        k => type_name(&predicate_name(k).replace('_', " ")).replace(' ', ""),
-    }
-}
-
-/// `[[project-atlas]] — works on` → (`project-atlas`, `works on`).
-fn connection(b: &str) -> Option<(String, String)> {
-    let target = wiki_links(b).into_iter().next()?;
-    let after = b.split_once("]]")?.1.trim();
-    let label = after.trim_start_matches(['—', '–', '-', ':']).trim();
-    (!label.is_empty() && !target.is_empty()).then(|| (target, label.to_string()))
 }
 
 /// Lower case, letters and digits, single spaces (as Engram hashes it).

@@ -84,6 +84,7 @@ pub(super) fn duplicate_drafts(
         .collect();
     let matches = similarity::duplicates(&named);
     let mut cands = Vec::new();
+    let mut ends = Vec::new();
     for m in matches {
         if let Some((_, target)) = only
             && named[m.a].name != target
@@ -97,13 +98,20 @@ pub(super) fn duplicate_drafts(
             rule: m.rule.into(),
             score: m.score,
         });
+        ends.push((m.a, m.b));
     }
     let judged = cx.reasoner.same_entity(&mut Look(nx), &cands)?;
-    let mut drafts = Vec::new();
-    for (c, j) in cands.iter().zip(judged) {
-        let same = j.same && c.a.ty == c.b.ty;
-        cx.rule(&format!("duplicates: {}", c.rule), same);
-        if !same {
+    // the pairs judged one thing, and the pairs judged apart
+    let mut same = Vec::new();
+    let mut apart = HashSet::new();
+    // the element each pair would keep, counted per element
+    let mut kept: HashMap<usize, usize> = HashMap::new();
+    let mut why: HashMap<(usize, usize), (String, f64)> = HashMap::new();
+    for ((c, j), &(a, b)) in cands.iter().zip(judged).zip(&ends) {
+        let is_same = j.same && c.a.ty == c.b.ty;
+        cx.rule(&format!("duplicates: {}", c.rule), is_same);
+        if !is_same {
+            apart.insert((a.min(b), a.max(b)));
             for (x, y) in [(&c.a, &c.b), (&c.b, &c.a)] {
                 decay::note(
                     nx,
@@ -117,30 +125,84 @@ pub(super) fn duplicate_drafts(
             }
             continue;
         }
-        let (keep, dup) = if j.keep_a { (&c.a, &c.b) } else { (&c.b, &c.a) };
-        let (x, y) = if c.a.id < c.b.id {
-            (&c.a.id, &c.b.id)
-        } else {
-            (&c.b.id, &c.a.id)
-        };
+        *kept.entry(if j.keep_a { a } else { b }).or_default() += 1;
+        same.push((a, b, j.confidence));
+        why.insert((a.min(b), a.max(b)), (j.rationale.clone(), j.confidence));
+    }
+    let mut drafts = Vec::new();
+    for group in similarity::clusters::clusters(named.len(), &same, &apart) {
+        // the one most pairs would keep; a tie, the oldest
+        let keep = *group
+            .iter()
+            .max_by_key(|&&i| {
+                (
+                    kept.get(&i).copied().unwrap_or(0),
+                    std::cmp::Reverse(named[i].id),
+                )
+            })
+            .unwrap_or(&group[0]);
+        let dups: Vec<usize> = group.iter().copied().filter(|&i| i != keep).collect();
+        let k = &named[keep];
+        let mut reasons = Vec::new();
+        let mut confidence: f64 = 1.0;
+        for (i, &x) in group.iter().enumerate() {
+            for &y in &group[i + 1..] {
+                if let Some((r, c)) = why.get(&(x.min(y), x.max(y))) {
+                    confidence = confidence.min(*c);
+                    reasons.push(if group.len() > 2 {
+                        format!("\"{}\" ~ \"{}\": {r}", named[x].name, named[y].name)
+                    } else {
+                        r.clone()
+                    });
+                }
+            }
+        }
+        let concept_id = |i: usize| format!("C:{}", named[i].id);
+        // (sorted as text: the key a pair had before clusters)
+        let mut ids: Vec<String> = group.iter().map(|&i| concept_id(i)).collect();
+        ids.sort_unstable();
+        let mut params = json!({"type": k.ty, "canonical_name": k.name});
+        let mut commands = Vec::new();
+        for (n, &d) in dups.iter().enumerate() {
+            let key = if dups.len() == 1 {
+                "duplicate_name".to_string()
+            } else {
+                format!("duplicate_name_{}", n + 1)
+            };
+            params[&key] = json!(named[d].name);
+            commands.push(format!(
+                r#"MERGE CONCEPT ?dup INTO ?canonical
+WHERE {{
+  ?dup {{type: :type, name: :{key}}}
+  ?canonical {{type: :type, name: :canonical_name}}
+}}"#
+            ));
+        }
+        let names: Vec<String> = dups
+            .iter()
+            .map(|&d| format!("\"{}\"", named[d].name))
+            .collect();
         drafts.push(Draft {
             class: "merge".into(),
-            key: format!("merge:{x}|{y}"),
-            title: format!("Merge {} \"{}\" into \"{}\"", dup.ty, dup.name, keep.name),
-            commands: vec![
-                r#"MERGE CONCEPT ?dup INTO ?canonical
-WHERE {
-  ?dup {type: :type, name: :duplicate_name}
-  ?canonical {type: :type, name: :canonical_name}
-}"#
-                .to_string(),
-            ],
-            params: pm(
-                json!({"type": keep.ty, "duplicate_name": dup.name, "canonical_name": keep.name}),
-            ),
-            rationale: j.rationale.clone(),
-            evidence: vec![dup.id.clone(), keep.id.clone()],
-            confidence: j.confidence,
+            key: format!("merge:{}", ids.join("|")),
+            title: match names.len() {
+                1 => format!("Merge {} {} into \"{}\"", k.ty, names[0], k.name),
+                n => format!(
+                    "Merge {n} {} ({}) into \"{}\"",
+                    k.ty,
+                    names.join(", "),
+                    k.name
+                ),
+            },
+            commands,
+            params: pm(params),
+            rationale: reasons.join("; "),
+            evidence: dups
+                .iter()
+                .map(|&d| concept_id(d))
+                .chain([concept_id(keep)])
+                .collect(),
+            confidence,
         });
     }
     Ok(drafts)
@@ -149,11 +211,20 @@ WHERE {
 pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let drafts = duplicate_drafts(cx, nx, None)?;
     let n = drafts.len();
+    let elements: usize = drafts.iter().map(|d| d.evidence.len()).sum();
     let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
     stage(cx, nx, drafts)?;
     cx.count("duplicates", n as i64);
     if n > 0 {
-        cx.line(format!("Found {n} duplicate pairs: {}", titles.join("; ")));
+        cx.line(format!(
+            "Found {n} {} ({elements} elements): {}",
+            if n == 1 {
+                "set of duplicates"
+            } else {
+                "sets of duplicates"
+            },
+            titles.join("; ")
+        ));
     }
     Ok(())
 }

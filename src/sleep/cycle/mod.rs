@@ -1400,13 +1400,23 @@ fn stage_in(
 ) -> KipResult<BTreeMap<String, (i64, i64)>> {
     let mut fresh = Vec::new();
     let mut per_class: HashMap<String, usize> = HashMap::new();
+    let mut waiting: BTreeMap<String, usize> = BTreeMap::new();
     for d in drafts {
         let n = per_class.entry(d.class.clone()).or_default();
         if *n >= cx.opts.params.proposal_cap {
+            *waiting.entry(d.class.clone()).or_default() += 1;
             continue;
         }
         *n += 1;
         fresh.push(d);
+    }
+    // past the cap: found again, and proposed, by the next cycle
+    for (class, n) in waiting {
+        cx.count("waiting", n as i64);
+        cx.line(format!(
+            "{n} more {class} proposals wait for the next cycle (at most {} per class a cycle: proposal_cap)",
+            cx.opts.params.proposal_cap
+        ));
     }
     if fresh.is_empty() {
         return Ok(BTreeMap::new());

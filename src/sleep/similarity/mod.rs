@@ -1,8 +1,9 @@
 //! Sameness of names and texts: the forms a name is compared in
 //! ([`names`]), spellings across languages ([`variants`]), candidate
-//! duplicate pairs found by blocking ([`matching`]), and stemmed text
-//! overlap.
+//! duplicate pairs found by blocking ([`matching`]), pairs judged the
+//! same grouped into clusters ([`clusters`]), and stemmed text overlap.
 
+pub mod clusters;
 pub mod matching;
 pub mod names;
 pub mod variants;
