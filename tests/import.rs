@@ -467,9 +467,13 @@ fn an_engram_store_imports_with_provenance_once_and_undoes_as_one_group() {
     // entities: connections, aliases (the file's and aliases.json's)
     let leads = kip(
         &mut nx,
-        r#"FIND(?o.name) WHERE { ?l ({type: "Person", name: "Priya Natarajan"}, "leads", ?o) }"#,
+        r#"FIND(?o.name, ?l.metadata.label) WHERE { ?l ({type: "Person", name: "Priya Natarajan"}, "manages", ?o) }"#,
     );
-    assert_eq!(leads, json!(["Atlas"]));
+    // (Sam's file says he reports to her: the same predicate, read backwards)
+    assert_eq!(
+        leads,
+        json!([["Sam Okafor", "Atlas"], ["reports to", "leads"]])
+    );
     let aliases = kip(
         &mut nx,
         r#"FIND(?p.attributes.aliases) WHERE { ?p {type: "Person", name: "Priya Natarajan"} }"#,

@@ -1124,3 +1124,98 @@ fn duplicates_are_proposed_per_cluster_and_a_cluster_merges_in_one_step() {
         assert_eq!(held, json!(1), "{pred}");
     }
 }
+
+/// A password and an API token kept in memory are counted by health,
+/// proposed for redaction by the cycle, and gone once approved; the
+/// memory still says a secret was there, the element keeps its source,
+/// and neither the health list, the report nor the proposal shows the
+/// value.
+#[test]
+fn secrets_are_counted_proposed_for_redaction_and_never_shown() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    kip(
+        &mut nx,
+        &format!(
+            r#"UPSERT {{
+  CONCEPT ?a {{ {{type: "Person", name: "Ada"}} SET ATTRIBUTES {{ notes: ["likes tea", "her email password: Tr0ub4dor&3"], bio: "Mathematician" }} }}
+  CONCEPT ?t {{ {{type: "Topic", name: "Deploys"}} SET ATTRIBUTES {{ description: "deploy with {token} from CI" }} }}
+}} WITH METADATA {{ source: "moltbot:MEMORY.md:4", author: "moltbot" }}"#
+        ),
+    );
+    let health = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let all = format!("{health:?}");
+    assert!(!all.contains("Tr0ub4dor") && !all.contains(&token), "{all}");
+    let m = health
+        .metrics
+        .iter()
+        .find(|m| m.key == "secrets")
+        .expect("a secrets metric");
+    assert_eq!(m.value, 2.0);
+    assert!(
+        m.items.iter().any(|i| i.contains("Ada (notes: password)")),
+        "{:?}",
+        m.items
+    );
+
+    let rep = cycle(&mut nx);
+    let said = serde_json::to_string(&rep).expect("json");
+    assert!(
+        !said.contains("Tr0ub4dor") && !said.contains(&token),
+        "{said}"
+    );
+    let titles = proposed(&nx, &rep, "redact");
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "Redact 1 secret (github-pat) in Topic \"Deploys\": description"),
+        "{titles:?}"
+    );
+    let id = rep.proposal.expect("proposal");
+    let items: Vec<i64> = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .filter(|i| i.class == "redact")
+        .map(|i| {
+            assert!(!i.rationale.contains("Tr0ub4dor"), "{i:?}");
+            i.seq
+        })
+        .collect();
+    let done = proposals::approve(
+        &mut nx,
+        id,
+        Some(&items),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    assert_eq!(done.applied.len(), 2);
+    let ada = kip(
+        &mut nx,
+        r#"FIND(?a) WHERE { ?a {type: "Person", name: "Ada"} }"#,
+    );
+    assert_eq!(
+        ada[0]["attributes"]["notes"],
+        json!(["likes tea", "her email password: [redacted password]"])
+    );
+    assert_eq!(ada[0]["metadata"]["source"], json!("moltbot:MEMORY.md:4"));
+    assert_eq!(ada[0]["metadata"]["redacted_secrets"], json!(["password"]));
+    let topic = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.description) WHERE { ?t {type: "Topic", name: "Deploys"} }"#,
+    );
+    assert_eq!(topic, json!(["deploy with [redacted github-pat] from CI"]));
+    let after = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let m = after
+        .metrics
+        .iter()
+        .find(|m| m.key == "secrets")
+        .expect("metric");
+    assert_eq!(m.value, 0.0);
+}

@@ -422,6 +422,35 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         total,
     ));
 
+    // secrets kept in memory: where and of what kind, never the value
+    let held = super::cycle::secrets::scan(nx)?;
+    let secret_items: Vec<String> = held
+        .iter()
+        .map(|h| {
+            format!(
+                "{}: {} ({}: {})",
+                h.ty,
+                h.name,
+                h.attribute,
+                super::cycle::secrets::rule_list(&h.rules)
+            )
+        })
+        .collect();
+    let secret_count: usize = held.iter().map(|h| h.rules.len()).sum();
+    metrics.push(Metric {
+        key: "secrets",
+        label: "Secrets in memory",
+        value: secret_count as f64,
+        target: "0",
+        status: if secret_count == 0 {
+            Status::Ok
+        } else {
+            Status::Bad
+        },
+        action: "Approve the cycle's redactions (class redact)",
+        items: secret_items,
+    });
+
     let overdue = named_before(
         &read(
             nx,

@@ -415,7 +415,7 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
 pub const AGENTS_DECIDE: &str = "agents_decide";
 
 /// The classes of proposal items the cycle makes.
-pub const CLASSES: [&str; 12] = [
+pub const CLASSES: [&str; 13] = [
     "archive",
     "commitment",
     "connection",
@@ -426,6 +426,7 @@ pub const CLASSES: [&str; 12] = [
     "merge",
     "pattern",
     "reclassify",
+    "redact",
     "self_model",
     "skill",
 ];

@@ -1,4 +1,5 @@
-//! Phase 11: domain health and primer curation.
+//! Phase 11: domain health and primer curation, then secrets kept in
+//! memory (`secrets`).
 
 use super::*;
 
@@ -102,5 +103,6 @@ WITH METADATA { source: "DomainHealthCheck", author: "$system", created_at: :ts 
         small.len(),
         large.len()
     ));
-    Ok(())
+    // the memory's hygiene before waking: secrets kept in it
+    secrets::propose_redactions(cx, nx)
 }

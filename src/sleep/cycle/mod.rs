@@ -44,6 +44,7 @@ mod orphans;
 mod prospective;
 mod reclaim;
 mod run_lock;
+pub mod secrets;
 mod self_model;
 mod skills;
 mod tasks;

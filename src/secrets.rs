@@ -1,0 +1,479 @@
+//! Secrets in memory text: API keys, tokens, private keys, passwords and
+//! wallet seed phrases, found so they can be counted (`somnus health`)
+//! and redacted (the sleep cycle proposes it), never printed.
+//!
+//! The rules are gitleaks' default rule set (`data/gitleaks.toml`, MIT
+//! licence in `data/LICENSE-gitleaks`): each rule's regex, its keywords
+//! (a rule runs only on text holding one), its minimum Shannon entropy
+//! for the secret, its secret group, and its allowlists (regexes on the
+//! secret, the match or the line; stopwords), with the global allowlist.
+//! Path allowlists do not apply (memory text has no path). Two rules are
+//! this module's own: a password given after a label in any of several
+//! languages (`password: …`, `mot de passe : …`, `密码：…`), however
+//! weak, and twelve or more consecutive BIP-39 words (a seed phrase).
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// A secret found in a text: the rule that found it and where it is
+/// (byte offsets of the secret itself, not its label).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// What replaces a secret: the rule's name, so the fact that a secret
+/// was there stays.
+pub fn mask(rule: &str) -> String {
+    format!("[redacted {rule}]")
+}
+
+/// Texts longer than this are scanned in their first this many bytes
+/// only (a memory's attribute is rarely longer; the cost stays bounded).
+pub const MAX_SCANNED_BYTES: usize = 256 * 1024;
+
+#[derive(Deserialize)]
+struct File {
+    allowlist: Option<Allow>,
+    rules: Vec<RawRule>,
+}
+
+#[derive(Deserialize, Default)]
+struct Allow {
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default, rename = "regexTarget")]
+    target: Option<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    #[serde(default)]
+    condition: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawRule {
+    id: String,
+    regex: Option<String>,
+    entropy: Option<f64>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(rename = "secretGroup")]
+    secret_group: Option<usize>,
+    #[serde(default)]
+    allowlists: Vec<Allow>,
+}
+
+struct AllowSet {
+    regexes: Vec<Regex>,
+    stopwords: Vec<String>,
+    /// `secret` (the default), `match` or `line`.
+    target: String,
+}
+
+struct Rule {
+    id: String,
+    src: String,
+    /// Compiled on first use (a rule whose keywords a text never holds
+    /// costs nothing).
+    regex: OnceLock<Option<Regex>>,
+    entropy: Option<f64>,
+    keywords: Vec<String>,
+    group: Option<usize>,
+    allow: Vec<AllowSet>,
+}
+
+struct Rules {
+    rules: Vec<Rule>,
+    global: AllowSet,
+}
+
+fn compile(src: &str) -> Option<Regex> {
+    RegexBuilder::new(src)
+        .size_limit(64 << 20)
+        .dfa_size_limit(64 << 20)
+        .build()
+        .ok()
+}
+
+fn allow_set(a: Allow) -> Option<AllowSet> {
+    // an allowlist that also needs a path (`condition = "AND"`) never
+    // holds for memory text; a path-only one neither
+    if !a.paths.is_empty()
+        && (a.condition.as_deref() == Some("AND")
+            || (a.regexes.is_empty() && a.stopwords.is_empty()))
+    {
+        return None;
+    }
+    Some(AllowSet {
+        regexes: a.regexes.iter().filter_map(|r| compile(r)).collect(),
+        stopwords: a.stopwords.iter().map(|s| s.to_lowercase()).collect(),
+        target: a.target.unwrap_or_else(|| "secret".into()),
+    })
+}
+
+fn rules() -> &'static Rules {
+    static RULES: OnceLock<Rules> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let file: File = toml::from_str(include_str!("../data/gitleaks.toml")).unwrap_or(File {
+            allowlist: None,
+            rules: Vec::new(),
+        });
+        let mut rules = Vec::new();
+        for r in file.rules {
+            let Some(src) = r.regex else { continue };
+            rules.push(Rule {
+                id: r.id,
+                src,
+                regex: OnceLock::new(),
+                entropy: r.entropy,
+                keywords: r.keywords.iter().map(|k| k.to_lowercase()).collect(),
+                group: r.secret_group,
+                allow: r.allowlists.into_iter().filter_map(allow_set).collect(),
+            });
+        }
+        let global = file.allowlist.and_then(allow_set).unwrap_or(AllowSet {
+            regexes: Vec::new(),
+            stopwords: Vec::new(),
+            target: "secret".into(),
+        });
+        Rules { rules, global }
+    })
+}
+
+/// How many rules there are (the set's and this module's own), and the
+/// ids of those this engine cannot compile (compiles every rule).
+pub fn rule_count() -> (usize, Vec<String>) {
+    let r = rules();
+    let unusable = r
+        .rules
+        .iter()
+        .filter(|x| x.regex.get_or_init(|| compile(&x.src)).is_none())
+        .map(|x| x.id.clone())
+        .collect();
+    (r.rules.len() + 2, unusable)
+}
+
+/// Shannon entropy of a string, in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    let mut n = 0usize;
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n as f64;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+fn allowed(a: &AllowSet, secret: &str, whole: &str, line: &str) -> bool {
+    let target = match a.target.as_str() {
+        "match" => whole,
+        "line" => line,
+        _ => secret,
+    };
+    if a.regexes.iter().any(|r| r.is_match(target)) {
+        return true;
+    }
+    let low = secret.to_lowercase();
+    a.stopwords.iter().any(|w| low.contains(w.as_str()))
+}
+
+/// The line of `text` holding byte `at`.
+fn line_at(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    &text[start..end]
+}
+
+/// Labels a password follows, lower case, in several languages.
+const PASSWORD_LABELS: &str = r"(?i)(?:password|passwort|passwd|pwd|mot de passe|contraseña|contrasena|senha|parola d'ordine|wachtwoord|hasło|пароль|密码|密碼|口令|パスワード|비밀번호)";
+
+fn password_rule() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(&format!(
+            r#"{PASSWORD_LABELS}(?:\s*[:：=]|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?([^\s`'"，。,;]{{4,128}})"#
+        ))
+        .expect("the password rule compiles")
+    })
+}
+
+/// A word with a digit, a symbol or a capital after its first letter.
+fn looks_like_password(v: &str) -> bool {
+    v.chars()
+        .any(|c| c.is_ascii_digit() || (!c.is_alphanumeric()))
+        || v.chars().skip(1).any(char::is_uppercase)
+}
+
+/// Values that stand for a password without being one.
+fn placeholder(v: &str) -> bool {
+    if v.starts_with(['<', '$', '{', '[', '(']) {
+        return true;
+    }
+    let low = v.to_lowercase();
+    let low = low.trim_matches(|c: char| !c.is_alphanumeric() && c != '*');
+    low.is_empty()
+        || low
+            .chars()
+            .all(|c| c == '*' || c == 'x' || c == '.' || c == '•')
+        || low.starts_with('<')
+        || low.starts_with('$')
+        || low.starts_with("{{")
+        || low.contains("redacted")
+        || matches!(
+            low,
+            "none"
+                | "null"
+                | "empty"
+                | "unknown"
+                | "changeme"
+                | "password"
+                | "secret"
+                | "hidden"
+                | "required"
+                | "optional"
+                | "same"
+                | "set"
+                | "reset"
+                | "manager"
+                | "protected"
+        )
+}
+
+/// Secrets in `text`, in order, none overlapping (the first rule to find
+/// a span keeps it).
+pub fn find(text: &str) -> Vec<Finding> {
+    let mut cut = text.len().min(MAX_SCANNED_BYTES);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let text = &text[..cut];
+    let low = text.to_lowercase();
+    let r = rules();
+    let mut out: Vec<Finding> = Vec::new();
+    let add = |f: Finding, out: &mut Vec<Finding>| {
+        if f.end > f.start && !out.iter().any(|o| o.start < f.end && f.start < o.end) {
+            out.push(f);
+        }
+    };
+    for rule in &r.rules {
+        if !rule.keywords.is_empty() && !rule.keywords.iter().any(|k| low.contains(k.as_str())) {
+            continue;
+        }
+        let Some(regex) = rule.regex.get_or_init(|| compile(&rule.src)) else {
+            continue;
+        };
+        for caps in regex.captures_iter(text) {
+            let Some(whole) = caps.get(0) else { continue };
+            let m = match rule.group {
+                Some(g) => caps.get(g),
+                None => (1..caps.len()).find_map(|i| caps.get(i).filter(|m| !m.is_empty())),
+            }
+            .unwrap_or(whole);
+            let secret = m.as_str();
+            if rule.entropy.is_some_and(|e| entropy(secret) < e) {
+                continue;
+            }
+            let line = line_at(text, m.start());
+            if allowed(&r.global, secret, whole.as_str(), line)
+                || rule
+                    .allow
+                    .iter()
+                    .any(|a| allowed(a, secret, whole.as_str(), line))
+            {
+                continue;
+            }
+            add(
+                Finding {
+                    rule: rule.id.clone(),
+                    start: m.start(),
+                    end: m.end(),
+                },
+                &mut out,
+            );
+        }
+    }
+    for caps in password_rule().captures_iter(text) {
+        // after a word (`is`), only a value that looks like a password
+        // (a digit, a symbol, a capital inside): `the password is stored`
+        // is prose
+        let worded = caps.name("word").is_some();
+        if let Some(m) = caps.get(2)
+            && !placeholder(m.as_str())
+            && (!worded || looks_like_password(m.as_str()))
+        {
+            add(
+                Finding {
+                    rule: "password".into(),
+                    start: m.start(),
+                    end: m.end(),
+                },
+                &mut out,
+            );
+        }
+    }
+    for (start, end) in seed_phrases(text) {
+        add(
+            Finding {
+                rule: "seed-phrase".into(),
+                start,
+                end,
+            },
+            &mut out,
+        );
+    }
+    out.sort_by_key(|f| f.start);
+    out
+}
+
+/// Runs of twelve or more consecutive BIP-39 (English) words: byte spans.
+fn seed_phrases(text: &str) -> Vec<(usize, usize)> {
+    let words = bip39::Language::English;
+    let mut out = Vec::new();
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let close = |run: &mut Vec<(usize, usize)>, out: &mut Vec<(usize, usize)>| {
+        if run.len() >= 12 {
+            out.push((run[0].0, run[run.len() - 1].1));
+        }
+        run.clear();
+    };
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i].is_ascii_lowercase() {
+            let s = i;
+            while i < bytes.len() && bytes[i].is_ascii_lowercase() {
+                i += 1;
+            }
+            // a word glued to other letters or digits is not one
+            let glued = i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] >= 0x80);
+            if !glued && words.find_word(&text[s..i]).is_some() {
+                run.push((s, i));
+            } else {
+                close(&mut run, &mut out);
+            }
+        } else {
+            // numbering and separators between the words keep a run
+            if !(bytes[i].is_ascii_whitespace()
+                || bytes[i].is_ascii_digit()
+                || matches!(bytes[i], b'.' | b',' | b')' | b'-'))
+            {
+                close(&mut run, &mut out);
+            }
+            i += 1;
+        }
+    }
+    close(&mut run, &mut out);
+    out
+}
+
+/// `text` with each secret replaced by [`mask`]`(rule)`, and the rules
+/// that found them (one per secret).
+pub fn redact(text: &str) -> (String, Vec<String>) {
+    let found = find(text);
+    let mut out = text.to_string();
+    for f in found.iter().rev() {
+        out.replace_range(f.start..f.end, &mask(&f.rule));
+    }
+    (out, found.into_iter().map(|f| f.rule).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules_of(text: &str) -> Vec<String> {
+        find(text).into_iter().map(|f| f.rule).collect()
+    }
+
+    #[test]
+    fn the_rule_set_loads_and_compiles() {
+        let (n, unusable) = rule_count();
+        assert!(n > 200, "{n}");
+        assert!(unusable.len() <= 3, "{unusable:?}");
+    }
+
+    #[test]
+    fn keys_tokens_and_private_keys_are_found() {
+        // built from parts, so no scanner mistakes this file for a leak
+        let gh = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+        assert_eq!(
+            rules_of(&format!("my token is {gh} ok")),
+            vec!["github-pat"]
+        );
+        let aws = format!("AKIA{}", "Z7Q4W2E6R5T3Y5U7");
+        assert_eq!(
+            rules_of(&format!("aws key {aws}")),
+            vec!["aws-access-token"]
+        );
+        let pem = format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+            "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+        );
+        assert_eq!(rules_of(&pem), vec!["private-key"]);
+        let (red, found) = redact(&format!("use {gh} for the API"));
+        assert_eq!(red, "use [redacted github-pat] for the API");
+        assert_eq!(found, vec!["github-pat"]);
+    }
+
+    #[test]
+    fn passwords_after_a_label_in_several_languages() {
+        for (text, secret) in [
+            ("The wifi password: hunter22", "hunter22"),
+            ("mot de passe : Soleil2024!", "Soleil2024!"),
+            ("邮箱密码：abc12345", "abc12345"),
+            ("Passwort = geheim99", "geheim99"),
+            ("my email password is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ] {
+            let f = find(text);
+            assert_eq!(f.len(), 1, "{text}: {f:?}");
+            assert_eq!(&text[f[0].start..f[0].end], secret, "{text}");
+        }
+        for text in [
+            "password: <your password>",
+            "password: ********",
+            "Reset your password: it takes a minute",
+            "the password is stored in the manager",
+        ] {
+            assert!(find(text).is_empty(), "{text}: {:?}", find(text));
+        }
+    }
+
+    #[test]
+    fn a_seed_phrase_is_found_and_prose_is_not() {
+        let seed =
+            "abandon ability able about above absent absorb abstract absurd abuse access accident";
+        assert_eq!(rules_of(&format!("wallet: {seed}")), vec!["seed-phrase"]);
+        assert!(
+            find("We talked about the project and agreed to ship it next week after review.")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn ordinary_memory_text_has_no_secret() {
+        for text in [
+            "Prefers dark mode in every editor",
+            "Time zone: Asia/Shanghai",
+            "API design review with Priya on Tuesday",
+            "The key takeaway: keep the migration behind a flag",
+            "token budget is 4000 tokens per request",
+            "User's e-mail is ada@example.org",
+        ] {
+            assert!(find(text).is_empty(), "{text}: {:?}", find(text));
+        }
+    }
+}
