@@ -307,31 +307,194 @@ pub trait Reasoner: Send {
 #[derive(Debug, Default)]
 pub struct Heuristic;
 
-/// Salience cues (sleep-mode 1B bands), strongest first.
+/// Salience cues (sleep-mode 1B bands), strongest first, in English,
+/// Chinese, Japanese, French, German and Spanish: an Event is never scored
+/// low for the language it is written in. Matched as substrings of the
+/// lower-cased text (CJK needs no word boundaries for a cue).
 const CUES: &[(&[&str], f64, &str)] = &[
     (
-        &["actually", "correction", "corrected", "wrong", "mistake"],
+        &[
+            "actually",
+            "correction",
+            "corrected",
+            "wrong",
+            "mistake",
+            "其实",
+            "纠正",
+            "更正",
+            "错了",
+            "搞错",
+            "訂正",
+            "間違",
+            "en fait",
+            "erreur",
+            "eigentlich",
+            "korrektur",
+            "falsch",
+            "fehler",
+            "en realidad",
+            "corrección",
+            "equivoc",
+        ],
         88.0,
         "explicit correction",
     ),
     (
-        &["frustrat", "angry", "annoyed", "upset"],
+        &[
+            "frustrat",
+            "angry",
+            "annoyed",
+            "upset",
+            "沮丧",
+            "生气",
+            "不满",
+            "烦",
+            "イライラ",
+            "怒っ",
+            "énervé",
+            "agacé",
+            "fâché",
+            "wütend",
+            "genervt",
+            "verärgert",
+            "enojad",
+            "molest",
+        ],
         82.0,
         "frustration",
     ),
     (
-        &["promise", "committed", "commitment", "deadline", "due "],
+        &[
+            "promise",
+            "committed",
+            "commitment",
+            "deadline",
+            "due ",
+            "承诺",
+            "答应",
+            "截止",
+            "期限",
+            "約束",
+            "締め切り",
+            "promis",
+            "engagement",
+            "échéance",
+            "date limite",
+            "versprochen",
+            "versprechen",
+            "frist ",
+            "prometí",
+            "promesa",
+            "compromiso",
+            "plazo",
+            "fecha límite",
+        ],
         80.0,
         "commitment",
     ),
     (
-        &["breakthrough", "finally", "milestone", "first "],
+        &[
+            "breakthrough",
+            "finally",
+            "milestone",
+            "first ",
+            "突破",
+            "终于",
+            "里程碑",
+            "第一次",
+            "首次",
+            "ついに",
+            "初めて",
+            "percée",
+            "enfin",
+            "première fois",
+            "durchbruch",
+            "endlich",
+            "meilenstein",
+            "zum ersten mal",
+            "por fin",
+            "hito ",
+            "primera vez",
+        ],
         78.0,
         "breakthrough or first",
     ),
     (
         &[
-            "decided", "decision", "agreed", "chose", "switched", "moved", "plan",
+            "my name",
+            "e-mail",
+            "email",
+            "time zone",
+            "timezone",
+            "birthday",
+            "lives in",
+            "prefer",
+            "名字",
+            "叫我",
+            "邮箱",
+            "时区",
+            "生日",
+            "住在",
+            "喜欢",
+            "偏好",
+            "名前",
+            "メール",
+            "タイムゾーン",
+            "誕生日",
+            "好き",
+            "je m'appelle",
+            "courriel",
+            "fuseau horaire",
+            "anniversaire",
+            "préfère",
+            "zeitzone",
+            "geburtstag",
+            "bevorzugt",
+            "ich heiße",
+            "zona horaria",
+            "cumpleaños",
+            "prefiere",
+            "prefiero",
+            "me llamo",
+            "correo",
+        ],
+        75.0,
+        "the user's own details or preferences",
+    ),
+    (
+        &[
+            "decided",
+            "decision",
+            "agreed",
+            "chose",
+            "switched",
+            "moved",
+            "plan",
+            "决定",
+            "同意",
+            "选择",
+            "改用",
+            "计划",
+            "打算",
+            "決定",
+            "決め",
+            "計画",
+            "予定",
+            "décidé",
+            "décision",
+            "convenu",
+            "choisi",
+            "prévu",
+            "entschieden",
+            "entscheidung",
+            "vereinbart",
+            "gewählt",
+            "geplant",
+            "decidí",
+            "decidimos",
+            "decisión",
+            "acordamos",
+            "elegí",
         ],
         68.0,
         "decision or plan",
@@ -345,13 +508,57 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "investigat",
             "debugg",
             "fixed",
+            "发现",
+            "学到",
+            "注意到",
+            "修复",
+            "调试",
+            "新的",
+            "発見",
+            "学ん",
+            "気づ",
+            "修正",
+            "découvert",
+            "appris",
+            "remarqué",
+            "corrigé",
+            "nouveau",
+            "nouvelle",
+            "entdeckt",
+            "gelernt",
+            "bemerkt",
+            "behoben",
+            "descubrí",
+            "aprendí",
+            "arreglé",
+            "nuevo",
+            "nueva",
         ],
         50.0,
         "novel information",
     ),
     (
         &[
-            "status", "hello", "thanks", "greeting", "check-in", "routine",
+            "status",
+            "hello",
+            "thanks",
+            "greeting",
+            "check-in",
+            "routine",
+            "心跳",
+            "问候",
+            "谢谢",
+            "例行",
+            "挨拶",
+            "ありがとう",
+            "定期",
+            "bonjour",
+            "merci",
+            "hallo",
+            "danke",
+            "hola",
+            "gracias",
+            "rutina",
         ],
         15.0,
         "routine",
@@ -867,5 +1074,85 @@ impl Reasoner for Heuristic {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod salience_tests {
+    use super::*;
+
+    fn score(summary: &str) -> (f64, String) {
+        let e = EventView {
+            id: "C:1".into(),
+            name: "e".into(),
+            class: "Note".into(),
+            summary: summary.into(),
+            start: String::new(),
+            key_concepts: vec![],
+            participants: vec![],
+            salience: None,
+            linked: vec![],
+            domains: vec![],
+            expires_at: None,
+        };
+        let s = Heuristic
+            .salience(&mut NoLookup, &[e])
+            .expect("scored")
+            .remove(0);
+        (s.score, s.basis)
+    }
+
+    struct NoLookup;
+    impl Lookup for NoLookup {
+        fn read(&mut self, _: &str, _: &serde_json::Map<String, Value>) -> Value {
+            Value::Null
+        }
+    }
+
+    /// The same moments, in six languages, score in the same band.
+    #[test]
+    fn salience_does_not_depend_on_the_language() {
+        for (band, texts) in [
+            (
+                88.0,
+                [
+                    "Actually the meeting is Thursday",
+                    "其实会议是周四",
+                    "En fait, la réunion est jeudi",
+                    "Eigentlich ist das Treffen am Donnerstag",
+                ],
+            ),
+            (
+                80.0,
+                [
+                    "I promise to send the report",
+                    "我答应周五前发报告",
+                    "J'ai promis d'envoyer le rapport",
+                    "Hice una promesa: el informe",
+                ],
+            ),
+            (
+                75.0,
+                [
+                    "My name is Lin, time zone Asia/Shanghai",
+                    "用户的时区是 Asia/Shanghai",
+                    "Mon fuseau horaire est Europe/Paris",
+                    "Meine Zeitzone ist Europe/Berlin",
+                ],
+            ),
+            (
+                68.0,
+                [
+                    "We decided to use Postgres",
+                    "我们决定改用 Postgres",
+                    "Nous avons décidé d'utiliser Postgres",
+                    "Wir haben entschieden, Postgres zu nehmen",
+                ],
+            ),
+        ] {
+            for t in texts {
+                assert_eq!(score(t).0, band, "{t}: {:?}", score(t));
+            }
+        }
     }
 }
