@@ -1219,3 +1219,63 @@ fn secrets_are_counted_proposed_for_redaction_and_never_shown() {
         .expect("metric");
     assert_eq!(m.value, 0.0);
 }
+
+/// Daily-note Events waiting in Unsorted, named by their file and heading
+/// ("2026-03-18-final", "Afternoon"), get a domain only for a theme their
+/// text shares: never a date, a time of day, a file-name word or heading
+/// scaffolding ("Created", "Final", "Summary").
+#[test]
+fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (name, text) in [
+        (
+            "2026-03-18-final: Afternoon",
+            "Created: the invoice run for the bakery finished. Summary: fine.",
+        ),
+        (
+            "2026-03-19-final: Afternoon",
+            "Created: the bakery supplier sent new prices. Summary: higher.",
+        ),
+        (
+            "2026-03-20-final: Morning",
+            "Created: paid the bakery invoice by transfer. Summary: done.",
+        ),
+        (
+            "2026-03-21-final: Afternoon",
+            "Created: called the bakery about Sunday bread. Summary: ok.",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    for bad in [
+        "Final",
+        "Afternoon",
+        "Morning",
+        "Created",
+        "Summary",
+        "2026",
+    ] {
+        assert!(
+            domains
+                .iter()
+                .all(|t| !t.starts_with(&format!("New domain \"{bad}\""))),
+            "{bad}: {domains:?}"
+        );
+    }
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Bakery\" for 4 items")),
+        "{domains:?}"
+    );
+}

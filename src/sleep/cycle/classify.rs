@@ -77,7 +77,12 @@ pub(super) fn item_view(nx: &mut Nexus, ty: &str, name: &str) -> KipResult<Optio
         id: s(&node, &["id"]),
         ty: ty.to_string(),
         name: name.to_string(),
-        text: s(&node, &["attributes", "description"]),
+        // what it says: a concept's description, an Event's summary
+        text: ["description", "content_summary", "content", "text"]
+            .iter()
+            .map(|k| s(&node, &["attributes", k]))
+            .find(|t| !t.trim().is_empty())
+            .unwrap_or_default(),
         neighbour_domains,
     }))
 }
@@ -215,6 +220,93 @@ pub const WEAK_FILING: f64 = 0.9;
 /// domain to be proposed (phase 3 may create one).
 pub const NEW_DOMAIN_MIN_ITEMS: usize = 3;
 
+/// Words of a note's scaffolding (when and how it was written), never a
+/// theme: times of day, days, months, and the headings notes are made of,
+/// in English, French, German, Spanish and Chinese.
+pub const SCAFFOLDING: &[&str] = &[
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "tonight",
+    "noon",
+    "midnight",
+    "today",
+    "yesterday",
+    "tomorrow",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "daily",
+    "weekly",
+    "monthly",
+    "created",
+    "updated",
+    "final",
+    "summary",
+    "draft",
+    "todo",
+    "done",
+    "misc",
+    "update",
+    "updates",
+    "notes",
+    "later",
+    "week",
+    "month",
+    "year",
+    "time",
+    "matin",
+    "soir",
+    "aujourd",
+    "hier",
+    "demain",
+    "résumé",
+    "morgen",
+    "abend",
+    "heute",
+    "gestern",
+    "zusammenfassung",
+    "mañana",
+    "tarde",
+    "noche",
+    "hoy",
+    "ayer",
+    "resumen",
+    "上午",
+    "下午",
+    "晚上",
+    "今天",
+    "昨天",
+    "明天",
+    "总结",
+    "创建",
+    "更新",
+    "备注",
+    "笔记",
+];
+
+/// Whether a character is Chinese, Japanese or Korean script.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
 fn new_domains(
@@ -251,7 +343,13 @@ fn new_domains(
     ];
     let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
     for (i, it) in left.iter().enumerate() {
-        let text = format!("{} {}", it.name, it.text);
+        // an Event's name is made of where it was written (a file name, a
+        // heading, a day): its theme is what its text says
+        let text = if it.ty == "Event" && !it.text.trim().is_empty() {
+            it.text.clone()
+        } else {
+            format!("{} {}", it.name, it.text)
+        };
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
         for w in similarity::words(&text) {
@@ -262,11 +360,15 @@ fn new_domains(
             // a number or a date is no theme, nor the kind of record an
             // item is ("episode", "entry", "log"), nor its type ("Person
             // 12" is not about persons)
+            let cjk = w.chars().any(is_cjk);
             if covered.contains(&stem)
                 || kind.contains(&stem)
-                || w.chars().count() < 4
+                || (!cjk && w.chars().count() < 4)
+                // an unsegmented run of CJK text is a phrase, not a theme
+                || (cjk && !(2..=4).contains(&w.chars().count()))
                 || w.chars().any(|c| c.is_ascii_digit())
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
+                || SCAFFOLDING.contains(&w.to_lowercase().as_str())
             {
                 continue;
             }
