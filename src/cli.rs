@@ -395,9 +395,9 @@ pub enum Cmd {
         #[command(flatten)]
         schedule: MaintenanceArgs,
     },
-    /// Bring a memory kept elsewhere in: `somnus import moltbot DIR` (a Moltbot workspace or its memory/ folder) or `somnus import engram DIR` (an Engram store, memory/local/, or its workspace), one audited group `import:<source>` that `somnus rollback --group` undoes; importing again changes nothing
+    /// Bring a memory kept elsewhere in: `somnus import openclaw DIR` (an OpenClaw or Moltbot workspace, or its memory/ folder; `moltbot` is the same) or `somnus import engram DIR` (an Engram store, memory/local/, or its workspace), one audited group `import:<source>` that `somnus rollback --group` undoes; importing again changes nothing
     Import {
-        /// The source's format: moltbot or engram
+        /// The source's format: openclaw (or moltbot) or engram
         source: String,
         /// Its folder
         dir: PathBuf,

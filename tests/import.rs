@@ -955,3 +955,51 @@ fn three_cycles_approved_whole_lose_no_line_and_rewrite_no_origin() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A workspace whose memory folder has files named like the workspace's
+/// own (`memory/HEARTBEAT.md`, `memory/MEMORY.md`) beside or without the
+/// workspace's: each is read, none passed over as "read already"; the
+/// user's `Name:` line that goes on about them gives the name alone; and
+/// `openclaw` is a source name as `moltbot` is.
+#[test]
+fn files_named_like_the_workspaces_own_in_the_memory_folder_are_read_too() {
+    let dir = tmp("same-names");
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("USER.md"),
+        "# USER.md\n\n## Core\n- **Name:** Jon Trevor Somwaru — goes by JT | Timezone: America/New_York\n",
+    )
+    .expect("user");
+    std::fs::write(ws.join("MEMORY.md"), "# Memory\n\n## Critical Facts\n- JT works from Queens.\n")
+        .expect("memory");
+    std::fs::write(
+        ws.join("memory/MEMORY.md"),
+        "# Older memory\n\n- JT once kept his notes in Notion.\n",
+    )
+    .expect("memory/memory");
+    std::fs::write(
+        ws.join("memory/HEARTBEAT.md"),
+        "# HEARTBEAT.md\n\n## Active Hours\n8:00 AM – 11:00 PM EST. Outside these hours: HEARTBEAT_OK immediately.\n",
+    )
+    .expect("heartbeat");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let text = all_text(&db);
+    for line in [
+        "JT works from Queens.",
+        "JT once kept his notes in Notion.",
+        "8:00 AM – 11:00 PM EST. Outside these hours: HEARTBEAT_OK immediately.",
+        "goes by JT | Timezone: America/New_York",
+    ] {
+        assert!(text.contains(line), "{line} is not in the memory:\n{said}");
+    }
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user, json!(["Jon Trevor Somwaru"]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1279,3 +1279,55 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
         "{domains:?}"
     );
 }
+
+/// Chinese text is segmented by a dictionary, and a theme is a word rare
+/// enough in general text to say what the items are about: "心跳"
+/// (heartbeat), never "工作" (work) or "测试" (test), which every note
+/// uses, nor the user's name; and one routine written in two languages is
+/// one domain, not one per word.
+#[test]
+fn chinese_themes_are_segmented_words_that_say_something_and_one_routine_is_one_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "SAYELF"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
+    );
+    for (i, text) in [
+        "05:23 心跳检查：服务器心跳正常，SAYELF 的工作测试继续。",
+        "06:23 heartbeat: 网关心跳超时一次，已重启，工作测试继续。",
+        "07:23 heartbeat: 心跳检查通过，SAYELF 工作测试暂停。",
+        "08:23 heartbeat check passed; the heartbeat log rotated.",
+        "09:23 heartbeat check passed after the gateway restart.",
+        "今天和 SAYELF 讨论了工作计划和测试安排。",
+        "整理了工作笔记，测试了新的脚本，SAYELF 同意。",
+    ]
+    .iter()
+    .enumerate()
+    {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "2026-03-2{i} 记录"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    for bad in ["工作", "测试", "Sayelf", "SAYELF", "检查"] {
+        assert!(
+            domains
+                .iter()
+                .all(|t| !t.starts_with(&format!("New domain \"{bad}\""))),
+            "{bad}: {domains:?}"
+        );
+    }
+    assert_eq!(domains.len(), 1, "one routine, one domain: {domains:?}");
+    assert!(
+        domains[0].starts_with("New domain \"心跳\" for 5 items")
+            || domains[0].starts_with("New domain \"Heartbeat\" for 5 items"),
+        "{domains:?}"
+    );
+}

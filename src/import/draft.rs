@@ -58,6 +58,9 @@ pub struct Draft {
     /// Concepts the memory may already have (the user named with
     /// `--user`): written without filing them under `Unsorted`.
     elsewhere: Vec<(String, String)>,
+    /// The files read so far, so that one is never read twice and none
+    /// is passed over as read when it was not.
+    read: std::collections::HashSet<PathBuf>,
 }
 
 impl Draft {
@@ -74,6 +77,7 @@ impl Draft {
             concepts: Vec::new(),
             links: Vec::new(),
             elsewhere: Vec::new(),
+            read: Default::default(),
         }
     }
 
@@ -152,6 +156,11 @@ impl Draft {
 
     /// The file as text; one that cannot be read or is not UTF-8 is
     /// reported and skipped.
+    /// Whether `p` was read by [`Draft::text`] already.
+    pub fn was_read(&self, p: &Path) -> bool {
+        self.read.contains(p)
+    }
+
     pub fn text(&mut self, p: &Path) -> Option<String> {
         if let Some(why) = self.outside(p) {
             let r = self.rel(p);
@@ -171,6 +180,7 @@ impl Draft {
             ));
             return None;
         }
+        self.read.insert(p.to_path_buf());
         match std::fs::read(p) {
             Ok(b) => match String::from_utf8(b) {
                 Ok(s) => Some(s),

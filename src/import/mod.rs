@@ -241,18 +241,19 @@ impl Outcome {
     }
 }
 
-/// The sources somnus reads.
-pub const SOURCES: [&str; 2] = ["moltbot", "engram"];
+/// The sources somnus reads. `openclaw` is Moltbot's successor, whose
+/// workspaces the same reader reads; both names are accepted.
+pub const SOURCES: [&str; 3] = ["openclaw", "moltbot", "engram"];
 
 /// Reads a source's folder. `user` names the Person whose preferences an
 /// Engram store holds (Moltbot names its user in MEMORY.md).
 pub fn read(source: &str, dir: &std::path::Path, user: Option<&str>) -> Result<Plan, String> {
     match source {
-        "moltbot" => moltbot::read(dir),
+        "moltbot" | "openclaw" => moltbot::read(dir),
         "engram" => engram::read(dir, user),
         other => Err(format!(
             "somnus reads {} folders; `{other}` is not a source it knows",
-            SOURCES.map(|s| format!("`{s}`")).join(" and ")
+            SOURCES.map(|s| format!("`{s}`")).join(", ")
         )),
     }
 }

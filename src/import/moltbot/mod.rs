@@ -226,10 +226,16 @@ impl Reader {
                         "{r}:{at}: block `{title}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{}",
                         predicate_name(&title)
                     ));
-                    self_attrs.insert(
-                        format!("core_{}", predicate_name(&title)),
-                        json!(bullets.iter().map(|b| b.1.clone()).collect::<Vec<_>>()),
-                    );
+                    // two blocks under one title: the later one's lines
+                    // follow the earlier one's, never replace them
+                    let lines = bullets.iter().map(|b| json!(b.1.clone()));
+                    match self_attrs
+                        .entry(format!("core_{}", predicate_name(&title)))
+                        .or_insert_with(|| json!([]))
+                    {
+                        Value::Array(a) => a.extend(lines),
+                        other => *other = Value::Array(lines.collect()),
+                    }
                 }
             }
         }

@@ -224,11 +224,13 @@ impl Reader {
                 ));
                 continue;
             }
-            // the core files, read already
+            // the core files, read already (one of the same name in the
+            // memory folder beside the workspace's own is a note of its own)
             if (at_top || at_root)
                 && (name == "MEMORY.md"
                     || name == USER_FILE
                     || AGENT_FILES.contains(&name.as_str()))
+                && self.d.was_read(&p)
             {
                 continue;
             }
@@ -398,6 +400,10 @@ impl Reader {
 fn clean_name(v: &str) -> String {
     let v = v.trim().trim_matches(['*', '_', '`']).trim();
     let v = v.split(['(', '（']).next().unwrap_or(v);
+    // what follows a name on its line is about the person, not the name:
+    // `Jon Trevor Somwaru — goes by JT | Timezone: America/New_York`
+    let v = v.split(['|', ';', '；', '—', '–']).next().unwrap_or(v);
+    let v = v.split(" - ").next().unwrap_or(v);
     v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
 }
 
@@ -436,6 +442,11 @@ mod tests {
         assert_eq!(clean_name("**Midhun**"), "Midhun");
         assert_eq!(clean_name("陈明，30岁"), "陈明");
         assert_eq!(clean_name("Mira Chen (she/her)"), "Mira Chen");
+        assert_eq!(
+            clean_name("Jon Trevor Somwaru — goes by JT | Timezone: America/New_York"),
+            "Jon Trevor Somwaru"
+        );
+        assert_eq!(clean_name("Ana-Lucía Pérez - she/her"), "Ana-Lucía Pérez");
         assert_eq!(
             strip_time("3:30 AM Session — The Core Vision"),
             "Session — The Core Vision"

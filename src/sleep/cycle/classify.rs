@@ -299,13 +299,24 @@ pub const SCAFFOLDING: &[&str] = &[
     "更新",
     "备注",
     "笔记",
+    // what an agent's notes are made of, in every note: no topic
+    "agent",
+    "task",
+    "tasks",
+    "编号",
+    "任务",
+    "项目",
+    "内容",
+    // formats and plumbing a note quotes, not what it is about
+    "json",
+    "yaml",
+    "markdown",
+    "http",
+    "https",
+    "file",
+    "files",
+    "status",
 ];
-
-/// Whether a character is Chinese, Japanese or Korean script.
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
 
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
@@ -336,13 +347,45 @@ fn new_domains(
             ))
         })
         .collect();
+    // a person is who an item concerns, not what it is about: the user's
+    // or anyone's name is no theme
+    let people = find(
+        nx,
+        r#"FIND(?p.name, ?p.attributes.name) WHERE { ?p {type: "Person"} } LIMIT 5000"#,
+        json!({}),
+    )?;
+    let personal: HashSet<String> = people
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|col| col.as_array().cloned().unwrap_or_default())
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .flat_map(|n| similarity::segment::words(&n))
+        .collect();
+    let domain_text: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| format!("{} {}", s(d, &["name"]), s(d, &["attributes", "description"])))
+        .collect();
     // stem → the items that use it, and the word as written
     const RECORD_WORDS: [&str; 14] = [
         "episode", "episodes", "event", "events", "entry", "entries", "note", "notes", "record",
         "records", "item", "items", "memory", "session",
     ];
     let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
+    let mut add = |key: String, word: String, i: usize| {
+        let e = themes.entry(key).or_insert_with(|| (Vec::new(), word));
+        if !e.0.contains(&i) {
+            e.0.push(i);
+        }
+    };
     for (i, it) in left.iter().enumerate() {
+        // a person is not about a theme: people are filed by what they
+        // are linked to (phase 4), never into a domain named for a word
+        if it.ty == "Person" {
+            continue;
+        }
         // an Event's name is made of where it was written (a file name, a
         // heading, a day): its theme is what its text says
         let text = if it.ty == "Event" && !it.text.trim().is_empty() {
@@ -352,7 +395,23 @@ fn new_domains(
         };
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
+        // Chinese and Japanese: the text's rarer nouns, segmented by a
+        // dictionary (a run of characters between punctuation is a
+        // phrase, and a common word such as 工作 says nothing of a topic)
+        for w in similarity::segment::cjk_theme_words(&text) {
+            if personal.contains(&w)
+                || SCAFFOLDING.contains(&w.as_str())
+                || domain_text.iter().any(|d| d.contains(&w))
+            {
+                continue;
+            }
+            add(format!("cjk:{w}"), w, i);
+        }
         for w in similarity::words(&text) {
+            // CJK runs were read above
+            if similarity::segment::has_cjk(&w) {
+                continue;
+            }
             let stems = similarity::stems_of(&w);
             let Some(stem) = stems.into_iter().next() else {
                 continue;
@@ -360,24 +419,17 @@ fn new_domains(
             // a number or a date is no theme, nor the kind of record an
             // item is ("episode", "entry", "log"), nor its type ("Person
             // 12" is not about persons)
-            let cjk = w.chars().any(is_cjk);
             if covered.contains(&stem)
                 || kind.contains(&stem)
-                || (!cjk && w.chars().count() < 4)
-                // an unsegmented run of CJK text is a phrase, not a theme
-                || (cjk && !(2..=4).contains(&w.chars().count()))
+                || w.chars().count() < 4
                 || w.chars().any(|c| c.is_ascii_digit())
+                || personal.contains(&w)
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
                 || SCAFFOLDING.contains(&w.to_lowercase().as_str())
             {
                 continue;
             }
-            let e = themes
-                .entry(stem)
-                .or_insert_with(|| (Vec::new(), w.clone()));
-            if !e.0.contains(&i) {
-                e.0.push(i);
-            }
+            add(stem, w, i);
         }
     }
     let mut best: Vec<(String, (Vec<usize>, String))> = themes
@@ -385,9 +437,29 @@ fn new_domains(
         .filter(|(_, (items, _))| items.len() >= NEW_DOMAIN_MIN_ITEMS)
         .collect();
     best.sort_by(|a, b| b.1.0.len().cmp(&a.1.0.len()).then(a.0.cmp(&b.0)));
+    // one routine, one domain: a theme whose items mostly already went to
+    // a broader theme ("心跳" and "heartbeat" of one check) brings its
+    // other items there instead of starting a domain of its own
+    // (compared with the items of the group's own theme, so that a group
+    // does not snowball through themes that each touch the last one)
+    let mut groups: Vec<(Vec<usize>, String, Vec<usize>)> = Vec::new();
+    for (_, (items, word)) in best {
+        let home = groups.iter().position(|(_, _, seed)| {
+            let shared = items.iter().filter(|i| seed.contains(i)).count();
+            shared * 2 >= items.len()
+        });
+        match home {
+            Some(h) => {
+                let claimed: HashSet<usize> = groups.iter().flat_map(|g| g.0.clone()).collect();
+                let more: Vec<usize> = items.into_iter().filter(|i| !claimed.contains(i)).collect();
+                groups[h].0.extend(more);
+            }
+            None => groups.push((items.clone(), word, items)),
+        }
+    }
     let mut used: HashSet<usize> = HashSet::new();
     let mut drafts = Vec::new();
-    for (_, (items, word)) in best {
+    for (items, word, _) in groups {
         let items: Vec<usize> = items.into_iter().filter(|i| !used.contains(i)).collect();
         if items.len() < NEW_DOMAIN_MIN_ITEMS {
             continue;

@@ -6,6 +6,7 @@
 pub mod clusters;
 pub mod matching;
 pub mod names;
+pub mod segment;
 pub mod variants;
 
 pub use matching::duplicates;
