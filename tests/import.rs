@@ -971,8 +971,11 @@ fn files_named_like_the_workspaces_own_in_the_memory_folder_are_read_too() {
         "# USER.md\n\n## Core\n- **Name:** Jon Trevor Somwaru — goes by JT | Timezone: America/New_York\n",
     )
     .expect("user");
-    std::fs::write(ws.join("MEMORY.md"), "# Memory\n\n## Critical Facts\n- JT works from Queens.\n")
-        .expect("memory");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# Memory\n\n## Critical Facts\n- JT works from Queens.\n",
+    )
+    .expect("memory");
     std::fs::write(
         ws.join("memory/MEMORY.md"),
         "# Older memory\n\n- JT once kept his notes in Notion.\n",

@@ -1331,3 +1331,155 @@ fn chinese_themes_are_segmented_words_that_say_something_and_one_routine_is_one_
         "{domains:?}"
     );
 }
+
+/// An item that went stale (its element changed before it was approved)
+/// does not block the change for good: the next cycle proposes it afresh
+/// against the memory as it is now, the stale item is marked replaced (and
+/// approving it says which item to decide instead), and the secret is
+/// gone once the new item is approved.
+#[test]
+fn a_stale_item_is_proposed_again_by_the_next_cycle_and_the_old_one_replaced() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    let topic = |nx: &mut Nexus, extra: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?t {{ {{type: "Topic", name: "Deploys"}} SET ATTRIBUTES {{ description: "deploy with {token} from CI{extra}" }} }} }} WITH METADATA {{ source: "moltbot:MEMORY.md:4", author: "moltbot" }}"#
+            ),
+        );
+    };
+    topic(&mut nx, "");
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let first = cycle(&mut nx);
+    let p1 = first.proposal.expect("proposal");
+    let seq = proposals::items(&nx, p1)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.class == "redact")
+        .expect("a redaction")
+        .seq;
+    // the agent writes to the element before the operator approves
+    topic(&mut nx, " on Fridays");
+    let done =
+        proposals::approve(&mut nx, p1, Some(&[seq]), &Default::default(), &who).expect("approve");
+    assert_eq!(done.stale, vec![seq]);
+
+    let second = cycle(&mut nx);
+    let p2 = second.proposal.expect("a second proposal");
+    let fresh = proposals::items(&nx, p2)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.class == "redact")
+        .expect("the redaction proposed again");
+    let old = proposals::items(&nx, p1)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.seq == seq)
+        .expect("old item");
+    assert_eq!(old.status, "replaced");
+    assert_eq!(
+        old.decided_by.as_deref(),
+        Some(format!("proposal #{p2} item {}", fresh.seq).as_str())
+    );
+    let again = proposals::approve(&mut nx, p1, Some(&[seq]), &Default::default(), &who)
+        .expect_err("a replaced item is not approved");
+    assert!(
+        again
+            .hint
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("proposal #{p2}")),
+        "{again:?}"
+    );
+    proposals::approve(&mut nx, p2, Some(&[fresh.seq]), &Default::default(), &who)
+        .expect("approve the fresh item");
+    let text = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.description) WHERE { ?t {type: "Topic", name: "Deploys"} }"#,
+    );
+    assert_eq!(
+        text,
+        json!(["deploy with [redacted github-pat] from CI on Fridays"])
+    );
+}
+
+/// A report says what is true after the cycle: a daydream that scored the
+/// unscored Events does not then list "Unscored Events" among its issues
+/// (they were measured before it scored them), and `health` agrees.
+#[test]
+fn a_daydream_that_scored_the_events_does_not_report_them_unscored() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    for i in 0..18 {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Standup {i}"}} SET ATTRIBUTES {{ event_class: "Meeting", content_summary: "Standup number {i}", start_time: "2026-11-19T10:00:00Z" }} }} }}"#
+            ),
+        );
+    }
+    let before = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let unscored = |h: &sleep::health::Health| {
+        h.metrics
+            .iter()
+            .find(|m| m.label.starts_with("Unscored Events"))
+            .map(|m| m.value)
+    };
+    assert_eq!(unscored(&before), Some(18.0));
+    let o = Options::new(Scope::Daydream, NOW);
+    let rep = sleep::run(&mut nx, &o, &mut Heuristic, None, None).expect("daydream");
+    let text = rep.markdown();
+    assert!(text.contains("Scored salience of 18 Events"), "{text}");
+    assert!(
+        rep.issues.iter().all(|i| !i.starts_with("Unscored Events")),
+        "{:?}",
+        rep.issues
+    );
+    assert_eq!(
+        rep.health_after.get("unscored_events"),
+        Some(&0.0),
+        "{:?}",
+        rep.health_after
+    );
+    let after = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    assert_eq!(unscored(&after), Some(0.0));
+}
+
+/// Phase 8 reviews the Insights the agent learned since the last cycle,
+/// comparing instants: two written at 22:30 and 23:10 New York time
+/// (`-05:00`) are after a last cycle at 02:00 UTC, though their text sorts
+/// before it.
+#[test]
+fn insights_written_after_the_last_cycle_in_another_offset_are_reviewed() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    cycle_at(&mut nx, "2026-11-20T02:00:00Z", Params::default());
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: "learned"} SET ATTRIBUTES { description: "what the agent learned" } } }"#,
+    );
+    for (name, at) in [
+        ("Ada prefers morning meetings", "2026-11-19T22:30:00-05:00"),
+        ("Ada answers e-mail on Fridays", "2026-11-19T23:10:00-05:00"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?i {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ description: "{name}", insight_class: "observation" }} }} }} WITH METADATA {{ created_at: "{at}" }}"#
+            ),
+        );
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ PROPOSITION ?l {{ ({{type: "Person", name: "$self"}}, "learned", {{type: "Insight", name: "{name}"}}) }} }} WITH METADATA {{ created_at: "{at}" }}"#
+            ),
+        );
+    }
+    let rep = cycle_at(&mut nx, "2026-11-20T06:00:00Z", Params::default());
+    let text = rep.markdown();
+    assert!(text.contains("Reviewed 2 Insights"), "{text}");
+}

@@ -478,6 +478,11 @@ fn already_decided(nx: &Nexus, key: &str) -> KipResult<Option<String>> {
         .map(|r| Ok((r.text(0)?, r.text(1)?, r.i64(2)?, r.i64(3)?)))
         .collect::<KipResult<Vec<(String, String, i64, i64)>>>()?;
     for (status, targets, p, s) in rows {
+        // a stale item is proposed afresh against the memory as it is now
+        // (the stale one is then marked replaced)
+        if status == "stale" {
+            continue;
+        }
         if status != "rejected" {
             return Ok(Some(format!("already proposed (#{p} item {s})")));
         }
@@ -580,6 +585,20 @@ pub fn stage_until(
     for (seq, (d, changes, targets)) in rows.into_iter().enumerate() {
         let seq = base + seq as i64 + 1;
         out.keys.insert(d.key.clone(), (id, seq));
+        // the same change proposed before and gone stale: this item, with
+        // its preview of the memory as it is now, takes its place
+        let replaced: Vec<i64> = nx
+            .db()
+            .query(
+                "UPDATE proposal_items SET status = 'replaced', decided_at = ?2, decided_by = ?3 WHERE key = ?1 AND status = 'stale' RETURNING proposal",
+                crate::args![&d.key, store::now(), format!("proposal #{id} item {seq}")],
+            )?
+            .iter()
+            .map(|r| r.i64(0))
+            .collect::<KipResult<_>>()?;
+        for p in replaced {
+            refresh_status(nx, p, None)?;
+        }
         nx.db().execute(
             &format!("INSERT INTO proposal_items({ITEM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', NULL, NULL, NULL, NULL)"),
             crate::args![
@@ -713,10 +732,14 @@ fn apply_items(
                 ErrorCode::VersionConflict,
                 format!("item {s} of proposal #{id} is {}, not pending", it.status),
             )
-            .with_hint(if it.status == "stale" {
-                "Re-check it with `somnus proposals refresh` first."
-            } else {
-                "It is applied already; undo it (somnus rollback) to decide it again."
+            .with_hint(match it.status.as_str() {
+                "stale" => "Re-check it with `somnus proposals refresh` first.".to_string(),
+                "replaced" => format!(
+                    "A later cycle proposed it again against the memory as it is now: decide {} instead.",
+                    it.decided_by.as_deref().unwrap_or("that item")
+                ),
+                _ => "It is applied already; undo it (somnus rollback) to decide it again."
+                    .to_string(),
             }));
         }
         chosen.push(it.clone());

@@ -165,8 +165,7 @@ pub struct ImportJob {
 impl ImportJob {
     /// `engram ~/memory/local [--user NAME] [--dry-run]`, or why not.
     pub fn parse(line: &str) -> Result<ImportJob, String> {
-        let usage =
-            "give a source and a folder: openclaw DIR (or moltbot DIR) or engram DIR (then --user NAME, --dry-run)";
+        let usage = "give a source and a folder: openclaw DIR (or moltbot DIR) or engram DIR (then --user NAME, --dry-run)";
         let line = line.trim();
         let (source, rest) = line.split_once(char::is_whitespace).ok_or(usage)?;
         if !crate::import::SOURCES.contains(&source) {

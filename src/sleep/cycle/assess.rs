@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// A metric off target, as the report's Issues list says it.
+pub(super) fn issue_line(m: &crate::sleep::health::Metric) -> String {
+    format!(
+        "{}: {} (target {}) — {}",
+        m.label, m.value, m.target, m.action
+    )
+}
+
 pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("core structure", 0, 0);
     restore_structure(cx, nx)?;
@@ -24,10 +32,9 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             crate::sleep::health::Status::Warn | crate::sleep::health::Status::Bad
         ) {
             off += 1;
-            cx.report.issues.push(format!(
-                "{}: {} (target {}) — {}",
-                m.label, m.value, m.target, m.action
-            ));
+            let line = issue_line(m);
+            cx.health_issues.push(line.clone());
+            cx.report.issues.push(line);
         }
     }
     cx.line(format!(

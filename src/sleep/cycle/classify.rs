@@ -118,11 +118,21 @@ pub(super) fn classify_drafts(
         .filter(|(_, c)| c.domain.is_none() || c.confidence < WEAK_FILING)
         .map(|(v, _)| v.clone())
         .collect();
-    let (themed, used) = if class == "unsorted" {
+    let (themed, used, routine) = if class == "unsorted" {
         new_domains(cx, nx, &open, class)?
     } else {
-        (Vec::new(), HashSet::new())
+        (Vec::new(), HashSet::new(), HashMap::new())
     };
+    for (view, c) in judged.iter_mut() {
+        if let Some((home, why)) = routine.get(&view.id) {
+            *c = Classification {
+                item: c.item.clone(),
+                domain: Some(home.clone()),
+                confidence: ROUTINE_FILING,
+                rationale: why.clone(),
+            };
+        }
+    }
     for _ in &themed {
         cx.rule(&format!("{class}: new domain for a shared theme"), true);
     }
@@ -212,6 +222,10 @@ WITH METADATA { source: "OrphanResolution", author: "$system", confidence: 0.5, 
     }
     Ok(drafts)
 }
+
+/// How sure a filing by a domain's routine is: its members share the
+/// item's theme, which is one word's evidence.
+pub const ROUTINE_FILING: f64 = 0.75;
 
 /// A filing this confident or more is kept over a shared theme.
 pub const WEAK_FILING: f64 = 0.9;
@@ -318,17 +332,35 @@ pub const SCAFFOLDING: &[&str] = &[
     "status",
 ];
 
+/// Items that share a theme, as `new_domains` gathers them.
+struct Group {
+    /// The items (indices into the items left unfiled).
+    items: Vec<usize>,
+    /// The theme as written, and its key (a stem, or `cjk:` and the word).
+    word: String,
+    key: String,
+    /// The items of the theme itself, before others joined.
+    seed: Vec<usize>,
+    /// Themes whose items joined, strongest first.
+    also: Vec<String>,
+}
+
+/// What [`new_domains`] finds: new domains proposed, the items they take,
+/// and items whose theme a domain's members already share (item id →
+/// that domain, why).
+type Themed = (
+    Vec<Draft>,
+    HashSet<String>,
+    HashMap<String, (String, String)>,
+);
+
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
-fn new_domains(
-    cx: &mut Cx,
-    nx: &mut Nexus,
-    left: &[ItemView],
-    class: &str,
-) -> KipResult<(Vec<Draft>, HashSet<String>)> {
+fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> KipResult<Themed> {
     let mut taken = HashSet::new();
+    let mut routine = HashMap::new();
     if left.len() < NEW_DOMAIN_MIN_ITEMS {
-        return Ok((Vec::new(), taken));
+        return Ok((Vec::new(), taken, routine));
     }
     let v = find(
         nx,
@@ -366,7 +398,13 @@ fn new_domains(
         .as_array()
         .into_iter()
         .flatten()
-        .map(|d| format!("{} {}", s(d, &["name"]), s(d, &["attributes", "description"])))
+        .map(|d| {
+            format!(
+                "{} {}",
+                s(d, &["name"]),
+                s(d, &["attributes", "description"])
+            )
+        })
         .collect();
     // stem → the items that use it, and the word as written
     const RECORD_WORDS: [&str; 14] = [
@@ -442,29 +480,88 @@ fn new_domains(
     // other items there instead of starting a domain of its own
     // (compared with the items of the group's own theme, so that a group
     // does not snowball through themes that each touch the last one)
-    let mut groups: Vec<(Vec<usize>, String, Vec<usize>)> = Vec::new();
-    for (_, (items, word)) in best {
-        let home = groups.iter().position(|(_, _, seed)| {
-            let shared = items.iter().filter(|i| seed.contains(i)).count();
+    let mut groups: Vec<Group> = Vec::new();
+    for (key, (items, word)) in best {
+        let home = groups.iter().position(|g| {
+            let shared = items.iter().filter(|i| g.seed.contains(i)).count();
             shared * 2 >= items.len()
         });
         match home {
             Some(h) => {
-                let claimed: HashSet<usize> = groups.iter().flat_map(|g| g.0.clone()).collect();
+                let claimed: HashSet<usize> = groups.iter().flat_map(|g| g.items.clone()).collect();
                 let more: Vec<usize> = items.into_iter().filter(|i| !claimed.contains(i)).collect();
-                groups[h].0.extend(more);
+                groups[h].items.extend(more);
+                // the domain's description names its other themes, so
+                // that the next cycle files their items there instead of
+                // proposing a domain for each
+                if groups[h].also.len() < 6 {
+                    groups[h].also.push(word);
+                }
             }
-            None => groups.push((items.clone(), word, items)),
+            None => groups.push(Group {
+                items: items.clone(),
+                word,
+                seed: items,
+                also: Vec::new(),
+                key,
+            }),
         }
     }
     let mut used: HashSet<usize> = HashSet::new();
     let mut drafts = Vec::new();
-    for (items, word, _) in groups {
+    let mut member_texts: HashMap<String, Vec<String>> = HashMap::new();
+    for Group {
+        items,
+        word,
+        also,
+        key,
+        ..
+    } in groups
+    {
         let items: Vec<usize> = items.into_iter().filter(|i| !used.contains(i)).collect();
         if items.len() < NEW_DOMAIN_MIN_ITEMS {
             continue;
         }
         used.extend(items.iter().copied());
+        // one routine, one domain across cycles too: a theme that most
+        // members of a domain already share is that domain's routine
+        // ("alerts" in every heartbeat note filed under Cron), and its
+        // items are filed there
+        let texts: Vec<&str> = items.iter().map(|&i| left[i].text.as_str()).collect();
+        // each item that says the routine's own words is filed there; the
+        // others may still share a theme of their own
+        let mut items = items;
+        if let Some((home, own)) = named_home(&v, &texts) {
+            let (home_items, rest): (Vec<usize>, Vec<usize>) = items
+                .into_iter()
+                .partition(|&i| !similarity::stems_of(&left[i].text).is_disjoint(&own));
+            for i in home_items {
+                routine.insert(
+                    left[i].id.clone(),
+                    (
+                        home.clone(),
+                        format!("it says what {home} is named for, as most items of its theme \"{word}\" do: one routine, one domain"),
+                    ),
+                );
+            }
+            items = rest;
+        } else if let Some(home) =
+            routine_home(nx, &v, &left[items[0]].ty, &key, &word, &mut member_texts)?
+        {
+            for &i in &items {
+                routine.insert(
+                    left[i].id.clone(),
+                    (
+                        home.clone(),
+                        format!("it shares the theme \"{word}\" with most of the members of {home}: one routine, one domain"),
+                    ),
+                );
+            }
+            items.clear();
+        }
+        if items.len() < NEW_DOMAIN_MIN_ITEMS {
+            continue;
+        }
         let mut name: Vec<char> = word.chars().collect();
         if let Some(c) = name.first_mut() {
             *c = c.to_uppercase().next().unwrap_or(*c);
@@ -483,7 +580,11 @@ WITH METADATA { source: "SleepReclassification", author: "$system", created_at: 
         ];
         let mut params = json!({
             "domain": domain,
-            "description": format!("{word}: proposed for {} items that share this theme and fit no other domain", members.len()),
+            "description": format!(
+                "{word}{}: proposed for {} items that share this theme and fit no other domain",
+                if also.is_empty() { String::new() } else { format!(" (also {})", also.join(", ")) },
+                members.len()
+            ),
             "ts": cx.opts.now,
         });
         for (k, m) in members.iter().enumerate() {
@@ -525,5 +626,91 @@ WHERE {{
         });
         taken.extend(members.iter().map(|m| m.id.clone()));
     }
-    Ok((drafts, taken))
+    Ok((drafts, taken, routine))
+}
+
+/// The domain (not a system one) whose name's words, or the first theme
+/// its description lists as `(also …)`, at least half of these texts
+/// contain, if any: heartbeat notes whose word for this cycle is "alerts"
+/// still belong to the domain named for their routine.
+fn named_home(domains: &Value, texts: &[&str]) -> Option<(String, HashSet<String>)> {
+    for d in domains.as_array().into_iter().flatten() {
+        let name = s(d, &["name"]);
+        if SYSTEM_DOMAINS.contains(&name.as_str()) || s(d, &["attributes", "status"]) == "archived"
+        {
+            continue;
+        }
+        // and the strongest of the themes merged into it, first in its
+        // description's `(also …)`
+        let first_also = s(d, &["attributes", "description"])
+            .split_once("(also ")
+            .and_then(|(_, rest)| rest.split([',', ')']).next().map(str::to_string))
+            .unwrap_or_default();
+        let own = similarity::stems_of(&format!("{name} {first_also}"));
+        if own.is_empty() {
+            continue;
+        }
+        let sharing = texts
+            .iter()
+            .filter(|t| !similarity::stems_of(t).is_disjoint(&own))
+            .count();
+        if sharing * 2 >= texts.len() {
+            return Some((name, own));
+        }
+    }
+    None
+}
+
+/// The domain (not a system one) at least half of whose members of type
+/// `ty` (three or more of them) share a theme, if any.
+fn routine_home(
+    nx: &mut Nexus,
+    domains: &Value,
+    ty: &str,
+    key: &str,
+    word: &str,
+    cache: &mut HashMap<String, Vec<String>>,
+) -> KipResult<Option<String>> {
+    for d in domains.as_array().into_iter().flatten() {
+        let name = s(d, &["name"]);
+        if SYSTEM_DOMAINS.contains(&name.as_str()) || s(d, &["attributes", "status"]) == "archived"
+        {
+            continue;
+        }
+        if !cache.contains_key(&name) {
+            let m = find(
+                nx,
+                r#"FIND(?m) WHERE { ?m {type: :t} (?m, "belongs_to_domain", {type: "Domain", name: :d}) } LIMIT 40"#,
+                json!({"t": ty, "d": name}),
+            )?;
+            let texts = m
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|x| {
+                    ["description", "content_summary", "content", "text"]
+                        .iter()
+                        .map(|k| s(x, &["attributes", k]))
+                        .find(|t| !t.trim().is_empty())
+                        .unwrap_or_else(|| s(x, &["name"]))
+                })
+                .collect();
+            cache.insert(name.clone(), texts);
+        }
+        let texts = &cache[&name];
+        if texts.len() < NEW_DOMAIN_MIN_ITEMS {
+            continue;
+        }
+        let sharing = texts
+            .iter()
+            .filter(|t| match key.strip_prefix("cjk:") {
+                Some(_) => t.contains(word),
+                None => similarity::stems_of(t).contains(key),
+            })
+            .count();
+        if sharing * 2 >= texts.len() {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
 }

@@ -324,6 +324,10 @@ pub struct Report {
     pub proposal: Option<i64>,
     pub proposed_items: usize,
     pub issues: Vec<String>,
+    /// The health metrics measured again after the phases (when phase 1
+    /// found any off target), by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub health_after: BTreeMap<String, f64>,
     pub recommendations: Vec<String>,
     pub error: Option<String>,
     /// The health metrics measured at the start of the cycle (phase 1),
@@ -603,6 +607,9 @@ struct Cx<'a> {
     /// How long a phase holds the write lock before it commits a batch at
     /// its next yield point.
     slice: std::time::Duration,
+    /// The issues phase 1's assessment found, measured again once the
+    /// phases are done (the report says what is true after the cycle).
+    health_issues: Vec<String>,
 }
 
 fn send(tx: &Option<Arc<Mutex<std::sync::mpsc::Sender<Progress>>>>, p: Progress) {
@@ -1087,6 +1094,7 @@ fn run_started(
         recent: None,
         slice_start: Instant::now(),
         slice: slice(),
+        health_issues: Vec::new(),
     };
     cx.report.reasoner = cx.reasoner.name().into();
     // (status, what the report says)
@@ -1209,6 +1217,38 @@ fn run_started(
     nx.set_tick(None);
     stop.store(true, Ordering::SeqCst);
     let _ = heart.join();
+    // what the assessment found off target is measured again: a phase may
+    // have fixed it ("Scored 18 Events" then "Unscored Events: 18" would
+    // contradict itself)
+    if failure.is_none() && !cx.health_issues.is_empty() {
+        let (now, stale) = (
+            cx.opts.now.clone(),
+            cx.opts.params.stale_event_threshold_days,
+        );
+        if let Ok(h) = crate::sleep::health::assess(nx, &now, stale) {
+            let old = std::mem::take(&mut cx.health_issues);
+            cx.report.issues.retain(|i| !old.contains(i));
+            let after: Vec<String> = h
+                .metrics
+                .iter()
+                .filter(|m| {
+                    matches!(
+                        m.status,
+                        crate::sleep::health::Status::Warn | crate::sleep::health::Status::Bad
+                    )
+                })
+                .map(assess::issue_line)
+                .collect();
+            for (k, line) in after.into_iter().enumerate() {
+                cx.report.issues.insert(k, line);
+            }
+            for m in &h.metrics {
+                if m.value.is_finite() {
+                    cx.report.health_after.insert(m.key.to_string(), m.value);
+                }
+            }
+        }
+    }
     cx.report.reasoner_usage = cx.reasoner.usage();
     cx.report.finished_at = store::now();
     cx.report.millis = started.elapsed().as_millis() as u64;

@@ -40,8 +40,13 @@ pub(super) fn self_model(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let insights: Vec<InsightView> = rows(&v, 2)
         .into_iter()
         .filter(|r| {
+            // as instants: `2026-11-19T22:00:00-05:00` is after
+            // `2026-11-20T02:00:00Z`, whatever their text's order
             let at = s(&r[1], &["metadata", "created_at"]);
-            since.is_empty() || at.is_empty() || at >= since
+            match (instant(&at), instant(&since)) {
+                (Some(a), Some(b)) => a >= b,
+                _ => true,
+            }
         })
         .map(|r| InsightView {
             id: s(&r[0], &["id"]),

@@ -82,16 +82,35 @@ pub struct Match {
 }
 
 /// The English stems of a text's words of 3+ letters ("rehearsals" →
-/// "rehears"), function words aside.
+/// "rehears"), function words aside; Chinese and Japanese words as a
+/// dictionary segments them, those common in general text aside
+/// ([`segment::MIN_TOPIC_IDF`]), never read as their romanisation (whose
+/// syllables every text shares).
 pub fn stems_of(text: &str) -> HashSet<String> {
     static S: std::sync::OnceLock<rust_stemmers::Stemmer> = std::sync::OnceLock::new();
     let st = S.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
-    words(&deunicode::deunicode(text))
-        .into_iter()
-        .filter(|w| w.chars().count() >= 3 && !names::FUNCTION_WORDS.contains(&w.as_str()))
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| st.stem(&w).into_owned())
-        .collect()
+    let latin = |t: &str| -> Vec<String> {
+        words(&deunicode::deunicode(t))
+            .into_iter()
+            .filter(|w| w.chars().count() >= 3 && !names::FUNCTION_WORDS.contains(&w.as_str()))
+            .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+            .map(|w| st.stem(&w).into_owned())
+            .collect()
+    };
+    if !segment::has_cjk(text) {
+        return latin(text).into_iter().collect();
+    }
+    let mut out = HashSet::new();
+    for w in segment::words(text) {
+        if segment::has_cjk(&w) {
+            if w.chars().count() >= 2 && segment::rarity(&w) >= segment::MIN_TOPIC_IDF {
+                out.insert(w);
+            }
+        } else {
+            out.extend(latin(&w));
+        }
+    }
+    out
 }
 
 /// Common words that say nothing of a topic, left out of text overlap.

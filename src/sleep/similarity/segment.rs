@@ -13,6 +13,11 @@ use std::sync::OnceLock;
 /// name a theme.
 pub const MIN_THEME_IDF: f64 = 8.0;
 
+/// A word at least this rare in general text counts when two texts are
+/// compared (their overlap): 的, 我们, 进行, 时间 do not (below 5), 部署,
+/// 服务器, 缓存 do.
+pub const MIN_TOPIC_IDF: f64 = 6.0;
+
 /// How many of an item's words, best first, can be its themes.
 pub const KEYWORDS_PER_ITEM: usize = 8;
 
@@ -105,5 +110,7 @@ mod tests {
         assert!(t.contains(&"心跳".to_string()), "{t:?}");
         assert!(!t.contains(&"工作".to_string()), "{t:?}");
         assert!(cjk_theme_words("no chinese here").is_empty());
+        assert!(rarity("时间") < MIN_TOPIC_IDF);
+        assert!(rarity("服务器") >= MIN_TOPIC_IDF);
     }
 }
