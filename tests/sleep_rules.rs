@@ -1180,6 +1180,13 @@ fn secrets_are_counted_proposed_for_redaction_and_never_shown() {
         .filter(|i| i.class == "redact")
         .map(|i| {
             assert!(!i.rationale.contains("Tr0ub4dor"), "{i:?}");
+            // the preview an operator reviews (before and after) never
+            // shows the secret either
+            let preview = serde_json::to_string(&i.preview).expect("json");
+            assert!(
+                !preview.contains("Tr0ub4dor") && !preview.contains(&token),
+                "{preview}"
+            );
             i.seq
         })
         .collect();

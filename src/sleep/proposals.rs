@@ -311,7 +311,31 @@ fn preview_of(
     let was = nx.set_maintaining(CLASSES.contains(&class));
     let out = preview(nx, cmds, params);
     nx.set_maintaining(was);
+    // a redaction's preview never shows the secret it removes: its
+    // before-image is masked as the after-image will be (the audit keeps
+    // the value, for undo)
+    if class == "redact" {
+        return out.map(|(mut changes, targets)| {
+            changes.iter_mut().for_each(mask_secrets);
+            (changes, targets)
+        });
+    }
     out
+}
+
+/// Every string in `v` with the secrets in it masked.
+fn mask_secrets(v: &mut Value) {
+    match v {
+        Value::String(t) => {
+            let (masked, found) = crate::secrets::redact(t);
+            if !found.is_empty() {
+                *t = masked;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(mask_secrets),
+        Value::Object(m) => m.values_mut().for_each(mask_secrets),
+        _ => {}
+    }
 }
 
 /// What the item's commands would change, run one after another and
