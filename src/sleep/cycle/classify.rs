@@ -52,6 +52,14 @@ pub(super) fn domain_views(
     Ok(out)
 }
 
+/// What an element says: a concept's description, an Event's summary.
+fn said(node: &Value) -> Option<String> {
+    ["description", "content_summary", "content", "text"]
+        .iter()
+        .map(|k| s(node, &["attributes", k]))
+        .find(|t| !t.trim().is_empty())
+}
+
 pub(super) fn item_view(nx: &mut Nexus, ty: &str, name: &str) -> KipResult<Option<ItemView>> {
     let v = find(
         nx,
@@ -77,12 +85,7 @@ pub(super) fn item_view(nx: &mut Nexus, ty: &str, name: &str) -> KipResult<Optio
         id: s(&node, &["id"]),
         ty: ty.to_string(),
         name: name.to_string(),
-        // what it says: a concept's description, an Event's summary
-        text: ["description", "content_summary", "content", "text"]
-            .iter()
-            .map(|k| s(&node, &["attributes", k]))
-            .find(|t| !t.trim().is_empty())
-            .unwrap_or_default(),
+        text: said(&node).unwrap_or_default(),
         neighbour_domains,
     }))
 }
@@ -687,13 +690,7 @@ fn routine_home(
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|x| {
-                    ["description", "content_summary", "content", "text"]
-                        .iter()
-                        .map(|k| s(x, &["attributes", k]))
-                        .find(|t| !t.trim().is_empty())
-                        .unwrap_or_else(|| s(x, &["name"]))
-                })
+                .map(|x| said(x).unwrap_or_else(|| s(x, &["name"])))
                 .collect();
             cache.insert(name.clone(), texts);
         }
