@@ -469,3 +469,66 @@ fn pruned_audit_images_are_refused_by_rollback_by_name() {
     ok(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ------------------------------------------------------------------ 39.9
+
+#[test]
+fn a_core_schema_definition_is_never_deleted_merged_or_taken_out_of_core_schema() {
+    let mut nx = somnus::Nexus::open_in_memory().expect("open");
+    let mut run = |c: &str| nx.kip(c).to_json();
+    let count = |run: &mut dyn FnMut(&str) -> Value, ty: &str| {
+        run(&format!(
+            r#"FIND(COUNT(?t)) WHERE {{ ?t {{type: "$ConceptType", name: "{ty}"}} }}"#
+        ))["result"]
+            .clone()
+    };
+    // the cycle's own types, and one the agent filed in CoreSchema
+    let v = run(
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Recipe"} SET ATTRIBUTES { description: "a dish" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "CoreSchema"}) } } }"#,
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    for ty in ["SleepTask", "Event", "Recipe"] {
+        let v = run(&format!(
+            r#"DELETE CONCEPT ?t DETACH WHERE {{ ?t {{type: "$ConceptType", name: "{ty}"}} }}"#
+        ));
+        assert_eq!(v["error"]["code"], "KIP_3004", "{ty}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("CoreSchema definition"),
+            "{v}"
+        );
+        assert_eq!(count(&mut run, ty), json!(1), "{ty} is still there");
+    }
+    // a predicate definition, and every definition at once
+    let v = run(
+        r#"DELETE CONCEPT ?p DETACH WHERE { ?p {type: "$PropositionType", name: "derived_from"} }"#,
+    );
+    assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
+    let v = run(r#"DELETE CONCEPT ?t DETACH WHERE { ?t {type: "$ConceptType"} }"#);
+    assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
+    // the way round: first out of CoreSchema, then delete
+    let v = run(
+        r#"DELETE PROPOSITIONS ?l WHERE { ?t {type: "$ConceptType", name: "Recipe"} ?l (?t, "belongs_to_domain", {type: "Domain", name: "CoreSchema"}) }"#,
+    );
+    assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
+    // merged away into another definition
+    let v = run(
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Dish"} SET ATTRIBUTES { description: "a dish" } } }"#,
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    let v = run(
+        r#"MERGE CONCEPT ?a INTO ?b WHERE { ?a {type: "$ConceptType", name: "Recipe"} ?b {type: "$ConceptType", name: "Dish"} }"#,
+    );
+    assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
+    assert_eq!(count(&mut run, "Recipe"), json!(1));
+    // a definition outside CoreSchema is the agent's own to remove, and a
+    // CoreSchema definition still evolves
+    let v = run(r#"DELETE CONCEPT ?t DETACH WHERE { ?t {type: "$ConceptType", name: "Dish"} }"#);
+    assert!(v.get("error").is_none(), "{v}");
+    let v = run(
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Recipe"} SET ATTRIBUTES { description: "a dish and how to cook it" } } }"#,
+    );
+    assert!(v.get("error").is_none(), "{v}");
+}

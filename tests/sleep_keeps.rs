@@ -697,3 +697,225 @@ fn shared_events_never_suggest_family_identity_or_a_second_single_value() {
         assert!(!titles.iter().any(|t| t.contains(bad)), "{bad}: {titles:?}");
     }
 }
+
+// ------------------------------------------------ issue 39: harms 1, 2, 8
+
+fn cycle_at(nx: &mut Nexus, now: &str) -> sleep::Report {
+    sleep::run(
+        nx,
+        &Options::new(Scope::Full, now),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle")
+}
+
+fn count(nx: &mut Nexus, ty: &str, name: &str) -> Value {
+    kip(
+        nx,
+        &format!(r#"FIND(COUNT(?x)) WHERE {{ ?x {{type: "{ty}"}} FILTER(?x.name == "{name}") }}"#),
+    )
+}
+
+#[test]
+fn a_promise_repeated_is_not_a_promise_kept() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?c { {type: "Commitment", name: "Send Omar the Orion budget spreadsheet"}
+  SET ATTRIBUTES { status: "pending", due_at: "2026-11-27T17:00:00Z", commitment_class: "promise" } }
+  WITH METADATA { source: "conversation", author: "$self", created_at: "2026-11-02T09:00:00Z" } }"#,
+    );
+    for (name, start, summary) in [
+        (
+            "Omar follow-up",
+            "2026-11-18T10:00:00Z",
+            "Omar asked again about the Orion budget spreadsheet; I said I'd send it Friday",
+        ),
+        (
+            "Budget call",
+            "2026-11-19T10:00:00Z",
+            "Told Omar I will send the Orion budget spreadsheet after the review",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{start}", content_summary: "{summary}" }}
+  SET PROPOSITIONS {{ ("mentions", {{type: "Commitment", name: "Send Omar the Orion budget spreadsheet"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let c = kip(
+        &mut nx,
+        r#"FIND(?c) WHERE { ?c {type: "Commitment", name: "Send Omar the Orion budget spreadsheet"} }"#,
+    )[0]
+    .clone();
+    assert_eq!(c["attributes"]["status"], "pending", "{c}");
+    assert!(c["metadata"].get("expires_at").is_none(), "{c}");
+    let items = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default();
+    assert!(
+        !items
+            .iter()
+            .any(|i| i.class == "commitment" && i.title.contains("fulfilled")),
+        "nothing proposes it kept: {:?}",
+        items.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    // months on, it is still owed (overdue, reported), never reclaimed
+    let rep = cycle_at(&mut nx, "2027-03-01T03:00:00Z");
+    assert_eq!(
+        count(
+            &mut nx,
+            "Commitment",
+            "Send Omar the Orion budget spreadsheet"
+        ),
+        json!(1)
+    );
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.starts_with("Overdue commitment") && i.contains("Omar")),
+        "{:?}",
+        rep.issues
+    );
+}
+
+/// An Experience (with its TTL and consolidation state) and its steps.
+fn trace(nx: &mut Nexus, name: &str, status: &str, consolidation: &str, expires: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{
+  CONCEPT ?s0 {{ {{type: "ExperienceStep", name: "{name} step 0"}} SET ATTRIBUTES {{ index: 0, kind: "action", summary: "Ran the migration" }} }} WITH METADATA {{ expires_at: "{PAST}" }}
+  CONCEPT ?s1 {{ {{type: "ExperienceStep", name: "{name} step 1"}} SET ATTRIBUTES {{ index: 1, kind: "observation", summary: "Tables matched" }} }} WITH METADATA {{ expires_at: "{PAST}" }}
+  CONCEPT ?x {{ {{type: "Experience", name: "{name}"}}
+    SET ATTRIBUTES {{ experience_class: "problem_solving", goal: "Fix the stale rows", status: "{status}",
+      learning_value: 85, consolidation_status: "{consolidation}" }}
+    SET PROPOSITIONS {{ ("has_step", ?s0) ("has_step", ?s1) }} }} WITH METADATA {{ expires_at: "{expires}" }}
+}}"#
+        ),
+    );
+}
+
+#[test]
+fn a_learning_trace_still_to_be_learnt_from_is_never_reclaimed() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let later = "2027-06-01T00:00:00Z";
+    // pending, partly consolidated, still going on: each kept, steps too
+    trace(&mut nx, "Pending deploy", "completed", "pending", PAST);
+    trace(
+        &mut nx,
+        "Half-learnt deploy",
+        "completed",
+        "partially_consolidated",
+        PAST,
+    );
+    trace(&mut nx, "Live deploy", "ongoing", "completed", PAST);
+    // consolidated but not yet expired: its expired steps wait for it
+    trace(&mut nx, "Fresh deploy", "completed", "completed", later);
+    // consolidated and expired: it and its steps go (the control)
+    trace(&mut nx, "Learnt deploy", "completed", "completed", PAST);
+    let rep = cycle(&mut nx);
+    for name in [
+        "Pending deploy",
+        "Half-learnt deploy",
+        "Live deploy",
+        "Fresh deploy",
+    ] {
+        if name != "Fresh deploy" {
+            assert_eq!(count(&mut nx, "Experience", name), json!(1), "{name}");
+        }
+        for i in 0..2 {
+            assert_eq!(
+                count(&mut nx, "ExperienceStep", &format!("{name} step {i}")),
+                json!(1),
+                "{name} step {i}"
+            );
+        }
+    }
+    assert_eq!(count(&mut nx, "Experience", "Fresh deploy"), json!(1));
+    assert_eq!(count(&mut nx, "Experience", "Learnt deploy"), json!(0));
+    assert_eq!(
+        count(&mut nx, "ExperienceStep", "Learnt deploy step 0"),
+        json!(0)
+    );
+    // the report says why each is held, and never calls it consolidated
+    let held: Vec<&String> = rep
+        .issues
+        .iter()
+        .filter(|i| i.contains("expired elements held back"))
+        .collect();
+    assert_eq!(held.len(), 1, "{:?}", rep.issues);
+    for why in [
+        "Experience:Pending deploy (expired",
+        "consolidation pending",
+        "consolidation partially_consolidated",
+        "still going on",
+        "a step of Experience \"Fresh deploy\"",
+    ] {
+        assert!(held[0].contains(why), "{why}: {}", held[0]);
+    }
+    // `why` on a kept trace names the hold, not a deletion
+    let (id, _) = sleep::explain::resolve(&nx, "Experience:Pending deploy")
+        .expect("resolve")
+        .expect("known");
+    let text = sleep::explain::explain(&nx, id, NOW)
+        .expect("why")
+        .to_string();
+    assert!(text.contains("held back"), "{text}");
+    assert!(!text.contains("consolidated, not sole evidence"), "{text}");
+}
+
+#[test]
+fn sleep_tasks_run_most_urgent_first_however_the_priority_is_written() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "Small talk"}
+             SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z", content_summary: "weather" } } }"#,
+    );
+    for (name, priority, made) in [
+        ("unset", "", "2026-11-01T00:00:00Z"),
+        ("zero", "priority: 0,", "2026-11-01T00:00:00Z"),
+        ("high word", r#"priority: "high","#, "2026-11-01T00:00:00Z"),
+        ("four", "priority: 4,", "2026-11-02T00:00:00Z"),
+        ("older four", "priority: 4,", "2026-11-01T00:00:00+09:00"),
+        ("two as text", r#"priority: "2","#, "2026-11-01T00:00:00Z"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?t {{ {{type: "SleepTask", name: "{name}"}}
+                 SET ATTRIBUTES {{ target_type: "Event", target_name: "Small talk", requested_action: "review", reason: "test", status: "pending", {priority} created_at: "{made}" }}
+                 SET PROPOSITIONS {{ ("assigned_to", {{type: "Person", name: "$system"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let line = rep
+        .phases
+        .iter()
+        .flat_map(|p| p.lines.iter())
+        .find(|l| l.starts_with("SleepTasks by priority"))
+        .cloned()
+        .unwrap_or_default();
+    let order: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    assert_eq!(
+        order,
+        vec![
+            "older four",
+            "four",
+            "high word",
+            "two as text",
+            "unset",
+            "zero"
+        ],
+        "{line}"
+    );
+}

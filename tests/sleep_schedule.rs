@@ -249,3 +249,52 @@ fn the_health_measurement_is_reused_while_the_memory_is_unchanged() {
     drop(nx);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A threshold-triggered cycle runs the phase that addresses its trigger
+/// (issue 39, harm 6): a quick cycle of phases 1–2 alone could not lower
+/// an Unsorted backlog, orphans or stale Events.
+#[test]
+fn a_threshold_cycle_runs_the_phases_that_address_its_targets() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let s = Schedule {
+        idle: Duration::from_secs(3600),
+        quick_every: Duration::from_secs(0),
+        ..Default::default()
+    };
+    let r = nx
+        .kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"#)
+        .to_json();
+    assert!(r.get("error").is_none(), "{r}");
+    for i in 0..25 {
+        let r = nx
+            .kip(&format!(
+                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Note", name: "Sourdough note {i}"}} SET ATTRIBUTES {{ description: "sourdough starter feeding and baking" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ))
+            .to_json();
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    events(&mut nx, 1);
+    full_run_at(&nx, Utc::now() - D::minutes(5));
+    let d = due(&mut nx, Utc::now(), &s).expect("due").expect("quick");
+    assert_eq!((d.scope, d.trigger), (Scope::Quick, "threshold"), "{d:?}");
+    assert_eq!(d.targets, vec!["unsorted".to_string()], "{d:?}");
+    let line = somnus::sleep::schedule::run_due(&mut nx, &s, Duration::from_secs(600), None)
+        .expect("run")
+        .expect("ran");
+    assert!(line.starts_with("quick cycle #"), "{line}");
+    let runs = somnus::sleep::cycle::runs(&nx, 1).expect("runs");
+    let report = somnus::sleep::cycle::report(&nx, runs[0].run)
+        .expect("report")
+        .expect("kept");
+    let phases: Vec<u8> = report.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(phases, vec![1, 2, 3, 13], "{:?}", report.phases);
+    // and phase 3 acted on the backlog it was called for
+    assert!(
+        report.phases[2]
+            .lines
+            .iter()
+            .any(|l| l.contains("Unsorted")),
+        "{:?}",
+        report.phases[2].lines
+    );
+}

@@ -59,6 +59,37 @@ pub fn concept_is_protected(conn: Db<'_>, id: i64) -> KipResult<bool> {
     })
 }
 
+/// Whether a concept is a type or predicate definition filed in the
+/// `CoreSchema` domain: the schema every memory and the sleep cycle stand
+/// on. Such a definition evolves (its attributes may be written) but is
+/// never deleted or merged away, and its `CoreSchema` membership is never
+/// severed (the sleep-mode instructions' protected entities: "CoreSchema
+/// domain and its definitions").
+pub fn is_core_schema_definition(conn: Db<'_>, c: &store::Concept) -> KipResult<bool> {
+    if c.ty != "$ConceptType" && c.ty != "$PropositionType" {
+        return Ok(false);
+    }
+    Ok(conn
+        .query_i64(
+            "SELECT p.id FROM propositions p JOIN concepts d ON d.id = p.object \
+             WHERE p.subject = ?1 AND p.predicate = 'belongs_to_domain' \
+             AND d.type = 'Domain' AND d.name = 'CoreSchema' LIMIT 1",
+            &[Val::Int(c.id)],
+        )?
+        .is_some())
+}
+
+/// The refusal for deleting or merging away a `CoreSchema` definition.
+fn core_schema_refusal(c: &store::Concept, what: &str) -> KipError {
+    KipError::immutable(format!(
+        "{}:{} is a CoreSchema definition and cannot be {what}",
+        c.ty, c.name
+    ))
+    .with_hint(
+        "The schema in CoreSchema is protected: its definitions may gain attributes but never go. To retire a type, mark it (e.g. SET ATTRIBUTES { status: \"deprecated\" }).",
+    )
+}
+
 /// A proposition anchoring a protected node (its subject) is protected too.
 pub fn prop_is_protected(conn: Db<'_>, subject: i64) -> KipResult<bool> {
     concept_is_protected(conn, subject)
@@ -971,6 +1002,16 @@ pub fn delete(conn: Db<'_>, st: &DeleteStmt) -> KipResult<Value> {
                         if let Some(why) = protected_element(conn, &el)? {
                             return Err(KipError::immutable(why));
                         }
+                        if let store::Element::Prop(p) = &el
+                            && p.predicate == "belongs_to_domain"
+                            && let Some(def) = store::concept_by_id(conn, p.subject)?
+                            && let Some(d) = store::concept_by_id(conn, p.object)?
+                            && d.ty == "Domain"
+                            && d.name == "CoreSchema"
+                            && is_core_schema_definition(conn, &def)?
+                        {
+                            return Err(core_schema_refusal(&def, "taken out of CoreSchema"));
+                        }
                         seeds.push(id);
                     }
                     Some(store::Element::Concept(c)) => {
@@ -996,6 +1037,9 @@ pub fn delete(conn: Db<'_>, st: &DeleteStmt) -> KipResult<Value> {
                                 "{}:{} is protected and cannot be deleted",
                                 c.ty, c.name
                             )));
+                        }
+                        if is_core_schema_definition(conn, &c)? {
+                            return Err(core_schema_refusal(&c, "deleted"));
                         }
                         concepts.push(id);
                     }
@@ -1114,6 +1158,9 @@ pub fn merge(conn: Db<'_>, st: &MergeStmt) -> KipResult<Value> {
                 c.ty, c.name
             )));
         }
+    }
+    if is_core_schema_definition(conn, &s)? {
+        return Err(core_schema_refusal(&s, "merged away"));
     }
     // links between the twins would become self-loops: they go
     let pair = [Val::Int(sid), Val::Int(tid)];

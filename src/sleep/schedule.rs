@@ -52,6 +52,9 @@ pub struct Due {
     /// scheduled, catch_up, threshold, idle
     pub trigger: &'static str,
     pub reason: String,
+    /// The health targets over their threshold (a threshold trigger): the
+    /// cycle runs the phases that address them.
+    pub targets: Vec<String>,
 }
 
 /// When the last completed (or partly completed) cycle of at least this
@@ -209,6 +212,7 @@ pub fn plan_with(
                     scope: Scope::Full,
                     trigger: "catch_up",
                     reason: "no full cycle has run on this memory yet".into(),
+                    targets: vec![],
                 }),
                 next: None,
             });
@@ -227,6 +231,7 @@ pub fn plan_with(
                         hours(now - t),
                         hours(full_every)
                     ),
+                    targets: vec![],
                 }),
                 next: None,
             });
@@ -240,13 +245,17 @@ pub fn plan_with(
         None => {}
     }
     let h = cache.get(nx, now, s.stale_days)?;
-    let over: Vec<String> = h
+    let over_metrics: Vec<&health::Metric> = h
         .metrics
         .iter()
-        .filter(|m| matches!(m.key, "unsorted" | "orphans" | "stale_events"))
+        .filter(|m| super::cycle::phase_for_target(m.key).is_some())
         .filter(|m| matches!(m.status, Status::Warn | Status::Bad))
+        .collect();
+    let over: Vec<String> = over_metrics
+        .iter()
         .map(|m| format!("{} {} (target {})", m.label, m.value, m.target))
         .collect();
+    let targets: Vec<String> = over_metrics.iter().map(|m| m.key.to_string()).collect();
     // a quick cycle for a target, but not again while the last one is
     // younger than `quick_every` (its proposals may be waiting)
     let quick_every =
@@ -267,6 +276,7 @@ pub fn plan_with(
                         scope: Scope::Quick,
                         trigger: "threshold",
                         reason,
+                        targets,
                     }),
                     next: None,
                 });
@@ -300,6 +310,7 @@ pub fn plan_with(
                         scope: Scope::Daydream,
                         trigger: "idle",
                         reason,
+                        targets: vec![],
                     }),
                     next: None,
                 });
@@ -332,6 +343,7 @@ pub fn run_due(
         &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     );
     opts.trigger = format!("{}: {}", d.trigger, d.reason);
+    opts.targets = d.targets.clone();
     let cancel = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let flag = cancel.clone();

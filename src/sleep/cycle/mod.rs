@@ -252,6 +252,10 @@ pub struct Options {
     /// The cycle's clock (RFC 3339).
     pub now: String,
     pub params: Params,
+    /// The health targets a threshold trigger is for (`unsorted`,
+    /// `orphans`, `stale_events`): the cycle runs the phase that addresses
+    /// each, beside its scope's.
+    pub targets: Vec<String>,
 }
 
 impl Options {
@@ -261,7 +265,37 @@ impl Options {
             trigger: "on_demand".into(),
             now: now.to_string(),
             params: Params::default(),
+            targets: Vec::new(),
         }
+    }
+
+    /// The phases this cycle runs: its scope's, and the phase addressing
+    /// each of its targets, in order.
+    pub fn phases(&self) -> Vec<u8> {
+        let mut out = self.scope.phases();
+        for t in &self.targets {
+            if let Some(p) = phase_for_target(t)
+                && !out.contains(&p)
+            {
+                out.push(p);
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// The phase that brings a health target back: the Unsorted inbox (3),
+/// orphans (4), stale Events by consolidation (5). The sleep-mode
+/// instructions trigger a quick cycle (phases 1–2) on these thresholds,
+/// yet neither phase 1 (assessment) nor 2 (SleepTasks) can lower them; a
+/// threshold-triggered cycle runs the phase that can.
+pub fn phase_for_target(target: &str) -> Option<u8> {
+    match target {
+        "unsorted" => Some(3),
+        "orphans" => Some(4),
+        "stale_events" => Some(5),
+        _ => None,
     }
 }
 
@@ -1103,7 +1137,7 @@ fn run_started(
     let hold: Option<u8> = std::env::var("SOMNUS_SLEEP_HOLD_PHASE")
         .ok()
         .and_then(|v| v.parse().ok());
-    for p in opts.scope.phases() {
+    for p in opts.phases() {
         if cx.cancel.load(Ordering::SeqCst) {
             failure = Some((
                 "cancelled".into(),

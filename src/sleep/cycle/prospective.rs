@@ -1,8 +1,10 @@
 //! Phase 5C: the prospective sweep. Closed commitments get their TTL,
 //! overdue ones are reported (and proposed expired past 30 days), and a
 //! pending commitment that a later Event shows delivered is closed: at
-//! once when the Event is linked to it and says so plainly, as a proposal
-//! when the match is only in the words.
+//! once when the Event is linked to it and says plainly, in the past, that
+//! it was done with nothing still to come; as a proposal when the match is
+//! only in the words or the Event also promises more. A promise repeated
+//! ("I said I'd send it Friday") closes nothing.
 
 use super::*;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -51,6 +53,18 @@ const NOT_DONE_WORDS: &[&str] = &[
     "without",
 ];
 
+/// Words that say it is still to come: a promise renewed is not a promise
+/// kept ("I said I'd send it Friday", "will send", "asked again").
+const INTENT_WORDS: &[&str] = &[
+    "will", "would", "shall", "going", "gonna", "plan", "plans", "planned", "planning", "promise",
+    "promised", "promises", "intend", "intends", "tomorrow", "later", "soon", "next", "again",
+    "asked", "asks", "chased", "follow", "awaiting", "waiting",
+];
+
+/// Words that say something was done only when nothing says it is still to
+/// come ("told him I'd send it" is talk about the promise, not its keeping).
+const WEAK_DONE_WORDS: &[&str] = &["told", "made", "gave", "kept"];
+
 /// Words too common to tie an Event to a commitment.
 const STOP: &[&str] = &[
     "the", "and", "for", "her", "his", "their", "our", "your", "with", "about", "before", "after",
@@ -98,12 +112,38 @@ fn judge(
     } else {
         want.intersection(&have).count() as f64 / want.len() as f64
     };
-    // the commitment's own verb in the Event ("Remind" → "reminded"), or a
+    // "I'd", "we'll": a contraction that says it is still to come
+    let intent = raw.iter().any(|w| INTENT_WORDS.contains(&w.as_str()))
+        || ["'d ", "'ll ", "\u{2019}d ", "\u{2019}ll "]
+            .iter()
+            .any(|c| format!("{lower} ").contains(c));
+    // the commitment's own verb done in the Event ("Remind" → "reminded":
+    // the base form alone, "send", is the promise repeated, not kept), or a
     // word that says it was done
-    let acted = verb.is_some_and(|v| have.contains(&st.stem(&v.to_lowercase()).into_owned()))
-        || raw.iter().any(|w| DONE_WORDS.contains(&w.as_str()));
+    let verb_done = verb.is_some_and(|v| {
+        let v = v.to_lowercase();
+        let stem = st.stem(&v).into_owned();
+        raw.iter()
+            .any(|w| *w != v && w.ends_with("ed") && st.stem(w) == stem.as_str())
+    });
+    let strong = verb_done
+        || raw
+            .iter()
+            .any(|w| DONE_WORDS.contains(&w.as_str()) && !WEAK_DONE_WORDS.contains(&w.as_str()));
+    let weak = raw.iter().any(|w| WEAK_DONE_WORDS.contains(&w.as_str()));
+    let acted = strong || (weak && !intent);
     if !acted {
         return (Fulfilment::None, coverage);
+    }
+    // a plain past with nothing still to come closes it; a past beside a
+    // promise renewed ("sent the draft, will send the rest") is for the
+    // operator to judge
+    if intent {
+        return if coverage >= LIKELY_COVERAGE || (linked && coverage > 0.0) {
+            (Fulfilment::Likely, coverage)
+        } else {
+            (Fulfilment::None, coverage)
+        };
     }
     if linked && coverage >= SURE_LINKED_COVERAGE {
         (Fulfilment::Sure, coverage)
@@ -353,6 +393,29 @@ mod tests {
             Fulfilment::None
         );
         assert_eq!(j("Talked about passports", true), Fulfilment::None);
+        // the promise repeated is not the promise kept
+        assert_eq!(
+            j(
+                "Mira asked again; I said I'd remind her to renew the passport Friday",
+                true
+            ),
+            Fulfilment::None
+        );
+        assert_eq!(
+            j(
+                "Told Mira I will remind her about the passport renewal",
+                true
+            ),
+            Fulfilment::None
+        );
+        // done, with more to come: for the operator
+        assert_eq!(
+            j(
+                "Reminded Mira to renew her passport; will remind her again",
+                true
+            ),
+            Fulfilment::Likely
+        );
         assert_eq!(j("Sent the weekly report", false), Fulfilment::None);
     }
 }

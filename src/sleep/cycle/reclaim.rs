@@ -105,25 +105,29 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 held_ids.insert(id.clone());
                 continue;
             }
-            // a learning trace still waiting to be consolidated
-            let pending = (t == "Event"
-                && !matches!(cs.as_str(), "completed" | "archived" | "consolidated"))
-                || (matches!(t.as_str(), "Experience" | "ExperienceStep")
-                    && matches!(cs.as_str(), "pending" | "in_progress" | ""));
-            // sole evidence of another concept, by element id
-            let sole = if pending {
-                None
-            } else {
-                sole_evidence_of(nx, &deps)?
+            // a learning trace still waiting to be consolidated: an Event or
+            // an Experience not yet consolidated or archived (pending,
+            // partially consolidated, still going on), or a step of such an
+            // Experience (12A.4)
+            let pending: Option<String> = match t.as_str() {
+                "Event" | "Experience" if !trace_done(&attrs) => Some(format!(
+                    "consolidation {}",
+                    if cs.is_empty() { "pending" } else { &cs }
+                )),
+                "Experience" if s(&attrs, &["status"]) == "ongoing" => {
+                    Some("the Experience is still going on".to_string())
+                }
+                "ExperienceStep" => live_parent(nx, &id, &cx.opts.now)?.map(|p| {
+                    format!("a step of Experience \"{p}\", which is still to be learnt from")
+                }),
+                _ => None,
             };
-            if pending || sole.is_some() {
-                let why = match &sole {
-                    Some(k) => format!("sole evidence of {k}"),
-                    None => format!(
-                        "consolidation {}",
-                        if cs.is_empty() { "pending" } else { &cs }
-                    ),
-                };
+            // or sole evidence of another concept, by element id
+            let held_for = match pending {
+                Some(p) => Some(p),
+                None => sole_evidence_of(nx, &deps)?.map(|k| format!("sole evidence of {k}")),
+            };
+            if let Some(why) = held_for {
                 // held items keep living: their TTL and their links' move on
                 let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
                 extend_ttl(cx, nx, &id, &until, &why)?;
@@ -282,6 +286,40 @@ pub const LANDMARK_SALIENCE: f64 = 90.0;
 
 /// The concepts that cite an element as their evidence (`derived_from`
 /// it), by element id.
+/// Whether an Event's or Experience's learning is done: consolidated
+/// (`completed`, or `consolidated` as some writers say) or archived.
+fn trace_done(attrs: &Value) -> bool {
+    matches!(
+        s(attrs, &["consolidation_status"]).as_str(),
+        "completed" | "archived" | "consolidated"
+    )
+}
+
+/// The Experience a step belongs to, when that Experience is still to be
+/// learnt from: not archived, and either not yet consolidated or not yet
+/// expired itself (12A.4: a step goes only with its Experience, or once
+/// the Experience is archived).
+fn live_parent(nx: &mut Nexus, step: &str, now: &str) -> KipResult<Option<String>> {
+    let v = find(
+        nx,
+        r#"FIND(?x) WHERE { ?st {id: :id} ?x {type: "Experience"} (?x, "has_step", ?st) } LIMIT 20"#,
+        json!({"id": step}),
+    )?;
+    for x in v.as_array().into_iter().flatten() {
+        let attrs = x.get("attributes").cloned().unwrap_or(Value::Null);
+        let archived = s(&attrs, &["consolidation_status"]) == "archived"
+            || s(&attrs, &["status"]) == "archived";
+        if archived {
+            continue;
+        }
+        let expired = before(&s(x, &["metadata", "expires_at"]), now) == Some(true);
+        if !trace_done(&attrs) || !expired || s(&attrs, &["status"]) == "ongoing" {
+            return Ok(Some(s(x, &["name"])));
+        }
+    }
+    Ok(None)
+}
+
 pub(super) fn dependents(nx: &mut Nexus, id: &str) -> KipResult<Vec<Value>> {
     let v = find(
         nx,

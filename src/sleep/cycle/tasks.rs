@@ -2,18 +2,91 @@
 
 use super::*;
 
+/// SleepTasks one cycle takes up, most urgent first.
+pub const TASKS_PER_CYCLE: usize = 100;
+/// Pending SleepTasks read to choose them from.
+const TASKS_READ: usize = 5000;
+
+/// A SleepTask's priority on the schema's scale (higher is more urgent; 4
+/// safety-critical … 1 routine, 1 when unset). A number counts as it is
+/// (also written as text, `"3"`); a word counts as its place on the scale
+/// (`critical`/`urgent` 4, `high` 3, `medium`/`normal` 2, `low` 1); anything
+/// else is the default.
+pub fn priority(v: Option<&Value>) -> f64 {
+    const DEFAULT: f64 = 1.0;
+    match v {
+        Some(Value::Number(n)) => n.as_f64().filter(|x| x.is_finite()).unwrap_or(DEFAULT),
+        Some(Value::String(s)) => {
+            let s = s.trim().to_lowercase();
+            if let Ok(x) = s.parse::<f64>()
+                && x.is_finite()
+            {
+                return x;
+            }
+            match s.as_str() {
+                "critical" | "urgent" | "highest" | "p0" => 4.0,
+                "high" | "p1" => 3.0,
+                "medium" | "normal" | "p2" => 2.0,
+                "low" | "lowest" | "p3" => 1.0,
+                _ => DEFAULT,
+            }
+        }
+        _ => DEFAULT,
+    }
+}
+
 pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("pending SleepTasks", 0, 0);
     let v = find(
         nx,
-        r#"FIND(?task) WHERE {
-  ?task {type: "SleepTask"}
-  (?task, "assigned_to", {type: "Person", name: "$system"})
+        &format!(
+            r#"FIND(?task) WHERE {{
+  ?task {{type: "SleepTask"}}
+  (?task, "assigned_to", {{type: "Person", name: "$system"}})
   FILTER(?task.attributes.status == "pending")
-} ORDER BY ?task.attributes.priority DESC LIMIT 100"#,
+}} LIMIT {TASKS_READ}"#
+        ),
         json!({}),
     )?;
-    let tasks = v.as_array().cloned().unwrap_or_default();
+    // most urgent first (as the SleepTask schema reads its priority), the
+    // older first among equals; at most TASKS_PER_CYCLE, the rest wait
+    let mut tasks: Vec<(f64, i64, Value)> = v
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| {
+            let made = [
+                s(&t, &["metadata", "created_at"]),
+                s(&t, &["attributes", "created_at"]),
+            ]
+            .into_iter()
+            .find_map(|x| instant(&x).map(|i| i.timestamp_millis()))
+            .unwrap_or(i64::MAX);
+            (
+                priority(t.get("attributes").and_then(|a| a.get("priority"))),
+                made,
+                t,
+            )
+        })
+        .collect();
+    tasks.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let waiting = tasks.len().saturating_sub(TASKS_PER_CYCLE);
+    if waiting > 0 {
+        cx.report.issues.push(format!(
+            "{waiting} pending SleepTasks wait for the next cycle (at most {TASKS_PER_CYCLE} a cycle, most urgent first)"
+        ));
+    }
+    let order: Vec<String> = tasks
+        .iter()
+        .take(TASKS_PER_CYCLE)
+        .map(|(p, _, t)| format!("\"{}\" ({p})", s(t, &["name"])))
+        .collect();
+    let tasks: Vec<Value> = tasks
+        .into_iter()
+        .take(TASKS_PER_CYCLE)
+        .map(|(_, _, t)| t)
+        .collect();
     let mut by_action: BTreeMap<String, i64> = BTreeMap::new();
     for (i, t) in tasks.iter().enumerate() {
         cx.cancelled()?;
@@ -145,6 +218,7 @@ pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         cx.progress(Some(format!("task \"{name}\": {result}")), false);
     }
     cx.count("tasks", tasks.len() as i64);
+    cx.count("tasks_waiting", waiting as i64);
     if !tasks.is_empty() {
         cx.line(format!(
             "Processed {} SleepTasks ({})",
@@ -154,6 +228,16 @@ pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 .map(|(a, n)| format!("{n} {a}"))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ));
+        let shown = order.len().min(10);
+        cx.line(format!(
+            "SleepTasks by priority: {}{}",
+            order[..shown].join(", "),
+            if order.len() > shown {
+                format!(" and {} more", order.len() - shown)
+            } else {
+                String::new()
+            }
         ));
     }
     Ok(())
