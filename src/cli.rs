@@ -377,9 +377,18 @@ pub enum Cmd {
         /// The cycle's clock (RFC 3339; default now)
         #[arg(long)]
         now: Option<String>,
-        /// Parameters as JSON (stale_event_threshold_days, memory_strength_decay_factor, ...)
+        /// Parameters as JSON (stale_event_threshold_days, memory_strength_decay_factor, ...), over the memory's saved ones
         #[arg(long)]
         params: Option<String>,
+        /// Save the parameters (the saved ones with --params over them) as the memory's own, used by every cycle after (scheduled ones too); runs no cycle
+        #[arg(long, conflicts_with = "reset_params")]
+        save_params: bool,
+        /// Forget the memory's saved parameters (cycles use the defaults again); runs no cycle
+        #[arg(long)]
+        reset_params: bool,
+        /// Who saves the parameters (the audit's actor)
+        #[arg(long, default_value = "operator")]
+        by: String,
         /// Print the report as JSON
         #[arg(long)]
         json: bool,
@@ -1050,10 +1059,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             trigger,
             now,
             params,
+            save_params,
+            reset_params,
+            by,
             json,
             quiet,
         }) => {
             let mut nx = open(&target)?;
+            if save_params || reset_params {
+                return reflect::save_params(&mut nx, params, reset_params, &by);
+            }
             reflect::sleep(
                 &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
             )

@@ -1673,3 +1673,57 @@ fn conflicting_subagent_writes_are_marked_in_reflections() {
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("⚠ conflicts with #"), "{s}");
 }
+
+/// The Sleep pane's parameters saved for the memory (issue 39, build 3):
+/// `S` saves them, audited as the operator; a new console opens with them,
+/// and the scheduled cycles run with them.
+#[test]
+fn sleep_pane_saves_the_parameters_for_every_cycle() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('p'));
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "3\n");
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Not saved"), "{s}");
+    key(&mut a, KeyCode::Char('S'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("this memory's saved parameters"), "{s}");
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(s, _)| s.contains("stale_event_threshold_days")),
+        "{:?}",
+        a.status
+    );
+    let (saved, who) = a.with_nexus(|nx| {
+        let saved = somnus::sleep::params::saved(nx).expect("saved");
+        let who = nx
+            .audit_list(&Default::default())
+            .expect("audit")
+            .into_iter()
+            .next()
+            .map(|e| (e.actor, e.trigger))
+            .expect("an entry");
+        (saved, who)
+    });
+    assert_eq!(saved.params.stale_event_threshold_days, 3);
+    assert_eq!(saved.keys, vec!["stale_event_threshold_days".to_string()]);
+    assert_eq!(
+        who,
+        (
+            "operator".to_string(),
+            "console: save sleep parameters".to_string()
+        )
+    );
+    // `u` goes back to what is saved
+    key(&mut a, KeyCode::Char('D'));
+    key(&mut a, KeyCode::Char('u'));
+    assert_eq!(a.sleep.params.stale_event_threshold_days, 3);
+    // an agent cannot change them
+    let v = a.with_nexus(|nx| {
+        nx.kip(r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$system"} SET ATTRIBUTES { sleep_parameters: { archive_threshold: 0.99 } } } }"#)
+            .to_json()
+    });
+    assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
+}

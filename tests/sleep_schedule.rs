@@ -298,3 +298,56 @@ fn a_threshold_cycle_runs_the_phases_that_address_its_targets() {
         report.phases[2].lines
     );
 }
+
+/// Scheduled cycles run with the memory's saved parameters (issue 39,
+/// build 3); a saved value that cannot be applied is said in the report.
+#[test]
+fn scheduled_cycles_use_the_memorys_saved_parameters() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    events(&mut nx, 2);
+    let who = somnus::audit::Who {
+        actor: "ops-lead".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let p = somnus::sleep::Params::default()
+        .with_json(&serde_json::json!({"stale_event_threshold_days": 3, "archive_threshold": 0.2}))
+        .expect("params");
+    let saved = somnus::sleep::params::save(&mut nx, &p, &who).expect("save");
+    assert_eq!(saved.len(), 2, "{saved:?}");
+    let s = Schedule::default();
+    let line = somnus::sleep::schedule::run_due(&mut nx, &s, Duration::from_secs(600), None)
+        .expect("run")
+        .expect("a catch-up cycle");
+    assert!(line.starts_with("full cycle #"), "{line}");
+    let run = somnus::sleep::cycle::runs(&nx, 1).expect("runs")[0].run;
+    let rep = somnus::sleep::cycle::report(&nx, run)
+        .expect("report")
+        .expect("kept");
+    assert_eq!(rep.params.stale_event_threshold_days, 3);
+    assert_eq!(rep.params.archive_threshold, 0.2);
+    // a value saved by an older somnus, or out of range, is left out and said
+    nx.connection_for_checks()
+        .expect("sqlite")
+        .execute(
+            "UPDATE concepts SET attributes = json_set(attributes, '$.sleep_parameters', json('{\"stale_event_threshold_days\": 5, \"dream_depth\": 3, \"archive_threshold\": 7}')) WHERE type = 'Person' AND name = '$system'",
+            [],
+        )
+        .expect("edit");
+    let saved = somnus::sleep::params::saved(&nx).expect("saved");
+    assert_eq!(saved.params.stale_event_threshold_days, 5);
+    assert_eq!(
+        saved.params.archive_threshold,
+        somnus::sleep::Params::default().archive_threshold
+    );
+    assert_eq!(saved.problems.len(), 2, "{:?}", saved.problems);
+    let o = somnus::sleep::Options::saved(&nx, Scope::Daydream, "2026-11-20T03:00:00Z")
+        .expect("options");
+    let rep =
+        somnus::sleep::run(&mut nx, &o, &mut somnus::sleep::Heuristic, None, None).expect("cycle");
+    assert!(
+        rep.issues.iter().any(|i| i.contains("dream_depth")),
+        "{:?}",
+        rep.issues
+    );
+}

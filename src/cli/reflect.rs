@@ -35,6 +35,49 @@ pub fn reasoner(name: &str) -> Result<Box<dyn sleep::Reasoner>> {
     }
 }
 
+/// `somnus sleep --save-params` / `--reset-params`: the memory's own sleep
+/// parameters, saved as `by`.
+pub fn save_params(nx: &mut Nexus, params: Option<String>, reset: bool, by: &str) -> Result<i32> {
+    let mut p = if reset {
+        sleep::Params::default()
+    } else {
+        sleep::params::saved(nx)
+            .map_err(|e| eyre!("{}: {}", e.code, e.message))?
+            .params
+    };
+    if let Some(text) = params {
+        if reset {
+            return Err(eyre!("--reset-params takes no --params"));
+        }
+        let over: Value =
+            serde_json::from_str(&text).map_err(|e| eyre!("--params is not JSON: {e}"))?;
+        p = p.with_json(&over).map_err(|e| eyre!("--params: {e}"))?;
+    }
+    let who = Who {
+        actor: by.to_string(),
+        trigger: if reset {
+            "somnus sleep --reset-params".into()
+        } else {
+            "somnus sleep --save-params".into()
+        },
+        reason: None,
+    };
+    match sleep::params::save(nx, &p, &who) {
+        Ok(values) if values.is_empty() => {
+            crate::say!("no sleep parameters saved: every cycle uses the defaults");
+            Ok(0)
+        }
+        Ok(values) => {
+            crate::say!("saved sleep parameters (every cycle uses them, scheduled ones too):");
+            for (k, v) in values {
+                crate::say!("  {k} = {v}");
+            }
+            Ok(0)
+        }
+        Err(e) => fail(e),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn sleep(
     nx: &mut Nexus,
@@ -53,7 +96,12 @@ pub fn sleep(
             "unknown trigger `{trigger}` (scheduled, threshold or on_demand)"
         ));
     }
-    let mut opts = sleep::Options::new(scope, &at.unwrap_or_else(now));
+    // the memory's saved parameters, with --params over them
+    let mut opts = sleep::Options::saved(nx, scope, &at.unwrap_or_else(now))
+        .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+    for n in &opts.notes {
+        crate::say_err!("{n}");
+    }
     opts.trigger = trigger.to_string();
     if let Some(p) = params {
         let over: Value =

@@ -39,9 +39,15 @@ fn protected_values() -> String {
 }
 
 /// Attributes of `$self` and `$system` that only the system writes: the
-/// core directives, and the sleep cycle's log and last run (which only a
-/// write made as `$system`, the cycle's, may set).
-pub const SYSTEM_KEYS: [&str; 3] = ["core_directives", "maintenance_log", "last_sleep_cycle"];
+/// core directives, and the sleep cycle's log, last run and saved
+/// parameters (which only a maintenance write, the cycle's or an
+/// operator's setting, may set).
+pub const SYSTEM_KEYS: [&str; 4] = [
+    "core_directives",
+    "maintenance_log",
+    "last_sleep_cycle",
+    "sleep_parameters",
+];
 
 /// Whether `key` is one of [`SYSTEM_KEYS`].
 pub fn is_system_key(key: &str) -> bool {

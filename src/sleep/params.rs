@@ -88,6 +88,97 @@ impl Params {
     }
 }
 
+/// Where a memory keeps its own sleep parameters: this attribute of
+/// `$system`, an object of the values that differ from the defaults. Only
+/// an operator's write (the CLI's `somnus sleep --save-params`, the
+/// console's Sleep pane) or the system sets it; an agent's write is refused
+/// (`KIP_3004`), as for the maintenance log.
+pub const SAVED_KEY: &str = "sleep_parameters";
+
+/// A memory's saved sleep parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saved {
+    /// The defaults with every saved value that is valid applied.
+    pub params: Params,
+    /// The keys saved (valid ones).
+    pub keys: Vec<String>,
+    /// Saved values that could not be applied (unknown key, out of range),
+    /// each saying why; the default stands for them.
+    pub problems: Vec<String>,
+}
+
+/// The parameters saved in a memory (the defaults when none are).
+pub fn saved(nx: &crate::engine::Nexus) -> crate::kip::KipResult<Saved> {
+    let mut out = Saved {
+        params: Params::default(),
+        keys: Vec::new(),
+        problems: Vec::new(),
+    };
+    let Some(sys) = crate::store::concept_by_type_name(nx.db(), "Person", "$system")? else {
+        return Ok(out);
+    };
+    match sys.attributes.get(SAVED_KEY) {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(o)) => {
+            for (k, v) in o {
+                let one = serde_json::json!({ k.clone(): v.clone() });
+                match out.params.with_json(&one) {
+                    Ok(p) => {
+                        out.params = p;
+                        out.keys.push(k.clone());
+                    }
+                    Err(e) => out
+                        .problems
+                        .push(format!("saved sleep parameter ignored: {e}")),
+                }
+            }
+        }
+        Some(other) => out.problems.push(format!(
+            "saved sleep parameters ignored: {SAVED_KEY} is not an object ({other})"
+        )),
+    }
+    Ok(out)
+}
+
+/// The values of `p` that differ from the defaults, as saved.
+pub fn changed(p: &Params) -> serde_json::Map<String, Value> {
+    let d = serde_json::to_value(Params::default()).unwrap_or(Value::Null);
+    let mut out = serde_json::Map::new();
+    if let Ok(Value::Object(o)) = serde_json::to_value(p) {
+        for (k, v) in o {
+            if d.get(&k) != Some(&v) {
+                out.insert(k, v);
+            }
+        }
+    }
+    out
+}
+
+/// Saves `p` as the memory's sleep parameters (the values that differ from
+/// the defaults; saving the defaults clears them), as `who`, audited like
+/// any write. Returns what was saved.
+pub fn save(
+    nx: &mut crate::engine::Nexus,
+    p: &Params,
+    who: &crate::audit::Who,
+) -> crate::kip::KipResult<serde_json::Map<String, Value>> {
+    p.validate().map_err(crate::kip::KipError::constraint)?;
+    let values = changed(p);
+    let text = format!(
+        r#"UPSERT {{ CONCEPT ?s {{ {{type: "Person", name: "$system"}} SET ATTRIBUTES {{ {SAVED_KEY}: :p }} }} }}"#
+    );
+    let mut params = serde_json::Map::new();
+    params.insert("p".into(), Value::Object(values.clone()));
+    let cmd = crate::kip::parse(&text, &params)?;
+    // an operator's setting, written as maintenance: `$system`'s origin
+    // stays as it was
+    let was = nx.set_maintaining(true);
+    let out = nx.exec_as(&cmd, &text, who, false, false);
+    nx.set_maintaining(was);
+    out?;
+    Ok(values)
+}
+
 /// Checks a stale-days value given on its own (`somnus health`).
 pub fn check_days(name: &str, days: i64) -> Result<i64, String> {
     if (0..=MAX_DAYS).contains(&days) {

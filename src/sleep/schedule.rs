@@ -338,10 +338,13 @@ pub fn run_due(
     let Some(d) = due(nx, now, s)? else {
         return Ok(None);
     };
-    let mut opts = super::Options::new(
+    // the memory's saved parameters (`somnus sleep --save-params`, the
+    // console's Sleep pane), the defaults where none are saved
+    let mut opts = super::Options::saved(
+        nx,
         d.scope,
         &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    );
+    )?;
     opts.trigger = format!("{}: {}", d.trigger, d.reason);
     opts.targets = d.targets.clone();
     let cancel = Arc::new(AtomicBool::new(false));

@@ -126,6 +126,8 @@ pub enum Job {
         llm: bool,
     },
     Runs,
+    /// Save the sleep parameters as the memory's own.
+    SaveParams(crate::sleep::Params),
     RunReport(i64),
     Contradictions,
     Resolve {
@@ -275,10 +277,13 @@ pub enum JobOutput {
             (
                 Vec<crate::sleep::cycle::RunSummary>,
                 Vec<crate::sleep::maintainer::Holder>,
+                crate::sleep::params::Saved,
             ),
             String,
         >,
     ),
+    /// The sleep parameters saved as the memory's own.
+    ParamsSaved(Result<crate::sleep::params::Saved, String>),
     RunReport(Result<Option<Box<crate::sleep::Report>>, String>),
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
     Audit(Result<Vec<crate::audit::Entry>, String>),

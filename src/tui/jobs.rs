@@ -82,9 +82,27 @@ impl Job {
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
             Job::Runs => JobOutput::Runs(
                 crate::sleep::cycle::runs(nx, 200)
-                    .and_then(|r| Ok((r, crate::sleep::maintainer::holders(nx)?)))
+                    .and_then(|r| {
+                        Ok((
+                            r,
+                            crate::sleep::maintainer::holders(nx)?,
+                            crate::sleep::params::saved(nx)?,
+                        ))
+                    })
                     .map_err(|e| e.message),
             ),
+            Job::SaveParams(p) => {
+                let who = crate::audit::Who {
+                    actor: "operator".into(),
+                    trigger: "console: save sleep parameters".into(),
+                    reason: None,
+                };
+                JobOutput::ParamsSaved(
+                    crate::sleep::params::save(nx, &p, &who)
+                        .and_then(|_| crate::sleep::params::saved(nx))
+                        .map_err(|e| format!("{}: {}", e.code, e.message)),
+                )
+            }
             Job::RunReport(id) => JobOutput::RunReport(
                 crate::sleep::cycle::report(nx, id)
                     .map(|o| o.map(Box::new))

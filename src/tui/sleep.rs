@@ -45,6 +45,8 @@ pub struct SleepPane {
     pub clock: Option<String>,
     /// The parameters the next cycle runs with.
     pub params: Params,
+    /// The memory's saved parameters, as last read (None: not read yet).
+    saved: Option<Params>,
     /// The LLM reasoner instead of the heuristic one.
     pub llm: bool,
     /// The parameter popup: the selected row, and the value being typed.
@@ -132,6 +134,7 @@ impl SleepPane {
             error: None,
             clock: None,
             params: Params::default(),
+            saved: None,
             llm: false,
             editing: None,
         }
@@ -221,6 +224,10 @@ impl SleepPane {
                 }
             }
             KeyCode::Char('D') => self.params = Params::default(),
+            KeyCode::Char('S') => return vec![Action::Spawn(Job::SaveParams(self.params.clone()))],
+            KeyCode::Char('u') => {
+                self.params = self.saved.clone().unwrap_or_default();
+            }
             KeyCode::Enter => self.editing = Some((row, Some(String::new()))),
             _ => {}
         }
@@ -244,6 +251,10 @@ impl SleepPane {
                 Span::raw(" type  "),
                 Span::styled("d/D", theme::key()),
                 Span::raw(" default one/all  "),
+                Span::styled("S", theme::key()),
+                Span::raw(" save  "),
+                Span::styled("u", theme::key()),
+                Span::raw(" saved  "),
                 Span::styled("Esc", theme::key()),
                 Span::raw(" done "),
             ]));
@@ -279,10 +290,19 @@ impl SleepPane {
             lines.push(Line::styled(text, st));
         }
         lines.push(Line::raw(""));
-        lines.push(Line::styled(
-            "The values apply to the cycles started from here; the report records them.",
-            theme::dim(),
-        ));
+        let saved = self.saved.clone().unwrap_or_default();
+        let (say, st) = if self.params == saved {
+            (
+                "These are this memory's saved parameters: every cycle uses them, scheduled ones too.",
+                theme::dim(),
+            )
+        } else {
+            (
+                "Not saved: they apply to the cycles started here (S saves them for every cycle, u goes back).",
+                theme::warn(),
+            )
+        };
+        lines.push(Line::styled(super::component::fit(say, w), st));
         f.render_widget(Paragraph::new(lines), inner);
     }
 
@@ -424,6 +444,7 @@ impl Component for SleepPane {
                 hint("←→", "change"),
                 hint("Enter", "type a value"),
                 hint("d", "default"),
+                hint("S", "save for every cycle"),
                 hint("Esc", "done"),
             ];
         }
@@ -570,10 +591,16 @@ impl Component for SleepPane {
             }
             Action::Done(JobOutput::Runs(r)) => {
                 match r {
-                    Ok((v, h)) => {
+                    Ok((v, h, saved)) => {
                         self.runs = v.clone();
                         self.holders = h.clone();
                         self.error = None;
+                        // the saved values, unless the operator is editing
+                        // values of their own
+                        if self.params == self.saved.clone().unwrap_or_default() {
+                            self.params = saved.params.clone();
+                        }
+                        self.saved = Some(saved.params.clone());
                     }
                     Err(e) => self.error = Some(e.clone()),
                 }
@@ -581,6 +608,21 @@ impl Component for SleepPane {
                 self.sel = self.sel.min(self.runs.len().saturating_sub(1));
                 vec![]
             }
+            Action::Done(JobOutput::ParamsSaved(r)) => match r {
+                Ok(saved) => {
+                    self.saved = Some(saved.params.clone());
+                    self.params = saved.params.clone();
+                    let what = if saved.keys.is_empty() {
+                        "the defaults (nothing saved)".to_string()
+                    } else {
+                        saved.keys.join(", ")
+                    };
+                    vec![Action::Status(format!(
+                        "sleep parameters saved for this memory: {what}; every cycle uses them, scheduled ones too"
+                    ))]
+                }
+                Err(e) => vec![Action::Error(e.clone())],
+            },
             Action::Done(JobOutput::RunReport(r)) => {
                 match r {
                     Ok(Some(rep)) => {

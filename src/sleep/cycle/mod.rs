@@ -256,9 +256,23 @@ pub struct Options {
     /// `orphans`, `stale_events`): the cycle runs the phase that addresses
     /// each, beside its scope's.
     pub targets: Vec<String>,
+    /// Lines the report starts its issues with (saved parameters that could
+    /// not be applied).
+    pub notes: Vec<String>,
 }
 
 impl Options {
+    /// Options whose parameters are the memory's saved ones (the defaults
+    /// where none are saved); a saved value that cannot be applied is a
+    /// note in the report.
+    pub fn saved(nx: &Nexus, scope: Scope, now: &str) -> KipResult<Options> {
+        let saved = super::params::saved(nx)?;
+        let mut o = Options::new(scope, now);
+        o.params = saved.params;
+        o.notes = saved.problems;
+        Ok(o)
+    }
+
     pub fn new(scope: Scope, now: &str) -> Options {
         Options {
             scope,
@@ -266,6 +280,7 @@ impl Options {
             now: now.to_string(),
             params: Params::default(),
             targets: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -1131,6 +1146,7 @@ fn run_started(
         health_issues: Vec::new(),
     };
     cx.report.reasoner = cx.reasoner.name().into();
+    cx.report.issues.extend(opts.notes.iter().cloned());
     // (status, what the report says)
     let mut failure: Option<(String, String)> = None;
     let mut failed_phases = 0usize;
