@@ -1490,3 +1490,141 @@ fn insights_written_after_the_last_cycle_in_another_offset_are_reviewed() {
     let text = rep.markdown();
     assert!(text.contains("Reviewed 2 Insights"), "{text}");
 }
+
+/// 1B: Experiences the recorder left unscored get a learning value from
+/// their signals, so 5D compiles them (issue 39: before, no Skill was ever
+/// compiled unless the recorder set one); a value already set is kept.
+#[test]
+fn experiences_are_scored_for_learning_value_and_then_compiled() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deployments(&mut nx, 85);
+    kip(
+        &mut nx,
+        r#"DELETE ATTRIBUTES {"learning_value"} FROM ?x WHERE { ?x {type: "Experience"} }"#,
+    );
+    // one the recorder scored: kept as it is
+    experience(
+        &mut nx,
+        "Renamed a variable",
+        true,
+        12,
+        &[("action", "Rename the variable", "tests pass", false)],
+    );
+    let rep = cycle(&mut nx);
+    let v = kip(
+        &mut nx,
+        r#"FIND(?x.name, ?x.attributes.learning_value, ?x.attributes.learning_value_basis) WHERE { ?x {type: "Experience"} } ORDER BY ?x.name ASC"#,
+    );
+    let rows: Vec<(String, f64, String)> = v
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap_or("").to_string(),
+                r[1].as_f64().unwrap_or(-1.0),
+                r[2].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let get = |n: &str| rows.iter().find(|r| r.0 == n).cloned().expect(n);
+    // the failed attempt with a prediction error, beside successes of the
+    // same goal, is the one most worth learning from
+    let failed = get("Deploy 45 mismatch");
+    assert!(failed.1 >= 70.0, "{failed:?}");
+    assert!(failed.2.contains("prediction error"), "{failed:?}");
+    assert!(failed.2.contains("goal recurs"), "{failed:?}");
+    let ok = get("Deploy 41 mismatch");
+    assert!(ok.1 > 30.0 && ok.1 < failed.1, "{ok:?}");
+    assert_eq!(get("Renamed a variable").1, 12.0);
+    assert_eq!(get("Renamed a variable").2, "");
+    assert_eq!(rep.count("learning_value_scored"), 3);
+    let skills = proposed(&nx, &rep, "skill");
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    // (the helper gives every Experience the same goal: all four are one
+    // group)
+    assert!(skills[0].contains("from 4 Experiences"), "{skills:?}");
+    // where the Experiences came from is untouched
+    let src = kip(
+        &mut nx,
+        r#"FIND(?x.metadata.source) WHERE { ?x {type: "Experience", name: "Deploy 45 mismatch"} }"#,
+    );
+    assert_ne!(src, json!(["LearningValueScoring"]), "{src}");
+}
+
+/// `consolidate_to_semantic` on an Experience proposes the lesson it
+/// states as an Insight (issue 39: the task ended "nothing to change").
+#[test]
+fn an_experience_consolidated_to_semantic_gives_its_lesson_as_an_insight() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deployments(&mut nx, 50);
+    experience(&mut nx, "Quiet attempt", true, 20, &[]);
+    kip(
+        &mut nx,
+        r#"DELETE ATTRIBUTES {"outcome"} FROM ?x WHERE { ?x {type: "Experience", name: "Quiet attempt"} }"#,
+    );
+    for (task, target) in [
+        ("learn from deploy 45", "Deploy 45 mismatch"),
+        ("learn from the quiet one", "Quiet attempt"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?t {{ {{type: "SleepTask", name: "{task}"}}
+             SET ATTRIBUTES {{ target_type: "Experience", target_name: "{target}", requested_action: "consolidate_to_semantic", reason: "test", status: "pending", priority: 2 }}
+             SET PROPOSITIONS {{ ("assigned_to", {{type: "Person", name: "$system"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let items: Vec<proposals::Item> = proposals::items(&nx, rep.proposal.expect("proposal"))
+        .expect("items")
+        .into_iter()
+        .filter(|i| i.title.starts_with("Insight"))
+        .collect();
+    assert_eq!(items.len(), 1, "{items:?}");
+    let it = &items[0];
+    assert!(it.title.contains("Deploy 45 mismatch"), "{}", it.title);
+    assert_eq!(it.params["class"], "lesson_learned");
+    assert_eq!(it.params["trigger"], "expected the tables to match");
+    let quiet = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.result) WHERE { ?t {type: "SleepTask", name: "learn from the quiet one"} }"#,
+    );
+    assert!(
+        quiet[0]
+            .as_str()
+            .is_some_and(|r| r.contains("no outcome and no prediction error")),
+        "{quiet}"
+    );
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    proposals::approve(
+        &mut nx,
+        it.proposal,
+        Some(&[it.seq]),
+        &Default::default(),
+        &who,
+    )
+    .expect("approve");
+    let v = kip(
+        &mut nx,
+        r#"FIND(?i.name, ?x.attributes.consolidation_status) WHERE {
+  ?x {type: "Experience", name: "Deploy 45 mismatch"}
+  (?x, "derived_insight", ?i)
+  (?i, "derived_from", ?x)
+  ({type: "Person", name: "$self"}, "learned", ?i)
+}"#,
+    );
+    assert_eq!(
+        v,
+        json!([
+            ["Lesson: Diagnose a deployment database mismatch"],
+            ["partially_consolidated"]
+        ]),
+        "{v}"
+    );
+}

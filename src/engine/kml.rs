@@ -189,6 +189,22 @@ impl<'c> WriteCtx<'c> {
             return new;
         }
         for k in ORIGIN_KEYS {
+            // an element whose origin was never recorded does not get the
+            // maintainer's as its own: that would say the phase made it
+            if !old.contains_key(k) {
+                if let Some(v) = new.shift_remove(k) {
+                    match k {
+                        "source" => {
+                            new.insert("maintained_by".into(), v);
+                        }
+                        "created_at" => {
+                            new.insert("maintained_at".into(), v);
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
             if let Some(was) = old.get(k)
                 && new.get(k) != Some(was)
             {

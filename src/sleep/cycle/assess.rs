@@ -134,6 +134,8 @@ pub(super) fn assess(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     if scored_n > 0 {
         cx.line(format!("Scored salience of {scored_n} Events"));
     }
+    // 1B: learning value of the Experiences that have none
+    super::learning_value::score_experiences(cx, nx)?;
     if cx.opts.scope == Scope::Daydream {
         daydream_flags(cx, nx)?;
     }

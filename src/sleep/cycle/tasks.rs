@@ -104,11 +104,18 @@ pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             json!({"n": name, "ts": cx.opts.now}),
             "SleepTask taken up",
         )?;
+        // why a known action found nothing to do, when it can say
+        let mut nothing_because: Option<String> = None;
         let drafts = match action.as_str() {
             "reclassify" if tt == "Domain" && tn == "Unsorted" => unsorted_drafts(cx, nx)?,
             "reclassify" => classify_drafts(cx, nx, &[(tt.clone(), tn.clone())], "reclassify")?,
             "merge_check" | "merge_duplicates" => duplicate_drafts(cx, nx, Some((&tt, &tn)))?,
             "archive" => archive_drafts(cx, nx, &tt, &tn, &format!("SleepTask \"{name}\""))?,
+            "consolidate_to_semantic" if tt == "Experience" => {
+                let (d, why) = super::experience_lessons::lesson_drafts(nx, &tn, &cx.opts.now)?;
+                nothing_because = why;
+                d
+            }
             "consolidate_to_semantic" => {
                 let ev = find(
                     nx,
@@ -192,7 +199,9 @@ pub(super) fn sleep_tasks(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         } else if action == "review" {
             format!("reviewed {tt} {tn}: findings in sleep run #{}", cx.run)
         } else if keys.is_empty() {
-            if n == 0 {
+            if let Some(why) = nothing_because {
+                why
+            } else if n == 0 {
                 "nothing to change".to_string()
             } else {
                 "already proposed or decided before".to_string()
