@@ -919,3 +919,33 @@ fn sleep_tasks_run_most_urgent_first_however_the_priority_is_written() {
         "{line}"
     );
 }
+
+/// 12D: a superseded link is history; one carrying a TTL is kept and
+/// reported, never deleted (issue 39: it was kept without a word).
+#[test]
+fn a_superseded_link_with_a_ttl_is_kept_and_reported() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?p { {type: "$PropositionType", name: "lives_in"} SET ATTRIBUTES { description: "home" } }
+  CONCEPT ?t { {type: "$ConceptType", name: "City"} }
+  CONCEPT ?c { {type: "City", name: "Lyon"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("lives_in", ?c) WITH METADATA { superseded: true, superseded_at: "2026-03-01T00:00:00Z", expires_at: "2026-06-01T00:00:00Z" } } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let left = kip(
+        &mut nx,
+        r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Person", name: "Ada"}, "lives_in", ?c) }"#,
+    );
+    assert_eq!(left, json!(1));
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.contains("superseded link Ada lives_in Lyon") && i.contains("history")),
+        "{:?}",
+        rep.issues
+    );
+    assert_eq!(rep.count("superseded_links_with_ttl"), 1);
+}

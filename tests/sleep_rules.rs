@@ -1628,3 +1628,53 @@ fn an_experience_consolidated_to_semantic_gives_its_lesson_as_an_insight() {
         "{v}"
     );
 }
+
+/// Phase 6: the duplicate's better values reach the canonical node before
+/// the merge (issue 39: MERGE kept the canonical value on every conflict,
+/// so a richer or fuller value on the duplicate was lost); a conflict the
+/// canonical value wins is named in the rationale.
+#[test]
+fn a_merge_keeps_the_duplicates_better_values_and_names_those_it_drops() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Person", name: "Marie Curie"} SET ATTRIBUTES { born: "1867", city: "Paris", languages: ["Polish"], role: "" } }
+  CONCEPT ?b { {type: "Person", name: "marie curie"} SET ATTRIBUTES { born: "1868", city: "Paris, France", languages: ["French"], role: "physicist" } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let id = rep.proposal.expect("a proposal");
+    let item = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.class == "merge")
+        .expect("a merge");
+    assert!(item.rationale.contains("born"), "{}", item.rationale);
+    proposals::approve(
+        &mut nx,
+        id,
+        Some(&[item.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.name == "Marie Curie" || ?p.name == "marie curie") }"#,
+    );
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    let a = &v[0];
+    assert_eq!(a["city"], "Paris, France", "{a}");
+    assert_eq!(a["role"], "physicist", "{a}");
+    let langs = a["languages"].as_array().cloned().unwrap_or_default();
+    assert!(
+        langs.contains(&json!("Polish")) && langs.contains(&json!("French")),
+        "{a}"
+    );
+}

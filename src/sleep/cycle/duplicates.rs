@@ -178,6 +178,29 @@ WHERE {{
 }}"#
             ));
         }
+        // the duplicates' better values go onto the canonical node first:
+        // MERGE only fills what it lacks (instructions, phase 6)
+        let (better, kept_notes) = better_values(
+            &nodes[keep],
+            &dups.iter().map(|&d| &nodes[d]).collect::<Vec<_>>(),
+        );
+        if !better.is_empty() {
+            let mut sets = Vec::new();
+            for (j, (attr, v)) in better.iter().enumerate() {
+                sets.push(format!("{}: :better_{j}", Value::String(attr.clone())));
+                params[format!("better_{j}")] = v.clone();
+            }
+            commands.insert(
+                0,
+                format!(
+                    "UPSERT {{ CONCEPT ?canonical {{ {{type: :type, name: :canonical_name}} SET ATTRIBUTES {{ {} }} }} }}",
+                    sets.join(", ")
+                ),
+            );
+        }
+        for n in kept_notes {
+            reasons.push(n);
+        }
         let names: Vec<String> = dups
             .iter()
             .map(|&d| format!("\"{}\"", named[d].name))
@@ -206,6 +229,104 @@ WHERE {{
         });
     }
     Ok(drafts)
+}
+
+fn empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+fn confidence_of(n: &Value) -> f64 {
+    n.pointer("/metadata/confidence")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.5)
+}
+
+/// The attribute values of the duplicates that are better than the
+/// canonical node's, to write onto it before the merge (MERGE keeps the
+/// canonical value on a conflict): where the canonical value is empty;
+/// lists joined; a text that says more and contains the canonical one
+/// ("Berlin" → "Berlin, Germany"); the value of a duplicate recorded with
+/// more confidence. A conflict the canonical value wins is said, so the
+/// operator sees the value the merge drops. Aliases are MERGE's to join.
+pub(super) fn better_values(
+    canonical: &Value,
+    dups: &[&Value],
+) -> (Map<String, Value>, Vec<String>) {
+    let mut out: Map<String, Value> = Map::new();
+    let mut notes = Vec::new();
+    let base = canonical
+        .get("attributes")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let cc = confidence_of(canonical);
+    for d in dups {
+        let dname = s(d, &["name"]);
+        let dc = confidence_of(d);
+        let Some(attrs) = d.get("attributes").and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, dv) in attrs {
+            if k == "aliases" || k.starts_with('_') || empty(dv) {
+                continue;
+            }
+            let cur = out.get(k).or_else(|| base.get(k)).cloned();
+            let Some(cv) = cur else {
+                continue; // MERGE fills what the canonical node lacks
+            };
+            if &cv == dv {
+                continue;
+            }
+            let pick = if empty(&cv) {
+                Some((
+                    dv.clone(),
+                    format!("{k}: \"{dname}\"'s value, the canonical one was empty"),
+                ))
+            } else if let (Value::Array(a), Value::Array(b)) = (&cv, dv) {
+                let mut joined = a.clone();
+                for x in b {
+                    if !joined.contains(x) {
+                        joined.push(x.clone());
+                    }
+                }
+                (joined.len() > a.len()).then(|| {
+                    (
+                        Value::Array(joined),
+                        format!("{k}: joined with \"{dname}\"'s"),
+                    )
+                })
+            } else if let (Value::String(a), Value::String(b)) = (&cv, dv)
+                && b.len() > a.len()
+                && b.to_lowercase().contains(&a.to_lowercase())
+            {
+                Some((
+                    dv.clone(),
+                    format!("{k}: \"{b}\" from \"{dname}\" says more than \"{a}\""),
+                ))
+            } else if dc > cc {
+                Some((
+                    dv.clone(),
+                    format!("{k}: \"{dname}\"'s {dv} (confidence {dc} > {cc})"),
+                ))
+            } else {
+                notes.push(format!(
+                    "{k}: the canonical {cv} is kept over \"{dname}\"'s {dv}"
+                ));
+                None
+            };
+            if let Some((v, why)) = pick {
+                out.insert(k.clone(), v);
+                notes.push(why);
+            }
+        }
+    }
+    (out, notes)
 }
 
 pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {

@@ -244,6 +244,35 @@ WHERE {
             links += 1;
         }
     }
+    // 12D: a superseded link is history and should carry no TTL; one that
+    // does is kept and said, never deleted
+    let mut history_ttl = 0usize;
+    for (p, _) in predicates(nx)? {
+        let v = cx.unlocked(nx, |nx| {
+            find(
+                nx,
+                &format!(
+                    r#"FIND(?link, ?s, ?o) WHERE {{
+  ?link (?s, {}, ?o)
+  FILTER(?link.metadata.superseded == true)
+  FILTER(IS_NOT_NULL(?link.metadata.expires_at))
+}} LIMIT 50"#,
+                    q(&p)
+                ),
+                json!({}),
+            )
+        })?;
+        for r in rows(&v, 3) {
+            history_ttl += 1;
+            suspicious.push(format!(
+                "superseded link {} {p} {} carries expires_at {}: it is history, kept",
+                s(&r[1], &["name"]),
+                s(&r[2], &["name"]),
+                s(&r[0], &["metadata", "expires_at"])
+            ));
+        }
+    }
+    cx.count("superseded_links_with_ttl", history_ttl as i64);
     for s in &suspicious {
         cx.report
             .issues
@@ -284,8 +313,6 @@ WHERE {
 /// Salience at which an Event is a landmark (5A).
 pub const LANDMARK_SALIENCE: f64 = 90.0;
 
-/// The concepts that cite an element as their evidence (`derived_from`
-/// it), by element id.
 /// Whether an Event's or Experience's learning is done: consolidated
 /// (`completed`, or `consolidated` as some writers say) or archived.
 fn trace_done(attrs: &Value) -> bool {
@@ -320,6 +347,8 @@ fn live_parent(nx: &mut Nexus, step: &str, now: &str) -> KipResult<Option<String
     Ok(None)
 }
 
+/// The concepts that cite an element as their evidence (`derived_from`
+/// it), by element id.
 pub(super) fn dependents(nx: &mut Nexus, id: &str) -> KipResult<Vec<Value>> {
     let v = find(
         nx,
