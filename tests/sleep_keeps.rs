@@ -949,3 +949,36 @@ fn a_superseded_link_with_a_ttl_is_kept_and_reported() {
     );
     assert_eq!(rep.count("superseded_links_with_ttl"), 1);
 }
+
+/// 12A.2: a node whose type is not TTL-deletable but carries an expired
+/// TTL is kept, logged, and gets one review SleepTask (issue 39: it was
+/// only logged).
+#[test]
+fn a_ttl_on_a_node_that_may_not_expire_is_kept_and_queued_for_review() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: "Omar"}} SET ATTRIBUTES {{ role: "finance lead" }} }} WITH METADATA {{ expires_at: "{PAST}" }} }}"#
+        ),
+    );
+    let rep = cycle(&mut nx);
+    assert_eq!(count(&mut nx, "Person", "Omar"), json!(1));
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.contains("Person:Omar carries expires_at")),
+        "{:?}",
+        rep.issues
+    );
+    let t = kip(
+        &mut nx,
+        r#"FIND(?t.attributes) WHERE { ?t {type: "SleepTask", name: "Review TTL on Person:Omar"} }"#,
+    );
+    assert_eq!(t[0]["requested_action"], "review", "{t}");
+    assert_eq!(t[0]["target_name"], "Omar", "{t}");
+    // the next cycle takes the task up and does not queue another
+    let rep = cycle(&mut nx);
+    assert_eq!(rep.count("ttl_review_tasks"), 0);
+    assert_eq!(count(&mut nx, "Person", "Omar"), json!(1));
+}

@@ -8,6 +8,7 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut held = Vec::new();
     let mut held_ids: HashSet<String> = HashSet::new();
     let mut suspicious = Vec::new();
+    let mut review_tasks = 0usize;
     let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
     for t in concept_types(nx)? {
         if t == "Domain" || deleted >= cap {
@@ -70,6 +71,12 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 suspicious.push(format!(
                     "{t}:{name} carries expires_at {exp} but is not TTL-deletable"
                 ));
+                // 12A.2: logged, and a review SleepTask for it, never deleted
+                if review_tasks < REVIEW_TASKS_PER_CYCLE
+                    && review_ttl_task(cx, nx, &t, &name, &exp)?
+                {
+                    review_tasks += 1;
+                }
                 continue;
             }
             let cs = s(&attrs, &["consolidation_status"]);
@@ -273,6 +280,7 @@ WHERE {
         }
     }
     cx.count("superseded_links_with_ttl", history_ttl as i64);
+    cx.count("ttl_review_tasks", review_tasks as i64);
     for s in &suspicious {
         cx.report
             .issues
@@ -308,6 +316,49 @@ WHERE {
         held.len()
     ));
     Ok(())
+}
+
+/// Review SleepTasks a cycle creates for suspicious TTLs at most.
+pub const REVIEW_TASKS_PER_CYCLE: usize = 20;
+
+/// A `review` SleepTask for a node that carries a TTL its type does not
+/// allow (most likely a statement-level `WITH METADATA` default that
+/// spread onto it), unless one for it exists already. Whether one was made.
+fn review_ttl_task(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    ty: &str,
+    name: &str,
+    exp: &str,
+) -> KipResult<bool> {
+    let task = format!("Review TTL on {ty}:{name}");
+    let exists = find(
+        nx,
+        r#"FIND(COUNT(?t)) WHERE { ?t {type: "SleepTask"} FILTER(?t.name == :n) }"#,
+        json!({"n": task}),
+    )?;
+    if count_of(&exists) > 0 {
+        return Ok(false);
+    }
+    write(
+        cx,
+        nx,
+        r#"UPSERT { CONCEPT ?task { {type: "SleepTask", name: :task}
+  SET ATTRIBUTES { target_type: :ty, target_name: :name, requested_action: "review", reason: :reason, status: "pending", priority: 2 }
+  SET PROPOSITIONS { ("assigned_to", {type: "Person", name: "$system"}) ("belongs_to_domain", {type: "Domain", name: "System"}) } } }
+WITH METADATA { source: "TTLReclamation", author: "$system", created_at: :ts }"#,
+        json!({
+            "task": task,
+            "ty": ty,
+            "name": name,
+            "reason": format!("{ty}:{name} carries expires_at {exp}, but a {ty} is not TTL-deletable: most likely a statement-level WITH METADATA default; remove the TTL, or mark the node memory_tier short-term if it is meant to go"),
+            "ts": cx.opts.now,
+        }),
+        &format!(
+            "TTL reclamation: {ty}:{name} has a TTL its type does not allow; a review task, not a deletion"
+        ),
+    )?;
+    Ok(true)
 }
 
 /// Salience at which an Event is a landmark (5A).
