@@ -1678,3 +1678,48 @@ fn a_merge_keeps_the_duplicates_better_values_and_names_those_it_drops() {
         "{a}"
     );
 }
+
+/// 10A and 10B: a connection no registered associative predicate can make
+/// is logged for review, and the memory's gaps (a Person known by name
+/// only, key concepts of Events no concept holds) are reported (issue 39:
+/// both were silent).
+#[test]
+fn unmatched_connections_and_schema_gaps_are_reported() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?c { {type: "Topic", name: "Chess"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+  CONCEPT ?lena { {type: "Person", name: "Lena"} }
+  CONCEPT ?kim { {type: "Person", name: "Kim"} SET PROPOSITIONS { ("mentions", ?c) } }
+}"#,
+    );
+    for i in 0..5 {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Chess club {i}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-11-1{i}T18:00:00Z", content_summary: "Ada played chess at the club", participants: ["Ada"], key_concepts: ["Chess", "Queen's Gambit"] }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let recs = rep.recommendations.join("\n");
+    assert!(
+        recs.contains("no registered associative predicate can link")
+            && recs.contains("Ada (Person) and Chess (Topic) share 5 Events"),
+        "{recs}"
+    );
+    assert!(
+        recs.contains("Person has nothing but a name") && recs.contains("Lena"),
+        "{recs}"
+    );
+    assert!(!recs.contains("Kim"), "{recs}");
+    assert!(
+        recs.contains("\"Queen's Gambit\" (5 Events)") && !recs.contains("\"Chess\" ("),
+        "{recs}"
+    );
+    assert_eq!(rep.count("connection_candidates_unmatched"), 1);
+}

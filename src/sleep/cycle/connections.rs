@@ -97,6 +97,9 @@ pub(super) fn connections(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     let preds: Vec<(String, Value)> = predicates(nx)?;
     let mut drafts = Vec::new();
+    // pairs no registered associative predicate can link: logged for
+    // review, never linked by an invented relation (10A)
+    let mut unmatched: Vec<String> = Vec::new();
     for ((person, concept), evs) in pairs.into_iter().filter(|(_, e)| e.len() >= 5) {
         cx.cancelled()?;
         let st = find(
@@ -115,6 +118,11 @@ pub(super) fn connections(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         ) else {
             continue;
         };
+        // a domain is where a concept is filed, not what it is about
+        if st == "Domain" || ot == "Domain" {
+            continue;
+        }
+        let mut matched = false;
         for (pn, attrs) in &preds {
             if STRUCTURAL.contains(&pn.as_str()) || pn == "knows" || !associative(pn, attrs) {
                 continue;
@@ -124,6 +132,7 @@ pub(super) fn connections(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             if !(subj_ok && obj_ok) {
                 continue;
             }
+            matched = true;
             let text = format!(
                 r#"FIND(COUNT(?l)) WHERE {{ ?l ({{type: :st, name: :sn}}, {}, {{type: :ot, name: :on}}) }}"#,
                 q(pn)
@@ -166,6 +175,29 @@ WITH METADATA {{ source: "CrossDomainInference", author: "$system", confidence: 
                 confidence: 0.6,
             });
         }
+        if !matched {
+            unmatched.push(format!(
+                "{person} ({st}) and {concept} ({ot}) share {} Events",
+                evs.len()
+            ));
+        }
+    }
+    cx.count("connection_candidates_unmatched", unmatched.len() as i64);
+    if !unmatched.is_empty() {
+        let shown = unmatched.len().min(10);
+        let line = format!(
+            "{} connection candidate{} no registered associative predicate can link (define one with `associative: true` and its subject and object types, or leave them): {}{}",
+            unmatched.len(),
+            if unmatched.len() == 1 { "" } else { "s" },
+            unmatched[..shown].join("; "),
+            if unmatched.len() > shown {
+                format!("; and {} more", unmatched.len() - shown)
+            } else {
+                String::new()
+            }
+        );
+        cx.line(line.clone());
+        cx.report.recommendations.push(line);
     }
     let n = drafts.len();
     stage(cx, nx, drafts)?;
@@ -175,6 +207,8 @@ WITH METADATA {{ source: "CrossDomainInference", author: "$system", confidence: 
             "Proposed {n} implicit connections from shared Events"
         ));
     }
+    // 10B: schema completeness
+    super::completeness::completeness(cx, nx)?;
     // 10C: belief trajectories
     cx.step("belief trajectories", 0, 0);
     let v = find(

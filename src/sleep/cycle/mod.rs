@@ -32,6 +32,7 @@ mod assess;
 mod batches;
 use batches::{locked, slice, versions};
 mod classify;
+mod completeness;
 mod connections;
 mod consolidate;
 mod contradictions;
