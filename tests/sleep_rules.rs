@@ -481,6 +481,24 @@ fn experience(
     learning: u32,
     steps: &[(&str, &str, &str, bool)],
 ) {
+    experience_in(
+        nx,
+        name,
+        "Staging reads stale rows after a deploy",
+        success,
+        learning,
+        steps,
+    );
+}
+
+fn experience_in(
+    nx: &mut Nexus,
+    name: &str,
+    state: &str,
+    success: bool,
+    learning: u32,
+    steps: &[(&str, &str, &str, bool)],
+) {
     let mut blocks = String::new();
     let mut links = String::new();
     for (i, (kind, summary, actual, surprise)) in steps.iter().enumerate() {
@@ -501,7 +519,7 @@ fn experience(
             r#"UPSERT {{ {blocks}
   CONCEPT ?x {{ {{type: "Experience", name: "{name}"}}
     SET ATTRIBUTES {{ experience_class: "problem_solving", goal: "Diagnose a deployment database mismatch",
-      initial_state: "Staging reads stale rows after a deploy", status: "completed", success: {success},
+      initial_state: "{state}", status: "completed", success: {success},
       outcome: "{}", learning_value: {learning}, consolidation_status: "pending" }}
     SET PROPOSITIONS {{ {links} }} }} }}"#,
             if success {
@@ -616,6 +634,173 @@ fn valuable_experiences_are_compiled_in_a_full_cycle_once() {
     deployments(&mut nx, 40);
     let rep = cycle(&mut nx);
     assert!(proposed(&nx, &rep, "skill").is_empty());
+}
+
+/// A Skill already compiled from two successful deploys.
+fn deploy_skill(nx: &mut Nexus, maturity: &str, utility: f64, evidence: u32) {
+    let ok = [("action", "Run the pending migration", "tables match", false)];
+    experience(nx, "Deploy 41 mismatch", true, 50, &ok);
+    experience(nx, "Deploy 44 mismatch", true, 50, &ok);
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?k {{ {{type: "Skill", name: "Diagnose a deployment database mismatch"}}
+  SET ATTRIBUTES {{ skill_class: "diagnostic", description: "Find the migration a deploy missed", goal: "Diagnose a deployment database mismatch",
+    trigger_conditions: ["Staging reads stale rows after a deploy"], procedure: ["List pending migrations", "Run the pending migration"],
+    expected_outcome: "Tables match", failure_signals: [], maturity: "{maturity}", utility: {utility},
+    evidence_count: {evidence}, success_count: {evidence}, failure_count: 0 }}
+  SET PROPOSITIONS {{ ("derived_from", {{type: "Experience", name: "Deploy 41 mismatch"}}) ("derived_from", {{type: "Experience", name: "Deploy 44 mismatch"}}) }} }} }}
+WITH METADATA {{ source: "ProceduralConsolidation", author: "$system", created_at: "2026-10-01T00:00:00Z", confidence: 0.8 }}"#
+        ),
+    );
+}
+
+fn skill_item(nx: &Nexus, rep: &sleep::Report) -> proposals::Item {
+    let items = proposals::items(nx, rep.proposal.expect("a proposal")).expect("items");
+    let skills: Vec<_> = items.into_iter().filter(|i| i.class == "skill").collect();
+    assert_eq!(
+        skills.len(),
+        1,
+        "{:?}",
+        skills.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    skills.into_iter().next().expect("one")
+}
+
+fn operator() -> somnus::audit::Who {
+    somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    }
+}
+
+#[test]
+fn new_experiences_update_the_skill_they_bear_on() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deploy_skill(&mut nx, "candidate", 1.0, 2);
+    let ok = [("action", "Run the pending migration", "tables match", false)];
+    // valuable enough for 5D: still evidence for the Skill, never a twin
+    experience(&mut nx, "Deploy 47 mismatch", true, 85, &ok);
+    experience(
+        &mut nx,
+        "Deploy 48 mismatch",
+        false,
+        85,
+        &[("action", "Restart the service", "rows still stale", true)],
+    );
+    experience_in(
+        &mut nx,
+        "Failover mismatch",
+        "Production database is read-only during a regional failover",
+        false,
+        40,
+        &[("action", "Run the pending migration", "write refused", true)],
+    );
+    let rep = cycle(&mut nx);
+    let it = skill_item(&nx, &rep);
+    assert!(
+        it.title
+            .starts_with("Skill \"Diagnose a deployment database mismatch\": 3 new Experiences"),
+        "{}",
+        it.title
+    );
+    let v = &it.params["values"];
+    // two under its conditions counted; the failover failure only narrows it
+    assert_eq!(v["evidence_count"], json!(4), "{v}");
+    assert_eq!(v["success_count"], json!(3), "{v}");
+    assert_eq!(v["failure_count"], json!(1), "{v}");
+    assert_eq!(v["utility"], json!(0.75), "{v}");
+    assert_eq!(v["maturity"], "validated", "{v}");
+    assert_eq!(
+        v["applicability_context"]["not_when"],
+        json!(["Production database is read-only during a regional failover"])
+    );
+    assert!(
+        v["failure_signals"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|s| s.as_str().is_some_and(|s| s.contains("Deploy 48")))),
+        "{v}"
+    );
+    assert!(it.rationale.contains("its record not penalised"), "{}", it.rationale);
+    // nothing written before approval
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(?k.attributes.evidence_count) WHERE { ?k {type: "Skill"} }"#
+        ),
+        json!([2])
+    );
+    let done = proposals::approve(
+        &mut nx,
+        rep.proposal.expect("p"),
+        Some(&[it.seq]),
+        &Default::default(),
+        &operator(),
+    )
+    .expect("approve");
+    assert_eq!(done.applied, vec![it.seq], "{done:?}");
+    let k = kip(
+        &mut nx,
+        r#"FIND(?k.attributes.success_count, ?k.attributes.maturity, ?k.metadata.source) WHERE { ?k {type: "Skill"} }"#,
+    );
+    // the Skill's origin stays where it came from
+    assert_eq!(k, json!([[3, "validated", "ProceduralConsolidation"]]), "{k}");
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(COUNT(?x)) WHERE { ?k {type: "Skill"} (?k, "derived_from", ?x) }"#
+        ),
+        json!(5)
+    );
+    // counted once: the next cycle proposes nothing more for the Skill
+    let rep = cycle_at(&mut nx, "2026-11-21T03:00:00Z", Params::default());
+    assert!(proposed(&nx, &rep, "skill").is_empty(), "{:?}", proposed(&nx, &rep, "skill"));
+}
+
+#[test]
+fn repeated_failures_send_a_skill_to_review_and_never_reinforce_it() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    deploy_skill(&mut nx, "validated", 0.8, 3);
+    // the same action, three times, three failures
+    for n in ["Deploy 50 mismatch", "Deploy 51 mismatch", "Deploy 52 mismatch"] {
+        experience(
+            &mut nx,
+            n,
+            false,
+            40,
+            &[("action", "Run the pending migration", "rows still stale", true)],
+        );
+    }
+    let rep = cycle(&mut nx);
+    let it = skill_item(&nx, &rep);
+    let v = &it.params["values"];
+    assert_eq!(v["success_count"], json!(3), "{v}");
+    assert_eq!(v["failure_count"], json!(3), "{v}");
+    assert_eq!(v["utility"], json!(0.4), "{v}");
+    assert_eq!(v["maturity"], "needs_review", "{v}");
+    assert!(it.title.contains("validated → needs_review"), "{}", it.title);
+    // the Skill changed since the proposal: its approval is refused as stale
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?k { {type: "Skill", name: "Diagnose a deployment database mismatch"} SET ATTRIBUTES { utility: 0.9 } } }"#,
+    );
+    let done = proposals::approve(
+        &mut nx,
+        rep.proposal.expect("p"),
+        Some(&[it.seq]),
+        &Default::default(),
+        &operator(),
+    )
+    .expect("approve");
+    assert!(done.applied.is_empty(), "{done:?}");
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(?k.attributes.utility) WHERE { ?k {type: "Skill"} }"#
+        ),
+        json!([0.9])
+    );
 }
 
 #[test]

@@ -498,6 +498,9 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 5D: Experience → Skill
     procedural_consolidation(cx, nx)?;
     cx.cancelled()?;
+    // 5E: what the Experiences since say of the Skills already held
+    super::skill_evidence::skill_evidence(cx, nx)?;
+    cx.cancelled()?;
     // 5C: the prospective sweep
     prospective_sweep(cx, nx)
 }

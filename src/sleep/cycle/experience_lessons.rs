@@ -5,6 +5,7 @@
 //! it, learned by `$self`, the Experience marked partially consolidated
 //! (its procedure is still for 5D). Proposed, never written at once.
 
+use super::experiences;
 use super::*;
 
 /// What a `consolidate_to_semantic` task on an Experience proposes, or why
@@ -30,39 +31,16 @@ pub(super) fn lesson_drafts(
             Some("the Experience is still going on: its lesson waits for its end".into()),
         ));
     }
-    let steps = find(
-        nx,
-        r#"FIND(?st) WHERE { ?x {id: :id} (?x, "has_step", ?st) } LIMIT 200"#,
-        json!({"id": id}),
-    )?;
-    let mut surprises: Vec<(i64, String)> = steps
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|st| {
-            let b = st.get("attributes")?;
-            let pe = s(b, &["prediction_error"]);
-            let seen = s(b, &["actual_observation"]);
-            let what = if !pe.is_empty() && pe != "true" {
-                pe
-            } else if !pe.is_empty() && !seen.is_empty() {
-                seen
-            } else {
-                return None;
-            };
-            Some((b.get("index").and_then(Value::as_i64).unwrap_or(0), what))
-        })
+    let surprises: Vec<String> = experiences::steps(nx, &id)?
+        .iter()
+        .filter_map(|st| st.surprise_text())
         .collect();
-    surprises.sort();
     let goal = s(&a, &["goal"]);
     let outcome = s(&a, &["outcome"]);
     let expected = {
         let pe = s(&a, &["prediction_error"]);
         if pe.is_empty() {
-            surprises
-                .first()
-                .map(|(_, w)| w.clone())
-                .unwrap_or_default()
+            surprises.first().cloned().unwrap_or_default()
         } else {
             pe
         }

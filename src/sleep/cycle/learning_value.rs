@@ -6,6 +6,7 @@
 //! without one are scored, and a trajectory still going on waits for its
 //! end. Procedural consolidation (5D) then compiles the valuable ones.
 
+use super::experiences::{self, ended_well, truthy};
 use super::*;
 
 /// Experiences scored per cycle at most.
@@ -79,10 +80,6 @@ pub fn score(x: &Signals) -> (f64, String) {
     (v.min(100.0), basis.join(", "))
 }
 
-fn truthy(v: Option<&Value>) -> bool {
-    v.is_some_and(|p| !p.is_null() && p != &json!(false) && p != &json!(""))
-}
-
 /// Scores the Experiences that have no learning value yet.
 pub(super) fn score_experiences(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("learning value", 0, 0);
@@ -137,21 +134,8 @@ pub(super) fn score_experiences(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         }
         let name = s(x, &["name"]);
         let id = s(x, &["id"]);
-        let steps = find(
-            nx,
-            r#"FIND(?st) WHERE { ?x {id: :id} (?x, "has_step", ?st) } LIMIT 200"#,
-            json!({"id": id}),
-        )?;
-        let steps: Vec<Value> = steps
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|st| st.get("attributes").cloned().unwrap_or(Value::Null))
-            .collect();
-        let success = a
-            .get("success")
-            .and_then(Value::as_bool)
-            .or_else(|| (s(&a, &["status"]) == "aborted").then_some(false));
+        let steps = experiences::steps(nx, &id)?;
+        let success = ended_well(&a);
         let goal = s(&a, &["goal"]);
         let peers: Vec<&(String, String, Option<bool>)> = goals
             .iter()
@@ -165,17 +149,11 @@ pub(super) fn score_experiences(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         let signals = Signals {
             surprise: a.get("surprise_score").and_then(Value::as_f64),
             prediction_error: truthy(a.get("prediction_error"))
-                || steps.iter().any(|st| truthy(st.get("prediction_error"))),
+                || steps.iter().any(|st| st.surprise()),
             failed: success == Some(false),
-            recovered: success == Some(true)
-                && steps
-                    .iter()
-                    .any(|st| st.get("success").and_then(Value::as_bool) == Some(false)),
-            feedback: steps.iter().any(|st| s(st, &["kind"]) == "feedback"),
-            procedure_steps: steps
-                .iter()
-                .filter(|st| matches!(s(st, &["kind"]).as_str(), "action" | "decision"))
-                .count(),
+            recovered: success == Some(true) && steps.iter().any(|st| st.success == Some(false)),
+            feedback: steps.iter().any(|st| st.kind == "feedback"),
+            procedure_steps: steps.iter().filter(|st| st.is_procedure()).count(),
             same_goal: peers.len(),
             contrast: success.is_some_and(|me| peers.iter().any(|(_, _, ok)| *ok == Some(!me))),
         };

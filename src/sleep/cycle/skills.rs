@@ -3,79 +3,15 @@
 //! Skill is proposed for approval, never written at once: its procedure
 //! comes from the steps of the Experiences that succeeded, its failure
 //! signals from those that did not (contrast before compilation), and a
-//! Skill with a similar goal is refined rather than twinned.
+//! Experience whose goal a Skill already serves is evidence for that Skill
+//! (5E, `skill_evidence`), never the makings of a twin.
 
+use super::experiences::{self, Exp};
+use super::skill_evidence::{self, skill_for, update_draft};
 use super::*;
 
 /// Learning value from which a pending Experience is compiled in 5D.
 pub const MIN_LEARNING_VALUE: f64 = 70.0;
-
-/// One Experience with its ordered steps.
-struct Exp {
-    id: String,
-    name: String,
-    class: String,
-    goal: String,
-    initial_state: String,
-    outcome: String,
-    success: Option<bool>,
-    domains: Vec<String>,
-    /// (kind, summary, actual observation, prediction error)
-    steps: Vec<(String, String, String, bool)>,
-}
-
-fn experience(nx: &mut Nexus, x: &Value) -> KipResult<Exp> {
-    let a = x.get("attributes").cloned().unwrap_or(Value::Null);
-    let id = s(x, &["id"]);
-    let v = find(
-        nx,
-        r#"FIND(?st) WHERE { ?x {id: :id} (?x, "has_step", ?st) } LIMIT 200"#,
-        json!({"id": id}),
-    )?;
-    let mut steps: Vec<(i64, (String, String, String, bool))> = v
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|st| {
-            let b = st.get("attributes").cloned().unwrap_or(Value::Null);
-            (
-                b.get("index").and_then(Value::as_i64).unwrap_or(i64::MAX),
-                (
-                    s(&b, &["kind"]),
-                    s(&b, &["summary"]),
-                    s(&b, &["actual_observation"]),
-                    b.get("prediction_error")
-                        .is_some_and(|p| !p.is_null() && p != &json!(false) && p != &json!("")),
-                ),
-            )
-        })
-        .collect();
-    steps.sort_by_key(|(i, _)| *i);
-    let d = find(
-        nx,
-        r#"FIND(?d.name) WHERE { ?x {id: :id} (?x, "belongs_to_domain", ?d) } LIMIT 10"#,
-        json!({"id": id}),
-    )?;
-    Ok(Exp {
-        id,
-        name: s(x, &["name"]),
-        class: s(&a, &["experience_class"]),
-        goal: s(&a, &["goal"]),
-        initial_state: s(&a, &["initial_state"]),
-        outcome: s(&a, &["outcome"]),
-        success: a.get("success").and_then(Value::as_bool).or_else(|| {
-            match s(&a, &["status"]).as_str() {
-                "aborted" => Some(false),
-                _ => None,
-            }
-        }),
-        domains: strs(Some(&d))
-            .into_iter()
-            .filter(|d| !SYSTEM_DOMAINS.contains(&d.as_str()))
-            .collect(),
-        steps: steps.into_iter().map(|(_, st)| st).collect(),
-    })
-}
 
 fn skill_class(experience_class: &str, goal: &str) -> &'static str {
     let g = goal.to_lowercase();
@@ -114,7 +50,7 @@ fn cluster(nx: &mut Nexus, names: &[String]) -> KipResult<Vec<Exp>> {
                 .iter()
                 .any(|h| !g.is_empty() && similarity::overlap(h, &g) >= SAME_GOAL_OVERLAP)
         {
-            out.push(experience(nx, x)?);
+            out.push(experiences::read(nx, x)?);
         }
     }
     Ok(out)
@@ -144,35 +80,33 @@ fn skill_confidence(experiences: usize) -> f64 {
 /// succeeded with steps to learn from (nothing to compile).
 pub(super) fn skill_drafts(cx: &mut Cx, nx: &mut Nexus, names: &[String]) -> KipResult<Vec<Draft>> {
     let exps = cluster(nx, names)?;
+    // a Skill for this goal already: the Experiences are evidence for it
+    // (5E), never the makings of a twin
+    let skills = skill_evidence::skills(nx)?;
+    let served = exps
+        .iter()
+        .filter(|e| names.contains(&e.name))
+        .find_map(|e| skill_for(&skills, &e.goal));
+    if let Some(i) = served {
+        let done = skill_evidence::counted(nx)?;
+        let news: Vec<Exp> = exps
+            .into_iter()
+            .filter(|e| !done.contains(&(skills[i].name.clone(), e.name.clone())))
+            .collect();
+        return Ok(update_draft(cx, &skills[i], &news).into_iter().collect());
+    }
     let won: Vec<&Exp> = exps
         .iter()
-        .filter(|e| {
-            e.success == Some(true) && e.steps.iter().any(|s| s.0 == "action" || s.0 == "decision")
-        })
+        .filter(|e| e.success == Some(true) && e.steps.iter().any(|s| s.is_procedure()))
         .collect();
     let Some(best) = won.first() else {
         return Ok(vec![]);
     };
     let lost: Vec<&Exp> = exps.iter().filter(|e| e.success == Some(false)).collect();
-    // a Skill with a goal like this one is refined, not twinned
-    let existing = find(
-        nx,
-        r#"FIND(?k) WHERE { ?k {type: "Skill"} } LIMIT 2000"#,
-        json!({}),
-    )?;
-    let twin = existing.as_array().into_iter().flatten().find(|k| {
-        let g = s(k, &["attributes", "goal"]);
-        let n = s(k, &["name"]);
-        similarity::overlap(&best.goal, &g) >= SAME_GOAL_OVERLAP
-            || similarity::overlap(&best.goal, &n) >= GOAL_NAMES_SKILL_OVERLAP
-    });
     let mut procedure: Vec<String> = Vec::new();
-    for (kind, summary, _, _) in &best.steps {
-        if matches!(kind.as_str(), "action" | "decision")
-            && !summary.is_empty()
-            && !procedure.contains(summary)
-        {
-            procedure.push(summary.clone());
+    for st in &best.steps {
+        if st.is_procedure() && !st.summary.is_empty() && !procedure.contains(&st.summary) {
+            procedure.push(st.summary.clone());
         }
     }
     let mut triggers: Vec<String> = Vec::new();
@@ -192,9 +126,9 @@ pub(super) fn skill_drafts(cx: &mut Cx, nx: &mut Nexus, names: &[String]) -> Kip
         if !e.outcome.is_empty() {
             failure_signals.push(format!("{} (seen in {})", e.outcome, e.name));
         }
-        for (_, summary, actual, surprise) in &e.steps {
-            if *surprise && !actual.is_empty() {
-                failure_signals.push(format!("{actual} after \"{summary}\""));
+        for st in &e.steps {
+            if st.surprise() && !st.actual.is_empty() {
+                failure_signals.push(format!("{} after \"{}\"", st.actual, st.summary));
             }
         }
     }
@@ -209,10 +143,7 @@ pub(super) fn skill_drafts(cx: &mut Cx, nx: &mut Nexus, names: &[String]) -> Kip
         "candidate"
     };
     let utility = ((succ as f64 / (succ + fail).max(1) as f64) * 100.0).round() / 100.0;
-    let name = match twin {
-        Some(k) => s(k, &["name"]),
-        None => best.goal.chars().take(80).collect::<String>(),
-    };
+    let name = best.goal.chars().take(80).collect::<String>();
     let domain = best
         .domains
         .first()
@@ -259,15 +190,10 @@ WITH METADATA {{ source: "ProceduralConsolidation", author: "$system", confidenc
             r#"UPDATE ?x SET ATTRIBUTES {{ consolidation_status: "partially_consolidated" }} WHERE {{ ?x {{type: "Experience", name: :x{i}}} FILTER(IS_NULL(?x.attributes.consolidation_status) || (?x.attributes.consolidation_status != "completed" && ?x.attributes.consolidation_status != "archived")) }}"#
         ));
     }
-    let verb = if twin.is_some() {
-        "Refine the Skill"
-    } else {
-        "New Skill"
-    };
     Ok(vec![Draft {
         class: "skill".into(),
         key: format!("skill:{}", best.id),
-        title: format!("{verb} \"{name}\" from {} Experiences", exps.len()),
+        title: format!("New Skill \"{name}\" from {} Experiences", exps.len()),
         commands,
         params: pm(params),
         rationale: format!(
@@ -299,8 +225,33 @@ pub(super) fn procedural_consolidation(cx: &mut Cx, nx: &mut Nexus) -> KipResult
     )?;
     let mut done: HashSet<String> = HashSet::new();
     let mut drafts = Vec::new();
-    for name in strs(Some(&v)) {
-        if done.contains(&name) {
+    let names = strs(Some(&v));
+    let skills = if names.is_empty() {
+        vec![]
+    } else {
+        skill_evidence::skills(nx)?
+    };
+    let goals = find(
+        nx,
+        r#"FIND(?x.name, ?x.attributes.goal) WHERE { ?x {type: "Experience"} FILTER(IN(?x.name, :n)) } LIMIT 50"#,
+        json!({"n": names}),
+    )?;
+    let goal_of: HashMap<String, String> = rows(&goals, 2)
+        .into_iter()
+        .map(|r| {
+            (
+                r.get(0).and_then(Value::as_str).unwrap_or_default().to_string(),
+                r.get(1).and_then(Value::as_str).unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    for name in names {
+        // a goal a Skill serves: evidence for that Skill, counted by 5E
+        if done.contains(&name)
+            || goal_of
+                .get(&name)
+                .is_some_and(|g| skill_for(&skills, g).is_some())
+        {
             continue;
         }
         cx.cancelled()?;
