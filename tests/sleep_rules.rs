@@ -803,6 +803,145 @@ fn repeated_failures_send_a_skill_to_review_and_never_reinforce_it() {
     );
 }
 
+fn milestone(nx: &mut Nexus, name: &str, kind: &str, start: &str, summary: &str, meta: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{
+  CONCEPT ?d {{ {{type: "Domain", name: "SelfModel"}} }}
+  CONCEPT ?m {{ {{type: "Event", name: "{name}"}}
+    SET ATTRIBUTES {{ event_class: "GrowthMilestone", start_time: "{start}", content_summary: "{summary}", participants: ["$self"], context: {{ kind: "{kind}" }} }}
+    SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "$self"}}) ("belongs_to_domain", ?d) }} }}
+  WITH METADATA {{ {meta} }}
+}} WITH METADATA {{ source: "Formation", author: "$self", created_at: "{start}", confidence: 0.9 }}"#
+        ),
+    );
+}
+
+/// `[[metadata], [attributes]]` of the Event named (`[[], []]` when gone).
+fn event_meta(nx: &mut Nexus, name: &str) -> Value {
+    let of = |nx: &mut Nexus, part: &str| {
+        kip(
+            nx,
+            &format!(r#"FIND(?e.{part}) WHERE {{ ?e {{type: "Event"}} FILTER(?e.name == "{name}") }}"#),
+        )
+    };
+    json!([of(nx, "metadata"), of(nx, "attributes")])
+}
+
+#[test]
+fn the_growth_timeline_is_curated_and_a_legacy_growth_log_migrated() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$self"} SET ATTRIBUTES {
+  self_model_updated_at: "2026-11-01T00:00:00Z", strengths: ["Explaining SQL query plans clearly"],
+  growth_log: [
+    {date: "2026-01-15", kind: "persona_shift", summary: "I became more concise"},
+    "2026-02-01: learned to read Rust borrow errors",
+    {timestamp: "2026-03-01T09:00:00Z", kind: "capability_gain", event: "Shipped my first migration"}
+  ] } } }"#,
+    );
+    milestone(
+        &mut nx,
+        "GrowthMilestone:2026-06-01T10:00:identity",
+        "identity_milestone",
+        "2026-06-01T10:00:00Z",
+        "I decided I am a careful database assistant",
+        r#"expires_at: "2026-12-01T00:00:00Z""#,
+    );
+    milestone(
+        &mut nx,
+        "GrowthMilestone:2026-10-01T09:00:sql",
+        "capability_gain",
+        "2026-10-01T09:00:00Z",
+        "I learned to explain SQL query plans clearly",
+        r#"expires_at: "2026-11-25T00:00:00Z""#,
+    );
+    milestone(
+        &mut nx,
+        "GrowthMilestone:2026-10-05T09:00:tz",
+        "weakness_acknowledged",
+        "2026-10-05T09:00:00Z",
+        "I rush answers about time zones",
+        r#"expires_at: "2026-11-22T00:00:00Z""#,
+    );
+    for (i, month) in ["04", "04", "05", "05", "06"].iter().enumerate() {
+        milestone(
+            &mut nx,
+            &format!("GrowthMilestone:2026-{month}-1{i}T09:00:values"),
+            "values_emerged",
+            &format!("2026-{month}-1{i}T09:00:00Z"),
+            &format!("I value honesty about uncertainty ({i})"),
+            r#"expires_at: "2027-05-01T00:00:00Z""#,
+        );
+    }
+    let rep = cycle(&mut nx);
+    // 1. an identity milestone is a landmark
+    let a = event_meta(&mut nx, "GrowthMilestone:2026-06-01T10:00:identity");
+    assert_eq!(a[0][0]["memory_tier"], "long-term", "{a}");
+    assert!(a[0][0].get("expires_at").is_none(), "{a}");
+    // 2. absorbed (a strength says it): left to lapse, marked consolidated
+    let b = event_meta(&mut nx, "GrowthMilestone:2026-10-01T09:00:sql");
+    assert_eq!(b[0][0]["expires_at"], "2026-11-25T00:00:00Z", "{b}");
+    assert_eq!(b[1][0]["consolidation_status"], "completed", "{b}");
+    // not absorbed: kept 90 days more
+    let c = event_meta(&mut nx, "GrowthMilestone:2026-10-05T09:00:tz");
+    assert_eq!(c[0][0]["expires_at"], "2027-02-18T03:00:00Z", "{c}");
+    // 3. a crowded quarter: one summary proposed, nothing shortened yet
+    let crowd: Vec<String> = proposed(&nx, &rep, "self_model")
+        .into_iter()
+        .filter(|t| t.starts_with("Summarise"))
+        .collect();
+    assert_eq!(
+        crowd,
+        vec!["Summarise 5 values emerged milestones of 2026-Q2 as one; the originals expire in 30 days"]
+    );
+    // 4. the legacy array: three Events, the array gone
+    let g = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.growth_log) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(g, json!([null]), "{g}");
+    let p = event_meta(&mut nx, "GrowthMilestone:2026-01-15T00:00:persona_shift");
+    assert_eq!(p[0][0]["memory_tier"], "long-term", "{p}");
+    assert_eq!(p[0][0]["source"], "GrowthLogMigration", "{p}");
+    assert_eq!(p[1][0]["content_summary"], "I became more concise", "{p}");
+    let u = event_meta(&mut nx, "GrowthMilestone:2026-02-01T00:00:unclassified");
+    assert_eq!(
+        u[1][0]["content_summary"],
+        "learned to read Rust borrow errors",
+        "{u}"
+    );
+    assert!(u[0][0].get("expires_at").is_none(), "{u}");
+    let m = event_meta(&mut nx, "GrowthMilestone:2026-03-01T09:00:capability_gain");
+    assert_eq!(m[0][0]["expires_at"], "2027-11-20T03:00:00Z", "{m}");
+    let line = rep
+        .phases
+        .iter()
+        .flat_map(|p| p.lines.iter())
+        .find(|l| l.starts_with("Growth timeline curated"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(line.contains("legacy growth_log migrated (3 entries"), "{line}");
+    // idempotent: the next cycle migrates and promotes nothing again
+    let rep = cycle_at(&mut nx, "2026-11-21T03:00:00Z", Params::default());
+    let again = rep
+        .phases
+        .iter()
+        .find(|p| p.phase == 8)
+        .map(|p| p.counts.clone())
+        .unwrap_or_default();
+    assert_eq!(again.get("growth_log_migrated"), Some(&0), "{again:?}");
+    assert_eq!(again.get("milestones_promoted"), Some(&0), "{again:?}");
+    // the absorbed one lapses with its TTL
+    cycle_at(&mut nx, "2026-11-27T03:00:00Z", Params::default());
+    assert_eq!(
+        event_meta(&mut nx, "GrowthMilestone:2026-10-01T09:00:sql"),
+        json!([[], []])
+    );
+}
+
 #[test]
 fn missing_core_structure_is_reported_and_restored() {
     let dir = std::env::temp_dir().join(format!("somnus-structure-{}", std::process::id()));

@@ -42,6 +42,7 @@ mod duplicates;
 mod experience_lessons;
 mod experiences;
 mod finalise;
+mod growth_timeline;
 mod inbox;
 mod learning_value;
 mod options;
@@ -105,8 +106,9 @@ pub struct Phase {
     pub name: &'static str,
     pub stage: &'static str,
     run: fn(&mut Cx<'_>, &mut Nexus) -> KipResult<()>,
-    /// A phase whose only writes are proposal items reads without holding
-    /// the write lock (each staging is a short transaction of its own); the
+    /// A phase whose writes are proposal items (and a few short writes,
+    /// each `locked` on its own) reads without holding the write lock
+    /// (each staging is a short transaction of its own); the
     /// others write the memory directly, in batches (`Cx::yield_lock`).
     pub proposes_only: bool,
 }

@@ -1,4 +1,5 @@
-//! Phase 8: the self-model.
+//! Phase 8: the self-model (8A gather, 8B refine, 8D write as a
+//! proposal); 8C, the growth timeline, is `growth_timeline`.
 
 use super::*;
 
@@ -128,5 +129,7 @@ WITH METADATA { source: "SelfModelConsolidation", author: "$system", confidence:
         "Reviewed {} Insights for the self-model; proposed {n} edits",
         insights.len()
     ));
-    Ok(())
+    cx.cancelled()?;
+    // 8C: the growth timeline
+    super::growth_timeline::growth_timeline(cx, nx)
 }
