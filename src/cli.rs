@@ -121,6 +121,9 @@ pub struct MaintenanceArgs {
     /// A quick cycle for a health target over its limit at most this often, in minutes
     #[arg(long, default_value_t = 60.0)]
     quick_every_mins: f64,
+    /// Agent writes since the last cycle that make an ended session a burst (its post-session cycle is quick, not a daydream)
+    #[arg(long, default_value_t = 50)]
+    burst_writes: u64,
     /// How often to check what is due, in seconds
     #[arg(long, default_value_t = 30.0)]
     poll_secs: f64,
@@ -154,6 +157,7 @@ impl MaintenanceArgs {
                 quick_every: std::time::Duration::from_secs_f64(
                     (self.quick_every_mins * 60.0).min(1e9),
                 ),
+                burst: self.burst_writes.max(1),
                 ..Default::default()
             },
             budget: std::time::Duration::from_secs(self.budget_secs.max(1)),
@@ -371,7 +375,7 @@ pub enum Cmd {
         /// heuristic (offline) or llm ($SOMNUS_LLM_URL, $SOMNUS_LLM_MODEL, $SOMNUS_LLM_KEY)
         #[arg(long, default_value = "heuristic")]
         reasoner: String,
-        /// scheduled, threshold or on_demand
+        /// scheduled, threshold, on_demand or post_session
         #[arg(long, default_value = "on_demand")]
         trigger: String,
         /// The cycle's clock (RFC 3339; default now)
@@ -403,6 +407,15 @@ pub enum Cmd {
         once: bool,
         #[command(flatten)]
         schedule: MaintenanceArgs,
+    },
+    /// Tell the maintainer an agent's conversation session has ended: its next check runs a post-session cycle (a daydream, or a quick cycle after a burst of writes) if the agents wrote since the last cycle. The MCP server records it itself when its client disconnects; `POST /session/end` does over HTTP
+    SessionEnd {
+        /// The agent whose session it was
+        #[arg(long, default_value = "agent")]
+        actor: String,
+        /// The session's id, if the agent has one (kept in the record)
+        #[arg(long)]
+        session: Option<String>,
     },
     /// Bring a memory kept elsewhere in: `somnus import openclaw DIR` (an OpenClaw or Moltbot workspace, or its memory/ folder; `moltbot` is the same) or `somnus import engram DIR` (an Engram store, memory/local/, or its workspace), one audited group `import:<source>` that `somnus rollback --group` undoes; importing again changes nothing
     Import {
@@ -1072,6 +1085,29 @@ pub fn run(cli: Cli) -> Result<i32> {
             reflect::sleep(
                 &mut nx, &scope, &reasoner, &trigger, now, params, json, quiet,
             )
+        }
+        Some(Cmd::SessionEnd { actor, session }) => {
+            let mut nx = open(&target)?;
+            let end = crate::sleep::schedule::session_ended(
+                &mut nx,
+                &actor,
+                session.as_deref(),
+                chrono::Utc::now(),
+            )
+            .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            let plan = crate::sleep::schedule::plan(
+                &mut nx,
+                chrono::Utc::now(),
+                &crate::sleep::schedule::Schedule::default(),
+            )
+            .map_err(|e| eyre!("{}: {}", e.code, e.message))?;
+            crate::say!(
+                "session of {} ended at {}; next cycle: {}",
+                end.actor,
+                end.at,
+                plan.describe()
+            );
+            Ok(0)
         }
         Some(Cmd::Maintain { once, schedule }) => {
             let settings = schedule.settings()?;

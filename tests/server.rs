@@ -469,3 +469,39 @@ fn keys_give_callers_names_and_roles_and_a_subagent_proposes() {
         "{why}"
     );
 }
+
+fn end_session(addr: SocketAddr, key: &str, body: Value) -> (u16, Value) {
+    let mut resp = agent()
+        .post(&format!("http://{addr}/session/end"))
+        .header("content-type", "application/json")
+        .header("authorization", &format!("Bearer {key}"))
+        .send(body.to_string())
+        .expect("request");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// `POST /session/end`: an agent's session ended, recorded under its key's
+/// name for the maintainer's post-session cycle; a reader may not, and a
+/// session id that is not a string is refused.
+#[test]
+fn an_agent_ends_its_session_over_http() {
+    let (addr, db, [reader, main, _scout]) = keyed_server("session");
+    let (s, v) = end_session(addr, &main, json!({"session": "conv-42"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["result"]["actor"], "main", "{v}");
+    assert_eq!(v["result"]["session"], "conv-42", "{v}");
+    let (s, v) = end_session(addr, &reader, json!({}));
+    assert_eq!(s, 403, "{v}");
+    let (s, v) = end_session(addr, &main, json!({"session": 7}));
+    assert_eq!(s, 400, "{v}");
+    let (s, _) = end_session(addr, "not-a-key", json!({}));
+    assert_eq!(s, 401);
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let end = somnus::sleep::schedule::last_session_end(&nx).expect("recorded");
+    assert_eq!(
+        (end.actor.as_str(), end.session.as_deref()),
+        ("main", Some("conv-42"))
+    );
+}

@@ -351,3 +351,134 @@ fn scheduled_cycles_use_the_memorys_saved_parameters() {
         rep.issues
     );
 }
+
+/// The sleep-mode trigger "conversation session end": a session that
+/// wrote calls a daydream once, a burst of writes a quick cycle; one that
+/// wrote nothing calls nothing.
+#[test]
+fn a_session_end_calls_one_post_session_cycle() {
+    use somnus::sleep::schedule::{last_session_end, session_ended};
+    let tick = || {
+        std::thread::sleep(Duration::from_millis(5));
+        Utc::now()
+    };
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let s = Schedule {
+        idle: Duration::from_secs(3600),
+        burst: 20,
+        ..Default::default()
+    };
+    events(&mut nx, 2);
+    full_run_at(&nx, tick());
+    // a session that wrote nothing since the last cycle calls nothing
+    let t = tick();
+    session_ended(&mut nx, "scribe", Some("s-1"), t).expect("end");
+    assert_eq!(due(&mut nx, t + D::seconds(1), &s).expect("due"), None);
+    // the agent writes, then its session ends: a daydream (no idle wait)
+    tick();
+    events(&mut nx, 3);
+    let t = tick();
+    session_ended(&mut nx, "scribe", Some("s-2\u{1b}[31m"), t).expect("end");
+    let end = last_session_end(&nx).expect("recorded");
+    assert_eq!(end.session.as_deref(), Some("s-2[31m"), "no control characters");
+    let d = due(&mut nx, t + D::seconds(1), &s)
+        .expect("due")
+        .expect("post-session");
+    assert_eq!((d.scope, d.trigger), (Scope::Daydream, "post_session"), "{d:?}");
+    assert!(d.reason.contains("scribe's session s-2"), "{}", d.reason);
+    // not before the session ended
+    assert_eq!(due(&mut nx, t - D::seconds(1), &s).expect("due"), None);
+    // once a cycle ran after it, it calls nothing more
+    full_run_at(&nx, tick());
+    assert_eq!(due(&mut nx, tick() + D::seconds(1), &s).expect("due"), None);
+    // a burst of writes: a quick cycle
+    for i in 0..25 {
+        let r = nx
+            .kip(&format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Burst:{i}"}} SET ATTRIBUTES {{ start_time: "2026-11-24T10:00:00Z" }} }} }}"#
+            ))
+            .to_json();
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    let t = tick();
+    session_ended(&mut nx, "scribe", None, t).expect("end");
+    let d = due(&mut nx, t + D::seconds(1), &s)
+        .expect("due")
+        .expect("post-session");
+    assert_eq!((d.scope, d.trigger), (Scope::Quick, "post_session"), "{d:?}");
+    assert!(d.reason.contains("a burst"), "{}", d.reason);
+    // an empty name is refused
+    assert!(session_ended(&mut nx, "  ", None, t).is_err());
+}
+
+/// An MCP client that wrote and went away ended its session: the
+/// maintainer's next check runs a post-session cycle; `somnus
+/// session-end` does the same from a shell, and `maintain --once` runs it.
+#[test]
+fn an_mcp_session_that_wrote_is_followed_by_a_post_session_cycle() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = std::env::temp_dir().join(format!("somnus-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    {
+        let mut nx = Nexus::open(&db).expect("open");
+        events(&mut nx, 1);
+        full_run_at(&nx, Utc::now() - D::seconds(5));
+    }
+    let pool = somnus::server::pool::Pool::new(Nexus::open(&db).expect("open"), vec![]);
+    let rt = somnus::server::runtime(Some(1)).expect("runtime");
+    rt.block_on(async {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_in, server_out) = tokio::io::split(server);
+        let task = tokio::spawn(somnus::server::mcp::serve_io(
+            pool, "scribe", server_in, server_out,
+        ));
+        let (client_in, mut client_out) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_in).lines();
+        for msg in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_kip","arguments":{"command":"UPSERT { CONCEPT ?e { {type: \"Event\", name: \"Chat:late\"} SET ATTRIBUTES { content_summary: \"said goodbye\" } } }"}}}"#,
+        ] {
+            client_out.write_all(msg.as_bytes()).await.expect("send");
+            client_out.write_all(b"\n").await.expect("send");
+        }
+        // until the write is answered
+        loop {
+            let line = lines.next_line().await.expect("read").expect("a line");
+            if line.contains("\"id\":2") {
+                assert!(!line.contains("\"isError\":true"), "{line}");
+                break;
+            }
+        }
+        drop(client_out);
+        drop(lines);
+        task.await.expect("join").expect("served");
+    });
+    let mut nx = Nexus::open(&db).expect("open");
+    let end = somnus::sleep::schedule::last_session_end(&nx).expect("recorded at disconnect");
+    assert_eq!(end.actor, "scribe");
+    let d = due(&mut nx, Utc::now() + D::seconds(1), &Schedule::default())
+        .expect("due")
+        .expect("post-session");
+    assert_eq!(d.trigger, "post_session", "{d:?}");
+    drop(nx);
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .args(["--db", &db.to_string_lossy()])
+            .args(args)
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = run(&["maintain", "--once"]);
+    assert!(said.contains("post_session"), "{said}");
+    let said = run(&["maintain", "--once"]);
+    assert!(said.contains("nothing is due"), "{said}");
+    let said = run(&["session-end", "--actor", "scribe", "--session", "s-9"]);
+    assert!(said.contains("session of scribe ended"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -91,9 +91,12 @@ pub fn sleep(
 ) -> Result<i32> {
     let scope = sleep::Scope::parse(scope)
         .ok_or_else(|| eyre!("unknown scope `{scope}` (daydream, quick or full)"))?;
-    if !matches!(trigger, "scheduled" | "threshold" | "on_demand") {
+    if !matches!(
+        trigger,
+        "scheduled" | "threshold" | "on_demand" | "post_session"
+    ) {
         return Err(eyre!(
-            "unknown trigger `{trigger}` (scheduled, threshold or on_demand)"
+            "unknown trigger `{trigger}` (scheduled, threshold, on_demand or post_session)"
         ));
     }
     // the memory's saved parameters, with --params over them

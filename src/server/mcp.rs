@@ -322,11 +322,26 @@ pub async fn serve_io_as(
     });
     drop(tx);
     let served = async {
-        let service = KipMcp::new(pool, caller, key_digest)
+        let actor = caller.name.clone();
+        let mcp = KipMcp::new(pool, caller, key_digest);
+        let pool = mcp.pool.clone();
+        let started = chrono::Utc::now();
+        let service = mcp
             .serve((sdk_in, sdk_out))
             .await
             .map_err(|e| e.to_string())?;
-        service.waiting().await.map_err(|e| e.to_string())?;
+        let waited = service.waiting().await.map_err(|e| e.to_string());
+        // the client went away: if its session wrote, the maintainer runs
+        // a post-session cycle for it
+        let _ = pool
+            .write(move |nx| {
+                if crate::sleep::schedule::writes_by_since(nx, &actor, started) > 0 {
+                    crate::sleep::schedule::session_ended(nx, &actor, None, chrono::Utc::now())?;
+                }
+                Ok::<(), crate::kip::KipError>(())
+            })
+            .await;
+        waited?;
         Ok::<(), String>(())
     }
     .await;

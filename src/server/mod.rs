@@ -250,6 +250,60 @@ async fn kip(
     (status, axum::Json(resp.to_json())).into_response()
 }
 
+/// `POST /session/end`: the caller's conversation session ended (body:
+/// `{}` or `{"session": "id"}`); the maintainer runs a post-session cycle
+/// if the agents wrote since the last cycle. A reader key may not.
+async fn session_end(
+    State(s): State<Arc<Shared>>,
+    axum::Extension(caller): axum::Extension<Caller>,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResponse {
+    let value = match read_json(&s, body).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if caller.id.role == crate::store::keys::Role::Reader {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            KipError::new(
+                ErrorCode::ImmutableTarget,
+                format!("key `{}` is a reader: it may not end sessions", caller.id.name),
+            ),
+        );
+    }
+    let session = match value.get("session") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                KipError::new(ErrorCode::InvalidValueType, "`session` is a string"),
+            );
+        }
+    };
+    let header = headers.get("x-somnus-actor").and_then(|v| v.to_str().ok());
+    let actor = match actor_of(&caller, header) {
+        Ok(a) => a,
+        Err(e) => return error_response(StatusCode::FORBIDDEN, e),
+    };
+    let out = s
+        .pool
+        .write(move |nx| {
+            crate::sleep::schedule::session_ended(
+                nx,
+                &actor,
+                session.as_deref(),
+                chrono::Utc::now(),
+            )
+        })
+        .await;
+    match out {
+        Ok(Ok(end)) => (StatusCode::OK, axum::Json(json!({ "result": end }))).into_response(),
+        Ok(Err(e)) | Err(e) => error_response(status_for(e.code), e),
+    }
+}
+
 /// An agent key deciding a sub-agent's proposal (see `gate::decide`).
 async fn decide(
     State(s): State<Arc<Shared>>,
@@ -284,7 +338,10 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
         "name": "somnus",
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": "KIP v1.0-RC11",
-        "endpoints": { "POST /kip": ["execute_kip", "execute_kip_readonly"] },
+        "endpoints": {
+            "POST /kip": ["execute_kip", "execute_kip_readonly"],
+            "POST /session/end": "the caller's session ended: a post-session sleep cycle follows",
+        },
         "search_modes": s.search_modes,
         "auth": if keyed { "bearer" } else { "none (loopback callers only)" },
         "maintenance": s.maintenance.as_ref()
@@ -462,6 +519,7 @@ pub fn router(
         .route("/", get(info))
         .route("/kip", post(kip))
         .route("/proposals", post(decide))
+        .route("/session/end", post(session_end))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
         .with_state(shared)
 }

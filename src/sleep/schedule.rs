@@ -1,7 +1,9 @@
 //! When the memory sleeps on its own (the sleep-mode document's "Trigger
 //! Conditions", Moltbot §10.1): a full cycle every `full_every`, caught up
 //! at start when overdue; a quick cycle when a health target it tends is
-//! exceeded (Unsorted, orphans, stale Events); a daydream when the agents
+//! exceeded (Unsorted, orphans, stale Events); after an agent's session
+//! ends (`session_ended`), a daydream, or a quick cycle after a burst of
+//! writes; a daydream when the agents
 //! have been idle for `idle` and enough new Events wait for scoring. This
 //! module decides what is due; `somnus maintain` (and the servers) act on
 //! it, one cycle at a time per memory (the run lock).
@@ -31,6 +33,9 @@ pub struct Schedule {
     pub quick_every: Duration,
     /// Days after which an unconsolidated Event is stale (health).
     pub stale_days: i64,
+    /// Agent writes since the last cycle from which an ended session is a
+    /// burst: its post-session cycle is quick (phases 1–2), not a daydream.
+    pub burst: u64,
 }
 
 impl Default for Schedule {
@@ -41,6 +46,7 @@ impl Default for Schedule {
             full_every: Duration::from_secs(12 * 3600),
             quick_every: Duration::from_secs(3600),
             stale_days: 7,
+            burst: 50,
         }
     }
 }
@@ -49,7 +55,7 @@ impl Default for Schedule {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Due {
     pub scope: Scope,
-    /// scheduled, catch_up, threshold, idle
+    /// scheduled, catch_up, threshold, post_session, idle
     pub trigger: &'static str,
     pub reason: String,
     /// The health targets over their threshold (a threshold trigger): the
@@ -95,6 +101,108 @@ pub fn last_write(nx: &Nexus) -> Option<DateTime<Utc>> {
         .and_then(|r| r.opt_text(0).ok().flatten());
     at.and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
         .map(|t| t.to_utc())
+}
+
+/// The `meta` row that holds the latest session end an agent reported.
+pub const SESSION_END_KEY: &str = "session_end";
+
+/// A session id is kept to this many characters.
+pub const SESSION_ID_MAX: usize = 200;
+
+/// An agent's conversation session that ended.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionEnd {
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub actor: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Records that `actor`'s session ended at `at` (the sleep-mode document's
+/// "conversation session end", the post-session trigger): the next
+/// maintenance check runs a cycle for it, once. The latest end is kept;
+/// two sessions ending before a cycle make one cycle.
+pub fn session_ended(
+    nx: &mut Nexus,
+    actor: &str,
+    session: Option<&str>,
+    at: DateTime<Utc>,
+) -> KipResult<SessionEnd> {
+    let actor = actor.trim();
+    if actor.is_empty() {
+        return Err(crate::kip::KipError::new(
+            crate::kip::ErrorCode::ConstraintViolation,
+            "a session end names the agent whose session it was",
+        ));
+    }
+    let end = SessionEnd {
+        at: at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        actor: printable(actor),
+        session: session
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(printable),
+    };
+    let value = serde_json::to_string(&end).unwrap_or_default();
+    nx.db().execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        crate::args![SESSION_END_KEY, value],
+    )?;
+    Ok(end)
+}
+
+/// `s` without control characters, at most `SESSION_ID_MAX` of them.
+fn printable(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_control())
+        .take(SESSION_ID_MAX)
+        .collect()
+}
+
+/// The latest session end recorded, if any.
+pub fn last_session_end(nx: &Nexus) -> Option<SessionEnd> {
+    let v: String = nx
+        .db()
+        .query_opt(
+            "SELECT value FROM meta WHERE key = ?1",
+            crate::args![SESSION_END_KEY],
+        )
+        .ok()
+        .flatten()
+        .and_then(|r| r.opt_text(0).ok().flatten())?;
+    serde_json::from_str(&v).ok()
+}
+
+/// Agents' writes (audited requests, the cycle's own left out) since
+/// `since` (all of them when None).
+pub fn agent_writes_since(nx: &Nexus, since: Option<DateTime<Utc>>) -> i64 {
+    let from = since
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default();
+    nx.db()
+        .query_i64(
+            "SELECT COUNT(*) FROM audit_log WHERE at > ?1 AND actor != '$system' AND (batch IS NULL OR batch NOT LIKE 'sleep:%')",
+            crate::args![from],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(0)
+}
+
+/// Writes `actor` made (audited requests) since `since`.
+pub fn writes_by_since(nx: &Nexus, actor: &str, since: DateTime<Utc>) -> i64 {
+    nx.db()
+        .query_i64(
+            "SELECT COUNT(*) FROM audit_log WHERE at > ?1 AND actor = ?2 AND (batch IS NULL OR batch NOT LIKE 'sleep:%')",
+            crate::args![
+                since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                actor
+            ],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(0)
 }
 
 /// What is due at `now`, the most thorough first: a full cycle overdue
@@ -277,6 +385,43 @@ pub fn plan_with(
                         trigger: "threshold",
                         reason,
                         targets,
+                    }),
+                    next: None,
+                });
+            }
+        }
+    }
+    // a session that ended since the last cycle of any scope, and wrote
+    // something: a daydream for it, a quick cycle after a burst
+    if let Some(end) = last_session_end(nx)
+        && let Ok(at) = DateTime::parse_from_rfc3339(&end.at)
+    {
+        let at = at.to_utc();
+        let last_any = last_run(nx, &["daydream", "quick", "full"])?;
+        if at <= now && last_any.is_none_or(|t| t < at) {
+            let writes = agent_writes_since(nx, last_any);
+            if writes > 0 {
+                let burst = writes as u64 >= s.burst;
+                return Ok(Plan {
+                    due: Some(Due {
+                        scope: if burst { Scope::Quick } else { Scope::Daydream },
+                        trigger: "post_session",
+                        reason: format!(
+                            "{}'s session{} ended at {} ({writes} agent write{} since the last cycle{})",
+                            end.actor,
+                            end.session
+                                .as_deref()
+                                .map(|s| format!(" {s}"))
+                                .unwrap_or_default(),
+                            end.at,
+                            if writes == 1 { "" } else { "s" },
+                            if burst {
+                                format!(": a burst, {} or more", s.burst)
+                            } else {
+                                String::new()
+                            }
+                        ),
+                        targets: vec![],
                     }),
                     next: None,
                 });

@@ -771,13 +771,15 @@ impl Component for SleepPane {
 }
 
 /// What started a run, in a word: `by hand` for a cycle someone started,
-/// else the schedule's trigger (idle, threshold, scheduled, catch_up).
+/// else the schedule's trigger (idle, threshold, scheduled, catch_up,
+/// post_session).
 fn trigger_kind(t: &str) -> String {
     match t.split(':').next().unwrap_or("").trim() {
         "" | "on_demand" | "manual" | "console" => "by hand".into(),
         "threshold" => "target".into(),
         "scheduled" => "schedule".into(),
         "catch_up" => "catch-up".into(),
+        "post_session" => "session".into(),
         k => k.chars().take(8).collect(),
     }
 }
