@@ -1004,6 +1004,73 @@ fn missing_core_structure_is_reported_and_restored() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn strength_of(nx: &mut Nexus, ty: &str, name: &str) -> Option<f64> {
+    let v = kip(
+        nx,
+        &format!(r#"FIND(?c.metadata) WHERE {{ ?c {{type: "{ty}"}} FILTER(?c.name == "{name}") }}"#),
+    );
+    v[0]["memory_strength"].as_f64()
+}
+
+#[test]
+fn concepts_fade_like_links_but_not_people_promises_or_certainties() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Event", name: "Chat about harbour jazz"} SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-05-01T10:00:00Z", content_summary: "we talked about harbour jazz" } }
+  CONCEPT ?b { {type: "Event", name: "Chat about cellar jazz"} SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-11-19T10:00:00Z", content_summary: "we talked about cellar jazz" } }
+  CONCEPT ?c { {type: "Event", name: "Wedding toast"} SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-05-01T10:00:00Z", content_summary: "the toast at the wedding", salience_score: 95 } }
+  CONCEPT ?d { {type: "Topic", name: "Garden jazz"} SET ATTRIBUTES { description: "jazz in the garden" } }
+  CONCEPT ?e { {type: "Topic", name: "Rooftop jazz"} SET ATTRIBUTES { description: "jazz on the roof" } }
+  WITH METADATA { confidence: 1.0 }
+  CONCEPT ?p { {type: "Person", name: "Old friend Ines"} SET ATTRIBUTES { person_class: "Human" } }
+} WITH METADATA { source: "conversation", author: "$self", created_at: "2026-05-01T10:00:00Z", confidence: 0.8 }"#,
+    );
+    let rep = cycle(&mut nx);
+    let old = strength_of(&mut nx, "Event", "Chat about harbour jazz").expect("faded");
+    assert!(old < 0.3, "{old}");
+    // a salient Event is reinforced: it fades, more slowly
+    let toast = strength_of(&mut nx, "Event", "Wedding toast").expect("faded");
+    assert!(toast > old && toast < 0.7, "{toast} vs {old}");
+    // a node stale for the same time fades as much as an Event
+    assert!(strength_of(&mut nx, "Topic", "Garden jazz").is_some());
+    // fresh, certain, a person: untouched
+    assert_eq!(strength_of(&mut nx, "Event", "Chat about cellar jazz"), None);
+    assert_eq!(strength_of(&mut nx, "Topic", "Rooftop jazz"), None);
+    assert_eq!(strength_of(&mut nx, "Person", "Old friend Ines"), None);
+    // confidence is never what fades
+    let c = kip(
+        &mut nx,
+        r#"FIND(?c.metadata.confidence) WHERE { ?c {type: "Event"} FILTER(?c.name == "Chat about harbour jazz") }"#,
+    );
+    assert_eq!(c, json!([0.8]));
+    let line = rep
+        .phases
+        .iter()
+        .flat_map(|p| p.lines.iter())
+        .find(|l| l.contains("concepts:"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(line.starts_with("Decayed memory strength on 3 concepts"), "{line}");
+    // the same night again: nothing decays twice
+    cycle(&mut nx);
+    assert_eq!(
+        strength_of(&mut nx, "Event", "Chat about harbour jazz"),
+        Some(old)
+    );
+    // and a faded node ranks after a fresh one in SEARCH
+    let v = kip(&mut nx, r#"SEARCH CONCEPT "chat about jazz" WITH TYPE "Event" LIMIT 5"#);
+    let names: Vec<&str> = v
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names.first(), Some(&"Chat about cellar jazz"), "{v}");
+}
+
 #[test]
 fn memory_strength_ranks_search_results_without_hiding_any() {
     let mut nx = Nexus::open_in_memory().expect("open");

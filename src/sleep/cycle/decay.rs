@@ -124,7 +124,7 @@ fn reinforcements(meta: &Value) -> f64 {
 
 /// When a fact was last seen true: `last_observed`, `observed_at`,
 /// `created_at`, else when it last changed.
-fn last_seen(meta: &Value) -> Option<String> {
+pub(super) fn last_seen(meta: &Value) -> Option<String> {
     ["last_observed", "observed_at", "created_at", "_updated_at"]
         .iter()
         .find_map(|k| {
@@ -135,13 +135,13 @@ fn last_seen(meta: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// One link phase 7 weighs.
-struct Fact {
-    id: String,
-    label: String,
-    meta: Value,
+/// One link (or node, `fading`) phase 7 weighs.
+pub(super) struct Fact {
+    pub id: String,
+    pub label: String,
+    pub meta: Value,
     /// The salience of the subject (an Event's `salience_score`).
-    subject_salience: Option<f64>,
+    pub subject_salience: Option<f64>,
 }
 
 impl Fact {
@@ -153,13 +153,13 @@ impl Fact {
     fn confidence(&self) -> f64 {
         num(&self.meta, "confidence").unwrap_or(DEFAULT_CONFIDENCE)
     }
-    fn pinned_or_certain(&self) -> bool {
+    pub(super) fn pinned_or_certain(&self) -> bool {
         self.meta.get("pinned").and_then(Value::as_bool) == Some(true) || self.confidence() >= 1.0
     }
     /// 7B's band: reinforced facts (seen 3+ times, salient, or worth
     /// learning from) decay at √factor, low-value clutter at factor², the
     /// rest at the factor.
-    fn band(&self, f: f64) -> (&'static str, f64) {
+    pub(super) fn band(&self, f: f64) -> (&'static str, f64) {
         let ev = reinforcements(&self.meta);
         let lv = num(&self.meta, "learning_value").unwrap_or(0.0);
         if ev >= REINFORCED_CONFIRMATIONS
@@ -239,7 +239,7 @@ const WRITE_BATCH: usize = 100;
 
 /// A decay smaller than this waits for a later cycle (it accumulates:
 /// the time is counted from the last decay written).
-const MIN_DECAY_STEP: f64 = 0.001;
+pub(super) const MIN_DECAY_STEP: f64 = 0.001;
 /// Engram's fact-archival importance ceiling.
 pub const FACT_ARCHIVAL_MAX_IMPORTANCE: f64 = 0.3;
 
@@ -456,8 +456,21 @@ WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archiv
         nx.resume_group()?;
         cx.slice_start = Instant::now();
     }
+    // the nodes fade by the same rule
+    let faded = super::fading::fade_concepts(cx, nx)?;
     for (b, n) in &by_band {
         cx.count(&format!("decayed_{b}"), *n);
+    }
+    let n_faded: i64 = faded.values().sum();
+    if n_faded > 0 {
+        cx.line(format!(
+            "Decayed memory strength on {n_faded} concepts: {} (confidence untouched)",
+            faded
+                .iter()
+                .map(|(b, n)| format!("{n} {b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     cx.line(format!(
         "Decayed memory strength on {decayed} propositions{} (confidence untouched)",

@@ -41,6 +41,7 @@ mod domains;
 mod duplicates;
 mod experience_lessons;
 mod experiences;
+mod fading;
 mod finalise;
 mod growth_timeline;
 mod inbox;
