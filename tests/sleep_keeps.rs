@@ -270,6 +270,7 @@ fn people(nx: &mut Nexus) {
   CONCEPT ?b { {type: "$PropositionType", name: "born_in"} SET ATTRIBUTES { description: "birthplace" } }
   CONCEPT ?l { {type: "$PropositionType", name: "lives_in"} SET ATTRIBUTES { description: "home", cardinality: "single" } }
   CONCEPT ?k { {type: "$PropositionType", name: "likes"} SET ATTRIBUTES { description: "taste" } }
+  CONCEPT ?f { {type: "$PropositionType", name: "follows"} SET ATTRIBUTES { description: "keeps up with" } }
   CONCEPT ?ada { {type: "Person", name: "Ada"} }
 }"#,
     );
@@ -289,7 +290,7 @@ fn pinned_and_certain_facts_are_never_proposed_for_archival() {
     SET PROPOSITIONS {
       ("born_in", ?oslo) WITH METADATA { pinned: true, confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
       ("likes", ?bergen) WITH METADATA { confidence: 1.0, created_at: "2025-01-01T00:00:00Z" }
-      ("likes", ?jazz) WITH METADATA { confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
+      ("follows", ?jazz) WITH METADATA { confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
     } }
 }"#,
     );
@@ -303,7 +304,7 @@ fn pinned_and_certain_facts_are_never_proposed_for_archival() {
         .map(|i| i.title)
         .collect();
     assert!(
-        titles.iter().any(|t| t.contains("Ada likes Jazz")),
+        titles.iter().any(|t| t.contains("Ada follows Jazz")),
         "the control fact: {titles:?}"
     );
     assert!(
@@ -981,4 +982,147 @@ fn a_ttl_on_a_node_that_may_not_expire_is_kept_and_queued_for_review() {
     let rep = cycle(&mut nx);
     assert_eq!(rep.count("ttl_review_tasks"), 0);
     assert_eq!(count(&mut nx, "Person", "Omar"), json!(1));
+}
+
+fn items_of(nx: &Nexus, rep: &sleep::Report, class: &str) -> Vec<proposals::Item> {
+    rep.proposal
+        .map(|id| proposals::items(nx, id).expect("items"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.class == class)
+        .collect()
+}
+
+/// Two Preferences named in one slot both hold unless the slot is declared
+/// single or this memory has seen one replace another in it.
+#[test]
+fn two_preferences_sharing_a_name_prefix_both_hold() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Preference", name: "Snack: salted almonds on night shifts"} SET ATTRIBUTES { category: "food", description: "salted almonds on night shifts" } }
+  CONCEPT ?b { {type: "Preference", name: "Snack: rice crackers on Saturday mornings"} SET ATTRIBUTES { category: "food", description: "rice crackers on Saturday mornings" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS {
+    ("prefers", ?a) WITH METADATA { created_at: "2026-09-01T00:00:00Z", confidence: 0.8 }
+    ("prefers", ?b) WITH METADATA { created_at: "2026-10-01T00:00:00Z", confidence: 0.8 } } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let c = items_of(&nx, &rep, "contradiction");
+    assert!(
+        c.iter().all(|i| !i.title.contains("Snack")),
+        "{:?}",
+        c.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    // the memory's own history shows "Coffee" holds one value at a time
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?o { {type: "Preference", name: "Coffee: oat flat white"} SET ATTRIBUTES { category: "drinks" } }
+  CONCEPT ?a { {type: "Preference", name: "Coffee: black filter"} SET ATTRIBUTES { category: "drinks" } }
+  CONCEPT ?b { {type: "Preference", name: "Coffee: cortado"} SET ATTRIBUTES { category: "drinks" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS {
+    ("prefers", ?o) WITH METADATA { created_at: "2026-03-01T00:00:00Z", superseded: true, confidence: 0.1 }
+    ("prefers", ?a) WITH METADATA { created_at: "2026-09-01T00:00:00Z", confidence: 0.8 }
+    ("prefers", ?b) WITH METADATA { created_at: "2026-10-01T00:00:00Z", confidence: 0.8 } } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let c = items_of(&nx, &rep, "contradiction");
+    assert!(
+        c.iter().any(|i| i.title.contains("Coffee: black filter")),
+        "{:?}",
+        c.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+}
+
+/// The speculative rule never archives a preference, a lesson or a
+/// promise: it asks whether it still holds.
+#[test]
+fn a_low_confidence_preference_is_asked_about_never_archived() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?p { {type: "Preference", name: "Window seat on trains"} SET ATTRIBUTES { category: "travel" } }
+  CONCEPT ?jazz { {type: "Topic", name: "Jazz"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS {
+    ("prefers", ?p) WITH METADATA { confidence: 0.3, created_at: "2025-01-01T00:00:00Z" }
+    ("follows", ?jazz) WITH METADATA { confidence: 0.3, created_at: "2025-01-01T00:00:00Z" } } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let archive = items_of(&nx, &rep, "archive");
+    assert!(
+        archive.iter().any(|i| i.title.contains("Ada follows Jazz")),
+        "the control: {:?}",
+        archive.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    assert!(
+        archive.iter().all(|i| !i.title.contains("Window seat")),
+        "{:?}",
+        archive.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    let ask = items_of(&nx, &rep, "confirm");
+    let it = ask
+        .iter()
+        .find(|i| i.title.contains("Window seat"))
+        .expect("asked");
+    assert!(it.title.starts_with("Still true?"), "{}", it.title);
+    // approving says it holds: confidence up, observed now
+    let done = proposals::approve(
+        &mut nx,
+        rep.proposal.expect("p"),
+        Some(&[it.seq]),
+        &Default::default(),
+        &who(),
+    )
+    .expect("approve");
+    assert_eq!(done.applied, vec![it.seq]);
+    let m = kip(
+        &mut nx,
+        r#"FIND(?l.metadata) WHERE { ?l ({type: "Person", name: "Ada"}, "prefers", {type: "Preference", name: "Window seat on trains"}) }"#,
+    );
+    assert_eq!(m[0]["confidence"], json!(0.8), "{m}");
+    assert_eq!(m[0]["created_at"], "2025-01-01T00:00:00Z", "{m}");
+}
+
+/// A landmark's links are part of it: never reclaimed with their TTL.
+#[test]
+fn reclamation_never_deletes_a_link_of_a_landmark() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    kip(
+        &mut nx,
+        &format!(
+            r#"UPSERT {{
+  CONCEPT ?e {{ {{type: "Event", name: "Ada's wedding"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-01-10T10:00:00Z", content_summary: "Ada married Tom in Bergen", salience_score: 95, consolidation_status: "completed" }}
+    SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada"}}) WITH METADATA {{ expires_at: "{PAST}" }} }} }}
+  CONCEPT ?f {{ {{type: "Event", name: "Coffee chat"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-01-10T10:00:00Z", content_summary: "coffee", salience_score: 20, consolidation_status: "completed" }}
+    SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada"}}) WITH METADATA {{ expires_at: "{PAST}" }} }} }}
+}}"#
+        ),
+    );
+    let rep = cycle(&mut nx);
+    let kept = kip(
+        &mut nx,
+        r#"FIND(?l.metadata) WHERE { ?l ({type: "Event", name: "Ada's wedding"}, "involves", {type: "Person", name: "Ada"}) }"#,
+    );
+    assert_eq!(kept.as_array().map(Vec::len), Some(1), "{kept}");
+    assert!(kept[0].get("expires_at").is_none(), "{kept}");
+    let gone = kip(
+        &mut nx,
+        r#"FIND(COUNT(?l)) WHERE { ?e {type: "Event"} FILTER(?e.name == "Coffee chat") ?l (?e, "involves", ?p) }"#,
+    );
+    assert_eq!(gone, json!(0), "the control link is reclaimed");
+    let held = rep.to_json().to_string();
+    assert!(
+        held.contains("a link of landmark Event:Ada's wedding"),
+        "{held}"
+    );
 }

@@ -717,12 +717,16 @@ fn new_experiences_update_the_skill_they_bear_on() {
         json!(["Production database is read-only during a regional failover"])
     );
     assert!(
-        v["failure_signals"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|s| s.as_str().is_some_and(|s| s.contains("Deploy 48")))),
+        v["failure_signals"].as_array().is_some_and(|f| f
+            .iter()
+            .any(|s| s.as_str().is_some_and(|s| s.contains("Deploy 48")))),
         "{v}"
     );
-    assert!(it.rationale.contains("its record not penalised"), "{}", it.rationale);
+    assert!(
+        it.rationale.contains("its record not penalised"),
+        "{}",
+        it.rationale
+    );
     // nothing written before approval
     assert_eq!(
         kip(
@@ -745,7 +749,11 @@ fn new_experiences_update_the_skill_they_bear_on() {
         r#"FIND(?k.attributes.success_count, ?k.attributes.maturity, ?k.metadata.source) WHERE { ?k {type: "Skill"} }"#,
     );
     // the Skill's origin stays where it came from
-    assert_eq!(k, json!([[3, "validated", "ProceduralConsolidation"]]), "{k}");
+    assert_eq!(
+        k,
+        json!([[3, "validated", "ProceduralConsolidation"]]),
+        "{k}"
+    );
     assert_eq!(
         kip(
             &mut nx,
@@ -755,7 +763,11 @@ fn new_experiences_update_the_skill_they_bear_on() {
     );
     // counted once: the next cycle proposes nothing more for the Skill
     let rep = cycle_at(&mut nx, "2026-11-21T03:00:00Z", Params::default());
-    assert!(proposed(&nx, &rep, "skill").is_empty(), "{:?}", proposed(&nx, &rep, "skill"));
+    assert!(
+        proposed(&nx, &rep, "skill").is_empty(),
+        "{:?}",
+        proposed(&nx, &rep, "skill")
+    );
 }
 
 #[test]
@@ -763,13 +775,22 @@ fn repeated_failures_send_a_skill_to_review_and_never_reinforce_it() {
     let mut nx = Nexus::open_in_memory().expect("open");
     deploy_skill(&mut nx, "validated", 0.8, 3);
     // the same action, three times, three failures
-    for n in ["Deploy 50 mismatch", "Deploy 51 mismatch", "Deploy 52 mismatch"] {
+    for n in [
+        "Deploy 50 mismatch",
+        "Deploy 51 mismatch",
+        "Deploy 52 mismatch",
+    ] {
         experience(
             &mut nx,
             n,
             false,
             40,
-            &[("action", "Run the pending migration", "rows still stale", true)],
+            &[(
+                "action",
+                "Run the pending migration",
+                "rows still stale",
+                true,
+            )],
         );
     }
     let rep = cycle(&mut nx);
@@ -779,7 +800,11 @@ fn repeated_failures_send_a_skill_to_review_and_never_reinforce_it() {
     assert_eq!(v["failure_count"], json!(3), "{v}");
     assert_eq!(v["utility"], json!(0.4), "{v}");
     assert_eq!(v["maturity"], "needs_review", "{v}");
-    assert!(it.title.contains("validated → needs_review"), "{}", it.title);
+    assert!(
+        it.title.contains("validated → needs_review"),
+        "{}",
+        it.title
+    );
     // the Skill changed since the proposal: its approval is refused as stale
     kip(
         &mut nx,
@@ -823,7 +848,9 @@ fn event_meta(nx: &mut Nexus, name: &str) -> Value {
     let of = |nx: &mut Nexus, part: &str| {
         kip(
             nx,
-            &format!(r#"FIND(?e.{part}) WHERE {{ ?e {{type: "Event"}} FILTER(?e.name == "{name}") }}"#),
+            &format!(
+                r#"FIND(?e.{part}) WHERE {{ ?e {{type: "Event"}} FILTER(?e.name == "{name}") }}"#
+            ),
         )
     };
     json!([of(nx, "metadata"), of(nx, "attributes")])
@@ -895,7 +922,9 @@ fn the_growth_timeline_is_curated_and_a_legacy_growth_log_migrated() {
         .collect();
     assert_eq!(
         crowd,
-        vec!["Summarise 5 values emerged milestones of 2026-Q2 as one; the originals expire in 30 days"]
+        vec![
+            "Summarise 5 values emerged milestones of 2026-Q2 as one; the originals expire in 30 days"
+        ]
     );
     // 4. the legacy array: three Events, the array gone
     let g = kip(
@@ -909,8 +938,7 @@ fn the_growth_timeline_is_curated_and_a_legacy_growth_log_migrated() {
     assert_eq!(p[1][0]["content_summary"], "I became more concise", "{p}");
     let u = event_meta(&mut nx, "GrowthMilestone:2026-02-01T00:00:unclassified");
     assert_eq!(
-        u[1][0]["content_summary"],
-        "learned to read Rust borrow errors",
+        u[1][0]["content_summary"], "learned to read Rust borrow errors",
         "{u}"
     );
     assert!(u[0][0].get("expires_at").is_none(), "{u}");
@@ -923,7 +951,10 @@ fn the_growth_timeline_is_curated_and_a_legacy_growth_log_migrated() {
         .find(|l| l.starts_with("Growth timeline curated"))
         .cloned()
         .unwrap_or_default();
-    assert!(line.contains("legacy growth_log migrated (3 entries"), "{line}");
+    assert!(
+        line.contains("legacy growth_log migrated (3 entries"),
+        "{line}"
+    );
     // idempotent: the next cycle migrates and promotes nothing again
     let rep = cycle_at(&mut nx, "2026-11-21T03:00:00Z", Params::default());
     let again = rep
@@ -1007,7 +1038,9 @@ fn missing_core_structure_is_reported_and_restored() {
 fn strength_of(nx: &mut Nexus, ty: &str, name: &str) -> Option<f64> {
     let v = kip(
         nx,
-        &format!(r#"FIND(?c.metadata) WHERE {{ ?c {{type: "{ty}"}} FILTER(?c.name == "{name}") }}"#),
+        &format!(
+            r#"FIND(?c.metadata) WHERE {{ ?c {{type: "{ty}"}} FILTER(?c.name == "{name}") }}"#
+        ),
     );
     v[0]["memory_strength"].as_f64()
 }
@@ -1037,7 +1070,10 @@ fn concepts_fade_like_links_but_not_people_promises_or_certainties() {
     // a node stale for the same time fades as much as an Event
     assert!(strength_of(&mut nx, "Topic", "Garden jazz").is_some());
     // fresh, certain, a person: untouched
-    assert_eq!(strength_of(&mut nx, "Event", "Chat about cellar jazz"), None);
+    assert_eq!(
+        strength_of(&mut nx, "Event", "Chat about cellar jazz"),
+        None
+    );
     assert_eq!(strength_of(&mut nx, "Topic", "Rooftop jazz"), None);
     assert_eq!(strength_of(&mut nx, "Person", "Old friend Ines"), None);
     // confidence is never what fades
@@ -1053,7 +1089,10 @@ fn concepts_fade_like_links_but_not_people_promises_or_certainties() {
         .find(|l| l.contains("concepts:"))
         .cloned()
         .unwrap_or_default();
-    assert!(line.starts_with("Decayed memory strength on 3 concepts"), "{line}");
+    assert!(
+        line.starts_with("Decayed memory strength on 3 concepts"),
+        "{line}"
+    );
     // the same night again: nothing decays twice
     cycle(&mut nx);
     assert_eq!(
@@ -1061,7 +1100,10 @@ fn concepts_fade_like_links_but_not_people_promises_or_certainties() {
         Some(old)
     );
     // and a faded node ranks after a fresh one in SEARCH
-    let v = kip(&mut nx, r#"SEARCH CONCEPT "chat about jazz" WITH TYPE "Event" LIMIT 5"#);
+    let v = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "chat about jazz" WITH TYPE "Event" LIMIT 5"#,
+    );
     let names: Vec<&str> = v
         .as_array()
         .expect("hits")

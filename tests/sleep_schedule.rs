@@ -380,11 +380,19 @@ fn a_session_end_calls_one_post_session_cycle() {
     let t = tick();
     session_ended(&mut nx, "scribe", Some("s-2\u{1b}[31m"), t).expect("end");
     let end = last_session_end(&nx).expect("recorded");
-    assert_eq!(end.session.as_deref(), Some("s-2[31m"), "no control characters");
+    assert_eq!(
+        end.session.as_deref(),
+        Some("s-2[31m"),
+        "no control characters"
+    );
     let d = due(&mut nx, t + D::seconds(1), &s)
         .expect("due")
         .expect("post-session");
-    assert_eq!((d.scope, d.trigger), (Scope::Daydream, "post_session"), "{d:?}");
+    assert_eq!(
+        (d.scope, d.trigger),
+        (Scope::Daydream, "post_session"),
+        "{d:?}"
+    );
     assert!(d.reason.contains("scribe's session s-2"), "{}", d.reason);
     // not before the session ended
     assert_eq!(due(&mut nx, t - D::seconds(1), &s).expect("due"), None);
@@ -405,7 +413,11 @@ fn a_session_end_calls_one_post_session_cycle() {
     let d = due(&mut nx, t + D::seconds(1), &s)
         .expect("due")
         .expect("post-session");
-    assert_eq!((d.scope, d.trigger), (Scope::Quick, "post_session"), "{d:?}");
+    assert_eq!(
+        (d.scope, d.trigger),
+        (Scope::Quick, "post_session"),
+        "{d:?}"
+    );
     assert!(d.reason.contains("a burst"), "{}", d.reason);
     // an empty name is refused
     assert!(session_ended(&mut nx, "  ", None, t).is_err());

@@ -268,7 +268,10 @@ async fn session_end(
             StatusCode::FORBIDDEN,
             KipError::new(
                 ErrorCode::ImmutableTarget,
-                format!("key `{}` is a reader: it may not end sessions", caller.id.name),
+                format!(
+                    "key `{}` is a reader: it may not end sessions",
+                    caller.id.name
+                ),
             ),
         );
     }

@@ -158,6 +158,34 @@ fn slots(single: bool, by_prefix: bool, o: &Value) -> Vec<Slot> {
     out
 }
 
+/// The name prefixes ("snack" of "Snack: almonds") of the objects whose
+/// links of predicate `p` from subject `sid` were superseded: slots this
+/// memory has seen one value replace another in (read once per subject).
+fn replaced_prefixes(
+    nx: &mut Nexus,
+    sid: &str,
+    p: &str,
+    cache: &mut HashMap<String, HashSet<String>>,
+) -> KipResult<HashSet<String>> {
+    if let Some(h) = cache.get(sid) {
+        return Ok(h.clone());
+    }
+    let v = find(
+        nx,
+        &format!(
+            r#"FIND(?o.name) WHERE {{ ?s {{id: :sid}} ?l (?s, {}, ?o) FILTER(?l.metadata.superseded == true) }} LIMIT 1000"#,
+            q(p)
+        ),
+        json!({"sid": sid}),
+    )?;
+    let h: HashSet<String> = strs(Some(&v))
+        .iter()
+        .filter_map(|n| n.split_once(": ").map(|(p, _)| similarity::normalise(p)))
+        .collect();
+    cache.insert(sid.to_string(), h.clone());
+    Ok(h)
+}
+
 /// An instant of a fact's validity, if it has one.
 fn at(x: &Option<String>) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     x.as_deref().and_then(super::instant)
@@ -182,9 +210,19 @@ pub fn time_disjoint(a: &FactView, b: &FactView, now: &str) -> bool {
 
 /// Whether two Preferences of one category are alternatives of one
 /// choice: a single-choice category, either one marked `exclusive`, one
-/// name slot, or the newer one saying it replaced the older by name
-/// ("switched from VS Code").
-fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool {
+/// name slot the memory's own history shows replaced (`replaced`: the name
+/// prefixes of this subject's superseded objects of the predicate), or the
+/// newer one saying it replaced the older by name ("switched from VS
+/// Code"). Two names that share a prefix are not alternatives on that
+/// alone: "Snack: almonds on night shifts" and "Snack: rice crackers on
+/// Saturdays" both hold.
+fn alternatives(
+    category: &str,
+    a: &Value,
+    b: &Value,
+    newer: &FactView,
+    replaced: &HashSet<String>,
+) -> bool {
     if SINGLE_CHOICE_CATEGORIES.contains(&category) {
         return true;
     }
@@ -199,7 +237,10 @@ fn alternatives(category: &str, a: &Value, b: &Value, newer: &FactView) -> bool 
             .split_once(": ")
             .map(|(p, _)| similarity::normalise(p))
     };
-    if prefix(a).is_some() && prefix(a) == prefix(b) {
+    if let Some(pa) = prefix(a)
+        && prefix(b).as_ref() == Some(&pa)
+        && replaced.contains(&pa)
+    {
         return true;
     }
     let text = format!(" {} {} ", newer.object, newer.description).to_lowercase();
@@ -280,6 +321,8 @@ pub(super) fn conflicts_seen(
                     .push((r[0].clone(), r[1].clone(), r[2].clone()));
             }
         }
+        // per subject, the name prefixes its superseded objects had
+        let mut history: HashMap<String, HashSet<String>> = HashMap::new();
         for ((_, label), (slot, g)) in groups {
             if g.len() < 2 {
                 continue;
@@ -303,7 +346,13 @@ pub(super) fn conflicts_seen(
                     continue;
                 }
                 if let Slot::Category(c) = &slot
-                    && !alternatives(c, o, newest_obj, &newest)
+                    && !alternatives(
+                        c,
+                        o,
+                        newest_obj,
+                        &newest,
+                        &replaced_prefixes(nx, &s(subj, &["id"]), &p, &mut history)?,
+                    )
                 {
                     seen.push((rule.into(), false));
                     continue;

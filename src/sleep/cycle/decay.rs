@@ -47,6 +47,13 @@ pub const CLUTTER_SALIENCE: f64 = 30.0;
 /// weigh as much as full salience).
 pub const IMPORTANCE_FULL_CONFIRMATIONS: f64 = 5.0;
 
+/// Objects whose facts are Engram's protected categories whatever the
+/// predicate (a preference, a lesson, a promise, a procedure).
+pub const PROTECTED_OBJECT_TYPES: &[&str] = &["Preference", "Insight", "Commitment", "Skill"];
+
+/// The confidence of a fact the operator confirmed when asked.
+pub const CONFIRMED_CONFIDENCE: f64 = 0.8;
+
 /// Engram's speculative TTL applies below this confidence: a guess the
 /// writer was unsure of, never confirmed since.
 pub const SPECULATIVE_BELOW: f64 = 0.4;
@@ -142,6 +149,8 @@ pub(super) struct Fact {
     pub meta: Value,
     /// The salience of the subject (an Event's `salience_score`).
     pub subject_salience: Option<f64>,
+    /// The type of the link's object ("" for a node).
+    pub object_type: String,
 }
 
 impl Fact {
@@ -206,7 +215,7 @@ fn facts_page(
     cursor: Option<&str>,
 ) -> KipResult<(Vec<Fact>, Option<String>)> {
     let mut text = format!(
-        r#"FIND(?link, ?s.name, ?o.name, ?s.attributes.salience_score) WHERE {{
+        r#"FIND(?link, ?s.name, ?o.name, ?s.attributes.salience_score, ?o.type) WHERE {{
   ?link (?s, {}, ?o)
   FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
 }} LIMIT {PAGE}"#,
@@ -216,7 +225,7 @@ fn facts_page(
         text.push_str(&format!(" CURSOR {}", q(c)));
     }
     let (v, next) = find_page(nx, &text, json!({}))?;
-    let out = rows(&v, 4)
+    let out = rows(&v, 5)
         .into_iter()
         .map(|r| Fact {
             id: s(&r[0], &["id"]),
@@ -227,6 +236,7 @@ fn facts_page(
             ),
             meta: r[0].get("metadata").cloned().unwrap_or(Value::Null),
             subject_salience: r[3].as_f64(),
+            object_type: r[4].as_str().unwrap_or_default().to_string(),
         })
         .collect();
     Ok((out, next))
@@ -405,9 +415,52 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             );
             let conf = fact.confidence();
             let importance = fact.importance();
-            let (rule, why) = if conf < SPECULATIVE_BELOW
-                && age > cx.opts.params.speculative_ttl_days as f64
+            let speculative =
+                conf < SPECULATIVE_BELOW && age > cx.opts.params.speculative_ttl_days as f64;
+            // Engram's protected categories (preferences, lessons learned,
+            // commitments, decisions, principles) are never archived by
+            // the speculative rule: the operator is asked to confirm it
+            if speculative
+                && (protected || PROTECTED_OBJECT_TYPES.contains(&fact.object_type.as_str()))
             {
+                let id = fact.id.clone();
+                let label = fact.label.clone();
+                drafts.push(Draft {
+                    class: "confirm".into(),
+                    key: format!("confirm:{id}"),
+                    title: format!(
+                        "Still true? \"{label}\" (confidence {conf}, unconfirmed for {age:.0} days)"
+                    ),
+                    commands: vec![r#"UPSERT {
+  PROPOSITION ?link { (id: :link_id) }
+}
+WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }"#
+                        .to_string()],
+                    params: pm(json!({"link_id": id, "ts": now, "confidence": CONFIRMED_CONFIDENCE})),
+                    rationale: format!(
+                        "confidence {conf} < {SPECULATIVE_BELOW:.2}, unconfirmed for {age:.0} days (> {}): the speculative rule would archive it, but it is a protected kind of fact ({}), so it is asked, never archived. Approve: it holds (confidence {CONFIRMED_CONFIDENCE}, observed now). Reject: it stays as it is and is not asked again",
+                        cx.opts.params.speculative_ttl_days,
+                        if protected {
+                            format!("predicate {p}")
+                        } else {
+                            format!("a {}", fact.object_type)
+                        }
+                    ),
+                    evidence: vec![id.clone()],
+                    confidence: 0.5,
+                });
+                note(
+                    nx,
+                    &id,
+                    &label,
+                    cx.run,
+                    "asked",
+                    "speculative TTL on a protected category: asked, not archived",
+                    &json!({"confidence": conf, "age_days": age, "now": now}),
+                )?;
+                continue;
+            }
+            let (rule, why) = if speculative {
                 (
                     "speculative TTL",
                     format!(
@@ -416,6 +469,7 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                     ),
                 )
             } else if !protected
+                && !PROTECTED_OBJECT_TYPES.contains(&fact.object_type.as_str())
                 && age > cx.opts.params.fact_archival_age_days as f64
                 && importance < FACT_ARCHIVAL_MAX_IMPORTANCE
                 && r.score < cx.opts.params.archive_threshold

@@ -97,7 +97,9 @@ fn step(b: &Value) -> (i64, Step) {
 pub(super) fn steps(nx: &mut Nexus, id: &str) -> KipResult<Vec<Step>> {
     let v = find(
         nx,
-        &format!(r#"FIND(?st) WHERE {{ ?x {{id: :id}} (?x, "has_step", ?st) }} LIMIT {STEPS_READ}"#),
+        &format!(
+            r#"FIND(?st) WHERE {{ ?x {{id: :id}} (?x, "has_step", ?st) }} LIMIT {STEPS_READ}"#
+        ),
         json!({"id": id}),
     )?;
     let mut out: Vec<(i64, Step)> = v

@@ -48,19 +48,20 @@ fn as_fact(c: &Value) -> Fact {
     }
     // when it was last seen true: an observation time, else when the
     // episode happened, before any time of the record itself
-    if !["last_observed", "observed_at"]
-        .iter()
-        .any(|k| meta.get(*k).and_then(Value::as_str).is_some_and(|t| instant(t).is_some()))
-        && let Some(t) = [
-            "last_observed",
-            "end_time",
-            "ended_at",
-            "start_time",
-            "started_at",
-        ]
-        .iter()
-        .filter_map(|k| attrs.get(*k).and_then(Value::as_str))
-        .find(|t| instant(t).is_some())
+    if !["last_observed", "observed_at"].iter().any(|k| {
+        meta.get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|t| instant(t).is_some())
+    }) && let Some(t) = [
+        "last_observed",
+        "end_time",
+        "ended_at",
+        "start_time",
+        "started_at",
+    ]
+    .iter()
+    .filter_map(|k| attrs.get(*k).and_then(Value::as_str))
+    .find(|t| instant(t).is_some())
     {
         meta.insert("last_observed".into(), json!(t));
     }
@@ -69,6 +70,7 @@ fn as_fact(c: &Value) -> Fact {
         label: format!("{}:{}", s(c, &["type"]), s(c, &["name"])),
         meta: Value::Object(meta),
         subject_salience: None,
+        object_type: String::new(),
     }
 }
 

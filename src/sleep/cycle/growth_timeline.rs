@@ -183,12 +183,12 @@ pub(super) fn growth_timeline(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.count("growth_log_migrated", migrated as i64);
     let mut parts = Vec::new();
     if promoted > 0 {
-        parts.push(format!("{promoted} identity milestones promoted to landmarks"));
+        parts.push(format!(
+            "{promoted} identity milestones promoted to landmarks"
+        ));
     }
     if lapsing > 0 {
-        parts.push(format!(
-            "{lapsing} absorbed minor milestones left to lapse"
-        ));
+        parts.push(format!("{lapsing} absorbed minor milestones left to lapse"));
     }
     if extended > 0 {
         parts.push(format!(
@@ -238,8 +238,7 @@ fn absorbed(m: &Milestone, me: &Value, refined: &str) -> bool {
         };
         entries.iter().any(|e| {
             let w = similarity::stems_of(e);
-            !w.is_empty()
-                && w.intersection(&said).count() as f64 / w.len() as f64 >= ABSORBED_WORDS
+            !w.is_empty() && w.intersection(&said).count() as f64 / w.len() as f64 >= ABSORBED_WORDS
         })
     })
 }
@@ -261,7 +260,7 @@ fn crowd_drafts(cx: &Cx, all: &[Milestone]) -> Vec<Draft> {
         if ms.len() < CROWD {
             continue;
         }
-        ms.sort_by(|a, b| instant(&a.start).cmp(&instant(&b.start)));
+        ms.sort_by_key(|m| instant(&m.start));
         let (first, last) = (ms[0].start.clone(), ms[ms.len() - 1].start.clone());
         let name = format!("GrowthMilestone:summary:{q}:{kind}");
         let gist: Vec<String> = ms
@@ -374,7 +373,14 @@ fn entry(v: &Value) -> Entry {
             }
         }
         _ => Entry {
-            at: pick(&["timestamp", "date", "at", "time", "start_time", "created_at"]),
+            at: pick(&[
+                "timestamp",
+                "date",
+                "at",
+                "time",
+                "start_time",
+                "created_at",
+            ]),
             kind: pick(&["kind", "type", "category"]),
             summary: pick(&[
                 "summary",
@@ -466,7 +472,11 @@ WITH METADATA {{ source: "GrowthLogMigration", author: "$system", confidence: 1.
                 "summary": summary, "kind": kind, "ev": e.evidence_event,
                 "ei": e.evidence_insight, "raw": raw, "ts": cx.opts.now,
             }),
-            &format!("8C.4: growth_log entry {} of {} re-encoded as {name}", i + 1, entries.len()),
+            &format!(
+                "8C.4: growth_log entry {} of {} re-encoded as {name}",
+                i + 1,
+                entries.len()
+            ),
         )?;
     }
     write(

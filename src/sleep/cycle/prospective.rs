@@ -90,6 +90,46 @@ enum Fulfilment {
     None,
 }
 
+/// The past forms of common irregular verbs a commitment opens with.
+fn irregular_past(verb: &str) -> Option<&'static str> {
+    Some(match verb {
+        "send" => "sent",
+        "make" => "made",
+        "give" => "gave|given",
+        "write" => "wrote|written",
+        "buy" => "bought",
+        "bring" => "brought",
+        "pay" => "paid",
+        "tell" => "told",
+        "keep" => "kept",
+        "take" => "took|taken",
+        "find" => "found",
+        "get" => "got|gotten",
+        "leave" => "left",
+        "meet" => "met",
+        "read" => "read",
+        "sell" => "sold",
+        "teach" => "taught",
+        "build" => "built",
+        "lend" => "lent",
+        "do" => "did|done",
+        "go" => "went|gone",
+        "see" => "saw|seen",
+        "say" => "said",
+        "ring" => "rang|rung",
+        "draw" => "drew|drawn",
+        "drive" => "drove|driven",
+        "put" => "put",
+        "set" => "set",
+        "show" => "showed|shown",
+        "speak" => "spoke|spoken",
+        "choose" => "chose|chosen",
+        "hold" => "held",
+        "feed" => "fed",
+        _ => return None,
+    })
+}
+
 fn judge(
     st: &Stemmer,
     commitment: &str,
@@ -123,9 +163,18 @@ fn judge(
     let verb_done = verb.is_some_and(|v| {
         let v = v.to_lowercase();
         let stem = st.stem(&v).into_owned();
-        raw.iter()
-            .any(|w| *w != v && w.ends_with("ed") && st.stem(w) == stem.as_str())
+        raw.iter().any(|w| {
+            (*w != v && w.ends_with("ed") && st.stem(w) == stem.as_str())
+                || irregular_past(&v).is_some_and(|past| past.split('|').any(|p| p == w.as_str()))
+        })
     });
+    // an Event not linked to the commitment must say its own verb was
+    // done: a word of completion about something else ("read reviews of
+    // the luthier; he had finished a cello repair") is not "Book the
+    // luthier" kept
+    if !linked && !verb_done {
+        return (Fulfilment::None, coverage);
+    }
     let strong = verb_done
         || raw
             .iter()
@@ -417,5 +466,39 @@ mod tests {
             Fulfilment::Likely
         );
         assert_eq!(j("Sent the weekly report", false), Fulfilment::None);
+        // a word of completion about something else is not the commitment
+        // kept, unless the Event is linked to it
+        let b = |e: &str, linked| {
+            judge(
+                &st,
+                "Book the luthier for the cello repair",
+                Some("Book"),
+                e,
+                linked,
+            )
+            .0
+        };
+        assert_eq!(
+            b(
+                "Read reviews of the luthier; he had finished a cello repair for Anna",
+                false
+            ),
+            Fulfilment::None
+        );
+        assert_eq!(
+            b("Booked the luthier for the cello repair on Tuesday", false),
+            Fulfilment::Likely
+        );
+        let s = |e: &str| {
+            judge(
+                &st,
+                "Send Omar the budget spreadsheet",
+                Some("Send"),
+                e,
+                false,
+            )
+            .0
+        };
+        assert_eq!(s("Sent Omar the budget spreadsheet"), Fulfilment::Likely);
     }
 }

@@ -222,6 +222,30 @@ WHERE {
                 ));
                 continue;
             }
+            // a landmark keeps its links: they are part of what it was
+            if let Some(end) = [&r[1], &r[2]].into_iter().find(|n| is_landmark(n)) {
+                let what = format!("{}:{}", s(end, &["type"]), s(end, &["name"]));
+                note(
+                    nx,
+                    &id,
+                    &label,
+                    cx.run,
+                    "kept",
+                    "a link of a landmark is never reclaimed: TTL dropped",
+                    &json!({"landmark": what, "now": cx.opts.now}),
+                )?;
+                write(
+                    cx,
+                    nx,
+                    r#"DELETE METADATA {"expires_at"} FROM ?l WHERE { ?l (id: :id) }"#,
+                    json!({"id": id}),
+                    &format!("keep link {label}: a link of landmark {what}"),
+                )?;
+                held.push(format!(
+                    "link {label} (a link of landmark {what}: kept, TTL dropped)"
+                ));
+                continue;
+            }
             if s(&r[1], &["type"]) == "Event"
                 && !matches!(
                     s(&r[1], &["attributes", "consolidation_status"]).as_str(),
@@ -436,6 +460,18 @@ pub(super) fn sole_evidence_of(nx: &mut Nexus, deps: &[Value]) -> KipResult<Opti
         }
     }
     Ok(None)
+}
+
+/// A landmark: a node kept long-term, pinned, or an Event salient enough
+/// to be one (5A).
+pub(super) fn is_landmark(node: &Value) -> bool {
+    s(node, &["metadata", "memory_tier"]) == "long-term"
+        || node.pointer("/metadata/pinned") == Some(&Value::Bool(true))
+        || (s(node, &["type"]) == "Event"
+            && node
+                .pointer("/attributes/salience_score")
+                .and_then(Value::as_f64)
+                .is_some_and(|x| x >= LANDMARK_SALIENCE))
 }
 
 /// Marks an Event long-term and strips its TTL (5A landmark promotion).

@@ -255,7 +255,10 @@ pub(super) fn update_draft(cx: &Cx, k: &SkillView, news: &[Exp]) -> Option<Draft
                 for st in &e.steps {
                     if st.surprise()
                         && !st.actual.is_empty()
-                        && push_new(&mut signals, format!("{} after \"{}\"", st.actual, st.summary))
+                        && push_new(
+                            &mut signals,
+                            format!("{} after \"{}\"", st.actual, st.summary),
+                        )
                     {
                         added += 1;
                     }
@@ -285,7 +288,9 @@ pub(super) fn update_draft(cx: &Cx, k: &SkillView, news: &[Exp]) -> Option<Draft
     } else {
         let w = if u0.is_some() { n0.max(1.0) } else { 0.0 };
         let sum: f64 = outcomes.iter().sum();
-        Some((((u0.unwrap_or(0.0) * w + sum) / (w + outcomes.len() as f64)) * 100.0).round() / 100.0)
+        Some(
+            (((u0.unwrap_or(0.0) * w + sum) / (w + outcomes.len() as f64)) * 100.0).round() / 100.0,
+        )
     };
     let m0 = match s(a, &["maturity"]).as_str() {
         "" => "candidate".to_string(),
@@ -417,10 +422,7 @@ fn uncounted(nx: &mut Nexus, skills: &[SkillView]) -> KipResult<Vec<(usize, Vec<
         if done.contains(&(skills[i].name.clone(), s(x, &["name"]))) {
             continue;
         }
-        groups
-            .entry(i)
-            .or_default()
-            .push(experiences::read(nx, x)?);
+        groups.entry(i).or_default().push(experiences::read(nx, x)?);
     }
     Ok(groups.into_iter().collect())
 }

@@ -240,8 +240,14 @@ pub(super) fn procedural_consolidation(cx: &mut Cx, nx: &mut Nexus) -> KipResult
         .into_iter()
         .map(|r| {
             (
-                r.get(0).and_then(Value::as_str).unwrap_or_default().to_string(),
-                r.get(1).and_then(Value::as_str).unwrap_or_default().to_string(),
+                r.first()
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                r.get(1)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
             )
         })
         .collect();

@@ -32,9 +32,10 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
 pub const AGENTS_DECIDE: &str = "agents_decide";
 
 /// The classes of proposal items the cycle makes.
-pub const CLASSES: [&str; 13] = [
+pub const CLASSES: [&str; 14] = [
     "archive",
     "commitment",
+    "confirm",
     "connection",
     "consolidate",
     "contradiction",
