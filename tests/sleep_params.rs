@@ -265,3 +265,61 @@ fn proposal_cap_bounds_the_items_of_one_class() {
     let (b, rep) = run(setup, json!({"proposal_cap": 2}));
     assert_eq!(items(&b, &rep, "archive").len(), 2);
 }
+
+/// Processes saving different parameters at once: each one's value is
+/// kept (the saved set is read and written in one transaction), none lost
+/// to another's read-modify-write.
+#[test]
+fn parameters_saved_by_racing_processes_are_all_kept() {
+    let dir = std::env::temp_dir().join(format!("somnus-params-race-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    drop(Nexus::open(&db).expect("open"));
+    let sets = [
+        r#"{"stale_event_threshold_days": 3}"#,
+        r#"{"memory_strength_decay_factor": 0.9}"#,
+        r#"{"speculative_ttl_days": 45}"#,
+        r#"{"fact_archival_age_days": 200}"#,
+        r#"{"archive_ttl_days": 60}"#,
+        r#"{"proposal_cap": 30}"#,
+    ];
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let outs: Vec<std::process::Output> = std::thread::scope(|sc| {
+        let hs: Vec<_> = sets
+            .iter()
+            .map(|p| {
+                let db = db.clone();
+                sc.spawn(move || {
+                    std::process::Command::new(bin)
+                        .args(["--db", &db.to_string_lossy()])
+                        .args(["sleep", "--save-params", "--params", p])
+                        .output()
+                        .expect("run")
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("join")).collect()
+    });
+    for o in &outs {
+        assert!(o.status.success(), "{o:?}");
+    }
+    let nx = Nexus::open(&db).expect("open");
+    let saved = sleep::params::saved(&nx).expect("saved");
+    let mut keys = saved.keys.clone();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "archive_ttl_days",
+            "fact_archival_age_days",
+            "memory_strength_decay_factor",
+            "proposal_cap",
+            "speculative_ttl_days",
+            "stale_event_threshold_days"
+        ],
+        "{:?}",
+        saved.problems
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

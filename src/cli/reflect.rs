@@ -38,21 +38,15 @@ pub fn reasoner(name: &str) -> Result<Box<dyn sleep::Reasoner>> {
 /// `somnus sleep --save-params` / `--reset-params`: the memory's own sleep
 /// parameters, saved as `by`.
 pub fn save_params(nx: &mut Nexus, params: Option<String>, reset: bool, by: &str) -> Result<i32> {
-    let mut p = if reset {
-        sleep::Params::default()
-    } else {
-        sleep::params::saved(nx)
-            .map_err(|e| eyre!("{}: {}", e.code, e.message))?
-            .params
-    };
-    if let Some(text) = params {
-        if reset {
-            return Err(eyre!("--reset-params takes no --params"));
-        }
-        let over: Value =
-            serde_json::from_str(&text).map_err(|e| eyre!("--params is not JSON: {e}"))?;
-        p = p.with_json(&over).map_err(|e| eyre!("--params: {e}"))?;
+    if reset && params.is_some() {
+        return Err(eyre!("--reset-params takes no --params"));
     }
+    let over: Option<Value> = match params {
+        Some(text) => {
+            Some(serde_json::from_str(&text).map_err(|e| eyre!("--params is not JSON: {e}"))?)
+        }
+        None => None,
+    };
     let who = Who {
         actor: by.to_string(),
         trigger: if reset {
@@ -62,7 +56,7 @@ pub fn save_params(nx: &mut Nexus, params: Option<String>, reset: bool, by: &str
         },
         reason: None,
     };
-    match sleep::params::save(nx, &p, &who) {
+    match sleep::params::update(nx, reset, over.as_ref(), &who) {
         Ok(values) if values.is_empty() => {
             crate::say!("no sleep parameters saved: every cycle uses the defaults");
             Ok(0)

@@ -179,6 +179,29 @@ pub fn save(
     Ok(values)
 }
 
+/// Saves the memory's parameters changed by `over` (the saved ones, or the
+/// defaults when `reset`, with `over` applied), reading and writing in one
+/// transaction under the write lock: two processes saving different
+/// parameters at once both keep theirs. Returns what was saved.
+pub fn update(
+    nx: &mut crate::engine::Nexus,
+    reset: bool,
+    over: Option<&Value>,
+    who: &crate::audit::Who,
+) -> crate::kip::KipResult<serde_json::Map<String, Value>> {
+    nx.atomically("sleep-params", |nx| {
+        let mut p = if reset {
+            Params::default()
+        } else {
+            saved(nx)?.params
+        };
+        if let Some(o) = over {
+            p = p.with_json(o).map_err(crate::kip::KipError::constraint)?;
+        }
+        save(nx, &p, who)
+    })
+}
+
 /// Checks a stale-days value given on its own (`somnus health`).
 pub fn check_days(name: &str, days: i64) -> Result<i64, String> {
     if (0..=MAX_DAYS).contains(&days) {
