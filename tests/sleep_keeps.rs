@@ -1126,3 +1126,58 @@ fn reclamation_never_deletes_a_link_of_a_landmark() {
         "{held}"
     );
 }
+
+/// A thousand nodes carrying a TTL they should not: each kept, the report
+/// names twenty and counts the rest, twenty review tasks, and the one
+/// node that may go past them is still reclaimed.
+#[test]
+fn thousands_of_suspicious_ttls_neither_flood_the_report_nor_block_reclamation() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    for chunk in 0..10 {
+        let mut cmd = String::from("UPSERT {");
+        for i in 0..100 {
+            let n = chunk * 100 + i;
+            cmd.push_str(&format!(
+                r#" CONCEPT ?t{i} {{ {{type: "Topic", name: "Topic {n}"}} }} WITH METADATA {{ expires_at: "2026-0{}-01T00:00:00Z" }}"#,
+                1 + n % 5
+            ));
+        }
+        cmd.push('}');
+        kip(&mut nx, &cmd);
+    }
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Scratch note"} } WITH METADATA { memory_tier: "short-term", expires_at: "2026-10-01T00:00:00Z" } }"#,
+    );
+    let rep = cycle(&mut nx);
+    let listed = rep
+        .issues
+        .iter()
+        .filter(|i| i.starts_with("Suspicious TTL"))
+        .count();
+    assert_eq!(listed, 21, "{:?}", &rep.issues[..3.min(rep.issues.len())]);
+    assert!(
+        rep.issues
+            .iter()
+            .any(|i| i.contains("980 more, not listed (1000 in all")),
+        "{:?}",
+        rep.issues.iter().filter(|i| i.contains("more")).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} FILTER(?t.name == "Scratch note") }"#
+        ),
+        json!(0),
+        "the deletable node past the kept ones is reclaimed"
+    );
+    assert_eq!(
+        kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "Topic"} }"#),
+        json!(1000)
+    );
+    assert_eq!(
+        kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "SleepTask"} }"#),
+        json!(20)
+    );
+}

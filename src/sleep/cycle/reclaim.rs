@@ -18,155 +18,169 @@ pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         // the candidates are found without the write lock; each is read
         // again under it before anything is decided (an agent may have
         // renewed, linked or deleted it meanwhile)
-        let v = cx.unlocked(nx, |nx| {
-            find(
-                nx,
-                r#"FIND(?n) WHERE {
-  ?n {type: :type}
+        // page by page: expired nodes that are kept (suspicious TTLs, held
+        // items) never stop the cycle reaching the ones after them
+        let mut cursor: Option<String> = None;
+        let mut pages = 0usize;
+        loop {
+            let mut text = format!(
+                r#"FIND(?n) WHERE {{
+  ?n {{type: {}}}
   FILTER(IS_NOT_NULL(?n.metadata.expires_at))
   FILTER(?n.metadata.expires_at < :bound)
   FILTER(?n.name != "$self" && ?n.name != "$system")
-} ORDER BY ?n.metadata.expires_at ASC LIMIT 200"#,
-                json!({"type": t, "bound": widened(&cx.opts.now, true)}),
-            )
-        })?;
-        for n in v.as_array().cloned().unwrap_or_default() {
-            if deleted >= cap {
-                break;
+}} LIMIT {RECLAIM_PAGE}"#,
+                q(&t)
+            );
+            if let Some(c) = &cursor {
+                text.push_str(&format!(" CURSOR {}", q(c)));
             }
-            // a yield point: each node is settled in the batch it is read in
-            cx.yield_lock(nx)?;
-            let n = {
-                let fresh = match find(
-                    nx,
-                    r#"FIND(?n) WHERE { ?n {id: :id} FILTER(IS_NOT_NULL(?n.metadata.expires_at)) }"#,
-                    json!({"id": s(&n, &["id"])}),
-                ) {
-                    Ok(v) => v,
-                    // deleted meanwhile
-                    Err(e) if e.code == ErrorCode::NotFound => continue,
-                    Err(e) => return Err(e),
-                };
-                match fresh.as_array().and_then(|a| a.first()).cloned() {
-                    Some(f) => f,
-                    None => continue,
+            let (v, next) = cx.unlocked(nx, |nx| {
+                find_page(nx, &text, json!({"bound": widened(&cx.opts.now, true)}))
+            })?;
+            pages += 1;
+            for n in v.as_array().cloned().unwrap_or_default() {
+                if deleted >= cap {
+                    break;
                 }
-            };
-            // the exact test, as instants (offsets included)
-            if before(&s(&n, &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
-                continue;
-            }
-            let name = s(&n, &["name"]);
-            let id = s(&n, &["id"]);
-            let attrs = n.get("attributes").cloned().unwrap_or(Value::Null);
-            let status = s(&attrs, &["status"]);
-            let tier = s(&n, &["metadata", "memory_tier"]);
-            let exp = s(&n, &["metadata", "expires_at"]);
-            let whitelisted = matches!(t.as_str(), "Event" | "Experience" | "ExperienceStep")
-                || (t == "SleepTask" && matches!(status.as_str(), "completed" | "failed"))
-                || (t == "Commitment"
-                    && matches!(status.as_str(), "fulfilled" | "cancelled" | "expired"))
-                || tier == "short-term";
-            if !whitelisted {
-                suspicious.push(format!(
-                    "{t}:{name} carries expires_at {exp} but is not TTL-deletable"
-                ));
-                // 12A.2: logged, and a review SleepTask for it, never deleted
-                if review_tasks < REVIEW_TASKS_PER_CYCLE
-                    && review_ttl_task(cx, nx, &t, &name, &exp)?
-                {
-                    review_tasks += 1;
-                }
-                continue;
-            }
-            let cs = s(&attrs, &["consolidation_status"]);
-            // a landmark is autobiographical: promoted, never reclaimed
-            let deps = dependents(nx, &id)?;
-            if t == "Event" {
-                let salience = attrs
-                    .get("salience_score")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0);
-                let citing = citing_insights(&deps);
-                if salience >= LANDMARK_SALIENCE || citing >= 2 {
-                    let why = if salience >= LANDMARK_SALIENCE {
-                        format!("salience {salience} ≥ {LANDMARK_SALIENCE}")
-                    } else {
-                        format!("cited by {citing} Insights or milestones")
+                // a yield point: each node is settled in the batch it is read in
+                cx.yield_lock(nx)?;
+                let n = {
+                    let fresh = match find(
+                        nx,
+                        r#"FIND(?n) WHERE { ?n {id: :id} FILTER(IS_NOT_NULL(?n.metadata.expires_at)) }"#,
+                        json!({"id": s(&n, &["id"])}),
+                    ) {
+                        Ok(v) => v,
+                        // deleted meanwhile
+                        Err(e) if e.code == ErrorCode::NotFound => continue,
+                        Err(e) => return Err(e),
                     };
-                    promote_landmark(cx, nx, &id, &format!("{t}:{name}"), &why)?;
-                    cx.count("landmarks_promoted", 1);
+                    match fresh.as_array().and_then(|a| a.first()).cloned() {
+                        Some(f) => f,
+                        None => continue,
+                    }
+                };
+                // the exact test, as instants (offsets included)
+                if before(&s(&n, &["metadata", "expires_at"]), &cx.opts.now) != Some(true) {
                     continue;
                 }
-            }
-            // an Event archived with nothing extracted is the only copy of
-            // what it says: kept, its TTL dropped
-            if t == "Event"
-                && cs == "archived"
-                && !crate::sleep::reasoner::is_transient_class(&s(&attrs, &["event_class"]))
-            {
-                keep_whole(cx, nx, &id, &format!("{t}:{name}"))?;
-                held.push(format!(
+                let name = s(&n, &["name"]);
+                let id = s(&n, &["id"]);
+                let attrs = n.get("attributes").cloned().unwrap_or(Value::Null);
+                let status = s(&attrs, &["status"]);
+                let tier = s(&n, &["metadata", "memory_tier"]);
+                let exp = s(&n, &["metadata", "expires_at"]);
+                let whitelisted = matches!(t.as_str(), "Event" | "Experience" | "ExperienceStep")
+                    || (t == "SleepTask" && matches!(status.as_str(), "completed" | "failed"))
+                    || (t == "Commitment"
+                        && matches!(status.as_str(), "fulfilled" | "cancelled" | "expired"))
+                    || tier == "short-term";
+                if !whitelisted {
+                    suspicious.push(format!(
+                        "{t}:{name} carries expires_at {exp} but is not TTL-deletable"
+                    ));
+                    // 12A.2: logged, and a review SleepTask for it, never deleted
+                    if review_tasks < REVIEW_TASKS_PER_CYCLE
+                        && review_ttl_task(cx, nx, &t, &name, &exp)?
+                    {
+                        review_tasks += 1;
+                    }
+                    continue;
+                }
+                let cs = s(&attrs, &["consolidation_status"]);
+                // a landmark is autobiographical: promoted, never reclaimed
+                let deps = dependents(nx, &id)?;
+                if t == "Event" {
+                    let salience = attrs
+                        .get("salience_score")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
+                    let citing = citing_insights(&deps);
+                    if salience >= LANDMARK_SALIENCE || citing >= 2 {
+                        let why = if salience >= LANDMARK_SALIENCE {
+                            format!("salience {salience} ≥ {LANDMARK_SALIENCE}")
+                        } else {
+                            format!("cited by {citing} Insights or milestones")
+                        };
+                        promote_landmark(cx, nx, &id, &format!("{t}:{name}"), &why)?;
+                        cx.count("landmarks_promoted", 1);
+                        continue;
+                    }
+                }
+                // an Event archived with nothing extracted is the only copy of
+                // what it says: kept, its TTL dropped
+                if t == "Event"
+                    && cs == "archived"
+                    && !crate::sleep::reasoner::is_transient_class(&s(&attrs, &["event_class"]))
+                {
+                    keep_whole(cx, nx, &id, &format!("{t}:{name}"))?;
+                    held.push(format!(
                     "{t}:{name} (expired {exp}; archived with nothing extracted, its text is held nowhere else: kept, TTL dropped)"
                 ));
-                held_ids.insert(id.clone());
-                continue;
-            }
-            // a learning trace still waiting to be consolidated: an Event or
-            // an Experience not yet consolidated or archived (pending,
-            // partially consolidated, still going on), or a step of such an
-            // Experience (12A.4)
-            let pending: Option<String> = match t.as_str() {
-                "Event" | "Experience" if !trace_done(&attrs) => Some(format!(
-                    "consolidation {}",
-                    if cs.is_empty() { "pending" } else { &cs }
-                )),
-                "Experience" if s(&attrs, &["status"]) == "ongoing" => {
-                    Some("the Experience is still going on".to_string())
+                    held_ids.insert(id.clone());
+                    continue;
                 }
-                "ExperienceStep" => live_parent(nx, &id, &cx.opts.now)?.map(|p| {
-                    format!("a step of Experience \"{p}\", which is still to be learnt from")
-                }),
-                _ => None,
-            };
-            // or sole evidence of another concept, by element id
-            let held_for = match pending {
-                Some(p) => Some(p),
-                None => sole_evidence_of(nx, &deps)?.map(|k| format!("sole evidence of {k}")),
-            };
-            if let Some(why) = held_for {
-                // held items keep living: their TTL and their links' move on
-                let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
-                extend_ttl(cx, nx, &id, &until, &why)?;
-                held_ids.insert(id.clone());
-                held.push(format!(
-                    "{t}:{name} (expired {exp}, {why}; kept until {until})"
-                ));
-                continue;
-            }
-            let inputs = json!({"type": t, "name": name, "expires_at": exp, "status": status, "consolidation_status": cs, "memory_tier": tier, "now": cx.opts.now});
-            note(
-                nx,
-                &id,
-                &format!("{t}:{name}"),
-                cx.run,
-                "deleted",
-                "TTL reclamation (expires_at passed, TTL-deletable, consolidated, not sole evidence)",
-                &inputs,
-            )?;
-            write(
-                cx,
-                nx,
-                r#"DELETE CONCEPT ?n DETACH
+                // a learning trace still waiting to be consolidated: an Event or
+                // an Experience not yet consolidated or archived (pending,
+                // partially consolidated, still going on), or a step of such an
+                // Experience (12A.4)
+                let pending: Option<String> = match t.as_str() {
+                    "Event" | "Experience" if !trace_done(&attrs) => Some(format!(
+                        "consolidation {}",
+                        if cs.is_empty() { "pending" } else { &cs }
+                    )),
+                    "Experience" if s(&attrs, &["status"]) == "ongoing" => {
+                        Some("the Experience is still going on".to_string())
+                    }
+                    "ExperienceStep" => live_parent(nx, &id, &cx.opts.now)?.map(|p| {
+                        format!("a step of Experience \"{p}\", which is still to be learnt from")
+                    }),
+                    _ => None,
+                };
+                // or sole evidence of another concept, by element id
+                let held_for = match pending {
+                    Some(p) => Some(p),
+                    None => sole_evidence_of(nx, &deps)?.map(|k| format!("sole evidence of {k}")),
+                };
+                if let Some(why) = held_for {
+                    // held items keep living: their TTL and their links' move on
+                    let until = shift(&cx.opts.now, cx.opts.params.archive_ttl_days);
+                    extend_ttl(cx, nx, &id, &until, &why)?;
+                    held_ids.insert(id.clone());
+                    held.push(format!(
+                        "{t}:{name} (expired {exp}, {why}; kept until {until})"
+                    ));
+                    continue;
+                }
+                let inputs = json!({"type": t, "name": name, "expires_at": exp, "status": status, "consolidation_status": cs, "memory_tier": tier, "now": cx.opts.now});
+                note(
+                    nx,
+                    &id,
+                    &format!("{t}:{name}"),
+                    cx.run,
+                    "deleted",
+                    "TTL reclamation (expires_at passed, TTL-deletable, consolidated, not sole evidence)",
+                    &inputs,
+                )?;
+                write(
+                    cx,
+                    nx,
+                    r#"DELETE CONCEPT ?n DETACH
 WHERE {
   ?n {id: :id}
   FILTER(IS_NOT_NULL(?n.metadata.expires_at))
 }"#,
-                json!({"id": id}),
-                &format!("TTL reclamation: expired {exp}"),
-            )?;
-            deleted += 1;
-            *by_type.entry(t.clone()).or_default() += 1;
+                    json!({"id": id}),
+                    &format!("TTL reclamation: expired {exp}"),
+                )?;
+                deleted += 1;
+                *by_type.entry(t.clone()).or_default() += 1;
+            }
+            match next {
+                Some(c) if deleted < cap && pages < RECLAIM_PAGES => cursor = Some(c),
+                _ => break,
+            }
         }
     }
     // 12D: expired links, one predicate at a time
@@ -305,19 +319,38 @@ WHERE {
     }
     cx.count("superseded_links_with_ttl", history_ttl as i64);
     cx.count("ttl_review_tasks", review_tasks as i64);
-    for s in &suspicious {
+    // named up to a bound; a memory with thousands says how many
+    cx.count("suspicious_ttls", suspicious.len() as i64);
+    for s in suspicious.iter().take(LISTED) {
         cx.report
             .issues
             .push(format!("Suspicious TTL (not deleted): {s}"));
+    }
+    if suspicious.len() > LISTED {
+        cx.report.issues.push(format!(
+            "Suspicious TTL (not deleted): {} more, not listed ({} in all; each kept; {REVIEW_TASKS_PER_CYCLE} review SleepTasks at most a cycle)",
+            suspicious.len() - LISTED,
+            suspicious.len()
+        ));
     }
     for h in &held {
         cx.progress(Some(format!("held: {h}")), false);
     }
     if !held.is_empty() {
+        let more = held.len().saturating_sub(LISTED);
         cx.report.issues.push(format!(
-            "{} expired elements held back: {}",
+            "{} expired elements held back: {}{}",
             held.len(),
-            held.join("; ")
+            held.iter()
+                .take(LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
         ));
     }
     cx.count("deleted_nodes", deleted as i64);
@@ -341,6 +374,15 @@ WHERE {
     ));
     Ok(())
 }
+
+/// Expired nodes of a type read per page, and pages read per type a
+/// cycle at most (kept ones are skipped past, never re-read forever).
+pub const RECLAIM_PAGE: usize = 200;
+pub const RECLAIM_PAGES: usize = 100;
+
+/// Suspicious TTLs and held items named in the report at most (the rest
+/// are counted).
+pub const LISTED: usize = 20;
 
 /// Review SleepTasks a cycle creates for suspicious TTLs at most.
 pub const REVIEW_TASKS_PER_CYCLE: usize = 20;
