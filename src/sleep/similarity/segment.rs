@@ -114,3 +114,23 @@ mod tests {
         assert!(rarity("服务器") >= MIN_TOPIC_IDF);
     }
 }
+
+#[cfg(test)]
+mod huge {
+    use super::*;
+
+    /// A text of a million characters (one run with no punctuation, and
+    /// one of mixed scripts) is segmented without running away: each word
+    /// is a piece of the text, and themes stay within their bound.
+    #[test]
+    fn a_huge_text_is_segmented_and_bounded() {
+        let run: String = "心跳检查服务器缓存部署".chars().cycle().take(1_000_000).collect();
+        let w = words(&run);
+        assert!(!w.is_empty() && w.iter().all(|x| run.contains(x.as_str())));
+        let themes = cjk_theme_words(&run);
+        assert!(themes.len() <= KEYWORDS_PER_ITEM, "{themes:?}");
+        let mixed: String = "abc 心跳 déjà 한국어 ok。".repeat(40_000);
+        let w = words(&mixed);
+        assert!(w.len() >= 40_000, "{}", w.len());
+    }
+}
