@@ -1727,3 +1727,43 @@ fn sleep_pane_saves_the_parameters_for_every_cycle() {
     });
     assert_eq!(v["error"]["code"], "KIP_3004", "{v}");
 }
+
+/// Parameters another process saved after the pane read them are not
+/// overwritten unseen: the save is refused, the saved ones are shown again
+/// beside the operator's, and a second `S` saves the operator's over them.
+#[test]
+fn sleep_pane_refuses_to_overwrite_parameters_saved_elsewhere() {
+    let mut a = app();
+    alt(&mut a, '6');
+    // (the pane has read the saved parameters: none)
+    let _ = screen(&mut a, 120, 36);
+    a.with_nexus(|nx| {
+        let p = somnus::sleep::Params::default()
+            .with_json(&serde_json::json!({"archive_ttl_days": 60}))
+            .expect("params");
+        let who = somnus::audit::Who {
+            actor: "ops-script".into(),
+            trigger: "test".into(),
+            reason: None,
+        };
+        somnus::sleep::params::save(nx, &p, &who).expect("saved elsewhere");
+    });
+    key(&mut a, KeyCode::Char('p'));
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "3\n");
+    key(&mut a, KeyCode::Char('S'));
+    let _ = screen(&mut a, 120, 36);
+    let saved = a.with_nexus(|nx| somnus::sleep::params::saved(nx).expect("saved"));
+    assert_eq!(
+        saved.keys,
+        vec!["archive_ttl_days".to_string()],
+        "not overwritten"
+    );
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("changed elsewhere"), "{s}");
+    // seen now: saved over them
+    key(&mut a, KeyCode::Char('S'));
+    let _ = screen(&mut a, 120, 36);
+    let saved = a.with_nexus(|nx| somnus::sleep::params::saved(nx).expect("saved"));
+    assert_eq!(saved.params.stale_event_threshold_days, 3);
+}

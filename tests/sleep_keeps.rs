@@ -1162,7 +1162,10 @@ fn thousands_of_suspicious_ttls_neither_flood_the_report_nor_block_reclamation()
             .iter()
             .any(|i| i.contains("980 more, not listed (1000 in all")),
         "{:?}",
-        rep.issues.iter().filter(|i| i.contains("more")).collect::<Vec<_>>()
+        rep.issues
+            .iter()
+            .filter(|i| i.contains("more"))
+            .collect::<Vec<_>>()
     );
     assert_eq!(
         kip(
@@ -1177,7 +1180,10 @@ fn thousands_of_suspicious_ttls_neither_flood_the_report_nor_block_reclamation()
         json!(1000)
     );
     assert_eq!(
-        kip(&mut nx, r#"FIND(COUNT(?t)) WHERE { ?t {type: "SleepTask"} }"#),
+        kip(
+            &mut nx,
+            r#"FIND(COUNT(?t)) WHERE { ?t {type: "SleepTask"} }"#
+        ),
         json!(20)
     );
 }

@@ -202,6 +202,26 @@ pub fn update(
     })
 }
 
+/// Saves `p` if the memory's saved parameters are still `base` (what the
+/// caller last read; None: it read none, nothing is checked), in one
+/// transaction: Ok(Ok(saved after)) when saved, Ok(Err(saved now)) when
+/// another process saved others meanwhile and nothing was written.
+pub fn save_unless_changed(
+    nx: &mut crate::engine::Nexus,
+    p: &Params,
+    base: Option<&Params>,
+    who: &crate::audit::Who,
+) -> crate::kip::KipResult<Result<Saved, Saved>> {
+    nx.atomically("sleep-params", |nx| {
+        let now = saved(nx)?;
+        if base.is_some_and(|b| *b != now.params) {
+            return Ok(Err(now));
+        }
+        save(nx, p, who)?;
+        Ok(Ok(saved(nx)?))
+    })
+}
+
 /// Checks a stale-days value given on its own (`somnus health`).
 pub fn check_days(name: &str, days: i64) -> Result<i64, String> {
     if (0..=MAX_DAYS).contains(&days) {

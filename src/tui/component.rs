@@ -126,8 +126,12 @@ pub enum Job {
         llm: bool,
     },
     Runs,
-    /// Save the sleep parameters as the memory's own.
-    SaveParams(crate::sleep::Params),
+    /// Save the sleep parameters as the memory's own, if the saved ones
+    /// are still `base` (what the pane last read; None: never read).
+    SaveParams {
+        params: crate::sleep::Params,
+        base: Option<crate::sleep::Params>,
+    },
     RunReport(i64),
     Contradictions,
     Resolve {
@@ -284,6 +288,9 @@ pub enum JobOutput {
     ),
     /// The sleep parameters saved as the memory's own.
     ParamsSaved(Result<crate::sleep::params::Saved, String>),
+    /// Not saved: another process saved others since the pane read them;
+    /// here they are, to be shown again.
+    ParamsStale(crate::sleep::params::Saved),
     RunReport(Result<Option<Box<crate::sleep::Report>>, String>),
     Contradictions(Result<Vec<crate::sleep::contradictions::Contradiction>, String>),
     Audit(Result<Vec<crate::audit::Entry>, String>),

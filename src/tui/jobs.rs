@@ -91,17 +91,17 @@ impl Job {
                     })
                     .map_err(|e| e.message),
             ),
-            Job::SaveParams(p) => {
+            Job::SaveParams { params, base } => {
                 let who = crate::audit::Who {
                     actor: "operator".into(),
                     trigger: "console: save sleep parameters".into(),
                     reason: None,
                 };
-                JobOutput::ParamsSaved(
-                    crate::sleep::params::save(nx, &p, &who)
-                        .and_then(|_| crate::sleep::params::saved(nx))
-                        .map_err(|e| format!("{}: {}", e.code, e.message)),
-                )
+                match crate::sleep::params::save_unless_changed(nx, &params, base.as_ref(), &who) {
+                    Ok(Ok(saved)) => JobOutput::ParamsSaved(Ok(saved)),
+                    Ok(Err(now)) => JobOutput::ParamsStale(now),
+                    Err(e) => JobOutput::ParamsSaved(Err(format!("{}: {}", e.code, e.message))),
+                }
             }
             Job::RunReport(id) => JobOutput::RunReport(
                 crate::sleep::cycle::report(nx, id)

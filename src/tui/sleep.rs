@@ -224,7 +224,12 @@ impl SleepPane {
                 }
             }
             KeyCode::Char('D') => self.params = Params::default(),
-            KeyCode::Char('S') => return vec![Action::Spawn(Job::SaveParams(self.params.clone()))],
+            KeyCode::Char('S') => {
+                return vec![Action::Spawn(Job::SaveParams {
+                    params: self.params.clone(),
+                    base: self.saved.clone(),
+                })];
+            }
             KeyCode::Char('u') => {
                 self.params = self.saved.clone().unwrap_or_default();
             }
@@ -623,6 +628,14 @@ impl Component for SleepPane {
                 }
                 Err(e) => vec![Action::Error(e.clone())],
             },
+            Action::Done(JobOutput::ParamsStale(now)) => {
+                // the values on screen stay; the popup now compares them
+                // with what is saved
+                self.saved = Some(now.params.clone());
+                vec![Action::Error(
+                    "not saved: the memory's sleep parameters were changed elsewhere since this pane read them; the saved ones are shown again beside yours (S saves yours over them, u takes theirs)".into(),
+                )]
+            }
             Action::Done(JobOutput::RunReport(r)) => {
                 match r {
                     Ok(Some(rep)) => {

@@ -124,7 +124,11 @@ mod huge {
     /// is a piece of the text, and themes stay within their bound.
     #[test]
     fn a_huge_text_is_segmented_and_bounded() {
-        let run: String = "心跳检查服务器缓存部署".chars().cycle().take(1_000_000).collect();
+        let run: String = "心跳检查服务器缓存部署"
+            .chars()
+            .cycle()
+            .take(1_000_000)
+            .collect();
         let w = words(&run);
         assert!(!w.is_empty() && w.iter().all(|x| run.contains(x.as_str())));
         let themes = cjk_theme_words(&run);
