@@ -51,6 +51,9 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     let ts = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").expect("re");
     let out = ms.replace_all(&out, "#.# ms").to_string();
     let out = ts.replace_all(&out, "<now>").to_string();
+    // how long a cycle took, in the status line
+    let took = regex::Regex::new(r"completed in \d+(\.\d+)?").expect("re");
+    let out = took.replace_all(&out, "completed in #").to_string();
     // the audit list's short times
     let short = regex::Regex::new(r"\b\d\d-\d\d \d\d:\d\d\b").expect("re");
     short.replace_all(&out, "MM-DD hh:mm").to_string()
