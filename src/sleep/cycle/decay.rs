@@ -510,21 +510,8 @@ WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archiv
         nx.resume_group()?;
         cx.slice_start = Instant::now();
     }
-    // the nodes fade by the same rule
-    let faded = super::fading::fade_concepts(cx, nx)?;
     for (b, n) in &by_band {
         cx.count(&format!("decayed_{b}"), *n);
-    }
-    let n_faded: i64 = faded.values().sum();
-    if n_faded > 0 {
-        cx.line(format!(
-            "Decayed memory strength on {n_faded} concepts: {} (confidence untouched)",
-            faded
-                .iter()
-                .map(|(b, n)| format!("{n} {b}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
     }
     cx.line(format!(
         "Decayed memory strength on {decayed} propositions{} (confidence untouched)",

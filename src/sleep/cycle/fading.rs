@@ -74,6 +74,25 @@ fn as_fact(c: &Value) -> Fact {
     }
 }
 
+/// Phase 7: the links decay (`decay`), then the nodes fade by the same
+/// rule.
+pub(super) fn decay_and_fade(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
+    super::decay::decay(cx, nx)?;
+    let faded = fade_concepts(cx, nx)?;
+    let n: i64 = faded.values().sum();
+    if n > 0 {
+        cx.line(format!(
+            "Decayed memory strength on {n} concepts: {} (confidence untouched)",
+            faded
+                .iter()
+                .map(|(b, n)| format!("{n} {b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// The concept types that may fade.
 fn fading_types(nx: &mut Nexus) -> KipResult<Vec<String>> {
     let v = find(

@@ -156,7 +156,7 @@ pub const PHASES: [Phase; 13] = [
     Phase {
         name: "Decay",
         stage: "NREM",
-        run: decay::decay,
+        run: fading::decay_and_fade,
         proposes_only: false,
     },
     Phase {
