@@ -131,7 +131,7 @@ fn reinforcements(meta: &Value) -> f64 {
 
 /// When a fact was last seen true: `last_observed`, `observed_at`,
 /// `created_at`, else when it last changed.
-pub(super) fn last_seen(meta: &Value) -> Option<String> {
+fn last_seen(meta: &Value) -> Option<String> {
     ["last_observed", "observed_at", "created_at", "_updated_at"]
         .iter()
         .find_map(|k| {
@@ -207,6 +207,103 @@ impl Fact {
     }
 }
 
+/// One element's memory-strength decay this cycle.
+pub(super) struct Step {
+    pub id: String,
+    pub next: f64,
+    pub rule: String,
+    pub band: &'static str,
+    /// The version it was read at: written only if still at it.
+    pub version: i64,
+}
+
+impl Fact {
+    /// 7A/7B: how far this element decays now, by the time elapsed since
+    /// its last decay (or since it passed the stale threshold):
+    /// factor^(days/7) in its band, the same whether cycles run hourly or
+    /// weekly. None when it does not decay (not stale, at the floor, or a
+    /// step too small to write yet).
+    pub(super) fn decay_step(&self, f: f64, threshold: f64, now: &str) -> Option<Step> {
+        let strength = num(&self.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH);
+        if strength <= STRENGTH_FLOOR {
+            return None;
+        }
+        let seen = last_seen(&self.meta)?;
+        let stale_from = days_between(&seen, now).unwrap_or(0.0) - threshold;
+        if stale_from <= 0.0 {
+            return None;
+        }
+        // days to decay: since it went stale, or since the last decay
+        let days = match days_between(&s(&self.meta, &["strength_decay_applied_at"]), now) {
+            Some(d) => d.min(stale_from),
+            None => stale_from,
+        };
+        if days <= 0.0 {
+            return None;
+        }
+        let (band, factor) = self.band(f);
+        let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
+        if strength - next < MIN_DECAY_STEP {
+            return None;
+        }
+        Some(Step {
+            id: self.id.clone(),
+            next,
+            rule: format!(
+                "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
+            ),
+            band,
+            version: self
+                .meta
+                .get("_version")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+        })
+    }
+}
+
+/// Writes one batch of decay steps on concepts or links, under the lock,
+/// only on the elements nobody changed since they were read (an agent's
+/// reinforcement is never overwritten by a decay computed from the value
+/// before it). Returns the steps written.
+pub(super) fn write_steps<'a>(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    concepts: bool,
+    chunk: &'a [Step],
+    reason: impl Fn(usize) -> String,
+) -> KipResult<Vec<&'a Step>> {
+    cx.cancelled()?;
+    cx.yield_lock(nx)?;
+    let table = if concepts { "concepts" } else { "propositions" };
+    let current = versions(nx, table, chunk.iter().map(|u| u.id.as_str()))?;
+    let chunk: Vec<&Step> = chunk
+        .iter()
+        .filter(|u| current.get(u.id.as_str()) == Some(&u.version))
+        .collect();
+    if chunk.is_empty() {
+        return Ok(chunk);
+    }
+    let now = cx.opts.now.clone();
+    let mut text = String::from("UPSERT {\n");
+    for (k, u) in chunk.iter().enumerate() {
+        let target = if concepts {
+            format!("CONCEPT ?c{k} {{ {{id: {}}} }}", q(&u.id))
+        } else {
+            format!("PROPOSITION ?l{k} {{ (id: {}) }}", q(&u.id))
+        };
+        text.push_str(&format!(
+            "  {target} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
+            json!(u.next),
+            q(&now),
+            q(&u.rule)
+        ));
+    }
+    text.push('}');
+    write(cx, nx, &text, json!({}), &reason(chunk.len()))?;
+    Ok(chunk)
+}
+
 /// One page of the live (not superseded) links of one predicate, and the
 /// cursor of the next.
 fn facts_page(
@@ -249,7 +346,7 @@ const WRITE_BATCH: usize = 100;
 
 /// A decay smaller than this waits for a later cycle (it accumulates:
 /// the time is counted from the last decay written).
-pub(super) const MIN_DECAY_STEP: f64 = 0.001;
+const MIN_DECAY_STEP: f64 = 0.001;
 /// Engram's fact-archival importance ceiling.
 pub const FACT_ARCHIVAL_MAX_IMPORTANCE: f64 = 0.3;
 
@@ -287,87 +384,27 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 i as u64,
                 preds.len() as u64,
             );
-            // 7A/7B: decay by the time elapsed since the fact's last decay
-            // (or since it passed the stale threshold): factor^(days/7), the
-            // same whether cycles run hourly or weekly
-            let mut updates: Vec<(String, f64, String, String, i64)> = Vec::new();
+            let mut updates: Vec<Step> = Vec::new();
             for fact in &page {
                 // commitments and identity facts do not fade for want of
                 // recall; pinned and certain facts never do
                 if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
                     continue;
                 }
-                let strength = num(&fact.meta, "memory_strength").unwrap_or(DEFAULT_STRENGTH);
-                if strength <= STRENGTH_FLOOR {
-                    continue;
+                if let Some(u) = fact.decay_step(f, threshold, &now) {
+                    *by_band.entry(u.band).or_default() += 1;
+                    updates.push(u);
                 }
-                let Some(seen) = last_seen(&fact.meta) else {
-                    continue;
-                };
-                let stale_from = days_between(&seen, &now).unwrap_or(0.0) - threshold;
-                if stale_from <= 0.0 {
-                    continue;
-                }
-                // days to decay: since it went stale, or since the last decay
-                let since_last = s(&fact.meta, &["strength_decay_applied_at"]);
-                let days = match days_between(&since_last, &now) {
-                    Some(d) => d.min(stale_from),
-                    None => stale_from,
-                };
-                if days <= 0.0 {
-                    continue;
-                }
-                let (band, factor) = fact.band(f);
-                let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
-                if strength - next < MIN_DECAY_STEP {
-                    continue;
-                }
-                let rule = format!(
-                    "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
-                );
-                *by_band.entry(band).or_default() += 1;
-                let version = fact
-                    .meta
-                    .get("_version")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                updates.push((fact.id.clone(), next, rule, fact.label.clone(), version));
             }
             for chunk in updates.chunks(WRITE_BATCH) {
-                cx.cancelled()?;
-                cx.yield_lock(nx)?;
-                // under the lock: only the facts nobody changed since they
-                // were read (an agent's reinforcement is never overwritten
-                // by a decay computed from the value before it)
-                let current = versions(nx, "propositions", chunk.iter().map(|u| u.0.as_str()))?;
-                let chunk: Vec<_> = chunk
-                    .iter()
-                    .filter(|u| current.get(u.0.as_str()) == Some(&u.4))
-                    .collect();
+                let chunk = write_steps(cx, nx, false, chunk, |n| {
+                    format!(
+                        "memory-strength decay of {n} {p} facts (factor {f} per week past {threshold} days)"
+                    )
+                })?;
                 if chunk.is_empty() {
                     continue;
                 }
-                let mut text = String::from("UPSERT {\n");
-                for (k, (id, next, rule, _, _)) in chunk.iter().enumerate() {
-                    text.push_str(&format!(
-                        "  PROPOSITION ?l{k} {{ (id: {}) }} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
-                        q(id),
-                        json!(next),
-                        q(&now),
-                        q(rule)
-                    ));
-                }
-                text.push('}');
-                write(
-                    cx,
-                    nx,
-                    &text,
-                    json!({}),
-                    &format!(
-                        "memory-strength decay of {} {p} facts (factor {f} per week past {threshold} days)",
-                        chunk.len()
-                    ),
-                )?;
                 decayed += chunk.len() as i64;
                 // counted as it commits, so a run record written at a yield
                 // point says what is in the memory

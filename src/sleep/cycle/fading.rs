@@ -11,7 +11,7 @@
 //! (types, predicates, Domains), SleepTasks; and any node pinned, certain
 //! (confidence 1.0) or archived.
 
-use super::decay::{Fact, MIN_DECAY_STEP, STRENGTH_FLOOR};
+use super::decay::{Fact, Step, write_steps};
 use super::*;
 
 /// Types whose nodes never fade.
@@ -95,12 +95,7 @@ pub(super) fn decay_and_fade(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
 
 /// The concept types that may fade.
 fn fading_types(nx: &mut Nexus) -> KipResult<Vec<String>> {
-    let v = find(
-        nx,
-        r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} } LIMIT 1000"#,
-        json!({}),
-    )?;
-    Ok(strs(Some(&v))
+    Ok(concept_types(nx)?
         .into_iter()
         .filter(|t| !NEVER_FADE.contains(&t.as_str()))
         .collect())
@@ -127,10 +122,9 @@ pub(super) fn fade_concepts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<BTreeMap<&
                 text.push_str(&format!(" CURSOR {}", q(c)));
             }
             let (page, next) = cx.unlocked(nx, |nx| find_page(nx, &text, json!({})))?;
-            let mut updates: Vec<(String, f64, String, i64, &'static str)> = Vec::new();
+            let mut updates: Vec<Step> = Vec::new();
             for c in page.as_array().into_iter().flatten() {
-                let name = s(c, &["name"]);
-                if name.starts_with('$') {
+                if s(c, &["name"]).starts_with('$') {
                     continue;
                 }
                 let fact = as_fact(c);
@@ -140,79 +134,16 @@ pub(super) fn fade_concepts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<BTreeMap<&
                 {
                     continue;
                 }
-                let strength = fact
-                    .meta
-                    .get("memory_strength")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(super::decay::DEFAULT_STRENGTH);
-                if strength <= STRENGTH_FLOOR {
-                    continue;
-                }
-                let Some(seen) = super::decay::last_seen(&fact.meta) else {
-                    continue;
-                };
-                let stale_from = days_between(&seen, &now).unwrap_or(0.0) - threshold;
-                if stale_from <= 0.0 {
-                    continue;
-                }
-                let days = match days_between(&s(&fact.meta, &["strength_decay_applied_at"]), &now)
-                {
-                    Some(d) => d.min(stale_from),
-                    None => stale_from,
-                };
-                if days <= 0.0 {
-                    continue;
-                }
-                let (band, factor) = fact.band(f);
-                let next = (strength * factor.powf(days / 7.0)).clamp(0.0, 1.0);
-                if strength - next < MIN_DECAY_STEP {
-                    continue;
-                }
-                let rule = format!(
-                    "{band}: memory_strength × {factor:.4}^({days:.2} days / 7) (decay factor {f})"
-                );
-                let version = fact
-                    .meta
-                    .get("_version")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                updates.push((fact.id, next, rule, version, band));
+                updates.extend(fact.decay_step(f, threshold, &now));
             }
             for chunk in updates.chunks(WRITE_BATCH) {
-                cx.cancelled()?;
-                cx.yield_lock(nx)?;
-                // only what nobody changed since it was read
-                let current = versions(nx, "concepts", chunk.iter().map(|u| u.0.as_str()))?;
-                let chunk: Vec<_> = chunk
-                    .iter()
-                    .filter(|u| current.get(u.0.as_str()) == Some(&u.3))
-                    .collect();
-                if chunk.is_empty() {
-                    continue;
-                }
-                let mut text = String::from("UPSERT {\n");
-                for (k, (id, next, rule, _, _)) in chunk.iter().enumerate() {
-                    text.push_str(&format!(
-                        "  CONCEPT ?c{k} {{ {{id: {}}} }} WITH METADATA {{ memory_strength: {}, strength_decay_applied_at: {}, strength_decay_rule: {} }}\n",
-                        q(id),
-                        json!(next),
-                        q(&now),
-                        q(rule)
-                    ));
-                }
-                text.push('}');
-                write(
-                    cx,
-                    nx,
-                    &text,
-                    json!({}),
-                    &format!(
-                        "memory-strength decay of {} {t} nodes (factor {f} per week past {threshold} days)",
-                        chunk.len()
-                    ),
-                )?;
+                let chunk = write_steps(cx, nx, true, chunk, |n| {
+                    format!(
+                        "memory-strength decay of {n} {t} nodes (factor {f} per week past {threshold} days)"
+                    )
+                })?;
                 for u in &chunk {
-                    *by_band.entry(u.4).or_default() += 1;
+                    *by_band.entry(u.band).or_default() += 1;
                 }
                 cx.count("concepts_faded", chunk.len() as i64);
             }
