@@ -49,7 +49,25 @@ fn link_id(nx: &mut Nexus, s: &str, p: &str, o: &str) -> Option<String> {
 struct Tally {
     planted: usize,
     found: usize,
+    /// Of `found`, those asked about ("same or different?") rather than
+    /// proposed.
+    asked: usize,
     false_positives: usize,
+    /// Questions about pairs that are two things: not wrong, but the
+    /// operator's time.
+    questions: usize,
+}
+
+/// The matcher's probability of each candidate pair of a generated memory,
+/// and whether the pair is a planted duplicate.
+fn calibration_points(g: &Gen, nx: &mut Nexus) -> Vec<(f64, bool)> {
+    let want: HashSet<(String, String)> =
+        g.planted.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
+    sleep::cycle::scored_candidates(nx)
+        .expect("candidates")
+        .iter()
+        .map(|c| (c.probability, want.contains(&pair(&c.a.name, &c.b.name))))
+        .collect()
 }
 
 fn str_param(i: &proposals::Item, k: &str) -> String {
@@ -69,10 +87,11 @@ fn pair(a: &str, b: &str) -> (String, String) {
 }
 
 /// One seed's tallies, and the misses and false positives in words.
-fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>) {
+fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>, Vec<(f64, bool)>) {
     let g = Gen::build(seed);
     let mut nx = Nexus::open_in_memory().expect("open");
     g.load(&mut nx);
+    let points = calibration_points(&g, &mut nx);
     let p = &g.planted;
     // link ids of the planted and trap facts
     let mut planted_conflicts: Vec<(HashSet<String>, Vec<&'static str>, String)> = Vec::new();
@@ -111,12 +130,29 @@ fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>) {
             )
         })
         .collect();
+    let asks: HashSet<(String, String)> = items
+        .iter()
+        .filter(|i| i.class == "same_or_different")
+        .map(|i| {
+            pair(
+                &str_param(i, "duplicate_name"),
+                &str_param(i, "canonical_name"),
+            )
+        })
+        .collect();
     let want: HashSet<(String, String)> = p.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
     let d = t.entry("duplicates").or_default();
     d.planted = want.len();
+    for q in asks.difference(&want) {
+        d.questions += 1;
+        notes.push(format!("seed {seed}: asked about {} / {}", q.0, q.1));
+    }
     for w in &want {
         if merges.contains(w) {
             d.found += 1;
+        } else if asks.contains(w) {
+            d.found += 1;
+            d.asked += 1;
         } else {
             let why: Vec<String> = p
                 .duplicates
@@ -286,23 +322,83 @@ fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>) {
             notes.push(format!("seed {seed}: (trap) {a} / {b}"));
         }
     }
-    (t, notes)
+    (t, notes, points)
 }
+
+/// The probability bands of the calibration table.
+const BANDS: &[(f64, f64)] = &[
+    (0.0, 0.1),
+    (0.1, 0.5),
+    (0.5, 0.9),
+    (0.9, 0.99),
+    (0.99, 1.01),
+];
+
+/// Seeds the matcher's priors are counted on; the judgement runs on
+/// others (`seeds()`), so what it reports is held out.
+const TRAINING_SEEDS: std::ops::RangeInclusive<u64> = 1001..=1060;
 
 #[test]
 fn heuristic_judgement_on_generated_memories() {
     let mut total: BTreeMap<&'static str, Tally> = BTreeMap::new();
     let mut notes = Vec::new();
+    let mut points = Vec::new();
     let seeds = seeds();
+    assert!(
+        !seeds.clone().any(|s| TRAINING_SEEDS.contains(&s)),
+        "the judgement runs on seeds the priors were not counted on"
+    );
     for seed in seeds.clone() {
-        let (t, n) = judge(seed);
+        let (t, n, pts) = judge(seed);
         for (k, v) in t {
             let e = total.entry(k).or_default();
             e.planted += v.planted;
             e.found += v.found;
+            e.asked += v.asked;
             e.false_positives += v.false_positives;
+            e.questions += v.questions;
         }
         notes.extend(n);
+        points.extend(pts);
+    }
+    println!(
+        "\nmatcher calibration on held-out seeds {}..={} (priors counted on seeds {}..={})",
+        seeds.start(),
+        seeds.end(),
+        TRAINING_SEEDS.start(),
+        TRAINING_SEEDS.end()
+    );
+    println!("| predicted probability | pairs | true duplicates | share |");
+    println!("|---|---:|---:|---:|");
+    let mut table = Vec::new();
+    for &(lo, hi) in BANDS {
+        let inb: Vec<&(f64, bool)> = points.iter().filter(|(p, _)| *p >= lo && *p < hi).collect();
+        let yes = inb.iter().filter(|(_, t)| *t).count();
+        println!(
+            "| {lo:.2}–{:.2} | {} | {yes} | {} |",
+            hi.min(1.0),
+            inb.len(),
+            if inb.is_empty() {
+                "–".to_string()
+            } else {
+                format!("{:.1}%", 100.0 * yes as f64 / inb.len() as f64)
+            }
+        );
+        table.push((lo, inb.len(), yes));
+    }
+    // calibrated: what the model calls near-certain is, what it calls
+    // unlikely is not
+    for (lo, n, yes) in table {
+        if n == 0 {
+            continue;
+        }
+        let share = yes as f64 / n as f64;
+        if lo >= 0.9 {
+            assert!(share >= 0.9, "pairs predicted ≥ {lo}: {yes}/{n} true");
+        }
+        if lo < 0.1 {
+            assert!(share <= 0.1, "pairs predicted < 0.1: {yes}/{n} true");
+        }
     }
     println!(
         "\nheuristic reasoner, {} generated memories (seeds {}..={})",
@@ -310,15 +406,17 @@ fn heuristic_judgement_on_generated_memories() {
         seeds.start(),
         seeds.end()
     );
-    println!("| class | planted | found | recall | false positives |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("| class | planted | found | of which asked | recall | false positives | questions on pairs that are two |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for (k, v) in &total {
         println!(
-            "| {k} | {} | {} | {:.1}% | {} |",
+            "| {k} | {} | {} | {} | {:.1}% | {} | {} |",
             v.planted,
             v.found,
+            v.asked,
             100.0 * v.found as f64 / v.planted.max(1) as f64,
-            v.false_positives
+            v.false_positives,
+            v.questions
         );
     }
     for n in &notes {
@@ -362,4 +460,54 @@ fn why_answers_for_a_pair_that_was_not_merged() {
     assert_eq!(v["candidate"], true, "{v}");
     assert_eq!(v["same"], false, "a single given name needs support: {v}");
     assert!(v["why"].as_str().unwrap().contains("under 0.8"), "{v}");
+}
+
+/// Counts the matcher's priors on the training seeds and writes them to
+/// `src/sleep/matcher/priors.json` (run by hand after the generator or the
+/// comparison levels change: `cargo test --release --test judgement --
+/// --ignored fit_matcher_priors`).
+#[test]
+#[ignore]
+fn fit_matcher_priors() {
+    let mut pairs: Vec<(somnus::sleep::matcher::Comparison, bool)> = Vec::new();
+    for seed in TRAINING_SEEDS {
+        let g = Gen::build(seed);
+        let mut nx = Nexus::open_in_memory().expect("open");
+        g.load(&mut nx);
+        let want: HashSet<(String, String)> =
+            g.planted.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
+        for c in sleep::cycle::scored_candidates(&mut nx).expect("candidates") {
+            if !c.comparison.decided_by_model() {
+                continue; // decided by a veto or a rule, never by the model
+            }
+            let truth = want.contains(&pair(&c.a.name, &c.b.name));
+            pairs.push((c.comparison, truth));
+        }
+    }
+    let counts = somnus::sleep::matcher::Counts::count(
+        &format!(
+            "candidate pairs of generated memories, seeds {}..={}",
+            TRAINING_SEEDS.start(),
+            TRAINING_SEEDS.end()
+        ),
+        pairs.iter().map(|(c, t)| (c, *t)),
+    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sleep/matcher/priors.json");
+    std::fs::write(path, serde_json::to_string_pretty(&counts).unwrap() + "\n").unwrap();
+    println!("{} pairs, {} duplicates → {path}", counts.pairs, counts.same);
+}
+
+#[test]
+#[ignore]
+fn debug_pairs() {
+    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
+    let g = Gen::build(seed);
+    let mut nx = Nexus::open_in_memory().expect("open");
+    g.load(&mut nx);
+    let want = std::env::var("NAME").unwrap();
+    for c in sleep::cycle::scored_candidates(&mut nx).unwrap() {
+        if c.a.name.contains(&want) || c.b.name.contains(&want) {
+            println!("{} / {}: {:.3} {:?} {:?} {:?} {:?}", c.a.name, c.b.name, c.probability, c.comparison.levels, c.weights, c.a.neighbours, c.b.neighbours);
+        }
+    }
 }

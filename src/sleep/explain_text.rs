@@ -109,31 +109,67 @@ pub fn pair_lines(a: &str, b: &str, v: &Value) -> Vec<String> {
         ));
         return out;
     }
-    out.push(format!(
-        "{a} / {b}: {} ({})",
-        v["rule"].as_str().unwrap_or(""),
-        number(&v["score"])
-    ));
+    out.push(format!("{a} / {b}: {}", v["rule"].as_str().unwrap_or("")));
     if let Some(veto) = v["veto"].as_str() {
         out.push(format!("  vetoed: {veto}"));
     }
-    for e in v["evidence"].as_array().into_iter().flatten() {
+    out.push("  comparison vector (weight in bits = log2(m/u)):".into());
+    for e in v["vector"].as_array().into_iter().flatten() {
         out.push(format!(
-            "  {:+.2} {}",
+            "    {:<12} {:<15} m {:<7} u {:<7} {:+.2}  {}",
+            e["feature"].as_str().unwrap_or(""),
+            e["level"].as_str().unwrap_or(""),
+            number(&e["m"]),
+            number(&e["u"]),
             e["weight"].as_f64().unwrap_or(0.0),
-            e["why"].as_str().unwrap_or("")
+            e["detail"].as_str().unwrap_or("")
         ));
     }
     out.push(format!(
-        "  {} (confidence {}): {}",
-        if v["same"] == json!(true) {
-            "proposed as one"
-        } else {
-            "not merged"
-        },
-        number(&v["confidence"]),
-        v["why"].as_str().unwrap_or("")
+        "    {:<12} {:<15} {:+.2}  ({} of this memory's candidate pairs are duplicates)",
+        "prior",
+        "",
+        v["prior"]["weight"].as_f64().unwrap_or(0.0),
+        number(&v["prior"]["share_of_duplicates"])
     ));
+    let l = &v["learned"];
+    let adj: Vec<String> = l["adjustments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| {
+            format!(
+                "{} {:+.2}",
+                x["level"].as_str().unwrap_or(""),
+                x["change"].as_f64().unwrap_or(0.0)
+            )
+        })
+        .collect();
+    out.push(format!(
+        "  learned from {} decisions and {} candidate pairs of this memory{}",
+        plain(&l["decisions"]),
+        plain(&l["pairs_in_memory"]),
+        if adj.is_empty() {
+            String::new()
+        } else {
+            format!("; the decisions moved {}", adj.join(", "))
+        }
+    ));
+    out.push(format!(
+        "  probability {}{}: {}",
+        number(&v["probability"]),
+        if v["capped"] == json!(true) {
+            " (held under the merge band: two people with nothing but a name in common)"
+        } else {
+            ""
+        },
+        match v["band"].as_str() {
+            Some("merge") => "proposed as one",
+            Some("ask") => "asked: same or different?",
+            _ => "not merged",
+        }
+    ));
+    out.push(format!("  {}", v["why"].as_str().unwrap_or("")));
     out
 }
 

@@ -552,19 +552,12 @@ impl Reasoner for Llm {
                 }
             },
         )?;
-        // what the graph vetoes, no answer overrides
+        // what the graph vetoes, no answer overrides; a merge needs the
+        // matcher's band too
         Ok(judged
             .into_iter()
             .zip(pairs)
-            .map(|(mut j, p)| {
-                if j.same
-                    && let (Some(veto), _) = super::sameness::evidence(p)
-                {
-                    j.same = false;
-                    j.rationale = format!("{} [overruled: {veto}]", j.rationale);
-                }
-                j
-            })
+            .map(|(j, p)| super::sameness::combine(j, p))
             .collect())
     }
 

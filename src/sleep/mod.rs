@@ -10,6 +10,7 @@ pub mod explain_text;
 pub mod health;
 pub mod llm;
 pub mod maintainer;
+pub mod matcher;
 pub mod params;
 pub mod proposal_conflicts;
 pub mod proposals;

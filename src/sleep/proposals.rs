@@ -758,6 +758,8 @@ fn apply_items(
         });
         nx.set_maintaining(was);
         ran?;
+        // an approved merge or "same" answer teaches the matcher
+        super::matcher::labels::record(nx.db(), id, it.seq, &it.params, true, decided_by)?;
         nx.db().execute(
             "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
             crate::args![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
@@ -999,7 +1001,18 @@ pub fn follow_rollback<'a>(db: impl Into<Db<'a>>, entry: i64) -> KipResult<()> {
             "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context')",
             &[p.into(), seq.into()],
         )?;
+        // an approval undone is a decision taken back
+        super::matcher::labels::forget(db, p, seq)?;
     } else {
+        if let Some(r) = db.query_opt(
+            "SELECT parameters, decided_by FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
+            &[p.into(), seq.into()],
+        )? {
+            let params: Map<String, Value> =
+                serde_json::from_str(&r.text(0)?).unwrap_or_default();
+            let by = r.opt_text(1)?.unwrap_or_else(|| "operator".into());
+            super::matcher::labels::record(db, p, seq, &params, true, &by)?;
+        }
         db.execute(
             "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
             &[p.into(), seq.into(), store::now().into()],
@@ -1310,6 +1323,10 @@ pub fn reject_as(
                 "UPDATE proposal_items SET status = 'rejected', decided_at = ?3, decided_by = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
                 crate::args![id, *s, store::now(), by, reason],
             )?;
+            // a rejected merge or a "different" answer teaches the matcher
+            if let Some(it) = p.items.iter().find(|i| i.seq == *s) {
+                super::matcher::labels::record(nx.db(), id, *s, &it.params, false, by)?;
+            }
             nx.db().execute(
                 "UPDATE contradictions SET status = 'dismissed', resolution = 'rejected', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
                 crate::args![id, *s, store::now(), by],

@@ -134,19 +134,35 @@ pub struct ConceptView {
     /// a hundred.
     #[serde(default)]
     pub neighbours: Vec<String>,
+    /// The domains it belongs to.
+    #[serde(default)]
+    pub domains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Candidate {
     pub a: ConceptView,
     pub b: ConceptView,
+    /// The name rule that made them a candidate.
     pub rule: String,
     pub score: f64,
+    /// The comparison vector (`matcher::compare`).
+    #[serde(default)]
+    pub comparison: crate::sleep::matcher::Comparison,
+    /// The matcher's probability that the two are one thing.
+    #[serde(default)]
+    pub probability: f64,
+    /// What weighed, in bits: `(what, weight)`.
+    #[serde(default)]
+    pub weights: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SameJudgement {
     pub same: bool,
+    /// Not sure either way: ask the operator "same or different?".
+    #[serde(default)]
+    pub ask: bool,
     /// The node to keep: `a` or `b`.
     pub keep_a: bool,
     pub confidence: f64,

@@ -35,6 +35,7 @@ const TABLES: &[(&str, &str)] = &[
     ("sleep_policy", "class"),
     ("sleep_notes", "id"),
     ("api_keys", "name"),
+    ("match_labels", "id"),
 ];
 
 /// `meta` rows that describe the database rather than the memory.
@@ -215,6 +216,7 @@ fn set_counters(to: Db<'_>, next: i64) -> KipResult<()> {
                 "contradictions",
                 "sleep_notes",
                 "console_history",
+                "match_labels",
             ] {
                 to.query(
                     &format!(

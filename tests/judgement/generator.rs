@@ -63,6 +63,83 @@ const NICKNAMES: &[(&str, &[&str])] = &[
     ("Patricia", &["Patty"]),
 ];
 
+/// One thing written with and without its accents, and what each note
+/// says of it (the second often about another side of it, naming others).
+const ACCENTED: &[(&str, &str, &str, &str)] = &[
+    (
+        "Dvořák Cello Concerto",
+        "Dvorak Cello Concerto",
+        "Concerto she played in Prague with the Czech Philharmonic",
+        "Recording by Rostropovich she listens to before lessons",
+    ),
+    (
+        "Fauré Requiem",
+        "Faure Requiem",
+        "Choral piece the Uppsala choir sang at Easter",
+        "Her mother's favourite, played at the funeral",
+    ),
+    (
+        "Saint-Saëns Organ Symphony",
+        "Saint-Saens Organ Symphony",
+        "Symphony on the Gothenburg season programme",
+        "Piece Sven wants to hear live",
+    ),
+    (
+        "Café Schäfer",
+        "Cafe Schafer",
+        "Coffee place next to the Berlin Philharmonie",
+        "Where she met Giulia after the audition",
+    ),
+];
+
+/// A name and its short form in a hurried note ("one name extends the
+/// other's words"), a slip of the keys, and a name with its alias.
+const SHORTENED: &[(&str, &str)] = &[
+    ("Elgar Conc", "Elgar Concerto"),
+    ("Rehearsal sched", "Rehearsal schedule"),
+    ("Postgres", "PostgreSQL"),
+    ("Sibelius Symph", "Sibelius Symphony"),
+];
+const SLIPS: &[(&str, &str)] = &[
+    ("Conservatoire library", "Conservatoire libary"),
+    ("Chamber music weekend", "Chamber musci weekend"),
+    ("Rachmaninov Preludes", "Rachmaninov Prelduse"),
+];
+/// Different things whose names are a slip apart.
+const SLIP_TRAPS: &[(&str, &str, &str, &str)] = &[
+    (
+        "Lindqvist Quartet",
+        "Lundqvist Quartet",
+        "String quartet from Malmö she coached",
+        "Jazz quartet that played at the Bergen wedding",
+    ),
+    (
+        "Holmberg Ensemble",
+        "Holmgren Ensemble",
+        "Baroque group in Uppsala",
+        "Brass band from Leipzig",
+    ),
+];
+
+/// A person's name in another script and its romanisation.
+const SCRIPTS: &[(&str, &str)] = &[
+    ("陈静", "Chen Jing"),
+    ("王芳", "Wang Fang"),
+    ("李娜", "Li Na"),
+    ("Галина Вишневская", "Galina Vishnevskaya"),
+    ("Даниил Шафран", "Daniil Shafran"),
+    ("やまだ はなこ", "Yamada Hanako"),
+];
+
+/// Names written surname first by their owners and given name first by
+/// others.
+const NAME_ORDERS: &[(&str, &str)] = &[
+    ("Zhang Wei", "Wei Zhang"),
+    ("Nagy Imre", "Imre Nagy"),
+    ("Tanaka Yuki", "Yuki Tanaka"),
+    ("Kovács Anna", "Anna Kovács"),
+];
+
 const GIVEN: &[&str] = &[
     "Farah",
     "Erik",
@@ -616,11 +693,32 @@ impl Gen {
             return;
         }
         let friend = self.rng.pick(&self.people).clone();
+        // a note often says where
+        let desc = if self.rng.chance(0.3) {
+            let city = *self.rng.pick(&["Malmö", "Bergen", "Leipzig", "Lyon", "Porto"]);
+            format!("{desc}, met in {city}")
+        } else {
+            desc.to_string()
+        };
+        let desc = desc.as_str();
         self.concept(ty, name, json!({"description": desc}), Some(domain));
         let second = match self.rng.below(10) {
             0..=4 => format!("{desc}, noted again"),
-            5..=7 => String::new(),
-            _ => self.sentence(DOMAINS.iter().find(|d| d.0 == domain).unwrap().2, 4),
+            5..=6 => String::new(),
+            // another note on it, sharing a word with the first
+            7..=8 => {
+                let said = self.sentence(DOMAINS.iter().find(|d| d.0 == domain).unwrap().2, 4);
+                let words: Vec<&str> = desc.split_whitespace().filter(|w| w.len() >= 5).collect();
+                match words.first() {
+                    Some(w) => format!("{said} ({})", w.trim_matches(',')),
+                    None => said,
+                }
+            }
+            // another side of it, naming someone else
+            _ => {
+                let who = self.rng.pick(&self.people).clone();
+                format!("Mentioned by {who} over dinner")
+            }
         };
         let second = (!second.is_empty()).then_some(second);
         self.concept(ty, other, json!({"description": second}), Some(domain));
@@ -634,9 +732,18 @@ impl Gen {
         };
         let (t1, n1) = to(name);
         self.link(("Person", &friend), p, (t1, &n1), json!({}));
-        if self.rng.chance(0.75) {
-            let (t2, n2) = to(other);
-            self.link(("Person", &friend), p, (t2, &n2), json!({}));
+        // a second note is often written from other episodes: the same
+        // friend, another one, or none
+        let (t2, n2) = to(other);
+        match self.rng.below(10) {
+            0..=5 => self.link(("Person", &friend), p, (t2, &n2), json!({})),
+            6..=7 => {
+                let other_friend = self.rng.pick(&self.people).clone();
+                if other_friend != friend {
+                    self.link(("Person", &other_friend), p, (t2, &n2), json!({}));
+                }
+            }
+            _ => {}
         }
         self.planted
             .duplicates
@@ -768,6 +875,93 @@ impl Gen {
             "Practice material for the spring season",
             "Teaching",
         );
+        // one thing with and without its accents, two notes on two sides
+        let (a, b, da, db) = *self.rng.pick(ACCENTED);
+        self.duplicate_described("Topic", a, b, da, db, "Music");
+        let (a, b) = *self.rng.pick(SHORTENED);
+        self.duplicate("Topic", b, a, "Notes for the autumn term", "Teaching");
+        let (a, b) = *self.rng.pick(SLIPS);
+        self.duplicate("Topic", a, b, "Planned with the string department", "Teaching");
+        if self.fresh("BBC Proms") && self.fresh("The Proms") {
+            self.concept(
+                "Organization",
+                "BBC Proms",
+                json!({"description": "Summer concert season in London", "aliases": ["The Proms"]}),
+                Some("Music"),
+            );
+            self.concept(
+                "Organization",
+                "The Proms",
+                json!({"description": "Where she hopes to play one day"}),
+                Some("Music"),
+            );
+            let friend = self.rng.pick(&self.people).clone();
+            self.link(("Person", &friend), "visited", ("Organization", "BBC Proms"), json!({}));
+            self.planted.duplicates.push((
+                "Organization".into(),
+                "BBC Proms".into(),
+                "The Proms".into(),
+            ));
+        }
+        // a name in its own script and romanised
+        let (a, b) = *self.rng.pick(SCRIPTS);
+        self.duplicate(
+            "Person",
+            a,
+            b,
+            "Cellist she met at the Beijing masterclass",
+            "Music",
+        );
+        // a name written in the order its owner uses and in the other
+        if self.rng.chance(0.5) {
+            let (a, b) = *self.rng.pick(NAME_ORDERS);
+            self.duplicate(
+                "Person",
+                a,
+                b,
+                "Visiting professor from the Budapest academy",
+                "Music",
+            );
+        }
+        // a title, with notes written months apart on two sides
+        if self.rng.chance(0.5) {
+            let g = *self.rng.pick(GIVEN);
+            let s = *self.rng.pick(SURNAMES);
+            self.duplicate_described(
+                "Person",
+                &format!("{g} {s}"),
+                &format!("Dr. {g} {s}"),
+                "Her GP in Uppsala",
+                "Prescribed the physiotherapy after the Vienna tour",
+                "Health",
+            );
+        }
+    }
+
+    /// A duplicate whose two notes say different things of it.
+    fn duplicate_described(
+        &mut self,
+        ty: &str,
+        name: &str,
+        other: &str,
+        da: &str,
+        db: &str,
+        domain: &str,
+    ) {
+        if !self.fresh(name) || !self.fresh(other) {
+            return;
+        }
+        self.concept(ty, name, json!({"description": da}), Some(domain));
+        self.concept(ty, other, json!({"description": db}), Some(domain));
+        let friend = self.rng.pick(&self.people).clone();
+        let p = if ty == "Person" { "knows" } else { "visited" };
+        self.link(("Person", &friend), p, (ty, name), json!({}));
+        if self.rng.chance(0.5) {
+            self.link(("Person", &friend), p, (ty, other), json!({}));
+        }
+        self.planted
+            .duplicates
+            .push((ty.into(), name.into(), other.into()));
     }
 
     fn trap(&mut self, ty: &str, a: &str, b: &str, da: &str, db: &str, link: Option<&str>) {
@@ -777,8 +971,12 @@ impl Gen {
         let d = self.rng.pick(DOMAINS).0;
         self.concept(ty, a, json!({"description": da}), Some(d));
         self.concept(ty, b, json!({"description": db}), Some(d));
+        // two things: they know different people
         let x = self.rng.pick(&self.people).clone();
-        let y = self.rng.pick(&self.people).clone();
+        let mut y = self.rng.pick(&self.people).clone();
+        while y == x {
+            y = self.rng.pick(&self.people).clone();
+        }
         if ty == "Person" {
             self.link((ty, a), "knows", ("Person", &x), json!({}));
             self.link((ty, b), "knows", ("Person", &y), json!({}));
@@ -965,6 +1163,76 @@ impl Gen {
                 "Peggy".into(),
                 "Margaret Sørensen".into(),
             ));
+        }
+    }
+
+    /// Two people with one name in the two orders, or one letter apart,
+    /// or a father and son, who know someone in common.
+    fn people_traps(&mut self) {
+        let (a, b, da, db) = *self.rng.pick(SLIP_TRAPS);
+        self.trap("Organization", a, b, da, db, None);
+        let g = *self.rng.pick(GIVEN);
+        let s = *self.rng.pick(SURNAMES);
+        // two men whose names are the same words in the other order
+        self.trap(
+            "Person",
+            &format!("{g} {s}"),
+            &format!("{s} {g}"),
+            "Colleague from the orchestra's tour office",
+            "Student who wrote about the concert",
+            None,
+        );
+        // a brother and a thesis supervisor one letter apart, both
+        // knowing her flatmate
+        let mate = self.rng.pick(&self.people).clone();
+        let (a, b) = *self.rng.pick(&[
+            ("Johan Lind", "Johan Linde"),
+            ("Tomas Ek", "Tomas Eck"),
+            ("Anders Holm", "Anders Holme"),
+        ]);
+        if self.fresh(a) && self.fresh(b) {
+            self.concept(
+                "Person",
+                a,
+                json!({"description": "Her brother, an engineer"}),
+                Some("Music"),
+            );
+            self.concept(
+                "Person",
+                b,
+                json!({"description": "Supervisor of her thesis"}),
+                Some("Music"),
+            );
+            self.link(("Person", a), "knows", ("Person", &mate), json!({}));
+            self.link(("Person", b), "knows", ("Person", &mate), json!({}));
+            self.planted
+                .duplicate_traps
+                .push(("Person".into(), a.into(), b.into()));
+        }
+        // a father and his son, both knowing the mother
+        let (full, _) = *self.rng.pick(NICKNAMES);
+        let s = *self.rng.pick(SURNAMES);
+        let (father, son) = (format!("{full} {s}"), format!("{full} {s} Jr."));
+        let mother = format!("Ingeborg {s}");
+        if self.fresh(&father) && self.fresh(&son) && self.fresh(&mother) {
+            self.concept("Person", &mother, json!({}), Some("Music"));
+            self.concept(
+                "Person",
+                &father,
+                json!({"description": "Retired engineer, her neighbour"}),
+                Some("Music"),
+            );
+            self.concept(
+                "Person",
+                &son,
+                json!({"description": "Plays viola in the youth orchestra"}),
+                Some("Music"),
+            );
+            self.link(("Person", &father), "knows", ("Person", &mother), json!({}));
+            self.link(("Person", &son), "knows", ("Person", &mother), json!({}));
+            self.planted
+                .duplicate_traps
+                .push(("Person".into(), father, son));
         }
     }
 
@@ -1357,6 +1625,7 @@ impl Gen {
         g.noise();
         g.duplicates();
         g.traps();
+        g.people_traps();
         g.contradictions();
         g.orphans();
         g.unsorted();

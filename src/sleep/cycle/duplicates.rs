@@ -35,7 +35,18 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
         .iter()
         .map(|r| Ok(format!("{}:{}", r.text(0)?, r.text(1)?)))
         .collect::<KipResult<Vec<_>>>()?;
+    let domains = nx
+        .db()
+        .query(
+            "SELECT c.name FROM propositions p JOIN concepts c ON c.id = p.object \
+             WHERE p.subject = ?1 AND p.predicate = 'belongs_to_domain' ORDER BY c.name LIMIT 20",
+            crate::args![c],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<KipResult<Vec<_>>>()?;
     Ok(ConceptView {
+        domains,
         id,
         ty: s(node, &["type"]),
         name: s(node, &["name"]),
@@ -47,18 +58,128 @@ pub(super) fn concept_view(nx: &mut Nexus, node: &Value) -> KipResult<ConceptVie
     })
 }
 
-pub(super) fn duplicate_drafts(
-    cx: &mut Cx,
+/// The comparison vector, the matcher's probability and the weights of
+/// each candidate, under a fitted model.
+pub(super) fn weigh(fitted: &matcher::Fitted, cands: &mut [Candidate]) {
+    for c in cands {
+        let scored = fitted.score(&c.comparison);
+        c.probability = scored.probability;
+        c.weights = scored
+            .terms
+            .iter()
+            .map(|t| (format!("{} {}", t.feature, t.level), t.weight))
+            .collect();
+    }
+}
+
+/// The pairs an item decides, kept with it so that the operator's
+/// decision teaches the matcher (`matcher::labels`).
+fn comparison_param(pairs: &[&Candidate]) -> Value {
+    Value::Array(
+        pairs
+            .iter()
+            .map(|c| {
+                json!({
+                    "a": format!("{}:{}", c.a.ty, c.a.name),
+                    "b": format!("{}:{}", c.b.ty, c.b.name),
+                    "levels": c.comparison.levels,
+                    "probability": (c.probability * 1000.0).round() / 1000.0,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The commands that fold `dups` into `keep`, with their parameters and
+/// the notes on attribute values the merge keeps or drops.
+fn merge_commands(
+    nodes: &[Value],
+    named: &[similarity::Named],
+    keep: usize,
+    dups: &[usize],
+) -> (Vec<String>, Value, Vec<String>) {
+    let k = &named[keep];
+    let mut params = json!({"type": k.ty, "canonical_name": k.name});
+    let mut commands = Vec::new();
+    for (n, &d) in dups.iter().enumerate() {
+        let key = if dups.len() == 1 {
+            "duplicate_name".to_string()
+        } else {
+            format!("duplicate_name_{}", n + 1)
+        };
+        params[&key] = json!(named[d].name);
+        commands.push(format!(
+            r#"MERGE CONCEPT ?dup INTO ?canonical
+WHERE {{
+  ?dup {{type: :type, name: :{key}}}
+  ?canonical {{type: :type, name: :canonical_name}}
+}}"#
+        ));
+    }
+    // the duplicates' better values go onto the canonical node first:
+    // MERGE only fills what it lacks (instructions, phase 6)
+    let (better, notes) = better_values(
+        &nodes[keep],
+        &dups.iter().map(|&d| &nodes[d]).collect::<Vec<_>>(),
+    );
+    if !better.is_empty() {
+        let mut sets = Vec::new();
+        for (j, (attr, v)) in better.iter().enumerate() {
+            sets.push(format!("{}: :better_{j}", Value::String(attr.clone())));
+            params[format!("better_{j}")] = v.clone();
+        }
+        commands.insert(
+            0,
+            format!(
+                "UPSERT {{ CONCEPT ?canonical {{ {{type: :type, name: :canonical_name}} SET ATTRIBUTES {{ {} }} }} }}",
+                sets.join(", ")
+            ),
+        );
+    }
+    (commands, params, notes)
+}
+
+/// Candidate pairs among `nodes`, each with its comparison vector, and
+/// the model fitted on them (kept for `somnus why`).
+pub(super) fn candidates(
     nx: &mut Nexus,
-    only: Option<(&str, &str)>,
-) -> KipResult<Vec<Draft>> {
-    let types: Vec<String> = match only {
-        Some((t, _)) => vec![t.to_string()],
-        None => concept_types(nx)?,
-    };
+    nodes: &[Value],
+    named: &[similarity::Named],
+) -> KipResult<(Vec<Candidate>, Vec<(usize, usize)>, matcher::Fitted)> {
+    let mut cands = Vec::new();
+    let mut ends = Vec::new();
+    for m in similarity::duplicates(named) {
+        let mut c = Candidate {
+            a: concept_view(nx, &nodes[m.a])?,
+            b: concept_view(nx, &nodes[m.b])?,
+            rule: m.rule.into(),
+            score: m.score,
+            comparison: Default::default(),
+            probability: 0.0,
+            weights: Vec::new(),
+        };
+        c.comparison = matcher::compare(&c);
+        cands.push(c);
+        ends.push((m.a, m.b));
+    }
+    let fitted = matcher::Fitted::fit(nx, &cands.iter().map(|c| &c.comparison).collect::<Vec<_>>())?;
+    weigh(&fitted, &mut cands);
+    Ok((cands, ends, fitted))
+}
+
+/// Pairs under this probability whose names only sound or look alike
+/// are not noted: a memory has many.
+pub const NOTE_ALIKE_FROM: f64 = 0.1;
+
+/// The concepts of `types` that are deduplicated, as nodes and as names.
+fn dedup_nodes(
+    nx: &mut Nexus,
+    types: &[String],
+    progress: &mut dyn FnMut(&str),
+) -> KipResult<(Vec<Value>, Vec<similarity::Named>)> {
     let mut nodes = Vec::new();
     for t in types.iter().filter(|t| !NO_DEDUP.contains(&t.as_str())) {
-        cx.step(&format!("duplicates among {t}"), 0, 0);
+        progress(t);
         let v = find(
             nx,
             r#"FIND(?c) WHERE { ?c {type: :t} } LIMIT 50000"#,
@@ -82,36 +203,72 @@ pub(super) fn duplicate_drafts(
             description: s(n, &["attributes", "description"]),
         })
         .collect();
-    let matches = similarity::duplicates(&named);
+    Ok((nodes, named))
+}
+
+/// Every candidate pair of the memory with its comparison vector and
+/// probability, as phase 6 sees them (nothing is written).
+pub fn scored_candidates(nx: &mut Nexus) -> KipResult<Vec<Candidate>> {
+    let types = concept_types(nx)?;
+    let (nodes, named) = dedup_nodes(nx, &types, &mut |_| {})?;
+    Ok(candidates(nx, &nodes, &named)?.0)
+}
+
+pub(super) fn duplicate_drafts(
+    cx: &mut Cx,
+    nx: &mut Nexus,
+    only: Option<(&str, &str)>,
+) -> KipResult<Vec<Draft>> {
+    let types: Vec<String> = match only {
+        Some((t, _)) => vec![t.to_string()],
+        None => concept_types(nx)?,
+    };
+    let (nodes, named) = dedup_nodes(nx, &types, &mut |t| {
+        cx.step(&format!("duplicates among {t}"), 0, 0)
+    })?;
+    let (all, all_ends, fitted) = candidates(nx, &nodes, &named)?;
+    if only.is_none() {
+        fitted.save(nx)?;
+    }
     let mut cands = Vec::new();
     let mut ends = Vec::new();
-    for m in matches {
+    for (c, e) in all.into_iter().zip(all_ends) {
         if let Some((_, target)) = only
-            && named[m.a].name != target
-            && named[m.b].name != target
+            && named[e.0].name != target
+            && named[e.1].name != target
         {
             continue;
         }
-        cands.push(Candidate {
-            a: concept_view(nx, &nodes[m.a])?,
-            b: concept_view(nx, &nodes[m.b])?,
-            rule: m.rule.into(),
-            score: m.score,
-        });
-        ends.push((m.a, m.b));
+        cands.push(c);
+        ends.push(e);
     }
     let judged = cx.reasoner.same_entity(&mut Look(nx), &cands)?;
-    // the pairs judged one thing, and the pairs judged apart
+    // the pairs judged one thing, the pairs to ask about, the pairs apart
     let mut same = Vec::new();
+    let mut ask = Vec::new();
     let mut apart = HashSet::new();
     // the element each pair would keep, counted per element
     let mut kept: HashMap<usize, usize> = HashMap::new();
-    let mut why: HashMap<(usize, usize), (String, f64)> = HashMap::new();
-    for ((c, j), &(a, b)) in cands.iter().zip(judged).zip(&ends) {
+    let mut why: HashMap<(usize, usize), (String, f64, usize)> = HashMap::new();
+    for (n, ((c, j), &(a, b))) in cands.iter().zip(judged).zip(&ends).enumerate() {
         let is_same = j.same && c.a.ty == c.b.ty;
+        let asked = !is_same && j.ask && c.a.ty == c.b.ty;
         cx.rule(&format!("duplicates: {}", c.rule), is_same);
+        let key = (a.min(b), a.max(b));
+        if asked {
+            apart.insert(key);
+            ask.push((n, a, b, j));
+            continue;
+        }
         if !is_same {
-            apart.insert((a.min(b), a.max(b)));
+            apart.insert(key);
+            let alike = matches!(
+                matching_level(c),
+                "phonetic" | "similar"
+            );
+            if alike && c.probability < NOTE_ALIKE_FROM {
+                continue;
+            }
             for (x, y) in [(&c.a, &c.b), (&c.b, &c.a)] {
                 decay::note(
                     nx,
@@ -120,17 +277,24 @@ pub(super) fn duplicate_drafts(
                     cx.run,
                     "not merged",
                     &c.rule,
-                    &json!({"with": format!("{}:{}", y.ty, y.name), "why": j.rationale, "confidence": j.confidence}),
+                    &json!({"with": format!("{}:{}", y.ty, y.name), "why": j.rationale, "confidence": j.confidence, "probability": c.probability}),
                 )?;
             }
             continue;
         }
         *kept.entry(if j.keep_a { a } else { b }).or_default() += 1;
         same.push((a, b, j.confidence));
-        why.insert((a.min(b), a.max(b)), (j.rationale.clone(), j.confidence));
+        why.insert(key, (j.rationale.clone(), j.confidence, n));
     }
     let mut drafts = Vec::new();
-    for group in similarity::clusters::clusters(named.len(), &same, &apart) {
+    let mut cluster_of: HashMap<usize, usize> = HashMap::new();
+    for (gi, group) in similarity::clusters::clusters(named.len(), &same, &apart)
+        .into_iter()
+        .enumerate()
+    {
+        for &i in &group {
+            cluster_of.insert(i, gi);
+        }
         // the one most pairs would keep; a tie, the oldest
         let keep = *group
             .iter()
@@ -145,10 +309,12 @@ pub(super) fn duplicate_drafts(
         let k = &named[keep];
         let mut reasons = Vec::new();
         let mut confidence: f64 = 1.0;
+        let mut pairs = Vec::new();
         for (i, &x) in group.iter().enumerate() {
             for &y in &group[i + 1..] {
-                if let Some((r, c)) = why.get(&(x.min(y), x.max(y))) {
+                if let Some((r, c, n)) = why.get(&(x.min(y), x.max(y))) {
                     confidence = confidence.min(*c);
+                    pairs.push(&cands[*n]);
                     reasons.push(if group.len() > 2 {
                         format!("\"{}\" ~ \"{}\": {r}", named[x].name, named[y].name)
                     } else {
@@ -161,46 +327,9 @@ pub(super) fn duplicate_drafts(
         // (sorted as text: the key a pair had before clusters)
         let mut ids: Vec<String> = group.iter().map(|&i| concept_id(i)).collect();
         ids.sort_unstable();
-        let mut params = json!({"type": k.ty, "canonical_name": k.name});
-        let mut commands = Vec::new();
-        for (n, &d) in dups.iter().enumerate() {
-            let key = if dups.len() == 1 {
-                "duplicate_name".to_string()
-            } else {
-                format!("duplicate_name_{}", n + 1)
-            };
-            params[&key] = json!(named[d].name);
-            commands.push(format!(
-                r#"MERGE CONCEPT ?dup INTO ?canonical
-WHERE {{
-  ?dup {{type: :type, name: :{key}}}
-  ?canonical {{type: :type, name: :canonical_name}}
-}}"#
-            ));
-        }
-        // the duplicates' better values go onto the canonical node first:
-        // MERGE only fills what it lacks (instructions, phase 6)
-        let (better, kept_notes) = better_values(
-            &nodes[keep],
-            &dups.iter().map(|&d| &nodes[d]).collect::<Vec<_>>(),
-        );
-        if !better.is_empty() {
-            let mut sets = Vec::new();
-            for (j, (attr, v)) in better.iter().enumerate() {
-                sets.push(format!("{}: :better_{j}", Value::String(attr.clone())));
-                params[format!("better_{j}")] = v.clone();
-            }
-            commands.insert(
-                0,
-                format!(
-                    "UPSERT {{ CONCEPT ?canonical {{ {{type: :type, name: :canonical_name}} SET ATTRIBUTES {{ {} }} }} }}",
-                    sets.join(", ")
-                ),
-            );
-        }
-        for n in kept_notes {
-            reasons.push(n);
-        }
+        let (commands, mut params, notes) = merge_commands(&nodes, &named, keep, &dups);
+        params[matcher::labels::PARAM] = comparison_param(&pairs);
+        reasons.extend(notes);
         let names: Vec<String> = dups
             .iter()
             .map(|&d| format!("\"{}\"", named[d].name))
@@ -228,7 +357,52 @@ WHERE {{
             confidence,
         });
     }
+    // "same or different?": never inside a merge the cycle proposes
+    for (n, a, b, j) in ask {
+        if cluster_of.get(&a).is_some_and(|g| cluster_of.get(&b) == Some(g)) {
+            continue;
+        }
+        let (keep, dup) = if j.keep_a { (a, b) } else { (b, a) };
+        let (commands, mut params, notes) = merge_commands(&nodes, &named, keep, &[dup]);
+        params[matcher::labels::PARAM] = comparison_param(&[&cands[n]]);
+        let mut ids = [format!("C:{}", named[a].id), format!("C:{}", named[b].id)];
+        ids.sort_unstable();
+        let mut rationale = j.rationale.clone();
+        for note in notes {
+            rationale.push_str("; ");
+            rationale.push_str(&note);
+        }
+        rationale.push_str(&format!(
+            ". Approving says they are one: \"{}\" is folded into \"{}\". Rejecting says they are two; either way the matcher learns from it",
+            named[dup].name, named[keep].name
+        ));
+        drafts.push(Draft {
+            class: SAME_OR_DIFFERENT.into(),
+            // the key a merge of the pair has: a merge rejected is not
+            // asked about again, nor a question answered proposed again
+            key: format!("merge:{}", ids.join("|")),
+            title: format!(
+                "Same or different? {} \"{}\" and \"{}\" ({:.0}%)",
+                named[keep].ty,
+                named[dup].name,
+                named[keep].name,
+                cands[n].probability * 100.0
+            ),
+            commands,
+            params: pm(params),
+            rationale,
+            evidence: vec![format!("C:{}", named[dup].id), format!("C:{}", named[keep].id)],
+            confidence: j.confidence,
+        });
+    }
     Ok(drafts)
+}
+
+/// The class of a "same or different?" question.
+pub const SAME_OR_DIFFERENT: &str = "same_or_different";
+
+fn matching_level(c: &Candidate) -> &'static str {
+    similarity::matching::level_of(&c.rule)
 }
 
 fn empty(v: &Value) -> bool {
@@ -331,11 +505,17 @@ pub(super) fn better_values(
 
 pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let drafts = duplicate_drafts(cx, nx, None)?;
-    let n = drafts.len();
-    let elements: usize = drafts.iter().map(|d| d.evidence.len()).sum();
-    let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
+    let asked = drafts
+        .iter()
+        .filter(|d| d.class == SAME_OR_DIFFERENT)
+        .count();
+    let n = drafts.len() - asked;
+    let merges = || drafts.iter().filter(|d| d.class != SAME_OR_DIFFERENT);
+    let elements: usize = merges().map(|d| d.evidence.len()).sum();
+    let titles: Vec<String> = merges().map(|d| d.title.clone()).collect();
     stage(cx, nx, drafts)?;
     cx.count("duplicates", n as i64);
+    cx.count("same_or_different", asked as i64);
     if n > 0 {
         cx.line(format!(
             "Found {n} {} ({elements} elements): {}",
@@ -347,12 +527,20 @@ pub(super) fn duplicates(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             titles.join("; ")
         ));
     }
+    if asked > 0 {
+        cx.line(format!(
+            "Asked about {asked} {} that may be one thing",
+            if asked == 1 { "pair" } else { "pairs" }
+        ));
+    }
     Ok(())
 }
 
 /// Why two concepts are, or are not, proposed as one (`somnus why A --with
-/// B`): the name rule that matches them, if any, then the evidence for and
-/// against, computed now as phase 6 would.
+/// B`): the name rule that makes them a candidate, if any, then the
+/// comparison vector with each level's weight, what the operator's
+/// decisions changed, and the probability, computed now as phase 6 would
+/// with the model last fitted on this memory.
 pub fn why_not_merged(nx: &mut Nexus, a: &str, b: &str) -> KipResult<Value> {
     let mut nodes = Vec::new();
     for what in [a, b] {
@@ -396,24 +584,66 @@ pub fn why_not_merged(nx: &mut Nexus, a: &str, b: &str) -> KipResult<Value> {
     }
     let Some((rule, score)) = similarity::matching::compare_names(&named[0], &named[1]) else {
         return Ok(
-            json!({"candidate": false, "why": "no name rule matches these two names (a word prefix of a surname, another word, a different number or spelling is not the same name)"}),
+            json!({"candidate": false, "why": "no name rule matches these two names, and they differ in more than one word alike in sound or spelling: never compared"}),
         );
     };
-    let cand = Candidate {
+    let mut cand = Candidate {
         a: concept_view(nx, &nodes[0])?,
         b: concept_view(nx, &nodes[1])?,
         rule: rule.into(),
         score,
+        comparison: Default::default(),
+        probability: 0.0,
+        weights: Vec::new(),
     };
-    let (veto, weights) = super::super::sameness::evidence(&cand);
+    cand.comparison = matcher::compare(&cand);
+    // the model of the last cycle, unless the operator decided since:
+    // then fitted again on the memory's pairs, as the next cycle will
+    let fitted = match matcher::Fitted::load(nx) {
+        Some(f) if !f.out_of_date(nx)? => f,
+        _ => {
+            let types = concept_types(nx)?;
+            let (nodes, named) = dedup_nodes(nx, &types, &mut |_| {})?;
+            candidates(nx, &nodes, &named)?.2
+        }
+    };
+    let scored = fitted.score(&cand.comparison);
+    weigh(&fitted, std::slice::from_mut(&mut cand));
     let j = super::super::sameness::judge(&cand);
+    let vector: Vec<Value> = scored
+        .terms
+        .iter()
+        .map(|t| {
+            json!({
+                "feature": t.feature,
+                "level": t.level,
+                "detail": cand.comparison.details.get(&t.feature),
+                "m": (t.m * 10000.0).round() / 10000.0,
+                "u": (t.u * 10000.0).round() / 10000.0,
+                "weight": (t.weight * 100.0).round() / 100.0,
+            })
+        })
+        .collect();
     Ok(json!({
         "candidate": true,
         "rule": rule,
-        "score": score,
-        "veto": veto,
-        "evidence": weights.iter().map(|(w, why)| json!({"weight": w, "why": why})).collect::<Vec<_>>(),
+        "veto": cand.comparison.veto,
+        "vector": vector,
+        "prior": {
+            "share_of_duplicates": (fitted.model.lambda * 1000.0).round() / 1000.0,
+            "weight": (scored.prior_odds_bits * 100.0).round() / 100.0,
+        },
+        "learned": {
+            "decisions": fitted.model.labels,
+            "pairs_in_memory": fitted.model.pairs,
+            "adjustments": scored.learned.iter().map(|(what, d)| json!({"level": what, "change": (d * 100.0).round() / 100.0})).collect::<Vec<_>>(),
+        },
+        "probability": (scored.probability * 1000.0).round() / 1000.0,
+        "capped": scored.capped,
+        "band": scored.band,
+        "bands": {"merge_from": matcher::MERGE_AT, "ask_from": matcher::ASK_AT},
         "same": j.same,
+        "ask": j.ask,
         "confidence": j.confidence,
         "why": j.rationale,
     }))

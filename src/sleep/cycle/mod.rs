@@ -18,6 +18,7 @@
 use super::proposals::{self, Draft};
 use super::reasoner::*;
 use super::similarity;
+use super::matcher;
 use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
@@ -61,7 +62,7 @@ use classify::*;
 use consolidate::*;
 pub use contradictions::*;
 pub use decay::*;
-pub use duplicates::why_not_merged;
+pub use duplicates::{scored_candidates, why_not_merged};
 use duplicates::*;
 use inbox::unsorted_drafts;
 pub use options::{Options, Params, phase_for_target};

@@ -32,7 +32,7 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
 pub const AGENTS_DECIDE: &str = "agents_decide";
 
 /// The classes of proposal items the cycle makes.
-pub const CLASSES: [&str; 14] = [
+pub const CLASSES: [&str; 15] = [
     "archive",
     "commitment",
     "confirm",
@@ -45,6 +45,7 @@ pub const CLASSES: [&str; 14] = [
     "pattern",
     "reclassify",
     "redact",
+    "same_or_different",
     "self_model",
     "skill",
 ];

@@ -62,6 +62,68 @@ pub mod score {
     /// A statement and the same statement with a short conjunct added
     /// ("Prefers dark mode in every editor" / "… and terminal").
     pub const CONJUNCT: f64 = 0.82;
+    /// Alike in sound or spelling, matched by no rule: a candidate the
+    /// matcher weighs, usually low.
+    pub const ALIKE: f64 = 0.5;
+}
+
+/// The level of name agreement a rule stands for: what the matcher
+/// weighs (`matcher::compare::NAME_LEVELS`).
+pub fn level_of(rule: &str) -> &'static str {
+    match rule {
+        "same name once titles, abbreviations and punctuation are set aside" => "equal",
+        "name is the other's alias" => "alias",
+        "the same words in another order" => "reordered",
+        "names of one place in different languages"
+        | "every word the same or a transliteration of it" => "transliterated",
+        "one person's name in another form (nickname, middle name or title)" => "person_form",
+        "the same words but for a plural"
+        | "one name is the other plus a company designation"
+        | "one name is the other plus the word its description opens with"
+        | "one statement is the other with a conjunct added" => "inflected",
+        "name is the other's initialism" | "name abbreviates the other's words" => "abbreviation",
+        "a person known by the initial of the other's given name" => "initial",
+        "a single given name that matches one person's full name" => "given_name",
+        "one name extends the other's words" | "one name is the other plus a short suffix" => {
+            "extension"
+        }
+        "near-identical spelling" | "the same name but for a doubled letter" => "typo",
+        "names that sound alike" => "phonetic",
+        _ => "similar",
+    }
+}
+
+/// Names alike but matched by no rule differ in one word, spelled within
+/// this many edits of each other.
+pub const ALIKE_MAX_EDITS: usize = 2;
+/// ... and that word has at least this many letters.
+pub const ALIKE_MIN_LEN: usize = 4;
+
+/// Two names that differ in one word, that word alike in sound or
+/// spelling ("Anna Berg" / "Anna Borg", "Lund" / "Lunde"): no rule takes
+/// them for one, but the matcher weighs them, so that a memory whose
+/// operator says they are one can learn it.
+fn alike(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
+    if a.numbers != b.numbers || a.content.is_empty() || a.content.len() != b.content.len() {
+        return None;
+    }
+    let differ: Vec<(&String, &String)> = a
+        .content
+        .iter()
+        .zip(&b.content)
+        .filter(|(x, y)| x != y)
+        .collect();
+    let [(x, y)] = differ.as_slice() else {
+        return None;
+    };
+    if x.chars().count() < ALIKE_MIN_LEN || y.chars().count() < ALIKE_MIN_LEN {
+        return None;
+    }
+    if variants::phonetic_key(x) == variants::phonetic_key(y) {
+        return Some(("names that sound alike", score::ALIKE));
+    }
+    (strsim::damerau_levenshtein(x, y) <= ALIKE_MAX_EDITS)
+        .then_some(("similar spelling", score::ALIKE))
 }
 
 /// A statement is a name of at least this many words not written as a
@@ -570,6 +632,7 @@ pub fn compare_names(a: &Named, b: &Named) -> Option<(&'static str, f64)> {
     }
     let person = is_person_type(&a.ty);
     let (pa, pb) = (prepare(a), prepare(b));
+    let alike = alike(&pa, &pb);
     compare(&pa, &pb, person).or_else(|| {
         // a single given name is matched against the whole memory in a
         // cycle; here against the other name alone
@@ -581,6 +644,7 @@ pub fn compare_names(a: &Named, b: &Named) -> Option<(&'static str, f64)> {
         given_names_only(&named, &[pa, pb], &[0, 1], &mut found);
         found.into_values().next().map(|m| (m.rule, m.score))
     })
+    .or(alike)
 }
 
 /// Pairs of the same type that look like duplicates, with the rule that
@@ -612,7 +676,9 @@ pub fn duplicates(items: &[Named]) -> Vec<Match> {
                     if i == j || !seen.insert(key) {
                         continue;
                     }
-                    if let Some((rule, s)) = compare(&prepared[i], &prepared[j], person) {
+                    if let Some((rule, s)) = compare(&prepared[i], &prepared[j], person)
+                        .or_else(|| alike(&prepared[i], &prepared[j]))
+                    {
                         found.insert(
                             key,
                             Match {

@@ -274,9 +274,17 @@ mod tests {
             ("Topic", "Topic 12", "Topic 120"),
             ("Person", "Anna Müller", "Anna Miller"),
         ];
+        // no rule takes them for one; names a letter or a sound apart are
+        // left for the matcher to weigh (low), never matched by a rule
         for (ty, a, b) in different {
             let items = vec![n(1, ty, a, &[]), n(2, ty, b, &[])];
-            assert!(pairs(&items).is_empty(), "{a} / {b}: {:?}", pairs(&items));
+            assert!(
+                pairs(&items)
+                    .iter()
+                    .all(|(_, _, r)| matches!(matching::level_of(r), "phonetic" | "similar")),
+                "{a} / {b}: {:?}",
+                pairs(&items)
+            );
         }
         // a single given name: a candidate only when one person matches
         let items = vec![

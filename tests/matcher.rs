@@ -1,0 +1,354 @@
+//! The calibrated matcher at the level the operator meets it: what the
+//! cycle proposes for a pair (merge, "same or different?", nothing), how
+//! the operator's decisions move the next pairs, and what `somnus why A
+//! --with B` shows.
+
+mod common;
+
+use serde_json::{Map, Value};
+use somnus::audit::Who;
+use somnus::protocol::{Outcome, Request};
+use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::{Nexus, Response};
+use std::collections::BTreeMap;
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let req = Request::command(cmd).with_params(Map::new());
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result,
+        other => panic!("{cmd}: {other:?}"),
+    }
+}
+
+fn operator() -> Who {
+    Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    }
+}
+
+fn memory() -> Nexus {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?k { {type: "$PropositionType", name: "knows"} SET ATTRIBUTES { description: "acquainted" } }
+  CONCEPT ?l { {type: "$PropositionType", name: "likes"} SET ATTRIBUTES { description: "a liking" } }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+}"#,
+    );
+    nx
+}
+
+/// Two people (or things) as two notes would have them.
+fn person(nx: &mut Nexus, name: &str, description: &str, known_by_ada: bool) {
+    let d = serde_json::to_string(description).unwrap();
+    let n = serde_json::to_string(name).unwrap();
+    let link = if known_by_ada {
+        r#"CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("knows", ?p) } }"#
+    } else {
+        ""
+    };
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: {n}}} SET ATTRIBUTES {{ description: {d} }} }} {link} }}"#
+        ),
+    );
+}
+
+fn topic(nx: &mut Nexus, name: &str, description: &str) {
+    let d = serde_json::to_string(description).unwrap();
+    let n = serde_json::to_string(name).unwrap();
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?p {{ {{type: "Topic", name: {n}}} SET ATTRIBUTES {{ description: {d} }} }} }}"#
+        ),
+    );
+}
+
+fn cycle(nx: &mut Nexus) -> Vec<proposals::Item> {
+    let rep = sleep::run(
+        nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    rep.proposal
+        .map(|id| proposals::items(nx, id).expect("items"))
+        .unwrap_or_default()
+}
+
+fn pair_of(i: &proposals::Item) -> (String, String) {
+    let s = |k: &str| i.params.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let (a, b) = (s("duplicate_name"), s("canonical_name"));
+    if a <= b { (a, b) } else { (b, a) }
+}
+
+fn find<'a>(items: &'a [proposals::Item], class: &str, a: &str, b: &str) -> Option<&'a proposals::Item> {
+    let want = if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    };
+    items.iter().find(|i| i.class == class && pair_of(i) == want)
+}
+
+fn why(nx: &mut Nexus, ty: &str, a: &str, b: &str) -> Value {
+    sleep::cycle::why_not_merged(nx, &format!("{ty}:{a}"), &format!("{ty}:{b}")).expect("why")
+}
+
+#[test]
+fn a_person_known_by_name_only_is_asked_about_never_merged() {
+    let mut nx = memory();
+    // the same name, a title apart, two notes on two sides of her
+    person(&mut nx, "Farah Siddiqui", "Her GP in Uppsala", false);
+    person(
+        &mut nx,
+        "Dr. Farah Siddiqui",
+        "Prescribed the physiotherapy after the Vienna tour",
+        false,
+    );
+    // the same name in the other order, nothing else in common
+    person(&mut nx, "Wei Li", "Colleague from the tour office", false);
+    person(&mut nx, "Li Wei", "Student who wrote about the concert", false);
+    let items = cycle(&mut nx);
+    // the same words in another order, nothing else: more likely two
+    // people than one; never merged
+    assert!(find(&items, "merge", "Wei Li", "Li Wei").is_none(), "{items:#?}");
+    let v = why(&mut nx, "Person", "Wei Li", "Li Wei");
+    assert_ne!(v["band"], "merge", "{v}");
+    for (a, b) in [("Farah Siddiqui", "Dr. Farah Siddiqui")] {
+        assert!(
+            find(&items, "merge", a, b).is_none(),
+            "{a} / {b} merged on names alone: {items:#?}"
+        );
+        let q = find(&items, "same_or_different", a, b)
+            .unwrap_or_else(|| panic!("{a} / {b} not asked about: {items:#?}"));
+        assert!(q.title.starts_with("Same or different?"), "{}", q.title);
+        assert!(q.rationale.contains("nothing beyond their names"), "{}", q.rationale);
+        assert!(q.confidence >= 0.5 && q.confidence < 0.9, "{}", q.confidence);
+        let v = why(&mut nx, "Person", a, b);
+        assert_eq!(v["band"], "ask", "{v}");
+        assert_eq!(v["capped"], true, "{v}");
+    }
+    // with a neighbour in common, the same name is a merge
+    let mut nx = memory();
+    person(&mut nx, "Farah Siddiqui", "Her GP in Uppsala", true);
+    person(
+        &mut nx,
+        "Dr. Farah Siddiqui",
+        "Prescribed the physiotherapy after the Vienna tour",
+        true,
+    );
+    let items = cycle(&mut nx);
+    assert!(
+        find(&items, "merge", "Farah Siddiqui", "Dr. Farah Siddiqui").is_some(),
+        "{items:#?}"
+    );
+}
+
+#[test]
+fn a_generation_mark_on_one_name_only_is_asked_never_merged() {
+    let mut nx = memory();
+    person(&mut nx, "Robert Okafor", "Retired engineer, her neighbour", true);
+    person(
+        &mut nx,
+        "Robert Okafor Jr.",
+        "Plays viola in the youth orchestra",
+        true,
+    );
+    let items = cycle(&mut nx);
+    assert!(
+        find(&items, "merge", "Robert Okafor", "Robert Okafor Jr.").is_none(),
+        "{items:#?}"
+    );
+    let v = why(&mut nx, "Person", "Robert Okafor", "Robert Okafor Jr.");
+    assert_ne!(v["band"], "merge", "{v}");
+}
+
+/// Two reordered pairs rejected: the third reordered pair leaves the merge
+/// band, and a pair of another kind keeps its place.
+#[test]
+fn rejections_of_reordered_pairs_teach_the_matcher() {
+    let mut nx = memory();
+    let pairs = [
+        ("Wei Zhang", "Zhang Wei"),
+        ("Imre Nagy", "Nagy Imre"),
+        ("Yuki Tanaka", "Tanaka Yuki"),
+    ];
+    for (a, b) in pairs {
+        person(&mut nx, a, "Violist in the quartet she coaches", true);
+        person(&mut nx, b, "Violist in the quartet she coaches, noted again", true);
+    }
+    person(&mut nx, "Elizabeth Hartmann", "Cellist from the festival days", true);
+    person(&mut nx, "Liz Hartmann", "Cellist from the festival days, noted again", true);
+    let items = cycle(&mut nx);
+    for (a, b) in pairs {
+        assert!(find(&items, "merge", a, b).is_some(), "{a} / {b}: {items:#?}");
+    }
+    let before = why(&mut nx, "Person", "Yuki Tanaka", "Tanaka Yuki");
+    assert_eq!(before["band"], "merge", "{before}");
+    let nickname_before = why(&mut nx, "Person", "Elizabeth Hartmann", "Liz Hartmann");
+    assert_eq!(nickname_before["band"], "merge", "{nickname_before}");
+    // the operator: two different people each time
+    for (a, b) in &pairs[..2] {
+        let it = find(&items, "merge", a, b).unwrap();
+        proposals::reject(&mut nx, it.proposal, Some(&[it.seq]), "two different people", "operator")
+            .expect("reject");
+    }
+    let after = why(&mut nx, "Person", "Yuki Tanaka", "Tanaka Yuki");
+    assert_ne!(after["band"], "merge", "still merged after two rejections: {after}");
+    assert!(
+        after["probability"].as_f64().unwrap() < before["probability"].as_f64().unwrap(),
+        "{before}\n{after}"
+    );
+    assert_eq!(after["learned"]["decisions"], 2, "{after}");
+    let moved: BTreeMap<String, f64> = after["learned"]["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["level"].as_str().unwrap().to_string(), x["change"].as_f64().unwrap()))
+        .collect();
+    assert!(moved["person_name=reordered"] < 0.0, "{moved:?}");
+    // a pair of another kind keeps its place
+    let nickname = why(&mut nx, "Person", "Elizabeth Hartmann", "Liz Hartmann");
+    assert_eq!(nickname["band"], "merge", "{nickname}");
+    // a new reordered pair: asked about, not merged, by the next cycle
+    person(&mut nx, "Anna Kovács", "Violist in the quartet she coaches", true);
+    person(&mut nx, "Kovács Anna", "Violist in the quartet she coaches, noted again", true);
+    let items = cycle(&mut nx);
+    assert!(find(&items, "merge", "Anna Kovács", "Kovács Anna").is_none(), "{items:#?}");
+    // the rejected ones are not asked about again
+    for (a, b) in &pairs[..2] {
+        assert!(find(&items, "same_or_different", a, b).is_none(), "{a} / {b} asked again");
+    }
+    // the lesson is kept: the model of the last cycle says it
+    let fitted = sleep::matcher::Fitted::load(&nx).expect("model kept");
+    assert_eq!(fitted.model.labels, 2);
+}
+
+/// Approving transliterated pairs raises the next one.
+#[test]
+fn approvals_of_transliterated_pairs_raise_the_next() {
+    let mut nx = memory();
+    let pairs = [
+        (
+            "Tchaikovsky Violin Concerto",
+            "Tschaikowsky Violin Concerto",
+        ),
+        ("Rachmaninov Vespers", "Rachmaninoff Vespers"),
+        ("Prokofiev Cinderella", "Prokofjew Cinderella"),
+    ];
+    for (a, b) in pairs {
+        topic(&mut nx, a, "Piece she played with the Oslo Philharmonic");
+        topic(&mut nx, b, "Recording by Heifetz her teacher lent her");
+    }
+    let items = cycle(&mut nx);
+    let before = why(&mut nx, "Topic", pairs[2].0, pairs[2].1);
+    let p_before = before["probability"].as_f64().unwrap();
+    for (a, b) in &pairs[..2] {
+        let it = find(&items, "same_or_different", a, b)
+            .or_else(|| find(&items, "merge", a, b))
+            .unwrap_or_else(|| panic!("{a} / {b} neither merged nor asked: {items:#?}"));
+        let done = proposals::approve(
+            &mut nx,
+            it.proposal,
+            Some(&[it.seq]),
+            &BTreeMap::new(),
+            &operator(),
+        )
+        .expect("approve");
+        assert_eq!(done.applied, vec![it.seq]);
+    }
+    let after = why(&mut nx, "Topic", pairs[2].0, pairs[2].1);
+    let p_after = after["probability"].as_f64().unwrap();
+    assert!(p_after > p_before, "{before}\n{after}");
+    assert_eq!(after["learned"]["decisions"], 2, "{after}");
+    assert!(p_after >= p_before + 0.1, "{before}\n{after}");
+    let moved: BTreeMap<String, f64> = after["learned"]["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["level"].as_str().unwrap().to_string(), x["change"].as_f64().unwrap()))
+        .collect();
+    assert!(moved["name=transliterated"] > 0.0, "{moved:?}");
+}
+
+/// An approval undone takes its lesson back.
+#[test]
+fn an_undone_approval_is_a_decision_taken_back() {
+    let mut nx = memory();
+    person(&mut nx, "Farah Siddiqui", "Her GP in Uppsala", false);
+    person(&mut nx, "Dr. Farah Siddiqui", "Prescribed the physiotherapy", false);
+    let items = cycle(&mut nx);
+    let q = find(&items, "same_or_different", "Farah Siddiqui", "Dr. Farah Siddiqui")
+        .expect("asked");
+    proposals::approve(&mut nx, q.proposal, Some(&[q.seq]), &BTreeMap::new(), &operator())
+        .expect("approve");
+    let labels = sleep::matcher::labels::all(nx.db()).unwrap();
+    assert_eq!(labels.len(), 1);
+    assert!(labels[0].same);
+    assert_eq!(labels[0].levels["person_name"], "equal");
+    proposals::rollback(&mut nx, q.proposal, &operator()).expect("undo");
+    assert!(sleep::matcher::labels::all(nx.db()).unwrap().is_empty());
+}
+
+/// `somnus why A --with B`: the vector, each weight, what the decisions
+/// changed, the probability.
+#[test]
+fn why_with_shows_the_vector_the_weights_and_the_probability() {
+    let db = common::tmp("matcher-why").join("memory.db");
+    for cmd in [
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Topic"} } }"#,
+        r#"UPSERT { CONCEPT ?a { {type: "Topic", name: "Dvořák Cello Concerto"} SET ATTRIBUTES { description: "Concerto she played in Prague with the Czech Philharmonic" } } CONCEPT ?b { {type: "Topic", name: "Dvorak Cello Concerto"} SET ATTRIBUTES { description: "Recording by Rostropovich she listens to" } } }"#,
+    ] {
+        common::kip(&db, cmd);
+    }
+    let out = common::somnus(
+        &db,
+        &[
+            "why",
+            "Topic:Dvořák Cello Concerto",
+            "--with",
+            "Topic:Dvorak Cello Concerto",
+        ],
+    );
+    common::ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "comparison vector",
+        "name         equal",
+        "description  disjoint_names",
+        "m 0.",
+        "u 0.",
+        "prior",
+        "learned from 0 decisions",
+        "probability 0.",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+    // plainly equal names are not overruled by two notes on two sides
+    assert!(!text.contains("not merged"), "{text}");
+}
+
+/// Prints the demo memory's candidate pairs as the matcher weighs them
+/// (`cargo test --release --test matcher -- --ignored --nocapture demo`).
+#[test]
+#[ignore]
+fn demo_candidates() {
+    let mut nx = somnus::demo::in_memory().expect("demo");
+    for c in sleep::cycle::scored_candidates(&mut nx).unwrap() {
+        println!(
+            "{} / {}: {:.3} {:?} {:?}",
+            c.a.name, c.b.name, c.probability, c.comparison.levels, c.weights
+        );
+    }
+}
