@@ -106,11 +106,17 @@ fn a_full_cycle_finds_every_planted_case_and_nothing_absurd() {
         .unwrap();
     let titles: Vec<&str> = p.items.iter().map(|i| i.title.as_str()).collect();
 
-    // duplicates: exactly the three planted pairs, never across types
-    let merges: Vec<&proposals::Item> = p.items.iter().filter(|i| i.class == "merge").collect();
+    // duplicates: exactly the three planted pairs, never across types;
+    // "Postgres" and "PostgreSQL" share no neighbour and their notes name
+    // different things: asked about, not merged
+    let merges: Vec<&proposals::Item> = p
+        .items
+        .iter()
+        .filter(|i| i.class == "merge" || i.class == "same_or_different")
+        .collect();
     assert_eq!(merges.len(), 3, "{titles:#?}");
     item(&p, r#"Merge Topic "JS" into "JavaScript""#);
-    item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#);
+    item(&p, r#"Same or different? Topic "Postgres" and "PostgreSQL""#);
     item(&p, r#"Merge Person "Tom Ruiz" into "Tomás Ruiz""#);
     for m in &merges {
         assert!(
@@ -335,7 +341,7 @@ fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_re
         assert!(
             !p2.items
                 .iter()
-                .any(|i| i.title.contains(r#"Merge Topic "Postgres""#)),
+                .any(|i| i.title.contains(r#""Postgres""#)),
             "a rejected merge came back"
         );
     }
@@ -411,7 +417,7 @@ fn an_edited_item_applies_the_edit_and_stale_items_are_not_applied() {
     );
     assert_eq!(d, json!(["Travel"]));
     // an agent changes a target after the proposal: that item goes stale
-    let pg = item(&p, r#"Merge Topic "Postgres" into "PostgreSQL""#).seq;
+    let pg = item(&p, r#"Same or different? Topic "Postgres" and "PostgreSQL""#).seq;
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Postgres"} SET ATTRIBUTES { note: "changed" } } }"#,

@@ -1497,11 +1497,11 @@ fn duplicates_are_proposed_per_cluster_and_a_cluster_merges_in_one_step() {
         &mut nx,
         r#"UPSERT {
   CONCEPT ?city { {type: "City", name: "Arlington"} }
-  CONCEPT ?a { {type: "Person", name: "Grace Hopper"} SET ATTRIBUTES { description: "Rear admiral, wrote the first compiler" } }
-  CONCEPT ?b { {type: "Person", name: "grace hopper"} SET ATTRIBUTES { description: "Computer scientist" } SET PROPOSITIONS { ("lives_in", {type: "City", name: "Arlington"}) } }
+  CONCEPT ?a { {type: "Person", name: "Grace Hopper"} SET ATTRIBUTES { description: "Rear admiral, wrote the first compiler" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?b { {type: "Person", name: "grace hopper"} SET ATTRIBUTES { description: "Computer scientist" } SET PROPOSITIONS { ("lives_in", {type: "City", name: "Arlington"}) ("works_with", {type: "Person", name: "Ada"}) } }
   CONCEPT ?c { {type: "Person", name: "Grace  Hopper."} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
-  CONCEPT ?d { {type: "Person", name: "Alan Turing"} }
-  CONCEPT ?e { {type: "Person", name: "alan turing"} }
+  CONCEPT ?d { {type: "Person", name: "Alan Turing"} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?e { {type: "Person", name: "alan turing"} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
 }"#,
     );
     let rep = cycle(&mut nx);
@@ -2073,8 +2073,8 @@ fn a_merge_keeps_the_duplicates_better_values_and_names_those_it_drops() {
     kip(
         &mut nx,
         r#"UPSERT {
-  CONCEPT ?a { {type: "Person", name: "Marie Curie"} SET ATTRIBUTES { born: "1867", city: "Paris", languages: ["Polish"], role: "" } }
-  CONCEPT ?b { {type: "Person", name: "marie curie"} SET ATTRIBUTES { born: "1868", city: "Paris, France", languages: ["French"], role: "physicist" } }
+  CONCEPT ?a { {type: "Person", name: "Marie Curie"} SET ATTRIBUTES { born: "1867", city: "Paris", languages: ["Polish"], role: "" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?b { {type: "Person", name: "marie curie"} SET ATTRIBUTES { born: "1868", city: "Paris, France", languages: ["French"], role: "physicist" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
 }"#,
     );
     let rep = cycle(&mut nx);

@@ -27,7 +27,8 @@ pub fn weighed(p: &Candidate) -> String {
     let part = |sign: bool| {
         p.weights
             .iter()
-            .filter(|(_, w)| (*w >= 0.0) == sign)
+            // a level that weighs nothing either way is left unsaid
+            .filter(|(_, w)| w.abs() >= 0.05 && (*w >= 0.0) == sign)
             .map(|(what, w)| format!("{what} {w:+.1}"))
             .collect::<Vec<_>>()
             .join(", ")

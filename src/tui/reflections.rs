@@ -1165,7 +1165,7 @@ impl Component for Reflections {
                         };
                         let text = super::component::fit(
                             &format!(
-                                " {:>3} {:<13} {}",
+                                " {:>3} {:<17} {}",
                                 it.seq,
                                 it.class,
                                 self.title_of(p.id, it)
