@@ -163,8 +163,14 @@ fn main() {
         app.press(KeyCode::Down, none);
     }
     shot(&mut app, "graph-explorer");
+    app.press(KeyCode::Char('/'), none);
+    for _ in 0.."Mira Chen".len() {
+        app.press(KeyCode::Backspace, none);
+    }
+    app.type_text("Postgres");
+    app.press(KeyCode::Enter, none);
     app.press(KeyCode::Char('m'), none);
-    app.type_text("Person:Tom Ruiz\n");
+    app.type_text("Topic:PostgreSQL\n");
     shot(&mut app, "graph-why-not-merged");
     app.press(KeyCode::Esc, none);
 

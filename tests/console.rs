@@ -1281,7 +1281,10 @@ fn reflections_discard_asks_ticks_a_class_and_filters() {
     assert!(s.contains("Tom Ruiz"), "{s}");
     assert!(!s.contains("Vinyl records"), "{s}");
     // the item's KIP reads with its values, not its placeholders
-    assert!(s.contains("?dup {type: \"Person\", name: \"Tom Ruiz\"}"), "{s}");
+    assert!(
+        s.contains("?dup {type: \"Person\", name: \"Tom Ruiz\"}"),
+        "{s}"
+    );
     assert!(!s.contains(":duplicate_name"), "{s}");
     insta::assert_snapshot!("reflections_filtered", s);
     // Space ticks within the filtered list; approving asks about that item

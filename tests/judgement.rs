@@ -61,8 +61,12 @@ struct Tally {
 /// The matcher's probability of each candidate pair of a generated memory,
 /// and whether the pair is a planted duplicate.
 fn calibration_points(g: &Gen, nx: &mut Nexus) -> Vec<(f64, bool)> {
-    let want: HashSet<(String, String)> =
-        g.planted.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
+    let want: HashSet<(String, String)> = g
+        .planted
+        .duplicates
+        .iter()
+        .map(|(_, a, b)| pair(a, b))
+        .collect();
     sleep::cycle::scored_candidates(nx)
         .expect("candidates")
         .iter()
@@ -87,7 +91,10 @@ fn pair(a: &str, b: &str) -> (String, String) {
 }
 
 /// One seed's tallies, and the misses and false positives in words.
-fn judge(seed: u64) -> (BTreeMap<&'static str, Tally>, Vec<String>, Vec<(f64, bool)>) {
+/// A seed's tallies, notes, and (probability, truth) of its candidate pairs.
+type Judged = (BTreeMap<&'static str, Tally>, Vec<String>, Vec<(f64, bool)>);
+
+fn judge(seed: u64) -> Judged {
     let g = Gen::build(seed);
     let mut nx = Nexus::open_in_memory().expect("open");
     g.load(&mut nx);
@@ -406,7 +413,9 @@ fn heuristic_judgement_on_generated_memories() {
         seeds.start(),
         seeds.end()
     );
-    println!("| class | planted | found | of which asked | recall | false positives | questions on pairs that are two |");
+    println!(
+        "| class | planted | found | of which asked | recall | false positives | questions on pairs that are two |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for (k, v) in &total {
         println!(
@@ -460,7 +469,13 @@ fn why_answers_for_a_pair_that_was_not_merged() {
     assert_eq!(v["candidate"], true, "{v}");
     assert_eq!(v["same"], false, "a single given name needs support: {v}");
     assert_eq!(v["ask"], true, "asked about, never merged: {v}");
-    assert!(v["why"].as_str().unwrap().contains("nothing beyond their names"), "{v}");
+    assert!(
+        v["why"]
+            .as_str()
+            .unwrap()
+            .contains("nothing beyond their names"),
+        "{v}"
+    );
 }
 
 /// Counts the matcher's priors on the training seeds and writes them to
@@ -475,8 +490,12 @@ fn fit_matcher_priors() {
         let g = Gen::build(seed);
         let mut nx = Nexus::open_in_memory().expect("open");
         g.load(&mut nx);
-        let want: HashSet<(String, String)> =
-            g.planted.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
+        let want: HashSet<(String, String)> = g
+            .planted
+            .duplicates
+            .iter()
+            .map(|(_, a, b)| pair(a, b))
+            .collect();
         for c in sleep::cycle::scored_candidates(&mut nx).expect("candidates") {
             if !c.comparison.decided_by_model() {
                 continue; // decided by a veto or a rule, never by the model
@@ -495,7 +514,10 @@ fn fit_matcher_priors() {
     );
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sleep/matcher/priors.json");
     std::fs::write(path, serde_json::to_string_pretty(&counts).unwrap() + "\n").unwrap();
-    println!("{} pairs, {} duplicates → {path}", counts.pairs, counts.same);
+    println!(
+        "{} pairs, {} duplicates → {path}",
+        counts.pairs, counts.same
+    );
 }
 
 #[test]
@@ -508,7 +530,16 @@ fn debug_pairs() {
     let want = std::env::var("NAME").unwrap();
     for c in sleep::cycle::scored_candidates(&mut nx).unwrap() {
         if c.a.name.contains(&want) || c.b.name.contains(&want) {
-            println!("{} / {}: {:.3} {:?} {:?} {:?} {:?}", c.a.name, c.b.name, c.probability, c.comparison.levels, c.weights, c.a.neighbours, c.b.neighbours);
+            println!(
+                "{} / {}: {:.3} {:?} {:?} {:?} {:?}",
+                c.a.name,
+                c.b.name,
+                c.probability,
+                c.comparison.levels,
+                c.weights,
+                c.a.neighbours,
+                c.b.neighbours
+            );
         }
     }
 }

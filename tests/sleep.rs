@@ -116,7 +116,10 @@ fn a_full_cycle_finds_every_planted_case_and_nothing_absurd() {
         .collect();
     assert_eq!(merges.len(), 3, "{titles:#?}");
     item(&p, r#"Merge Topic "JS" into "JavaScript""#);
-    item(&p, r#"Same or different? Topic "Postgres" and "PostgreSQL""#);
+    item(
+        &p,
+        r#"Same or different? Topic "Postgres" and "PostgreSQL""#,
+    );
     item(&p, r#"Merge Person "Tom Ruiz" into "Tomás Ruiz""#);
     for m in &merges {
         assert!(
@@ -339,9 +342,7 @@ fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_re
     if let Some(p2) = rep2.proposal {
         let p2 = proposals::get(&nx, p2).unwrap().unwrap();
         assert!(
-            !p2.items
-                .iter()
-                .any(|i| i.title.contains(r#""Postgres""#)),
+            !p2.items.iter().any(|i| i.title.contains(r#""Postgres""#)),
             "a rejected merge came back"
         );
     }
@@ -417,7 +418,11 @@ fn an_edited_item_applies_the_edit_and_stale_items_are_not_applied() {
     );
     assert_eq!(d, json!(["Travel"]));
     // an agent changes a target after the proposal: that item goes stale
-    let pg = item(&p, r#"Same or different? Topic "Postgres" and "PostgreSQL""#).seq;
+    let pg = item(
+        &p,
+        r#"Same or different? Topic "Postgres" and "PostgreSQL""#,
+    )
+    .seq;
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?t { {type: "Topic", name: "Postgres"} SET ATTRIBUTES { note: "changed" } } }"#,

@@ -1008,8 +1008,7 @@ pub fn follow_rollback<'a>(db: impl Into<Db<'a>>, entry: i64) -> KipResult<()> {
             "SELECT parameters, decided_by FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
             &[p.into(), seq.into()],
         )? {
-            let params: Map<String, Value> =
-                serde_json::from_str(&r.text(0)?).unwrap_or_default();
+            let params: Map<String, Value> = serde_json::from_str(&r.text(0)?).unwrap_or_default();
             let by = r.opt_text(1)?.unwrap_or_else(|| "operator".into());
             super::matcher::labels::record(db, p, seq, &params, true, &by)?;
         }

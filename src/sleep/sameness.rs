@@ -92,9 +92,9 @@ pub fn judge(p: &Candidate) -> SameJudgement {
                 "{head}. Keep \"{}\" ({} links) and fold \"{}\" ({} links) into it",
                 keep.name, keep.links, drop.name, drop.links
             ),
-            Band::Ask => format!(
-                "{head}, between {ASK_AT} and {MERGE_AT}: same or different?{capped}"
-            ),
+            Band::Ask => {
+                format!("{head}, between {ASK_AT} and {MERGE_AT}: same or different?{capped}")
+            }
             Band::Apart => format!("{head} is under {ASK_AT}"),
         },
     }

@@ -101,7 +101,7 @@ const SHORTENED: &[(&str, &str)] = &[
     ("Sibelius Symph", "Sibelius Symphony"),
 ];
 const SLIPS: &[(&str, &str)] = &[
-    ("Conservatoire library", "Conservatoire libary"),
+    ("Conservatoire orchestra", "Conservatoire orchestar"),
     ("Chamber music weekend", "Chamber musci weekend"),
     ("Rachmaninov Preludes", "Rachmaninov Prelduse"),
 ];
@@ -695,7 +695,9 @@ impl Gen {
         let friend = self.rng.pick(&self.people).clone();
         // a note often says where
         let desc = if self.rng.chance(0.3) {
-            let city = *self.rng.pick(&["Malmö", "Bergen", "Leipzig", "Lyon", "Porto"]);
+            let city = *self
+                .rng
+                .pick(&["Malmö", "Bergen", "Leipzig", "Lyon", "Porto"]);
             format!("{desc}, met in {city}")
         } else {
             desc.to_string()
@@ -879,9 +881,15 @@ impl Gen {
         let (a, b, da, db) = *self.rng.pick(ACCENTED);
         self.duplicate_described("Topic", a, b, da, db, "Music");
         let (a, b) = *self.rng.pick(SHORTENED);
-        self.duplicate("Topic", b, a, "Notes for the autumn term", "Teaching");
+        self.duplicate("Topic", b, a, "Score for the autumn concert", "Music");
         let (a, b) = *self.rng.pick(SLIPS);
-        self.duplicate("Topic", a, b, "Planned with the string department", "Teaching");
+        self.duplicate(
+            "Topic",
+            a,
+            b,
+            "Planned with the string department",
+            "Teaching",
+        );
         if self.fresh("BBC Proms") && self.fresh("The Proms") {
             self.concept(
                 "Organization",
@@ -896,7 +904,12 @@ impl Gen {
                 Some("Music"),
             );
             let friend = self.rng.pick(&self.people).clone();
-            self.link(("Person", &friend), "visited", ("Organization", "BBC Proms"), json!({}));
+            self.link(
+                ("Person", &friend),
+                "visited",
+                ("Organization", "BBC Proms"),
+                json!({}),
+            );
             self.planted.duplicates.push((
                 "Organization".into(),
                 "BBC Proms".into(),

@@ -139,13 +139,17 @@ WHERE {{
     (commands, params, notes)
 }
 
+/// Candidate pairs, the indices of their two ends, and the model fitted
+/// on them.
+type Weighed = (Vec<Candidate>, Vec<(usize, usize)>, matcher::Fitted);
+
 /// Candidate pairs among `nodes`, each with its comparison vector, and
 /// the model fitted on them (kept for `somnus why`).
 pub(super) fn candidates(
     nx: &mut Nexus,
     nodes: &[Value],
     named: &[similarity::Named],
-) -> KipResult<(Vec<Candidate>, Vec<(usize, usize)>, matcher::Fitted)> {
+) -> KipResult<Weighed> {
     let mut cands = Vec::new();
     let mut ends = Vec::new();
     for m in similarity::duplicates(named) {
@@ -162,7 +166,8 @@ pub(super) fn candidates(
         cands.push(c);
         ends.push((m.a, m.b));
     }
-    let fitted = matcher::Fitted::fit(nx, &cands.iter().map(|c| &c.comparison).collect::<Vec<_>>())?;
+    let fitted =
+        matcher::Fitted::fit(nx, &cands.iter().map(|c| &c.comparison).collect::<Vec<_>>())?;
     weigh(&fitted, &mut cands);
     Ok((cands, ends, fitted))
 }
@@ -262,10 +267,7 @@ pub(super) fn duplicate_drafts(
         }
         if !is_same {
             apart.insert(key);
-            let alike = matches!(
-                matching_level(c),
-                "phonetic" | "similar"
-            );
+            let alike = matches!(matching_level(c), "phonetic" | "similar");
             if alike && c.probability < NOTE_ALIKE_FROM {
                 continue;
             }
@@ -359,7 +361,10 @@ pub(super) fn duplicate_drafts(
     }
     // "same or different?": never inside a merge the cycle proposes
     for (n, a, b, j) in ask {
-        if cluster_of.get(&a).is_some_and(|g| cluster_of.get(&b) == Some(g)) {
+        if cluster_of
+            .get(&a)
+            .is_some_and(|g| cluster_of.get(&b) == Some(g))
+        {
             continue;
         }
         let (keep, dup) = if j.keep_a { (a, b) } else { (b, a) };
@@ -391,7 +396,10 @@ pub(super) fn duplicate_drafts(
             commands,
             params: pm(params),
             rationale,
-            evidence: vec![format!("C:{}", named[dup].id), format!("C:{}", named[keep].id)],
+            evidence: vec![
+                format!("C:{}", named[dup].id),
+                format!("C:{}", named[keep].id),
+            ],
             confidence: j.confidence,
         });
     }

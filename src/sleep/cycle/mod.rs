@@ -15,10 +15,10 @@
 //! the run's reflection proposal, unless the operator's policy applies a
 //! class without review.
 
+use super::matcher;
 use super::proposals::{self, Draft};
 use super::reasoner::*;
 use super::similarity;
-use super::matcher;
 use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
@@ -62,8 +62,8 @@ use classify::*;
 use consolidate::*;
 pub use contradictions::*;
 pub use decay::*;
-pub use duplicates::{scored_candidates, why_not_merged};
 use duplicates::*;
+pub use duplicates::{scored_candidates, why_not_merged};
 use inbox::unsorted_drafts;
 pub use options::{Options, Params, phase_for_target};
 use prospective::*;

@@ -207,14 +207,15 @@ pub fn veto(p: &Candidate) -> Option<String> {
             p.a.ty, p.b.ty
         ));
     }
-    let differs = IDENTIFYING
-        .iter()
-        .find_map(|k| match (p.a.attributes.get(*k), p.b.attributes.get(*k)) {
-            (Some(x), Some(y)) if x != y && !x.is_null() && !y.is_null() => Some(format!(
-                "`{k}` differs ({x} / {y}): two things with similar names"
-            )),
-            _ => None,
-        });
+    let differs =
+        IDENTIFYING
+            .iter()
+            .find_map(|k| match (p.a.attributes.get(*k), p.b.attributes.get(*k)) {
+                (Some(x), Some(y)) if x != y && !x.is_null() && !y.is_null() => Some(format!(
+                    "`{k}` differs ({x} / {y}): two things with similar names"
+                )),
+                _ => None,
+            });
     differs
         .or_else(|| {
             let me = |c: &ConceptView| format!("{}:{}", c.ty, c.name);
@@ -246,10 +247,8 @@ fn slots(c: &ConceptView) -> BTreeMap<String, &serde_json::Value> {
         .map(|o| {
             o.iter()
                 .filter(|(k, v)| {
-                    !k.starts_with('_')
-                        && !NOT_SLOTS.contains(&k.as_str())
-                        && !v.is_null()
-                        && !(v.is_string() && v.as_str().is_some_and(|s| s.trim().is_empty()))
+                    let blank = v.is_null() || v.as_str().is_some_and(|s| s.trim().is_empty());
+                    !(k.starts_with('_') || NOT_SLOTS.contains(&k.as_str()) || blank)
                 })
                 .map(|(k, v)| (k.clone(), v))
                 .collect()
@@ -335,11 +334,16 @@ pub fn compare(p: &Candidate) -> Comparison {
         // naming different places or people says more than a common word
         let other_names = !pa.is_empty() && !pb.is_empty() && pa.is_disjoint(&pb);
         let (level, detail) = if o >= AGREE_OVERLAP {
-            ("agree", format!("descriptions agree ({o:.2} of their words)"))
+            (
+                "agree",
+                format!("descriptions agree ({o:.2} of their words)"),
+            )
         } else if other_names {
             (
                 "disjoint_names",
-                format!("descriptions name different places or people ({o:.2} of their words shared)"),
+                format!(
+                    "descriptions name different places or people ({o:.2} of their words shared)"
+                ),
             )
         } else if o > 0.0 {
             ("some", format!("descriptions share a little ({o:.2})"))
@@ -359,7 +363,10 @@ pub fn compare(p: &Candidate) -> Comparison {
         let (level, detail) = if let Some(k) = same_id {
             ("identifying", format!("the same `{k}` ({})", sa[*k]))
         } else if let Some(k) = differ.first() {
-            ("differ", format!("`{k}` differs ({} / {})", sa[**k], sb[**k]))
+            (
+                "differ",
+                format!("`{k}` differs ({} / {})", sa[**k], sb[**k]),
+            )
         } else {
             (
                 "agree",
@@ -377,7 +384,11 @@ pub fn compare(p: &Candidate) -> Comparison {
     }
     // domains
     if !p.a.domains.is_empty() && !p.b.domains.is_empty() {
-        let common: Vec<&String> = p.a.domains.iter().filter(|d| p.b.domains.contains(d)).collect();
+        let common: Vec<&String> =
+            p.a.domains
+                .iter()
+                .filter(|d| p.b.domains.contains(d))
+                .collect();
         if let Some(d) = common.first() {
             set(&mut c, "domain", "same", format!("both in {d}"));
         } else {

@@ -72,10 +72,7 @@ pub fn forget<'a>(db: impl Into<Db<'a>>, proposal: i64, item: i64) -> KipResult<
 /// Every decision kept, oldest first.
 pub fn all<'a>(db: impl Into<Db<'a>>) -> KipResult<Vec<Label>> {
     db.into()
-        .query(
-            "SELECT levels, same FROM match_labels ORDER BY id",
-            &[],
-        )?
+        .query("SELECT levels, same FROM match_labels ORDER BY id", &[])?
         .iter()
         .map(|r| {
             let levels: BTreeMap<String, String> =
@@ -92,7 +89,7 @@ pub fn all<'a>(db: impl Into<Db<'a>>) -> KipResult<Vec<Label>> {
 /// digest is out of date.
 pub fn digest<'a>(db: impl Into<Db<'a>>) -> KipResult<String> {
     let r = db.into().query_opt(
-        "SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(same), 0) FROM match_labels",
+        "SELECT COUNT(*), COALESCE(MAX(id), 0), CAST(COALESCE(SUM(same), 0) AS BIGINT) FROM match_labels",
         &[],
     )?;
     Ok(match r {

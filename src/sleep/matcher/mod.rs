@@ -133,8 +133,8 @@ impl Fitted {
         } else {
             self.model.probability(&c.levels)
         };
-        let capped = (c.generation.is_some() || (c.person && !c.beyond_name))
-            && raw > NAME_ONLY_PERSON_CAP;
+        let capped =
+            (c.generation.is_some() || (c.person && !c.beyond_name)) && raw > NAME_ONLY_PERSON_CAP;
         let probability = if capped { NAME_ONLY_PERSON_CAP } else { raw };
         Scored {
             probability,

@@ -53,7 +53,10 @@ pub struct Counts {
 
 impl Counts {
     /// Counts levels of pairs whose answer is known.
-    pub fn count<'a>(source: &str, pairs: impl IntoIterator<Item = (&'a Comparison, bool)>) -> Counts {
+    pub fn count<'a>(
+        source: &str,
+        pairs: impl IntoIterator<Item = (&'a Comparison, bool)>,
+    ) -> Counts {
         let mut c = Counts {
             source: source.into(),
             ..Default::default()
@@ -63,7 +66,10 @@ impl Counts {
             c.same += usize::from(same);
             let t = if same { &mut c.m } else { &mut c.u };
             for (f, l) in &p.levels {
-                *t.entry(f.clone()).or_default().entry(l.clone()).or_default() += 1.0;
+                *t.entry(f.clone())
+                    .or_default()
+                    .entry(l.clone())
+                    .or_default() += 1.0;
             }
         }
         c

@@ -20,10 +20,10 @@ pub const MAX_BLOCK: usize = 250;
 /// past this many, the pass is skipped and the report says so.
 pub const MAX_SINGLE_NAMES: usize = 2_000;
 
-/// Rule scores: how much a name match alone says. The reasoner proposes a
-/// merge at [`SAME_AT`] and above, after adding context for and against,
-/// so a rule scored below it is proposed only with support from the graph.
-pub const SAME_AT: f64 = 0.8;
+/// Rule scores: how strong a rule was taken to be before the matcher
+/// (`crate::sleep::matcher`) weighed levels from data; kept to order the
+/// rules and for an initial that fits one person only. The matcher, not
+/// these, decides.
 pub mod score {
     /// Same letters once case, accents and punctuation are set aside.
     pub const SAME_NAME: f64 = 0.97;
@@ -633,18 +633,19 @@ pub fn compare_names(a: &Named, b: &Named) -> Option<(&'static str, f64)> {
     let person = is_person_type(&a.ty);
     let (pa, pb) = (prepare(a), prepare(b));
     let alike = alike(&pa, &pb);
-    compare(&pa, &pb, person).or_else(|| {
-        // a single given name is matched against the whole memory in a
-        // cycle; here against the other name alone
-        if !person {
-            return None;
-        }
-        let mut found = HashMap::new();
-        let named = [a.clone(), b.clone()];
-        given_names_only(&named, &[pa, pb], &[0, 1], &mut found);
-        found.into_values().next().map(|m| (m.rule, m.score))
-    })
-    .or(alike)
+    compare(&pa, &pb, person)
+        .or_else(|| {
+            // a single given name is matched against the whole memory in a
+            // cycle; here against the other name alone
+            if !person {
+                return None;
+            }
+            let mut found = HashMap::new();
+            let named = [a.clone(), b.clone()];
+            given_names_only(&named, &[pa, pb], &[0, 1], &mut found);
+            found.into_values().next().map(|m| (m.rule, m.score))
+        })
+        .or(alike)
 }
 
 /// Pairs of the same type that look like duplicates, with the rule that
