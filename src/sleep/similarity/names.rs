@@ -142,10 +142,24 @@ pub fn latin(s: &str) -> String {
     normalise(&deunicode::deunicode(&s.replace('&', " and ")))
 }
 
+/// Numbers and ordinals written in English words as digits ("Fifth
+/// Avenue" → "5th Avenue", "Route Sixty-Six" → "Route 66"), by text2num,
+/// so that a name written either way is one name.
+pub fn numbers_as_digits(name: &str) -> String {
+    static EN: std::sync::OnceLock<text2num::Language> = std::sync::OnceLock::new();
+    if !name.chars().any(|c| c.is_ascii_alphabetic()) {
+        return name.to_string();
+    }
+    text2num::replace_numbers_in_text(name, EN.get_or_init(text2num::Language::english), 0.0)
+}
+
 /// The tokens of a name once titles (for people), credentials and common
 /// abbreviations are set aside.
 pub fn canonical_tokens(name: &str, person: bool) -> Vec<String> {
-    let mut t: Vec<String> = latin(name).split(' ').map(str::to_string).collect();
+    let mut t: Vec<String> = latin(&numbers_as_digits(name))
+        .split(' ')
+        .map(str::to_string)
+        .collect();
     t.retain(|w| !w.is_empty());
     // "R. N. C. M." is one initialism
     if t.len() >= 2 && t.iter().all(|w| w.chars().count() == 1) {
