@@ -147,7 +147,9 @@ pub fn latin(s: &str) -> String {
 /// so that a name written either way is one name.
 pub fn numbers_as_digits(name: &str) -> String {
     static EN: std::sync::OnceLock<text2num::Language> = std::sync::OnceLock::new();
-    if !name.chars().any(|c| c.is_ascii_alphabetic()) {
+    // a name longer than this is a statement, not a name with a number
+    const MAX_LEN: usize = 200;
+    if name.len() > MAX_LEN || !name.chars().any(|c| c.is_ascii_alphabetic()) {
         return name.to_string();
     }
     text2num::replace_numbers_in_text(name, EN.get_or_init(text2num::Language::english), 0.0)
