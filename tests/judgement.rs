@@ -127,26 +127,8 @@ fn judge(seed: u64) -> Judged {
     let mut notes = Vec::new();
 
     // duplicates
-    let merges: HashSet<(String, String)> = items
-        .iter()
-        .filter(|i| i.class == "merge")
-        .map(|i| {
-            pair(
-                &str_param(i, "duplicate_name"),
-                &str_param(i, "canonical_name"),
-            )
-        })
-        .collect();
-    let asks: HashSet<(String, String)> = items
-        .iter()
-        .filter(|i| i.class == "same_or_different")
-        .map(|i| {
-            pair(
-                &str_param(i, "duplicate_name"),
-                &str_param(i, "canonical_name"),
-            )
-        })
-        .collect();
+    let merges = pairs_of(&items, "merge");
+    let asks = pairs_of(&items, "same_or_different");
     let want: HashSet<(String, String)> = p.duplicates.iter().map(|(_, a, b)| pair(a, b)).collect();
     let d = t.entry("duplicates").or_default();
     d.planted = want.len();
@@ -330,6 +312,20 @@ fn judge(seed: u64) -> Judged {
         }
     }
     (t, notes, points)
+}
+
+/// The pairs the items of a class would make one (merges, questions).
+fn pairs_of(items: &[proposals::Item], class: &str) -> HashSet<(String, String)> {
+    items
+        .iter()
+        .filter(|i| i.class == class)
+        .map(|i| {
+            pair(
+                &str_param(i, "duplicate_name"),
+                &str_param(i, "canonical_name"),
+            )
+        })
+        .collect()
 }
 
 /// The probability bands of the calibration table.

@@ -114,6 +114,21 @@ fn find<'a>(
         .find(|i| i.class == class && pair_of(i) == want)
 }
 
+/// What the operator's decisions moved, per level, in a `why` answer.
+fn adjustments(why: &Value) -> BTreeMap<String, f64> {
+    why["learned"]["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["level"].as_str().unwrap().to_string(),
+                x["change"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn why(nx: &mut Nexus, ty: &str, a: &str, b: &str) -> Value {
     sleep::cycle::why_not_merged(nx, &format!("{ty}:{a}"), &format!("{ty}:{b}")).expect("why")
 }
@@ -273,17 +288,7 @@ fn rejections_of_reordered_pairs_teach_the_matcher() {
         "{before}\n{after}"
     );
     assert_eq!(after["learned"]["decisions"], 2, "{after}");
-    let moved: BTreeMap<String, f64> = after["learned"]["adjustments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| {
-            (
-                x["level"].as_str().unwrap().to_string(),
-                x["change"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let moved = adjustments(&after);
     assert!(moved["person_name=reordered"] < 0.0, "{moved:?}");
     // a pair of another kind keeps its place
     let nickname = why(&mut nx, "Person", "Elizabeth Hartmann", "Liz Hartmann");
@@ -356,17 +361,7 @@ fn approvals_of_transliterated_pairs_raise_the_next() {
     assert!(p_after > p_before, "{before}\n{after}");
     assert_eq!(after["learned"]["decisions"], 2, "{after}");
     assert!(p_after >= p_before + 0.1, "{before}\n{after}");
-    let moved: BTreeMap<String, f64> = after["learned"]["adjustments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| {
-            (
-                x["level"].as_str().unwrap().to_string(),
-                x["change"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let moved = adjustments(&after);
     assert!(moved["name=transliterated"] > 0.0, "{moved:?}");
 }
 
@@ -455,4 +450,68 @@ fn demo_candidates() {
             c.a.name, c.b.name, c.probability, c.comparison.levels, c.weights
         );
     }
+}
+
+/// Crowds of look-alike names and names made of number words: the cycle
+/// ends, proposes nothing absurd, and the model stays a probability.
+#[test]
+fn crowds_of_lookalikes_and_number_words_end_and_stay_calibrated() {
+    let mut nx = memory();
+    // 150 people one letter apart from the next: every pair alike, none one
+    let mut cmd = String::from("UPSERT {\n");
+    for i in 0..150 {
+        let surname = format!(
+            "Berg{}{}",
+            (b'a' + (i / 26) as u8) as char,
+            (b'a' + (i % 26) as u8) as char
+        );
+        cmd.push_str(&format!(
+            "  CONCEPT ?p{i} {{ {{type: \"Person\", name: \"Anna {surname}\"}} }}\n"
+        ));
+    }
+    cmd.push('}');
+    kip(&mut nx, &cmd);
+    // long names of number words, one word apart
+    let words: Vec<&str> = ["one", "two", "three", "forty", "fifth", "hundred"]
+        .iter()
+        .copied()
+        .cycle()
+        .take(600)
+        .collect();
+    let long = words.join(" ");
+    topic(&mut nx, &long, "A list");
+    topic(&mut nx, &format!("{long} seven"), "Another list");
+    topic(&mut nx, "Fifth Avenue", "Street in New York");
+    topic(&mut nx, "5th Avenue", "Where the shop is, in New York");
+    let items = cycle(&mut nx);
+    assert!(
+        !items
+            .iter()
+            .any(|i| i.class == "merge" && i.title.contains("Anna Berg")),
+        "{items:#?}"
+    );
+    let cands = sleep::cycle::scored_candidates(&mut nx).unwrap();
+    assert!(cands.len() > 1000, "the crowd is compared: {}", cands.len());
+    for c in cands {
+        assert!(
+            (0.0..=1.0).contains(&c.probability),
+            "{} / {}: {}",
+            c.a.name,
+            c.b.name,
+            c.probability
+        );
+    }
+    let v = why(&mut nx, "Topic", "Fifth Avenue", "5th Avenue");
+    let name = v["vector"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["feature"] == "name")
+        .cloned();
+    assert_eq!(
+        name.map(|t| t["level"].clone()),
+        Some("equal".into()),
+        "{v}"
+    );
+    assert_eq!(v["band"], "merge", "{v}");
 }

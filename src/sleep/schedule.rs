@@ -144,11 +144,7 @@ pub fn session_ended(
             .filter(|s| !s.is_empty())
             .map(printable),
     };
-    let value = serde_json::to_string(&end).unwrap_or_default();
-    nx.db().execute(
-        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        crate::args![SESSION_END_KEY, value],
-    )?;
+    crate::store::meta::set(nx.db(), SESSION_END_KEY, &end)?;
     Ok(end)
 }
 
@@ -162,16 +158,7 @@ fn printable(s: &str) -> String {
 
 /// The latest session end recorded, if any.
 pub fn last_session_end(nx: &Nexus) -> Option<SessionEnd> {
-    let v: String = nx
-        .db()
-        .query_opt(
-            "SELECT value FROM meta WHERE key = ?1",
-            crate::args![SESSION_END_KEY],
-        )
-        .ok()
-        .flatten()
-        .and_then(|r| r.opt_text(0).ok().flatten())?;
-    serde_json::from_str(&v).ok()
+    crate::store::meta::get(nx.db(), SESSION_END_KEY)
 }
 
 /// Agents' writes (audited requests, the cycle's own left out) since

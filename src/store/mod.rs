@@ -8,6 +8,7 @@ pub mod copy;
 pub mod db;
 pub mod ids;
 pub mod keys;
+pub mod meta;
 pub mod migrations;
 pub mod pg_session;
 pub mod place;

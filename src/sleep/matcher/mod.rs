@@ -82,9 +82,16 @@ impl Fitted {
             .filter(|c| c.decided_by_model())
             .map(|c| (*c, None))
             .collect();
+        let base = Model::fit(priors, &known, &[]);
+        // without decisions the model is its base: fitted once
+        let model = if labels.is_empty() {
+            base.clone()
+        } else {
+            Model::fit(priors, &known, &labels)
+        };
         Ok(Fitted {
-            model: Model::fit(&priors, &known, &labels),
-            base: Model::fit(&priors, &known, &[]),
+            model,
+            base,
             fitted_at: crate::store::now(),
             labels_digest,
         })
@@ -92,11 +99,7 @@ impl Fitted {
 
     /// Keeps the model, for `somnus why` and the next look.
     pub fn save(&self, nx: &Nexus) -> KipResult<()> {
-        nx.db().execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            crate::args![MODEL_KEY, serde_json::to_string(self).unwrap_or_default()],
-        )?;
-        Ok(())
+        crate::store::meta::set(nx.db(), MODEL_KEY, self)
     }
 
     /// Whether the operator decided since it was fitted.
@@ -106,16 +109,7 @@ impl Fitted {
 
     /// The model last kept, if any.
     pub fn load(nx: &Nexus) -> Option<Fitted> {
-        let v = nx
-            .db()
-            .query_opt(
-                "SELECT value FROM meta WHERE key = ?1",
-                crate::args![MODEL_KEY],
-            )
-            .ok()
-            .flatten()
-            .and_then(|r| r.opt_text(0).ok().flatten())?;
-        serde_json::from_str(&v).ok()
+        crate::store::meta::get(nx.db(), MODEL_KEY)
     }
 
     /// The verdict on one pair.

@@ -75,9 +75,10 @@ impl Counts {
         c
     }
 
-    /// The priors shipped with somnus.
-    pub fn shipped() -> Counts {
-        serde_json::from_str(PRIORS).unwrap_or_default()
+    /// The priors shipped with somnus, read once.
+    pub fn shipped() -> &'static Counts {
+        static C: std::sync::OnceLock<Counts> = std::sync::OnceLock::new();
+        C.get_or_init(|| serde_json::from_str(PRIORS).unwrap_or_default())
     }
 }
 
@@ -316,5 +317,24 @@ impl Model {
         let bits: f64 =
             logit(self.lambda) + self.terms(levels).iter().map(|t| t.weight).sum::<f64>();
         1.0 / (1.0 + (-bits).exp2())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A priors file that no longer reads would leave the model on even
+    /// shares without a word: it must read, and say where it comes from.
+    #[test]
+    fn the_shipped_priors_read() {
+        let c = Counts::shipped();
+        assert!(c.pairs > 0 && c.same > 0 && c.same < c.pairs, "{c:?}");
+        assert!(c.source.contains("seeds"), "{}", c.source);
+        let m = Model::prior(c);
+        for (f, levels) in FEATURES {
+            let total: f64 = levels.iter().map(|l| m.m[*f][*l]).sum();
+            assert!((total - 1.0).abs() < 1e-9, "{f}: {total}");
+        }
     }
 }
