@@ -494,3 +494,28 @@ fn an_mcp_session_that_wrote_is_followed_by_a_post_session_cycle() {
     assert!(said.contains("session of scribe ended"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A write in the very millisecond a session started is one of its writes
+/// (times are stored to the millisecond).
+#[test]
+fn a_write_in_the_millisecond_a_session_started_counts() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    events(&mut nx, 1);
+    let entries = somnus::audit::list(
+        nx.db(),
+        &somnus::audit::Filter {
+            limit: 1,
+            ..Default::default()
+        },
+    )
+    .expect("audit");
+    let at = chrono::DateTime::parse_from_rfc3339(&entries[0].at)
+        .expect("a time")
+        .with_timezone(&Utc);
+    let actor = entries[0].actor.clone();
+    assert_eq!(
+        somnus::sleep::schedule::writes_by_since(&nx, &actor, at),
+        1,
+        "the write at {at} by {actor}"
+    );
+}

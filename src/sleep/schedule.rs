@@ -181,7 +181,7 @@ pub fn agent_writes_since(nx: &Nexus, since: Option<DateTime<Utc>>) -> i64 {
 pub fn writes_by_since(nx: &Nexus, actor: &str, since: DateTime<Utc>) -> i64 {
     nx.db()
         .query_i64(
-            "SELECT COUNT(*) FROM audit_log WHERE at > ?1 AND actor = ?2 AND (batch IS NULL OR batch NOT LIKE 'sleep:%')",
+            "SELECT COUNT(*) FROM audit_log WHERE at >= ?1 AND actor = ?2 AND (batch IS NULL OR batch NOT LIKE 'sleep:%')",
             crate::args![
                 since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 actor
