@@ -721,6 +721,34 @@ fn reflections_item_edited_in_the_editor_before_approval() {
     assert_eq!(it.status, "applied");
     let edited = it.edited.clone().expect("the edit is recorded");
     assert!(edited[0].contains("name: \"Work\"})"), "{edited:?}");
+    // W3: the record is what was applied, and what was proposed is kept
+    assert!(it.title.contains("Domain: Work"), "{}", it.title);
+    assert_eq!(it.commands, edited);
+    assert!(
+        it.preview
+            .to_vec()
+            .iter()
+            .any(|c| c.to_string().contains("Work")),
+        "{:?}",
+        it.preview
+    );
+    let proposed = it.proposed.clone().expect("what was proposed is kept");
+    assert!(
+        proposed["title"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Vinyl records"),
+        "{proposed}"
+    );
+    assert!(
+        !proposed["title"].as_str().unwrap_or("").contains("Work"),
+        "{proposed}"
+    );
+    let s = screen(&mut a, 120, 36);
+    assert!(
+        s.contains("proposed as: File Topic \"Vinyl records\" under Personal"),
+        "{s}"
+    );
     assert!(a.reflections.edits.is_empty());
     let domains = a.with_nexus(|nx| {
         let r = nx.execute(&somnus::protocol::Request::readonly(
@@ -1769,4 +1797,188 @@ fn sleep_pane_refuses_to_overwrite_parameters_saved_elsewhere() {
     let _ = screen(&mut a, 120, 36);
     let saved = a.with_nexus(|nx| somnus::sleep::params::saved(nx).expect("saved"));
     assert_eq!(saved.params.stale_event_threshold_days, 3);
+}
+
+fn stage_role(a: &mut App, who: &str, role: &str) {
+    a.with_nexus(|nx| {
+        let mut req = somnus::protocol::Request::command(
+            "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Ines Duarte\"} SET ATTRIBUTES { role: :r } } }",
+        );
+        req.args.parameters.insert("r".into(), serde_json::json!(role));
+        let id = somnus::store::keys::Identity {
+            name: who.into(),
+            role: somnus::store::keys::Role::Subagent,
+        };
+        somnus::server::gate::stage(nx, &req, &id);
+    });
+}
+
+fn role_of_ines(a: &mut App) -> serde_json::Value {
+    a.with_nexus(|nx| {
+        nx.execute(&somnus::Request::readonly(
+            r#"FIND(?p.attributes.role) WHERE { ?p {type: "Person", name: "Ines Duarte"} }"#,
+        ))
+        .to_json()["result"]
+            .clone()
+    })
+}
+
+/// W4 in the console: two sub-agents give Ines Duarte two roles. After the
+/// first is approved, approving the second is refused with what changed,
+/// the item is shown again with what it does now (an update of the role
+/// the first set), and approving that applies it.
+#[test]
+fn a_stale_preview_is_shown_again_before_it_applies() {
+    let mut a = app();
+    stage_role(&mut a, "researcher", "vendor");
+    stage_role(&mut a, "scheduler", "client");
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    // the newest first: the scheduler's "client"
+    assert_eq!(a.reflections.proposals[0].actor, "scheduler");
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(role_of_ines(&mut a), serde_json::json!(["client"]));
+    // the researcher's "vendor", previewed as an insert
+    key(&mut a, KeyCode::Tab);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Tab);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("insert Person: Ines Duarte"), "{s}");
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(
+        role_of_ines(&mut a),
+        serde_json::json!(["client"]),
+        "nothing applied unseen"
+    );
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("refused, nothing changed"), "{s}");
+    assert!(
+        s.contains("Person: Ines Duarte was created by operator"),
+        "{s}"
+    );
+    assert!(s.contains("from scheduler)"), "{s}");
+    assert!(s.contains("update Person: Ines Duarte"), "{s}");
+    assert!(s.contains("what it does now"), "{s}");
+    assert!(
+        s.contains("\"client\""),
+        "the role it replaces is shown: {s}"
+    );
+    insta::assert_snapshot!("reflections_shown_again", s);
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(role_of_ines(&mut a), serde_json::json!(["vendor"]));
+}
+
+/// W2: the palette's import takes a quoted name as the shell would: the
+/// user becomes a Person named Mira Chen, never `"Mira Chen"`.
+#[test]
+fn the_palette_import_reads_a_quoted_user_name() {
+    let mut a = app();
+    ctrl(&mut a, 'p');
+    typed(&mut a, "Import a memory");
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "engram tests/data/engram --user \"Nadia Okoye\"\n");
+    let (t, _) = a
+        .why
+        .clone()
+        .unwrap_or_else(|| panic!("no report: {:?}", a.messages));
+    assert!(t.title.starts_with("imported engram"), "{t:?}");
+    let names = a.with_nexus(|nx| {
+        nx.kip(r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(CONTAINS(?p.name, "Nadia")) }"#)
+            .to_json()["result"]
+            .clone()
+    });
+    assert_eq!(names, serde_json::json!(["Nadia Okoye"]));
+}
+
+/// W1: a paste with CR line ends (what xterm, VTE and tmux send) keeps its
+/// lines in the workbench and in the item editor; 5,000 lines arrive in one
+/// piece.
+#[test]
+fn a_paste_with_cr_line_ends_keeps_its_lines() {
+    let mut a = app();
+    alt(&mut a, '1');
+    let query = "// people\rFIND(?p.name)\r\nWHERE { ?p {type: \"Person\"} }\rLIMIT 3";
+    a.on_paste(query);
+    let lines = a.workbench.editor.lines().to_vec();
+    assert!(lines.len() >= 4, "{lines:?}");
+    assert!(lines.iter().any(|l| l == "FIND(?p.name)"), "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains('\r')), "{lines:?}");
+    // a long paste
+    let long: String = (0..5_000).map(|i| format!("// line {i}\r")).collect();
+    a.on_paste(&long);
+    assert!(a.workbench.editor.lines().len() >= 5_000);
+    // the item editor
+    a.with_nexus(|nx| {
+        somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut somnus::sleep::Heuristic,
+            None,
+            None,
+        )
+        .expect("cycle");
+    });
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    key(&mut a, KeyCode::Char('e'));
+    assert!(a.reflections.captures_text_now());
+    let before = screen(&mut a, 120, 36);
+    a.on_paste("// one\r// two\r// three");
+    let s = screen(&mut a, 120, 36);
+    assert_ne!(before, s);
+    assert!(
+        s.contains("// one") && s.contains("// two") && s.contains("// three"),
+        "{s}"
+    );
+    assert!(!s.contains("// one // two"), "{s}");
+}
+
+/// Reflections keeps its cursor on the proposal and item it was on, by id:
+/// a sub-agent's proposal arriving at the top of the list does not move the
+/// highlight to another proposal.
+#[test]
+fn the_reflections_cursor_stays_on_its_item_when_proposals_arrive() {
+    let mut a = app();
+    stage_role(&mut a, "researcher", "vendor");
+    a.with_nexus(|nx| {
+        somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut somnus::sleep::Heuristic,
+            None,
+            None,
+        )
+        .expect("cycle");
+    });
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    // on the cycle's proposal, third item
+    let cycle = a.reflections.proposals[0].id;
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    let seq = a.reflections.proposals[0].items[2].seq;
+    stage_role(&mut a, "scheduler", "client");
+    key(&mut a, KeyCode::Char('r'));
+    assert_ne!(
+        a.reflections.proposals[0].id, cycle,
+        "the new one is listed first"
+    );
+    let s = screen(&mut a, 120, 36);
+    let title = a
+        .reflections
+        .proposals
+        .iter()
+        .find(|p| p.id == cycle)
+        .and_then(|p| p.items.iter().find(|i| i.seq == seq))
+        .map(|i| i.title.clone())
+        .expect("the item");
+    let head: String = title.chars().take(30).collect();
+    assert!(s.contains(&format!("#{cycle} Reflection")), "{s}");
+    assert!(s.lines().any(|l| l.contains("item ─")), "{s}");
+    // the item panel shows the same item
+    let detail = s.split("item ─").nth(1).unwrap_or("");
+    assert!(detail.contains(&head), "{head} not in {detail}");
 }

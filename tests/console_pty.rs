@@ -201,6 +201,20 @@ fn demo_console_in_a_real_terminal() {
         "{screen}"
     );
 
+    // a bracketed paste with CR line ends (what xterm, VTE and tmux send)
+    // keeps its lines
+    writer
+        .write_all(b"\x1b[200~\r// pasted-one\r// pasted-two\x1b[201~")
+        .expect("paste");
+    writer.flush().expect("flush");
+    let screen = wait_for(&parser, "pasted-two", 15);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("// pasted-two") && !l.contains("pasted-one")),
+        "{screen}"
+    );
+
     writer.write_all(b"\x11").expect("Ctrl+Q");
     writer.flush().expect("flush");
     let start = Instant::now();

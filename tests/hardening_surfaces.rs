@@ -307,7 +307,11 @@ fn an_approval_never_does_more_than_its_preview_showed() {
     let out = k.cli(&["proposals", "approve", &pid.to_string()]);
     let said =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("stale"), "{said}");
+    assert!(said.contains("not applied"), "{said}");
+    assert!(
+        said.contains("Person: T1 was created by main") && said.contains("would now delete it too"),
+        "{said}"
+    );
     for n in ["T0", "T1", "T2", "T3"] {
         assert_eq!(persons(&k.db, n), json!(1), "{n} was deleted unseen");
     }
@@ -641,4 +645,207 @@ fn every_connection_bounds_the_write_ahead_log() {
         .expect("pragma");
     assert_eq!(limit as u64, somnus::store::WAL_LIMIT_BYTES);
     assert!(somnus::store::wal_bound());
+}
+
+fn role(name: &str, role: &str) -> Value {
+    json!({"method": "execute_kip", "params": {
+        "command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} SET ATTRIBUTES { role: :r } } }",
+        "parameters": {"n": name, "r": role}, "reason": "a contact's role"}})
+}
+
+/// W4: two staged writes give one new Person two roles. Once the first is
+/// approved, the second would overwrite what it made, which its preview
+/// never showed: the approval refuses, names what changed, and shows the
+/// item again with what it would do now; approving that applies it.
+#[test]
+fn a_second_write_to_what_the_first_created_is_shown_again() {
+    let k = Keyed::start("w4", &[]);
+    let (s, v) = k.kip(&k.scout, role("Ines Duarte", "vendor"));
+    assert_eq!(s, 200, "{v}");
+    let first = v["result"]["proposal"].as_i64().expect("staged");
+    let (s, v) = k.kip(&k.scout, role("Ines Duarte", "client"));
+    assert_eq!(s, 200, "{v}");
+    let second = v["result"]["proposal"].as_i64().expect("staged");
+    let before = k.proposal(second);
+    assert!(
+        before["items"][0]["conflicts"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains(&format!("#{first} item 1")),
+        "{before}"
+    );
+    ok(&k.cli(&["proposals", "approve", &first.to_string()]));
+    let out = k.cli(&["proposals", "approve", &second.to_string()]);
+    assert_eq!(out.status.code(), Some(1), "refused");
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        said.contains(&format!(
+            "Person: Ines Duarte was created by operator (proposal #{first} item 1, from scout)"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("approve again"), "{said}");
+    assert_eq!(
+        role_of(&k.db, "Ines Duarte"),
+        json!("vendor"),
+        "nothing applied"
+    );
+    // shown again: what it would do now, and no mark against the decided
+    // item, only against what the memory holds
+    let p = k.proposal(second);
+    let it = &p["items"][0];
+    assert_eq!(it["status"], "stale", "{it}");
+    assert_eq!(it["title"], "update Person: Ines Duarte", "{it}");
+    assert_eq!(it["preview"][0]["op"], "update", "{it}");
+    assert_eq!(
+        it["preview"][0]["before"]["attributes"]["role"], "vendor",
+        "{it}"
+    );
+    let marks = it["conflicts"].to_string();
+    assert!(!marks.contains(&format!("#{first} item")), "{marks}");
+    assert!(marks.contains("changes what the memory holds"), "{marks}");
+    assert!(
+        it["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("created by operator"),
+        "{it}"
+    );
+    // approving what is shown now applies it
+    ok(&k.cli(&["proposals", "approve", &second.to_string()]));
+    assert_eq!(role_of(&k.db, "Ines Duarte"), json!("client"));
+}
+
+/// The same over HTTP: an agent key's approval of an item the memory moved
+/// under is answered 409 with what the item would do now; approving
+/// again applies that.
+#[test]
+fn an_agent_keys_stale_approval_is_409_with_the_new_preview() {
+    let k = Keyed::start("w4http", &[("agents_decide", "auto")]);
+    let (_, v) = k.kip(&k.scout, role("Ines Duarte", "vendor"));
+    let first = v["result"]["proposal"].as_i64().expect("staged");
+    let (_, v) = k.kip(&k.scout, role("Ines Duarte", "client"));
+    let second = v["result"]["proposal"].as_i64().expect("staged");
+    let (s, v) = k.decide(json!({"proposal": first, "decision": "approve"}));
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = k.decide(json!({"proposal": second, "decision": "approve"}));
+    assert_eq!(s, 409, "{v}");
+    assert_eq!(v["error"]["code"], "KIP_3005", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Person: Ines Duarte was created by"),
+        "{v}"
+    );
+    assert_eq!(v["result"]["items"][0]["preview"][0]["op"], "update", "{v}");
+    assert_eq!(
+        v["result"]["items"][0]["preview"][0]["before"]["attributes"]["role"], "vendor",
+        "{v}"
+    );
+    assert_eq!(role_of(&k.db, "Ines Duarte"), json!("vendor"));
+    let (s, v) = k.decide(json!({"proposal": second, "decision": "approve"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(role_of(&k.db, "Ines Duarte"), json!("client"));
+}
+
+fn role_of(db: &std::path::Path, name: &str) -> Value {
+    kip(
+        db,
+        &format!(r#"FIND(?p.attributes.role) WHERE {{ ?p {{type: "Person", name: "{name}"}} }}"#),
+    )["result"][0]
+        .clone()
+}
+
+/// W3: an item edited before approval is recorded as applied: `proposals
+/// show` gives the edited title, commands and preview, and what was
+/// proposed beside them.
+#[test]
+fn an_edited_item_is_recorded_as_it_was_applied() {
+    let dir = tmp("w3");
+    let db = dir.join("m.db");
+    ok(&somnus(&db, &["demo", "--no-console"]));
+    ok(&somnus(
+        &db,
+        &["sleep", "--quiet", "--now", "2026-11-20T03:00:00Z"],
+    ));
+    let show = |db: &std::path::Path| {
+        let out = somnus(db, &["proposals", "show", "1", "--json"]);
+        ok(&out);
+        serde_json::from_slice::<Value>(&out.stdout).expect("JSON")
+    };
+    let p = show(&db);
+    let zig = p["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| {
+            i["title"]
+                .as_str()
+                .unwrap_or("")
+                .contains("File Topic \"Zig\" under Programming")
+        })
+        .expect("the Zig item")
+        .clone();
+    let seq = zig["item"].as_i64().expect("seq");
+    let text = zig["commands"][0].as_str().expect("command").replace(
+        r#"{type: "Domain", name: :domain}"#,
+        r#"{type: "Domain", name: "Work"}"#,
+    );
+    assert!(text.contains("\"Work\""), "{text}");
+    let file = dir.join("zig.kip");
+    std::fs::write(&file, &text).expect("write");
+    let edit = format!("{seq}={}", file.display());
+    ok(&somnus(
+        &db,
+        &[
+            "proposals",
+            "approve",
+            "1",
+            "--items",
+            &seq.to_string(),
+            "--edit",
+            &edit,
+        ],
+    ));
+    let p = show(&db);
+    let it = p["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["item"] == seq)
+        .expect("the item")
+        .clone();
+    assert_eq!(it["status"], "applied");
+    let title = it["title"].as_str().unwrap_or("");
+    assert!(
+        title.contains("Domain: Work") && !title.contains("Programming"),
+        "{it}"
+    );
+    assert!(
+        it["commands"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("\"Work\""),
+        "{it}"
+    );
+    let preview = it["preview"].to_string();
+    assert!(
+        preview.contains("Work") && !preview.contains("Programming"),
+        "{preview}"
+    );
+    assert!(
+        it["proposed"]["title"]
+            .as_str()
+            .unwrap_or("")
+            .contains("under Programming"),
+        "{it}"
+    );
+    let out = somnus(&db, &["proposals", "show", "1"]);
+    ok(&out);
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("proposed as: File Topic \"Zig\" under Programming"),
+        "{human}"
+    );
 }

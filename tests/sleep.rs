@@ -417,6 +417,27 @@ fn an_edited_item_applies_the_edit_and_stale_items_are_not_applied() {
         json!({}),
     );
     assert_eq!(d, json!(["Travel"]));
+    // the record is what was applied; what was proposed is kept beside it
+    let now = proposals::get(&nx, pid).unwrap().unwrap();
+    let it = now.items.iter().find(|i| i.seq == vinyl).unwrap();
+    assert!(it.title.contains("Domain: Travel"), "{}", it.title);
+    assert!(
+        it.commands[0].contains(r#"name: "Travel""#),
+        "{:?}",
+        it.commands
+    );
+    assert!(it.preview.iter().any(|c| c.to_string().contains("Travel")));
+    let was = it.proposed.clone().expect("the proposal is kept");
+    assert!(
+        was["title"].as_str().unwrap().contains("under Personal"),
+        "{was}"
+    );
+    assert!(
+        was["commands"][0].as_str().unwrap().contains(":domain"),
+        "{was}"
+    );
+    let shown = it.to_json();
+    assert_eq!(shown["proposed"]["title"], was["title"]);
     // an agent changes a target after the proposal: that item goes stale
     let pg = item(
         &p,
@@ -1046,4 +1067,71 @@ fn a_report_says_each_line_once() {
             assert!(seen.insert(l), "phase {} says twice: {l}", p.phase);
         }
     }
+}
+
+/// W7: a SleepTask waits for an item whose approval was undone: deciding
+/// another item of the same proposal leaves it in progress (the item is
+/// waiting to be decided again), and it completes once the item is.
+#[test]
+fn a_task_waits_while_its_item_is_undone_and_decided_again() {
+    let mut nx = demo();
+    let rep = cycle(&mut nx, NOW);
+    let pid = rep.proposal.unwrap();
+    let tasks = kip(
+        &mut nx,
+        r#"FIND(?t.name, ?t.attributes.awaiting_items) WHERE { ?t {type: "SleepTask"} FILTER(?t.attributes.status == "in_progress" && ?t.attributes.awaiting_proposal == :p) }"#,
+        json!({"p": pid}),
+    );
+    let row = tasks
+        .as_array()
+        .and_then(|a| a.first())
+        .cloned()
+        .expect("a task awaits the proposal");
+    let (task, waits) = (row[0].clone(), row[1].clone());
+    let seq = waits[0].as_i64().expect("an item");
+    let task_status = |nx: &mut Nexus| {
+        kip(
+            nx,
+            r#"FIND(?t.attributes.status) WHERE { ?t {type: "SleepTask", name: :n} }"#,
+            json!({"n": task}),
+        )
+    };
+    let items: Vec<i64> = waits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_i64)
+        .collect();
+    proposals::approve(&mut nx, pid, Some(&items), &BTreeMap::new(), &operator()).unwrap();
+    assert_eq!(task_status(&mut nx), json!(["completed"]));
+    proposals::rollback(&mut nx, pid, &operator()).unwrap();
+    assert_eq!(task_status(&mut nx), json!(["in_progress"]));
+    // another item of the proposal is decided
+    let p = proposals::get(&nx, pid).unwrap().unwrap();
+    let other = p
+        .items
+        .iter()
+        .find(|i| i.status == "pending" && !items.contains(&i.seq))
+        .expect("another pending item")
+        .seq;
+    proposals::reject(&mut nx, pid, Some(&[other]), "not now", "operator").unwrap();
+    assert_eq!(
+        task_status(&mut nx),
+        json!(["in_progress"]),
+        "item {seq} waits to be decided again"
+    );
+    proposals::refresh(&mut nx, pid, "operator").unwrap();
+    let again: Vec<i64> = proposals::get(&nx, pid)
+        .unwrap()
+        .unwrap()
+        .items
+        .iter()
+        .filter(|i| {
+            items.contains(&i.seq)
+                && matches!(i.status.as_str(), "pending" | "stale" | "rolled_back")
+        })
+        .map(|i| i.seq)
+        .collect();
+    proposals::reject(&mut nx, pid, Some(&again), "no after all", "operator").unwrap();
+    assert_eq!(task_status(&mut nx), json!(["completed"]));
 }

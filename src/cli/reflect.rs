@@ -207,6 +207,15 @@ fn print_proposal(p: &proposals::Proposal) {
             i.confidence
         );
         crate::say!("      why: {}", i.rationale);
+        if let Some(was) = &i.proposed {
+            crate::say!(
+                "      proposed as: {} (edited before approval; `--json` keeps its commands and preview)",
+                was["title"].as_str().unwrap_or("?")
+            );
+        }
+        for c in &i.conflicts {
+            crate::say!("      {c}");
+        }
         if !i.evidence.is_empty() {
             crate::say!("      evidence: {}", i.evidence.join(", "));
         }
@@ -226,11 +235,15 @@ fn print_proposal(p: &proposals::Proposal) {
                 crate::say!("        + {}", compact(a));
             }
         }
-        if let Some(r) = &i.reason {
-            crate::say!(
+        match &i.reason {
+            Some(r) if i.status == "stale" => {
+                crate::say!("      ⚠ {r}: the preview above is what it does now")
+            }
+            Some(r) => crate::say!(
                 "      decided by {}: {r}",
                 i.decided_by.as_deref().unwrap_or("?")
-            );
+            ),
+            None => {}
         }
     }
 }
@@ -339,21 +352,40 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 reason: None,
             };
             match proposals::approve(nx, id, items.as_deref(), &edits, &who) {
-                Ok(a) => {
+                Ok(a) if a.stale.is_empty() => {
                     crate::say!(
-                        "applied {} item{} of proposal #{id}{}",
+                        "applied {} item{} of proposal #{id}",
                         a.applied.len(),
                         if a.applied.len() == 1 { "" } else { "s" },
-                        if a.stale.is_empty() {
-                            String::new()
-                        } else {
-                            format!(
-                                "; stale (changed since proposed, re-check with `somnus proposals refresh {id}`): {:?}",
-                                a.stale
-                            )
-                        }
                     );
                     Ok(0)
+                }
+                Ok(a) => {
+                    // what the operator saw is not what would apply now
+                    if !a.applied.is_empty() {
+                        crate::say!(
+                            "applied {} item{} of proposal #{id}: {:?}",
+                            a.applied.len(),
+                            if a.applied.len() == 1 { "" } else { "s" },
+                            a.applied
+                        );
+                    }
+                    crate::say_err!(
+                        "{}: not applied, the memory changed since {} {} {} shown: {}",
+                        crate::kip::ErrorCode::VersionConflict,
+                        if a.stale.len() == 1 { "item" } else { "items" },
+                        a.stale
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if a.stale.len() == 1 { "was" } else { "were" },
+                        a.changed_text()
+                    );
+                    crate::say_err!(
+                        "Their previews now show what they would do (`somnus proposals show {id}`): approve again to apply that."
+                    );
+                    Ok(1)
                 }
                 Err(e) => fail(e),
             }

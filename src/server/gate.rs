@@ -418,7 +418,29 @@ pub fn decide(nx: &mut Nexus, id: &Identity, body: &Value) -> Result<Value, KipE
                 &who,
                 proposals::Decider::Agent,
             )?;
-            Ok(json!({ "proposal": pid, "applied": a.applied, "stale": a.stale }))
+            let mut out = json!({ "proposal": pid, "applied": a.applied, "stale": a.stale });
+            if !a.stale.is_empty() {
+                // what they would do now, for a second look (HTTP 409)
+                let mut now = Vec::new();
+                for seq in &a.stale {
+                    if let Some(mut it) = proposals::item(nx, pid, *seq)? {
+                        proposals::label_changes(nx, &mut it.preview)?;
+                        now.push(it.to_json());
+                    }
+                }
+                out["changed"] = json!(a.changed);
+                out["items"] = Value::Array(now);
+                out["error"] = KipError::new(
+                    ErrorCode::VersionConflict,
+                    format!(
+                        "not applied, the memory changed since they were shown: {}",
+                        a.changed_text()
+                    ),
+                )
+                .with_hint("Their previews (\"items\") show what they would do now; approve again to apply that.")
+                .to_json();
+            }
+            Ok(out)
         }
         Some("reject") => {
             if reason.is_empty() {

@@ -328,6 +328,16 @@ async fn decide(
     }
     let id = caller.id.clone();
     match s.pool.write(move |nx| gate::decide(nx, &id, &value)).await {
+        // an approval refused because the memory moved under what was
+        // shown: 409, with what the items would do now
+        Ok(Ok(mut v)) if v.get("error").is_some() => {
+            let e = v.as_object_mut().and_then(|o| o.remove("error"));
+            (
+                StatusCode::CONFLICT,
+                axum::Json(json!({ "error": e, "result": v })),
+            )
+                .into_response()
+        }
         Ok(Ok(v)) => (StatusCode::OK, axum::Json(json!({ "result": v }))).into_response(),
         Ok(Err(e)) | Err(e) => error_response(status_for(e.code), e),
     }

@@ -16,15 +16,20 @@ type AttrSlot = (String, String, Value, Option<Value>);
 /// subject id)`.
 type LinkSlot = (String, String, String, i64);
 
-/// The conflict notes of a proposal's items: `(seq, note)`.
+/// The conflict notes of a proposal's items: `(seq, note)`. A mark
+/// against another item holds while that item is still to be decided
+/// (pending or stale): once it is applied or rejected, the item's preview
+/// is what tells (an approval checks it against the memory).
 pub fn of_proposal(db: Db<'_>, proposal: i64) -> KipResult<Vec<(i64, String)>> {
     // (in the order they were marked)
     let sql = match db.backend() {
         Backend::Sqlite => {
-            "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY rowid"
+            "SELECT c.seq, c.note FROM proposal_conflicts c LEFT JOIN proposal_items o ON o.proposal = c.other_proposal AND o.seq = c.other_seq \
+             WHERE c.proposal = ?1 AND (c.other_proposal IS NULL OR o.status IN ('pending', 'stale')) ORDER BY c.rowid"
         }
         Backend::Postgres => {
-            "SELECT seq, note FROM proposal_conflicts WHERE proposal = ?1 ORDER BY id"
+            "SELECT c.seq, c.note FROM proposal_conflicts c LEFT JOIN proposal_items o ON o.proposal = c.other_proposal AND o.seq = c.other_seq \
+             WHERE c.proposal = ?1 AND (c.other_proposal IS NULL OR o.status IN ('pending', 'stale')) ORDER BY c.id"
         }
     };
     db.query(sql, crate::args![proposal])?
@@ -169,7 +174,7 @@ pub fn mark(conn: Db<'_>, proposal: i64, seqs: &[i64]) -> KipResult<usize> {
     let mut mine = Vec::new();
     let mut others = Vec::new();
     for r in conn.query(
-        "SELECT proposal, seq, preview FROM proposal_items WHERE status = 'pending' ORDER BY proposal, seq",
+        "SELECT proposal, seq, preview FROM proposal_items WHERE status IN ('pending', 'stale') ORDER BY proposal, seq",
         &[],
     )? {
         let (p, s) = (r.i64(0)?, r.i64(1)?);

@@ -57,6 +57,10 @@ pub struct Item {
     pub decided_at: Option<String>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
+    /// What was proposed, when the operator edited the item before
+    /// approving it: `{"title", "commands", "preview"}` as proposed; the
+    /// item's own title, commands and preview are then what was applied.
+    pub proposed: Option<Value>,
     /// Where it disagrees with another pending item or with committed
     /// memory ("⚠ conflicts with #4 item 1: Person: Ines Duarte
     /// attributes.role \"vendor\" vs \"client\"").
@@ -77,7 +81,7 @@ impl Item {
             "rationale": self.rationale, "evidence": self.evidence, "confidence": self.confidence,
             "preview": self.preview, "status": self.status, "edited_commands": self.edited,
             "decided_at": self.decided_at, "decided_by": self.decided_by, "reason": self.reason,
-            "conflicts": self.conflicts,
+            "conflicts": self.conflicts, "proposed": self.proposed,
         })
     }
 }
@@ -178,11 +182,12 @@ fn item_row(r: &Row) -> KipResult<Item> {
         decided_at: r.opt_text(14)?,
         decided_by: r.opt_text(15)?,
         reason: r.opt_text(16)?,
+        proposed: r.opt_text(17)?.and_then(|t| serde_json::from_str(&t).ok()),
         conflicts: vec![],
     })
 }
 
-const ITEM_COLS: &str = "proposal, seq, class, key, title, command, parameters, rationale, evidence, confidence, preview, targets, status, edited_command, decided_at, decided_by, reason";
+const ITEM_COLS: &str = "proposal, seq, class, key, title, command, parameters, rationale, evidence, confidence, preview, targets, status, edited_command, decided_at, decided_by, reason, proposed";
 
 pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
     let mut out = nx
@@ -550,7 +555,7 @@ pub fn stage_until(
             refresh_status(nx, p, None)?;
         }
         nx.db().execute(
-            &format!("INSERT INTO proposal_items({ITEM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', NULL, NULL, NULL, NULL)"),
+            &format!("INSERT INTO proposal_items({ITEM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', NULL, NULL, NULL, NULL, NULL)"),
             crate::args![
                 id, seq, &d.class, &d.key, &d.title,
                 serde_json::to_string(&d.commands).unwrap_or_default(),
@@ -596,8 +601,23 @@ pub fn stage_until(
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Approval {
     pub applied: Vec<i64>,
-    /// Items whose targets moved since they were proposed: not applied.
+    /// Items the memory moved under since they were shown: not applied,
+    /// shown again with what they would do now (status `stale`).
     pub stale: Vec<i64>,
+    /// What changed under each stale item ("Person: Ines Duarte was
+    /// created by operator (proposal #1 item 1) at 2026-…").
+    pub changed: BTreeMap<i64, Vec<String>>,
+}
+
+impl Approval {
+    /// "item 2: Person: Ines Duarte was created by …; item 3: …".
+    pub fn changed_text(&self) -> String {
+        self.changed
+            .iter()
+            .map(|(seq, why)| format!("item {seq}: {}", why.join("; ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// Who decides: a person may reconsider an item (approve one rejected
@@ -630,6 +650,196 @@ fn footprint(changes: &[Value], existing: i64) -> std::collections::BTreeSet<i64
         .collect()
 }
 
+/// What moved under an item since its preview was computed, if anything
+/// did: a target whose version changed or that is gone, an element it
+/// would now touch that its preview did not show, one it no longer
+/// touches, or commands that no longer run. An edited item was previewed
+/// as edited (its targets are still checked); a policy's own approval,
+/// made as the item is staged, checks the targets only.
+fn drift(
+    nx: &mut Nexus,
+    it: &Item,
+    edited: bool,
+    policy: bool,
+    existing: i64,
+) -> KipResult<Option<Vec<String>>> {
+    let mut why = Vec::new();
+    for (el, v) in &it.targets {
+        let now = nx.element_version(*el)?;
+        let moved = if *v == -1 {
+            now.is_none()
+        } else {
+            now != Some(*v)
+        };
+        if moved {
+            why.push(last_change(nx, *el, now.is_none())?);
+        }
+    }
+    if why.is_empty() && !edited && !policy {
+        match preview_of(nx, &it.class, &it.commands, &it.params) {
+            Ok((changes, _)) => {
+                let now = footprint(&changes, existing);
+                let then = footprint(&it.preview, existing);
+                for el in now.difference(&then) {
+                    let op = changes
+                        .iter()
+                        .find(|c| {
+                            c["element"].as_str().and_then(store::ids::parse_element_id)
+                                == Some(*el)
+                        })
+                        .and_then(|c| c["op"].as_str())
+                        .unwrap_or("change");
+                    let mut w = last_change(nx, *el, false)?;
+                    w.push_str(&format!(": the item would now {op} it too"));
+                    why.push(w);
+                }
+                for el in then.difference(&now) {
+                    why.push(format!(
+                        "{} is no longer what the item changes",
+                        element_label(nx, *el)
+                    ));
+                }
+            }
+            Err(e) => why.push(format!("its commands no longer run: {}", e.message)),
+        }
+    }
+    Ok((!why.is_empty()).then_some(why))
+}
+
+/// "Person: Ines Duarte was created by operator (proposal #1 item 1) at
+/// 2026-11-27T15:59:12.332Z": the latest audited change of an element.
+fn last_change(nx: &Nexus, el: i64, gone: bool) -> KipResult<String> {
+    let label = element_label(nx, el);
+    // an update or delete is a recorded change; an element's creation is
+    // the entry whose id range holds it
+    let row = nx.db().query_opt(
+        "SELECT op, actor, trigger_name, at FROM ( \
+           SELECT c.entry AS entry, c.op AS op, l.actor AS actor, l.trigger_name AS trigger_name, l.at AS at \
+             FROM audit_changes c JOIN audit_log l ON l.id = c.entry WHERE c.element = ?1 \
+           UNION ALL \
+           SELECT id, 'insert', actor, trigger_name, at FROM audit_log WHERE first_id <= ?1 AND end_id > ?1 \
+         ) t ORDER BY entry DESC LIMIT 1",
+        crate::args![el],
+    )?;
+    Ok(match row {
+        Some(r) => {
+            let op = match r.text(0)?.as_str() {
+                "insert" => "created",
+                "delete" => "deleted",
+                _ => "changed",
+            };
+            let mut trigger = r.opt_text(2)?.unwrap_or_default();
+            // an approval names whose proposal it was
+            if let Some(p) = trigger
+                .strip_prefix("proposal #")
+                .and_then(|t| t.split(' ').next())
+                .and_then(|n| n.parse::<i64>().ok())
+                && let Some(from) = nx
+                    .db()
+                    .query_opt("SELECT actor FROM proposals WHERE id = ?1", crate::args![p])?
+            {
+                trigger = format!("{trigger}, from {}", from.text(0)?);
+            }
+            let by = if trigger.is_empty() || trigger == "kip" {
+                r.text(1)?
+            } else {
+                format!("{} ({trigger})", r.text(1)?)
+            };
+            format!("{label} was {op} by {by} at {}", r.text(3)?)
+        }
+        None if gone => format!("{label} is gone"),
+        None => format!("{label} changed"),
+    })
+}
+
+/// "Person: Ines Duarte", "Person: Ines Duarte works_at Organization:
+/// Acme", else the element's id.
+fn element_label(nx: &Nexus, el: i64) -> String {
+    if let Ok(Some((ty, name))) = store::concept_label(nx.db(), el) {
+        return format!("{ty}: {name}");
+    }
+    let link = nx
+        .db()
+        .query_opt(
+            "SELECT s.type || ': ' || s.name, p.predicate, o.type || ': ' || o.name FROM propositions p JOIN concepts s ON s.id = p.subject JOIN concepts o ON o.id = p.object WHERE p.id = ?1",
+            crate::args![el],
+        )
+        .ok()
+        .flatten()
+        .and_then(|r| Some(format!("{} {} {}", r.text(0).ok()?, r.text(1).ok()?, r.text(2).ok()?)));
+    link.unwrap_or_else(|| format!("element {el}"))
+}
+
+/// Marks an item stale with what it would do now: a new preview and
+/// targets, what changed under it kept as its note, a sub-agent write's
+/// title saying what it does now, and its conflict marks made again.
+fn show_again(nx: &mut Nexus, it: &Item, why: &[String]) -> KipResult<()> {
+    let note = format!("changed since it was shown: {}", why.join("; "));
+    match preview_of(nx, &it.class, &it.commands, &it.params) {
+        Ok((changes, targets)) => {
+            nx.db().execute(
+                "UPDATE proposal_items SET status = 'stale', preview = ?3, targets = ?4, reason = ?5 WHERE proposal = ?1 AND seq = ?2",
+                crate::args![it.proposal, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default(), note],
+            )?;
+        }
+        Err(_) => {
+            nx.db().execute(
+                "UPDATE proposal_items SET status = 'stale', reason = ?3 WHERE proposal = ?1 AND seq = ?2",
+                crate::args![it.proposal, it.seq, note],
+            )?;
+        }
+    }
+    retitle_and_mark(nx, it)
+}
+
+/// After a sub-agent write's preview changed: it is titled by what it
+/// does now, and its conflict marks are made again against what is
+/// pending now. (The cycle's own items keep their titles and are not
+/// marked: each says what it changes in the memory.)
+fn retitle_and_mark(nx: &mut Nexus, it: &Item) -> KipResult<()> {
+    if !it.class.starts_with("subagent:") {
+        return Ok(());
+    }
+    let Some(now) = item(nx, it.proposal, it.seq)? else {
+        return Ok(());
+    };
+    let mut changes = now.preview.clone();
+    label_changes(nx, &mut changes)?;
+    let what = summarize_changes(&changes);
+    if !what.is_empty() {
+        nx.db().execute(
+            "UPDATE proposal_items SET title = ?3 WHERE proposal = ?1 AND seq = ?2",
+            crate::args![it.proposal, it.seq, what],
+        )?;
+    }
+    nx.db().execute(
+        "DELETE FROM proposal_conflicts WHERE (proposal = ?1 AND seq = ?2) OR (other_proposal = ?1 AND other_seq = ?2)",
+        crate::args![it.proposal, it.seq],
+    )?;
+    super::proposal_conflicts::mark(nx.db(), it.proposal, &[it.seq])?;
+    Ok(())
+}
+
+/// A preview without what differs each time it is computed (its audit
+/// entry number, the times it would stamp).
+fn same_shape(changes: &[Value]) -> Vec<Value> {
+    changes
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            if let Some(o) = c.as_object_mut() {
+                o.remove("entry");
+                for side in ["before", "after"] {
+                    if let Some(img) = o.get_mut(side).and_then(Value::as_object_mut) {
+                        img.remove("updated_at");
+                    }
+                }
+            }
+            c
+        })
+        .collect()
+}
+
 /// The highest element id the memory has now.
 fn highest_id(nx: &Nexus) -> KipResult<i64> {
     Ok(nx
@@ -659,7 +869,7 @@ fn apply_items(
             .iter()
             .find(|i| i.seq == *s)
             .ok_or_else(|| KipError::not_found(format!("proposal #{id} has no item {s}")))?;
-        if decider == Decider::Agent && it.status != "pending" {
+        if decider == Decider::Agent && !matches!(it.status.as_str(), "pending" | "stale") {
             return Err(KipError::new(
                 ErrorCode::ImmutableTarget,
                 format!(
@@ -675,15 +885,19 @@ fn apply_items(
                 "Only a person reconsiders a decided item (the console, or `somnus proposals`).",
             ));
         }
-        // pending, or decided and then reconsidered: an item whose
-        // approval was undone, or one rejected earlier
-        if !matches!(it.status.as_str(), "pending" | "rolled_back" | "rejected") {
+        // pending, shown again after the memory moved (`stale`: its
+        // preview is what it would do now), or decided and then
+        // reconsidered: an item whose approval was undone, or one rejected
+        // earlier
+        if !matches!(
+            it.status.as_str(),
+            "pending" | "stale" | "rolled_back" | "rejected"
+        ) {
             return Err(KipError::new(
                 ErrorCode::VersionConflict,
                 format!("item {s} of proposal #{id} is {}, not pending", it.status),
             )
             .with_hint(match it.status.as_str() {
-                "stale" => "Re-check it with `somnus proposals refresh` first.".to_string(),
                 "replaced" => format!(
                     "A later cycle proposed it again against the memory as it is now: decide {} instead.",
                     it.decided_by.as_deref().unwrap_or("that item")
@@ -694,30 +908,36 @@ fn apply_items(
         }
         chosen.push(it.clone());
     }
-    // each item is checked just before it applies: an earlier item of the
-    // same approval may have moved what a later one was previewed on
-    // (a merge removes the node a new link would hang on)
-    for it in chosen {
-        // what it would change is computed again: an element it would now
-        // touch that its preview did not show (a DELETE whose WHERE now
-        // matches more, an UPSERT that now overwrites what another write
-        // made), or one it no longer touches, makes it stale, for a fresh
-        // look; an edited item was previewed as edited
-        let stale = moved(nx, &it.targets)?
-            || (!edits.contains_key(&it.seq)
-                && decided_by != "policy"
-                && match preview_of(nx, &it.class, &it.commands, &it.params) {
-                    Ok((changes, _)) => {
-                        footprint(&changes, existing) != footprint(&it.preview, existing)
-                    }
-                    Err(_) => true,
-                });
-        if stale {
-            nx.db().execute(
-                "UPDATE proposal_items SET status = 'stale' WHERE proposal = ?1 AND seq = ?2",
-                crate::args![id, it.seq],
-            )?;
+    // what the operator saw is checked against the memory as it is now,
+    // before anything applies: if any chosen item would now change
+    // something its preview did not show (another approval, an agent's
+    // write, an undo moved what it touches), nothing applies; those items
+    // are shown again with what they would do now and what changed
+    let policy = decided_by == "policy";
+    let mut drifted = Vec::new();
+    for it in &chosen {
+        if let Some(why) = drift(nx, it, edits.contains_key(&it.seq), policy, existing)? {
+            drifted.push((it.clone(), why));
+        }
+    }
+    if !drifted.is_empty() {
+        for (it, why) in drifted {
+            show_again(nx, &it, &why)?;
             out.stale.push(it.seq);
+            out.changed.insert(it.seq, why);
+        }
+        return Ok(out);
+    }
+    // each later item is checked again just before it applies: an earlier
+    // item of the same approval may have moved what it was previewed on
+    // (a merge removes the node a new link would hang on)
+    for (n, it) in chosen.into_iter().enumerate() {
+        if n > 0
+            && let Some(why) = drift(nx, &it, edits.contains_key(&it.seq), policy, existing)?
+        {
+            show_again(nx, &it, &why)?;
+            out.stale.push(it.seq);
+            out.changed.insert(it.seq, why);
             continue;
         }
         let (cmds, edited) = match edits.get(&it.seq) {
@@ -745,6 +965,13 @@ fn apply_items(
                 None => it.rationale.clone(),
             }),
         };
+        // an edited item's record is what was applied: its title, commands
+        // and preview describe the edit, and what was proposed is kept
+        // beside them
+        let record = match &edited {
+            Some(c) => Some(preview_edit(nx, &join_commands(c), &it.params)?),
+            None => None,
+        };
         // the cycle's own items are maintenance: they keep the origin of
         // what they update (an item the operator edited is the operator's)
         let was = nx.set_maintaining(CLASSES.contains(&it.class.as_str()) && edited.is_none());
@@ -758,6 +985,22 @@ fn apply_items(
         });
         nx.set_maintaining(was);
         ran?;
+        if let (Some((title, changes)), Some(c)) = (record, &edited) {
+            let proposed = json!({
+                "title": it.title, "commands": it.commands, "preview": it.preview,
+            });
+            nx.db().execute(
+                "UPDATE proposal_items SET title = ?3, command = ?4, preview = ?5, proposed = ?6 WHERE proposal = ?1 AND seq = ?2",
+                crate::args![
+                    id,
+                    it.seq,
+                    title,
+                    serde_json::to_string(c).unwrap_or_default(),
+                    Value::Array(changes).to_string(),
+                    proposed.to_string()
+                ],
+            )?;
+        }
         // an approved merge or "same" answer teaches the matcher
         super::matcher::labels::record(nx.db(), id, it.seq, &it.params, true, decided_by)?;
         nx.db().execute(
@@ -1091,7 +1334,10 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
                 None => None,
             };
             match row {
-                Some((st, _)) if matches!(st.as_str(), "pending" | "stale") => open = true,
+                // still to be decided (an undone approval is decided again)
+                Some((st, _)) if matches!(st.as_str(), "pending" | "stale" | "rolled_back") => {
+                    open = true
+                }
                 Some((st, Some(reason))) if st == "rejected" => {
                     parts.push(format!("item {seq} rejected ({reason})"))
                 }
@@ -1213,10 +1459,12 @@ pub fn approve_as(
     }
     let chosen: Vec<i64> = match seqs {
         Some(s) => s.to_vec(),
+        // what waits for a decision: pending items, and stale ones (shown
+        // again with what they would do now)
         None => p
             .items
             .iter()
-            .filter(|i| i.status == "pending")
+            .filter(|i| matches!(i.status.as_str(), "pending" | "stale"))
             .map(|i| i.seq)
             .collect(),
     };
@@ -1383,10 +1631,14 @@ pub fn refresh_in_group(
             progress(n, total);
             match preview_of(nx, &it.class, &it.commands, &it.params) {
                 Ok((changes, targets)) if !changes.is_empty() => {
+                    let moved = same_shape(&changes) != same_shape(&it.preview);
                     nx.db().execute(
-                        "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4 WHERE proposal = ?1 AND seq = ?2",
+                        "UPDATE proposal_items SET status = 'pending', preview = ?3, targets = ?4, reason = NULL WHERE proposal = ?1 AND seq = ?2",
                         crate::args![id, it.seq, Value::Array(changes).to_string(), serde_json::to_string(&targets).unwrap_or_default()],
                     )?;
+                    if moved {
+                        retitle_and_mark(nx, &it)?;
+                    }
                     back += 1;
                 }
                 other => {

@@ -802,4 +802,14 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE TRIGGER match_labels_changed AFTER INSERT OR UPDATE OR DELETE ON match_labels FOR EACH STATEMENT EXECUTE FUNCTION somnus_changed();
     "#,
     },
+    // 18: an item the operator edited keeps what was proposed beside what
+    //     was applied (its title, commands and preview, as JSON)
+    Migration {
+        sqlite: r#"
+    ALTER TABLE proposal_items ADD COLUMN proposed TEXT;
+    "#,
+        postgres: r#"
+    ALTER TABLE proposal_items ADD COLUMN proposed TEXT;
+    "#,
+    },
 ];

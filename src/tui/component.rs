@@ -172,29 +172,43 @@ impl ImportJob {
     /// `engram ~/memory/local [--user NAME] [--dry-run]`, or why not.
     pub fn parse(line: &str) -> Result<ImportJob, String> {
         let usage = "give a source and a folder: openclaw DIR (or moltbot DIR) or engram DIR (then --user NAME, --dry-run)";
-        let line = line.trim();
-        let (source, rest) = line.split_once(char::is_whitespace).ok_or(usage)?;
-        if !crate::import::SOURCES.contains(&source) {
+        // words as a shell splits them: `--user "Mira Chen"` is one name,
+        // a quoted folder may hold spaces
+        let words =
+            shlex::split(line.trim()).ok_or_else(|| format!("a quote is not closed: {usage}"))?;
+        let mut words = words.into_iter();
+        let source = words.next().ok_or(usage)?;
+        if !crate::import::SOURCES.contains(&source.as_str()) {
             return Err(format!("`{source}` is not a source somnus reads: {usage}"));
         }
-        let mut rest = rest.trim().to_string();
         let mut dry_run = false;
         let mut user = None;
-        loop {
-            if let Some(r) = rest.strip_suffix("--dry-run") {
-                dry_run = true;
-                rest = r.trim_end().to_string();
-            } else if let Some(i) = rest.rfind("--user ") {
-                let name = rest[i + 7..].trim().to_string();
-                if name.is_empty() {
-                    return Err("--user needs a name".into());
+        let mut folder = Vec::new();
+        let mut words = words.peekable();
+        while let Some(w) = words.next() {
+            match w.as_str() {
+                "--dry-run" => dry_run = true,
+                "--user" => {
+                    // the name: the words up to the next option, quoted or
+                    // not (`--user Mira Chen`, `--user "Mira Chen"`)
+                    let mut name = Vec::new();
+                    while let Some(n) = words.next_if(|n| !n.starts_with("--")) {
+                        name.push(n);
+                    }
+                    let name = name.join(" ").trim().to_string();
+                    if name.is_empty() {
+                        return Err("--user needs a name".into());
+                    }
+                    user = Some(name);
                 }
-                user = Some(name);
-                rest = rest[..i].trim_end().to_string();
-            } else {
-                break;
+                w if w.starts_with("--") => {
+                    return Err(format!("`{w}` is not an option of import: {usage}"));
+                }
+                // an unquoted folder with spaces in its name is one folder
+                _ => folder.push(w),
             }
         }
+        let rest = folder.join(" ");
         if rest.is_empty() {
             return Err(usage.into());
         }
@@ -457,6 +471,17 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// Text for a one-line field: line breaks and tabs as spaces, other
 /// control characters dropped.
+/// Pasted text as lines: CR LF (Windows) and a lone CR (what xterm, VTE
+/// and tmux send for a line break) are line ends; tabs stay; other control
+/// characters are dropped.
+pub fn pasted_lines(text: &str) -> String {
+    text.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .chars()
+        .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
+        .collect()
+}
+
 pub fn one_line(text: &str) -> String {
     text.chars()
         .filter_map(|c| match c {

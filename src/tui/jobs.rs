@@ -433,10 +433,22 @@ fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
                 msg.push_str(&format!(" ({} as edited)", edits.len()));
             }
             if !a.stale.is_empty() {
-                msg.push_str(&format!(
-                    "; stale, not applied: {:?} (changed since proposed)",
-                    a.stale
-                ));
+                // what the operator saw is not what would apply now: the
+                // items are shown again for a second look
+                let which = a
+                    .stale
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let stale = format!(
+                    "the memory changed since item {which} was shown ({}); its preview now shows what it does: a applies that",
+                    a.changed_text()
+                );
+                if a.applied.is_empty() {
+                    return Err(format!("proposal #{id}: {stale}"));
+                }
+                msg.push_str(&format!("; not applied: {stale}"));
             }
             Ok(msg)
         }

@@ -505,26 +505,22 @@ impl Reflections {
     }
 
     /// Why the items a decision would cover can't take it, if one can't:
-    /// an applied item is undone first (Audit), a stale one re-checked; a
-    /// rejected or undone item can be approved again (reconsidered).
+    /// an applied item is undone first (Audit); a stale one (shown again
+    /// with what it would do now) is approved or rejected like a pending
+    /// one; a rejected or undone item can be approved again (reconsidered).
     fn undecidable(&self, approve: bool) -> Option<String> {
         let p = self.proposal()?;
         let seqs = self.targets()?;
         for it in p.items.iter().filter(|i| seqs.contains(&i.seq)) {
             let ok = match it.status.as_str() {
-                "pending" | "rolled_back" => true,
+                "pending" | "stale" | "rolled_back" => true,
                 "rejected" => approve,
-                "stale" => !approve,
                 _ => false,
             };
             if !ok {
                 return Some(match it.status.as_str() {
                     "applied" => format!(
                         "item {} is applied already: undo it in Audit (U on proposal:{}) to decide it again",
-                        it.seq, p.id
-                    ),
-                    "stale" => format!(
-                        "item {} is stale (the memory moved since it was proposed): `somnus proposals refresh {}` re-checks it",
                         it.seq, p.id
                     ),
                     "rejected" => format!(
@@ -570,7 +566,18 @@ impl Reflections {
         for c in &it.conflicts {
             l.push(Line::styled(c.clone(), theme::warn()));
         }
-        if let Some(r) = &it.reason {
+        if it.status == "stale" {
+            // shown again: the preview below is what it would do now
+            l.push(Line::styled(
+                format!(
+                    "⚠ {} — the preview below is what it does now (a applies that)",
+                    it.reason
+                        .clone()
+                        .unwrap_or_else(|| "changed since it was shown".into())
+                ),
+                theme::warn(),
+            ));
+        } else if let Some(r) = &it.reason {
             l.push(Line::from(vec![
                 Span::styled("decided ", theme::dim()),
                 Span::raw(format!(
@@ -582,6 +589,15 @@ impl Reflections {
         if edited {
             l.push(Line::styled(
                 format!("proposed as: {}", it.title),
+                theme::dim(),
+            ));
+        } else if let Some(p) = &it.proposed {
+            // applied as the operator edited it; what was proposed
+            l.push(Line::styled(
+                format!(
+                    "proposed as: {} (edited before approval)",
+                    p["title"].as_str().unwrap_or("?")
+                ),
                 theme::dim(),
             ));
         }
@@ -787,7 +803,7 @@ impl Reflections {
                         .map(|p| {
                             p.items
                                 .iter()
-                                .filter(|i| i.status == "pending")
+                                .filter(|i| matches!(i.status.as_str(), "pending" | "stale"))
                                 .map(|i| i.seq)
                                 .collect::<Vec<_>>()
                         })
@@ -883,6 +899,30 @@ impl Component for Reflections {
 
     fn commands(&self) -> Vec<&'static str> {
         vec!["Reload proposals"]
+    }
+
+    /// A paste into the item editor keeps its lines (CR, CR LF and LF line
+    /// ends alike) and lands at once; elsewhere it is typed into the
+    /// field that has the focus, on one line.
+    fn handle_paste(&mut self, text: &str) -> Vec<Action> {
+        if let Some(ed) = &mut self.editing {
+            if !ed.asking {
+                ed.area.insert_str(super::component::pasted_lines(text));
+                ed.error = None;
+            }
+            return vec![];
+        }
+        if !self.captures_text() {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        for c in super::component::one_line(text).chars() {
+            out.extend(self.handle_key(KeyEvent::new(
+                KeyCode::Char(c),
+                ratatui::crossterm::event::KeyModifiers::NONE,
+            )));
+        }
+        out
     }
 
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
@@ -1034,6 +1074,10 @@ impl Component for Reflections {
     fn update(&mut self, action: &Action) -> Vec<Action> {
         match action {
             Action::Done(JobOutput::Proposals(r)) => {
+                // the cursor stays on the proposal and item it was on (by
+                // id), wherever a new arrival puts them in the list
+                let was_p = self.proposal().map(|p| p.id);
+                let was_i = self.item().map(|i| i.seq);
                 match r {
                     Ok(p) => {
                         self.proposals = p.clone();
@@ -1042,9 +1086,24 @@ impl Component for Reflections {
                     Err(e) => self.error = Some(e.clone()),
                 }
                 self.loaded = true;
-                self.p_sel = self.p_sel.min(self.proposals.len().saturating_sub(1));
-                let n = self.visible().len();
-                self.i_sel = self.i_sel.min(n.saturating_sub(1));
+                match was_p.and_then(|id| self.proposals.iter().position(|p| p.id == id)) {
+                    Some(at) => self.p_sel = at,
+                    None => {
+                        self.p_sel = self.p_sel.min(self.proposals.len().saturating_sub(1));
+                    }
+                }
+                let shown = self.visible();
+                let here = self.proposal().map(|p| p.id) == was_p;
+                match was_i.filter(|_| here).and_then(|seq| {
+                    let p = self.proposal()?;
+                    shown.iter().position(|&i| p.items[i].seq == seq)
+                }) {
+                    Some(at) => self.i_sel = at,
+                    None => self.i_sel = self.i_sel.min(shown.len().saturating_sub(1)),
+                }
+                if !here {
+                    self.chosen.clear();
+                }
                 vec![]
             }
             Action::Done(JobOutput::Decided(r)) => {

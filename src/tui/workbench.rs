@@ -1020,11 +1020,7 @@ impl Component for Workbench {
     }
 
     fn handle_paste(&mut self, text: &str) -> Vec<Action> {
-        let text: String = text
-            .replace("\r\n", "\n")
-            .chars()
-            .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
-            .collect();
+        let text = super::component::pasted_lines(text);
         match (&mut self.popup, self.focus) {
             (Popup::History { filter, selected }, _) => {
                 filter.push_str(&super::component::one_line(&text));
