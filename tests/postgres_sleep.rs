@@ -617,7 +617,13 @@ fn generated_memories_get_the_same_cycle_on_postgresql() {
             .expect("approve on SQLite");
         let rb = proposals::approve(&mut pg, pb, None, &BTreeMap::new(), &operator())
             .expect("approve on PostgreSQL");
-        assert_eq!(ra, rb, "{}", what("the approvals answered differently"));
+        // (what changed is named with the time it changed, which differs)
+        assert_eq!(
+            (&ra.applied, &ra.stale, ra.changed.keys().collect::<Vec<_>>()),
+            (&rb.applied, &rb.stale, rb.changed.keys().collect::<Vec<_>>()),
+            "{}",
+            what("the approvals answered differently")
+        );
         same(
             &everything(&mut lite),
             &everything(&mut pg),
