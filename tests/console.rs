@@ -1982,3 +1982,41 @@ fn the_reflections_cursor_stays_on_its_item_when_proposals_arrive() {
     let detail = s.split("item ─").nth(1).unwrap_or("");
     assert!(detail.contains(&head), "{head} not in {detail}");
 }
+
+/// Filter and prompt boxes take Ctrl+U, Ctrl+W, Ctrl+A and Ctrl+E as
+/// editing keys (never as letters), and a filter matching nothing says so.
+#[test]
+fn filter_boxes_take_ctrl_keys_as_editing_keys() {
+    let mut a = app();
+    alt(&mut a, '8');
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "group=proposal:1/4");
+    ctrl(&mut a, 'a');
+    ctrl(&mut a, 'e');
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("group=proposal:1/4"), "{s}");
+    assert!(
+        !s.contains("proposal:1/4a") && !s.contains("proposal:1/4e"),
+        "{s}"
+    );
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("no entry matches `group=proposal:1/4`"), "{s}");
+    key(&mut a, KeyCode::Char('/'));
+    ctrl(&mut a, 'u');
+    typed(&mut a, "actor=operator kind");
+    ctrl(&mut a, 'w');
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("actor=operator"), "{s}");
+    assert!(!s.contains("operator kind"), "{s}");
+    // the palette's filter and the explain prompt too
+    key(&mut a, KeyCode::Esc);
+    ctrl(&mut a, 'p');
+    typed(&mut a, "Why");
+    ctrl(&mut a, 'w');
+    typed(&mut a, "Import");
+    ctrl(&mut a, 'a');
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Import a memory"), "{s}");
+    assert!(!s.contains("WhyImport") && !s.contains("Importa"), "{s}");
+}

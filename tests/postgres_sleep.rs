@@ -619,8 +619,16 @@ fn generated_memories_get_the_same_cycle_on_postgresql() {
             .expect("approve on PostgreSQL");
         // (what changed is named with the time it changed, which differs)
         assert_eq!(
-            (&ra.applied, &ra.stale, ra.changed.keys().collect::<Vec<_>>()),
-            (&rb.applied, &rb.stale, rb.changed.keys().collect::<Vec<_>>()),
+            (
+                &ra.applied,
+                &ra.stale,
+                ra.changed.keys().collect::<Vec<_>>()
+            ),
+            (
+                &rb.applied,
+                &rb.stale,
+                rb.changed.keys().collect::<Vec<_>>()
+            ),
             "{}",
             what("the approvals answered differently")
         );

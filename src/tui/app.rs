@@ -604,10 +604,6 @@ impl App {
                 KeyCode::Esc => self.palette = None,
                 KeyCode::Down => *sel += 1,
                 KeyCode::Up => *sel = sel.saturating_sub(1),
-                KeyCode::Backspace => {
-                    filter.pop();
-                    *sel = 0;
-                }
                 KeyCode::Enter => {
                     let (f, s) = (filter.clone(), *sel);
                     let m = self.palette_matches(&f);
@@ -624,15 +620,11 @@ impl App {
                         None => {}
                     }
                 }
-                KeyCode::Char('u') if ctrl => {
-                    filter.clear();
-                    *sel = 0;
+                _ => {
+                    if super::component::edit_line(filter, &key) {
+                        *sel = 0;
+                    }
                 }
-                KeyCode::Char(c) if !ctrl => {
-                    filter.push(c);
-                    *sel = 0;
-                }
-                _ => {}
             }
             return;
         }
@@ -858,14 +850,8 @@ impl App {
         let Some((ask, input)) = &mut self.ask else {
             return;
         };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => self.ask = None,
-            KeyCode::Backspace => {
-                input.pop();
-            }
-            KeyCode::Char('u') if ctrl => input.clear(),
-            KeyCode::Char(c) if !ctrl && !c.is_control() => input.push(c),
             KeyCode::Enter => {
                 let text = input.trim().to_string();
                 let job = match ask {
@@ -893,7 +879,9 @@ impl App {
                 self.ask = None;
                 self.spawn(job);
             }
-            _ => {}
+            _ => {
+                super::component::edit_line(input, &key);
+            }
         }
     }
 

@@ -265,11 +265,9 @@ impl Component for AuditPane {
                     return self.load();
                 }
                 KeyCode::Esc => self.editing = false,
-                KeyCode::Backspace => {
-                    self.filter_text.pop();
+                _ => {
+                    super::component::edit_line(&mut self.filter_text, &key);
                 }
-                KeyCode::Char(c) => self.filter_text.push(c),
-                _ => {}
             }
             return vec![];
         }
@@ -394,7 +392,7 @@ impl Component for AuditPane {
                 let at = self
                     .sel_id
                     .and_then(|id| self.entries.iter().position(|e| e.id == id));
-                match at {
+                let mut out = match at {
                     Some(i) => {
                         self.sel = i;
                         vec![]
@@ -404,7 +402,15 @@ impl Component for AuditPane {
                         self.sel_id = None;
                         self.select(to as i64)
                     }
+                };
+                // a filter that matches nothing says so
+                if matches!(r, Ok(v) if v.is_empty()) && !self.filter_text.trim().is_empty() {
+                    out.push(Action::Status(format!(
+                        "no entry matches `{}` (/ edits the filter)",
+                        self.filter_text.trim()
+                    )));
                 }
+                out
             }
             Action::Done(JobOutput::AuditEntry(r)) => {
                 match r {

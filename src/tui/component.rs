@@ -401,11 +401,9 @@ impl ListFilter {
                 self.typing = false;
                 self.text.clear();
             }
-            KeyCode::Backspace => {
-                self.text.pop();
+            _ => {
+                edit_line(&mut self.text, key);
             }
-            KeyCode::Char(c) if !c.is_control() => self.text.push(c),
-            _ => {}
         }
         true
     }
@@ -471,6 +469,53 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// Text for a one-line field: line breaks and tabs as spaces, other
 /// control characters dropped.
+/// The editing keys every one-line box takes (filters, prompts, finders),
+/// as a shell's line editor does: Backspace deletes a character, Ctrl+U the
+/// whole line, Ctrl+W the last word; Ctrl+A and Ctrl+E (start, end) and
+/// any other Ctrl or Alt key are taken and never typed as letters. The
+/// cursor stays at the end. Returns whether the key was an editing key.
+pub fn edit_line(text: &mut String, key: &KeyEvent) -> bool {
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Backspace if ctrl || alt => {
+            delete_word(text);
+            true
+        }
+        KeyCode::Backspace => {
+            text.pop();
+            true
+        }
+        KeyCode::Char('u') if ctrl => {
+            text.clear();
+            true
+        }
+        KeyCode::Char('w') if ctrl => {
+            delete_word(text);
+            true
+        }
+        KeyCode::Char(_) if ctrl || alt => true,
+        KeyCode::Char(c) if !c.is_control() => {
+            text.push(c);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Deletes the last word and the spaces after it.
+fn delete_word(text: &mut String) {
+    let kept = text.trim_end().len();
+    text.truncate(kept);
+    let start = text
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    text.truncate(start);
+}
+
 /// Pasted text as lines: CR LF (Windows) and a lone CR (what xterm, VTE
 /// and tmux send for a line break) are line ends; tabs stay; other control
 /// characters are dropped.

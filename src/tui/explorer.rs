@@ -8,7 +8,7 @@ use crate::engine::overview::{ConceptEntry, Neighbourhood};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 use ratatui::Frame;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::symbols::Marker;
@@ -435,21 +435,15 @@ impl Component for Explorer {
                         return self.open(id, true);
                     }
                 }
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                    self.refilter();
-                }
+
                 KeyCode::Esc if self.current.is_some() => {
                     self.focus = Focus::Links;
                 }
-                KeyCode::Char(c)
-                    if !key.modifiers.contains(KeyModifiers::CONTROL)
-                        && !key.modifiers.contains(KeyModifiers::ALT) =>
-                {
-                    self.filter.push(c);
-                    self.refilter();
+                _ => {
+                    if super::component::edit_line(&mut self.filter, &key) {
+                        self.refilter();
+                    }
                 }
-                _ => {}
             },
             Focus::Links => match key.code {
                 KeyCode::Enter => {
