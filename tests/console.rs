@@ -1128,7 +1128,7 @@ fn quitting_during_a_cycle_asks_and_cancels_it_first() {
 }
 
 /// An error stays on screen until the operator reads it in the message
-/// log (Ctrl+L), however many passing messages follow; the console's own
+/// log (Ctrl+G), however many passing messages follow; the console's own
 /// cycle is not reported as a change "elsewhere"; the log keeps messages
 /// in full.
 #[test]
@@ -1161,7 +1161,7 @@ fn errors_stay_until_read_and_the_log_keeps_every_message() {
     a.on_job(JobOutput::Polled(3));
     assert!(a.status.is_none(), "{:?}", a.status);
     // the log has it all, in full; closing it dismisses the error
-    ctrl(&mut a, 'l');
+    ctrl(&mut a, 'g');
     let s = screen(&mut a, 200, 60);
     assert!(s.contains("and more detail and more detail"), "{s}");
     insta::assert_snapshot!("message_log", masked_clock(s));
@@ -2019,4 +2019,15 @@ fn filter_boxes_take_ctrl_keys_as_editing_keys() {
     let s = screen(&mut a, 120, 36);
     assert!(s.contains("Import a memory"), "{s}");
     assert!(!s.contains("WhyImport") && !s.contains("Importa"), "{s}");
+}
+
+/// Ctrl+L asks for the whole screen to be drawn anew (a stray wide glyph
+/// goes); it opens nothing.
+#[test]
+fn ctrl_l_redraws_the_screen() {
+    let mut a = app();
+    ctrl(&mut a, 'l');
+    assert!(a.redraw);
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("┌ messages "), "{s}");
 }

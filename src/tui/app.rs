@@ -88,6 +88,8 @@ pub struct App {
     pub mouse: bool,
     pub status: Option<(String, Instant)>,
     pub quit: bool,
+    /// Ctrl+L: the terminal is cleared and the whole screen drawn anew.
+    pub redraw: bool,
     label: String,
     pub copied: Vec<String>,
     pub mouse_changed: bool,
@@ -157,6 +159,7 @@ impl App {
             mouse: false,
             status: None,
             quit: false,
+            redraw: false,
             label: label.to_string(),
             copied: Vec::new(),
             mouse_changed: false,
@@ -587,7 +590,13 @@ impl App {
             self.log_key(key);
             return;
         }
+        // Ctrl+L redraws the whole screen (a terminal's convention: a wide
+        // glyph another program left behind goes); Ctrl+G opens the log
         if ctrl && key.code == KeyCode::Char('l') {
+            self.redraw = true;
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('g') {
             self.log_open = Some(self.messages.len().saturating_sub(1) as u16);
             return;
         }
@@ -727,7 +736,7 @@ impl App {
                 // reading it dismisses the error on screen
                 self.sticky = None;
             }
-            KeyCode::Char('l') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            KeyCode::Char('g') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.log_open = None;
                 self.sticky = None;
             }
@@ -1007,7 +1016,7 @@ impl App {
         let pane = self.component_ref().hints();
         let mut dropped = false;
         for h in pane.iter().chain(
-            [hint("^P", "palette"), hint("^L", "messages")]
+            [hint("^P", "palette"), hint("^G", "messages")]
                 .iter()
                 .filter(|_| self.sticky.is_none()),
         ) {
@@ -1035,7 +1044,7 @@ impl App {
         }
         let shown = match (&self.status, &self.sticky) {
             (Some((s, _)), _) => Some((s.clone(), theme::warn())),
-            (None, Some(e)) => Some((format!("✗ {e} (^L: messages)"), theme::error())),
+            (None, Some(e)) => Some((format!("✗ {e} (^G: messages)"), theme::error())),
             _ => None,
         };
         if let Some((s, style)) = shown {
@@ -1044,7 +1053,7 @@ impl App {
             let s: String = if s.chars().count() > room {
                 // cut, and say where the rest is
                 let keep = room.saturating_sub(12);
-                s.chars().take(keep).collect::<String>() + "… (^L: all)"
+                s.chars().take(keep).collect::<String>() + "… (^G: all)"
             } else {
                 s
             };
@@ -1235,7 +1244,8 @@ impl App {
             ("Ctrl+P / :", "command palette: every action of every pane"),
             ("Alt+1..8 / 1..8", "1 Query 2 Graph 3 Schema 4 Reflections"),
             ("", "5 Conflicts 6 Sleep 7 Health 8 Audit"),
-            ("Ctrl+L", "messages: every status and error in full"),
+            ("Ctrl+G", "messages: every status and error in full"),
+            ("Ctrl+L", "redraw the whole screen"),
             ("F12", "mouse on/off (off keeps terminal text selection)"),
             (
                 "Ctrl+Q / q",

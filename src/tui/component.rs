@@ -329,7 +329,7 @@ pub enum Action {
     /// A passing message in the status bar (kept in the message log).
     Status(String),
     /// An error: it stays in the status bar until dismissed (the message
-    /// log, Ctrl+L), and is kept in the log in full.
+    /// log, Ctrl+G), and is kept in the log in full.
     Error(String),
     Copy(String),
     /// Run a palette command by name.

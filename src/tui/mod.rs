@@ -63,6 +63,10 @@ pub fn run(nexus: Nexus, label: &str) -> color_eyre::Result<()> {
     let result: color_eyre::Result<()> = rt.block_on(async {
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         loop {
+            if app.redraw {
+                app.redraw = false;
+                terminal.clear()?;
+            }
             terminal.draw(|f| app.render(f))?;
             tokio::select! {
                 Some(ev) = ev_rx.recv() => {
