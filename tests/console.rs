@@ -2031,3 +2031,41 @@ fn ctrl_l_redraws_the_screen() {
     let s = screen(&mut a, 120, 36);
     assert!(!s.contains("┌ messages "), "{s}");
 }
+
+/// W5: Enter on a Health number runs the query of exactly the elements
+/// behind it (every orphan type, not the first one's), at once.
+#[test]
+fn the_query_behind_a_health_number_finds_what_it_counted() {
+    let mut a = app();
+    alt(&mut a, '7');
+    let h = a.health.health.clone().expect("measured");
+    for key_name in ["orphans", "stale_events"] {
+        let m = h.get(key_name).expect("metric").clone();
+        assert!(!m.items.is_empty(), "{key_name}: nothing behind it");
+        alt(&mut a, '7');
+        let row = h
+            .metrics
+            .iter()
+            .position(|x| x.key == key_name)
+            .expect("row");
+        key(&mut a, KeyCode::Home);
+        for _ in 0..row {
+            key(&mut a, KeyCode::Down);
+        }
+        key(&mut a, KeyCode::Enter);
+        assert_eq!(a.tab, Tab::Query);
+        let s = screen(&mut a, 200, 60);
+        assert!(
+            s.contains(&format!("{} rows", m.items.len())),
+            "{key_name}: {s}"
+        );
+        for it in &m.items {
+            let name = match key_name {
+                "orphans" => it.split_once(": ").map_or(it.as_str(), |(_, n)| n),
+                _ => it.as_str(),
+            };
+            let name: String = name.chars().take(20).collect();
+            assert!(s.contains(&name), "{key_name}: {name} not in {s}");
+        }
+    }
+}

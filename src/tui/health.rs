@@ -131,7 +131,12 @@ impl Component for HealthPane {
         match key.code {
             KeyCode::Char('r') | KeyCode::F(5) => return vec![self.load()],
             KeyCode::Enter => {
-                if let Some(q) = self.metrics().get(self.sel).and_then(query_for) {
+                let at = self
+                    .health
+                    .as_ref()
+                    .map(|h| h.at.clone())
+                    .unwrap_or_default();
+                if let Some(q) = self.metrics().get(self.sel).and_then(|m| query_for(m, &at)) {
                     return vec![Action::OpenAsQuery(q)];
                 }
                 return vec![Action::Status(
@@ -358,22 +363,60 @@ impl Component for HealthPane {
 }
 
 /// The KIP query that lists the elements behind a metric, for the Query
-/// pane.
-pub fn query_for(m: &Metric) -> Option<String> {
+/// pane: the same elements the health check counted (measured at `at`).
+pub fn query_for(m: &Metric, at: &str) -> Option<String> {
     Some(match m.key {
         "orphans" => {
-            // orphans are listed as "Type: name"; the query takes the first's type
-            let t = m.items.first()?.split(':').next()?.trim();
-            format!(
-                "// {t} concepts in no domain (change the type for the others)\nFIND(?n.name)\nWHERE {{\n  ?n {{type: {}}}\n  NOT {{ (?n, \"belongs_to_domain\", ?d) }}\n}}\nLIMIT 200",
-                serde_json::Value::String(t.to_string())
-            )
+            // one branch per type listed ("Type: name"), as the health
+            // check reads them: every type but Domain, the system actors
+            // left out
+            let mut types: Vec<&str> = Vec::new();
+            for it in &m.items {
+                let t = it.split(':').next()?.trim();
+                if !types.contains(&t) {
+                    types.push(t);
+                }
+            }
+            let branch = |t: &str| {
+                let mut b = format!(
+                    "?n {{type: {}}}\n  NOT {{ (?n, \"belongs_to_domain\", ?d) }}",
+                    serde_json::Value::String(t.to_string())
+                );
+                if t == "Person" {
+                    b.push_str("\n  FILTER(?n.name != \"$self\" && ?n.name != \"$system\")");
+                }
+                b
+            };
+            let mut q = String::from(
+                "// concepts in no domain (Domains and the system actors aside)\nFIND(?n.type, ?n.name)\nWHERE {\n  ",
+            );
+            q.push_str(&branch(types.first()?));
+            for t in &types[1..] {
+                q.push_str(&format!(
+                    "\n  UNION {{\n    {}\n  }}",
+                    branch(t).replace("\n  ", "\n    ")
+                ));
+            }
+            q.push_str("\n}\nLIMIT 1000");
+            q
         }
         "unsorted" => {
             "FIND(?n.type, ?n.name)\nWHERE {\n  (?n, \"belongs_to_domain\", {type: \"Domain\", name: \"Unsorted\"})\n}\nLIMIT 500".to_string()
         }
         "stale_events" => {
-            "// Events not consolidated yet, oldest first\nFIND(?e.name, ?e.attributes.start_time)\nWHERE {\n  ?e {type: \"Event\"}\n  NOT { (?e, \"consolidated_to\", ?k) }\n}\nORDER BY ?e.attributes.start_time ASC\nLIMIT 200".to_string()
+            // older than the threshold at the time of the measure
+            let cutoff = chrono::DateTime::parse_from_rfc3339(at)
+                .map(|t| {
+                    (t - chrono::Duration::days(
+                        crate::sleep::Params::default().stale_event_threshold_days,
+                    ))
+                    .to_utc()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                })
+                .ok()?;
+            format!(
+                "// Events not consolidated, older than the threshold ({cutoff}), oldest first\nFIND(?e.name, ?e.attributes.start_time)\nWHERE {{\n  ?e {{type: \"Event\"}}\n  FILTER(?e.attributes.start_time < \"{cutoff}\")\n  NOT {{ (?e, \"consolidated_to\", ?k) }}\n}}\nORDER BY ?e.attributes.start_time ASC\nLIMIT 1000"
+            )
         }
         "pending_experiences" => {
             "FIND(?x.name, ?x.attributes.consolidation_status)\nWHERE {\n  ?x {type: \"Experience\"}\n  FILTER(?x.attributes.consolidation_status == \"pending\" || ?x.attributes.consolidation_status == \"partially_consolidated\")\n}\nLIMIT 500".to_string()

@@ -1158,9 +1158,16 @@ impl Component for Workbench {
                     "; Ctrl+Z brings the previous text back"
                 };
                 // a read runs at once: what is below is then its answer
+                // (after the comment lines that say what it reads)
+                let body = text
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty() && !l.starts_with("//"))
+                    .unwrap_or("")
+                    .to_uppercase();
                 let read = ["FIND", "SEARCH", "DESCRIBE"]
                     .iter()
-                    .any(|k| text.trim_start().to_uppercase().starts_with(k));
+                    .any(|k| body.starts_with(k));
                 if read {
                     let mut out = self.run(false, None);
                     out.push(Action::Status(format!("loaded and run{back}")));
