@@ -2069,3 +2069,37 @@ fn the_query_behind_a_health_number_finds_what_it_counted() {
         }
     }
 }
+
+/// W6: after the console's own undo, the Graph finder no longer lists the
+/// concept it removed; opening a concept that is gone leaves the trail as
+/// it was.
+#[test]
+fn the_graph_finder_follows_the_consoles_own_undo() {
+    let mut a = app();
+    a.with_nexus(|nx| {
+        let r = nx.kip(r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Zora Quill"} } }"#);
+        assert!(r.to_json().get("error").is_none());
+    });
+    alt(&mut a, '2');
+    typed(&mut a, "Zora");
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Zora Quill"), "{s}");
+    // open a concept first, so that there is a trail
+    key(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Person: Zora Quill"), "{s}");
+    // undo the write in Audit (the newest entry)
+    alt(&mut a, '8');
+    key(&mut a, KeyCode::Home);
+    let e = a.audit.selected().cloned().expect("an entry");
+    assert!(e.command.contains("Zora Quill"), "{}", e.command);
+    key(&mut a, KeyCode::Char('u'));
+    key(&mut a, KeyCode::Char('y'));
+    alt(&mut a, '2');
+    let s = screen(&mut a, 120, 36);
+    assert!(
+        !a.explorer.lists("Zora Quill"),
+        "the finder still lists it: {s}"
+    );
+    assert!(!s.contains("Zora Quill"), "{s}");
+}

@@ -326,6 +326,11 @@ impl App {
             Action::Done(JobOutput::Decided(Ok(_)) | JobOutput::SleepDone(Ok(_)))
         ) {
             self.spawn(Job::Schema);
+            // an undo or approval may remove or bring back concepts: the
+            // Graph finder's list is read again
+            if self.explorer.index_loaded {
+                self.spawn(Job::Index);
+            }
             if let Some(id) = self.explorer.current.as_ref().map(|n| n.id) {
                 self.spawn(Job::Neighbourhood(id));
             }

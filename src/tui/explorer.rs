@@ -32,6 +32,9 @@ pub struct Explorer {
     sel_match: usize,
     pub current: Option<Box<Neighbourhood>>,
     trail: Vec<(i64, String)>,
+    /// The concept on screen when another was asked for: it joins the
+    /// trail once the other has loaded (not if it no longer exists).
+    leaving: Option<(i64, String)>,
     pub focus: Focus,
     link_sel: usize,
     inspector_scroll: u16,
@@ -54,11 +57,17 @@ impl Explorer {
             sel_match: 0,
             current: None,
             trail: Vec::new(),
+            leaving: None,
             focus: Focus::Finder,
             link_sel: 0,
             inspector_scroll: 0,
             loading: false,
         }
+    }
+
+    /// Whether the finder's list holds a concept of this name.
+    pub fn lists(&self, name: &str) -> bool {
+        self.index.iter().any(|e| e.name == name)
     }
 
     fn refilter(&mut self) {
@@ -105,12 +114,10 @@ impl Explorer {
     }
 
     fn open(&mut self, id: i64, push: bool) -> Vec<Action> {
-        if push
-            && let Some(n) = &self.current
-            && n.id != id
-        {
-            self.trail.push((n.id, format!("{}: {}", n.ty, n.name)));
-        }
+        self.leaving = match &self.current {
+            Some(n) if push && n.id != id => Some((n.id, format!("{}: {}", n.ty, n.name))),
+            _ => None,
+        };
         self.loading = true;
         vec![Action::Spawn(Job::Neighbourhood(id))]
     }
@@ -521,14 +528,27 @@ impl Component for Explorer {
             }
             Action::Done(JobOutput::Neighbourhood(r)) => {
                 self.loading = false;
+                let leaving = self.leaving.take();
                 match r {
                     Ok(Some(n)) => {
+                        if let Some(l) = leaving.filter(|l| l.0 != n.id) {
+                            self.trail.push(l);
+                        }
                         self.current = Some(n.clone());
                         self.link_sel = self.link_sel.min(self.edges().len().saturating_sub(1));
                         self.inspector_scroll = 0;
                     }
                     Ok(None) => {
-                        return vec![Action::Status("that concept no longer exists".into())];
+                        // the concept on screen is gone (a reload, not a
+                        // step elsewhere): it is no longer shown
+                        if leaving.is_none() {
+                            self.current = None;
+                        }
+                        // the finder's list is out of date: read it again
+                        return vec![
+                            Action::Status("that concept no longer exists".into()),
+                            Action::Spawn(Job::Index),
+                        ];
                     }
                     Err(e) => {
                         return vec![Action::Status(format!(
