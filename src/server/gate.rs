@@ -186,19 +186,7 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         // Labs")
         let new: Vec<i64> = staged.keys.values().map(|(_, s)| *s).collect();
         for seq in &new {
-            let Some(it) = proposals::item(nx, p, *seq)? else {
-                continue;
-            };
-            let mut changes = it.preview.clone();
-            if proposals::label_changes(nx, &mut changes).is_ok() {
-                let what = proposals::summarize_changes(&changes);
-                if !what.is_empty() {
-                    nx.db().execute(
-                        "UPDATE proposal_items SET title = ?3 WHERE proposal = ?1 AND seq = ?2",
-                        &[p.into(), (*seq).into(), what.into()],
-                    )?;
-                }
-            }
+            proposals::retitle(nx, p, *seq)?;
         }
         // items that disagree with other pending ones, or with the
         // memory, are marked on both
