@@ -931,3 +931,38 @@ fn a_bulk_upsert_past_one_batch_writes_every_row() {
         Some(100_000)
     );
 }
+
+#[path = "kip_cases/disconnected.rs"]
+mod disconnected;
+use disconnected::DISCONNECTED;
+
+#[test]
+fn every_clause_constrains_even_one_sharing_no_variable_with_find() {
+    let mut nx = nexus();
+    run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?h { {type: "$ConceptType", name: "Herb"} } }"#,
+    );
+    for (cmd, want) in DISCONNECTED {
+        let r = run(&mut nx, cmd);
+        let want: Value = serde_json::from_str(want).expect("json");
+        assert_eq!(r["result"], want, "{cmd}\n→ {r}");
+    }
+    // a write whose guard fails changes nothing
+    let r = run(
+        &mut nx,
+        r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug"} ?s {type: "Symptom"} FILTER(?s.name == "none") }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(count_drugs(&mut nx), json!(2));
+    let r = run(
+        &mut nx,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 9 } WHERE { ?d {type: "Drug"} ?h {type: "Herb"} }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let r = run(
+        &mut nx,
+        r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} FILTER(?d.attributes.risk_level == 9) }"#,
+    );
+    assert_eq!(r["result"], json!(0));
+}

@@ -599,3 +599,40 @@ fn a_write_reports_the_same_effects_on_postgresql_as_on_sqlite() {
         }
     }
 }
+
+#[path = "kip_cases/disconnected.rs"]
+mod disconnected;
+
+/// §3.4 on PostgreSQL: a clause sharing no variable with FIND constrains
+/// the answer exactly as on SQLite (tests/engine.rs checks the answers).
+#[test]
+fn every_clause_constrains_on_postgresql_as_on_sqlite() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_and");
+    let mut pg = m.open();
+    let mut sqlite = Nexus::open_in_memory().expect("sqlite");
+    let setup = [
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Drug"} } CONCEPT ?s { {type: "$ConceptType", name: "Symptom"} } CONCEPT ?h { {type: "$ConceptType", name: "Herb"} } CONCEPT ?p { {type: "$PropositionType", name: "treats"} } }"#,
+        r#"UPSERT { CONCEPT ?h { {type: "Symptom", name: "Headache"} } CONCEPT ?f { {type: "Symptom", name: "Fever"} }
+           CONCEPT ?a { {type: "Drug", name: "Aspirin"} SET ATTRIBUTES { risk_level: 2 } SET PROPOSITIONS { ("treats", ?h) ("treats", ?f) } }
+           CONCEPT ?i { {type: "Drug", name: "Ibuprofen"} SET ATTRIBUTES { risk_level: 3 } SET PROPOSITIONS { ("treats", ?h) } } }"#,
+    ];
+    for cmd in setup {
+        same(&mut sqlite, &mut pg, cmd);
+    }
+    for (cmd, want) in disconnected::DISCONNECTED {
+        let got = ok(&mut pg, cmd);
+        let want: Value = serde_json::from_str(want).expect("json");
+        assert_eq!(got, want, "{cmd}");
+        same(&mut sqlite, &mut pg, cmd);
+    }
+    same(
+        &mut sqlite,
+        &mut pg,
+        r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug"} ?h {type: "Herb"} }"#,
+    );
+    assert_eq!(
+        ok(&mut pg, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#),
+        serde_json::json!(2)
+    );
+}

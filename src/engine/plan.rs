@@ -331,8 +331,12 @@ pub fn branches(where_: &[WhereItem]) -> Vec<Vec<WhereItem>> {
     out
 }
 
-/// Drops top-level clauses disconnected from every relevant variable.
-fn prune(items: &[WhereItem], relevant: &HashSet<String>) -> Vec<WhereItem> {
+/// Splits top-level clauses into those connected (through shared
+/// variables) to a relevant variable, and the components disconnected from
+/// every one of them. All clauses are AND-ed (§3.4): a disconnected
+/// component still has to have a solution, so it becomes an existence
+/// check ([`Planner::exists`]) rather than a cross product.
+fn split(items: &[WhereItem], relevant: &HashSet<String>) -> (Vec<WhereItem>, Vec<Vec<WhereItem>>) {
     let sets: Vec<HashSet<String>> = items
         .iter()
         .map(|it| {
@@ -380,19 +384,33 @@ fn prune(items: &[WhereItem], relevant: &HashSet<String>) -> Vec<WhereItem> {
             live.insert(r);
         }
     }
-    items
-        .iter()
-        .zip(sets.iter())
-        .filter(|(_, s)| {
-            s.is_empty()
-                || s.iter().any(|v| {
-                    let id = comp[v];
-                    let r = find(&mut parent, id);
-                    live.contains(&r)
-                })
+    let mut kept = Vec::new();
+    let mut apart: Vec<(usize, Vec<WhereItem>)> = Vec::new();
+    for (it, s) in items.iter().zip(sets.iter()) {
+        let Some(v) = s.iter().next() else {
+            kept.push(it.clone());
+            continue;
+        };
+        let r = find(&mut parent, comp[v]);
+        if live.contains(&r) {
+            kept.push(it.clone());
+        } else if let Some((_, c)) = apart.iter_mut().find(|(k, _)| *k == r) {
+            c.push(it.clone());
+        } else {
+            apart.push((r, vec![it.clone()]));
+        }
+    }
+    // A component of OPTIONALs alone cannot fail (a left join keeps every
+    // solution), and one of FILTERs alone reads variables no pattern binds.
+    let apart = apart
+        .into_iter()
+        .map(|(_, c)| c)
+        .filter(|c| {
+            c.iter()
+                .any(|w| matches!(w, WhereItem::Concept(_) | WhereItem::Prop(_) | WhereItem::Not(_)))
         })
-        .map(|(it, _)| it.clone())
-        .collect()
+        .collect();
+    (kept, apart)
 }
 
 fn has_pattern(items: &[WhereItem]) -> bool {
@@ -632,13 +650,17 @@ impl<'c> Planner<'c> {
         // whether each variable binds element ids in every branch
         let mut carriable = vec![true; sel.vars.len()];
         for (bi, br) in brs.iter().enumerate() {
-            let items = prune(br, &relevant);
+            let (items, apart) = split(br, &relevant);
             if !has_pattern(&items) {
                 continue;
             }
             self.scopes = vec![HashMap::new()];
             self.strict = bi == 0 && !multi;
-            let block = self.block(&items, false)?;
+            let mut block = self.block(&items, false)?;
+            for c in &apart {
+                let cond = self.exists(c)?;
+                block.conds.push(cond);
+            }
             let mut cols = Vec::new();
             for (i, v) in sel.vars.iter().enumerate() {
                 let b = self.lookup(v);
@@ -933,17 +955,25 @@ impl<'c> Planner<'c> {
         Ok(())
     }
 
+    /// `EXISTS` over a component of clauses that shares no variable with
+    /// the rest: its variables stay inside it.
+    fn exists(&mut self, items: &[WhereItem]) -> KipResult<String> {
+        let strict = self.strict;
+        self.strict = false;
+        self.scopes.push(HashMap::new());
+        let res = self.block(items, true);
+        self.scopes.pop();
+        self.strict = strict;
+        let b = res?;
+        Ok(format!("EXISTS (SELECT 1 {})", render_block(&b, self.backend)))
+    }
+
+    /// A NOT excludes the solutions for which its pattern holds; one that
+    /// shares no variable with its surroundings holds for all of them or
+    /// for none.
     fn not(&mut self, inner: &[WhereItem]) -> KipResult<Option<String>> {
-        // A NOT that shares no variable with its surroundings cannot
-        // falsify the query.
         let mut vars = HashSet::new();
         items_vars(inner, &mut vars);
-        let shared = vars
-            .iter()
-            .any(|v| self.lookup(v).is_some() || self.merged.contains(v));
-        if !shared {
-            return Ok(None);
-        }
         let strict = self.strict;
         self.strict = false;
         let brs = branches(inner);
