@@ -1012,7 +1012,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 reason,
             };
             if let Some(g) = group {
-                return match nx.rollback_batch(&g, &who) {
+                return match crate::review::undo::group(&mut nx, &g, &who) {
                     Ok(ids) => {
                         crate::say!("rolled back `{g}`: {} entries undone", ids.len());
                         Ok(0)
@@ -1029,26 +1029,28 @@ pub fn run(cli: Cli) -> Result<i32> {
                 };
             }
             let res = match (entry, run, proposal, to) {
-                (Some(e), _, _, _) => nx.rollback(e, &who).map(|id| {
+                (Some(e), _, _, _) => crate::review::undo::entry(&mut nx, e, &who).map(|id| {
                     format!("rolled back #{e} as entry #{id} (undo it with `somnus rollback {id}`)")
                 }),
-                (_, Some(r), _, _) => nx
-                    .rollback_batch(&format!("sleep:{r}"), &who)
-                    .map(|ids| format!("rolled back sleep run #{r}: {} entries undone", ids.len())),
-                (_, _, Some(p), _) => {
-                    crate::sleep::proposals::rollback(&mut nx, p, &who).map(|ids| {
+                (_, Some(r), _, _) => {
+                    crate::review::undo::group(&mut nx, &format!("sleep:{r}"), &who).map(|ids| {
+                        format!("rolled back sleep run #{r}: {} entries undone", ids.len())
+                    })
+                }
+                (_, _, Some(p), _) => crate::review::undo::proposal(&mut nx, p, &who).map(|ids| {
+                    format!(
+                        "rolled back the approval of proposal #{p}: {} entries undone",
+                        ids.len()
+                    )
+                }),
+                (_, _, _, Some(t)) => {
+                    crate::review::undo::to(&mut nx, &t, &who).map(|(after, ids)| {
                         format!(
-                            "rolled back the approval of proposal #{p}: {} entries undone",
+                            "restored the memory as of entry #{after}: {} later entries undone",
                             ids.len()
                         )
                     })
                 }
-                (_, _, _, Some(t)) => nx.rollback_to(&t, &who).map(|(after, ids)| {
-                    format!(
-                        "restored the memory as of entry #{after}: {} later entries undone",
-                        ids.len()
-                    )
-                }),
                 _ => {
                     return Err(eyre!(
                         "give an entry, --run N, --proposal N, --group NAME or --to TIME"

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod import;
 pub mod kip;
 pub mod protocol;
+pub mod review;
 pub mod secrets;
 pub mod server;
 pub mod sleep;

@@ -10,7 +10,8 @@ mod generator;
 use generator::Gen;
 use serde_json::{Map, Value};
 use somnus::protocol::{Outcome, Request};
-use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::review::proposals;
+use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::{Nexus, Response};
 use std::collections::{BTreeMap, HashSet};
 

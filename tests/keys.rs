@@ -96,18 +96,18 @@ fn a_subagents_writes_wait_for_review_unless_its_policy_is_auto() {
     );
     assert!(v[1]["result"].as_i64().is_some_and(|n| n > 0), "{r}");
     // auto: applied at once, still recorded as proposed and approved by policy
-    somnus::sleep::proposals::set_policy(&nx, "subagent:scout", "auto", "test").expect("policy");
+    somnus::review::proposals::set_policy(&nx, "subagent:scout", "auto", "test").expect("policy");
     let r = gate::stage(&mut nx, &write("Auto One"), &scout()).to_json();
     assert_eq!(r["result"]["status"], json!("applied"), "{r}");
     assert_eq!(count(&mut nx, "Auto One"), json!(1));
     let pid = r["result"]["proposal"].as_i64().expect("id");
-    let p = somnus::sleep::proposals::get(&nx, pid)
+    let p = somnus::review::proposals::get(&nx, pid)
         .expect("get")
         .expect("p");
     assert_eq!(p.actor, "scout");
     assert_eq!(p.items[0].decided_by.as_deref(), Some("policy"));
     // a policy for a name that can't be a key is refused
-    assert!(somnus::sleep::proposals::set_policy(&nx, "subagent:$self", "auto", "t").is_err());
+    assert!(somnus::review::proposals::set_policy(&nx, "subagent:$self", "auto", "t").is_err());
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn disagreeing_pending_writes_are_marked_on_both() {
     );
     // and on the first, naming the second
     let p2 = second["result"]["proposal"].as_i64().expect("p2");
-    let it = &somnus::sleep::proposals::items(&nx, p1).expect("items")[0];
+    let it = &somnus::review::proposals::items(&nx, p1).expect("items")[0];
     assert!(
         it.conflicts
             .iter()
@@ -173,9 +173,9 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
         "t",
     )
     .expect("key");
-    somnus::sleep::proposals::set_policy(&nx, "subagent:scout", "batch", "t").expect("batch");
+    somnus::review::proposals::set_policy(&nx, "subagent:scout", "batch", "t").expect("batch");
     // batch is for sub-agents only
-    assert!(somnus::sleep::proposals::set_policy(&nx, "merge", "batch", "t").is_err());
+    assert!(somnus::review::proposals::set_policy(&nx, "merge", "batch", "t").is_err());
     let write = |name: &str| {
         let mut r = Request::command("UPSERT { CONCEPT ?p { {type: \"Person\", name: :n} } }");
         r.args.parameters.insert("n".into(), json!(name));
@@ -186,7 +186,7 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
     let pid = a["result"]["proposal"].as_i64().expect("p");
     assert_eq!(b["result"]["proposal"], json!(pid), "{b}");
     assert_eq!(b["result"]["item"], json!(2), "{b}");
-    let p = somnus::sleep::proposals::get(&nx, pid)
+    let p = somnus::review::proposals::get(&nx, pid)
         .expect("get")
         .expect("p");
     assert_eq!(p.title, "Sub-agent scout: 2 writes of the hour");
@@ -194,7 +194,7 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
         name: "main".into(),
         role: Role::Agent,
     };
-    somnus::sleep::proposals::set_policy(&nx, "agents_decide", "auto", "t").expect("policy");
+    somnus::review::proposals::set_policy(&nx, "agents_decide", "auto", "t").expect("policy");
     // defer: still pending, with a note
     let d = gate::decide(
         &mut nx,
@@ -203,7 +203,7 @@ fn batch_gathers_an_hours_writes_and_an_agent_defers_or_approves_edited() {
     )
     .expect("defer");
     assert_eq!(d["deferred"], json!(true));
-    let p = somnus::sleep::proposals::get(&nx, pid)
+    let p = somnus::review::proposals::get(&nx, pid)
         .expect("get")
         .expect("p");
     assert_eq!(p.status, "pending");
@@ -260,7 +260,7 @@ fn two_values_of_a_single_valued_link_are_marked_on_both() {
         "{second}"
     );
     let p1 = first["result"]["proposal"].as_i64().expect("p1");
-    let it = &somnus::sleep::proposals::items(&nx, p1).expect("items")[0];
+    let it = &somnus::review::proposals::items(&nx, p1).expect("items")[0];
     assert!(!it.conflicts.is_empty(), "marked on the first too");
     // and against the memory: Mira works at Northwind
     let (r3, c) = works_at("researcher", "Mira Chen", "Acme Labs");

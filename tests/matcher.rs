@@ -8,7 +8,8 @@ mod common;
 use serde_json::{Map, Value};
 use somnus::audit::Who;
 use somnus::protocol::{Outcome, Request};
-use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::review::{proposals, undo};
+use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::{Nexus, Response};
 use std::collections::BTreeMap;
 
@@ -392,12 +393,12 @@ fn an_undone_approval_is_a_decision_taken_back() {
         &operator(),
     )
     .expect("approve");
-    let labels = sleep::matcher::labels::all(nx.db()).unwrap();
+    let labels = somnus::review::labels::all(nx.db()).unwrap();
     assert_eq!(labels.len(), 1);
     assert!(labels[0].same);
     assert_eq!(labels[0].levels["person_name"], "equal");
-    proposals::rollback(&mut nx, q.proposal, &operator()).expect("undo");
-    assert!(sleep::matcher::labels::all(nx.db()).unwrap().is_empty());
+    undo::proposal(&mut nx, q.proposal, &operator()).expect("undo");
+    assert!(somnus::review::labels::all(nx.db()).unwrap().is_empty());
 }
 
 /// `somnus why A --with B`: the vector, each weight, what the decisions

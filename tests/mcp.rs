@@ -73,7 +73,7 @@ fn python_mcp_client_as_a_subagent() {
     );
     // staged as the sub-agent's proposal, with its reason
     let nx = somnus::Nexus::open(&db).expect("open");
-    let ps = somnus::sleep::proposals::list(&nx, None, 10).expect("list");
+    let ps = somnus::review::proposals::list(&nx, None, 10).expect("list");
     assert_eq!(ps.len(), 1);
     assert_eq!(ps[0].actor, "scout");
     assert_eq!(

@@ -11,7 +11,8 @@
 use serde_json::{Value, json};
 use somnus::Nexus;
 use somnus::audit::Who;
-use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::review::{proposals, undo};
+use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::store::postgres::Location;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -242,8 +243,8 @@ fn a_memory_goes_to_postgresql_and_back_whole() {
         }
         somnus::protocol::Outcome::Err(e) => panic!("{}", e.message),
     }
-    proposals::rollback(&mut back, pid, &operator()).expect("undo the approval in the copy");
-    proposals::rollback(&mut src, pid, &operator()).expect("and in the original");
+    undo::proposal(&mut back, pid, &operator()).expect("undo the approval in the copy");
+    undo::proposal(&mut src, pid, &operator()).expect("and in the original");
     // (what the undo writes is stamped with the clock: masked)
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
     fn unclock(v: &mut Value, today: &str) {

@@ -10,7 +10,8 @@
 use serde_json::{Map, Value, json};
 use somnus::audit::Who;
 use somnus::protocol::{Outcome, Request};
-use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::review::{proposals, undo};
+use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::{Nexus, Response};
 use std::collections::BTreeMap;
 
@@ -263,21 +264,19 @@ fn a_cycle_on_postgresql_matches_sqlite_and_its_decisions_roll_back() {
     );
 
     // the approval rolls back to the memory the run left
-    proposals::rollback(&mut pg, pb, &operator()).expect("rollback");
+    undo::proposal(&mut pg, pb, &operator()).expect("rollback");
     same(
         &snapshot(&mut pg),
         &after_run,
         "the rollback did not restore",
     );
-    assert!(proposals::rollback(&mut pg, pb, &operator()).is_err());
+    assert!(undo::proposal(&mut pg, pb, &operator()).is_err());
     let p = proposals::get(&pg, pb).unwrap().unwrap();
     assert!(p.items.iter().any(|i| i.status == "rolled_back"));
 
     // the whole run rolls back too, and that rollback is itself undone
-    pg.rollback_batch(&format!("sleep:{}", b.run), &operator())
-        .expect("undo the run");
-    pg.rollback_batch(&format!("rollback:sleep:{}", b.run), &operator())
-        .expect("redo the run");
+    undo::group(&mut pg, &format!("sleep:{}", b.run), &operator()).expect("undo the run");
+    undo::group(&mut pg, &format!("rollback:sleep:{}", b.run), &operator()).expect("redo the run");
     same(
         &snapshot(&mut pg),
         &after_run,
@@ -287,11 +286,9 @@ fn a_cycle_on_postgresql_matches_sqlite_and_its_decisions_roll_back() {
     // a second cycle finds nothing new that was rejected unchanged
     let b2 = cycle(&mut pg, "2026-11-20T04:00:00Z");
     let a2 = {
-        proposals::rollback(&mut lite, pa, &operator()).expect("rollback");
-        lite.rollback_batch(&format!("sleep:{}", a.run), &operator())
-            .expect("undo");
-        lite.rollback_batch(&format!("rollback:sleep:{}", a.run), &operator())
-            .expect("redo");
+        undo::proposal(&mut lite, pa, &operator()).expect("rollback");
+        undo::group(&mut lite, &format!("sleep:{}", a.run), &operator()).expect("undo");
+        undo::group(&mut lite, &format!("rollback:sleep:{}", a.run), &operator()).expect("redo");
         cycle(&mut lite, "2026-11-20T04:00:00Z")
     };
     assert_eq!(counts(&a2), counts(&b2), "second cycles differ");

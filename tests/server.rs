@@ -406,7 +406,8 @@ fn keys_give_callers_names_and_roles_and_a_subagent_proposes() {
     assert_eq!(s, 403, "{v}");
     {
         let nx = somnus::Nexus::open(&db).expect("open");
-        somnus::sleep::proposals::set_policy(&nx, "agents_decide", "auto", "test").expect("policy");
+        somnus::review::proposals::set_policy(&nx, "agents_decide", "auto", "test")
+            .expect("policy");
     }
     // the sleep cycle's proposal (#1) is never a key's to decide
     let (s, v) = decide(addr, &main, json!({"proposal": 1, "decision": "approve"}));
@@ -449,7 +450,7 @@ fn keys_give_callers_names_and_roles_and_a_subagent_proposes() {
     assert_eq!(v["result"], json!([["vendor"], ["Atlas"]]), "{v}");
     // the proposal names its source, the audit trail the approver
     let nx = somnus::Nexus::open(&db).expect("open");
-    let p = somnus::sleep::proposals::get(&nx, pid)
+    let p = somnus::review::proposals::get(&nx, pid)
         .expect("get")
         .expect("proposal");
     assert_eq!(p.actor, "scout");

@@ -5,7 +5,8 @@
 use serde_json::{Map, Value, json};
 use somnus::audit::Who;
 use somnus::protocol::{Outcome, Request};
-use somnus::sleep::{self, Heuristic, Options, Scope, proposals};
+use somnus::review::{proposals, undo};
+use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::{Nexus, Response};
 use std::collections::BTreeMap;
 
@@ -335,7 +336,7 @@ fn approving_some_applies_exactly_them_rejecting_changes_nothing_and_rollback_re
     assert_eq!(p.status, "partially_applied");
 
     // rolling back the approval restores the memory as the run left it
-    proposals::rollback(&mut nx, pid, &operator()).unwrap();
+    undo::proposal(&mut nx, pid, &operator()).unwrap();
     assert_eq!(export_all(&mut nx), after_run);
     // and rejected ideas are not proposed again unchanged
     let rep2 = cycle(&mut nx, "2026-11-20T04:00:00Z");
@@ -384,14 +385,11 @@ fn rolling_back_a_run_restores_the_export_from_before_it() {
     let before = export_all(&mut nx);
     let rep = cycle(&mut nx, NOW);
     assert_ne!(export_all(&mut nx), before, "the run changed the memory");
-    let undone = nx
-        .rollback_batch(&format!("sleep:{}", rep.run), &operator())
-        .unwrap();
+    let undone = undo::group(&mut nx, &format!("sleep:{}", rep.run), &operator()).unwrap();
     assert!(!undone.is_empty());
     assert_eq!(export_all(&mut nx), before);
     // the rollback is itself undoable
-    nx.rollback_batch(&format!("rollback:sleep:{}", rep.run), &operator())
-        .unwrap();
+    undo::group(&mut nx, &format!("rollback:sleep:{}", rep.run), &operator()).unwrap();
     assert_ne!(export_all(&mut nx), before);
 }
 
@@ -713,9 +711,9 @@ fn a_cycle_killed_mid_phase_leaves_no_half_applied_phase() {
     assert_eq!(phases, 6);
     // phases 1-6 are whole: undoing them gives back the original exactly
     let with_six = export_all(&mut nx);
-    nx.rollback_batch("sleep:1", &operator()).unwrap();
+    undo::group(&mut nx, "sleep:1", &operator()).unwrap();
     assert_eq!(export_all(&mut nx), original);
-    nx.rollback_batch("rollback:sleep:1", &operator()).unwrap();
+    undo::group(&mut nx, "rollback:sleep:1", &operator()).unwrap();
     assert_eq!(export_all(&mut nx), with_six);
     // the next cycle completes, and the killed one is marked interrupted
     let rep = cycle(&mut nx, NOW);
@@ -892,13 +890,13 @@ fn item_status_follows_the_rollback_of_its_entries() {
     assert!(!entries.is_empty());
     let mut undos = Vec::new();
     for e in &entries {
-        undos.push(nx.rollback(*e, &operator()).expect("undo"));
+        undos.push(undo::entry(&mut nx, *e, &operator()).expect("undo"));
     }
     assert_eq!(status(&nx), "rolled_back");
     assert!(open(&nx), "the contradiction is open again");
     // undoing the undo applies it again
     for u in undos.iter().rev() {
-        nx.rollback(*u, &operator()).expect("redo");
+        undo::entry(&mut nx, *u, &operator()).expect("redo");
     }
     assert_eq!(status(&nx), "applied");
     assert!(!open(&nx));
@@ -914,7 +912,7 @@ fn item_status_follows_the_rollback_of_its_entries() {
         .filter(|e| e.kind == "ROLLBACK")
         .take(undos.len())
     {
-        nx.rollback(e.id, &operator()).expect("undo the redo");
+        undo::entry(&mut nx, e.id, &operator()).expect("undo the redo");
     }
     assert_eq!(status(&nx), "rolled_back");
     let a = proposals::approve(&mut nx, pid, Some(&[it.seq]), &BTreeMap::new(), &operator())
@@ -1037,17 +1035,16 @@ fn each_approval_is_one_group() {
             .clone()
     };
     // the second approval alone
-    let undone = nx
-        .rollback_batch(&format!("proposal:{pid}/2"), &operator())
+    let undone = undo::group(&mut nx, &format!("proposal:{pid}/2"), &operator())
         .expect("undo the second approval");
     assert!(!undone.is_empty());
     assert_eq!(status(&nx, second), "rolled_back");
     assert_eq!(status(&nx, first), "applied");
     // the whole proposal: what is still in effect
-    proposals::rollback(&mut nx, pid, &operator()).expect("undo the proposal");
+    undo::proposal(&mut nx, pid, &operator()).expect("undo the proposal");
     assert_eq!(status(&nx, first), "rolled_back");
     assert!(
-        proposals::rollback(&mut nx, pid, &operator()).is_err(),
+        undo::proposal(&mut nx, pid, &operator()).is_err(),
         "nothing left to undo"
     );
 }
@@ -1104,7 +1101,7 @@ fn a_task_waits_while_its_item_is_undone_and_decided_again() {
         .collect();
     proposals::approve(&mut nx, pid, Some(&items), &BTreeMap::new(), &operator()).unwrap();
     assert_eq!(task_status(&mut nx), json!(["completed"]));
-    proposals::rollback(&mut nx, pid, &operator()).unwrap();
+    undo::proposal(&mut nx, pid, &operator()).unwrap();
     assert_eq!(task_status(&mut nx), json!(["in_progress"]));
     // another item of the proposal is decided
     let p = proposals::get(&nx, pid).unwrap().unwrap();

@@ -4,8 +4,9 @@
 //! shape the proposal, and an unusable answer falls back to the heuristic.
 
 use serde_json::{Value, json};
+use somnus::review::proposals;
 use somnus::sleep::llm::{Llm, LlmConfig};
-use somnus::sleep::{self, Options, Scope, proposals};
+use somnus::sleep::{self, Options, Scope};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value, json};
 use somnus::protocol::{Outcome, Request};
-use somnus::sleep::{self, Heuristic, Options, Params, Scope, proposals};
+use somnus::review::proposals;
+use somnus::sleep::{self, Heuristic, Options, Params, Scope};
 use somnus::{Nexus, Response};
 
 const NOW: &str = "2026-11-20T03:00:00Z";

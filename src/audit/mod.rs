@@ -609,10 +609,26 @@ fn conflict(msg: String) -> KipError {
     KipError::new(ErrorCode::VersionConflict, msg).with_hint("Roll back the later entries first (newest first), or inspect them with `somnus audit show`.")
 }
 
+/// Called, inside the undo's transaction, with each entry an undo took
+/// back, so that what records decisions about entries (the review layer's
+/// items) follows them. The audit trail knows nothing of those records.
+pub type Follow<'f> = &'f dyn Fn(Db<'_>, i64) -> KipResult<()>;
+
+/// A [`Follow`] that does nothing.
+pub fn unfollowed(_: Db<'_>, _: i64) -> KipResult<()> {
+    Ok(())
+}
+
 /// Undoes one entry inside the caller's transaction, as a new entry by
 /// `who`. Refuses when an element it touched was changed by a later entry
-/// that is still in effect.
-pub fn rollback<'a>(db: impl Into<Db<'a>>, ctx: &Context, id: i64, who: &Who) -> KipResult<i64> {
+/// that is still in effect. `follow` is told of the entry once undone.
+pub fn rollback<'a>(
+    db: impl Into<Db<'a>>,
+    ctx: &Context,
+    id: i64,
+    who: &Who,
+    follow: Follow<'_>,
+) -> KipResult<i64> {
     let db = db.into();
     let e = entry(db, id)?
         .ok_or_else(|| KipError::not_found(format!("audit entry #{id} does not exist")))?;
@@ -702,8 +718,9 @@ pub fn rollback<'a>(db: impl Into<Db<'a>>, ctx: &Context, id: i64, who: &Who) ->
         "UPDATE audit_log SET rolled_back_by = ?1 WHERE id = ?2",
         &[new.into(), id.into()],
     )?;
-    // an approved proposal item follows its changes (in this transaction)
-    crate::sleep::proposals::follow_rollback(db, id)?;
+    // what recorded a decision about the entry follows it (in this
+    // transaction)
+    follow(db, id)?;
     Ok(new)
 }
 
@@ -714,6 +731,7 @@ pub fn rollback_batch<'a>(
     ctx: &Context,
     batch: &str,
     who: &Who,
+    follow: Follow<'_>,
 ) -> KipResult<Vec<i64>> {
     let db = db.into();
     let ids: Vec<i64> = db
@@ -733,7 +751,7 @@ pub fn rollback_batch<'a>(
     ctx.set_batch(Some(format!("rollback:{batch}")));
     let res = ids
         .iter()
-        .map(|id| rollback(db, ctx, *id, who))
+        .map(|id| rollback(db, ctx, *id, who, follow))
         .collect::<KipResult<Vec<i64>>>();
     ctx.set_batch(saved);
     res
@@ -747,6 +765,7 @@ pub fn rollback_after<'a>(
     ctx: &Context,
     after: i64,
     who: &Who,
+    follow: Follow<'_>,
 ) -> KipResult<Vec<i64>> {
     let db = db.into();
     let boot = db
@@ -774,7 +793,7 @@ pub fn rollback_after<'a>(
     ctx.set_batch(Some(format!("rollback:after:{after}")));
     let res = ids
         .iter()
-        .map(|id| rollback(db, ctx, *id, who))
+        .map(|id| rollback(db, ctx, *id, who, follow))
         .collect::<KipResult<Vec<i64>>>();
     ctx.set_batch(saved);
     res

@@ -4,7 +4,8 @@
 use super::{ContradictionsCmd, ProposalsCmd};
 use crate::Nexus;
 use crate::audit::Who;
-use crate::sleep::{self, contradictions, proposals};
+use crate::review::proposals;
+use crate::sleep::{self, contradictions};
 use color_eyre::eyre::{Result, eyre};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -418,7 +419,7 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
                 trigger: "somnus proposals rollback".into(),
                 reason,
             };
-            match proposals::rollback(nx, id, &who) {
+            match crate::review::undo::proposal(nx, id, &who) {
                 Ok(ids) => {
                     crate::say!(
                         "rolled back the approval of proposal #{id}: {} entries undone",

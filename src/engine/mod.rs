@@ -223,14 +223,27 @@ impl Nexus {
         crate::audit::history_of(self.conn.db(), n)
     }
 
-    /// Undoes one audit entry, as a new entry by `who`.
+    /// Undoes one audit entry, as a new entry by `who`. Records kept
+    /// about entries elsewhere are not told: `review::undo::entry` undoes
+    /// and keeps proposal items with it.
     pub fn rollback(&mut self, entry: i64, who: &crate::audit::Who) -> KipResult<i64> {
+        self.rollback_following(entry, who, &crate::audit::unfollowed)
+    }
+
+    /// [`Nexus::rollback`], telling `follow` of each entry undone inside
+    /// the same transaction.
+    pub fn rollback_following(
+        &mut self,
+        entry: i64,
+        who: &crate::audit::Who,
+        follow: crate::audit::Follow<'_>,
+    ) -> KipResult<i64> {
         let db = self.conn.db();
         if self.in_group {
-            return crate::audit::rollback(db, &self.audit, entry, who);
+            return crate::audit::rollback(db, &self.audit, entry, who, follow);
         }
         db.begin(true)?;
-        let res = crate::audit::rollback(db, &self.audit, entry, who)
+        let res = crate::audit::rollback(db, &self.audit, entry, who, follow)
             .and_then(|id| crate::store::sync_fts(db).map(|()| id));
         self.audit.clear();
         match res {
@@ -529,9 +542,19 @@ impl Nexus {
     /// Undoes every change of a group still in effect (`sleep:3`), newest
     /// first, in one transaction.
     pub fn rollback_batch(&mut self, batch: &str, who: &crate::audit::Who) -> KipResult<Vec<i64>> {
+        self.rollback_batch_following(batch, who, &crate::audit::unfollowed)
+    }
+
+    /// [`Nexus::rollback_batch`], telling `follow` of each entry undone.
+    pub fn rollback_batch_following(
+        &mut self,
+        batch: &str,
+        who: &crate::audit::Who,
+        follow: crate::audit::Follow<'_>,
+    ) -> KipResult<Vec<i64>> {
         let b = batch.to_string();
         self.atomically(&format!("rollback:{batch}"), move |nx| {
-            crate::audit::rollback_batch(nx.conn.db(), &nx.audit, &b, who)
+            crate::audit::rollback_batch(nx.conn.db(), &nx.audit, &b, who, follow)
         })
     }
 
@@ -539,6 +562,16 @@ impl Nexus {
     /// after audit entry N). Returns the entry restored to and the new
     /// entries.
     pub fn rollback_to(&mut self, to: &str, who: &crate::audit::Who) -> KipResult<(i64, Vec<i64>)> {
+        self.rollback_to_following(to, who, &crate::audit::unfollowed)
+    }
+
+    /// [`Nexus::rollback_to`], telling `follow` of each entry undone.
+    pub fn rollback_to_following(
+        &mut self,
+        to: &str,
+        who: &crate::audit::Who,
+        follow: crate::audit::Follow<'_>,
+    ) -> KipResult<(i64, Vec<i64>)> {
         let after = match to.strip_prefix('#') {
             Some(n) => n
                 .parse::<i64>()
@@ -553,7 +586,7 @@ impl Nexus {
             }
         };
         self.atomically(&format!("rollback:after:{after}"), move |nx| {
-            let ids = crate::audit::rollback_after(nx.conn.db(), &nx.audit, after, who)?;
+            let ids = crate::audit::rollback_after(nx.conn.db(), &nx.audit, after, who, follow)?;
             Ok((after, ids))
         })
     }

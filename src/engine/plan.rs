@@ -406,8 +406,12 @@ fn split(items: &[WhereItem], relevant: &HashSet<String>) -> (Vec<WhereItem>, Ve
         .into_iter()
         .map(|(_, c)| c)
         .filter(|c| {
-            c.iter()
-                .any(|w| matches!(w, WhereItem::Concept(_) | WhereItem::Prop(_) | WhereItem::Not(_)))
+            c.iter().any(|w| {
+                matches!(
+                    w,
+                    WhereItem::Concept(_) | WhereItem::Prop(_) | WhereItem::Not(_)
+                )
+            })
         })
         .collect();
     (kept, apart)
@@ -965,7 +969,10 @@ impl<'c> Planner<'c> {
         self.scopes.pop();
         self.strict = strict;
         let b = res?;
-        Ok(format!("EXISTS (SELECT 1 {})", render_block(&b, self.backend)))
+        Ok(format!(
+            "EXISTS (SELECT 1 {})",
+            render_block(&b, self.backend)
+        ))
     }
 
     /// A NOT excludes the solutions for which its pattern holds; one that

@@ -6,7 +6,7 @@
 use crate::engine::Nexus;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{CommandItem, Method, Outcome, Request, Response};
-use crate::sleep::proposals::{self, Draft};
+use crate::review::proposals::{self, Draft};
 use crate::store::keys::{Identity, Role};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -190,7 +190,7 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
         }
         // items that disagree with other pending ones, or with the
         // memory, are marked on both
-        crate::sleep::proposal_conflicts::mark(nx.db(), p, &new)?;
+        crate::review::conflicts::mark(nx.db(), p, &new)?;
         // what each staged write's answer says of its item
         let mut state = BTreeMap::new();
         for seq in new {

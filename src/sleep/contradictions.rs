@@ -6,11 +6,11 @@
 //! old fact is superseded, never deleted.
 
 use super::cycle::resolution_commands;
-use super::proposals::{self, Draft};
 use super::reasoner::{Conflict, Verdict};
 use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{ErrorCode, KipError, KipResult};
+use crate::review::proposals::{self, Draft};
 use crate::store;
 use crate::store::db::Row;
 use serde_json::{Value, json};

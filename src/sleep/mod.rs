@@ -12,8 +12,6 @@ pub mod llm;
 pub mod maintainer;
 pub mod matcher;
 pub mod params;
-pub mod proposal_conflicts;
-pub mod proposals;
 pub mod reasoner;
 pub mod recurrence;
 pub mod sameness;

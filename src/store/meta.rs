@@ -1,7 +1,7 @@
 //! The memory's own `meta` rows that hold a JSON value (the last session
 //! end, the matcher's fitted model): read and written whole.
 
-use super::db::Db;
+use super::db::{Db, Val};
 use crate::kip::KipResult;
 use serde::{Serialize, de::DeserializeOwned};
 
@@ -9,7 +9,7 @@ use serde::{Serialize, de::DeserializeOwned};
 pub fn get<'a, T: DeserializeOwned>(db: impl Into<Db<'a>>, key: &str) -> Option<T> {
     let text = db
         .into()
-        .query_opt("SELECT value FROM meta WHERE key = ?1", crate::args![key])
+        .query_opt("SELECT value FROM meta WHERE key = ?1", &[Val::from(key)])
         .ok()
         .flatten()
         .and_then(|r| r.opt_text(0).ok().flatten())?;
@@ -20,7 +20,10 @@ pub fn get<'a, T: DeserializeOwned>(db: impl Into<Db<'a>>, key: &str) -> Option<
 pub fn set<'a, T: Serialize>(db: impl Into<Db<'a>>, key: &str, value: &T) -> KipResult<()> {
     db.into().execute(
         "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        crate::args![key, serde_json::to_string(value).unwrap_or_default()],
+        &[
+            Val::from(key),
+            Val::from(serde_json::to_string(value).unwrap_or_default()),
+        ],
     )?;
     Ok(())
 }

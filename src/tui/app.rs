@@ -58,9 +58,6 @@ fn key_of(label: &str) -> Option<KeyEvent> {
     Some(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-/// Concepts the fuzzy finder loads.
-pub const INDEX_LIMIT: usize = 100_000;
-
 /// Where jobs run: inline (tests, screenshots) or on tokio's blocking pool.
 pub enum Runner {
     Inline(VecDeque<JobOutput>),

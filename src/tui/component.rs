@@ -274,7 +274,7 @@ pub enum JobOutput {
     History(Vec<HistoryEntry>),
     Saved,
     Polled(i64),
-    Proposals(Result<Vec<crate::sleep::proposals::Proposal>, String>),
+    Proposals(Result<Vec<crate::review::proposals::Proposal>, String>),
     /// An item rewrite's title and changes, or why it can't be previewed.
     EditPreview {
         proposal: i64,

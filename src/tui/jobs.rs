@@ -2,7 +2,6 @@
 //! sleep cycles, decisions, undo, explanations), each answering with a
 //! `JobOutput`.
 
-use super::app::INDEX_LIMIT;
 use super::component::Decision;
 use super::component::{Job, JobOutput, WhyText};
 use crate::Nexus;
@@ -10,6 +9,9 @@ use crate::protocol::{Arguments, Method, Request};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Concepts the fuzzy finder loads.
+pub const INDEX_LIMIT: usize = 100_000;
 
 impl Job {
     /// Runs the job against the engine (on a worker thread).
@@ -61,9 +63,9 @@ impl Job {
                 JobOutput::Saved
             }
             Job::Proposals => JobOutput::Proposals(
-                crate::sleep::proposals::list(nx, None, 200)
+                crate::review::proposals::list(nx, None, 200)
                     .and_then(|mut v| {
-                        crate::sleep::proposals::label_previews(nx, &mut v)?;
+                        crate::review::proposals::label_previews(nx, &mut v)?;
                         Ok(v)
                     })
                     .map_err(|e| e.message),
@@ -76,7 +78,7 @@ impl Job {
             } => JobOutput::EditPreview {
                 proposal,
                 seq,
-                result: crate::sleep::proposals::preview_edit(nx, &text, &params)
+                result: crate::review::proposals::preview_edit(nx, &text, &params)
                     .map_err(|e| format!("{}: {}", e.code, e.message)),
             },
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
@@ -394,8 +396,7 @@ fn undo(nx: &mut Nexus, entry: Option<i64>, group: Option<String>) -> Result<Str
         None => format!("{}: {}", e.code, e.message),
     };
     match (entry, group) {
-        (Some(id), _) => nx
-            .rollback(id, &who)
+        (Some(id), _) => crate::review::undo::entry(nx, id, &who)
             .map(|n| format!("entry #{id} undone as entry #{n}"))
             .map_err(err),
         (None, Some(g)) => {
@@ -403,8 +404,8 @@ fn undo(nx: &mut Nexus, entry: Option<i64>, group: Option<String>) -> Result<Str
                 .strip_prefix("proposal:")
                 .and_then(|p| p.parse::<i64>().ok())
             {
-                Some(p) => crate::sleep::proposals::rollback(nx, p, &who),
-                None => nx.rollback_batch(&g, &who),
+                Some(p) => crate::review::undo::proposal(nx, p, &who),
+                None => crate::review::undo::group(nx, &g, &who),
             }
             .map_err(err)?;
             Ok(format!("`{g}` undone: {} entries", ids.len()))
@@ -415,7 +416,7 @@ fn undo(nx: &mut Nexus, entry: Option<i64>, group: Option<String>) -> Result<Str
 
 /// Carries out an operator's decision on a proposal, from the console.
 fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
-    use crate::sleep::proposals;
+    use crate::review::proposals;
     let who = crate::audit::Who {
         actor: "operator".into(),
         trigger: "console".into(),

@@ -6,7 +6,7 @@
 use super::component::{Action, Component, Decision, Hint, Job, JobOutput, ListFilter, hint};
 use super::theme;
 use super::workbench::centered;
-use crate::sleep::proposals::{Item, Proposal};
+use crate::review::proposals::{Item, Proposal};
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -360,7 +360,7 @@ impl Reflections {
                     .and_then(|p| p.items.iter().find(|i| i.seq == ed.seq))
                     .map(|i| i.params.clone())
                     .unwrap_or_default();
-                match crate::sleep::proposals::check_edit(&text, &params) {
+                match crate::review::proposals::check_edit(&text, &params) {
                     Ok(n) => {
                         let (p, seq) = (ed.proposal, ed.seq);
                         self.editing = None;

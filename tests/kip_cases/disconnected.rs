@@ -65,4 +65,3 @@ pub const DISCONNECTED: &[(&str, &str)] = &[
         r#"["Aspirin"]"#,
     ),
 ];
-

@@ -330,7 +330,7 @@ pub(super) fn duplicate_drafts(
         let mut ids: Vec<String> = group.iter().map(|&i| concept_id(i)).collect();
         ids.sort_unstable();
         let (commands, mut params, notes) = merge_commands(&nodes, &named, keep, &dups);
-        params[matcher::labels::PARAM] = comparison_param(&pairs);
+        params[crate::review::labels::PARAM] = comparison_param(&pairs);
         reasons.extend(notes);
         let names: Vec<String> = dups
             .iter()
@@ -369,7 +369,7 @@ pub(super) fn duplicate_drafts(
         }
         let (keep, dup) = if j.keep_a { (a, b) } else { (b, a) };
         let (commands, mut params, notes) = merge_commands(&nodes, &named, keep, &[dup]);
-        params[matcher::labels::PARAM] = comparison_param(&[&cands[n]]);
+        params[crate::review::labels::PARAM] = comparison_param(&[&cands[n]]);
         let mut ids = [format!("C:{}", named[a].id), format!("C:{}", named[b].id)];
         ids.sort_unstable();
         let mut rationale = j.rationale.clone();

@@ -16,12 +16,12 @@
 //! class without review.
 
 use super::matcher;
-use super::proposals::{self, Draft};
 use super::reasoner::*;
 use super::similarity;
 use crate::Nexus;
 use crate::audit::Who;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
+use crate::review::proposals::{self, Draft};
 use crate::store;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -47,7 +47,7 @@ impl Default for Params {
             commitment_decay_days: 90,
             fact_archival_age_days: 90,
             archive_ttl_days: 30,
-            task_ttl_days: 14,
+            task_ttl_days: crate::review::proposals::SETTLED_TASK_TTL_DAYS,
             cleanup_cap: 500,
             proposal_cap: 200,
         }

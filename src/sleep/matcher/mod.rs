@@ -10,7 +10,6 @@
 //! merge band on their names alone.
 
 pub mod compare;
-pub mod labels;
 pub mod model;
 
 pub use compare::{Comparison, compare};
@@ -18,6 +17,7 @@ pub use model::{Counts, Label, Model, Term};
 
 use crate::Nexus;
 use crate::kip::KipResult;
+use crate::review::labels;
 use serde::{Deserialize, Serialize};
 
 /// A merge is proposed at this probability and above.

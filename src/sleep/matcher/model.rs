@@ -8,6 +8,7 @@
 //! decisions enter as pairs whose answer is known.
 
 use super::compare::{Comparison, FEATURES};
+pub use crate::review::labels::Label;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -80,13 +81,6 @@ impl Counts {
         static C: std::sync::OnceLock<Counts> = std::sync::OnceLock::new();
         C.get_or_init(|| serde_json::from_str(PRIORS).unwrap_or_default())
     }
-}
-
-/// One operator decision on a pair.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Label {
-    pub levels: BTreeMap<String, String>,
-    pub same: bool,
 }
 
 /// The fitted parameters.

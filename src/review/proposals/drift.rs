@@ -185,7 +185,7 @@ pub(super) fn retitle_and_mark(nx: &mut Nexus, it: &Item) -> KipResult<()> {
         "DELETE FROM proposal_conflicts WHERE (proposal = ?1 AND seq = ?2) OR (other_proposal = ?1 AND other_seq = ?2)",
         crate::args![it.proposal, it.seq],
     )?;
-    crate::sleep::proposal_conflicts::mark(nx.db(), it.proposal, &[it.seq])?;
+    crate::review::conflicts::mark(nx.db(), it.proposal, &[it.seq])?;
     Ok(())
 }
 

@@ -204,7 +204,7 @@ pub fn items(nx: &Nexus, proposal: i64) -> KipResult<Vec<Item>> {
         .collect::<KipResult<Vec<Item>>>()?;
     let at: std::collections::HashMap<i64, usize> =
         out.iter().enumerate().map(|(i, it)| (it.seq, i)).collect();
-    for (seq, note) in super::proposal_conflicts::of_proposal(nx.db(), proposal)? {
+    for (seq, note) in crate::review::conflicts::of_proposal(nx.db(), proposal)? {
         if let Some(&i) = at.get(&seq) {
             out[i].conflicts.push(note);
         }
@@ -222,7 +222,7 @@ pub fn item(nx: &Nexus, proposal: i64, seq: i64) -> KipResult<Option<Item>> {
         return Ok(None);
     };
     let mut it = item_row(&row)?;
-    it.conflicts = super::proposal_conflicts::of_proposal(nx.db(), proposal)?
+    it.conflicts = crate::review::conflicts::of_proposal(nx.db(), proposal)?
         .into_iter()
         .filter(|(s, _)| *s == seq)
         .map(|(_, n)| n)
@@ -794,7 +794,7 @@ fn apply_items(
             )?;
         }
         // an approved merge or "same" answer teaches the matcher
-        super::matcher::labels::record(nx.db(), id, it.seq, &it.params, true, decided_by)?;
+        crate::review::labels::record(nx.db(), id, it.seq, &it.params, true, decided_by)?;
         nx.db().execute(
             "UPDATE proposal_items SET status = 'applied', decided_at = ?3, decided_by = ?4, edited_command = ?5 WHERE proposal = ?1 AND seq = ?2",
             crate::args![id, it.seq, store::now(), decided_by, edited.map(|e| serde_json::to_string(&e).unwrap_or_default())],
@@ -808,11 +808,11 @@ fn apply_items(
     Ok(out)
 }
 
-fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
+pub(super) fn refresh_status(nx: &Nexus, id: i64, decided_by: Option<&str>) -> KipResult<String> {
     refresh_status_on(nx.db(), id, decided_by)
 }
 
-fn refresh_status_on<'a>(
+pub(super) fn refresh_status_on<'a>(
     db: impl Into<Db<'a>>,
     id: i64,
     decided_by: Option<&str>,
@@ -966,124 +966,6 @@ pub fn summarize_changes(changes: &[Value]) -> String {
     parts.join(", ")
 }
 
-/// Keeps an item's status with its audit entries after one of them was
-/// rolled back (or a rollback was itself undone), whichever way the undo
-/// came (`somnus rollback N`, the console, a group rollback): an approved
-/// item none of whose changes is still in effect is `rolled_back` and can
-/// be decided again, one whose changes are back is `applied`; the
-/// contradiction it resolved reopens or closes with it.
-pub fn follow_rollback<'a>(db: impl Into<Db<'a>>, entry: i64) -> KipResult<()> {
-    let db = db.into();
-    // the entry whose effect changed: through a chain of undos to the write
-    let mut origin = entry;
-    for _ in 0..64 {
-        let back = db.query_i64(
-            "SELECT rolls_back FROM audit_log WHERE id = ?1",
-            &[origin.into()],
-        )?;
-        match back {
-            Some(b) => origin = b,
-            None => break,
-        }
-    }
-    let trigger = match db.query_opt(
-        "SELECT trigger_name FROM audit_log WHERE id = ?1",
-        &[origin.into()],
-    )? {
-        Some(r) => r.opt_text(0)?,
-        None => None,
-    };
-    let Some((p, seq)) = trigger.as_deref().and_then(item_of_trigger) else {
-        return Ok(());
-    };
-    let entries: Vec<i64> = db
-        .query(
-            &format!(
-                "SELECT id FROM audit_log WHERE {} AND trigger_name = ?2 AND rolls_back IS NULL",
-                decision_batches_sql(db.backend())
-            ),
-            &[
-                format!("proposal:{p}").into(),
-                format!("proposal #{p} item {seq}").into(),
-            ],
-        )?
-        .iter()
-        .map(|r| r.i64(0))
-        .collect::<KipResult<_>>()?;
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let mut live = 0;
-    for e in &entries {
-        if in_effect(db, *e)? {
-            live += 1;
-        }
-    }
-    let (from, to) = if live == 0 {
-        ("applied", "rolled_back")
-    } else {
-        ("rolled_back", "applied")
-    };
-    let changed = db.execute(
-        "UPDATE proposal_items SET status = ?3 WHERE proposal = ?1 AND seq = ?2 AND status = ?4",
-        &[p.into(), seq.into(), to.into(), from.into()],
-    )?;
-    if changed == 0 {
-        return Ok(());
-    }
-    if to == "rolled_back" {
-        db.execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context')",
-            &[p.into(), seq.into()],
-        )?;
-        // an approval undone is a decision taken back
-        super::matcher::labels::forget(db, p, seq)?;
-    } else {
-        if let Some(r) = db.query_opt(
-            "SELECT parameters, decided_by FROM proposal_items WHERE proposal = ?1 AND seq = ?2",
-            &[p.into(), seq.into()],
-        )? {
-            let params: Map<String, Value> = serde_json::from_str(&r.text(0)?).unwrap_or_default();
-            let by = r.opt_text(1)?.unwrap_or_else(|| "operator".into());
-            super::matcher::labels::record(db, p, seq, &params, true, &by)?;
-        }
-        db.execute(
-            "UPDATE contradictions SET status = CASE WHEN resolution = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, decided_at = ?3 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
-            &[p.into(), seq.into(), store::now().into()],
-        )?;
-    }
-    refresh_status_on(db, p, None)?;
-    Ok(())
-}
-
-/// `proposal #P item S` → (P, S).
-fn item_of_trigger(t: &str) -> Option<(i64, i64)> {
-    let rest = t.strip_prefix("proposal #")?;
-    let (p, s) = rest.split_once(" item ")?;
-    Some((p.parse().ok()?, s.trim().parse().ok()?))
-}
-
-/// Whether an entry's changes are in effect: never undone, or undone by
-/// an undo that was itself undone.
-fn in_effect(db: Db<'_>, entry: i64) -> KipResult<bool> {
-    let mut e = entry;
-    let mut live = true;
-    for _ in 0..64 {
-        let by = db.query_i64(
-            "SELECT rolled_back_by FROM audit_log WHERE id = ?1",
-            &[e.into()],
-        )?;
-        match by {
-            None => return Ok(live),
-            Some(b) => {
-                live = !live;
-                e = b;
-            }
-        }
-    }
-    Ok(live)
-}
-
 /// Runs one KIP command as `who` inside the caller's group.
 fn kip_as(
     nx: &mut Nexus,
@@ -1096,6 +978,10 @@ fn kip_as(
     let cmd = kip::parse(text, &p)?;
     Ok(nx.exec_as(&cmd, text, who, readonly, false)?.0)
 }
+
+/// How long a SleepTask settled by a decision is kept (the sleep cycle's
+/// `task_ttl_days` default).
+pub const SETTLED_TASK_TTL_DAYS: i64 = 14;
 
 /// SleepTasks waiting on items of proposal `id` (`in_progress`, with
 /// `awaiting_proposal` and `awaiting_items`): once every item a task waits
@@ -1141,7 +1027,13 @@ pub fn settle_tasks(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<usize> {
             continue;
         }
         let now = store::now();
-        let exp = crate::sleep::cycle::shift(&now, super::Params::default().task_ttl_days);
+        let exp = chrono::DateTime::parse_from_rfc3339(&now)
+            .map(|t| {
+                (t + chrono::Duration::days(SETTLED_TASK_TTL_DAYS))
+                    .to_utc()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            })
+            .unwrap_or_else(|_| now.clone());
         kip_as(
             nx,
             r#"UPSERT { CONCEPT ?task { {type: "SleepTask", name: :n} SET ATTRIBUTES { status: "completed", completed_at: :ts, result: :r } } WITH METADATA { expires_at: :exp } }"#,
@@ -1364,7 +1256,7 @@ pub fn reject_as(
             )?;
             // a rejected merge or a "different" answer teaches the matcher
             if let Some(it) = p.items.iter().find(|i| i.seq == *s) {
-                super::matcher::labels::record(nx.db(), id, *s, &it.params, false, by)?;
+                crate::review::labels::record(nx.db(), id, *s, &it.params, false, by)?;
             }
             nx.db().execute(
                 "UPDATE contradictions SET status = 'dismissed', resolution = 'rejected', decided_at = ?3, decided_by = ?4 WHERE proposal = ?1 AND item = ?2 AND status = 'open'",
@@ -1449,48 +1341,4 @@ pub fn refresh_in_group(
         refresh_status(nx, id, None)?;
         Ok((back, dropped))
     }
-}
-
-/// Undoes an approval: every change applied for the proposal, newest
-/// first, as new audit entries by `who`.
-pub fn rollback(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
-    nx.atomically(&format!("rollback:proposal:{id}"), |nx| {
-        // every decision's group, the newest first
-        let batches = nx
-            .db()
-            .query(
-                &format!(
-                    "SELECT batch FROM audit_log WHERE {} AND rolled_back_by IS NULL GROUP BY batch ORDER BY MAX(id) DESC",
-                    decision_batches_sql(nx.backend())
-                ),
-                crate::args![format!("proposal:{id}")],
-            )?
-            .iter()
-            .map(|r| r.text(0))
-            .collect::<KipResult<Vec<String>>>()?;
-        if batches.is_empty() {
-            return Err(KipError::not_found(format!(
-                "no change of proposal #{id} is in effect"
-            )));
-        }
-        let mut entries = Vec::new();
-        for b in &batches {
-            entries.extend(crate::audit::rollback_batch(
-                nx.db(),
-                nx.audit_ctx(),
-                b,
-                who,
-            )?);
-        }
-        nx.db().execute(
-            "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
-            crate::args![id],
-        )?;
-        nx.db().execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context')",
-            crate::args![id],
-        )?;
-        refresh_status(nx, id, None)?;
-        Ok(entries)
-    })
 }

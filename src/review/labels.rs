@@ -4,12 +4,19 @@
 //! that memory is re-estimated with them. Undoing an approved merge takes
 //! its decision back.
 
-use super::model::Label;
 use crate::kip::KipResult;
 use crate::store;
 use crate::store::db::Db;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// One operator decision on a pair: its comparison levels, and whether
+/// the two were one thing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub levels: BTreeMap<String, String>,
+    pub same: bool,
+}
 
 /// The item parameter holding the pairs an item decides, each
 /// `{"a": "Type:Name", "b": "Type:Name", "levels": {...}}`.
