@@ -5,7 +5,7 @@
 //! by an item carrying the chosen verdict, which is approved at once. The
 //! old fact is superseded, never deleted.
 
-use super::cycle::resolution_commands;
+use super::cycle::contradictions::resolution_commands;
 use super::reasoner::{Conflict, Verdict};
 use crate::Nexus;
 use crate::audit::Who;

@@ -3,7 +3,7 @@
 //! decay and archival metadata, its relevance score now, and every audited
 //! change with actor, trigger and reason.
 
-use super::cycle::relevance;
+use super::cycle::decay::relevance;
 use crate::Nexus;
 use crate::kip::KipResult;
 use crate::store;
@@ -59,7 +59,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
                 meta,
                 "semantic",
                 now,
-                crate::sleep::Params::default().relevance_lambda,
+                crate::sleep::params::Params::default().relevance_lambda,
             );
             let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
             json!({

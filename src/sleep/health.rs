@@ -147,7 +147,7 @@ fn named_before(v: &Value, than: &str) -> Vec<String> {
         .filter(|r| {
             r.get(1)
                 .and_then(Value::as_str)
-                .and_then(|t| super::cycle::before(t, than))
+                .and_then(|t| super::clock::before(t, than))
                 .unwrap_or(false)
         })
         .filter_map(|r| r.get(0).and_then(Value::as_str).map(str::to_string))
@@ -249,7 +249,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
     let raw = read(
         nx,
         r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
-        json!({ "cutoff": super::cycle::widened(&cutoff, true) }),
+        json!({ "cutoff": super::clock::widened(&cutoff, true) }),
     )?;
     let listed_n = raw.as_array().map_or(0, Vec::len);
     let stale = named_before(&raw, &cutoff);
@@ -455,7 +455,7 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         &read(
             nx,
             r#"FIND(?c.name, ?c.attributes.due_at) WHERE { ?c {type: "Commitment"} FILTER(?c.attributes.status == "pending" && ?c.attributes.due_at < :now) } LIMIT 500"#,
-            json!({ "now": super::cycle::widened(now, true) }),
+            json!({ "now": super::clock::widened(now, true) }),
         )?,
         now,
     );

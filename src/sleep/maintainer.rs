@@ -94,7 +94,7 @@ pub fn holders(nx: &Nexus) -> KipResult<Vec<Holder>> {
     };
     let here = |h: &Holder| -> bool {
         match nx.backend() {
-            crate::store::db::Backend::Sqlite => super::cycle::alive(h.pid),
+            crate::store::db::Backend::Sqlite => super::cycle::run_lock::alive(h.pid),
             // a maintainer may run on another machine: its connection's
             // lock says it is alive, not a process id here
             crate::store::db::Backend::Postgres => nx

@@ -3,10 +3,12 @@
 //! sleep-mode instructions), and every judgement the sleeping mind makes is
 //! staged as a reflection proposal for a human to approve.
 
+pub mod clock;
 pub mod contradictions;
 pub mod cycle;
 pub mod explain;
 pub mod explain_text;
+pub mod extraction;
 pub mod health;
 pub mod llm;
 pub mod maintainer;
@@ -18,6 +20,7 @@ pub mod sameness;
 pub mod schedule;
 pub mod similarity;
 pub mod structure;
+pub mod views;
 
 pub use cycle::{Options, Params, Progress, Report, Scope, run};
 pub use reasoner::{Heuristic, Reasoner};

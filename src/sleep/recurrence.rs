@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::Datelike;
 
-use super::cycle::instant;
-use super::reasoner::{Cluster, EventView, Pattern, extract};
+use super::clock::instant;
+use super::extraction::extract;
+use super::views::{Cluster, EventView, Pattern};
 
 /// A pattern needs at least this many Events: two is a coincidence.
 pub const MIN_EVENTS: usize = 3;

@@ -4,8 +4,9 @@
 //! leave apart. A veto (an identifying attribute that differs, a link
 //! between the two) leaves a pair apart whatever else agrees.
 
+use super::matcher::compare::Candidate;
 use super::matcher::{self, ASK_AT, Band, MERGE_AT};
-use super::reasoner::{Candidate, SameJudgement};
+use super::views::SameJudgement;
 
 /// Which of the two a merge keeps: the better connected, then the one
 /// with more attributes, then the longer name.

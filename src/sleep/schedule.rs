@@ -343,7 +343,7 @@ pub fn plan_with(
     let over_metrics: Vec<&health::Metric> = h
         .metrics
         .iter()
-        .filter(|m| super::cycle::phase_for_target(m.key).is_some())
+        .filter(|m| super::cycle::options::phase_for_target(m.key).is_some())
         .filter(|m| matches!(m.status, Status::Warn | Status::Bad))
         .collect();
     let over: Vec<String> = over_metrics

@@ -1,6 +1,6 @@
 //! Phase 1: state assessment, salience scoring, and what a daydream leaves for the next full cycle.
 
-use super::*;
+use super::context::*;
 
 /// A metric off target, as the report's Issues list says it.
 pub(super) fn issue_line(m: &crate::sleep::health::Metric) -> String {

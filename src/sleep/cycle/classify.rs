@@ -1,7 +1,8 @@
 //! Choosing a topic domain for an item: shared by the Unsorted inbox (phase 3) and
 //! the orphans (phase 4).
 
-use super::*;
+use super::context::*;
+use super::decay;
 
 pub(super) fn domain_views(
     nx: &mut Nexus,

@@ -4,7 +4,7 @@
 //! Reported with the names behind each count; nothing is written (what is
 //! missing is for the agent to learn, not for the cycle to invent).
 
-use super::*;
+use super::context::*;
 
 /// Names listed per finding at most.
 const SHOWN: usize = 10;

@@ -1,6 +1,6 @@
 //! Phase 10: cross-domain connections and belief trajectories.
 
-use super::*;
+use super::context::*;
 
 /// Words of predicates that co-occurrence can support: weak, associative
 /// relations (an interest, a use, a collaboration).

@@ -1,6 +1,9 @@
 //! Phase 5: consolidation of stale Events, cross-event patterns, the commitment sweep.
 
-use super::*;
+use super::context::*;
+use super::prospective::prospective_sweep;
+use super::reclaim::LANDMARK_SALIENCE;
+use super::skills::procedural_consolidation;
 
 pub(super) fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
     let v = find(
@@ -281,35 +284,6 @@ type TypeName = (String, String);
 /// An extracted statement whose words overlap a concept the Event already
 /// links to this much is already known.
 pub(super) const EXTRACTION_KNOWN_OVERLAP: f64 = 0.6;
-
-/// How far back patterns and connections look.
-pub(super) const LOOKBACK_DAYS: i64 = 60;
-
-/// The Events of the lookback window (at most 5,000), read once per run:
-/// patterns (phase 5) and connections (phase 10) both work on them, and no
-/// phase between them changes an Event.
-pub(super) fn recent_events(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<EventView>> {
-    if let Some(r) = &cx.recent {
-        return Ok(r.clone());
-    }
-    let v = find(
-        nx,
-        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time >= :lookback_start) } LIMIT 5000"#,
-        json!({"lookback_start": widened(&cx.days_ago(LOOKBACK_DAYS), false)}),
-    )?;
-    let from = cx.days_ago(LOOKBACK_DAYS);
-    let r: Vec<EventView> = v
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(event_view)
-                .filter(|e| before(&e.start, &from) == Some(false))
-                .collect()
-        })
-        .unwrap_or_default();
-    cx.recent = Some(r.clone());
-    Ok(r)
-}
 
 pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 5A: stale unconsolidated Events

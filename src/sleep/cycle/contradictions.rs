@@ -1,6 +1,6 @@
 //! Phase 9: contradictions and state evolution.
 
-use super::*;
+use super::context::*;
 
 pub(super) fn fact(l: &Value, o: &Value) -> FactView {
     let m = l.get("metadata").cloned().unwrap_or(Value::Null);

@@ -1,6 +1,6 @@
 //! Phase 7: memory-strength decay, relevance, and archival proposals.
 
-use super::*;
+use super::context::*;
 
 /// The relevance score of the decay model: base × e^(−λ·days) ×
 /// log2(access+1) × type weight, with its status band.

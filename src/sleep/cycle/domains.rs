@@ -1,7 +1,8 @@
 //! Phase 11: domain health and primer curation, then secrets kept in
 //! memory (`secrets`).
 
-use super::*;
+use super::context::*;
+use super::secrets;
 
 pub(super) fn domain_health(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("domain sizes", 0, 0);

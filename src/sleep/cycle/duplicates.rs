@@ -1,6 +1,7 @@
 //! Phase 6: duplicate detection and merge proposals.
 
-use super::*;
+use super::context::*;
+use super::decay;
 
 /// Types whose nodes are episodes or bookkeeping, never deduplicated.
 pub(super) const NO_DEDUP: &[&str] = &[
@@ -73,7 +74,7 @@ pub(super) fn weigh(fitted: &matcher::Fitted, cands: &mut [Candidate]) {
 }
 
 /// The pairs an item decides, kept with it so that the operator's
-/// decision teaches the matcher (`matcher::labels`).
+/// decision teaches the matcher (`review::labels`).
 fn comparison_param(pairs: &[&Candidate]) -> Value {
     Value::Array(
         pairs

@@ -5,8 +5,8 @@
 //! it, learned by `$self`, the Experience marked partially consolidated
 //! (its procedure is still for 5D). Proposed, never written at once.
 
+use super::context::*;
 use super::experiences;
-use super::*;
 
 /// What a `consolidate_to_semantic` task on an Experience proposes, or why
 /// there is nothing to propose.

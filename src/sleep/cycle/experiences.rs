@@ -3,7 +3,7 @@
 //! `consolidate_to_semantic` task), procedural consolidation (5D) and the
 //! Skill evidence updates (5E) all read Experiences through here.
 
-use super::*;
+use super::context::*;
 
 /// Steps read per Experience at most.
 pub const STEPS_READ: usize = 200;

@@ -11,8 +11,8 @@
 //! (types, predicates, Domains), SleepTasks; and any node pinned, certain
 //! (confidence 1.0) or archived.
 
+use super::context::*;
 use super::decay::{Fact, Step, write_steps};
-use super::*;
 
 /// Types whose nodes never fade.
 pub const NEVER_FADE: &[&str] = &[

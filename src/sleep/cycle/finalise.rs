@@ -1,6 +1,6 @@
 //! Phase 13: finalisation and the maintenance log.
 
-use super::*;
+use super::context::*;
 
 pub(super) fn finalise(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("maintenance log", 0, 0);

@@ -18,8 +18,9 @@
 //! 1, 2 and 4 only keep or move what is there, so they are applied; 3
 //! shortens lives, so it is proposed.
 
+use super::context::*;
+use super::decay::note;
 use super::reclaim::{extend_ttl, promote_landmark};
-use super::*;
 
 /// Milestone kinds that are born landmarks.
 pub const IDENTITY_KINDS: [&str; 3] = ["identity_milestone", "mission_clarified", "persona_shift"];

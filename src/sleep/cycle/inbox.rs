@@ -1,6 +1,7 @@
 //! Phase 3: the Unsorted inbox filed into topic domains.
 
-use super::*;
+use super::classify::classify_drafts;
+use super::context::*;
 
 pub(super) fn unsorted_drafts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<Draft>> {
     let v = find(

@@ -6,8 +6,8 @@
 //! without one are scored, and a trajectory still going on waits for its
 //! end. Procedural consolidation (5D) then compiles the valuable ones.
 
+use super::context::*;
 use super::experiences::{self, ended_well, truthy};
-use super::*;
 
 /// Experiences scored per cycle at most.
 pub const SCORED_PER_CYCLE: usize = 500;
@@ -143,7 +143,7 @@ pub(super) fn score_experiences(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 *n != name
                     && !goal.is_empty()
                     && !g.is_empty()
-                    && similarity::overlap(&goal, g) >= super::skills::SAME_GOAL_OVERLAP
+                    && similarity::overlap(&goal, g) >= super::skill_evidence::SAME_GOAL_OVERLAP
             })
             .collect();
         let signals = Signals {

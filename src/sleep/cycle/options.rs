@@ -2,57 +2,10 @@
 //! per memory, see `sleep::params`), the scope and trigger, and the phases
 //! a threshold trigger adds.
 
-use super::*;
-
-/// The input parameters of the sleep-mode instructions, plus the lifecycle
-/// rules of the decay model and the memory lifecycle.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Params {
-    pub stale_event_threshold_days: i64,
-    pub memory_strength_decay_factor: f64,
-    pub unsorted_max_backlog: i64,
-    pub orphan_max_count: i64,
-    /// Relevance decay rate λ (0.03: a half-life of about 23 days).
-    pub relevance_lambda: f64,
-    /// Below this relevance a fact is proposed for archival.
-    pub archive_threshold: f64,
-    /// Facts under 0.40 confidence unconfirmed this long are speculative
-    /// and proposed for archival.
-    pub speculative_ttl_days: i64,
-    /// Resolved commitments get a TTL this long.
-    pub commitment_decay_days: i64,
-    /// Old, unimportant, unused facts are proposed for archival after this.
-    pub fact_archival_age_days: i64,
-    /// Archived Events are reclaimable after this.
-    pub archive_ttl_days: i64,
-    /// Completed SleepTasks are reclaimable after this.
-    pub task_ttl_days: i64,
-    /// Hard deletions per cycle (nodes and links).
-    pub cleanup_cap: usize,
-    /// Items of one class per proposal.
-    pub proposal_cap: usize,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            stale_event_threshold_days: 7,
-            memory_strength_decay_factor: 0.95,
-            unsorted_max_backlog: 20,
-            orphan_max_count: 20,
-            relevance_lambda: 0.03,
-            archive_threshold: 0.05,
-            speculative_ttl_days: 30,
-            commitment_decay_days: 90,
-            fact_archival_age_days: 90,
-            archive_ttl_days: 30,
-            task_ttl_days: crate::review::proposals::SETTLED_TASK_TTL_DAYS,
-            cleanup_cap: 500,
-            proposal_cap: 200,
-        }
-    }
-}
+use super::report::Scope;
+use crate::Nexus;
+use crate::kip::KipResult;
+pub use crate::sleep::params::Params;
 
 #[derive(Debug, Clone)]
 pub struct Options {

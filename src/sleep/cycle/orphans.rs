@@ -1,6 +1,7 @@
 //! Phase 4: concepts outside every domain given one.
 
-use super::*;
+use super::classify::classify_drafts;
+use super::context::*;
 
 pub(super) fn orphans(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut orphans = Vec::new();

@@ -6,7 +6,8 @@
 //! only in the words or the Event also promises more. A promise repeated
 //! ("I said I'd send it Friday") closes nothing.
 
-use super::*;
+use super::context::*;
+use super::decay::note;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// Words that say something was done.

@@ -1,6 +1,7 @@
 //! Phase 12: TTL reclamation, the only hard delete.
 
-use super::*;
+use super::context::*;
+use super::decay::note;
 
 pub(super) fn reclaim(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let cap = cx.opts.params.cleanup_cap;

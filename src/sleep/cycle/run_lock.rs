@@ -55,3 +55,15 @@ pub(super) fn held(nx: &Nexus) -> KipResult<Option<bool>> {
         )),
     }
 }
+
+/// Whether process `pid` (on this machine) is still running.
+pub(crate) fn alive(pid: i64) -> bool {
+    if pid == std::process::id() as i64 {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}

@@ -7,7 +7,7 @@
 //! the health list name the element, the attribute and the rule, never
 //! the value.
 
-use super::*;
+use super::context::*;
 use crate::secrets;
 
 /// One attribute holding secrets.

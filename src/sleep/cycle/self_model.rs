@@ -1,7 +1,7 @@
 //! Phase 8: the self-model (8A gather, 8B refine, 8D write as a
 //! proposal); 8C, the growth timeline, is `growth_timeline`.
 
-use super::*;
+use super::context::*;
 
 pub(super) fn self_model(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("self-evidence", 0, 0);

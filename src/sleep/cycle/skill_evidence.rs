@@ -18,8 +18,18 @@
 //! gets records that it was counted). Each update is proposed, under the
 //! Skill's version, so an approval on a Skill changed since is refused.
 
+use super::context::*;
 use super::experiences::{self, Exp};
-use super::*;
+
+/// Two goals that share this share of their (stemmed) words are one goal:
+/// half the words is the same task said two ways.
+pub const SAME_GOAL_OVERLAP: f64 = 0.5;
+/// A Skill whose name shares this share of a goal's words is the Skill for
+/// that goal (a name is shorter than a goal, so more must match).
+pub const GOAL_NAMES_SKILL_OVERLAP: f64 = 0.6;
+/// A Skill drawn from this many Experiences is proven (confidence 0.8);
+/// from fewer, it is emerging (0.6), as the sleep-mode 5D maturity says.
+pub const PROVEN_EXPERIENCES: usize = 3;
 
 /// An Experience whose initial state shares this share of its words with
 /// one of a Skill's conditions happened under those conditions.

@@ -6,9 +6,9 @@
 //! Experience whose goal a Skill already serves is evidence for that Skill
 //! (5E, `skill_evidence`), never the makings of a twin.
 
+use super::context::*;
 use super::experiences::{self, Exp};
-use super::skill_evidence::{self, skill_for, update_draft};
-use super::*;
+use super::skill_evidence::{self, PROVEN_EXPERIENCES, SAME_GOAL_OVERLAP, skill_for, update_draft};
 
 /// Learning value from which a pending Experience is compiled in 5D.
 pub const MIN_LEARNING_VALUE: f64 = 70.0;
@@ -55,18 +55,6 @@ fn cluster(nx: &mut Nexus, names: &[String]) -> KipResult<Vec<Exp>> {
     }
     Ok(out)
 }
-
-/// Two goals that share this share of their (stemmed) words are one goal:
-/// half the words is the same task said two ways.
-pub const SAME_GOAL_OVERLAP: f64 = 0.5;
-
-/// A Skill whose name shares this share of a goal's words is the Skill for
-/// that goal (a name is shorter than a goal, so more must match).
-pub const GOAL_NAMES_SKILL_OVERLAP: f64 = 0.6;
-
-/// A Skill drawn from this many Experiences is proven (confidence 0.8);
-/// from fewer, it is emerging (0.6), as the sleep-mode 5D maturity says.
-pub const PROVEN_EXPERIENCES: usize = 3;
 
 fn skill_confidence(experiences: usize) -> f64 {
     if experiences >= PROVEN_EXPERIENCES {

@@ -1,6 +1,14 @@
 //! Phase 2: the SleepTasks assigned to $system.
 
-use super::*;
+use super::classify::classify_drafts;
+use super::consolidate::archive_drafts;
+use super::consolidate::consolidation_drafts;
+use super::context::*;
+use super::contradictions::conflicts;
+use super::contradictions::contradiction_drafts;
+use super::duplicates::duplicate_drafts;
+use super::inbox::unsorted_drafts;
+use super::skills::skill_drafts;
 
 /// SleepTasks one cycle takes up, most urgent first.
 pub const TASKS_PER_CYCLE: usize = 100;

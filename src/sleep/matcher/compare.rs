@@ -5,10 +5,30 @@
 //! (an identifying attribute that differs, a link between them, an
 //! acronym spelled out as another name) is a veto, not a level.
 
-use super::super::reasoner::{Candidate, ConceptView};
 use super::super::similarity::{self, matching};
+use super::super::views::ConceptView;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
+
+/// A pair the blocking keys found, with its comparison and what the
+/// model made of it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    pub a: ConceptView,
+    pub b: ConceptView,
+    /// The name rule that made them a candidate.
+    pub rule: String,
+    pub score: f64,
+    /// The comparison vector (`matcher::compare`).
+    #[serde(default)]
+    pub comparison: Comparison,
+    /// The matcher's probability that the two are one thing.
+    #[serde(default)]
+    pub probability: f64,
+    /// What weighed, in bits: `(what, weight)`.
+    #[serde(default)]
+    pub weights: Vec<(String, f64)>,
+}
 
 /// Attributes that identify: two concepts with different values are two
 /// things, whatever their names; the same value is evidence beyond the
