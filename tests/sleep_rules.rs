@@ -2157,3 +2157,43 @@ fn unmatched_connections_and_schema_gaps_are_reported() {
     );
     assert_eq!(rep.count("connection_candidates_unmatched"), 1);
 }
+
+/// 5A in other languages: a stale Event written in Chinese, or in French,
+/// that states a preference outright gets its Preference proposed, as the
+/// English one does, instead of being archived with nothing extracted.
+#[test]
+fn consolidation_extracts_what_an_event_states_in_other_languages() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "王磊"} }
+  CONCEPT ?m { {type: "Person", name: "Marie Dubois"} }
+  CONCEPT ?e { {type: "Event", name: "Conversation:2026-10-01:偏好"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z",
+      content_summary: "聊了周末安排。王磊喜欢深色主题，因为晚上看屏幕眼睛累" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "王磊"}) } }
+  CONCEPT ?f { {type: "Event", name: "Conversation:2026-10-02:thé"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-02T10:00:00Z",
+      content_summary: "Discussion du voyage. Marie préfère le thé vert parce que le café l'énerve" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "Marie Dubois"}) } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "consolidate");
+    for (event, want) in [
+        (
+            "Conversation:2026-10-01:偏好",
+            "Preference:Prefers 深色主题",
+        ),
+        (
+            "Conversation:2026-10-02:thé",
+            "Preference:Prefers le thé vert",
+        ),
+    ] {
+        assert!(
+            titles.iter().any(|t| t.contains(event) && t.contains(want)),
+            "{event}: {titles:?}"
+        );
+    }
+}

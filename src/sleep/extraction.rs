@@ -1,6 +1,9 @@
 //! What an Event teaches, read offline: a cue that opens a clause
 //! ("prefers", "decided", "learned that") and what follows it up to the
-//! clause's end is the knowledge extracted.
+//! clause's end is the knowledge extracted. Cues are listed for English,
+//! French, German and Spanish (words between spaces) and for Chinese
+//! (written without spaces: a cue is found inside the clause, and the
+//! clause ends at Chinese punctuation as well).
 
 use super::views::{EventView, Extracted};
 
@@ -27,11 +30,153 @@ pub const EXTRACTION_CUES: &[(&str, &str)] = &[
     ("plans to", "plan"),
     ("is planning to", "plan"),
     ("intends to", "plan"),
+    // French (a negation before the liking it negates)
+    ("n'aime pas", "preference"),
+    ("déteste", "preference"),
+    ("évite", "preference"),
+    ("préfère", "preference"),
+    ("aime", "preference"),
+    ("adore", "preference"),
+    ("a décidé de", "decision"),
+    ("a choisi", "decision"),
+    ("prévoit de", "plan"),
+    // German
+    ("mag keinen", "preference"),
+    ("mag keine", "preference"),
+    ("mag kein", "preference"),
+    ("hasst", "preference"),
+    ("vermeidet", "preference"),
+    ("bevorzugt", "preference"),
+    ("liebt", "preference"),
+    ("mag", "preference"),
+    ("hat beschlossen,", "decision"),
+    ("hat beschlossen", "decision"),
+    ("hat sich entschieden für", "decision"),
+    // Spanish
+    ("no le gusta", "preference"),
+    ("no le gustan", "preference"),
+    ("odia", "preference"),
+    ("evita", "preference"),
+    ("prefiere", "preference"),
+    ("le gusta", "preference"),
+    ("le gustan", "preference"),
+    ("le encanta", "preference"),
+    ("decidió", "decision"),
+    ("eligió", "decision"),
+    ("planea", "plan"),
 ];
+
+/// Cues of languages written without spaces (Chinese), found anywhere in a
+/// clause: a negation before the liking it negates, the longer before the
+/// shorter. "计划" alone is left out: as a noun ("按计划执行") it states no plan.
+pub const EXTRACTION_CUES_UNSPACED: &[(&str, &str)] = &[
+    ("不喜欢", "preference"),
+    ("讨厌", "preference"),
+    ("更喜欢", "preference"),
+    ("偏好", "preference"),
+    ("喜欢", "preference"),
+    ("爱吃", "preference"),
+    ("爱喝", "preference"),
+    ("决定", "decision"),
+    ("选择了", "decision"),
+    ("打算", "plan"),
+    ("计划要", "plan"),
+];
+
+/// Cues that state an aversion, in every language listed.
+const AVERSIONS: &[&str] = &[
+    "hates",
+    "dislikes",
+    "avoids",
+    "doesn't like",
+    "does not like",
+    "can't stand",
+    "n'aime pas",
+    "déteste",
+    "évite",
+    "mag keinen",
+    "mag keine",
+    "mag kein",
+    "hasst",
+    "vermeidet",
+    "no le gusta",
+    "no le gustan",
+    "odia",
+    "evita",
+    "不喜欢",
+    "讨厌",
+];
+
+/// Words that end what an unspaced cue states: a reason or a contrast.
+const CLAUSE_ENDS_UNSPACED: &[&str] = &["因为", "但是", "但", "所以", "不过", "|"];
+
+/// What follows a cue as a question, not a statement: "决定是否…" (to decide
+/// whether), "如何" (how).
+const OPEN_QUESTIONS_UNSPACED: &[&str] = &["是否", "要不要", "如何", "怎么", "什么"];
+
+/// What an unspaced cue states is at most this many characters.
+pub const EXTRACTION_MAX_CHARS_UNSPACED: usize = 24;
+
+/// Whether a text is written without spaces (mostly Han, kana or Hangul).
+fn unspaced(text: &str) -> bool {
+    let (mut cjk, mut other) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphanumeric()) {
+        if matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+        {
+            cjk += 1;
+        } else {
+            other += 1;
+        }
+    }
+    cjk > 0 && cjk * 2 >= other
+}
+
+/// The cue of an unspaced clause and what it states.
+fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
+    let (cue, kind, at) = EXTRACTION_CUES_UNSPACED
+        .iter()
+        .filter_map(|(c, k)| clause.find(c).map(|i| (*c, *k, i)))
+        .min_by_key(|(c, _, i)| (*i, std::cmp::Reverse(c.len())))?;
+    // a cue opening its clause has no one who holds it ("喜欢的话…": "if you
+    // like it…"), and one followed by 的 qualifies a noun ("喜欢的颜色")
+    if at == 0 {
+        return None;
+    }
+    let after = clause[at + cue.len()..].trim_start();
+    if after.starts_with('的') || OPEN_QUESTIONS_UNSPACED.iter().any(|q| after.starts_with(q)) {
+        return None;
+    }
+    let mut rest = after.trim_start_matches('了').to_string();
+    for end in CLAUSE_ENDS_UNSPACED {
+        if let Some(i) = rest.find(end) {
+            rest.truncate(i);
+        }
+    }
+    let rest = rest
+        .trim_matches(|c: char| c.is_whitespace() || "：:“”\"'「」".contains(c))
+        .to_string();
+    let n = rest.chars().count();
+    (2..=EXTRACTION_MAX_CHARS_UNSPACED)
+        .contains(&n)
+        .then_some((cue, kind, rest))
+}
 
 /// Words that end the knowledge a cue states: a reason or a condition
 /// is context, not the knowledge.
-const CLAUSE_ENDS: &[&str] = &[" because ", " since ", " but ", " although ", " so that "];
+const CLAUSE_ENDS: &[&str] = &[
+    " because ",
+    " since ",
+    " but ",
+    " although ",
+    " so that ",
+    " parce que ",
+    " mais ",
+    " weil ",
+    " aber ",
+    " denn ",
+    " porque ",
+    " pero ",
+];
 
 /// An extracted statement is at most this many words.
 pub const EXTRACTION_MAX_WORDS: usize = 8;
@@ -44,7 +189,17 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         .find(|(t, n)| t == "Person" && !n.starts_with('$'))
         .map(|(_, n)| n.clone());
     let mut out: Vec<Extracted> = Vec::new();
-    for clause in e.summary.split(['.', ';', '!', '?', '\n']) {
+    for clause in e
+        .summary
+        .split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，'])
+    {
+        if unspaced(clause) {
+            let Some((cue, kind, stated)) = unspaced_cue(clause.trim()) else {
+                continue;
+            };
+            push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
+            continue;
+        }
         let lower = format!(" {} ", clause.trim().to_lowercase());
         let Some((cue, kind, at)) = EXTRACTION_CUES.iter().find_map(|(c, k)| {
             lower
@@ -70,34 +225,115 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             .get(start..start + words.join(" ").len())
             .unwrap_or(&rest)
             .to_string();
-        let (ty, name) = match kind {
-            "preference" => {
-                let verb = match cue {
-                    "hates" | "dislikes" | "avoids" | "doesn't like" | "does not like"
-                    | "can't stand" => "Avoids",
-                    _ => "Prefers",
-                };
-                ("Preference", format!("{verb} {stated}"))
-            }
-            _ => {
-                let mut n = stated.clone();
-                if let Some(c) = n.get(..1) {
-                    n = c.to_uppercase() + &n[1..];
-                }
-                (if kind == "plan" { "Plan" } else { "Decision" }, n)
-            }
-        };
-        if out.iter().any(|x| x.name == name) {
-            continue;
-        }
-        out.push(Extracted {
-            ty: ty.into(),
-            name,
-            description: format!("{}: \"{}\" ({})", kind, original, e.name),
-            kind: kind.into(),
-            cue: cue.into(),
-            holder: holder.clone(),
-        });
+        push(&mut out, e, &holder, original, cue, kind, stated);
     }
     out
+}
+
+/// Adds what a cue states, once, named in the memory's words: `Prefers …`
+/// or `Avoids …` for a preference, the statement itself for a decision or
+/// a plan.
+fn push(
+    out: &mut Vec<Extracted>,
+    e: &EventView,
+    holder: &Option<String>,
+    original: &str,
+    cue: &str,
+    kind: &str,
+    stated: String,
+) {
+    let (ty, name) = match kind {
+        "preference" => {
+            let verb = if AVERSIONS.contains(&cue) {
+                "Avoids"
+            } else {
+                "Prefers"
+            };
+            ("Preference", format!("{verb} {stated}"))
+        }
+        _ => {
+            let mut n = stated;
+            if let Some(c) = n.chars().next() {
+                n = c.to_uppercase().collect::<String>() + &n[c.len_utf8()..];
+            }
+            (if kind == "plan" { "Plan" } else { "Decision" }, n)
+        }
+    };
+    if out.iter().any(|x| x.name == name) {
+        return;
+    }
+    out.push(Extracted {
+        ty: ty.into(),
+        name,
+        description: format!("{}: \"{}\" ({})", kind, original, e.name),
+        kind: kind.into(),
+        cue: cue.into(),
+        holder: holder.clone(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(summary: &str) -> EventView {
+        EventView {
+            id: "C:1".into(),
+            name: "e".into(),
+            class: "Conversation".into(),
+            summary: summary.into(),
+            start: "2026-10-01T10:00:00Z".into(),
+            key_concepts: vec![],
+            participants: vec![],
+            salience: None,
+            linked: vec![],
+            domains: vec![],
+            expires_at: None,
+        }
+    }
+
+    fn names(summary: &str) -> Vec<String> {
+        extract(&event(summary))
+            .into_iter()
+            .map(|x| x.name)
+            .collect()
+    }
+
+    #[test]
+    fn what_a_note_states_is_read_in_each_listed_language() {
+        assert_eq!(
+            names("用户喜欢深色主题，因为晚上看屏幕眼睛累"),
+            ["Prefers 深色主题"]
+        );
+        assert_eq!(names("他不喜欢早上开会。"), ["Avoids 早上开会"]);
+        assert_eq!(
+            names("我们决定下周把数据库迁移到PostgreSQL"),
+            ["下周把数据库迁移到PostgreSQL"]
+        );
+        assert_eq!(names("按计划执行部署"), Vec::<String>::new());
+        // a cue with no one before it, or qualifying a noun, states nothing
+        assert_eq!(names("喜欢的话记得点赞收藏哦～"), Vec::<String>::new());
+        assert_eq!(names("我最喜欢的颜色是蓝色"), Vec::<String>::new());
+        assert_eq!(names("团队决定了使用Rust"), ["使用Rust"]);
+        assert_eq!(names("| 需要决定是否 Fork | 待定 |"), Vec::<String>::new());
+        assert_eq!(
+            names("Marie préfère le thé vert parce que le café l'énerve."),
+            ["Prefers le thé vert"]
+        );
+        assert_eq!(
+            names("Jonas mag keinen Kaffee am Abend."),
+            ["Avoids Kaffee am Abend"]
+        );
+        assert_eq!(
+            names("A Lucía le gusta el café solo."),
+            ["Prefers el café solo"]
+        );
+        // English as before, and a German cue word in English text is not one
+        assert_eq!(
+            names("Ada prefers window seats because she sleeps"),
+            ["Prefers window seats"]
+        );
+        assert_eq!(names("The power plant is down again"), Vec::<String>::new());
+        assert_eq!(names("She prefers the red car"), ["Prefers the red car"]);
+    }
 }
