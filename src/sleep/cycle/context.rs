@@ -167,19 +167,7 @@ pub(crate) fn pm(v: Value) -> Map<String, Value> {
 
 /// A read through KIP, inside the phase's transaction.
 pub(crate) fn find(nx: &mut Nexus, text: &str, params: Value) -> KipResult<Value> {
-    let p = obj(&params);
-    let cmd = kip::parse(text, &p)?;
-    let who = Who {
-        actor: "$system".into(),
-        trigger: "sleep".into(),
-        reason: None,
-    };
-    match nx.exec_as(&cmd, text, &who, false, false) {
-        Ok((v, _)) => Ok(v),
-        // a named concept that does not exist: nothing matches
-        Err(e) if e.code == ErrorCode::NotFound => Ok(json!([])),
-        Err(e) => Err(e),
-    }
+    find_page(nx, text, params).map(|(v, _)| v)
 }
 
 /// A read that answers one page and the cursor of the next.
