@@ -1,6 +1,8 @@
 //! Command-line interface.
 
+mod reads;
 mod reflect;
+use reads::{ReadLogArgs, ReadsCmd};
 
 use crate::Nexus;
 use crate::conformance;
@@ -105,6 +107,9 @@ pub enum ContradictionsCmd {
         by: String,
     },
 }
+
+/// `somnus rpc` writes its log after this many requests (or a second).
+const RPC_LOG_BATCH: usize = 64;
 
 /// When the memory maintains itself (`serve`, `mcp`, `maintain`).
 #[derive(Args, Debug, Clone)]
@@ -224,7 +229,10 @@ pub enum Cmd {
         command: String,
     },
     /// Answer one JSON request per line on standard input
-    Rpc,
+    Rpc {
+        #[command(flatten)]
+        read_log: ReadLogArgs,
+    },
     /// Serve the memory to an agent over MCP on stdio (tools execute_kip, execute_kip_readonly)
     Mcp {
         /// The actor the agent's writes are attributed to (without a key)
@@ -238,6 +246,8 @@ pub enum Cmd {
         maintenance: Option<String>,
         #[command(flatten)]
         schedule: MaintenanceArgs,
+        #[command(flatten)]
+        read_log: ReadLogArgs,
     },
     /// Serve the memory to agents over HTTP (POST /kip, GET /)
     Serve {
@@ -270,6 +280,8 @@ pub enum Cmd {
         maintenance: Option<String>,
         #[command(flatten)]
         schedule: MaintenanceArgs,
+        #[command(flatten)]
+        read_log: ReadLogArgs,
     },
     /// Create the demo memory (at --db, else demo.db beside the default memory) and open the console on it
     Demo {
@@ -344,6 +356,28 @@ pub enum Cmd {
         #[arg(long, default_value_t = 50)]
         limit: usize,
         /// JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// What agents asked (requests over serve, mcp and rpc, newest first), the elements they read most and never, and the log's retention
+    Reads {
+        #[command(subcommand)]
+        what: Option<ReadsCmd>,
+        /// Only requests by this caller
+        #[arg(long)]
+        caller: Option<String>,
+        /// Only requests of this kind (FIND, SEARCH, DESCRIBE, UPSERT, …)
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only requests that failed
+        #[arg(long)]
+        errors: bool,
+        /// Only requests at or after this time (RFC 3339 or YYYY-MM-DD)
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON instead of lines
         #[arg(long)]
         json: bool,
     },
@@ -690,7 +724,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             body_timeout_ms,
             maintenance,
             schedule,
+            read_log,
         }) => {
+            let read_log = read_log.settings()?;
             let maintain = maintenance_on(&maintenance_choice(maintenance))?;
             let settings = schedule.settings()?;
             let api_key = api_key.or_else(|| {
@@ -710,6 +746,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             cfg.header_timeout = std::time::Duration::from_millis(header_timeout_ms.max(1));
             cfg.body_timeout = std::time::Duration::from_millis(body_timeout_ms.max(1));
             cfg.maintenance = maintain.then_some(settings);
+            cfg.read_log = read_log;
             rt.spawn(async move {
                 if let Ok(a) = rx.await {
                     crate::say_err!("somnus serving {} on http://{a} (POST /kip, GET /)", db);
@@ -727,7 +764,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             key,
             maintenance,
             schedule,
+            read_log,
         }) => {
+            let read_log = read_log.settings()?;
             let maintain = maintenance_on(&maintenance_choice(maintenance))?;
             let settings = schedule.settings()?;
             let writer = open(&target)?;
@@ -767,15 +806,25 @@ pub fn run(cli: Cli) -> Result<i32> {
                 )
             });
             let rt = crate::server::runtime(Some(2))?;
-            let served = rt.block_on(crate::server::mcp::serve_stdio(pool, caller, key_digest));
+            let served = rt.block_on(crate::server::mcp::serve_stdio(
+                pool, caller, key_digest, read_log,
+            ));
             if let Some(m) = maintainer {
                 m.stop();
             }
             served.map_err(|e| eyre!(e))?;
             Ok(0)
         }
-        Some(Cmd::Rpc) => {
+        Some(Cmd::Rpc { read_log }) => {
+            let read_log = read_log.settings()?;
             let mut nx = open(&target)?;
+            if let Some(s) = read_log {
+                let _ = nx.prune_reads(&reads::days_ago(s.retention_days), Some(s.max_rows), false);
+            }
+            // answered requests, written to the log after their answers
+            // (every RPC_LOG_BATCH requests or second, and at the end)
+            let mut logged: Vec<crate::audit::reads::Logged> = Vec::new();
+            let mut flushed = std::time::Instant::now();
             let stdin = std::io::stdin();
             let mut out = std::io::stdout().lock();
             for line in std::io::BufRead::split(stdin.lock(), b'\n') {
@@ -795,12 +844,36 @@ pub fn run(cli: Cli) -> Result<i32> {
                         json!({ "error": crate::kip::KipError::syntax(format!("request is not JSON: {e}")).to_json() })
                     }
                     Ok(v) => match Request::from_json(&v) {
+                        Ok(req) if read_log.is_some() => {
+                            let at = crate::store::now();
+                            let (r, served) = nx.execute_served(&req);
+                            logged.extend(served.into_iter().map(|s| {
+                                crate::audit::reads::Logged {
+                                    at: at.clone(),
+                                    caller: req.actor.id.clone(),
+                                    channel: "rpc".into(),
+                                    served: s,
+                                }
+                            }));
+                            r.to_json()
+                        }
                         Ok(req) => nx.execute(&req).to_json(),
                         Err(e) => json!({ "error": e.to_json() }),
                     },
                 };
                 writeln!(out, "{}", serde_json::to_string(&resp)?)?;
                 out.flush()?;
+                if logged.len() >= RPC_LOG_BATCH
+                    || (!logged.is_empty()
+                        && flushed.elapsed() >= std::time::Duration::from_secs(1))
+                {
+                    let _ = nx.record_reads(&logged);
+                    logged.clear();
+                    flushed = std::time::Instant::now();
+                }
+            }
+            if !logged.is_empty() {
+                let _ = nx.record_reads(&logged);
             }
             Ok(0)
         }
@@ -865,7 +938,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let rows = if during_sleep {
                 crate::bench::server_during_sleep(8, 5000, 20_000)
             } else {
-                crate::bench::server(8, 5000, None)
+                crate::bench::server_read_log(8, 5000)
             };
             crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
@@ -895,6 +968,34 @@ pub fn run(cli: Cli) -> Result<i32> {
             let rows = crate::bench::run(&opts);
             crate::say!("{}", crate::bench::markdown(&rows, concepts));
             Ok(0)
+        }
+        Some(Cmd::Reads {
+            what: Some(what), ..
+        }) => {
+            let mut nx = open(&target)?;
+            reads::run(&mut nx, &what)
+        }
+        Some(Cmd::Reads {
+            what: None,
+            caller,
+            kind,
+            errors,
+            since,
+            limit,
+            json,
+        }) => {
+            let nx = open(&target)?;
+            reads::list(
+                &nx,
+                &reads::List {
+                    caller,
+                    kind,
+                    errors,
+                    since,
+                    limit,
+                    json,
+                },
+            )
         }
         Some(Cmd::Audit {
             what: Some(AuditCmd::Prune { through, dry_run }),

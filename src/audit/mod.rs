@@ -7,6 +7,7 @@
 //! be rolled back.
 
 mod effects;
+pub mod reads;
 pub use effects::{Preread, effects, effects_of, effects_read};
 
 use crate::kip::{ErrorCode, KipError, KipResult};

@@ -652,14 +652,66 @@ pub fn console(db: Option<&std::path::Path>, runs: usize) -> Vec<Row> {
     rows
 }
 
-/// The HTTP server under load: `clients` concurrent clients, each sending
-/// `per_client` requests (80% reads, 20% UPSERTs) over loopback; then every
-/// acknowledged UPSERT is checked to be in the memory.
-/// With `sleep_events`, the memory also holds that many generated Events
-/// and full heuristic sleep cycles run back to back on the same database,
-/// from their own connection, for as long as the clients do.
-pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) -> Vec<Row> {
-    server_load(clients, per_client, sleep_events, sleep_events.is_some()).0
+/// `somnus bench --server`: the load with the read log off and on, side
+/// by side in one run (off, on, three times over), each mode's median
+/// round shown, and the cost of logging: the median throughput and p99
+/// with it against without (targets: ≥ 95% of the throughput, p99 within
+/// 5%).
+pub fn server_read_log(clients: usize, per_client: usize) -> Vec<Row> {
+    // off-on, on-off, …: a run measured right after another is slower
+    // (measured: off against off, the second 9% slower), so each mode
+    // goes first as often as second
+    const ROUNDS: usize = 4;
+    let mut runs: [Vec<(Vec<Row>, f64)>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for on in order {
+            runs[usize::from(on)].push(server_load(clients, per_client, None, false, on));
+        }
+    }
+    let p99 = |rows: &[Row]| rows.first().map(|r| r.p95).unwrap_or_default();
+    // each mode's median throughput and median p99 over its rounds (the
+    // mean of the middle two), and the rows of a middle round
+    let medians = |runs: &mut Vec<(Vec<Row>, f64)>| {
+        runs.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut tails: Vec<Duration> = runs.iter().map(|r| p99(&r.0)).collect();
+        tails.sort();
+        let mid = runs.len() / 2;
+        let tput = (runs[mid - 1].1 + runs[mid].1) / 2.0;
+        let tail = (tails[mid - 1] + tails[mid]) / 2;
+        let (rows, _) = runs.swap_remove(mid);
+        (rows, tput, tail)
+    };
+    let [mut off_runs, mut on_runs] = runs;
+    let (off_rows, off, p_off) = medians(&mut off_runs);
+    let (on_rows, on, p_on) = medians(&mut on_runs);
+    let ratio = if off > 0.0 { on / off } else { 0.0 };
+    let p_ratio = if p_off.is_zero() {
+        1.0
+    } else {
+        p_on.as_secs_f64() / p_off.as_secs_f64()
+    };
+    let mut rows = off_rows;
+    rows.extend(on_rows);
+    rows.push(Row {
+        workload: format!(
+            "read log on: {:.0}% of the throughput without it ({on:.0} / {off:.0} req/s), p99 {:.2} ms against {:.2} ms ({:+.0}%), medians of {ROUNDS} rounds each, in turn first and second",
+            ratio * 100.0,
+            p_on.as_secs_f64() * 1000.0,
+            p_off.as_secs_f64() * 1000.0,
+            (p_ratio - 1.0) * 100.0
+        ),
+        median: Duration::ZERO,
+        p95: p_on,
+        tail: Tail::P99,
+        target: "≥ 95%, p99 within 5%".into(),
+        ok: Some(ratio >= 0.95 && p_ratio <= 1.05),
+    });
+    rows
 }
 
 /// `somnus bench --server --during-sleep`: the load without cycles, then
@@ -668,8 +720,8 @@ pub fn server(clients: usize, per_client: usize, sleep_events: Option<usize>) ->
 /// targets (≥ 60% of the throughput, p99 ≤ 25 ms).
 pub fn server_during_sleep(clients: usize, per_client: usize, events: usize) -> Vec<Row> {
     // the same memory (with the Events) both times
-    let (mut rows, alone) = server_load(clients, per_client, Some(events), false);
-    let (during, with) = server_load(clients, per_client, Some(events), true);
+    let (mut rows, alone) = server_load(clients, per_client, Some(events), false, true);
+    let (during, with) = server_load(clients, per_client, Some(events), true, true);
     let p99 = during.first().map(|r| r.p95).unwrap_or_default();
     let ratio = if alone > 0.0 { with / alone } else { 0.0 };
     rows.extend(during);
@@ -688,12 +740,20 @@ pub fn server_during_sleep(clients: usize, per_client: usize, events: usize) -> 
     rows
 }
 
-/// The load test's rows and its throughput (requests per second).
+/// The HTTP server under load: `clients` concurrent clients, each sending
+/// `per_client` requests (80% reads, 20% UPSERTs) over loopback; then every
+/// acknowledged UPSERT is checked to be in the memory, and with the read
+/// log on every request to be logged. With `sleep_events`, the memory
+/// also holds that many generated Events, and with `cycles` full
+/// heuristic sleep cycles run back to back on the same database, from
+/// their own connection, for as long as the clients do. Returns the rows
+/// and the throughput (requests per second).
 pub fn server_load(
     clients: usize,
     per_client: usize,
     sleep_events: Option<usize>,
     cycles: bool,
+    read_log: bool,
 ) -> (Vec<Row>, f64) {
     use serde_json::{Value, json};
     let dir = std::env::temp_dir().join(format!("somnus-load-{}", std::process::id()));
@@ -749,11 +809,18 @@ pub fn server_load(
             (cycles, longest)
         })
     });
-    let cfg = crate::server::ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
+    let mut cfg =
+        crate::server::ServerConfig::new(db.clone(), "127.0.0.1:0".parse().expect("addr"));
+    if !read_log {
+        cfg.read_log = None;
+    }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let served = std::thread::spawn(move || {
         let rt = crate::server::runtime(Some(2)).expect("rt");
-        let _ = rt.block_on(crate::server::serve(cfg, Some(tx)));
+        let _ = rt.block_on(crate::server::serve_until(cfg, Some(tx), async {
+            let _ = stop_rx.await;
+        }));
     });
     let addr = rx.blocking_recv().expect("server");
     let url = format!("http://{addr}/kip");
@@ -809,6 +876,9 @@ pub fn server_load(
         errors += e;
     }
     let wall = started.elapsed();
+    // the server stops (writing what its log still queues)
+    let _ = stop_tx.send(());
+    let _ = served.join();
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     let (cycles, longest) = match sleeper.map(|h| h.join().unwrap_or_default()) {
         Some((c, l)) => (Some(c), Some(l)),
@@ -830,13 +900,19 @@ pub fn server_load(
             .collect()
     };
     let missing = acked.iter().filter(|a| !present.contains(*a)).count();
+    let logged = crate::audit::reads::size(nx.db()).map_or(0, |s| s.0);
     let _ = std::fs::remove_dir_all(&dir);
     let throughput = n as f64 / wall.as_secs_f64();
     let mut rows = vec![Row {
         workload: format!(
-            "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing{}",
+            "HTTP: {clients} clients × {per_client} requests (80% reads, 20% UPSERT): {:.0} req/s, {errors} errors, {} acknowledged writes, {missing} missing, {}{}",
             throughput,
             acked.len(),
+            if read_log {
+                format!("{logged} requests logged")
+            } else {
+                "read log off".to_string()
+            },
             match (&cycles, sleep_events) {
                 (Some(_), _) => ", while sleep cycles run".to_string(),
                 (None, Some(n)) => format!(", {n} Events more, no cycle"),
@@ -847,7 +923,7 @@ pub fn server_load(
         p95: p99,
         tail: Tail::P99,
         target: "no errors, no lost write".into(),
-        ok: Some(errors == 0 && missing == 0),
+        ok: Some(errors == 0 && missing == 0 && (!read_log || logged == n as i64)),
     }];
     if let Some(cycles) = cycles {
         let completed = cycles.iter().filter(|(s, _)| s == "completed").count();

@@ -185,7 +185,24 @@ pub fn runs(nx: &Nexus, run: Option<i64>, json_out: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn print_proposal(p: &proposals::Proposal) {
+/// Each pending item's recall impact (the reads whose answer it changes),
+/// by item number.
+fn impacts(
+    nx: &mut Nexus,
+    p: &proposals::Proposal,
+) -> crate::kip::KipResult<(usize, BTreeMap<i64, Vec<crate::review::impact::Changed>>)> {
+    let recent = crate::review::impact::recent_reads(nx, &now())?;
+    let mut out = BTreeMap::new();
+    for i in p.items.iter().filter(|i| i.status == "pending") {
+        out.insert(i.seq, crate::review::impact::impact(nx, i, &recent)?);
+    }
+    Ok((recent.len(), out))
+}
+
+fn print_proposal(
+    p: &proposals::Proposal,
+    impact: &(usize, BTreeMap<i64, Vec<crate::review::impact::Changed>>),
+) {
     crate::say!(
         "proposal #{}  {}  ({}; run {}; {} items: {} pending, {} applied, {} rejected, {} stale)",
         p.id,
@@ -208,6 +225,26 @@ fn print_proposal(p: &proposals::Proposal) {
             i.confidence
         );
         crate::say!("      why: {}", i.rationale);
+        if let Some(changed) = impact.1.get(&i.seq) {
+            match crate::review::impact::summary(changed, impact.0) {
+                Some(s) => {
+                    crate::say!("      recall: {s}");
+                    for c in changed.iter().take(5) {
+                        crate::say!(
+                            "        {} {}: {}",
+                            c.at,
+                            c.caller,
+                            crate::text::one_line(&c.command)
+                        );
+                    }
+                }
+                None if impact.0 > 0 => crate::say!(
+                    "      recall: changes none of the {} recent reads weighed",
+                    impact.0
+                ),
+                None => {}
+            }
+        }
         if let Some(was) = &i.proposed {
             crate::say!(
                 "      proposed as: {} (edited before approval; `--json` keeps its commands and preview)",
@@ -317,10 +354,27 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         }
         ProposalsCmd::Show { id, json } => match proposals::get(nx, id) {
             Ok(Some(p)) => {
+                let impact = match impacts(nx, &p) {
+                    Ok(i) => i,
+                    Err(e) => return fail(e),
+                };
                 if json {
-                    crate::say_json!(&p.to_json())?;
+                    let mut v = p.to_json();
+                    if let Some(items) = v.get_mut("items").and_then(Value::as_array_mut) {
+                        for it in items {
+                            let seq = it["item"].as_i64().unwrap_or(0);
+                            if let Some(changed) = impact.1.get(&seq) {
+                                it["impact"] = serde_json::json!({
+                                    "weighed": impact.0,
+                                    "days": crate::review::impact::IMPACT_DAYS,
+                                    "changed": changed.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
+                                });
+                            }
+                        }
+                    }
+                    crate::say_json!(&v)?;
                 } else {
-                    print_proposal(&p);
+                    print_proposal(&p, &impact);
                 }
                 Ok(0)
             }

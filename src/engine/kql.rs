@@ -213,6 +213,11 @@ fn column_groups(exprs: &[&DotPath]) -> Vec<Vec<usize>> {
 pub struct FindOutput {
     pub result: Value,
     pub next_cursor: Option<String>,
+    /// The elements the rows bound (each once, at most
+    /// `audit::reads::MAX_COUNTED_ELEMENTS`): what the read used.
+    pub elements: Vec<i64>,
+    /// The rows returned.
+    pub rows: u64,
 }
 
 pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
@@ -271,6 +276,8 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         rows.truncate(l as usize);
         next_cursor = Some(encode_cursor(offset + l));
     }
+    let elements = bound_elements(&rows);
+    let row_count = rows.len() as u64;
     let mut h = Hydrator::new(conn);
     let carried = compiled.map(|c| c.carried).unwrap_or_default();
     let rows: Vec<Vec<Binding>> = rows
@@ -312,7 +319,26 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
     Ok(FindOutput {
         result,
         next_cursor,
+        elements,
+        rows: row_count,
     })
+}
+
+/// The elements a page of rows binds, each once, in order.
+fn bound_elements<V>(rows: &[(Vec<Binding>, V)]) -> Vec<i64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (keys, _) in rows {
+        for b in keys {
+            if let Binding::Elem(id) = b
+                && out.len() < crate::audit::reads::MAX_COUNTED_ELEMENTS
+                && seen.insert(*id)
+            {
+                out.push(*id);
+            }
+        }
+    }
+    out
 }
 
 /// What the answer should carry of each variable the FIND projects: the
@@ -925,6 +951,8 @@ fn aggregate(conn: Db<'_>, q: &FindQuery, vars: &[String], offset: u64) -> KipRe
         return Ok(FindOutput {
             result,
             next_cursor: None,
+            elements: Vec::new(),
+            rows: 1,
         });
     }
     let key_groups = column_groups(&keys);
@@ -976,7 +1004,9 @@ fn aggregate(conn: Db<'_>, q: &FindQuery, vars: &[String], offset: u64) -> KipRe
         Value::Array(out)
     };
     Ok(FindOutput {
+        rows: result.as_array().map_or(0, |a| a.len() as u64),
         result,
         next_cursor,
+        elements: Vec::new(),
     })
 }

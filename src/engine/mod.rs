@@ -124,6 +124,18 @@ pub struct Nexus {
     /// Writes are maintenance (the sleep cycle's proposals being previewed
     /// or applied): they keep an element's origin (`kml::ORIGIN_KEYS`).
     maintaining: bool,
+    /// The elements the last read returned (FIND's bound elements,
+    /// SEARCH's hits) and its row count.
+    returned: std::cell::RefCell<Returned>,
+    /// Set by `execute_served`: each command answered, for the read log.
+    serving: Option<Vec<crate::audit::reads::Served>>,
+}
+
+/// What a read returned, for the read log.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Returned {
+    pub elements: Vec<i64>,
+    pub rows: u64,
 }
 
 /// A callback SQLite runs while a command works; true interrupts it.
@@ -473,7 +485,14 @@ impl Nexus {
                 reason: None,
             };
             let entry = crate::audit::begin(db, &self.audit, &who, text, cmd.kind(), None)?;
-            let out = dispatch(db, &cmd, false, self.maintaining, self.embedder.as_ref());
+            let out = dispatch(
+                db,
+                &cmd,
+                false,
+                self.maintaining,
+                self.embedder.as_ref(),
+                &mut Returned::default(),
+            );
             self.audit.clear();
             let (result, _) = out?;
             crate::audit::finish(db, &self.audit, entry)?;
@@ -766,9 +785,10 @@ impl Nexus {
             (None, None) => Response::error(KipError::syntax(
                 "the request has no `command` (or `commands`)",
             )),
-            (Some(c), None) => {
-                Response::Single(self.run(c, &args.parameters, readonly, args.dry_run, &req.actor))
-            }
+            (Some(c), None) => Response::Single(
+                self.served(c, &args.parameters, readonly, args.dry_run, &req.actor)
+                    .0,
+            ),
             (None, Some(list)) if list.len() > kip::limits::MAX_BATCH => Response::error(
                 KipError::exhausted(format!(
                     "the batch has {} commands; the limit is {}",
@@ -794,13 +814,8 @@ impl Nexus {
                         }
                     };
                     // a command that does not parse never ran: the batch goes on
-                    let (o, is_write) = match kip::parse(text, &params) {
-                        Ok(cmd) => (
-                            self.run_parsed(&cmd, text, readonly, args.dry_run, &req.actor),
-                            cmd.is_write(),
-                        ),
-                        Err(e) => (Outcome::Err(e), false),
-                    };
+                    let (o, is_write) =
+                        self.served(text, &params, readonly, args.dry_run, &req.actor);
                     let stop = is_write && o.is_err();
                     out.push(o);
                     if stop {
@@ -810,6 +825,87 @@ impl Nexus {
                 Response::Batch(out)
             }
         }
+    }
+
+    /// `execute`, with each command it answered as the read log keeps it.
+    pub fn execute_served(
+        &mut self,
+        req: &Request,
+    ) -> (Response, Vec<crate::audit::reads::Served>) {
+        self.serving = Some(Vec::new());
+        let r = self.execute(req);
+        (r, self.serving.take().unwrap_or_default())
+    }
+
+    /// Writes a batch of served requests to the read log (one transaction).
+    pub fn record_reads(&mut self, batch: &[crate::audit::reads::Logged]) -> KipResult<()> {
+        let tx = Tx::begin(self.conn.db(), true)?;
+        crate::audit::reads::record(tx.db, batch)?;
+        tx.commit()
+    }
+
+    /// The read log's retention (`audit::reads::prune`), in one
+    /// transaction.
+    pub fn prune_reads(
+        &mut self,
+        before: &str,
+        max_rows: Option<u64>,
+        dry_run: bool,
+    ) -> KipResult<crate::audit::reads::Pruned> {
+        let tx = Tx::begin(self.conn.db(), true)?;
+        let p = crate::audit::reads::prune(tx.db, before, max_rows, dry_run)?;
+        if dry_run {
+            tx.rollback()?;
+        } else {
+            tx.commit()?;
+        }
+        Ok(p)
+    }
+
+    /// One command of a request: parsed, run, and (while serving) logged.
+    /// Says whether it was a write.
+    fn served(
+        &mut self,
+        text: &str,
+        params: &Map<String, Value>,
+        readonly: bool,
+        dry_run: bool,
+        actor: &crate::protocol::Actor,
+    ) -> (Outcome, bool) {
+        let started = std::time::Instant::now();
+        if self.serving.is_some() {
+            *self.returned.borrow_mut() = Returned::default();
+        }
+        let (o, kind, is_write) = match kip::parse(text, params) {
+            Ok(cmd) => (
+                self.run_parsed(&cmd, text, readonly, dry_run, actor),
+                cmd.kind(),
+                cmd.is_write(),
+            ),
+            Err(e) => (Outcome::Err(e), "", false),
+        };
+        if let Some(log) = self.serving.as_mut() {
+            let got = std::mem::take(&mut *self.returned.borrow_mut());
+            let error = match &o {
+                Outcome::Err(e) => Some(format!("{} {}", e.code.code(), e.message)),
+                _ => None,
+            };
+            log.push(crate::audit::reads::Served {
+                kind: kind.to_string(),
+                command: text.to_string(),
+                parameters: Value::Object(params.clone()),
+                elements: if error.is_none() {
+                    got.elements
+                } else {
+                    Vec::new()
+                },
+                rows: got.rows,
+                micros: started.elapsed().as_micros().min(u64::MAX as u128) as u64,
+                error,
+                dry_run,
+            });
+        }
+        (o, is_write)
     }
 
     /// Convenience: one read-write command without parameters.
@@ -1117,7 +1213,18 @@ impl Nexus {
         };
         // (`$system` is never a caller's: keys, headers and --actor refuse it)
         let maintainer = who.actor == "$system" || self.maintaining;
-        let out = dispatch(db, cmd, dry_run, maintainer, self.embedder.as_ref());
+        let mut returned = Returned::default();
+        let out = dispatch(
+            db,
+            cmd,
+            dry_run,
+            maintainer,
+            self.embedder.as_ref(),
+            &mut returned,
+        );
+        if self.serving.is_some() {
+            *self.returned.borrow_mut() = returned;
+        }
         self.audit.clear();
         let out = out?;
         let mut effects = None;
@@ -1239,10 +1346,13 @@ fn dispatch(
     dry_run: bool,
     maintainer: bool,
     embedder: Option<&embed::EmbeddingConfig>,
+    returned: &mut Returned,
 ) -> KipResult<(Value, Option<String>)> {
     match cmd {
         Command::Find(q) => {
             let out = kql::execute(conn, q)?;
+            returned.elements = out.elements;
+            returned.rows = out.rows;
             Ok((out.result, out.next_cursor))
         }
         Command::Upsert(stmts) => {
@@ -1258,7 +1368,17 @@ fn dispatch(
         Command::Delete(d) => Ok((kml::delete(conn, d)?, None)),
         Command::Update(u) => Ok((kml::update(conn, u)?, None)),
         Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
-        Command::Search(s) => Ok((search::search(conn, s, embedder)?, None)),
+        Command::Search(s) => {
+            let v = search::search(conn, s, embedder)?;
+            let hits = v.as_array().map(Vec::as_slice).unwrap_or_default();
+            returned.rows = hits.len() as u64;
+            returned.elements = hits
+                .iter()
+                .filter_map(|h| h.get("id").and_then(Value::as_str))
+                .filter_map(crate::store::ids::parse_element_id)
+                .collect();
+            Ok((v, None))
+        }
         Command::Export(x) => {
             let out = export::export(conn, x)?;
             Ok((out.result, out.next_cursor))

@@ -234,6 +234,8 @@ impl Nexus {
             last_effects: None,
             checked_wal: std::time::Instant::now(),
             maintaining: false,
+            returned: Default::default(),
+            serving: None,
         }
     }
 

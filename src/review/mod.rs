@@ -9,6 +9,7 @@
 //! audit trail and the store below it, and nothing above.
 
 pub mod conflicts;
+pub mod impact;
 pub mod labels;
 pub mod proposals;
 pub mod undo;

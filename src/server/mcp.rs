@@ -36,6 +36,8 @@ pub struct KipMcp {
     key_digest: Option<String>,
     /// Set once the memory is seen with a key: a keyless session then ends.
     keyed: Arc<std::sync::atomic::AtomicBool>,
+    /// Where answered calls are logged (None: `--read-log off`).
+    read_log: Option<Arc<super::read_log::ReadLog>>,
 }
 
 fn tool(definition: &str) -> Tool {
@@ -63,11 +65,17 @@ impl KipMcp {
         }
     }
 
-    pub fn new(pool: Pool, caller: Identity, key_digest: Option<String>) -> Self {
+    pub fn new(
+        pool: Arc<Pool>,
+        caller: Identity,
+        key_digest: Option<String>,
+        read_log: Option<Arc<super::read_log::ReadLog>>,
+    ) -> Self {
         KipMcp {
-            pool: Arc::new(pool),
+            pool,
             caller,
             key_digest,
+            read_log,
             keyed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
     }
@@ -163,14 +171,30 @@ impl ServerHandler for KipMcp {
         }
         let caller = self.caller.clone();
         super::gate::read_only_for(&mut req, &caller);
+        let at = crate::store::now();
+        let logging = self.read_log.is_some();
+        let log = |(v, served): (Value, Vec<crate::audit::reads::Served>)| {
+            if let Some(l) = &self.read_log {
+                l.record(&self.caller.name, "mcp", at.clone(), served);
+            }
+            v
+        };
         let out = if super::gate::stages(&req, &caller) {
             self.pool
                 .write(move |nx| super::gate::stage(nx, &req, &caller).to_json())
                 .await
         } else if super::is_read_only(&req) {
-            self.pool.read(move |nx| nx.execute(&req).to_json()).await
+            let run = move |nx: &mut crate::Nexus| {
+                let (r, served) = super::answer(nx, &req, logging);
+                (r.to_json(), served)
+            };
+            self.pool.read(run).await.map(log)
         } else {
-            self.pool.write(move |nx| nx.execute(&req).to_json()).await
+            let run = move |nx: &mut crate::Nexus| {
+                let (r, served) = super::answer(nx, &req, logging);
+                (r.to_json(), served)
+            };
+            self.pool.write(run).await.map(log)
         };
         let resp = out.map_err(|e| McpError::internal_error(e.message, None))?;
         let text = resp.to_string();
@@ -241,13 +265,15 @@ pub async fn serve_stdio(
     pool: Pool,
     caller: Identity,
     key_digest: Option<String>,
+    read_log: Option<super::read_log::Settings>,
 ) -> Result<(), String> {
-    serve_io_as(
+    serve_io_logged(
         pool,
         caller,
         key_digest,
         tokio::io::stdin(),
         tokio::io::stdout(),
+        read_log,
     )
     .await
 }
@@ -267,13 +293,27 @@ pub async fn serve_io(
     serve_io_as(pool, caller, None, input, output).await
 }
 
-/// `serve_io` for a caller with a key's identity and role.
+/// `serve_io` for a caller with a key's identity and role (requests
+/// logged with the default retention).
 pub async fn serve_io_as(
     pool: Pool,
     caller: Identity,
     key_digest: Option<String>,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) -> Result<(), String> {
+    let log = Some(super::read_log::Settings::default());
+    serve_io_logged(pool, caller, key_digest, input, output, log).await
+}
+
+/// `serve_io_as`, logging requests with these settings (None: not at all).
+pub async fn serve_io_logged(
+    pool: Pool,
+    caller: Identity,
+    key_digest: Option<String>,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+    read_log: Option<super::read_log::Settings>,
 ) -> Result<(), String> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let (mut to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
@@ -323,8 +363,9 @@ pub async fn serve_io_as(
     drop(tx);
     let served = async {
         let actor = caller.name.clone();
-        let mcp = KipMcp::new(pool, caller, key_digest);
-        let pool = mcp.pool.clone();
+        let pool = Arc::new(pool);
+        let log = read_log.map(|s| super::read_log::ReadLog::start(pool.clone(), s));
+        let mcp = KipMcp::new(pool.clone(), caller, key_digest, log.clone());
         let started = chrono::Utc::now();
         let service = mcp
             .serve((sdk_in, sdk_out))
@@ -341,6 +382,9 @@ pub async fn serve_io_as(
                 Ok::<(), crate::kip::KipError>(())
             })
             .await;
+        if let Some(l) = log {
+            l.close(std::time::Duration::from_secs(3)).await;
+        }
         waited?;
         Ok::<(), String>(())
     }

@@ -8,6 +8,7 @@ use crate::Nexus;
 pub mod gate;
 pub mod mcp;
 pub mod pool;
+pub mod read_log;
 use crate::kip::{ErrorCode, KipError};
 use crate::protocol::{Method, Outcome, Request, Response};
 use crate::store::keys::{Identity, Role};
@@ -45,6 +46,8 @@ pub struct ServerConfig {
     /// Keep the memory maintained from this process (`somnus serve` does
     /// unless `--maintenance off`); None: no maintenance.
     pub maintenance: Option<crate::sleep::maintainer::Settings>,
+    /// Log every request answered (`audit::reads`); None: `--read-log off`.
+    pub read_log: Option<read_log::Settings>,
 }
 
 impl ServerConfig {
@@ -62,6 +65,7 @@ impl ServerConfig {
             body_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(3),
             maintenance: None,
+            read_log: Some(read_log::Settings::default()),
         }
     }
 }
@@ -73,7 +77,9 @@ type KeyCache = (
 );
 
 struct Shared {
-    pool: Pool,
+    pool: Arc<Pool>,
+    /// Where answered requests are logged (None: `--read-log off`).
+    read_log: Option<Arc<read_log::ReadLog>>,
     /// Reloaded when a second old, so a key made or revoked by another
     /// process counts within a second. Fails closed: a memory whose keys
     /// cannot be read is treated as keyed, with no key accepted.
@@ -232,12 +238,23 @@ async fn kip(
     req.actor.trigger = format!("http {peer} key {}", caller.id.name);
     req.actor.reason = req.args.reason.clone();
     let id = caller.id.clone();
+    let at = crate::store::now();
+    let who = req.actor.id.clone();
+    let logging = s.read_log.is_some();
     let out = if gate::stages(&req, &id) {
         s.pool.write(move |nx| gate::stage(nx, &req, &id)).await
     } else if is_read_only(&req) {
-        s.pool.read(move |nx| nx.execute(&req)).await
+        let run = move |nx: &mut Nexus| answer(nx, &req, logging);
+        s.pool.read(run).await.map(|(r, served)| {
+            log(&s, &who, at, served);
+            r
+        })
     } else {
-        s.pool.write(move |nx| nx.execute(&req)).await
+        let run = move |nx: &mut Nexus| answer(nx, &req, logging);
+        s.pool.write(run).await.map(|(r, served)| {
+            log(&s, &who, at, served);
+            r
+        })
     };
     let resp = match out {
         Ok(r) => r,
@@ -248,6 +265,25 @@ async fn kip(
         _ => StatusCode::OK,
     };
     (status, axum::Json(resp.to_json())).into_response()
+}
+
+/// Answers a request, with what the read log keeps of it when logging.
+pub(crate) fn answer(
+    nx: &mut Nexus,
+    req: &Request,
+    logging: bool,
+) -> (Response, Vec<crate::audit::reads::Served>) {
+    if logging {
+        nx.execute_served(req)
+    } else {
+        (nx.execute(req), Vec::new())
+    }
+}
+
+fn log(s: &Shared, caller: &str, at: String, served: Vec<crate::audit::reads::Served>) {
+    if let Some(l) = &s.read_log {
+        l.record(caller, "http", at, served);
+    }
 }
 
 /// `POST /session/end`: the caller's conversation session ended (body:
@@ -356,6 +392,7 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
             "POST /session/end": "the caller's session ended: a post-session sleep cycle follows",
         },
         "search_modes": s.search_modes,
+        "read_log": s.read_log.as_ref().map(|l| l.status()).unwrap_or_else(|| json!("off")),
         "auth": if keyed { "bearer" } else { "none (loopback callers only)" },
         "maintenance": s.maintenance.as_ref()
             .map(crate::sleep::maintainer::public)
@@ -505,8 +542,10 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 }
 
 /// The routes, their shared state and the key check.
+#[allow(clippy::too_many_arguments)]
 pub fn router(
-    pool: Pool,
+    pool: Arc<Pool>,
+    read_log: Option<Arc<read_log::ReadLog>>,
     api_key: Option<String>,
     keyed: bool,
     max_body: usize,
@@ -520,6 +559,7 @@ pub fn router(
     };
     let shared = Arc::new(Shared {
         pool,
+        read_log,
         keys: tokio::sync::Mutex::new(None),
         api_key: api_key.map(|k| digest(k.as_bytes())),
         keyed: std::sync::atomic::AtomicBool::new(keyed),
@@ -638,7 +678,10 @@ pub async fn serve_until(
     for _ in 0..cfg.readers {
         readers.push(open("reader").await?);
     }
-    let pool = Pool::new(writer, readers).with_timeout(cfg.timeout);
+    let pool = Arc::new(Pool::new(writer, readers).with_timeout(cfg.timeout));
+    let log = cfg
+        .read_log
+        .map(|settings| read_log::ReadLog::start(pool.clone(), settings));
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
@@ -651,6 +694,7 @@ pub async fn serve_until(
         .map(|m| crate::sleep::maintainer::Maintainer::start(cfg.db.clone(), "serve", m));
     let app = router(
         pool,
+        log.clone(),
         cfg.api_key.clone(),
         has_keys,
         cfg.max_body,
@@ -703,6 +747,10 @@ pub async fn serve_until(
     drop(listener);
     // requests in flight get the grace period; idle connections close now
     let _ = tokio::time::timeout(cfg.shutdown_grace, graceful.shutdown()).await;
+    // what the log still queues is written
+    if let Some(l) = log {
+        l.close(cfg.shutdown_grace).await;
+    }
     if let Some(m) = maintainer {
         let _ = tokio::task::spawn_blocking(move || m.stop()).await;
     }

@@ -53,6 +53,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
         },
     };
     let history = crate::audit::history_of(nx.db(), id)?;
+    let reads = crate::audit::reads::use_of(nx.db(), id)?;
     let state = match &current {
         Some((kind, meta)) => {
             let r = relevance(
@@ -60,6 +61,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
                 "semantic",
                 now,
                 crate::sleep::params::Params::default().relevance_lambda,
+                reads.last.clone().map(|l| (reads.count, l)).as_ref(),
             );
             let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
             json!({
@@ -77,6 +79,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
     Ok(json!({
         "element": id,
         "state": state,
+        "reads": reads.to_json(),
         "notes": notes,
         "history": history.iter().map(|(e, c)| json!({
             "entry": e.id, "at": e.at, "actor": e.actor, "trigger": e.trigger, "reason": e.reason,

@@ -47,6 +47,31 @@ pub fn element_lines(label: &str, v: &Value) -> Vec<String> {
             }
         }
     }
+    let reads = &v["reads"];
+    match reads["count"].as_i64() {
+        Some(n) if n > 0 => {
+            let by: Vec<String> = reads["by"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| {
+                    format!(
+                        "{} {}",
+                        b["caller"].as_str().unwrap_or("?"),
+                        plain(&b["count"])
+                    )
+                })
+                .collect();
+            out.push(format!(
+                "  read by agents: {n} time{}, last {} ({})",
+                if n == 1 { "" } else { "s" },
+                reads["last"].as_str().unwrap_or("?"),
+                by.join(", ")
+            ));
+        }
+        Some(_) => out.push("  read by agents: never (since the read log began)".into()),
+        None => {}
+    }
     let notes = v["notes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if !notes.is_empty() {
         out.push(String::new());

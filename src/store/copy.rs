@@ -36,6 +36,8 @@ const TABLES: &[(&str, &str)] = &[
     ("sleep_notes", "id"),
     ("api_keys", "name"),
     ("match_labels", "id"),
+    ("read_log", "id"),
+    ("read_use", "element, caller"),
 ];
 
 /// `meta` rows that describe the database rather than the memory.
@@ -120,7 +122,7 @@ fn copy_rows(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
             .filter(|c| columns(to, table).is_ok_and(|t| t.contains(c)))
             .collect();
         let order = match from.backend() {
-            Backend::Sqlite if *table == "api_keys" || *table == "sleep_policy" => pg_order,
+            Backend::Sqlite if ["api_keys", "sleep_policy", "read_use"].contains(table) => pg_order,
             Backend::Sqlite => "rowid",
             Backend::Postgres => pg_order,
         };

@@ -64,7 +64,34 @@ pub const ACTIVE_AT: f64 = 0.5;
 pub const FADING_AT: f64 = 0.2;
 pub const DORMANT_AT: f64 = 0.05;
 
-pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance {
+/// Reads by agents (the read log) that make a fact "often used": it decays
+/// in the reinforced band.
+pub const USED_READS: i64 = 3;
+/// Engram's fact archival asks for "access ≤ 2": a fact read more often
+/// than this is never proposed for archival by age.
+pub const FACT_ARCHIVAL_MAX_READS: i64 = 2;
+
+/// The later of two RFC 3339 times (either may be missing or unreadable).
+fn later(a: Option<String>, b: Option<&str>) -> Option<String> {
+    match (a, b.filter(|t| instant(t).is_some())) {
+        (Some(a), Some(b)) => Some(if instant(b) > instant(&a) {
+            b.to_string()
+        } else {
+            a
+        }),
+        (a, b) => a.or(b.map(str::to_string)),
+    }
+}
+
+/// `reads`: how often agents read it and when last (the read log), if
+/// ever.
+pub fn relevance(
+    meta: &Value,
+    kind: &str,
+    now: &str,
+    lambda: f64,
+    reads: Option<&(i64, String)>,
+) -> Relevance {
     let pinned = meta.get("pinned").and_then(Value::as_bool).unwrap_or(false);
     let base = meta
         .get("base_relevance")
@@ -80,12 +107,15 @@ pub fn relevance(meta: &Value, kind: &str, now: &str, lambda: f64) -> Relevance 
         "_updated_at",
     ]
     .iter()
-    .find_map(|k| meta.get(*k).and_then(Value::as_str).map(str::to_string))
-    .unwrap_or_else(|| now.to_string());
+    .find_map(|k| meta.get(*k).and_then(Value::as_str).map(str::to_string));
+    // accessed: the last time it was seen true or read by an agent
+    let last = later(last, reads.map(|r| r.1.as_str())).unwrap_or_else(|| now.to_string());
     let days = days_between(&last, now).unwrap_or(0.0).max(0.0);
-    // KIP keeps no access counts: the signals the sleep-mode instructions
-    // name stand in for them (times observed, times used)
-    let access = reinforcements(meta).max(1.0);
+    // accesses: the read log's count, or the signals the sleep-mode
+    // instructions name (times observed, times used), whichever is more
+    let access = reinforcements(meta)
+        .max(reads.map_or(0.0, |r| r.0 as f64))
+        .max(1.0);
     let type_weight = match kind {
         "core" => CORE_WEIGHT,
         "episodic" => EPISODIC_WEIGHT,
@@ -151,9 +181,36 @@ pub(super) struct Fact {
     pub subject_salience: Option<f64>,
     /// The type of the link's object ("" for a node).
     pub object_type: String,
+    /// How often agents read it, and when last (the read log).
+    pub reads: Option<(i64, String)>,
+}
+
+/// Fills in how often agents read each fact (one query a page).
+pub(super) fn with_reads(nx: &Nexus, facts: &mut [Fact]) -> KipResult<()> {
+    let ids: Vec<i64> = facts
+        .iter()
+        .filter_map(|f| store::ids::parse_element_id(&f.id))
+        .collect();
+    let mut uses = crate::audit::reads::uses(nx.db(), &ids)?;
+    for f in facts {
+        if let Some(id) = store::ids::parse_element_id(&f.id) {
+            f.reads = uses.remove(&id);
+        }
+    }
+    Ok(())
 }
 
 impl Fact {
+    /// When it was last seen true or read by an agent.
+    fn seen(&self) -> Option<String> {
+        later(
+            last_seen(&self.meta),
+            self.reads.as_ref().map(|r| r.1.as_str()),
+        )
+    }
+    fn read_count(&self) -> i64 {
+        self.reads.as_ref().map_or(0, |r| r.0)
+    }
     fn salience(&self) -> f64 {
         num(&self.meta, "salience_score")
             .or(self.subject_salience)
@@ -166,12 +223,14 @@ impl Fact {
         self.meta.get("pinned").and_then(Value::as_bool) == Some(true) || self.confidence() >= 1.0
     }
     /// 7B's band: reinforced facts (seen 3+ times, salient, or worth
-    /// learning from) decay at √factor, low-value clutter at factor², the
-    /// rest at the factor.
+    /// learning from) decay at √factor, and so do facts agents often read;
+    /// low-value clutter at factor², the rest at the factor.
     pub(super) fn band(&self, f: f64) -> (&'static str, f64) {
         let ev = reinforcements(&self.meta);
         let lv = num(&self.meta, "learning_value").unwrap_or(0.0);
-        if ev >= REINFORCED_CONFIRMATIONS
+        if self.read_count() >= USED_READS {
+            ("used", f.sqrt())
+        } else if ev >= REINFORCED_CONFIRMATIONS
             || self.salience() >= REINFORCED_SALIENCE
             || lv >= REINFORCED_SALIENCE
         {
@@ -228,7 +287,9 @@ impl Fact {
         if strength <= STRENGTH_FLOOR {
             return None;
         }
-        let seen = last_seen(&self.meta)?;
+        // a fact an agent read is not stale until the threshold passes
+        // after that read
+        let seen = self.seen()?;
         let stale_from = days_between(&seen, now).unwrap_or(0.0) - threshold;
         if stale_from <= 0.0 {
             return None;
@@ -334,8 +395,11 @@ fn facts_page(
             meta: r[0].get("metadata").cloned().unwrap_or(Value::Null),
             subject_salience: r[3].as_f64(),
             object_type: r[4].as_str().unwrap_or_default().to_string(),
+            reads: None,
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut out = out;
+    with_reads(nx, &mut out)?;
     Ok((out, next))
 }
 
@@ -444,11 +508,17 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
                 continue;
             };
             let age = days_between(&seen, &now).unwrap_or(0.0);
+            // unused: neither seen true nor read by an agent since
+            let unused = fact
+                .seen()
+                .and_then(|t| days_between(&t, &now))
+                .unwrap_or(age);
             let r = relevance(
                 &fact.meta,
                 "semantic",
                 &now,
                 cx.opts.params.relevance_lambda,
+                fact.reads.as_ref(),
             );
             let conf = fact.confidence();
             let importance = fact.importance();
@@ -507,7 +577,8 @@ WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }
                 )
             } else if !protected
                 && !PROTECTED_OBJECT_TYPES.contains(&fact.object_type.as_str())
-                && age > cx.opts.params.fact_archival_age_days as f64
+                && unused > cx.opts.params.fact_archival_age_days as f64
+                && fact.read_count() <= FACT_ARCHIVAL_MAX_READS
                 && importance < FACT_ARCHIVAL_MAX_IMPORTANCE
                 && r.score < cx.opts.params.archive_threshold
                 && !fact.correction()
@@ -515,8 +586,9 @@ WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }
                 (
                     "fact archival",
                     format!(
-                        "{age:.0} days unobserved (> {}), importance {importance:.2} < {FACT_ARCHIVAL_MAX_IMPORTANCE}, relevance {:.4} < {}, not a protected category, not a correction",
+                        "{unused:.0} days neither observed nor read (> {}), read {} times (≤ {FACT_ARCHIVAL_MAX_READS}), importance {importance:.2} < {FACT_ARCHIVAL_MAX_IMPORTANCE}, relevance {:.4} < {}, not a protected category, not a correction",
                         cx.opts.params.fact_archival_age_days,
+                        fact.read_count(),
                         r.score,
                         cx.opts.params.archive_threshold
                     ),
@@ -527,7 +599,7 @@ WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }
             *bands_count.entry(r.status).or_default() += 1;
             let id = fact.id.clone();
             let label = fact.label.clone();
-            let inputs = json!({"rule": rule, "relevance": r, "confidence": conf, "importance": importance, "evidence_count": reinforcements(&fact.meta), "salience": fact.salience(), "now": now});
+            let inputs = json!({"rule": rule, "relevance": r, "reads": fact.read_count(), "last_read": fact.reads.as_ref().map(|r| r.1.clone()), "confidence": conf, "importance": importance, "evidence_count": reinforcements(&fact.meta), "salience": fact.salience(), "now": now});
             drafts.push(Draft {
                 class: "archive".into(),
                 key: format!("archive:{id}"),

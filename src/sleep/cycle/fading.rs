@@ -12,7 +12,7 @@
 //! (confidence 1.0) or archived.
 
 use super::context::*;
-use super::decay::{Fact, Step, write_steps};
+use super::decay::{Fact, Step, with_reads, write_steps};
 
 /// Types whose nodes never fade.
 pub const NEVER_FADE: &[&str] = &[
@@ -71,6 +71,7 @@ fn as_fact(c: &Value) -> Fact {
         meta: Value::Object(meta),
         subject_salience: None,
         object_type: String::new(),
+        reads: None,
     }
 }
 
@@ -122,12 +123,16 @@ pub(super) fn fade_concepts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<BTreeMap<&
                 text.push_str(&format!(" CURSOR {}", q(c)));
             }
             let (page, next) = cx.unlocked(nx, |nx| find_page(nx, &text, json!({})))?;
+            let mut facts: Vec<Fact> = page
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| !s(c, &["name"]).starts_with('$'))
+                .map(as_fact)
+                .collect();
+            cx.unlocked(nx, |nx| with_reads(nx, &mut facts))?;
             let mut updates: Vec<Step> = Vec::new();
-            for c in page.as_array().into_iter().flatten() {
-                if s(c, &["name"]).starts_with('$') {
-                    continue;
-                }
-                let fact = as_fact(c);
+            for fact in facts {
                 if fact.pinned_or_certain()
                     || fact.meta.get("archived").and_then(Value::as_bool) == Some(true)
                     || s(&fact.meta, &["memory_tier"]) == "archived"
