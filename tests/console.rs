@@ -2103,3 +2103,63 @@ fn the_graph_finder_follows_the_consoles_own_undo() {
     );
     assert!(!s.contains("Zora Quill"), "{s}");
 }
+
+/// A pending item says which of the agents' recent reads it would answer
+/// differently: weighed in the background when the item is shown.
+#[test]
+fn reflections_show_which_recent_reads_an_item_changes() {
+    let mut a = app();
+    a.with_nexus(|nx| {
+        let mut r = somnus::sleep::Heuristic;
+        somnus::sleep::run(
+            nx,
+            &somnus::sleep::Options::new(somnus::sleep::Scope::Full, "2026-11-20T03:00:00Z"),
+            &mut r,
+            None,
+            None,
+        )
+        .expect("cycle");
+        // an agent asked for the JS topic an hour ago
+        let at = (chrono::Utc::now() - chrono::Duration::hours(1))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        nx.record_reads(&[somnus::audit::reads::Logged {
+            at,
+            caller: "scout".into(),
+            channel: "http".into(),
+            served: somnus::audit::reads::Served {
+                kind: "FIND".into(),
+                command: r#"FIND(?t.name) WHERE { ?t {type: "Topic"} FILTER(?t.name == "JS") }"#
+                    .into(),
+                parameters: serde_json::json!({}),
+                elements: vec![],
+                rows: 1,
+                micros: 40,
+                error: None,
+                dry_run: false,
+            },
+        }])
+        .expect("logged");
+    });
+    alt(&mut a, '4');
+    let items = a.reflections.proposals[0].items.clone();
+    let js = items
+        .iter()
+        .position(|i| i.title.contains(r#"Merge Topic "JS""#))
+        .expect("JS merge");
+    for _ in 0..js {
+        key(&mut a, KeyCode::Down);
+    }
+    let shown = masked(screen(&mut a, 120, 36));
+    assert!(
+        shown.contains("recall changes the answer to 1 of scout's recent reads"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("reflections_impact", shown);
+    // another item, whose answer it does not change
+    key(&mut a, KeyCode::Down);
+    let other = masked(screen(&mut a, 120, 36));
+    assert!(
+        other.contains("changes none of the 1 recent reads weighed"),
+        "{other}"
+    );
+}

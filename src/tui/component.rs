@@ -114,6 +114,12 @@ pub enum Job {
         params: Map<String, Value>,
     },
     Decide(Decision),
+    /// Which of the agents' recent reads a pending item would answer
+    /// differently (run and rolled back).
+    Impact {
+        proposal: i64,
+        seq: i64,
+    },
     /// A sleep cycle, reporting progress as it goes.
     Sleep {
         scope: crate::sleep::Scope,
@@ -283,6 +289,12 @@ pub enum JobOutput {
     },
     /// What a decision did, or why it was refused.
     Decided(Result<String, String>),
+    /// An item's recall impact: the reads weighed and those it changes.
+    Impact {
+        proposal: i64,
+        seq: i64,
+        result: Result<(usize, Vec<crate::review::impact::Changed>), String>,
+    },
     SleepProgress(crate::sleep::Progress),
     SleepDone(Result<Box<crate::sleep::Report>, String>),
     /// Writes of an import done, of those planned.

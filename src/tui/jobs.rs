@@ -82,6 +82,11 @@ impl Job {
                     .map_err(|e| format!("{}: {}", e.code, e.message)),
             },
             Job::Decide(d) => JobOutput::Decided(decide(nx, d)),
+            Job::Impact { proposal, seq } => JobOutput::Impact {
+                proposal,
+                seq,
+                result: impact(nx, proposal, seq).map_err(|e| format!("{}: {}", e.code, e.message)),
+            },
             Job::Runs => JobOutput::Runs(
                 crate::sleep::cycle::runs(nx, 200)
                     .and_then(|r| {
@@ -461,4 +466,25 @@ fn decide(nx: &mut Nexus, d: Decision) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// A pending item's recall impact, as the proposal is now.
+fn impact(
+    nx: &mut Nexus,
+    proposal: i64,
+    seq: i64,
+) -> crate::kip::KipResult<(usize, Vec<crate::review::impact::Changed>)> {
+    let item = crate::review::proposals::items(nx, proposal)?
+        .into_iter()
+        .find(|i| i.seq == seq)
+        .ok_or_else(|| {
+            crate::kip::KipError::new(
+                crate::kip::ErrorCode::NotFound,
+                format!("proposal #{proposal} has no item {seq}"),
+            )
+        })?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let recent = crate::review::impact::recent_reads(nx, &now)?;
+    let changed = crate::review::impact::impact(nx, &item, &recent)?;
+    Ok((recent.len(), changed))
 }

@@ -59,7 +59,16 @@ pub struct Reflections {
     pub edit_previews: BTreeMap<(i64, i64), EditPreview>,
     /// `/`: items whose class, title or status hold the words.
     filter: ListFilter,
+    /// Each pending item's recall impact, once weighed (cleared when the
+    /// proposals are read again: the memory may have moved).
+    impacts: BTreeMap<(i64, i64), ImpactResult>,
+    /// Items whose impact is being weighed.
+    weighing: BTreeSet<(i64, i64)>,
 }
+
+/// The reads weighed and those an item changes, or why it could not be
+/// weighed.
+type ImpactResult = Result<(usize, Vec<crate::review::impact::Changed>), String>;
 
 /// A kept rewrite's title and changes, or why it could not be previewed.
 pub type EditPreview = Result<(String, Vec<Value>), String>;
@@ -200,6 +209,68 @@ impl Reflections {
             editing: None,
             edit_previews: BTreeMap::new(),
             filter: ListFilter::default(),
+            impacts: BTreeMap::new(),
+            weighing: BTreeSet::new(),
+        }
+    }
+
+    /// Weighs the selected item's recall impact in the background, if it
+    /// is pending and not weighed yet.
+    fn want_impact(&mut self) -> Vec<Action> {
+        let Some(key) = self
+            .proposal()
+            .map(|p| p.id)
+            .zip(self.item().filter(|i| i.status == "pending").map(|i| i.seq))
+        else {
+            return vec![];
+        };
+        if self.impacts.contains_key(&key) || !self.weighing.insert(key) {
+            return vec![];
+        }
+        vec![Action::Spawn(Job::Impact {
+            proposal: key.0,
+            seq: key.1,
+        })]
+    }
+
+    /// The recall line of a pending item's detail.
+    fn recall_lines(&self, key: (i64, i64), l: &mut Vec<Line<'static>>) {
+        let label = Span::styled("recall ", theme::dim());
+        match self.impacts.get(&key) {
+            None => l.push(Line::from(vec![
+                label,
+                Span::styled("weighing the agents' recent reads…", theme::dim()),
+            ])),
+            Some(Err(e)) => l.push(Line::from(vec![
+                label,
+                Span::styled(format!("could not be weighed: {e}"), theme::warn()),
+            ])),
+            Some(Ok((0, _))) => l.push(Line::from(vec![
+                label,
+                Span::styled("no agent read logged in the last 14 days", theme::dim()),
+            ])),
+            Some(Ok((weighed, changed))) => {
+                match crate::review::impact::summary(changed, *weighed) {
+                    Some(s) => l.push(Line::from(vec![label, Span::styled(s, theme::warn())])),
+                    None => l.push(Line::from(vec![
+                        label,
+                        Span::raw(format!(
+                            "changes none of the {weighed} recent reads weighed"
+                        )),
+                    ])),
+                }
+                for c in changed.iter().take(3) {
+                    l.push(Line::styled(
+                        format!(
+                            "  {} {}: {}",
+                            c.at.get(..16).unwrap_or(&c.at),
+                            c.caller,
+                            crate::text::one_line(&c.command)
+                        ),
+                        theme::dim(),
+                    ));
+                }
+            }
         }
     }
 
@@ -565,6 +636,9 @@ impl Reflections {
         }
         for c in &it.conflicts {
             l.push(Line::styled(c.clone(), theme::warn()));
+        }
+        if it.status == "pending" {
+            self.recall_lines((pid, it.seq), &mut l);
         }
         if it.status == "stale" {
             // shown again: the preview below is what it would do now
@@ -935,7 +1009,7 @@ impl Component for Reflections {
         if self.filter.key(&key) {
             self.i_sel = 0;
             self.scroll = 0;
-            return vec![];
+            return self.want_impact();
         }
         let n_items = self.visible().len();
         match self.focus {
@@ -949,7 +1023,7 @@ impl Component for Reflections {
                         self.chosen.clear();
                         self.scroll = 0;
                     }
-                    return vec![];
+                    return self.want_impact();
                 }
             }
             Focus::Items => {
@@ -958,7 +1032,7 @@ impl Component for Reflections {
                         self.i_sel = to;
                         self.scroll = 0;
                     }
-                    return vec![];
+                    return self.want_impact();
                 }
             }
         }
@@ -1104,6 +1178,18 @@ impl Component for Reflections {
                 if !here {
                     self.chosen.clear();
                 }
+                // the memory may have moved: weighed again when shown
+                self.impacts.clear();
+                self.weighing.clear();
+                self.want_impact()
+            }
+            Action::Done(JobOutput::Impact {
+                proposal,
+                seq,
+                result,
+            }) => {
+                self.weighing.remove(&(*proposal, *seq));
+                self.impacts.insert((*proposal, *seq), result.clone());
                 vec![]
             }
             Action::Done(JobOutput::Decided(r)) => {
