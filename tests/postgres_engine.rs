@@ -636,3 +636,59 @@ fn every_clause_constrains_on_postgresql_as_on_sqlite() {
         serde_json::json!(2)
     );
 }
+
+/// The read log on PostgreSQL: a served FIND names the elements it bound,
+/// its reads are counted per element and caller, and the retention cuts
+/// by time and by count as on SQLite.
+#[test]
+fn the_read_log_counts_and_prunes_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_reads");
+    let mut pg = m.open();
+    ok(
+        &mut pg,
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Drug"} } CONCEPT ?a { {type: "Drug", name: "Aspirin"} } CONCEPT ?b { {type: "Drug", name: "Ibuprofen"} } }"#,
+    );
+    let req = somnus::protocol::Request::command(r#"FIND(?d.name) WHERE { ?d {type: "Drug"} }"#);
+    let (_, served) = pg.execute_served(&req);
+    assert_eq!(served.len(), 1);
+    assert_eq!(served[0].kind, "FIND");
+    assert_eq!(served[0].rows, 2);
+    let ids = served[0].elements.clone();
+    assert_eq!(ids.len(), 2);
+    let logged = |at: &str| somnus::audit::reads::Logged {
+        at: at.into(),
+        caller: "scout".into(),
+        channel: "http".into(),
+        served: served[0].clone(),
+    };
+    pg.record_reads(&[
+        logged("2026-01-01T00:00:00.000Z"),
+        logged("2026-06-01T00:00:00.000Z"),
+        logged("2026-07-01T00:00:00.000Z"),
+        logged("2026-08-01T00:00:00.000Z"),
+    ])
+    .expect("record");
+    let u = somnus::audit::reads::use_of(pg.db(), ids[0]).expect("use");
+    assert_eq!(
+        (u.count, u.last.as_deref()),
+        (4, Some("2026-08-01T00:00:00.000Z"))
+    );
+    let many = somnus::audit::reads::uses(pg.db(), &ids).expect("uses");
+    assert_eq!(many.get(&ids[1]).map(|u| u.0), Some(4));
+    let p = pg
+        .prune_reads("2026-05-01T00:00:00.000Z", Some(2), false)
+        .expect("prune");
+    assert_eq!(p.requests, 2);
+    let left = somnus::audit::reads::recent(pg.db(), &Default::default(), 10).expect("recent");
+    assert_eq!(
+        left.iter().map(|r| r.at.as_str()).collect::<Vec<_>>(),
+        ["2026-08-01T00:00:00.000Z", "2026-07-01T00:00:00.000Z"]
+    );
+    assert_eq!(
+        somnus::audit::reads::use_of(pg.db(), ids[0])
+            .expect("use")
+            .count,
+        4
+    );
+}
