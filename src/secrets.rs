@@ -391,9 +391,71 @@ pub fn redact(text: &str) -> (String, Vec<String>) {
     (out, found.into_iter().map(|f| f.rule).collect())
 }
 
+/// Masks the secrets in every text of a JSON value, in place: each string
+/// is redacted, and an object's string value is masked whole when it is
+/// a secret by its key (`{"password": "hunter22"}`). Says how many it
+/// masked.
+pub fn redact_value(v: &mut serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let (out, found) = redact(s);
+            if !found.is_empty() {
+                *s = out;
+            }
+            found.len()
+        }
+        Value::Array(items) => items.iter_mut().map(redact_value).sum(),
+        Value::Object(map) => map
+            .iter_mut()
+            .map(|(k, x)| match x {
+                Value::String(s) => {
+                    let (out, found) = redact(s);
+                    if !found.is_empty() {
+                        *s = out;
+                        return found.len();
+                    }
+                    // a secret only by its key
+                    let labelled = find(&format!("{k}: {s}"));
+                    match labelled.iter().find(|f| f.end > k.len() + 2) {
+                        Some(f) => {
+                            *s = mask(&f.rule);
+                            1
+                        }
+                        None => 0,
+                    }
+                }
+                _ => redact_value(x),
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_value_loses_its_secrets_and_keeps_its_shape() {
+        let gh = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+        let mut v = serde_json::json!({
+            "note": format!("token {gh}"),
+            "password": "hunter22",
+            "list": [gh.clone(), 3],
+            "name": "Ada"
+        });
+        assert_eq!(redact_value(&mut v), 3);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "note": "token [redacted github-pat]",
+                "password": "[redacted password]",
+                "list": ["[redacted github-pat]", 3],
+                "name": "Ada"
+            })
+        );
+    }
 
     fn rules_of(text: &str) -> Vec<String> {
         find(text).into_iter().map(|f| f.rule).collect()

@@ -610,3 +610,33 @@ fn an_item_names_the_recent_reads_whose_answer_it_changes_and_writes_nothing() {
     assert_eq!(item.status, "pending");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A secret an agent sends (in the command or its parameters) is masked
+/// before the log keeps it.
+#[test]
+fn the_log_never_keeps_a_secret_an_agent_sent() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    // built from parts, so no scanner mistakes this file for a leak
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    let mut params = Map::new();
+    params.insert("password".into(), json!("hunter22"));
+    params.insert("q".into(), json!(format!("key {token}")));
+    let req = Request::command(&format!(
+        r#"SEARCH CONCEPT "{token}" WITH TYPE "Person" LIMIT 1"#
+    ))
+    .with_params(params);
+    let (_, served) = nx.execute_served(&req);
+    nx.record_reads(&[logged_at(
+        "2026-11-20T00:00:00.000Z",
+        "scout",
+        served[0].clone(),
+    )])
+    .expect("record");
+    let rows = reads::recent(nx.db(), &Filter::default(), 5).expect("recent");
+    let kept = serde_json::to_string(&rows[0].to_json()).expect("json");
+    assert!(!kept.contains(&token), "{kept}");
+    assert!(!kept.contains("hunter22"), "{kept}");
+    assert!(kept.contains("[redacted github-pat]"), "{kept}");
+    assert_eq!(rows[0].parameters["password"], json!("[redacted password]"));
+}

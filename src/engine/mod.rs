@@ -890,10 +890,13 @@ impl Nexus {
                 Outcome::Err(e) => Some(format!("{} {}", e.code.code(), e.message)),
                 _ => None,
             };
+            // a secret an agent sent is never kept in the log
+            let mut parameters = Value::Object(params.clone());
+            crate::secrets::redact_value(&mut parameters);
             log.push(crate::audit::reads::Served {
                 kind: kind.to_string(),
-                command: text.to_string(),
-                parameters: Value::Object(params.clone()),
+                command: crate::secrets::redact(text).0,
+                parameters,
                 elements: if error.is_none() {
                     got.elements
                 } else {
