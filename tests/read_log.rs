@@ -622,7 +622,7 @@ fn the_log_never_keeps_a_secret_an_agent_sent() {
     let mut params = Map::new();
     params.insert("password".into(), json!("hunter22"));
     params.insert("q".into(), json!(format!("key {token}")));
-    let req = Request::command(&format!(
+    let req = Request::command(format!(
         r#"SEARCH CONCEPT "{token}" WITH TYPE "Person" LIMIT 1"#
     ))
     .with_params(params);
