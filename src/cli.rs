@@ -819,7 +819,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             let read_log = read_log.settings()?;
             let mut nx = open(&target)?;
             if let Some(s) = read_log {
-                let _ = nx.prune_reads(&reads::days_ago(s.retention_days), Some(s.max_rows), false);
+                let _ = nx.prune_reads(
+                    &crate::audit::reads::days_ago(s.retention_days),
+                    Some(s.max_rows),
+                    false,
+                );
             }
             // answered requests, written to the log after their answers
             // (every RPC_LOG_BATCH requests or second, and at the end)

@@ -242,23 +242,11 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
     assert_eq!(rows[0].elements, vec![ada]);
     drop(nx);
     // rpc: each answered line, logged by the end of the session
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_somnus"))
-        .args(["--db", &db.to_string_lossy(), "rpc"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("rpc");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(
-            stdin,
-            "{}",
-            json!({"method": "execute_kip_readonly", "params": {"command": "SEARCH CONCEPT \"program\" WITH TYPE \"Person\" LIMIT 1"}})
-        )
-        .expect("write");
-    }
-    let out = child.wait_with_output().expect("rpc ran");
+    let out = rpc(
+        &db,
+        &[],
+        json!({"method": "execute_kip_readonly", "params": {"command": "SEARCH CONCEPT \"program\" WITH TYPE \"Person\" LIMIT 1"}}),
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("Ada Lovelace"));
     let nx = Nexus::open(&db).expect("open");
     let rows = reads::recent(
@@ -277,26 +265,30 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
     assert_eq!(reads::use_of(nx.db(), ada).expect("use").count, 2);
     drop(nx);
     // --read-log off logs nothing
+    rpc(
+        &db,
+        &["--read-log", "off"],
+        json!({"method": "execute_kip_readonly", "params": {"command": "FIND(?p) WHERE { ?p {type: \"Person\"} } LIMIT 5"}}),
+    );
+    let nx = Nexus::open(&db).expect("open");
+    assert_eq!(reads::size(nx.db()).expect("size").0, 2);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `somnus rpc` on `db` answering one request line.
+fn rpc(db: &std::path::Path, args: &[&str], request: Value) -> std::process::Output {
+    use std::io::Write;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_somnus"))
-        .args(["--db", &db.to_string_lossy(), "rpc", "--read-log", "off"])
+        .args(["--db", &db.to_string_lossy(), "rpc"])
+        .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("rpc");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(
-            stdin,
-            "{}",
-            json!({"method": "execute_kip_readonly", "params": {"command": "FIND(?p) WHERE { ?p {type: \"Person\"} } LIMIT 5"}})
-        )
-        .expect("write");
-    }
-    child.wait_with_output().expect("rpc ran");
-    let nx = Nexus::open(&db).expect("open");
-    assert_eq!(reads::size(nx.db()).expect("size").0, 2);
-    let _ = std::fs::remove_dir_all(&d);
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{request}").expect("write");
+    drop(stdin);
+    child.wait_with_output().expect("rpc ran")
 }
 
 fn served(kind: &str, elements: Vec<i64>) -> Served {

@@ -25,6 +25,13 @@ pub const MAX_LOGGED_ELEMENTS: usize = 200;
 /// Elements one request counts as read (a FIND returning more counts the
 /// first ones).
 pub const MAX_COUNTED_ELEMENTS: usize = 1_000;
+/// The time `days` before now (RFC 3339): what a retention of `days`
+/// prunes before.
+pub fn days_ago(days: u32) -> String {
+    (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// Log rows written per INSERT statement.
 const ROWS_PER_INSERT: usize = 100;
 /// How long the log keeps a request, by default (`--read-log-days`).

@@ -41,12 +41,6 @@ impl ReadLogArgs {
     }
 }
 
-/// The time `days` ago (RFC 3339).
-pub fn days_ago(days: u32) -> String {
-    (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 #[derive(Subcommand, Debug)]
 pub enum ReadsCmd {
     /// The elements agents read most, with how often and when last
@@ -213,7 +207,7 @@ pub fn run(nx: &mut Nexus, what: &ReadsCmd) -> Result<i32> {
             dry_run,
         } => {
             let p = nx
-                .prune_reads(&days_ago(*older_than_days), *max, *dry_run)
+                .prune_reads(&reads::days_ago(*older_than_days), *max, *dry_run)
                 .map_err(fail)?;
             crate::say!(
                 "{} {} logged requests and the read counts of {} elements no longer in the memory",

@@ -945,10 +945,7 @@ impl Nexus {
         dry_run: bool,
         actor: &crate::protocol::Actor,
     ) -> Outcome {
-        match kip::parse(text, params) {
-            Ok(cmd) => self.run_parsed(&cmd, text, readonly, dry_run, actor),
-            Err(e) => Outcome::Err(e),
-        }
+        self.served(text, params, readonly, dry_run, actor).0
     }
 
     fn run_parsed(

@@ -183,18 +183,18 @@ impl ServerHandler for KipMcp {
             self.pool
                 .write(move |nx| super::gate::stage(nx, &req, &caller).to_json())
                 .await
-        } else if super::is_read_only(&req) {
-            let run = move |nx: &mut crate::Nexus| {
-                let (r, served) = super::answer(nx, &req, logging);
-                (r.to_json(), served)
-            };
-            self.pool.read(run).await.map(log)
         } else {
+            let read_only = super::is_read_only(&req);
             let run = move |nx: &mut crate::Nexus| {
                 let (r, served) = super::answer(nx, &req, logging);
                 (r.to_json(), served)
             };
-            self.pool.write(run).await.map(log)
+            let answered = if read_only {
+                self.pool.read(run).await
+            } else {
+                self.pool.write(run).await
+            };
+            answered.map(log)
         };
         let resp = out.map_err(|e| McpError::internal_error(e.message, None))?;
         let text = resp.to_string();

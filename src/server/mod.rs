@@ -243,15 +243,15 @@ async fn kip(
     let logging = s.read_log.is_some();
     let out = if gate::stages(&req, &id) {
         s.pool.write(move |nx| gate::stage(nx, &req, &id)).await
-    } else if is_read_only(&req) {
-        let run = move |nx: &mut Nexus| answer(nx, &req, logging);
-        s.pool.read(run).await.map(|(r, served)| {
-            log(&s, &who, at, served);
-            r
-        })
     } else {
+        let read_only = is_read_only(&req);
         let run = move |nx: &mut Nexus| answer(nx, &req, logging);
-        s.pool.write(run).await.map(|(r, served)| {
+        let answered = if read_only {
+            s.pool.read(run).await
+        } else {
+            s.pool.write(run).await
+        };
+        answered.map(|(r, served)| {
             log(&s, &who, at, served);
             r
         })

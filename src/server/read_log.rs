@@ -71,9 +71,7 @@ impl ReadLog {
                         },
                         _ = stop.notified() => closing = true,
                         _ = prune.tick() => {
-                            let before = (chrono::Utc::now()
-                                - chrono::Duration::days(i64::from(settings.retention_days)))
-                            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+                            let before = reads::days_ago(settings.retention_days);
                             let _ = pool
                                 .write(move |nx| nx.prune_reads(&before, Some(settings.max_rows), false))
                                 .await;
