@@ -321,6 +321,14 @@ pub enum Cmd {
         /// Run the KIP workloads side by side: somnus, hand-written SQL on the same file, and (built with `--features reference`) the reference engine anda_cognitive_nexus 0.11.0
         #[arg(long)]
         compare: bool,
+        /// Measure SEARCH's recall on a conversational memory instead, beside a textbook BM25
+        /// baseline (recall@5 and @10 of the evidence turns, by question category)
+        #[arg(long)]
+        recall: bool,
+        /// With --recall: conversations from this file in LoCoMo's layout instead of the
+        /// generated ones
+        #[arg(long, requires = "recall", value_name = "FILE")]
+        dataset: Option<std::path::PathBuf>,
         /// With --compare: the memory sizes, in concepts
         #[arg(long, value_delimiter = ',', default_value = "5000,100000,1000000")]
         sizes: Vec<usize>,
@@ -905,6 +913,25 @@ pub fn run(cli: Cli) -> Result<i32> {
                     crate::bench::compare_to_files(&sizes, runs, reference_max, postgres, &out)?
                 }
             }
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            recall: true,
+            dataset,
+            ..
+        }) => {
+            let (title, convs) = match &dataset {
+                Some(f) => (
+                    format!("SEARCH recall on {}", f.display()),
+                    crate::bench::recall::locomo(f).map_err(|e| eyre!(e))?,
+                ),
+                None => (
+                    "SEARCH recall on the generated conversations".to_string(),
+                    crate::bench::recall::generated(4),
+                ),
+            };
+            let r = crate::bench::recall::measure(&convs).map_err(|e| eyre!(e))?;
+            crate::say!("{}", crate::bench::recall::table(&title, &r));
             Ok(0)
         }
         Some(Cmd::Bench {

@@ -2,6 +2,7 @@
 
 extern crate alloc;
 
+pub mod analysis;
 pub mod audit;
 pub mod bench;
 pub mod cli;

@@ -8,53 +8,63 @@ use std::path::{Path, PathBuf};
 /// Each part of the crate and what it may use (`Nexus` is the engine's).
 const MAY_USE: &[(&str, &[&str])] = &[
     ("kip", &[]),
+    ("analysis", &[]),
     ("text", &[]),
     ("secrets", &[]),
     ("protocol", &["kip"]),
-    ("store", &["kip"]),
+    ("store", &["kip", "analysis"]),
     ("audit", &["store", "kip"]),
     (
         "engine",
-        &["audit", "store", "kip", "protocol", "text", "secrets"],
+        &[
+            "audit", "store", "analysis", "kip", "protocol", "text", "secrets",
+        ],
     ),
-    ("conformance", &["engine", "store", "protocol", "kip"]),
-    ("demo", &["engine", "store", "protocol", "kip", "audit"]),
+    (
+        "conformance",
+        &["engine", "store", "analysis", "protocol", "kip"],
+    ),
+    (
+        "demo",
+        &["engine", "store", "analysis", "protocol", "kip", "audit"],
+    ),
     (
         "review",
         &[
-            "engine", "audit", "store", "kip", "protocol", "secrets", "text",
+            "engine", "audit", "store", "analysis", "kip", "protocol", "secrets", "text",
         ],
     ),
     (
         "import",
         &[
-            "review", "engine", "audit", "store", "kip", "protocol", "secrets", "text",
+            "review", "engine", "audit", "store", "analysis", "kip", "protocol", "secrets", "text",
         ],
     ),
     (
         "sleep",
         &[
-            "review", "engine", "audit", "store", "kip", "protocol", "secrets", "text",
+            "review", "engine", "audit", "store", "analysis", "kip", "protocol", "secrets", "text",
         ],
     ),
     (
         "server",
         &[
-            "sleep", "review", "engine", "audit", "store", "kip", "protocol", "secrets", "text",
+            "sleep", "review", "engine", "audit", "store", "analysis", "kip", "protocol",
+            "secrets", "text",
         ],
     ),
     (
         "tui",
         &[
-            "server", "sleep", "import", "review", "engine", "audit", "store", "kip", "protocol",
-            "secrets", "text", "demo",
+            "server", "sleep", "import", "review", "engine", "audit", "store", "analysis", "kip",
+            "protocol", "secrets", "text", "demo",
         ],
     ),
     (
         "bench",
         &[
-            "tui", "server", "sleep", "import", "review", "engine", "audit", "store", "kip",
-            "protocol", "secrets", "text", "demo",
+            "tui", "server", "sleep", "import", "review", "engine", "audit", "store", "analysis",
+            "kip", "protocol", "secrets", "text", "demo",
         ],
     ),
 ];

@@ -692,3 +692,33 @@ fn the_read_log_counts_and_prunes_on_postgresql() {
         4
     );
 }
+
+/// SEARCH on PostgreSQL asks its `simple` index for the question's stems
+/// as prefixes, less its stop words: inflections meet both ways there too.
+#[test]
+fn search_finds_inflections_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_search");
+    let mut pg = m.open();
+    ok(
+        &mut pg,
+        r#"UPSERT { CONCEPT ?a { {type: "Event", name: "D1:1"} SET ATTRIBUTES { content_summary: "I volunteer at the animal shelter." } } CONCEPT ?b { {type: "Event", name: "D1:2"} SET ATTRIBUTES { content_summary: "We went camping by the lake." } } CONCEPT ?c { {type: "Event", name: "D1:3"} SET ATTRIBUTES { content_summary: "What did you do? What was it?" } } }"#,
+    );
+    let names = |v: Value| -> Vec<String> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|x| x["name"].as_str().expect("name").to_string())
+            .collect()
+    };
+    let v = ok(
+        &mut pg,
+        r#"SEARCH CONCEPT "Which shelters did she volunteer at?" WITH TYPE "Event" LIMIT 5"#,
+    );
+    assert_eq!(names(v), ["D1:1"]);
+    let v = ok(
+        &mut pg,
+        r#"SEARCH CONCEPT "camps" WITH TYPE "Event" LIMIT 5"#,
+    );
+    assert_eq!(names(v), ["D1:2"]);
+}

@@ -936,21 +936,46 @@ fn sql(
             serde_json::to_string(&out).map_err(|x| x.to_string())
         }
         Workload::Search => {
+            // the candidates by FTS5's bm25(), ranked again by the same
+            // BM25F somnus uses (the ranking is code, not SQL)
             let term = format!("e{k}");
             let mut st = conn
                 .prepare_cached(&format!(
-                    "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) AS r, lower(c.name) = lower(?2), {CONCEPT_JSON} \
-                     FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid WHERE concept_fts MATCH ?1 ORDER BY r LIMIT 50"
+                    "SELECT c.id, lower(c.name) = lower(?2), {CONCEPT_JSON}, f.name, f.codes, f.aliases, f.description, f.body \
+                     FROM concept_fts f JOIN concepts c ON c.id = f.rowid WHERE concept_fts MATCH ?1 \
+                     ORDER BY bm25(concept_fts, 10.0, 0.2, 8.0, 2.0, 1.0) LIMIT 200"
                 ))
                 .map_err(e)?;
-            let mut hits: Vec<(i64, f64, String)> = Vec::new();
-            let mut rows = st.query(params![format!("\"{term}\"*"), term]).map_err(e)?;
+            let mut cands = Vec::new();
+            let mut rest: Vec<(bool, String)> = Vec::new();
+            let mut rows = st.query(params![format!("\"{term}\""), term]).map_err(e)?;
             while let Some(r) = rows.next().map_err(e)? {
-                let rank: f64 = r.get(1).map_err(e)?;
-                let exact: bool = r.get(2).map_err(e)?;
-                let s = (-rank).max(0.0) * if exact { 2.0 } else { 1.0 };
-                hits.push((r.get(0).map_err(e)?, s / (1.0 + s), r.get(3).map_err(e)?));
+                let col = |i: usize| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+                cands.push(crate::engine::rank::Candidate {
+                    id: r.get(0).map_err(e)?,
+                    name: String::new(),
+                    columns: [
+                        col(3).map_err(e)?,
+                        col(4).map_err(e)?,
+                        col(5).map_err(e)?,
+                        col(6).map_err(e)?,
+                        col(7).map_err(e)?,
+                    ],
+                });
+                rest.push((r.get(1).map_err(e)?, r.get(2).map_err(e)?));
             }
+            drop(rows);
+            let scores = crate::engine::rank::bm25f(conn.into(), &[vec![term.clone()]], &cands)
+                .map_err(|x| x.message)?;
+            let hits = cands
+                .iter()
+                .zip(scores)
+                .zip(rest)
+                .map(|((c, s), (exact, j))| {
+                    let s = s * if exact { 2.0 } else { 1.0 };
+                    (c.id, s / (1.0 + s), j)
+                })
+                .collect();
             top_hits(hits)
         }
         Workload::UpdateSmall | Workload::UpdateLarge => {

@@ -211,7 +211,7 @@ impl PgSql {
                         concept_json!(),
                         " FROM concepts c, to_tsquery('simple', $1) q WHERE c.search @@ q ORDER BY r DESC, c.id LIMIT 50"
                     ),
-                    &[&format!("'{term}':*"), &term],
+                    &[&format!("'{term}'"), &term],
                 )?;
                 super::compare::top_hits(
                     rows.iter()

@@ -4,6 +4,7 @@
 pub mod compare;
 mod compare_pg;
 pub mod plot;
+pub mod recall;
 #[cfg(feature = "reference")]
 pub mod reference;
 pub mod wal;

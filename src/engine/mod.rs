@@ -9,6 +9,7 @@ pub mod meta;
 mod open;
 pub mod overview;
 pub mod plan;
+pub mod rank;
 pub mod search;
 
 use crate::kip::ast::Command;

@@ -9,48 +9,70 @@ use crate::store;
 use crate::store::db::{Backend, Db, Val};
 use serde_json::{Value, json};
 
-/// Turns free text into an FTS5 query: every word as a quoted prefix term,
-/// any of them may match (BM25 ranks documents matching more words higher).
-/// At most `MAX_SEARCH_WORDS` distinct words, each cut to `MAX_SEARCH_WORD`
+/// Turns free text into an FTS5 query over the analysed index
+/// (`analysis::query`): each kept word as any of its stems, the last word
+/// of a text still being typed also as a prefix; any word may match (BM25
+/// ranks documents matching more, and rarer, words higher). At most
+/// `MAX_SEARCH_WORDS` distinct words, each term cut to `MAX_SEARCH_WORD`
 /// characters, so the index query stays small whatever the text.
 pub fn fts_query(term: &str) -> Option<String> {
-    let words: Vec<String> = search_words(term)
-        .iter()
-        .map(|w| format!("\"{w}\"*"))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    let mut parts: Vec<String> = Vec::new();
+    for w in analysed(term).words {
+        for t in w.terms.iter().filter(|t| w.prefix.as_ref() != Some(*t)) {
+            parts.push(format!("\"{}\"", quoted(t)));
+        }
+        if let Some(p) = &w.prefix {
+            parts.push(format!("\"{}\"*", quoted(p)));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" OR "))
 }
 
-/// The same query for PostgreSQL's `to_tsquery`: `'word':* | …`.
+/// The same query for PostgreSQL's `to_tsquery` over its unstemmed
+/// `simple` document: each stem as a prefix (`'shelter':*` meets
+/// "shelters", `'camp':*` "camping"), numbers whole: `'word':* | …`.
 pub fn ts_query(term: &str) -> Option<String> {
-    let words: Vec<String> = search_words(term)
-        .iter()
-        .map(|w| format!("'{w}':*"))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" | "))
-}
-
-/// The distinct words of a search text (letters and digits only).
-fn search_words(term: &str) -> Vec<String> {
-    use crate::kip::limits::{MAX_SEARCH_WORD, MAX_SEARCH_WORDS};
-    let mut words: Vec<String> = Vec::new();
-    for w in term
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let w: String = w.chars().take(MAX_SEARCH_WORD).collect();
-        if !words.contains(&w) {
-            words.push(w);
-            if words.len() == MAX_SEARCH_WORDS {
-                break;
+    let mut parts: Vec<String> = Vec::new();
+    for w in analysed(term).words {
+        let mut terms = w.terms.clone();
+        if let Some(p) = w.prefix {
+            terms.push(p);
+        }
+        for t in terms {
+            let t = t.replace('\'', "''").replace('\\', "");
+            let p = if w.code {
+                format!("'{t}'")
+            } else {
+                format!("'{t}':*")
+            };
+            if !parts.contains(&p) {
+                parts.push(p);
             }
         }
     }
-    words
+    (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
-/// `rank` is BM25's (negative, lower is better) on SQLite, `ts_rank`'s
-/// (positive, higher is better) on PostgreSQL: either way `s / (1 + s)`.
+fn quoted(t: &str) -> String {
+    t.replace('"', "\"\"")
+}
+
+/// A search text analysed, within the search limits.
+fn analysed(term: &str) -> crate::analysis::Query {
+    use crate::kip::limits::{MAX_SEARCH_WORD, MAX_SEARCH_WORDS};
+    let mut q = crate::analysis::query(term, MAX_SEARCH_WORDS);
+    for w in &mut q.words {
+        for t in w.terms.iter_mut().chain(w.prefix.iter_mut()) {
+            if let Some((i, _)) = t.char_indices().nth(MAX_SEARCH_WORD) {
+                t.truncate(i);
+            }
+        }
+    }
+    q
+}
+
+/// `rank` is BM25F's (`rank::bm25f`) on SQLite, `ts_rank`'s on
+/// PostgreSQL (both positive, higher is better): either way `s / (1 + s)`.
 fn normalise(rank: f64, exact: bool) -> f64 {
     let s = rank.abs() * if exact { 2.0 } else { 1.0 };
     s / (1.0 + s)
@@ -63,33 +85,68 @@ pub fn concept_hits(
     ty: Option<&str>,
     limit: usize,
 ) -> KipResult<Vec<(i64, f64)>> {
-    let (q, sql) = match conn.backend() {
-        Backend::Sqlite => (
-            fts_query(term),
-            "SELECT c.id, bm25(concept_fts, 10.0, 8.0, 2.0, 1.0), c.name FROM concept_fts JOIN concepts c ON c.id = concept_fts.rowid \
-             WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, 10.0, 8.0, 2.0, 1.0) LIMIT ?3",
-        ),
-        Backend::Postgres => (
-            ts_query(term),
-            "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
-             WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2) ORDER BY r DESC, c.id LIMIT ?3",
-        ),
-    };
-    let Some(q) = q else {
-        return Ok(vec![]);
-    };
-    // concepts changed earlier in this transaction (a group's earlier
-    // command) are indexed first
-    store::sync_fts_for_read(conn)?;
     let lower = term.to_lowercase();
-    let mut hits: Vec<(i64, f64)> = Vec::new();
-    for r in conn.query(
-        sql,
-        &[q.into(), ty.into(), Val::Int((limit * 4).max(50) as i64)],
-    )? {
-        let (id, rank, name) = (r.i64(0)?, r.f64(1)?, r.text(2)?);
-        hits.push((id, normalise(rank, name.to_lowercase() == lower)));
-    }
+    let mut hits: Vec<(i64, f64)> = match conn.backend() {
+        Backend::Sqlite => {
+            let Some(q) = fts_query(term) else {
+                return Ok(vec![]);
+            };
+            // concepts changed earlier in this transaction (a group's
+            // earlier command) are indexed first
+            store::sync_fts_for_read(conn)?;
+            let [w0, w1, w2, w3, w4] = super::rank::WEIGHTS;
+            let sql = format!(
+                "SELECT c.id, c.name, f.name, f.codes, f.aliases, f.description, f.body FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
+                 WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}) LIMIT ?3"
+            );
+            let pool = (limit * 4).max(super::rank::POOL);
+            let mut cands = Vec::new();
+            for mut r in conn.query(&sql, &[q.into(), ty.into(), Val::Int(pool as i64)])? {
+                let mut col = |i: usize| {
+                    r.take_text(i)
+                        .or_else(|_| Ok::<_, crate::kip::KipError>(String::new()))
+                };
+                let columns = [col(2)?, col(3)?, col(4)?, col(5)?, col(6)?];
+                cands.push(super::rank::Candidate {
+                    id: r.i64(0)?,
+                    name: r.text(1)?,
+                    columns,
+                });
+            }
+            let words: Vec<Vec<String>> = analysed(term)
+                .words
+                .into_iter()
+                .map(|w| {
+                    w.terms
+                        .into_iter()
+                        .chain(w.prefix.map(|p| format!("{p}*")))
+                        .collect()
+                })
+                .collect();
+            let scores = super::rank::bm25f(conn, &words, &cands)?;
+            cands
+                .iter()
+                .zip(scores)
+                .map(|(c, s)| (c.id, normalise(s, c.name.to_lowercase() == lower)))
+                .collect()
+        }
+        Backend::Postgres => {
+            let Some(q) = ts_query(term) else {
+                return Ok(vec![]);
+            };
+            let sql = "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
+                 WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2) ORDER BY r DESC, c.id LIMIT ?3";
+            let mut hits = Vec::new();
+            for r in conn.query(
+                sql,
+                &[q.into(), ty.into(), Val::Int((limit * 4).max(50) as i64)],
+            )? {
+                let (id, rank, name) = (r.i64(0)?, r.f64(1)?, r.text(2)?);
+                hits.push((id, normalise(rank, name.to_lowercase() == lower)));
+            }
+            hits
+        }
+    };
     hits.sort_by(|a, b| {
         b.1.partial_cmp(&a.1)
             .unwrap_or(std::cmp::Ordering::Equal)

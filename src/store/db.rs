@@ -211,6 +211,17 @@ impl Row {
         }
     }
 
+    /// A blob column.
+    pub fn bytes(&self, i: usize) -> KipResult<Vec<u8>> {
+        match self.at(i)? {
+            Val::Bytes(b) => Ok(b.clone()),
+            Val::Text(s) => Ok(s.clone().into_bytes()),
+            other => Err(KipError::internal(format!(
+                "column {i} is {other:?}, not bytes"
+            ))),
+        }
+    }
+
     pub fn opt_text(&self, i: usize) -> KipResult<Option<String>> {
         match self.at(i)? {
             Val::Null => Ok(None),

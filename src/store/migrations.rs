@@ -863,4 +863,30 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    // 20: the full-text index holds analysed terms (words segmented,
+    //     stemmed in their language, folded; see `analysis`), and a
+    //     name's codes and numbers apart from its words, so an id such as
+    //     "D17:24" cannot outweigh the text. PostgreSQL keeps its own
+    //     generated document and analyses the question only.
+    Migration {
+        sqlite: r#"
+    DROP TABLE concept_fts;
+    CREATE VIRTUAL TABLE concept_fts USING fts5(
+        name, codes, aliases, description, body,
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE concept_vocab USING fts5vocab(concept_fts, 'row');
+    DELETE FROM fts_dirty;
+    INSERT INTO concept_fts(rowid, name, codes, aliases, description, body)
+        SELECT id, somnus_terms(name, 'words'), somnus_terms(name, 'codes'),
+            somnus_terms((SELECT group_concat(value, ' ') FROM json_each(attributes, '$.aliases'))),
+            somnus_terms(json_extract(attributes, '$.description')),
+            somnus_terms(concat_ws(' ', json_extract(attributes, '$.content_summary'), json_extract(attributes, '$.summary'),
+                      json_extract(attributes, '$.title'), json_extract(attributes, '$.content')))
+        FROM concepts;
+    "#,
+        postgres: r#"
+    SELECT 1;
+    "#,
+    },
 ];

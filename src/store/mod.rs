@@ -64,12 +64,12 @@ fn sync_fts_raw(conn: &Connection) -> rusqlite::Result<()> {
         .execute([])?;
     // CROSS JOIN keeps the (small) queue as the outer loop
     conn.prepare_cached(
-        "INSERT INTO concept_fts(rowid, name, aliases, description, body) \
-         SELECT c.id, c.name, \
-             (SELECT group_concat(value, ' ') FROM json_each(c.attributes, '$.aliases')), \
-             json_extract(c.attributes, '$.description'), \
-             concat_ws(' ', json_extract(c.attributes, '$.content_summary'), json_extract(c.attributes, '$.summary'), \
-                       json_extract(c.attributes, '$.title'), json_extract(c.attributes, '$.content')) \
+        "INSERT INTO concept_fts(rowid, name, codes, aliases, description, body) \
+         SELECT c.id, somnus_terms(c.name, 'words'), somnus_terms(c.name, 'codes'), \
+             somnus_terms((SELECT group_concat(value, ' ') FROM json_each(c.attributes, '$.aliases'))), \
+             somnus_terms(json_extract(c.attributes, '$.description')), \
+             somnus_terms(concat_ws(' ', json_extract(c.attributes, '$.content_summary'), json_extract(c.attributes, '$.summary'), \
+                       json_extract(c.attributes, '$.title'), json_extract(c.attributes, '$.content'))) \
          FROM fts_dirty d CROSS JOIN concepts c ON c.id = d.id",
     )?
     .execute([])?;
@@ -122,6 +122,7 @@ pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
     // The planner's statement shapes, the store's lookups and the audit
     // trail's statements all stay prepared.
     conn.set_prepared_statement_cache_capacity(256);
+    register_functions(conn)?;
     if !readonly {
         // WAL for files; in-memory databases keep their own journal.
         let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -137,6 +138,31 @@ pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
          PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = {};",
         if wal_bound() { WAL_LIMIT_BYTES as i64 } else { -1 }
     ))?;
+    Ok(())
+}
+
+/// The SQL functions the store's own statements call: `somnus_terms(text
+/// [, 'all' | 'words' | 'codes'])`, a text as the full-text index holds it
+/// (`analysis::document`).
+pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    for args in [1, 2] {
+        conn.create_scalar_function("somnus_terms", args, flags, |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            let part = if ctx.len() > 1 {
+                let p: String = ctx.get(1)?;
+                crate::analysis::Part::parse(&p).ok_or_else(|| {
+                    rusqlite::Error::UserFunctionError(
+                        format!("somnus_terms: no part {p:?}").into(),
+                    )
+                })?
+            } else {
+                crate::analysis::Part::All
+            };
+            Ok(text.map(|t| crate::analysis::document(&t, part)))
+        })?;
+    }
     Ok(())
 }
 

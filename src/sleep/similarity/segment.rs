@@ -4,7 +4,8 @@
 //! theme is a word that says what an item is about ("心跳", "Polymarket"),
 //! not one every note uses ("工作", "测试", "风险").
 
-use jieba_rs::{Jieba, KeywordExtract, TfIdf};
+use crate::analysis::jieba;
+use jieba_rs::{KeywordExtract, TfIdf};
 use std::sync::OnceLock;
 
 /// A word at least this rare in general text (jieba's IDF; common words
@@ -27,11 +28,6 @@ pub const KEYWORDS_PER_ITEM: usize = 8;
 /// words out of context ("心跳", heartbeat, is a verb there); rarity
 /// ([`MIN_THEME_IDF`]) then keeps the common ones out.
 const THEME_TAGS: [&str; 9] = ["n", "nr", "ns", "nt", "nz", "nrt", "eng", "v", "vn"];
-
-fn jieba() -> &'static Jieba {
-    static J: OnceLock<Jieba> = OnceLock::new();
-    J.get_or_init(Jieba::new)
-}
 
 fn tfidf() -> &'static TfIdf {
     static T: OnceLock<TfIdf> = OnceLock::new();

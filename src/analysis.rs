@@ -1,0 +1,376 @@
+//! Search text analysis: how a text becomes the terms the full-text index
+//! holds, and how a question becomes the terms it looks for. Both sides go
+//! through the same steps, so "shelters" finds "shelter", "camps" finds
+//! "camping" and "joined" finds "join":
+//!
+//! 1. **Words.** Runs of letters and digits; Chinese and Japanese runs
+//!    (written without spaces) are cut into words by jieba.
+//! 2. **Language.** whatlang names the text's language among those a
+//!    Snowball stemmer exists for; a text it cannot place reliably is
+//!    stemmed as English when written in Latin letters (the commonest
+//!    case), and by its script otherwise (Cyrillic as Russian, Greek,
+//!    Arabic), or not at all.
+//! 3. **Stem, then fold.** Each word is lowercased, reduced to its Snowball
+//!    stem in that language, then stripped of diacritics ("Dvořák" and
+//!    "Dvorak" meet). A word holding a digit is a code or a number and is
+//!    kept whole ("d17", "2023").
+//!
+//! A question also drops its stop words (the ISO lists of its language
+//! and of English; never all of its words) and looks each remaining word
+//! up under every stem it may have (its language's and English's).
+
+use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
+use std::collections::HashSet;
+use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
+use whatlang::{Detector, Lang, Script};
+
+/// A term longer than this is cut (an index of pasted blobs stays small).
+pub const MAX_TERM_CHARS: usize = 64;
+
+/// The dictionary segmenter for Chinese and Japanese, loaded once.
+pub fn jieba() -> &'static Jieba {
+    static J: OnceLock<Jieba> = OnceLock::new();
+    J.get_or_init(Jieba::new)
+}
+
+/// Whether a character is written without spaces between words: Han
+/// ideographs and Japanese kana (Hangul, written with spaces, is not).
+pub fn is_unspaced(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+/// The languages a Snowball stemmer exists for, as whatlang names them.
+const STEMMED: [(Lang, Algorithm, &str); 17] = [
+    (Lang::Eng, Algorithm::English, "en"),
+    (Lang::Fra, Algorithm::French, "fr"),
+    (Lang::Deu, Algorithm::German, "de"),
+    (Lang::Spa, Algorithm::Spanish, "es"),
+    (Lang::Por, Algorithm::Portuguese, "pt"),
+    (Lang::Ita, Algorithm::Italian, "it"),
+    (Lang::Nld, Algorithm::Dutch, "nl"),
+    (Lang::Swe, Algorithm::Swedish, "sv"),
+    (Lang::Dan, Algorithm::Danish, "da"),
+    (Lang::Nob, Algorithm::Norwegian, "no"),
+    (Lang::Fin, Algorithm::Finnish, "fi"),
+    (Lang::Hun, Algorithm::Hungarian, "hu"),
+    (Lang::Ron, Algorithm::Romanian, "ro"),
+    (Lang::Rus, Algorithm::Russian, "ru"),
+    (Lang::Tur, Algorithm::Turkish, "tr"),
+    (Lang::Ell, Algorithm::Greek, "el"),
+    (Lang::Ara, Algorithm::Arabic, "ar"),
+];
+
+/// A language the analyzer stems (an index into [`STEMMED`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Language(usize);
+
+impl Language {
+    pub const ENGLISH: Language = Language(0);
+
+    /// Its ISO 639-1 code ("en").
+    pub fn code(self) -> &'static str {
+        STEMMED[self.0].2
+    }
+
+    fn stemmer(self) -> &'static Stemmer {
+        static S: OnceLock<Vec<Stemmer>> = OnceLock::new();
+        &S.get_or_init(|| {
+            STEMMED
+                .iter()
+                .map(|(_, a, _)| Stemmer::create(*a))
+                .collect()
+        })[self.0]
+    }
+
+    fn stop_words(self) -> &'static HashSet<String> {
+        static S: OnceLock<Vec<HashSet<String>>> = OnceLock::new();
+        &S.get_or_init(|| {
+            STEMMED
+                .iter()
+                .map(|(_, _, code)| {
+                    stop_words::lookup(code)
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|w| fold(&w.to_lowercase()))
+                        .collect()
+                })
+                .collect()
+        })[self.0]
+    }
+}
+
+fn detector() -> &'static Detector {
+    static D: OnceLock<Detector> = OnceLock::new();
+    D.get_or_init(|| Detector::with_allowlist(STEMMED.iter().map(|(l, _, _)| *l).collect()))
+}
+
+/// A text of at most this many words is placed by its script alone.
+pub const SHORT_TEXT_WORDS: usize = 3;
+
+/// The language a text is stemmed in, when it has one: whatlang's answer
+/// when reliable, else by script (Latin as English).
+pub fn language(text: &str) -> Option<Language> {
+    // a name or a few words cannot be placed reliably: their script says
+    // enough, and costs a fraction of a detection
+    let script = if text.split_whitespace().nth(SHORT_TEXT_WORDS).is_none() {
+        whatlang::detect_script(text)?
+    } else {
+        let info = detector().detect(text)?;
+        if info.is_reliable()
+            && let Some(i) = STEMMED.iter().position(|(l, _, _)| *l == info.lang())
+        {
+            return Some(Language(i));
+        }
+        info.script()
+    };
+    let by_script = match script {
+        Script::Latin => Lang::Eng,
+        Script::Cyrillic => Lang::Rus,
+        Script::Greek => Lang::Ell,
+        Script::Arabic => Lang::Ara,
+        _ => return None,
+    };
+    STEMMED
+        .iter()
+        .position(|(l, _, _)| *l == by_script)
+        .map(Language)
+}
+
+/// `s` without its diacritics (NFD, combining marks dropped).
+pub fn fold(s: &str) -> String {
+    s.nfd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .collect()
+}
+
+/// A text's words, in order: runs of letters and digits, with Chinese and
+/// Japanese runs segmented. Lowercased, not yet stemmed.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut run = String::new();
+    let mut unspaced = String::new();
+    let flush_run = |run: &mut String, out: &mut Vec<String>| {
+        if !run.is_empty() {
+            out.push(run.to_lowercase());
+            run.clear();
+        }
+    };
+    let flush_unspaced = |u: &mut String, out: &mut Vec<String>| {
+        if !u.is_empty() {
+            for w in jieba().cut_for_search(u, true) {
+                let w = w.word.trim();
+                if w.chars().any(char::is_alphanumeric) {
+                    out.push(w.to_lowercase());
+                }
+            }
+            u.clear();
+        }
+    };
+    for c in text.chars() {
+        if is_unspaced(c) {
+            flush_run(&mut run, &mut out);
+            unspaced.push(c);
+        } else if c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) {
+            flush_unspaced(&mut unspaced, &mut out);
+            run.push(c);
+        } else {
+            flush_run(&mut run, &mut out);
+            flush_unspaced(&mut unspaced, &mut out);
+        }
+    }
+    flush_run(&mut run, &mut out);
+    flush_unspaced(&mut unspaced, &mut out);
+    out
+}
+
+fn is_code(word: &str) -> bool {
+    word.chars().any(|c| c.is_numeric())
+}
+
+fn cut(mut term: String) -> String {
+    if let Some((i, _)) = term.char_indices().nth(MAX_TERM_CHARS) {
+        term.truncate(i);
+    }
+    term
+}
+
+/// A lowercased word as the index holds it in `lang`.
+pub fn term(word: &str, lang: Option<Language>) -> String {
+    if is_code(word) || word.chars().any(is_unspaced) {
+        return cut(word.to_string());
+    }
+    let stemmed = match lang {
+        Some(l) => l.stemmer().stem(word).into_owned(),
+        None => word.to_string(),
+    };
+    cut(fold(&stemmed))
+}
+
+/// Which of a text's terms a part of the index takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every term.
+    All,
+    /// Terms without a digit (a name's words).
+    Words,
+    /// Terms with a digit (a name's codes and numbers: "D17:13", "v2").
+    Codes,
+}
+
+impl Part {
+    pub fn parse(s: &str) -> Option<Part> {
+        match s {
+            "all" => Some(Part::All),
+            "words" => Some(Part::Words),
+            "codes" => Some(Part::Codes),
+            _ => None,
+        }
+    }
+}
+
+/// A text as the full-text index holds it: its terms, space-separated.
+pub fn document(text: &str, part: Part) -> String {
+    let lang = language(text);
+    let mut out = String::with_capacity(text.len());
+    for w in words(text) {
+        let keep = match part {
+            Part::All => true,
+            Part::Words => !is_code(&w),
+            Part::Codes => is_code(&w),
+        };
+        if keep {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&term(&w, lang));
+        }
+    }
+    out
+}
+
+/// One word of a question: the terms it may be indexed under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryWord {
+    pub terms: Vec<String>,
+    /// The word as typed (folded), also matched as a prefix: the last word
+    /// of a text that does not end in a space or punctuation, as while typing.
+    pub prefix: Option<String>,
+    /// A number or code: matched whole, never as a prefix.
+    pub code: bool,
+}
+
+/// A question as the index is asked it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Query {
+    pub words: Vec<QueryWord>,
+    /// The question's language, when one was found.
+    pub language: Option<&'static str>,
+}
+
+/// The terms a question looks for: its words less its stop words (unless
+/// that leaves none), each under its stems in the question's language and
+/// in English. At most `max_words` distinct words.
+pub fn query(text: &str, max_words: usize) -> Query {
+    let lang = language(text);
+    let langs: Vec<Language> = match lang {
+        Some(l) if l != Language::ENGLISH => vec![l, Language::ENGLISH],
+        _ => vec![Language::ENGLISH],
+    };
+    let mut all: Vec<String> = Vec::new();
+    for w in words(text) {
+        if !all.contains(&w) {
+            all.push(w);
+        }
+    }
+    let stop = |w: &String| {
+        !is_code(w)
+            && langs
+                .iter()
+                .any(|l| l.stop_words().contains(fold(w).as_str()))
+    };
+    let kept: Vec<&String> = if all.iter().all(stop) {
+        all.iter().collect()
+    } else {
+        all.iter().filter(|w| !stop(w)).collect()
+    };
+    let typing = text
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_alphanumeric() || is_unspaced(c));
+    let last = all.last().cloned();
+    let mut out = Vec::new();
+    for w in kept.into_iter().take(max_words) {
+        let code = is_code(w);
+        let mut terms: Vec<String> = Vec::new();
+        for l in &langs {
+            let t = term(w, Some(*l));
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+        let prefix = (typing && !code && Some(w) == last.as_ref() && w.chars().count() >= 2)
+            .then(|| cut(fold(w)));
+        out.push(QueryWord {
+            terms,
+            prefix,
+            code,
+        });
+    }
+    Query {
+        words: out,
+        language: lang.map(Language::code),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> String {
+        document(text, Part::All)
+    }
+
+    #[test]
+    fn inflections_meet_both_ways() {
+        assert_eq!(terms("shelters"), terms("shelter"));
+        assert_eq!(terms("camps"), terms("camping"));
+        assert_eq!(terms("joined"), terms("join"));
+        assert_eq!(terms("Dvořák"), terms("Dvorak"));
+    }
+
+    #[test]
+    fn codes_and_numbers_are_kept_whole_and_apart() {
+        assert_eq!(document("D17:13 meeting", Part::Codes), "d17 13");
+        assert_eq!(document("D17:13 meeting", Part::Words), "meet");
+    }
+
+    #[test]
+    fn chinese_is_segmented() {
+        let t = terms("我喜欢喝咖啡");
+        assert!(t.split(' ').any(|w| w == "咖啡"), "{t}");
+    }
+
+    #[test]
+    fn a_question_drops_its_stop_words_but_never_all() {
+        let q = query("What books has John read?", 16);
+        let ws: Vec<&str> = q.words.iter().map(|w| w.terms[0].as_str()).collect();
+        assert_eq!(ws, ["book", "john", "read"]);
+        let q = query("The Who", 16);
+        assert_eq!(q.words.len(), 2);
+        let q = query("Postg", 16);
+        assert_eq!(q.words[0].prefix.as_deref(), Some("postg"));
+        let q = query("camping?", 16);
+        assert_eq!(q.words[0].prefix, None);
+    }
+
+    #[test]
+    fn other_languages_stem_in_their_own() {
+        // French, placed by whatlang, stemmed by the French Snowball
+        assert_eq!(
+            terms("Elle aime les randonnées en montagne"),
+            "ell aim les randonne en montagn"
+        );
+    }
+}
