@@ -324,6 +324,64 @@ pub fn query(text: &str, max_words: usize) -> Query {
     }
 }
 
+/// The days a text names unambiguously: with a year, in English month
+/// names or ISO form ("18 August, 2023", "August 18th 2023", "Aug 18,
+/// 2023", "2023-08-18"). "18/08/2023" is not read (day and month could
+/// swap), nor is a date without its year.
+pub fn days(text: &str) -> Vec<chrono::NaiveDate> {
+    use chrono::NaiveDate;
+    static RE: OnceLock<[regex::Regex; 3]> = OnceLock::new();
+    let [dmy, mdy, iso] = RE.get_or_init(|| {
+        let month = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+        [
+            regex::Regex::new(&format!(r"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+{month}\.?,?\s+(\d{{4}})\b")).expect("dmy"),
+            regex::Regex::new(&format!(r"(?i)\b{month}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")).expect("mdy"),
+            regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("iso"),
+        ]
+    });
+    let month = |m: &str| -> Option<u32> {
+        let m = m.to_lowercase();
+        [
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ]
+        .iter()
+        .position(|p| m.starts_with(p))
+        .map(|i| i as u32 + 1)
+    };
+    let mut out = Vec::new();
+    let mut push = |d: Option<NaiveDate>| {
+        if let Some(d) = d
+            && !out.contains(&d)
+        {
+            out.push(d);
+        }
+    };
+    for c in dmy.captures_iter(text) {
+        push(
+            month(&c[2])
+                .and_then(|m| NaiveDate::from_ymd_opt(c[3].parse().ok()?, m, c[1].parse().ok()?)),
+        );
+    }
+    for c in mdy.captures_iter(text) {
+        push(
+            month(&c[1])
+                .and_then(|m| NaiveDate::from_ymd_opt(c[3].parse().ok()?, m, c[2].parse().ok()?)),
+        );
+    }
+    for c in iso.captures_iter(text) {
+        push(NaiveDate::from_ymd_opt(
+            c[1].parse().unwrap_or(0),
+            c[2].parse().unwrap_or(0),
+            c[3].parse().unwrap_or(0),
+        ));
+    }
+    out.truncate(MAX_DAYS);
+    out
+}
+
+/// At most this many days of a question are looked up.
+pub const MAX_DAYS: usize = 8;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,6 +421,19 @@ mod tests {
         assert_eq!(q.words[0].prefix.as_deref(), Some("postg"));
         let q = query("camping?", 16);
         assert_eq!(q.words[0].prefix, None);
+    }
+
+    #[test]
+    fn days_are_read_only_when_unambiguous() {
+        let d = |y, m, dd| chrono::NaiveDate::from_ymd_opt(y, m, dd).expect("date");
+        assert_eq!(days("What happened on 18 August, 2023?"), [d(2023, 8, 18)]);
+        assert_eq!(
+            days("on August 18th 2023 and Sept. 2, 2024"),
+            [d(2023, 8, 18), d(2024, 9, 2)]
+        );
+        assert_eq!(days("the 2023-08-18 log"), [d(2023, 8, 18)]);
+        assert!(days("on 18/08/2023, or on 18 August").is_empty());
+        assert!(days("May I ask about 30 February 2023?").is_empty());
     }
 
     #[test]

@@ -131,3 +131,10 @@ pub fn bm25f(conn: Db<'_>, words: &[Vec<String>], cands: &[Candidate]) -> KipRes
     }
     Ok(out)
 }
+
+/// What an element dated on a day the question names gains: as much as a
+/// word found in one element alone (the highest IDF the index can give).
+pub fn day_bonus(conn: Db<'_>) -> KipResult<f64> {
+    let (n, _) = averages(conn)?;
+    Ok(((n - 1.0 + 0.5) / 1.5 + 1.0).ln().max(0.0))
+}

@@ -88,27 +88,62 @@ pub fn concept_hits(
     let lower = term.to_lowercase();
     let mut hits: Vec<(i64, f64)> = match conn.backend() {
         Backend::Sqlite => {
-            let Some(q) = fts_query(term) else {
+            let days: Vec<String> = crate::analysis::days(term)
+                .iter()
+                .map(|d| d.format("%Y-%m-%d").to_string())
+                .collect();
+            let q = fts_query(term);
+            if q.is_none() && days.is_empty() {
                 return Ok(vec![]);
-            };
+            }
             // concepts changed earlier in this transaction (a group's
             // earlier command) are indexed first
             store::sync_fts_for_read(conn)?;
             let [w0, w1, w2, w3, w4] = super::rank::WEIGHTS;
-            let sql = format!(
-                "SELECT c.id, c.name, f.name, f.codes, f.aliases, f.description, f.body FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
-                 WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}) LIMIT ?3"
-            );
+            const COLUMNS: &str = "c.id, c.name, f.name, f.codes, f.aliases, f.description, f.body, \
+                 substr(json_extract(c.attributes, '$.start_time'), 1, 10)";
             let pool = (limit * 4).max(super::rank::POOL);
+            let mut rows = Vec::new();
+            if let Some(q) = q {
+                rows.extend(conn.query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
+                         WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) \
+                         ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}) LIMIT ?3"
+                    ),
+                    &[q.into(), ty.into(), Val::Int(pool as i64)],
+                )?);
+            }
+            if !days.is_empty() {
+                // what happened on a day the question names
+                let list = serde_json::to_string(&days).unwrap_or_else(|_| "[]".into());
+                rows.extend(conn.query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM concepts c JOIN concept_fts f ON f.rowid = c.id \
+                         WHERE (?2 IS NULL OR c.type = ?2) \
+                         AND substr(json_extract(c.attributes, '$.start_time'), 1, 10) IN (SELECT value FROM json_each(?1)) \
+                         ORDER BY c.id LIMIT ?3"
+                    ),
+                    &[Val::Text(list), ty.into(), Val::Int(pool as i64)],
+                )?);
+            }
             let mut cands = Vec::new();
-            for mut r in conn.query(&sql, &[q.into(), ty.into(), Val::Int(pool as i64)])? {
+            let mut on_day = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for mut r in rows {
+                let id = r.i64(0)?;
+                if !seen.insert(id) {
+                    continue;
+                }
                 let mut col = |i: usize| {
                     r.take_text(i)
                         .or_else(|_| Ok::<_, crate::kip::KipError>(String::new()))
                 };
                 let columns = [col(2)?, col(3)?, col(4)?, col(5)?, col(6)?];
+                let day = r.opt_text(7).ok().flatten();
+                on_day.push(day.is_some_and(|d| days.contains(&d)));
                 cands.push(super::rank::Candidate {
-                    id: r.i64(0)?,
+                    id,
                     name: r.text(1)?,
                     columns,
                 });
@@ -124,10 +159,15 @@ pub fn concept_hits(
                 })
                 .collect();
             let scores = super::rank::bm25f(conn, &words, &cands)?;
+            let bonus = super::rank::day_bonus(conn)?;
             cands
                 .iter()
                 .zip(scores)
-                .map(|(c, s)| (c.id, normalise(s, c.name.to_lowercase() == lower)))
+                .zip(on_day)
+                .map(|((c, s), day)| {
+                    let s = if day { s + bonus } else { s };
+                    (c.id, normalise(s, c.name.to_lowercase() == lower))
+                })
                 .collect()
         }
         Backend::Postgres => {
