@@ -213,3 +213,31 @@ fn a_day_named_in_the_question_finds_what_happened_that_day() {
     // an ambiguous date is not read as one
     assert!(search(&mut nx, "What happened on 18/08/2023?").is_empty());
 }
+
+#[test]
+fn huge_texts_index_and_huge_questions_are_bounded() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    // 300 KB of Chinese without a space, a 10,000-letter word, 50,000 numbers
+    let zh = "用户说他每天早上喝咖啡".repeat(10_000);
+    let long = "x".repeat(10_000);
+    let numbers: String = (0..50_000).map(|i| format!("{i} ")).collect();
+    event(&mut nx, "zh", &zh);
+    event(&mut nx, "long", &format!("{long} marker"));
+    event(&mut nx, "numbers", &numbers);
+    assert_eq!(search(&mut nx, "咖啡")[0], "zh");
+    assert_eq!(search(&mut nx, "marker"), ["long"]);
+    assert_eq!(search(&mut nx, "49999"), ["numbers"]);
+    // a question at the length limit, of stop words, digits and dates
+    let q: String = "what is the 12 May 2023 of it "
+        .repeat(200)
+        .chars()
+        .take(4000)
+        .collect();
+    let _ = search(&mut nx, &q);
+    // past it, a KIP error, not a panic
+    let over = "word ".repeat(1000);
+    match nx.kip_with(r#"SEARCH CONCEPT :q LIMIT 5"#, json!({ "q": over })) {
+        Outcome::Err(e) => assert_eq!(e.code.code(), "KIP_4002", "{}", e.message),
+        Outcome::Ok { .. } => panic!("a 5,000-byte SEARCH text is past the limit"),
+    }
+}

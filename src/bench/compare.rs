@@ -961,6 +961,7 @@ fn sql(
                         col(6).map_err(e)?,
                         col(7).map_err(e)?,
                     ],
+                    on_day: false,
                 });
                 rest.push((r.get(1).map_err(e)?, r.get(2).map_err(e)?));
             }

@@ -129,22 +129,16 @@ pub fn locomo(path: &std::path::Path) -> Result<Vec<Conversation>, String> {
         }
         out.push(c);
     }
+    if out
+        .iter()
+        .all(|c| c.turns.is_empty() || c.questions.is_empty())
+    {
+        return Err(format!(
+            "{}: no conversation with turns (conversation.session_N) and questions with evidence (qa) — is it in LoCoMo's layout?",
+            path.display()
+        ));
+    }
     Ok(out)
-}
-
-/// A small deterministic random source (the same memory on every run).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[(self.next() % xs.len() as u64) as usize]
-    }
 }
 
 /// What one speaker tells in a turn, and how a later question asks for it:
@@ -242,7 +236,7 @@ const PEOPLE: &[&str] = &[
 /// its question, plus a temporal question naming the session's date and a
 /// two-hop question pairing two of a speaker's facts.
 pub fn generated(n: usize) -> Vec<Conversation> {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut rng = super::Lcg(0x5eed_1234_abcd_0001);
     let base = chrono::DateTime::parse_from_rfc3339("2025-01-06T18:00:00Z").expect("date");
     let mut out = Vec::new();
     for ci in 0..n {
@@ -287,7 +281,7 @@ pub fn generated(n: usize) -> Vec<Conversation> {
                         });
                         said.to_string()
                     }
-                    _ => rng.pick(FILLER).replace("{o}", other),
+                    _ => FILLER[(rng.next() % FILLER.len() as u64) as usize].replace("{o}", other),
                 };
                 c.turns.push(Turn {
                     id,

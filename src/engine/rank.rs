@@ -62,15 +62,19 @@ fn averages(conn: Db<'_>) -> KipResult<(f64, [f64; 5])> {
     Ok((n, totals))
 }
 
-/// A candidate: its id, its name, and its five analysed columns.
+/// A candidate: its id, its name, its five analysed columns, and whether
+/// it is dated on a day the question names.
 pub struct Candidate {
     pub id: i64,
     pub name: String,
     pub columns: [String; 5],
+    pub on_day: bool,
 }
 
 /// Each candidate's BM25F score for the question's words (each word a set
-/// of alternative terms), in the candidates' order.
+/// of alternative terms), in the candidates' order. A candidate dated on a
+/// day the question names gains as much as a word only it holds would
+/// give (the highest IDF the index can give).
 pub fn bm25f(conn: Db<'_>, words: &[Vec<String>], cands: &[Candidate]) -> KipResult<Vec<f64>> {
     let (n, totals) = averages(conn)?;
     let avg: Vec<f64> = totals
@@ -96,6 +100,7 @@ pub fn bm25f(conn: Db<'_>, words: &[Vec<String>], cands: &[Candidate]) -> KipRes
         let d = df.get(t).copied().unwrap_or(0.0);
         ((n - d + 0.5) / (d + 0.5) + 1.0).ln()
     };
+    let idf_one = ((n - 1.0 + 0.5) / 1.5 + 1.0).ln().max(0.0);
     let mut out = Vec::with_capacity(cands.len());
     for c in cands {
         let cols: Vec<Vec<&str>> = c
@@ -127,14 +132,10 @@ pub fn bm25f(conn: Db<'_>, words: &[Vec<String>], cands: &[Candidate]) -> KipRes
             }
             score += best;
         }
+        if c.on_day {
+            score += idf_one;
+        }
         out.push(score);
     }
     Ok(out)
-}
-
-/// What an element dated on a day the question names gains: as much as a
-/// word found in one element alone (the highest IDF the index can give).
-pub fn day_bonus(conn: Db<'_>) -> KipResult<f64> {
-    let (n, _) = averages(conn)?;
-    Ok(((n - 1.0 + 0.5) / 1.5 + 1.0).ln().max(0.0))
 }

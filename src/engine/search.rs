@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 /// ranks documents matching more, and rarer, words higher). At most
 /// `MAX_SEARCH_WORDS` distinct words, each term cut to `MAX_SEARCH_WORD`
 /// characters, so the index query stays small whatever the text.
-pub fn fts_query(term: &str) -> Option<String> {
+pub fn fts_query(q: &crate::analysis::Query) -> Option<String> {
     let mut parts: Vec<String> = Vec::new();
-    for w in analysed(term).words {
+    for w in &q.words {
         for t in w.terms.iter().filter(|t| w.prefix.as_ref() != Some(*t)) {
             parts.push(format!("\"{}\"", quoted(t)));
         }
@@ -31,12 +31,12 @@ pub fn fts_query(term: &str) -> Option<String> {
 /// The same query for PostgreSQL's `to_tsquery` over its unstemmed
 /// `simple` document: each stem as a prefix (`'shelter':*` meets
 /// "shelters", `'camp':*` "camping"), numbers whole: `'word':* | …`.
-pub fn ts_query(term: &str) -> Option<String> {
+pub fn ts_query(q: &crate::analysis::Query) -> Option<String> {
     let mut parts: Vec<String> = Vec::new();
-    for w in analysed(term).words {
+    for w in &q.words {
         let mut terms = w.terms.clone();
-        if let Some(p) = w.prefix {
-            terms.push(p);
+        if let Some(p) = &w.prefix {
+            terms.push(p.clone());
         }
         for t in terms {
             let t = t.replace('\'', "''").replace('\\', "");
@@ -92,7 +92,8 @@ pub fn concept_hits(
                 .iter()
                 .map(|d| d.format("%Y-%m-%d").to_string())
                 .collect();
-            let q = fts_query(term);
+            let asked = analysed(term);
+            let q = fts_query(&asked);
             if q.is_none() && days.is_empty() {
                 return Ok(vec![]);
             }
@@ -128,7 +129,6 @@ pub fn concept_hits(
                 )?);
             }
             let mut cands = Vec::new();
-            let mut on_day = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for mut r in rows {
                 let id = r.i64(0)?;
@@ -141,14 +141,14 @@ pub fn concept_hits(
                 };
                 let columns = [col(2)?, col(3)?, col(4)?, col(5)?, col(6)?];
                 let day = r.opt_text(7).ok().flatten();
-                on_day.push(day.is_some_and(|d| days.contains(&d)));
                 cands.push(super::rank::Candidate {
                     id,
                     name: r.text(1)?,
                     columns,
+                    on_day: day.is_some_and(|d| days.contains(&d)),
                 });
             }
-            let words: Vec<Vec<String>> = analysed(term)
+            let words: Vec<Vec<String>> = asked
                 .words
                 .into_iter()
                 .map(|w| {
@@ -159,19 +159,14 @@ pub fn concept_hits(
                 })
                 .collect();
             let scores = super::rank::bm25f(conn, &words, &cands)?;
-            let bonus = super::rank::day_bonus(conn)?;
             cands
                 .iter()
                 .zip(scores)
-                .zip(on_day)
-                .map(|((c, s), day)| {
-                    let s = if day { s + bonus } else { s };
-                    (c.id, normalise(s, c.name.to_lowercase() == lower))
-                })
+                .map(|(c, s)| (c.id, normalise(s, c.name.to_lowercase() == lower)))
                 .collect()
         }
         Backend::Postgres => {
-            let Some(q) = ts_query(term) else {
+            let Some(q) = ts_query(&analysed(term)) else {
                 return Ok(vec![]);
             };
             let sql = "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
