@@ -1009,3 +1009,135 @@ fn files_named_like_the_workspaces_own_in_the_memory_folder_are_read_too() {
     assert_eq!(user, json!(["Jon Trevor Somwaru"]));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Copies a folder (a workspace to edit in a test).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).expect("copy");
+        }
+    }
+}
+
+fn timezone(db: &Path) -> String {
+    let mut nx = Nexus::open(db).expect("open");
+    kip(
+        &mut nx,
+        r#"FIND(?p.attributes.timezone) WHERE { ?p {type: "Person", name: "Lucía Fernández"} }"#,
+    )[0]
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+/// Importing a workspace again once the memory has moved on (the agent
+/// learnt the user moved; USER.md still has the old time zone) does not
+/// take the memory back: the write is held back and proposed for review,
+/// naming both values and who wrote the memory's. Approving applies the
+/// file's value; rejecting keeps the memory's and is not asked again; a
+/// value this import wrote itself follows the file at once; a dry run
+/// proposes nothing; the `import` policy set to auto applies it.
+#[test]
+fn importing_again_proposes_what_would_replace_someone_elses_value() {
+    let dir = tmp("held");
+    let ws = dir.join("ws");
+    copy_dir(&openclaw_fixture(), &ws);
+    let ws_s = ws.to_string_lossy().to_string();
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(ok && !said.contains("held back"), "{said}");
+    assert_eq!(timezone(&db), "Europe/Madrid (UTC+1)");
+    // the file changed: the import's own value follows it at once
+    let user = ws.join("USER.md");
+    let text = std::fs::read_to_string(&user).expect("USER.md");
+    std::fs::write(
+        &user,
+        text.replace("Europe/Madrid (UTC+1)", "Europe/Lisbon"),
+    )
+    .expect("write");
+    let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(ok && !said.contains("held back"), "{said}");
+    assert_eq!(timezone(&db), "Europe/Lisbon");
+    // the agent learns she moved
+    let (ok, said) = somnus(
+        &db,
+        &[
+            "kip",
+            r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Lucía Fernández"} SET ATTRIBUTES { timezone: "America/Mexico_City" } } }"#,
+        ],
+    );
+    assert!(ok, "{said}");
+    // a dry run says it would propose, and leaves nothing
+    let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s, "--dry-run"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("1 write held back"), "{said}");
+    assert!(said.contains("would be proposed for review"), "{said}");
+    let (_, list) = somnus(&db, &["proposals", "list"]);
+    assert!(!list.contains("Import"), "{list}");
+    // the import keeps the agent's value and proposes the file's
+    let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(ok, "{said}");
+    assert_eq!(timezone(&db), "America/Mexico_City");
+    assert!(said.contains("1 write held back"), "{said}");
+    assert!(
+        said.contains(r#"timezone: the memory holds "America/Mexico_City" (written by agent"#),
+        "{said}"
+    );
+    assert!(said.contains(r#"the file says "Europe/Lisbon""#), "{said}");
+    assert!(said.contains("proposed as #1 item 1"), "{said}");
+    let (_, show) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(show.contains("pending  import"), "{show}");
+    assert!(
+        show.contains(
+            r#"Person: Lucía Fernández timezone: "America/Mexico_City" → "Europe/Lisbon""#
+        ),
+        "{show}"
+    );
+    // every other line of the workspace was imported as before
+    assert!(all_text(&db).contains("Never schedule anything before 10:00"));
+    // asked once: importing again while it waits proposes nothing new
+    let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(said.contains("already proposed (#1 item 1)"), "{said}");
+    // rejected: the memory keeps its value, and is not asked again
+    let (ok, said) = somnus(&db, &["proposals", "reject", "1", "--reason", "she moved"]);
+    assert!(ok, "{said}");
+    let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(said.contains("rejected before (#1 item 1)"), "{said}");
+    assert_eq!(timezone(&db), "America/Mexico_City");
+    // the user edits the file again: the new write is a new question;
+    // approved, the file's value is applied exactly
+    std::fs::write(
+        &user,
+        text.replace("Europe/Madrid (UTC+1)", "Europe/Berlin"),
+    )
+    .expect("write");
+    let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(said.contains("proposed as #2 item 1"), "{said}");
+    let (ok, said) = somnus(&db, &["proposals", "approve", "2"]);
+    assert!(ok, "{said}");
+    assert_eq!(timezone(&db), "Europe/Berlin");
+    let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(!said.contains("held back"), "{said}");
+    // with the import policy auto, such a write is applied in the
+    // importer's name, as a recorded item
+    somnus(
+        &db,
+        &[
+            "kip",
+            r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Lucía Fernández"} SET ATTRIBUTES { timezone: "Asia/Tokyo" } } }"#,
+        ],
+    );
+    let (ok, said) = somnus(&db, &["proposals", "policy", "import", "auto"]);
+    assert!(ok, "{said}");
+    let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(
+        said.contains("the operator's policy for `import` is auto"),
+        "{said}"
+    );
+    assert_eq!(timezone(&db), "Europe/Berlin");
+}

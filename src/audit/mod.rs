@@ -606,6 +606,65 @@ pub fn history_of<'a>(db: impl Into<Db<'a>>, element: i64) -> KipResult<Vec<(Ent
     Ok(out)
 }
 
+/// The element as it is now (its id, type or endpoints, attributes,
+/// metadata, version), or None when it is gone.
+pub fn image_now<'a>(db: impl Into<Db<'a>>, element: i64) -> KipResult<Option<Value>> {
+    Ok(image_after(db.into(), element, i64::MAX)?.map(|(_, v)| v))
+}
+
+/// The entry that wrote the value `path` (`["attributes", "timezone"]`)
+/// held just before entry `before`: walking the element's history back
+/// from there, the last entry whose before-image held something else, or
+/// the entry that created the element. None when no entry is known for
+/// it, or an image on the way was pruned (the writer cannot be told).
+pub fn writer_of<'a>(
+    db: impl Into<Db<'a>>,
+    element: i64,
+    before: i64,
+    path: &[&str],
+) -> KipResult<Option<Entry>> {
+    let db = db.into();
+    let at = |img: &Value| -> Value {
+        let mut v = img;
+        for k in path {
+            match v.get(*k) {
+                Some(x) => v = x,
+                None => return Value::Null,
+            }
+        }
+        v.clone()
+    };
+    let history = history_of(db, element)?;
+    // what the value was just before `before`: the before-image of the
+    // first change at or after it
+    let mut value = None;
+    for (e, c) in history.iter().rev() {
+        if e.id >= before && c.op != "insert" {
+            value = c.before.as_ref().map(at);
+            break;
+        }
+    }
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    for (e, c) in &history {
+        if e.id >= before {
+            continue;
+        }
+        if c.op == "insert" && c.before.is_none() {
+            // created here (or re-inserted with this value)
+            return Ok(Some(e.clone()));
+        }
+        let Some(b) = c.before.as_ref() else {
+            return Ok(None); // pruned
+        };
+        if at(b) != value {
+            return Ok(Some(e.clone()));
+        }
+    }
+    Ok(None)
+}
+
 fn conflict(msg: String) -> KipError {
     KipError::new(ErrorCode::VersionConflict, msg).with_hint("Roll back the later entries first (newest first), or inspect them with `somnus audit show`.")
 }

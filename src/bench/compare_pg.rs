@@ -10,7 +10,7 @@
 //! images recorded by the audit triggers, the full-text document kept by
 //! the row itself.
 
-use super::compare::{BATCH, Shape, Workload, merged};
+use super::workload::{BATCH, Shape, Workload, json_array, merged, top_hits};
 use postgres::types::ToSql;
 use postgres::{Client, Statement};
 use serde_json::{Map, Value, json};
@@ -141,7 +141,7 @@ impl PgSql {
                     ),
                     &[&format!("e{k}")],
                 )?;
-                Ok(super::compare::json_array(rows))
+                Ok(json_array(rows))
             }
             Workload::Scan => to_json(json!(self.texts(
                 "SELECT name FROM concepts WHERE type = 'Entity' AND (attributes ->> 'score')::float8 >= $1",
@@ -158,7 +158,7 @@ impl PgSql {
                     ),
                     &[&format!("e{k}")],
                 )?;
-                Ok(super::compare::json_array(rows))
+                Ok(json_array(rows))
             }
             Workload::GroupCount => {
                 let rows = self.query(
@@ -213,7 +213,7 @@ impl PgSql {
                     ),
                     &[&format!("'{term}'"), &term],
                 )?;
-                super::compare::top_hits(
+                top_hits(
                     rows.iter()
                         .map(|r| {
                             let s =
@@ -299,7 +299,7 @@ impl PgSql {
         )?;
         Ok(format!(
             r#"{{"blocks":1,"upsert_concept_nodes":{},"upsert_proposition_links":[]}}"#,
-            super::compare::json_array(ids.iter().map(|id| format!("\"C:{id}\"")))
+            json_array(ids.iter().map(|id| format!("\"C:{id}\"")))
         ))
     }
 

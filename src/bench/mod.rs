@@ -9,6 +9,7 @@ pub mod recall;
 pub mod reference;
 pub mod wal;
 pub mod writers;
+mod workload;
 
 use crate::Nexus;
 use crate::protocol::Outcome;

@@ -152,6 +152,15 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
         if key.is_empty() || value.is_empty() || key.contains(". ") {
             continue;
         }
+        // a time or a ratio (`before 10:00`, `3:2`) is not a key and its
+        // value: digits on both sides of a bare colon
+        if let (Some(k), Some(v)) = (c.get(2), c.get(3))
+            && &line[k.end()..v.start()] == ":"
+            && k.as_str().ends_with(|ch: char| ch.is_ascii_digit())
+            && v.as_str().starts_with(|ch: char| ch.is_ascii_digit())
+        {
+            continue;
+        }
         if value.starts_with("//") {
             continue;
         }
@@ -235,7 +244,7 @@ mod tests {
     #[test]
     fn key_values_in_the_forms_people_write() {
         let kv = key_values(
-            "- **Name:** Midhun\n- **Timezone:** GMT+5:30 (India)\n**What:** a thing\n- 名字：陈明，30岁\n- 时区: Asia/Shanghai\n- App: https://costudy.in/\nA sentence. With: a colon later\n```\nkey: in code\n```\n- plain bullet\n",
+            "- **Name:** Midhun\n- **Timezone:** GMT+5:30 (India)\n**What:** a thing\n- 名字：陈明，30岁\n- 时区: Asia/Shanghai\n- App: https://costudy.in/\nA sentence. With: a colon later\n- Never schedule anything before 10:00\n- Ratio 3:2 works\n```\nkey: in code\n```\n- plain bullet\n",
         );
         let keys: Vec<&str> = kv.iter().map(|k| k.1.as_str()).collect();
         assert_eq!(

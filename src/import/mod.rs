@@ -10,6 +10,7 @@ pub mod draft;
 pub mod engram;
 pub mod markdown;
 pub mod moltbot;
+pub mod overwrites;
 
 use crate::audit::Who;
 use crate::engine::Nexus;
@@ -67,6 +68,15 @@ pub struct Outcome {
     /// Writes the memory refused (each named in `notes` with its file,
     /// line and error), skipped while the rest was imported.
     pub skipped: usize,
+    /// Writes held back because they would replace a value someone else
+    /// wrote since (each named in `held`): proposed for review as items of
+    /// `proposal`.
+    pub proposed: usize,
+    pub proposal: Option<i64>,
+    /// Held-back writes: what each would replace, and where it went
+    /// (an item of the proposal, or left out: proposed already, or
+    /// rejected before and unchanged since).
+    pub held: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -104,6 +114,8 @@ pub fn apply_with(
     let total = plan.writes.len();
     let mut counts = (0u64, 0u64);
     let mut skipped = Vec::new();
+    let mut held = Vec::new();
+    let mut staged = (None, 0usize, Vec::new());
     let res = nx.atomically(&group, |nx| {
         progress(0, total);
         for (i, w) in plan.writes.iter().enumerate() {
@@ -132,8 +144,26 @@ pub fn apply_with(
             }
             let mut who = who.clone();
             who.reason = Some(format!("imported from {}", w.source));
+            let mark = last_entry(nx)?;
+            nx.db().savepoint(WRITE_SAVEPOINT)?;
             let done = kip::parse(&w.text, &w.params)
                 .and_then(|cmd| nx.exec_with_effects(&cmd, &w.text, &who));
+            // a value someone else wrote is not replaced: the write is
+            // undone and proposed for review
+            let over = match &done {
+                Ok(_) => match last_entry(nx)? {
+                    e if e > mark => overwrites::of_entry(nx.db(), e, &group)?,
+                    _ => vec![],
+                },
+                Err(_) => vec![],
+            };
+            nx.db()
+                .release(WRITE_SAVEPOINT, done.is_ok() && over.is_empty())?;
+            if !over.is_empty() {
+                held.push((w, over));
+                progress(i + 1, total);
+                continue;
+            }
             let effects = match done {
                 Ok((_, effects)) => effects,
                 // one element the memory refuses (its savepoint rolled
@@ -155,6 +185,7 @@ pub fn apply_with(
             }
             progress(i + 1, total);
         }
+        staged = propose(nx, plan, who, std::mem::take(&mut held), dry_run)?;
         if dry_run {
             // rolls the group back
             return Err(kip::KipError::internal("dry run"));
@@ -170,7 +201,71 @@ pub fn apply_with(
     out.updated = counts.1;
     out.skipped = skipped.len();
     out.notes.extend(skipped);
+    (out.proposal, out.proposed, out.held) = staged;
     Ok(out)
+}
+
+/// The savepoint each write of an import runs in, so that one held back
+/// for review leaves nothing behind.
+const WRITE_SAVEPOINT: &str = "somnus_import_write";
+
+/// The newest audit entry (0 when there is none).
+fn last_entry(nx: &Nexus) -> KipResult<i64> {
+    Ok(nx
+        .db()
+        .query_i64("SELECT COALESCE(MAX(id), 0) FROM audit_log", &[])?
+        .unwrap_or(0))
+}
+
+/// Stages the held-back writes as one proposal of the review layer (in
+/// the import's group: both happen, or neither), marks where its items
+/// disagree with other pending ones, and says where each write went:
+/// `(proposal, items staged, a line per write)`.
+fn propose(
+    nx: &mut Nexus,
+    plan: &Plan,
+    who: &Who,
+    held: Vec<(&Write, Vec<overwrites::Overwrite>)>,
+    dry_run: bool,
+) -> KipResult<(Option<i64>, usize, Vec<String>)> {
+    if held.is_empty() {
+        return Ok((None, 0, vec![]));
+    }
+    use crate::review::proposals;
+    let drafts: Vec<_> = held
+        .iter()
+        .map(|(w, over)| overwrites::draft(&plan.source, w, over))
+        .collect();
+    let title = format!(
+        "Import {}: {} write{} that would replace what the memory holds",
+        plan.source,
+        drafts.len(),
+        if drafts.len() == 1 { "" } else { "s" }
+    );
+    let keys: Vec<String> = drafts.iter().map(|d| d.key.clone()).collect();
+    let staged = proposals::stage(nx, None, &who.actor, &title, drafts, None)?;
+    if let Some(p) = staged.proposal {
+        let seqs: Vec<i64> = staged.keys.values().map(|(_, s)| *s).collect();
+        crate::review::conflicts::mark(nx.db(), p, &seqs)?;
+    }
+    let mut lines = Vec::new();
+    for ((w, over), key) in held.iter().zip(&keys) {
+        let would = if dry_run { "would be " } else { "" };
+        let went = match (
+            staged.keys.get(key),
+            staged.skipped.iter().find(|(k, _)| k == key),
+        ) {
+            (Some((p, s)), _) if staged.auto_applied > 0 => format!(
+                "{would}applied as proposal #{p} item {s} (the operator's policy for `import` is auto)"
+            ),
+            (Some((p, s)), _) => format!("{would}proposed as #{p} item {s}"),
+            (None, Some((_, why))) => format!("not written: {why}"),
+            (None, None) => "not written".into(),
+        };
+        let what: Vec<String> = over.iter().map(|o| o.describe()).collect();
+        lines.push(format!("{}: {}; {went}", w.source, what.join("; ")));
+    }
+    Ok((staged.proposal, staged.items, lines))
 }
 
 /// Whether the memory has a definition (`$ConceptType`,
@@ -230,6 +325,28 @@ impl Outcome {
         )];
         for (what, n) in &self.planned {
             v.push(format!("  {n:>6}  {what}"));
+        }
+        if !self.held.is_empty() {
+            v.push(format!(
+                "{} write{} held back: {} replace what someone else wrote since{}",
+                self.held.len(),
+                if self.held.len() == 1 { "" } else { "s" },
+                if self.held.len() == 1 {
+                    "it would"
+                } else {
+                    "each would"
+                },
+                match self.proposal {
+                    Some(p) if dry => format!(" (would be proposed for review, as proposal #{p})"),
+                    Some(p) => format!(
+                        "; proposed for review as proposal #{p} (`somnus proposals show {p}`)"
+                    ),
+                    None => String::new(),
+                }
+            ));
+            for h in &self.held {
+                v.push(format!("  - {h}"));
+            }
         }
         if !self.notes.is_empty() {
             v.push(format!("{} things to know:", self.notes.len()));

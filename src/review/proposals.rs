@@ -19,7 +19,7 @@ mod drift;
 mod policy;
 pub use drift::retitle;
 use drift::{drift, retitle_and_mark, same_shape, show_again};
-pub use policy::{AGENTS_DECIDE, CLASSES, policies, policy, set_policy};
+pub use policy::{AGENTS_DECIDE, CLASSES, IMPORT, policies, policy, set_policy};
 
 /// A change a phase wants to make, before it is staged.
 #[derive(Debug, Clone)]

@@ -31,6 +31,10 @@ pub fn policies(nx: &Nexus) -> KipResult<Vec<(String, String, String, String)>> 
 /// (`auto`); by default (`review`) only people do.
 pub const AGENTS_DECIDE: &str = "agents_decide";
 
+/// The class of what an import holds back for review (a write that would
+/// replace a value someone else wrote).
+pub const IMPORT: &str = "import";
+
 /// The classes of proposal items the cycle makes.
 pub const CLASSES: [&str; 15] = [
     "archive",
@@ -52,17 +56,18 @@ pub const CLASSES: [&str; 15] = [
 
 /// Sets an item class to `auto` (applied without review) or `review`.
 pub fn set_policy(nx: &Nexus, class: &str, mode: &str, by: &str) -> KipResult<()> {
-    // beside the cycle's classes: one sub-agent's writes (`subagent:NAME`),
+    // beside the cycle's classes: what imports hold back (`import`), one
+    // sub-agent's writes (`subagent:NAME`),
     // and whether agent keys may decide sub-agents' proposals
     // (`agents_decide`: auto lets them, review keeps it to people)
     let sub = class
         .strip_prefix("subagent:")
         .is_some_and(|n| crate::store::keys::check_name(n).is_ok());
-    if !CLASSES.contains(&class) && !sub && class != AGENTS_DECIDE {
+    if !CLASSES.contains(&class) && !sub && class != AGENTS_DECIDE && class != IMPORT {
         return Err(KipError::new(
             ErrorCode::InvalidSyntax,
             format!(
-                "there is no item class `{class}`; the classes are {}, subagent:NAME and {AGENTS_DECIDE}",
+                "there is no item class `{class}`; the classes are {}, {IMPORT}, subagent:NAME and {AGENTS_DECIDE}",
                 CLASSES.join(", ")
             ),
         ));
