@@ -1035,13 +1035,15 @@ fn timezone(db: &Path) -> String {
     .to_string()
 }
 
-/// Importing a workspace again once the memory has moved on (the agent
-/// learnt the user moved; USER.md still has the old time zone) does not
-/// take the memory back: the write is held back and proposed for review,
-/// naming both values and who wrote the memory's. Approving applies the
-/// file's value; rejecting keeps the memory's and is not asked again; a
-/// value this import wrote itself follows the file at once; a dry run
-/// proposes nothing; the `import` policy set to auto applies it.
+/// Importing a workspace again once the memory has moved on does not
+/// take the memory back. The agent learnt the user moved: while USER.md
+/// still says what was imported, the memory's value is kept (and named);
+/// when the file says something new too, the write is held back and
+/// proposed for review, naming both values and who wrote the memory's.
+/// Approving applies the file's value; rejecting keeps the memory's and is
+/// not asked again; a value this import wrote itself follows the file at
+/// once; a dry run proposes nothing; the `import` policy set to auto
+/// applies it.
 #[test]
 fn importing_again_proposes_what_would_replace_someone_elses_value() {
     let dir = tmp("held");
@@ -1049,34 +1051,52 @@ fn importing_again_proposes_what_would_replace_someone_elses_value() {
     copy_dir(&openclaw_fixture(), &ws);
     let ws_s = ws.to_string_lossy().to_string();
     let db = dir.join("m.db");
+    let user = ws.join("USER.md");
+    let text = std::fs::read_to_string(&user).expect("USER.md");
+    let file_says = |tz: &str| {
+        std::fs::write(&user, text.replace("Europe/Madrid (UTC+1)", tz)).expect("write");
+    };
+    let agent_says = |tz: &str| {
+        let (ok, said) = somnus(
+            &db,
+            &[
+                "kip",
+                &format!(
+                    r#"UPSERT {{ CONCEPT ?p {{ {{type: "Person", name: "Lucía Fernández"}} SET ATTRIBUTES {{ timezone: "{tz}" }} }} }}"#
+                ),
+            ],
+        );
+        assert!(ok, "{said}");
+    };
     let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
     assert!(ok && !said.contains("held back"), "{said}");
     assert_eq!(timezone(&db), "Europe/Madrid (UTC+1)");
     // the file changed: the import's own value follows it at once
-    let user = ws.join("USER.md");
-    let text = std::fs::read_to_string(&user).expect("USER.md");
-    std::fs::write(
-        &user,
-        text.replace("Europe/Madrid (UTC+1)", "Europe/Lisbon"),
-    )
-    .expect("write");
+    file_says("Europe/Lisbon");
     let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
     assert!(ok && !said.contains("held back"), "{said}");
     assert_eq!(timezone(&db), "Europe/Lisbon");
-    // the agent learns she moved
-    let (ok, said) = somnus(
-        &db,
-        &[
-            "kip",
-            r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Lucía Fernández"} SET ATTRIBUTES { timezone: "America/Mexico_City" } } }"#,
-        ],
+    // the agent learns she moved; the file still says what was imported:
+    // the memory's value is kept, and said so
+    agent_says("America/Mexico_City");
+    let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s]);
+    assert!(ok && !said.contains("held back"), "{said}");
+    assert!(
+        said.contains(r#"timezone: kept the memory's "America/Mexico_City" (written by agent"#),
+        "{said}"
     );
-    assert!(ok, "{said}");
-    // a dry run says it would propose, and leaves nothing
+    assert!(
+        said.contains(r#"the file still says "Europe/Lisbon""#),
+        "{said}"
+    );
+    assert_eq!(timezone(&db), "America/Mexico_City");
+    // the file says something new as well: a disagreement. A dry run says
+    // it would propose, and leaves nothing
+    file_says("Europe/Berlin");
     let (ok, said) = somnus(&db, &["import", "openclaw", &ws_s, "--dry-run"]);
     assert!(ok, "{said}");
     assert!(said.contains("1 write held back"), "{said}");
-    assert!(said.contains("would be proposed for review"), "{said}");
+    assert!(said.contains("would be proposed as #1 item 1"), "{said}");
     let (_, list) = somnus(&db, &["proposals", "list"]);
     assert!(!list.contains("Import"), "{list}");
     // the import keeps the agent's value and proposes the file's
@@ -1088,13 +1108,13 @@ fn importing_again_proposes_what_would_replace_someone_elses_value() {
         said.contains(r#"timezone: the memory holds "America/Mexico_City" (written by agent"#),
         "{said}"
     );
-    assert!(said.contains(r#"the file says "Europe/Lisbon""#), "{said}");
+    assert!(said.contains(r#"the file says "Europe/Berlin""#), "{said}");
     assert!(said.contains("proposed as #1 item 1"), "{said}");
     let (_, show) = somnus(&db, &["proposals", "show", "1"]);
     assert!(show.contains("pending  import"), "{show}");
     assert!(
         show.contains(
-            r#"Person: Lucía Fernández timezone: "America/Mexico_City" → "Europe/Lisbon""#
+            r#"Person: Lucía Fernández timezone: "America/Mexico_City" → "Europe/Berlin""#
         ),
         "{show}"
     );
@@ -1109,29 +1129,23 @@ fn importing_again_proposes_what_would_replace_someone_elses_value() {
     let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
     assert!(said.contains("rejected before (#1 item 1)"), "{said}");
     assert_eq!(timezone(&db), "America/Mexico_City");
-    // the user edits the file again: the new write is a new question;
-    // approved, the file's value is applied exactly
-    std::fs::write(
-        &user,
-        text.replace("Europe/Madrid (UTC+1)", "Europe/Berlin"),
-    )
-    .expect("write");
+    // the user edits the file again: a new question; approved, the file's
+    // value is applied exactly, and importing again changes nothing
+    file_says("Europe/Paris");
     let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
     assert!(said.contains("proposed as #2 item 1"), "{said}");
     let (ok, said) = somnus(&db, &["proposals", "approve", "2"]);
     assert!(ok, "{said}");
-    assert_eq!(timezone(&db), "Europe/Berlin");
+    assert_eq!(timezone(&db), "Europe/Paris");
     let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
-    assert!(!said.contains("held back"), "{said}");
+    assert!(
+        !said.contains("held back") && !said.contains("since an earlier import kept"),
+        "{said}"
+    );
     // with the import policy auto, such a write is applied in the
     // importer's name, as a recorded item
-    somnus(
-        &db,
-        &[
-            "kip",
-            r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Lucía Fernández"} SET ATTRIBUTES { timezone: "Asia/Tokyo" } } }"#,
-        ],
-    );
+    agent_says("Asia/Tokyo");
+    file_says("Europe/Rome");
     let (ok, said) = somnus(&db, &["proposals", "policy", "import", "auto"]);
     assert!(ok, "{said}");
     let (_, said) = somnus(&db, &["import", "openclaw", &ws_s]);
@@ -1139,5 +1153,91 @@ fn importing_again_proposes_what_would_replace_someone_elses_value() {
         said.contains("the operator's policy for `import` is auto"),
         "{said}"
     );
-    assert_eq!(timezone(&db), "Europe/Berlin");
+    assert_eq!(timezone(&db), "Europe/Rome");
+}
+
+/// A sleep cycle's approved work survives importing the same store again:
+/// a merged duplicate is not brought back, concepts filed under a new
+/// domain are not filed back under Unsorted, a merged list is not cut
+/// back to the file's, and each is named in the report; a file that says
+/// something new of a deleted element is asked about instead. A memory
+/// that expires keeps its domain link until it is reclaimed itself.
+#[test]
+fn importing_again_keeps_what_the_cycle_did_since() {
+    let dir = tmp("cycle-kept");
+    let db = dir.join("m.db");
+    let store = dir.join("store");
+    copy_dir(&engram_fixture(), &store);
+    let store_s = store.to_string_lossy().to_string();
+    let (ok, said) = somnus(&db, &["import", "engram", &store_s]);
+    assert!(ok, "{said}");
+    // the domain link of a Fact that expires carries no TTL of its own
+    {
+        let mut nx = Nexus::open(&db).expect("open");
+        let r = kip(
+            &mut nx,
+            r#"FIND(?l.metadata.expires_at) WHERE { ?f {type: "Fact"} ?l (?f, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) FILTER(IS_NOT_NULL(?f.metadata.expires_at)) }"#,
+        );
+        let a = r.as_array().expect("rows");
+        assert!(!a.is_empty() && a.iter().all(Value::is_null), "{r}");
+    }
+    let (ok, said) = somnus(&db, &["sleep", "--now", "2027-06-01T00:00:00Z"]);
+    assert!(ok, "{said}");
+    let (ok, said) = somnus(&db, &["proposals", "approve", "1"]);
+    assert!(ok, "{said}");
+    let before = snapshot(&db);
+    let (ok, said) = somnus(&db, &["import", "engram", &store_s, "--json"]);
+    assert!(ok, "{said}");
+    let out: Value = serde_json::from_str(&said).expect("json");
+    assert_eq!(out["created"], 0, "{said}");
+    assert_eq!(out["updated"], 0, "{said}");
+    assert_eq!(out["proposed"], 0, "{said}");
+    assert_eq!(out["skipped"], 0, "{said}");
+    let kept = out["kept"].as_array().expect("kept").len();
+    assert!(kept >= 3, "{said}");
+    let text = said.replace("\\\"", "\"");
+    assert!(
+        text.contains("Person: Sam Okafor was deleted (by operator"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-belongs_to_domain-> Domain: Unsorted was deleted"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link manages left out: Person: Sam Okafor was deleted"),
+        "{text}"
+    );
+    assert_eq!(snapshot(&db), before, "the memory is as the cycle left it");
+    // the file says something new of the merged person: asked, not applied
+    let sam = std::fs::read_dir(store.join("memory/local/entities"))
+        .expect("entities")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().ends_with("person-sam-okafor.md"))
+        .expect("Sam's file");
+    let t = std::fs::read_to_string(&sam).expect("read");
+    std::fs::write(
+        &sam,
+        t.replace(
+            "- Reports to Priya Natarajan",
+            "- Reports to Priya Natarajan\n- Moved to the Lagos office",
+        ),
+    )
+    .expect("write");
+    let (ok, said) = somnus(&db, &["import", "engram", &store_s]);
+    assert!(ok, "{said}");
+    assert!(said.contains("held back"), "{said}");
+    assert!(
+        said.contains("Person: Sam Okafor was deleted (by operator"),
+        "{said}"
+    );
+    assert!(said.contains("the file would bring it back"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    assert_eq!(
+        kip(
+            &mut nx,
+            r#"FIND(COUNT(?p)) WHERE { ?p {type: "Person"} FILTER(?p.name == "Sam Okafor") }"#
+        ),
+        json!(0)
+    );
 }

@@ -612,17 +612,16 @@ pub fn image_now<'a>(db: impl Into<Db<'a>>, element: i64) -> KipResult<Option<Va
     Ok(image_after(db.into(), element, i64::MAX)?.map(|(_, v)| v))
 }
 
-/// The entry that wrote the value `path` (`["attributes", "timezone"]`)
-/// held just before entry `before`: walking the element's history back
-/// from there, the last entry whose before-image held something else, or
-/// the entry that created the element. None when no entry is known for
-/// it, or an image on the way was pruned (the writer cannot be told).
-pub fn writer_of<'a>(
+/// The values `path` (`["attributes", "timezone"]`) of an element held
+/// after each entry that touched it before entry `before`, newest first:
+/// `(entry, the value it left)`. It stops at the entry that created the
+/// element, or where an image was pruned (older values cannot be told).
+pub fn values_left<'a>(
     db: impl Into<Db<'a>>,
     element: i64,
     before: i64,
     path: &[&str],
-) -> KipResult<Option<Entry>> {
+) -> KipResult<Vec<(Entry, Value)>> {
     let db = db.into();
     let at = |img: &Value| -> Value {
         let mut v = img;
@@ -635,8 +634,8 @@ pub fn writer_of<'a>(
         v.clone()
     };
     let history = history_of(db, element)?;
-    // what the value was just before `before`: the before-image of the
-    // first change at or after it
+    // the value just before `before`: the before-image of the first
+    // change at or after it (else the element as it is now)
     let mut value = None;
     for (e, c) in history.iter().rev() {
         if e.id >= before && c.op != "insert" {
@@ -644,25 +643,74 @@ pub fn writer_of<'a>(
             break;
         }
     }
-    let Some(value) = value else {
-        return Ok(None);
+    let mut value = match value {
+        Some(v) => v,
+        None => match image_now(db, element)? {
+            Some(img) => at(&img),
+            None => return Ok(vec![]),
+        },
     };
-    for (e, c) in &history {
+    let mut out = Vec::new();
+    for (e, c) in history {
         if e.id >= before {
             continue;
         }
-        if c.op == "insert" && c.before.is_none() {
-            // created here (or re-inserted with this value)
-            return Ok(Some(e.clone()));
-        }
-        let Some(b) = c.before.as_ref() else {
-            return Ok(None); // pruned
-        };
-        if at(b) != value {
-            return Ok(Some(e.clone()));
+        out.push((e, value.clone()));
+        match c.before.as_ref() {
+            Some(b) if c.op != "insert" => value = at(b),
+            // created here, or an image pruned
+            _ => break,
         }
     }
-    Ok(None)
+    Ok(out)
+}
+
+/// The entry that wrote the value `path` held just before entry
+/// `before`: of [`values_left`], the oldest of the newest run that left
+/// that same value. None when no entry is known for it, or the run
+/// reaches a pruned image (the writer cannot be told).
+pub fn writer_of<'a>(
+    db: impl Into<Db<'a>>,
+    element: i64,
+    before: i64,
+    path: &[&str],
+) -> KipResult<Option<Entry>> {
+    let db = db.into();
+    let left = values_left(db, element, before, path)?;
+    let Some((_, value)) = left.first() else {
+        return Ok(None);
+    };
+    let mut writer = None;
+    for (i, (e, v)) in left.iter().enumerate() {
+        if v != value {
+            break;
+        }
+        // the run goes on past this entry unless it is the last one told
+        // (the creator, or the last before a pruned image)
+        writer = Some((i, e.clone()));
+    }
+    let Some((i, e)) = writer else {
+        return Ok(None);
+    };
+    if i + 1 == left.len() && !created_by(db, element, &e)? {
+        return Ok(None); // a pruned image lies before it
+    }
+    Ok(Some(e))
+}
+
+/// Whether entry `e` created `element`.
+fn created_by(db: Db<'_>, element: i64, e: &Entry) -> KipResult<bool> {
+    if element >= e.first_id && element < e.end_id {
+        return Ok(true);
+    }
+    // re-inserted by it (an undone delete)
+    Ok(db
+        .query_i64(
+            "SELECT COUNT(*) FROM audit_changes WHERE entry = ?1 AND element = ?2 AND op = 'insert'",
+            &[e.id.into(), element.into()],
+        )?
+        .unwrap_or(0)
+        > 0)
 }
 
 fn conflict(msg: String) -> KipError {

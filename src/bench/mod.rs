@@ -8,8 +8,8 @@ pub mod recall;
 #[cfg(feature = "reference")]
 pub mod reference;
 pub mod wal;
-pub mod writers;
 mod workload;
+pub mod writers;
 
 use crate::Nexus;
 use crate::protocol::Outcome;

@@ -326,14 +326,18 @@ impl Draft {
             params.insert("name".into(), json!(c.name));
             let attrs = assignments(&c.attrs, "a", &mut params);
             let meta = assignments(&c.meta, "m", &mut params);
-            let filed = if c.name == "$self"
-                || self.elsewhere.contains(&(c.ty.clone(), c.name.clone()))
-            {
-                String::new()
-            } else {
-                r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#
-                    .to_string()
-            };
+            let filed =
+                if c.name == "$self" || self.elsewhere.contains(&(c.ty.clone(), c.name.clone())) {
+                    String::new()
+                } else if c.meta.get("expires_at").is_some_and(|v| !v.is_null()) {
+                    // filed while it lives: a memory that expires keeps its
+                    // domain until it is reclaimed itself (the block's TTL
+                    // would otherwise reach the link, which reclamation then
+                    // takes first, leaving it in no domain)
+                    super::overwrites::UNSORTED[0].to_string()
+                } else {
+                    super::overwrites::UNSORTED[1].to_string()
+                };
             let meta = if meta.is_empty() {
                 String::new()
             } else {

@@ -77,6 +77,9 @@ pub struct Outcome {
     /// (an item of the proposal, or left out: proposed already, or
     /// rejected before and unchanged since).
     pub held: Vec<String>,
+    /// Values the memory changed since an earlier import that the files
+    /// still say as they were: the memory's are kept, each named here.
+    pub kept: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -115,8 +118,10 @@ pub fn apply_with(
     let mut counts = (0u64, 0u64);
     let mut skipped = Vec::new();
     let mut held = Vec::new();
+    let mut kept_lines = Vec::new();
     let mut staged = (None, 0usize, Vec::new());
     let res = nx.atomically(&group, |nx| {
+        let deleted = overwrites::Deleted::read(nx.db(), &group)?;
         progress(0, total);
         for (i, w) in plan.writes.iter().enumerate() {
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
@@ -144,31 +149,83 @@ pub fn apply_with(
             }
             let mut who = who.clone();
             who.reason = Some(format!("imported from {}", w.source));
-            let mark = last_entry(nx)?;
-            nx.db().savepoint(WRITE_SAVEPOINT)?;
-            let done = kip::parse(&w.text, &w.params)
-                .and_then(|cmd| nx.exec_with_effects(&cmd, &w.text, &who));
-            // a value someone else wrote is not replaced: the write is
-            // undone and proposed for review
-            let over = match &done {
-                Ok(_) => match last_entry(nx)? {
-                    e if e > mark => overwrites::of_entry(nx.db(), e, &group)?,
-                    _ => vec![],
-                },
-                Err(_) => vec![],
+            let mut w = std::borrow::Cow::Borrowed(w);
+            let mut kept = Vec::new();
+            // a write runs in a savepoint of its own; when it would replace
+            // a value someone else wrote since (or bring back what someone
+            // deleted), it is undone: values the file still says as it
+            // did when imported are left as the memory has them, the rest
+            // is proposed for review
+            let (done, over) = loop {
+                let mark = last_entry(nx)?;
+                nx.db().savepoint(WRITE_SAVEPOINT)?;
+                let done = kip::parse(&w.text, &w.params)
+                    .and_then(|cmd| nx.exec_with_effects(&cmd, &w.text, &who));
+                let over = match &done {
+                    Ok(_) => match last_entry(nx)? {
+                        e if e > mark => overwrites::of_entry(nx.db(), e, &group, &deleted)?,
+                        _ => vec![],
+                    },
+                    Err(_) => vec![],
+                };
+                nx.db()
+                    .release(WRITE_SAVEPOINT, done.is_ok() && over.is_empty())?;
+                let stale: Vec<&overwrites::Overwrite> =
+                    over.iter().filter(|o| o.stale_file).collect();
+                if kept.is_empty()
+                    && !stale.is_empty()
+                    && let Some(again) = overwrites::keeping(&w, &stale)
+                {
+                    kept = stale.iter().map(|o| o.describe()).collect();
+                    match again {
+                        Some(again) => {
+                            w = std::borrow::Cow::Owned(again);
+                            continue;
+                        }
+                        None => break (None, vec![]),
+                    }
+                }
+                break (Some(done), over);
             };
-            nx.db()
-                .release(WRITE_SAVEPOINT, done.is_ok() && over.is_empty())?;
-            if !over.is_empty() {
-                held.push((w, over));
+            let Some(done) = done else {
+                // about what someone deleted since: nothing is written
+                for k in kept {
+                    kept_lines.push(format!("{}: {k}", w.source));
+                }
                 progress(i + 1, total);
                 continue;
+            };
+            if !over.is_empty() {
+                // a stale value that could not be kept is asked about too
+                let over = over
+                    .into_iter()
+                    .map(|o| overwrites::Overwrite {
+                        stale_file: false,
+                        ..o
+                    })
+                    .collect();
+                held.push((w.into_owned(), over));
+                progress(i + 1, total);
+                continue;
+            }
+            for k in kept {
+                kept_lines.push(format!("{}: {k}", w.source));
             }
             let effects = match done {
                 Ok((_, effects)) => effects,
                 // one element the memory refuses (its savepoint rolled
                 // back alone) is reported and skipped; what stops the
                 // whole import is a failure of the memory itself
+                // a link to what someone deleted since an earlier import
+                // (merged, reclaimed) is left out with it
+                Err(e)
+                    if e.code == kip::ErrorCode::NotFound
+                        && let Some(gone) = deleted.explain(&e.message) =>
+                {
+                    kept_lines.push(format!("{}: {} left out: {gone}", w.source, w.what));
+                    progress(i + 1, total);
+                    continue;
+                }
                 Err(e) if skippable(e.code) => {
                     skipped.push(format!(
                         "{}: {} not imported ({}: {})",
@@ -202,8 +259,12 @@ pub fn apply_with(
     out.skipped = skipped.len();
     out.notes.extend(skipped);
     (out.proposal, out.proposed, out.held) = staged;
+    out.kept = kept_lines;
     Ok(out)
 }
+
+/// How many kept values an import's report lists.
+const KEPT_LISTED: usize = 10;
 
 /// The savepoint each write of an import runs in, so that one held back
 /// for review leaves nothing behind.
@@ -225,7 +286,7 @@ fn propose(
     nx: &mut Nexus,
     plan: &Plan,
     who: &Who,
-    held: Vec<(&Write, Vec<overwrites::Overwrite>)>,
+    held: Vec<(Write, Vec<overwrites::Overwrite>)>,
     dry_run: bool,
 ) -> KipResult<(Option<i64>, usize, Vec<String>)> {
     if held.is_empty() {
@@ -237,7 +298,7 @@ fn propose(
         .map(|(w, over)| overwrites::draft(&plan.source, w, over))
         .collect();
     let title = format!(
-        "Import {}: {} write{} that would replace what the memory holds",
+        "Import {}: {} write{} that would replace what the memory holds now",
         plan.source,
         drafts.len(),
         if drafts.len() == 1 { "" } else { "s" }
@@ -262,7 +323,11 @@ fn propose(
             (None, Some((_, why))) => format!("not written: {why}"),
             (None, None) => "not written".into(),
         };
-        let what: Vec<String> = over.iter().map(|o| o.describe()).collect();
+        let what: Vec<String> = over
+            .iter()
+            .filter(|o| !o.stale_file)
+            .map(|o| o.describe())
+            .collect();
         lines.push(format!("{}: {}; {went}", w.source, what.join("; ")));
     }
     Ok((staged.proposal, staged.items, lines))
@@ -328,7 +393,7 @@ impl Outcome {
         }
         if !self.held.is_empty() {
             v.push(format!(
-                "{} write{} held back: {} replace what someone else wrote since{}",
+                "{} write{} held back: {} replace what someone else wrote or deleted since{}",
                 self.held.len(),
                 if self.held.len() == 1 { "" } else { "s" },
                 if self.held.len() == 1 {
@@ -346,6 +411,22 @@ impl Outcome {
             ));
             for h in &self.held {
                 v.push(format!("  - {h}"));
+            }
+        }
+        if !self.kept.is_empty() {
+            v.push(format!(
+                "{} change{} since an earlier import kept (the files still say what was imported then):",
+                self.kept.len(),
+                if self.kept.len() == 1 { "" } else { "s" },
+            ));
+            for k in self.kept.iter().take(KEPT_LISTED) {
+                v.push(format!("  - {k}"));
+            }
+            if self.kept.len() > KEPT_LISTED {
+                v.push(format!(
+                    "  - and {} more (`--json` lists them all)",
+                    self.kept.len() - KEPT_LISTED
+                ));
             }
         }
         if !self.notes.is_empty() {

@@ -13,6 +13,7 @@ use crate::kip::KipResult;
 use crate::review::proposals::Draft;
 use crate::store::db::Db;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// One value a write would replace.
 #[derive(Debug, Clone)]
@@ -27,6 +28,13 @@ pub struct Overwrite {
     /// Who wrote the value the memory holds; None when the trail cannot
     /// tell (its images were pruned).
     pub by: Option<Entry>,
+    /// The file still says what this import wrote before (`now` is a
+    /// value the import left, later replaced by `by`): the memory's newer
+    /// value is kept without asking.
+    pub stale_file: bool,
+    /// The element itself was deleted by `by` (a merge, a reclamation, the
+    /// operator): the write would bring it back.
+    pub brought_back: bool,
 }
 
 impl Overwrite {
@@ -34,6 +42,34 @@ impl Overwrite {
     /// "America/Mexico_City" (written by agent, entry #15 at …), the file
     /// says "Europe/Madrid"`.
     pub fn describe(&self) -> String {
+        if self.brought_back {
+            return format!(
+                "{} was deleted ({}); {}",
+                self.element,
+                match &self.by {
+                    Some(e) => by(e),
+                    None => "its deleter is no longer on record".into(),
+                },
+                if self.stale_file {
+                    "left out: the file still says what it said when imported"
+                } else {
+                    "the file would bring it back"
+                }
+            );
+        }
+        if self.stale_file {
+            return format!(
+                "{} {}: kept the memory's {} ({}); the file still says {}, as when it was imported",
+                self.element,
+                self.key,
+                short(&self.was),
+                match &self.by {
+                    Some(e) => format!("written by {}, entry #{} at {}", e.actor, e.id, e.at),
+                    None => "its writer is no longer on record".into(),
+                },
+                short(&self.now)
+            );
+        }
         format!(
             "{} {}: the memory holds {} ({}), the file says {}",
             self.element,
@@ -46,6 +82,27 @@ impl Overwrite {
             short(&self.now)
         )
     }
+}
+
+/// `by operator, entry #99 at …: why` (the why cut at 80 characters).
+fn by(e: &Entry) -> String {
+    format!(
+        "by {}, entry #{} at {}{}",
+        e.actor,
+        e.id,
+        e.at,
+        e.reason
+            .as_deref()
+            .map(|r| {
+                let c = super::draft::short(r, 80);
+                if c.len() < r.trim().len() {
+                    format!(": {c}…")
+                } else {
+                    format!(": {c}")
+                }
+            })
+            .unwrap_or_default()
+    )
 }
 
 /// A value as it reads in a note: JSON, cut at 80 characters with `…`.
@@ -63,9 +120,40 @@ fn short(v: &Value) -> String {
 /// import's `group`. Engine stamps (`_version`, `_updated_at`) are not
 /// values anyone wrote, and a value the memory was bootstrapped with is a
 /// default the import may replace.
-pub fn of_entry(db: Db<'_>, entry: i64, group: &str) -> KipResult<Vec<Overwrite>> {
+pub fn of_entry(
+    db: Db<'_>,
+    entry: i64,
+    group: &str,
+    deleted: &Deleted,
+) -> KipResult<Vec<Overwrite>> {
     let mut out = Vec::new();
     for c in audit::changes(db, entry)? {
+        if c.op == "insert" {
+            if let Some(img) = c.after.as_ref()
+                && let Some((mut label, by, unchanged)) = deleted.of(img)
+            {
+                if let (Some(s), Some(p), Some(o)) = (
+                    img.get("subject").and_then(Value::as_i64),
+                    img.get("predicate").and_then(Value::as_str),
+                    img.get("object").and_then(Value::as_i64),
+                ) {
+                    let (s, _) = crate::engine::overview::label(db, s)?;
+                    let (o, _) = crate::engine::overview::label(db, o)?;
+                    label = format!("{s} -{p}-> {o}");
+                }
+                out.push(Overwrite {
+                    element: label,
+                    id: c.kip_id(),
+                    key: String::new(),
+                    was: Value::Null,
+                    now: Value::Null,
+                    by: Some(by.clone()),
+                    stale_file: unchanged,
+                    brought_back: true,
+                });
+            }
+            continue;
+        }
         if c.op != "update" {
             continue;
         }
@@ -105,6 +193,9 @@ pub fn of_entry(db: Db<'_>, entry: i64, group: &str) -> KipResult<Vec<Overwrite>
                 if ours {
                     continue;
                 }
+                let stale_file = audit::values_left(db, c.element, entry, &[side, k])?
+                    .iter()
+                    .any(|(e, v)| e.batch.as_deref() == Some(group) && v == &now);
                 out.push(Overwrite {
                     element: element.clone(),
                     id: c.kip_id(),
@@ -116,6 +207,8 @@ pub fn of_entry(db: Db<'_>, entry: i64, group: &str) -> KipResult<Vec<Overwrite>
                     was: was.clone(),
                     now,
                     by,
+                    stale_file,
+                    brought_back: false,
                 });
             }
         }
@@ -128,11 +221,18 @@ pub fn of_entry(db: Db<'_>, entry: i64, group: &str) -> KipResult<Vec<Overwrite>
 pub fn draft(source: &str, w: &super::Write, over: &[Overwrite]) -> Draft {
     let first = &over[0];
     let title = format!(
-        "{} {}: {} → {}{}",
-        first.element,
-        first.key,
-        short(&first.was),
-        short(&first.now),
+        "{}{}",
+        if first.brought_back {
+            format!("bring back {}", first.element)
+        } else {
+            format!(
+                "{} {}: {} → {}",
+                first.element,
+                first.key,
+                short(&first.was),
+                short(&first.now)
+            )
+        },
         if over.len() > 1 {
             format!(" (and {} more)", over.len() - 1)
         } else {
@@ -140,7 +240,7 @@ pub fn draft(source: &str, w: &super::Write, over: &[Overwrite]) -> Draft {
         }
     );
     let mut rationale = format!(
-        "{} (imported from {}) would replace what someone else wrote since:",
+        "{} (imported from {}) would replace what someone else wrote or deleted since:",
         w.what, w.source
     );
     for o in over {
@@ -172,3 +272,156 @@ pub fn draft(source: &str, w: &super::Write, over: &[Overwrite]) -> Draft {
 /// The item class of what imports propose (an operator may set it to
 /// `auto`: imports then replace such values without review, as before).
 pub const CLASS: &str = crate::review::proposals::IMPORT;
+
+/// What someone other than an import deleted (its own rollbacks aside: an
+/// undone import is imported again on purpose), with the newest entry
+/// that deleted it: concepts by type and name, links by their endpoints'
+/// ids and predicate.
+#[derive(Debug, Default)]
+pub struct Deleted {
+    concepts: HashMap<(String, String), (Entry, Value)>,
+    links: HashMap<(i64, String, i64), (Entry, Value)>,
+}
+
+impl Deleted {
+    /// Read from the audit trail once per import: one pass over its
+    /// deletions.
+    pub fn read(db: Db<'_>, group: &str) -> KipResult<Deleted> {
+        let mut out = Deleted::default();
+        let mut entries: HashMap<i64, Option<Entry>> = HashMap::new();
+        let rows = db.query(
+            "SELECT c.entry, c.before FROM audit_changes c JOIN audit_log l ON l.id = c.entry \
+             WHERE c.op = 'delete' AND c.before IS NOT NULL AND l.kind <> 'ROLLBACK' \
+             AND (l.batch IS NULL OR l.batch <> ?1) ORDER BY c.id",
+            crate::args![group],
+        )?;
+        for r in rows {
+            let id = r.i64(0)?;
+            let Ok(img) = serde_json::from_str::<Value>(&r.text(1)?) else {
+                continue;
+            };
+            if !entries.contains_key(&id) {
+                entries.insert(id, audit::entry(db, id)?);
+            }
+            let Some(Some(e)) = entries.get(&id) else {
+                continue;
+            };
+            if let Some(p) = img.get("predicate").and_then(Value::as_str) {
+                if let (Some(s), Some(o)) = (
+                    img.get("subject").and_then(Value::as_i64),
+                    img.get("object").and_then(Value::as_i64),
+                ) {
+                    out.links
+                        .insert((s, p.to_string(), o), (e.clone(), img.clone()));
+                }
+            } else if let (Some(t), Some(n)) = (
+                img.get("type").and_then(Value::as_str),
+                img.get("name").and_then(Value::as_str),
+            ) {
+                out.concepts
+                    .insert((t.to_string(), n.to_string()), (e.clone(), img.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// When a `KIP_3002` message names a concept someone else deleted:
+    /// which, by whom and why.
+    pub fn explain(&self, message: &str) -> Option<String> {
+        self.concepts.iter().find_map(|((t, n), (e, _))| {
+            (message.contains(&format!("type: {}", Value::String(t.clone())))
+                && message.contains(&format!("name: {}", Value::String(n.clone()))))
+            .then(|| format!("{t}: {n} was deleted ({})", by(e)))
+        })
+    }
+
+    /// The element an image shows, when someone else deleted it: its
+    /// label, the deleting entry, and whether the image says nothing the
+    /// deleted element did not (the file is as it was when imported).
+    fn of(&self, img: &Value) -> Option<(String, &Entry, bool)> {
+        let (label, (e, gone)) = if let Some(p) = img.get("predicate").and_then(Value::as_str) {
+            let s = img.get("subject").and_then(Value::as_i64)?;
+            let o = img.get("object").and_then(Value::as_i64)?;
+            (
+                format!("link C:{s} {p} C:{o}"),
+                self.links.get(&(s, p.to_string(), o))?,
+            )
+        } else {
+            let t = img.get("type").and_then(Value::as_str)?;
+            let n = img.get("name").and_then(Value::as_str)?;
+            (
+                format!("{t}: {n}"),
+                self.concepts.get(&(t.to_string(), n.to_string()))?,
+            )
+        };
+        let unchanged = ["attributes", "metadata"].iter().all(|side| {
+            img.get(*side).and_then(Value::as_object).is_none_or(|m| {
+                m.iter()
+                    .filter(|(k, _)| !k.starts_with('_'))
+                    .all(|(k, v)| gone.get(*side).and_then(|g| g.get(k)) == Some(v))
+            })
+        });
+        Some((label, e, unchanged))
+    }
+}
+
+/// The parameters a write sets `key` from (the readers write
+/// `"key": :a0` in `SET ATTRIBUTES` and `"key": :m0` in `WITH METADATA`).
+fn param_of(text: &str, side: &str, key: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"("(?:[^"\\]|\\.)*")\s*:\s*:([am]\d+)\b"#).expect("the slot pattern")
+    });
+    let want = if side == "attributes" { 'a' } else { 'm' };
+    re.captures_iter(text).find_map(|c| {
+        let k: String = serde_json::from_str(&c[1]).ok()?;
+        let p = c[2].to_string();
+        (k == key && p.starts_with(want)).then_some(p)
+    })
+}
+
+/// What to run instead of a write whose file still says what was imported
+/// where the memory has moved on since (each `Overwrite` marked
+/// `stale_file`): the memory's values in place of the file's, and what
+/// someone deleted left out. `Some(None)`: nothing is left to write (the
+/// element the write is about was deleted). None when the write cannot be
+/// narrowed so (it is then proposed whole).
+pub fn keeping(w: &super::Write, stale: &[&Overwrite]) -> Option<Option<super::Write>> {
+    let mut out = w.clone();
+    for o in stale {
+        if o.brought_back {
+            let link = o.id.starts_with("P:");
+            if !link || w.what.starts_with("link ") {
+                // the element the write is about, or a link written alone
+                return Some(None);
+            }
+            // the domain an import files a concept under when it has none:
+            // filed elsewhere since, it stays there
+            if o.id.ends_with(":belongs_to_domain")
+                && o.element.ends_with("-belongs_to_domain-> Domain: Unsorted")
+            {
+                let before = out.text.clone();
+                for clause in UNSORTED {
+                    out.text = out.text.replace(clause, "");
+                }
+                if out.text != before {
+                    continue;
+                }
+            }
+            return None;
+        }
+        let (side, key) = match o.key.strip_prefix("metadata.") {
+            Some(k) => ("metadata", k),
+            None => ("attributes", o.key.as_str()),
+        };
+        let p = param_of(&w.text, side, key)?;
+        out.params.insert(p, o.was.clone());
+    }
+    Some(Some(out))
+}
+
+/// How the readers file a concept under `Unsorted` (`draft.rs`).
+pub const UNSORTED: [&str; 2] = [
+    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) WITH METADATA { expires_at: null } }"#,
+    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
+];
