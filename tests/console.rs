@@ -189,12 +189,18 @@ fn explorer_walks_two_hops_and_back() {
         .unwrap_or_default();
     insta::assert_snapshot!("explorer_two_hops", screen(&mut a, 120, 36));
     assert_ne!(hop2, hop1);
+    let id_of = |a: &somnus::tui::app::App| a.explorer.current.as_ref().map(|n| n.id);
+    let hop2_id = id_of(&a);
     key(&mut a, KeyCode::Backspace);
     assert_eq!(
         a.explorer.current.as_ref().map(|n| n.name.clone()),
         Some(hop1)
     );
+    // back on the link to where it came from
+    assert_eq!(a.explorer.selected_link().map(|e| e.other), hop2_id);
+    let hop1_id = id_of(&a);
     key(&mut a, KeyCode::Backspace);
+    assert_eq!(a.explorer.selected_link().map(|e| e.other), hop1_id);
     assert_eq!(
         a.explorer
             .current
@@ -2162,4 +2168,203 @@ fn reflections_show_which_recent_reads_an_item_changes() {
         other.contains("changes none of the 1 recent reads weighed"),
         "{other}"
     );
+}
+
+/// A maintainer killed mid-cycle writes nothing that would tell: the Sleep
+/// pane looks again by itself while it shows a live process, so within
+/// two seconds the killed one is gone from it and its cycle reads as
+/// interrupted, not running.
+#[test]
+fn sleep_pane_drops_a_killed_maintainer_within_seconds() {
+    let mut a = app();
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("a process to kill");
+    let pid = child.id() as i64;
+    a.with_nexus(|nx| {
+        let c = nx.connection_for_checks().expect("a SQLite memory");
+        c.execute(
+            "INSERT INTO sleep_runs(started_at, scope, trigger_name, reasoner, actor, pid, now, parameters, status) VALUES ('2026-11-25T03:00:00.000Z', 'full', 'scheduled: every 12.0 h', 'heuristic', '$system', ?1, '2026-11-25T03:00:00Z', '{}', 'running')",
+            [pid],
+        )
+        .expect("run");
+        c.execute(
+            "INSERT INTO maintainers(pid, kind, started_at, beat_at, settings, next_at, next, last) VALUES (?1, 'maintain', '2026-11-25T02:59:00Z', '2026-11-25T03:00:00Z', ?2, NULL, NULL, NULL)",
+            rusqlite::params![pid, r#"{"full_every_hours": 12.0, "idle_secs": 1800, "budget_secs": 1800}"#],
+        )
+        .expect("holder");
+    });
+    alt(&mut a, '6');
+    a.drain();
+    let s = screen(&mut a, 120, 36);
+    assert!(
+        s.contains(&format!("by somnus maintain (pid {pid})")),
+        "{s}"
+    );
+    assert!(s.contains("running #1 full now"), "{s}");
+    child.kill().expect("kill");
+    child.wait().expect("reaped");
+    for _ in 0..20 {
+        a.tick();
+    }
+    a.drain();
+    let s = screen(&mut a, 120, 36);
+    assert!(!s.contains("by somnus maintain"), "{s}");
+    assert!(!s.contains("running #1"), "{s}");
+    assert!(s.contains("? #1"), "{s}");
+}
+
+/// At 80 columns the Conflicts pane puts the two facts one above the
+/// other, never side by side with their words run together, and a line
+/// too long for its column ends in `…`.
+#[test]
+fn conflicts_at_80_columns_keep_the_two_facts_apart() {
+    let mut a = app();
+    alt(&mut a, '6');
+    key(&mut a, KeyCode::Char('s'));
+    alt(&mut a, '5');
+    assert_eq!(a.tab, Tab::Conflicts);
+    let s = screen(&mut a, 80, 30);
+    let older = s.lines().position(|l| l.contains("││older"));
+    let newer = s.lines().position(|l| l.contains("││newer"));
+    if let (Some(o), Some(n)) = (older, newer) {
+        assert!(n > o, "the newer fact below the older one:\n{s}");
+    } else {
+        panic!("no contradiction shown:\n{s}");
+    }
+    let wide = screen(&mut a, 200, 40);
+    let row = wide
+        .lines()
+        .find(|l| l.contains("older") && l.contains("newer"))
+        .expect("side by side when wide");
+    assert!(row.contains(" │ "), "a gap between the two facts:\n{wide}");
+}
+
+/// F4 clears the whole editor at once, however long its text (a pasted
+/// 200 KB capsule), and Ctrl+Z brings all of it back.
+#[test]
+fn f4_clears_a_long_text_in_one_press() {
+    let mut a = app();
+    alt(&mut a, '1');
+    let line = format!("// {}\n", "x".repeat(97));
+    let big = line.repeat(2_000);
+    a.on_paste(&big);
+    a.drain();
+    assert!(a.workbench.text().len() >= 200_000);
+    key(&mut a, KeyCode::F(4));
+    assert_eq!(a.workbench.text(), "");
+    ctrl(&mut a, 'z');
+    assert!(a.workbench.text().len() >= 200_000);
+    assert!(a.workbench.text().contains(&line));
+}
+
+/// The completion list narrows as the word is typed on, widens again on
+/// Backspace, and closes when nothing is left to offer.
+#[test]
+fn the_completion_list_filters_as_you_type() {
+    let mut a = app();
+    alt(&mut a, '1');
+    typed(&mut a, "FIND(?p) WHERE { ?p {type: \"P");
+    key(&mut a, KeyCode::Tab);
+    let popup = |a: &mut somnus::tui::app::App| -> Vec<String> {
+        let s = screen(a, 120, 36);
+        let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+        let Some((top, col)) = lines.iter().enumerate().find_map(|(i, l)| {
+            let t: String = l.iter().collect();
+            t.find("┌ complete").map(|b| (i, t[..b].chars().count()))
+        }) else {
+            return vec![];
+        };
+        lines[top + 1..]
+            .iter()
+            .take_while(|l| l.get(col) == Some(&'│'))
+            .map(|l| {
+                l[col + 1..]
+                    .iter()
+                    .take_while(|c| **c != '│')
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .collect()
+    };
+    let all = popup(&mut a);
+    let shown = screen(&mut a, 120, 36);
+    assert!(all.iter().any(|r| r == "Person"), "{all:?}\n{shown}");
+    assert!(all.iter().any(|r| r == "Project"), "{all:?}\n{shown}");
+    typed(&mut a, "e");
+    let narrowed = popup(&mut a);
+    assert!(narrowed.iter().any(|r| r == "Person"), "{narrowed:?}");
+    assert!(!narrowed.iter().any(|r| r == "Project"), "{narrowed:?}");
+    key(&mut a, KeyCode::Backspace);
+    let wide = popup(&mut a);
+    assert!(wide.iter().any(|r| r == "Project"), "{wide:?}");
+    typed(&mut a, "xq");
+    assert!(popup(&mut a).is_empty(), "closed when nothing matches");
+    assert!(
+        a.workbench.text().contains("type: \"Pxq"),
+        "{}",
+        a.workbench.text()
+    );
+}
+
+/// Items that disagree are marked in the proposal and item lists, and the
+/// approve confirmation names the conflict before anything applies.
+#[test]
+fn conflicts_are_marked_in_the_lists_and_named_before_approving() {
+    let mut a = app();
+    stage_role(&mut a, "researcher", "vendor");
+    stage_role(&mut a, "scheduler", "client");
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    let s = screen(&mut a, 120, 36);
+    let rows: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("│#2 ") || l.contains("│#1 "))
+        .collect();
+    assert!(
+        rows.len() >= 2 && rows.iter().take(2).all(|r| r.contains("⚠ ")),
+        "{s}"
+    );
+    assert!(
+        s.contains("[ ] ○⚠") || s.lines().any(|l| l.contains("[ ]") && l.contains('⚠')),
+        "{s}"
+    );
+    key(&mut a, KeyCode::Char('a'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("Conflicts:"), "{s}");
+    assert!(s.contains("⚠ item 1:"), "{s}");
+    assert!(s.contains("vendor") && s.contains("client"), "{s}");
+    key(&mut a, KeyCode::Esc);
+}
+
+/// The undo confirmation says what would change (worked out, nothing
+/// written), not a list of entry numbers.
+#[test]
+fn the_undo_confirmation_says_what_would_change() {
+    let mut a = app();
+    stage_role(&mut a, "researcher", "vendor");
+    alt(&mut a, '4');
+    key(&mut a, KeyCode::Char('r'));
+    key(&mut a, KeyCode::Char('a'));
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(role_of_ines(&mut a), serde_json::json!(["vendor"]));
+    alt(&mut a, '8');
+    assert_eq!(a.tab, Tab::Audit);
+    assert!(
+        a.audit.entries[0]
+            .batch
+            .as_deref()
+            .is_some_and(|b| b.starts_with("proposal:"))
+    );
+    key(&mut a, KeyCode::Char('U'));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("It would:"), "{s}");
+    assert!(s.contains("removes Person: Ines Duarte"), "{s}");
+    assert!(!s.contains("(#"), "no entry numbers: {s}");
+    // only worked out: nothing changed yet
+    assert_eq!(role_of_ines(&mut a), serde_json::json!(["vendor"]));
+    key(&mut a, KeyCode::Char('y'));
+    assert_ne!(role_of_ines(&mut a), serde_json::json!(["vendor"]));
 }

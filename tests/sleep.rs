@@ -516,6 +516,94 @@ fn contradictions_resolve_through_the_proposal_path() {
     assert_eq!(c.resolution.as_deref(), Some("both_valid"));
 }
 
+/// A contradiction judged "needs context" is a question that stands: the
+/// next cycle does not file it again as a new one while neither fact
+/// changed; once one of them changes, it is looked at afresh.
+#[test]
+fn a_contradiction_that_needs_context_is_not_filed_again() {
+    let mut nx = demo();
+    cycle(&mut nx, NOW);
+    let cs = sleep::contradictions::list(&nx, None).unwrap();
+    let before = cs.len();
+    let diet = cs
+        .iter()
+        .find(|c| c.conflict.predicate == "prefers")
+        .unwrap();
+    sleep::contradictions::resolve(
+        &mut nx,
+        diet.id,
+        sleep::reasoner::Verdict::NeedsContext,
+        Some("ask Mira"),
+        &operator(),
+    )
+    .unwrap();
+    cycle(&mut nx, NOW);
+    let again = sleep::contradictions::list(&nx, None).unwrap();
+    assert!(
+        !again
+            .iter()
+            .any(|c| c.id != diet.id && c.conflict.predicate == "prefers" && c.status == "open"),
+        "filed again: {again:?}"
+    );
+    assert!(
+        again.len() < before * 2,
+        "the other contradictions only: {before} then {}",
+        again.len()
+    );
+    // one of the facts changes: the question is looked at again
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?m { {type: "Person", name: "Mira Chen"} SET PROPOSITIONS { ("prefers", {type: "Preference", name: "Diet: vegetarian"}) WITH METADATA { note: "said so again" } } } }"#,
+        json!({}),
+    );
+    cycle(&mut nx, NOW);
+    let third = sleep::contradictions::list(&nx, None).unwrap();
+    assert!(
+        third
+            .iter()
+            .any(|c| c.id != diet.id && c.conflict.predicate == "prefers" && c.status == "open"),
+        "looked at again once a fact changed: {third:?}"
+    );
+}
+
+/// Undoing the operator's verdict on a contradiction opens it again with
+/// what the cycle proposed, not with the verdict taken back.
+#[test]
+fn an_undone_verdict_shows_the_cycles_proposal_again() {
+    let mut nx = demo();
+    cycle(&mut nx, NOW);
+    let cs = sleep::contradictions::list(&nx, Some("open")).unwrap();
+    let diet = cs
+        .iter()
+        .find(|c| c.conflict.predicate == "prefers")
+        .unwrap();
+    let proposed = diet.resolution.clone().expect("the cycle proposes");
+    assert_ne!(proposed, "both_valid");
+    sleep::contradictions::resolve(
+        &mut nx,
+        diet.id,
+        sleep::reasoner::Verdict::BothValid,
+        None,
+        &operator(),
+    )
+    .unwrap();
+    let group = somnus::audit::list(
+        nx.db(),
+        &somnus::audit::Filter {
+            limit: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap()[0]
+        .batch
+        .clone()
+        .expect("an approval group");
+    somnus::review::undo::group(&mut nx, &group, &operator()).unwrap();
+    let c = sleep::contradictions::get(&nx, diet.id).unwrap().unwrap();
+    assert_eq!(c.status, "open");
+    assert_eq!(c.resolution.as_deref(), Some(proposed.as_str()));
+}
+
 #[test]
 fn approved_archival_lets_the_next_cycle_reclaim_expired_events_and_why_explains() {
     let mut nx = demo();

@@ -570,6 +570,17 @@ pub fn changes<'a>(db: impl Into<Db<'a>>, entry_id: i64) -> KipResult<Vec<Change
     Ok(out)
 }
 
+/// The changes an entry recorded (updates, deletions, re-insertions),
+/// without the elements it created: cheaper than [`changes`] where only
+/// what existed before matters.
+pub fn recorded_changes<'a>(db: impl Into<Db<'a>>, entry_id: i64) -> KipResult<Vec<Change>> {
+    let db = db.into();
+    match entry(db, entry_id)? {
+        Some(e) => recorded(db, &e),
+        None => Ok(vec![]),
+    }
+}
+
 /// Every recorded change to one element, newest first, with its entry.
 pub fn history_of<'a>(db: impl Into<Db<'a>>, element: i64) -> KipResult<Vec<(Entry, Change)>> {
     let db = db.into();

@@ -157,16 +157,23 @@ pub fn apply_with(
             // did when imported are left as the memory has them, the rest
             // is proposed for review
             let (done, over) = loop {
-                let mark = last_entry(nx)?;
                 nx.db().savepoint(WRITE_SAVEPOINT)?;
                 let done = kip::parse(&w.text, &w.params)
                     .and_then(|cmd| nx.exec_with_effects(&cmd, &w.text, &who));
+                // only a write that changed what was there (or created
+                // what someone deleted) can replace another's value
                 let over = match &done {
-                    Ok(_) => match last_entry(nx)? {
-                        e if e > mark => overwrites::of_entry(nx.db(), e, &group, &deleted)?,
-                        _ => vec![],
-                    },
-                    Err(_) => vec![],
+                    Ok((_, Some(fx)))
+                        if fx["updated"].as_u64().unwrap_or(0) > 0
+                            || fx["deleted"].as_u64().unwrap_or(0) > 0
+                            || !deleted.is_empty() =>
+                    {
+                        match last_entry(nx, &group)? {
+                            Some(e) => overwrites::of_entry(nx.db(), e, &group, &deleted)?,
+                            None => vec![],
+                        }
+                    }
+                    _ => vec![],
                 };
                 nx.db()
                     .release(WRITE_SAVEPOINT, done.is_ok() && over.is_empty())?;
@@ -270,12 +277,13 @@ const KEPT_LISTED: usize = 10;
 /// for review leaves nothing behind.
 const WRITE_SAVEPOINT: &str = "somnus_import_write";
 
-/// The newest audit entry (0 when there is none).
-fn last_entry(nx: &Nexus) -> KipResult<i64> {
-    Ok(nx
-        .db()
-        .query_i64("SELECT COALESCE(MAX(id), 0) FROM audit_log", &[])?
-        .unwrap_or(0))
+/// The newest audit entry of the import's group (this write's, when it
+/// changed anything).
+fn last_entry(nx: &Nexus, group: &str) -> KipResult<Option<i64>> {
+    nx.db().query_i64(
+        "SELECT MAX(id) FROM audit_log WHERE batch = ?1",
+        crate::args![group],
+    )
 }
 
 /// Stages the held-back writes as one proposal of the review layer (in

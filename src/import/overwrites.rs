@@ -127,7 +127,13 @@ pub fn of_entry(
     deleted: &Deleted,
 ) -> KipResult<Vec<Overwrite>> {
     let mut out = Vec::new();
-    for c in audit::changes(db, entry)? {
+    // what a write created matters only when something was deleted
+    let changes = if deleted.is_empty() {
+        audit::recorded_changes(db, entry)?
+    } else {
+        audit::changes(db, entry)?
+    };
+    for c in changes {
         if c.op == "insert" {
             if let Some(img) = c.after.as_ref()
                 && let Some((mut label, by, unchanged)) = deleted.of(img)
@@ -300,8 +306,8 @@ impl Deleted {
             let Ok(img) = serde_json::from_str::<Value>(&r.text(1)?) else {
                 continue;
             };
-            if !entries.contains_key(&id) {
-                entries.insert(id, audit::entry(db, id)?);
+            if let std::collections::hash_map::Entry::Vacant(v) = entries.entry(id) {
+                v.insert(audit::entry(db, id)?);
             }
             let Some(Some(e)) = entries.get(&id) else {
                 continue;
@@ -323,6 +329,10 @@ impl Deleted {
             }
         }
         Ok(out)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.concepts.is_empty() && self.links.is_empty()
     }
 
     /// When a `KIP_3002` message names a concept someone else deleted:

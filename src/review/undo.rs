@@ -26,6 +26,83 @@ pub fn group(nx: &mut Nexus, batch: &str, who: &Who) -> KipResult<Vec<i64>> {
     nx.rollback_batch_following(batch, who, &follow)
 }
 
+/// What undoing one entry (`entry`) or a group (`group`) would change, as
+/// an operator reads it ("removes Person: Ines Duarte", "puts back
+/// Person: Mira Chen's attributes.role"), worked out by undoing it in a
+/// transaction that is then rolled back: at most `listed` lines, then
+/// how many more. Nothing is written.
+pub fn preview(
+    nx: &mut Nexus,
+    entry: Option<i64>,
+    group: Option<&str>,
+    listed: usize,
+) -> KipResult<Vec<String>> {
+    let who = Who {
+        actor: "preview".into(),
+        trigger: "preview".into(),
+        reason: None,
+    };
+    let mut lines = Vec::new();
+    let mut more = 0usize;
+    let res = nx.atomically("rollback:preview", |nx| {
+        let undone: Vec<i64> = match (entry, group) {
+            (Some(e), _) => vec![crate::audit::rollback(
+                nx.db(),
+                nx.audit_ctx(),
+                e,
+                &who,
+                &follow,
+            )?],
+            (None, Some(g)) => {
+                crate::audit::rollback_batch(nx.db(), nx.audit_ctx(), g, &who, &follow)?
+            }
+            (None, None) => vec![],
+        };
+        for id in undone {
+            let fx = crate::audit::effects(nx.db(), id, listed)?;
+            for it in fx["elements"].as_array().into_iter().flatten() {
+                if lines.len() >= listed {
+                    more += 1;
+                    continue;
+                }
+                let what = it["what"].as_str().unwrap_or("?");
+                lines.push(match it["change"].as_str() {
+                    Some("create") => format!("brings back {what}"),
+                    Some("delete") => format!("removes {what}"),
+                    _ => match it["fields"].as_array().filter(|f| !f.is_empty()) {
+                        Some(f) => format!(
+                            "puts back {what}: {}",
+                            f.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        None => format!("puts back {what}"),
+                    },
+                });
+            }
+            more += fx["more"].as_u64().unwrap_or(0) as usize;
+        }
+        // never kept
+        Err::<(), _>(KipError::internal(PREVIEW_ONLY))
+    });
+    match res {
+        Err(e) if e.message == PREVIEW_ONLY => {}
+        Err(e) => return Err(e),
+        Ok(()) => {}
+    }
+    if more > 0 {
+        lines.push(format!("… and {more} more"));
+    }
+    if lines.is_empty() {
+        lines.push("nothing: what it did is no longer in effect".into());
+    }
+    Ok(lines)
+}
+
+/// How a preview's transaction ends (it is rolled back).
+const PREVIEW_ONLY: &str = "undo preview: rolled back";
+
 /// Restores the memory as of `to` (an RFC 3339 time, or `#N`): the entry
 /// restored to and the new entries.
 pub fn to(nx: &mut Nexus, to: &str, who: &Who) -> KipResult<(i64, Vec<i64>)> {
@@ -68,10 +145,11 @@ pub fn proposal(nx: &mut Nexus, id: i64, who: &Who) -> KipResult<Vec<i64>> {
             "UPDATE proposal_items SET status = 'rolled_back' WHERE proposal = ?1 AND status = 'applied'",
             crate::args![id],
         )?;
-        nx.db().execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context')",
+        let reopened = nx.db().query(
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND status IN ('resolved', 'needs_context') RETURNING id, detail",
             crate::args![id],
         )?;
+        proposed_again(nx.db(), &reopened)?;
         refresh_status(nx, id, None)?;
         Ok(entries)
     })
@@ -142,10 +220,11 @@ pub fn follow(db: Db<'_>, entry: i64) -> KipResult<()> {
         return Ok(());
     }
     if to == "rolled_back" {
-        db.execute(
-            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context')",
+        let reopened = db.query(
+            "UPDATE contradictions SET status = 'open', decided_at = NULL, decided_by = NULL WHERE proposal = ?1 AND item = ?2 AND status IN ('resolved', 'needs_context') RETURNING id, detail",
             &[p.into(), seq.into()],
         )?;
+        proposed_again(db, &reopened)?;
         // an approval undone is a decision taken back
         super::labels::forget(db, p, seq)?;
     } else {
@@ -192,4 +271,24 @@ fn in_effect(db: Db<'_>, entry: i64) -> KipResult<bool> {
         }
     }
     Ok(live)
+}
+
+/// Contradictions a taken-back decision opened again show the cycle's
+/// proposal as what is proposed, not the verdict taken back (an operator's
+/// verdict that replaced the cycle's keeps the cycle's in its detail, as
+/// `proposed`).
+fn proposed_again(
+    db: crate::store::db::Db<'_>,
+    reopened: &[crate::store::db::Row],
+) -> KipResult<()> {
+    for r in reopened {
+        let detail: serde_json::Value = serde_json::from_str(&r.text(1)?).unwrap_or_default();
+        if let Some(p) = detail.get("proposed").and_then(serde_json::Value::as_str) {
+            db.execute(
+                "UPDATE contradictions SET resolution = ?2 WHERE id = ?1",
+                crate::args![r.i64(0)?, p],
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -186,5 +186,22 @@ pub fn resolve(
         "UPDATE contradictions SET status = CASE WHEN CAST(?2 AS TEXT) = 'needs_context' THEN 'needs_context' ELSE 'resolved' END, resolution = ?2, decided_at = ?3, decided_by = ?4, item = ?5 WHERE id = ?1",
         crate::args![id, verdict.as_str(), store::now(), &who.actor, seq],
     )?;
+    // what the cycle proposed is kept, for when the decision is undone
+    if let Some(row) = nx.db().query_opt(
+        "SELECT detail FROM contradictions WHERE id = ?1",
+        crate::args![id],
+    )? {
+        let mut detail: Value = serde_json::from_str(&row.text(0)?).unwrap_or_default();
+        if let Some(o) = detail.as_object_mut()
+            && !o.contains_key("proposed")
+            && !proposed.is_empty()
+        {
+            o.insert("proposed".into(), Value::String(proposed.clone()));
+            nx.db().execute(
+                "UPDATE contradictions SET detail = ?2 WHERE id = ?1",
+                crate::args![id, detail.to_string()],
+            )?;
+        }
+    }
     Ok((pid, seq))
 }

@@ -342,6 +342,16 @@ impl App {
         if self.ticks.is_multiple_of(10) && !self.workbench.is_running() {
             self.spawn(Job::Poll);
         }
+        // a maintainer or a cycle of another process that is killed says
+        // nothing: the Sleep pane looks again every two seconds while it
+        // shows one
+        if self.ticks.is_multiple_of(20)
+            && self.tab == Tab::Sleep
+            && !self.sleep.is_running()
+            && self.sleep.watches_a_process()
+        {
+            self.spawn(Job::Runs);
+        }
         if let Some((_, at)) = &self.status
             && at.elapsed().as_secs() >= 5
         {
@@ -776,6 +786,12 @@ impl App {
         }
         if let Some(u) = self.reflections.unsaved() {
             why.push(u);
+        }
+        if let Some(u) = self.sleep.unsaved() {
+            why.push(u);
+        }
+        if self.workbench.is_running() {
+            why.push("a query is running: it is stopped first".to_string());
         }
         if why.is_empty() {
             self.quit = true;
@@ -1347,6 +1363,9 @@ impl App {
                 },
             ));
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
     }
 }

@@ -33,6 +33,9 @@ pub struct AuditPane {
     editing: bool,
     detail: Option<(Entry, Vec<Change>)>,
     confirm: Option<Confirm>,
+    /// What the undo asked about would change (None while it is worked
+    /// out).
+    preview: Option<Result<Vec<String>, String>>,
     scroll: u16,
     error: Option<String>,
 }
@@ -135,6 +138,7 @@ impl AuditPane {
             editing: false,
             detail: None,
             confirm: None,
+            preview: None,
             scroll: 0,
             error: None,
         }
@@ -324,7 +328,13 @@ impl Component for AuditPane {
                     if e.rolled_back_by.is_some() {
                         return vec![Action::Status(format!("entry #{} is already undone", e.id))];
                     }
+                    let id = e.id;
                     self.confirm = Some(Confirm::Entry(Box::new(e.clone())));
+                    self.preview = None;
+                    return vec![Action::Spawn(Job::UndoPreview {
+                        entry: Some(id),
+                        group: None,
+                    })];
                 }
             }
             KeyCode::Char('U') => match self.current().and_then(|e| e.batch.clone()) {
@@ -337,7 +347,12 @@ impl Component for AuditPane {
                         })
                         .map(|e| e.id)
                         .collect();
-                    self.confirm = Some(Confirm::Group(g, listed))
+                    self.confirm = Some(Confirm::Group(g.clone(), listed));
+                    self.preview = None;
+                    return vec![Action::Spawn(Job::UndoPreview {
+                        entry: None,
+                        group: Some(g),
+                    })];
                 }
                 None => {
                     return vec![Action::Status(
@@ -379,6 +394,22 @@ impl Component for AuditPane {
 
     fn update(&mut self, action: &Action) -> Vec<Action> {
         match action {
+            Action::Done(JobOutput::UndoPreview {
+                entry,
+                group,
+                lines,
+            }) => {
+                // for the question still on screen only
+                let asked = match &self.confirm {
+                    Some(Confirm::Entry(e)) => *entry == Some(e.id) && group.is_none(),
+                    Some(Confirm::Group(g, _)) => entry.is_none() && group.as_ref() == Some(g),
+                    None => false,
+                };
+                if asked {
+                    self.preview = Some(lines.clone());
+                }
+                vec![]
+            }
             Action::Done(JobOutput::Audit(r)) => {
                 match r {
                     Ok(v) => {
@@ -503,7 +534,10 @@ impl Component for AuditPane {
                 Line::styled(text, st)
             })
             .collect();
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme::border(false))
@@ -514,7 +548,7 @@ impl Component for AuditPane {
         self.scroll = super::component::clamp_scroll(&p, detail, self.scroll);
         f.render_widget(p.scroll((self.scroll, 0)), detail);
         if let Some(c) = &self.confirm {
-            let rect = centered(area, 60, 30);
+            let rect = centered(area, 70, 50);
             f.render_widget(Clear, rect);
             let what = match c {
                 Confirm::Entry(e) => vec![
@@ -539,21 +573,34 @@ impl Component for AuditPane {
                     ),
                 ],
                 Confirm::Group(g, ids) => vec![Line::raw(format!(
-                    "Undo every change of `{g}` still in effect: {} entr{} {}({})?",
+                    "Undo every change of `{g}` still in effect ({} entr{}{})?",
                     ids.len(),
                     if ids.len() == 1 { "y" } else { "ies" },
                     if self.filter_text.trim().is_empty() {
                         ""
                     } else {
-                        "listed "
+                        " listed"
                     },
-                    ids.iter()
-                        .map(|i| format!("#{i}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
                 ))],
             };
             let mut lines = what;
+            lines.push(Line::raw(""));
+            match &self.preview {
+                None => lines.push(Line::styled(
+                    "working out what it would change…",
+                    theme::dim(),
+                )),
+                Some(Ok(changes)) => {
+                    lines.push(Line::raw("It would:"));
+                    for c in changes {
+                        lines.push(Line::styled(format!("  {c}"), theme::accent()));
+                    }
+                }
+                Some(Err(e)) => lines.push(Line::styled(
+                    format!("it cannot be undone as it is: {e}"),
+                    theme::warn(),
+                )),
+            }
             lines.extend([
                 Line::raw(""),
                 Line::styled(

@@ -5,6 +5,7 @@ use crate::engine::overview::{ConceptEntry, HistoryEntry, Neighbourhood, SchemaO
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
+use ratatui::text::Line;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -151,6 +152,11 @@ pub enum Job {
         entry: Option<i64>,
         group: Option<String>,
     },
+    /// What that undo would change, worked out and rolled back.
+    UndoPreview {
+        entry: Option<i64>,
+        group: Option<String>,
+    },
     /// Why an element is as it is, as an operator names it: `C:12`,
     /// `P:40`, `Type:Name`, or a label the sleep cycle noted.
     WhyOf(String),
@@ -289,6 +295,12 @@ pub enum JobOutput {
     },
     /// What a decision did, or why it was refused.
     Decided(Result<String, String>),
+    /// What an undo would change, line by line.
+    UndoPreview {
+        entry: Option<i64>,
+        group: Option<String>,
+        lines: Result<Vec<String>, String>,
+    },
     /// An item's recall impact: the reads weighed and those it changes.
     Impact {
         proposal: i64,
@@ -477,6 +489,52 @@ pub fn fit(text: &str, width: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// Lines cut to `width` columns, each with `…` where it was cut (a list
+/// row, a field: never clipped silently at the edge).
+pub fn cut_lines(lines: Vec<Line<'_>>, width: u16) -> Vec<Line<'_>> {
+    lines
+        .into_iter()
+        .map(|l| cut_line(l, width as usize))
+        .collect()
+}
+
+/// One line cut to `width` columns, with `…` where it was cut, in the
+/// style of the span it cut.
+pub fn cut_line(line: Line<'_>, width: usize) -> Line<'_> {
+    if width == 0 || line.width() <= width {
+        return line;
+    }
+    let mut used = 0;
+    let mut spans = Vec::new();
+    for s in line.spans {
+        let w = s.width();
+        if used + w < width {
+            used += w;
+            spans.push(s);
+            continue;
+        }
+        // what fits of this span with room for `…` after it
+        use unicode_width::UnicodeWidthChar;
+        let mut cut = String::new();
+        for c in s.content.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw + 1 > width {
+                break;
+            }
+            used += cw;
+            cut.push(c);
+        }
+        cut.push('…');
+        spans.push(ratatui::text::Span::styled(cut, s.style));
+        break;
+    }
+    Line {
+        spans,
+        style: line.style,
+        alignment: line.alignment,
+    }
 }
 
 /// Text for a one-line field: line breaks and tabs as spaces, other

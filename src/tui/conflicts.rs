@@ -3,7 +3,7 @@
 //! merge, needs more context), each confirmed and carried out through the
 //! proposal and audit path.
 
-use super::component::{Action, Component, Hint, Job, JobOutput, ListFilter, hint};
+use super::component::{Action, Component, Hint, Job, JobOutput, ListFilter, cut_lines, hint};
 use super::theme;
 use super::workbench::centered;
 use crate::sleep::contradictions::Contradiction;
@@ -40,6 +40,9 @@ fn verdict_text(v: Verdict) -> &'static str {
         Verdict::NeedsContext => "needs more context: both facts marked disputed",
     }
 }
+
+/// The narrowest a fact's column is drawn beside the other one.
+const FACT_COLUMN_MIN: u16 = 30;
 
 fn fact_lines(title: &str, f: &FactView) -> Vec<Line<'static>> {
     vec![
@@ -331,7 +334,10 @@ impl Component for Conflicts {
             );
             lines.push(Line::styled(text, st));
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
 
         let block = Block::default()
             .borders(Borders::ALL)
@@ -341,9 +347,12 @@ impl Component for Conflicts {
         f.render_widget(block, right);
         let Some(c) = self.current() else { return };
         let cf = &c.conflict;
+        // side by side when each fact has room for its lines, else one
+        // above the other: never two facts' words run together
+        let side_by_side = inner.width >= 2 * FACT_COLUMN_MIN + 3;
         let [head, facts, foot] = Layout::vertical([
             Constraint::Length(3),
-            Constraint::Length(7),
+            Constraint::Length(if side_by_side { 7 } else { 13 }),
             Constraint::Min(3),
         ])
         .areas(inner);
@@ -384,14 +393,36 @@ impl Component for Conflicts {
         } else {
             (&cf.b, &cf.a)
         };
-        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+        let (l, r) = if side_by_side {
+            let [l, gap, r] = Layout::horizontal([
+                Constraint::Fill(1),
+                Constraint::Length(3),
+                Constraint::Fill(1),
+            ])
             .areas(facts);
+            f.render_widget(
+                Paragraph::new(vec![
+                    Line::styled(" │ ", theme::dim());
+                    gap.height as usize
+                ]),
+                gap,
+            );
+            (l, r)
+        } else {
+            let [l, _, r] = Layout::vertical([
+                Constraint::Length(6),
+                Constraint::Length(1),
+                Constraint::Length(6),
+            ])
+            .areas(facts);
+            (l, r)
+        };
         f.render_widget(
-            Paragraph::new(fact_lines("older", older)).wrap(Wrap { trim: true }),
+            Paragraph::new(cut_lines(fact_lines("older", older), l.width)),
             l,
         );
         f.render_widget(
-            Paragraph::new(fact_lines("newer", newer)).wrap(Wrap { trim: true }),
+            Paragraph::new(cut_lines(fact_lines("newer", newer), r.width)),
             r,
         );
         let day = |x: &FactView| {

@@ -32,6 +32,9 @@ pub struct Explorer {
     sel_match: usize,
     pub current: Option<Box<Neighbourhood>>,
     trail: Vec<(i64, String)>,
+    /// Going back: the concept left, whose link is selected once the one
+    /// gone back to has loaded.
+    came_from: Option<i64>,
     /// The concept on screen when another was asked for: it joins the
     /// trail once the other has loaded (not if it no longer exists).
     leaving: Option<(i64, String)>,
@@ -57,6 +60,7 @@ impl Explorer {
             sel_match: 0,
             current: None,
             trail: Vec::new(),
+            came_from: None,
             leaving: None,
             focus: Focus::Finder,
             link_sel: 0,
@@ -149,9 +153,18 @@ impl Explorer {
         }
     }
 
+    /// The link the selection is on.
+    pub fn selected_link(&self) -> Option<&crate::engine::overview::Edge> {
+        self.edges().get(self.link_sel).copied()
+    }
+
     fn back(&mut self) -> Vec<Action> {
         match self.trail.pop() {
-            Some((id, _)) => self.open(id, false),
+            Some((id, _)) => {
+                // back where it was: on the link to the one just left
+                self.came_from = self.current.as_ref().map(|n| n.id);
+                self.open(id, false)
+            }
             None => vec![Action::Status("at the start of the trail".into())],
         }
     }
@@ -216,7 +229,10 @@ impl Explorer {
         if lines.is_empty() {
             f.render_widget(Paragraph::new(Line::styled("no match", theme::dim())), list);
         } else {
-            f.render_widget(Paragraph::new(lines), list);
+            f.render_widget(
+                Paragraph::new(super::component::cut_lines(lines, list.width)),
+                list,
+            );
         }
     }
 
@@ -287,7 +303,10 @@ impl Explorer {
         }
         let h = inner.height as usize;
         let scroll = sel_line.saturating_sub(h.saturating_sub(2)) as u16;
-        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)).scroll((scroll, 0)),
+            inner,
+        );
     }
 
     fn render_canvas(&self, f: &mut Frame, area: Rect) {
@@ -302,16 +321,27 @@ impl Explorer {
         let edges = self.edges();
         let shown: Vec<_> = edges.iter().take(12).collect();
         let k = shown.len().max(1) as f64;
-        let name = n.name.clone();
+        let ends: Vec<(f64, f64)> = (0..shown.len())
+            .map(|i| {
+                let a = std::f64::consts::TAU * i as f64 / k + 0.3;
+                (a.cos(), a.sin() * 0.9)
+            })
+            .collect();
+        let labels: Vec<String> = shown
+            .iter()
+            .map(|e| super::component::fit(e.other_label.split(": ").last().unwrap_or(""), 14))
+            .collect();
+        let short = super::component::fit(&n.name, 16);
+        let inner = block.inner(area);
+        let places = label_places(&ends, &labels, &short, inner.width, inner.height);
         let canvas = Canvas::default()
             .block(block)
             .marker(Marker::Braille)
-            .x_bounds([-1.3, 1.3])
-            .y_bounds([-1.2, 1.2])
+            .x_bounds(CANVAS_X)
+            .y_bounds(CANVAS_Y)
             .paint(move |ctx| {
                 for (i, e) in shown.iter().enumerate() {
-                    let a = std::f64::consts::TAU * i as f64 / k + 0.3;
-                    let (x, y) = (a.cos(), a.sin() * 0.9);
+                    let (x, y) = ends[i];
                     ctx.draw(&CLine {
                         x1: 0.0,
                         y1: 0.0,
@@ -323,12 +353,14 @@ impl Explorer {
                             Color::Magenta
                         },
                     });
-                    let label =
-                        super::component::fit(e.other_label.split(": ").last().unwrap_or(""), 14);
-                    ctx.print(x - 0.15, y, Line::styled(label, theme::base()));
                 }
-                let short = super::component::fit(&name, 16);
-                ctx.print(-0.2, 0.0, Line::styled(short, theme::accent()));
+                for (label, at) in labels.iter().zip(&places) {
+                    if let Some((x, y)) = at {
+                        ctx.print(*x, *y, Line::styled(label.clone(), theme::base()));
+                    }
+                }
+                let (x, y) = center_at(&short, inner.width, inner.height);
+                ctx.print(x, y, Line::styled(short.clone(), theme::accent()));
             });
         f.render_widget(canvas, area);
     }
@@ -533,9 +565,16 @@ impl Component for Explorer {
                     Ok(Some(n)) => {
                         if let Some(l) = leaving.filter(|l| l.0 != n.id) {
                             self.trail.push(l);
+                            // another concept: its links from the top
+                            self.link_sel = 0;
                         }
                         self.current = Some(n.clone());
                         self.link_sel = self.link_sel.min(self.edges().len().saturating_sub(1));
+                        if let Some(from) = self.came_from.take()
+                            && let Some(i) = self.edges().iter().position(|e| e.other == from)
+                        {
+                            self.link_sel = i;
+                        }
                         self.inspector_scroll = 0;
                     }
                     Ok(None) => {
@@ -613,4 +652,142 @@ impl Component for Explorer {
 
 pub fn value_line(v: &Value) -> String {
     super::results::cell_text(v)
+}
+
+/// The 1-hop drawing's bounds.
+const CANVAS_X: [f64; 2] = [-1.3, 1.3];
+const CANVAS_Y: [f64; 2] = [-1.2, 1.2];
+
+/// The cell a canvas point's text is printed in, in a `w`×`h` area (as
+/// the canvas places a label: scaled to the last cell, then cut to a
+/// whole cell).
+fn cell_of(x: f64, y: f64, w: u16, h: u16) -> (i64, i64) {
+    let col = (x - CANVAS_X[0]) / (CANVAS_X[1] - CANVAS_X[0]) * f64::from(w.saturating_sub(1));
+    let row = (CANVAS_Y[1] - y) / (CANVAS_Y[1] - CANVAS_Y[0]) * f64::from(h.saturating_sub(1));
+    (col.max(0.0) as i64, row.max(0.0) as i64)
+}
+
+/// A canvas point whose text is printed in a cell: its middle, kept within
+/// the bounds (the canvas leaves out a label outside them).
+fn point_of(col: i64, row: i64, w: u16, h: u16) -> (f64, f64) {
+    let x = CANVAS_X[0]
+        + (col as f64 + 0.5) / f64::from(w.saturating_sub(1).max(1)) * (CANVAS_X[1] - CANVAS_X[0]);
+    let y = CANVAS_Y[1]
+        - (row as f64 + 0.5) / f64::from(h.saturating_sub(1).max(1)) * (CANVAS_Y[1] - CANVAS_Y[0]);
+    (x.min(CANVAS_X[1]), y.max(CANVAS_Y[0]))
+}
+
+/// Where the open concept's name is printed: centred.
+fn center_at(name: &str, w: u16, h: u16) -> (f64, f64) {
+    let (c, r) = cell_of(0.0, 0.0, w, h);
+    let half = (name.chars().count() / 2) as i64;
+    point_of((c - half).max(0), r, w, h)
+}
+
+/// Where each neighbour's label goes: beside its end of the drawing, on
+/// the nearest row where it overlaps no other label and not the open
+/// concept's name; a label with no such row in reach is left out (its
+/// link stays listed beside the drawing).
+fn label_places(
+    ends: &[(f64, f64)],
+    labels: &[String],
+    center: &str,
+    w: u16,
+    h: u16,
+) -> Vec<Option<(f64, f64)>> {
+    let (cc, cr) = cell_of(0.0, 0.0, w, h);
+    let half = (center.chars().count() / 2) as i64;
+    let mut taken: Vec<(i64, i64, i64)> = vec![(
+        cr,
+        (cc - half).max(0),
+        (cc - half).max(0) + center.chars().count() as i64,
+    )];
+    let mut out = Vec::new();
+    for ((x, y), label) in ends.iter().zip(labels) {
+        let len = label.chars().count() as i64;
+        let (c, r) = cell_of(*x, *y, w, h);
+        // a label on the left side ends at its point, on the right starts
+        // there; inside the area either way
+        let start = if *x < 0.0 { c - len + 1 } else { c };
+        let start = start.clamp(0, (i64::from(w) - len).max(0));
+        let end = start + len;
+        let mut placed = None;
+        for dr in [0i64, -1, 1, -2, 2] {
+            let row = r + dr;
+            if row < 0 || row >= i64::from(h) {
+                continue;
+            }
+            // a blank cell between two labels on one row, so that two
+            // names never read as one
+            if taken
+                .iter()
+                .all(|(tr, ts, te)| *tr != row || end < *ts || start > *te)
+            {
+                placed = Some((row, start));
+                break;
+            }
+        }
+        out.push(placed.map(|(row, col)| {
+            taken.push((row, col, col + len));
+            point_of(col, row, w, h)
+        }));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// However many neighbours and however small the drawing, no two labels
+    /// share a cell, and none covers the open concept's name.
+    #[test]
+    fn one_hop_labels_never_overlap() {
+        for (w, h) in [(30u16, 8u16), (40, 12), (60, 20), (24, 6)] {
+            for n in 1..=12usize {
+                let ends: Vec<(f64, f64)> = (0..n)
+                    .map(|i| {
+                        let a = std::f64::consts::TAU * i as f64 / n as f64 + 0.3;
+                        (a.cos(), a.sin() * 0.9)
+                    })
+                    .collect();
+                let labels: Vec<String> = (0..n).map(|i| format!("Neighbour {i:02}…")).collect();
+                let center = "Mira Chen";
+                let places = label_places(&ends, &labels, center, w, h);
+                let mut cells = std::collections::HashSet::new();
+                let (cx, cy) = center_at(center, w, h);
+                let (cc, cr) = cell_of(cx, cy, w, h);
+                for c in cc..cc + center.chars().count() as i64 {
+                    cells.insert((c, cr));
+                }
+                for (p, l) in places.iter().zip(&labels) {
+                    let Some((x, y)) = p else { continue };
+                    let (c, r) = cell_of(*x, *y, w, h);
+                    assert!(
+                        c >= 0 && c + l.chars().count() as i64 <= i64::from(w),
+                        "inside"
+                    );
+                    let len = l.chars().count() as i64;
+                    // a blank cell on each side
+                    assert!(
+                        !cells.contains(&(c - 1, r)) && !cells.contains(&(c + len, r)),
+                        "{w}x{h}, {n} labels: touching at row {r}"
+                    );
+                    for i in 0..len {
+                        assert!(
+                            cells.insert((c + i, r)),
+                            "{w}x{h}, {n} labels: overlap at {:?}",
+                            (c + i, r)
+                        );
+                    }
+                }
+                if w >= 60 {
+                    assert!(
+                        places.iter().filter(|p| p.is_some()).count() >= n.min(8),
+                        "{w}x{h} {n}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -240,7 +240,10 @@ impl Component for HealthPane {
             spans.push(Span::styled(action, theme::dim()));
             lines.push(Line::from(spans));
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
 
         let Some(m) = self.metrics().get(self.sel).cloned() else {
             f.render_widget(

@@ -170,6 +170,12 @@ impl Job {
                     .map_err(|e| format!("{}: {}", e.code, e.message)),
             ),
             Job::Undo { entry, group } => JobOutput::Decided(undo(nx, entry, group)),
+            Job::UndoPreview { entry, group } => JobOutput::UndoPreview {
+                lines: crate::review::undo::preview(nx, entry, group.as_deref(), UNDO_LISTED)
+                    .map_err(|e| format!("{}: {}", e.code, e.message)),
+                entry,
+                group,
+            },
             Job::Contradictions => JobOutput::Contradictions(
                 crate::sleep::contradictions::list(nx, None).map_err(|e| e.message),
             ),
@@ -193,6 +199,9 @@ impl Job {
         }
     }
 }
+
+/// How many changes an undo confirmation lists before "… and N more".
+const UNDO_LISTED: usize = 8;
 
 /// Why an element is as it is, as text, from what the operator typed.
 fn why_element(nx: &mut Nexus, what: &str) -> Result<WhyText, String> {

@@ -785,6 +785,38 @@ impl Reflections {
             }
             out
         };
+        // where what is approved disagrees with another item or with the
+        // memory: said before it applies
+        let conflicts = |items: &Option<Vec<i64>>| -> Vec<Line<'static>> {
+            let Some(p) = self.proposal() else {
+                return vec![];
+            };
+            let notes: Vec<(i64, &String)> = p
+                .items
+                .iter()
+                .filter(|i| match items {
+                    Some(v) => v.contains(&i.seq),
+                    None => true,
+                })
+                .filter(|i| undecided_conflict(i))
+                .flat_map(|i| i.conflicts.iter().map(move |c| (i.seq, c)))
+                .collect();
+            if notes.is_empty() {
+                return vec![];
+            }
+            let mut out = vec![Line::raw(""), Line::styled("Conflicts:", theme::warn())];
+            for (seq, c) in notes.iter().take(4) {
+                let c = c.trim_start_matches('⚠').trim();
+                out.push(Line::styled(format!("  ⚠ item {seq}: {c}"), theme::warn()));
+            }
+            if notes.len() > 4 {
+                out.push(Line::styled(
+                    format!("  … and {} more", notes.len() - 4),
+                    theme::warn(),
+                ));
+            }
+            out
+        };
         let (title, lines) = match c {
             Confirm::Approve { id, items } => (
                 " approve ",
@@ -798,6 +830,7 @@ impl Reflections {
                         }
                     ))],
                     titles(items),
+                    conflicts(items),
                     vec![
                         Line::raw(""),
                         Line::styled(
@@ -1251,19 +1284,28 @@ impl Component for Reflections {
                 "partially_applied" => "partial",
                 other => other,
             };
-            lines.push(Line::styled(
-                format!(
-                    "#{:<3} {:<8} {:<8} {:>3}/{:<3}",
-                    p.id,
-                    super::component::fit(&source, 8),
-                    super::component::fit(status, 8),
-                    p.count("pending") + p.count("stale"),
-                    p.items.len()
+            // items still to decide that disagree with another or with
+            // the memory
+            let marked = p.items.iter().filter(|it| undecided_conflict(it)).count();
+            lines.push(Line::from(vec![
+                Span::styled(format!("#{:<2}", p.id), st),
+                Span::styled(if marked > 0 { "⚠" } else { " " }, theme::warn()),
+                Span::styled(
+                    format!(
+                        " {:<8} {:<8} {:>3}/{:<3}",
+                        super::component::fit(&source, 8),
+                        super::component::fit(status, 8),
+                        p.count("pending") + p.count("stale"),
+                        p.items.len()
+                    ),
+                    st,
                 ),
-                st,
-            ));
+            ]));
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
 
         let [items_area, detail_area] =
             Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
@@ -1315,7 +1357,7 @@ impl Component for Reflections {
                                 it.class,
                                 self.title_of(p.id, it)
                             ),
-                            w.saturating_sub(6),
+                            w.saturating_sub(7),
                         );
                         let st = if i == self.i_sel && self.focus == Focus::Items {
                             theme::selected()
@@ -1325,13 +1367,20 @@ impl Component for Reflections {
                         Line::from(vec![
                             Span::styled(tick, theme::accent()),
                             Span::styled(format!(" {m}"), mst),
+                            Span::styled(
+                                if undecided_conflict(it) { "⚠" } else { " " },
+                                theme::warn(),
+                            ),
                             Span::styled(text, st),
                         ])
                     })
                     .collect()
             })
             .unwrap_or_default();
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
 
         let block = Block::default()
             .borders(Borders::ALL)
@@ -1345,6 +1394,12 @@ impl Component for Reflections {
         self.render_confirm(f, area);
         self.render_edit(f, area);
     }
+}
+
+/// An item still to decide that is marked as disagreeing with another
+/// pending item or with the memory.
+fn undecided_conflict(it: &crate::review::proposals::Item) -> bool {
+    matches!(it.status.as_str(), "pending" | "stale") && !it.conflicts.is_empty()
 }
 
 /// One line of an item's KIP with each `:placeholder` shown as the value

@@ -96,7 +96,10 @@ impl SchemaView {
                 ])
             })
             .collect();
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
     }
 }
 

@@ -308,7 +308,25 @@ impl SleepPane {
             )
         };
         lines.push(Line::styled(super::component::fit(say, w), st));
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
+    }
+
+    /// Whether what the pane shows depends on another process being alive
+    /// (a maintainer, a run recorded as running): it is then read again
+    /// every few seconds, since a process that dies writes nothing that
+    /// would tell.
+    pub fn watches_a_process(&self) -> bool {
+        self.loaded && (!self.holders.is_empty() || self.runs.iter().any(|r| r.status == "running"))
+    }
+
+    /// What quitting would lose here: parameters changed and not saved
+    /// (they apply to this console's cycles only).
+    pub fn unsaved(&self) -> Option<String> {
+        (self.saved.is_some() && Some(&self.params) != self.saved.as_ref())
+            .then(|| "sleep parameters changed and not saved (S in Sleep saves them)".to_string())
     }
 
     pub fn is_running(&self) -> bool {
@@ -747,7 +765,10 @@ impl Component for SleepPane {
             );
             lines.push(Line::styled(text, st));
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(
+            Paragraph::new(super::component::cut_lines(lines, inner.width)),
+            inner,
+        );
 
         let n = match (&self.running, &self.report) {
             (Some(r), _) => r.scope.phases().len(),

@@ -589,6 +589,23 @@ impl Workbench {
         before.matches('"').count() % 2 == 1
     }
 
+    /// The completion list for the word as it is now, open while it lists
+    /// something (none: closed).
+    fn complete_again(&mut self, keep: Option<String>) {
+        let (len, cands) = self.completion();
+        if cands.is_empty() {
+            return;
+        }
+        let selected = keep
+            .and_then(|k| cands.iter().position(|c| *c == k))
+            .unwrap_or(0);
+        self.popup = Popup::Complete {
+            items: cands,
+            selected,
+            prefix_len: len,
+        };
+    }
+
     fn accept_completion(&mut self, item: &str, prefix_len: usize) {
         let rest: String = item.chars().skip(prefix_len).collect();
         self.editor.insert_str(rest);
@@ -881,6 +898,23 @@ impl Component for Workbench {
                         let (item, len) = (items[*selected].clone(), *prefix_len);
                         self.popup = Popup::None;
                         self.accept_completion(&item, len);
+                    }
+                    // typing on narrows the list (Backspace widens it),
+                    // the selection staying on its item while it is listed
+                    KeyCode::Char(c)
+                        if (key.modifiers - KeyModifiers::SHIFT).is_empty()
+                            && (c.is_alphanumeric() || c == '_' || c == '$') =>
+                    {
+                        let keep = items.get(*selected).cloned();
+                        self.popup = Popup::None;
+                        self.editor.input(key);
+                        self.complete_again(keep);
+                    }
+                    KeyCode::Backspace => {
+                        let keep = items.get(*selected).cloned();
+                        self.popup = Popup::None;
+                        self.editor.input(key);
+                        self.complete_again(keep);
                     }
                     _ => {
                         self.popup = Popup::None;

@@ -327,6 +327,13 @@ pub(super) fn conflicts_seen(
             if g.len() < 2 {
                 continue;
             }
+            // the facts a "needs context" resolution marked disputed: the
+            // question is asked already, until one of them changes
+            let disputed: HashMap<String, String> = g
+                .iter()
+                .filter(|(l, _, _)| l.pointer("/metadata/disputed") == Some(&Value::Bool(true)))
+                .map(|(l, _, _)| (s(l, &["id"]), s(l, &["metadata", "_updated_at"])))
+                .collect();
             // each with the newest it held alongside: n-1 conflicts at most
             let mut facts: Vec<(FactView, &Value, &Value)> =
                 g.iter().map(|(l, sj, o)| (fact(l, o), sj, o)).collect();
@@ -341,6 +348,15 @@ pub(super) fn conflicts_seen(
                 Slot::Category(_) => "contradictions: Preference category",
             };
             for (f, _, o) in facts.iter().take(facts.len() - 1) {
+                if let (Some(a), Some(b)) = (disputed.get(&f.link), disputed.get(&newest.link))
+                    && waiting_for_context(nx, &f.link, &newest.link, a, b)?
+                {
+                    seen.push((
+                        "contradictions: waiting for context (marked needs_context)".into(),
+                        false,
+                    ));
+                    continue;
+                }
                 if time_disjoint(f, &newest, now) {
                     seen.push(("contradictions: held at different times".into(), false));
                     continue;
@@ -528,6 +544,22 @@ pub(super) fn contradictions(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         cx.line("No contradictions".into());
     }
     Ok(())
+}
+
+/// Whether two facts were last judged "needs context" and neither changed
+/// since (`a` and `b`: when each was last written): the question stands,
+/// and is not asked again.
+fn waiting_for_context(nx: &Nexus, a: &str, b: &str, a_at: &str, b_at: &str) -> KipResult<bool> {
+    let id = |l: &str| store::ids::parse_element_id(l).unwrap_or(0);
+    let decided = nx.db().query_opt(
+        "SELECT decided_at FROM contradictions WHERE status = 'needs_context' \
+         AND ((fact_a = ?1 AND fact_b = ?2) OR (fact_a = ?2 AND fact_b = ?1)) ORDER BY id DESC LIMIT 1",
+        crate::args![id(a), id(b)],
+    )?;
+    let Some(at) = decided.map(|r| r.opt_text(0)).transpose()?.flatten() else {
+        return Ok(false);
+    };
+    Ok(a_at <= at.as_str() && b_at <= at.as_str())
 }
 
 /// When a fact was observed, as an instant (unknown sorts first).

@@ -435,7 +435,10 @@ impl Workbench {
                         list,
                     );
                 } else {
-                    f.render_widget(Paragraph::new(lines), list);
+                    f.render_widget(
+                        Paragraph::new(super::super::component::cut_lines(lines, list.width)),
+                        list,
+                    );
                 }
             }
             Popup::Export {
