@@ -604,6 +604,27 @@ fn an_undone_verdict_shows_the_cycles_proposal_again() {
     assert_eq!(c.resolution.as_deref(), Some(proposed.as_str()));
 }
 
+/// A fact only proposed for archival is never said to be archived: `why`
+/// and the proposal name its relevance band, and an Event consolidated
+/// for what it states says what that is.
+#[test]
+fn why_never_says_archived_of_what_is_only_proposed() {
+    let mut nx = demo();
+    cycle(&mut nx, NOW);
+    let p = &proposals::list(&nx, None, 10).unwrap()[0];
+    let it = item(p, "Mira Chen knows Leo Martin");
+    assert!(it.rationale.contains("(archival band)"), "{}", it.rationale);
+    let id = somnus::store::ids::parse_element_id(&it.evidence[0]).unwrap();
+    let v = sleep::explain::explain(&nx, id, NOW).unwrap();
+    let lines = sleep::explain_text::element_lines(&it.evidence[0], &v).join("\n");
+    assert!(lines.contains("relevance now: 0.0002 (archival band)"), "{lines}");
+    assert!(!lines.contains("(archived)"), "{lines}");
+    assert!(!lines.contains("  archived:"), "{lines}");
+    let caffeine = item(p, "Conversation:2026-10-24:sleep_and_caffeine");
+    assert!(!caffeine.rationale.contains("is about ;"), "{}", caffeine.rationale);
+    assert!(caffeine.rationale.contains("states decision"), "{}", caffeine.rationale);
+}
+
 #[test]
 fn approved_archival_lets_the_next_cycle_reclaim_expired_events_and_why_explains() {
     let mut nx = demo();

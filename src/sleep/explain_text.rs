@@ -33,7 +33,7 @@ pub fn element_lines(label: &str, v: &Value) -> Vec<String> {
             out.push(format!(
                 "  relevance now: {} ({})",
                 number(&r["score"]),
-                r["status"].as_str().unwrap_or("")
+                crate::sleep::cycle::decay::band(r["status"].as_str().unwrap_or(""))
             ));
             if r.get("base").is_some() {
                 out.push(format!(

@@ -651,14 +651,27 @@ impl Reasoner for Heuristic {
                 } else {
                     Gist {
                         event: e.name.clone(),
-                        rationale: format!(
-                            "\"{}\" is about {}",
-                            e.summary,
-                            into.iter()
-                                .map(|(t, n)| format!("{t}:{n}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+                        rationale: if into.is_empty() {
+                            // nothing it names to live in: what it states
+                            format!(
+                                "\"{}\" states {}",
+                                e.summary,
+                                extracted
+                                    .iter()
+                                    .map(|x| format!("{} \"{}\"", x.kind, x.name))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        } else {
+                            format!(
+                                "\"{}\" is about {}",
+                                e.summary,
+                                into.iter()
+                                    .map(|(t, n)| format!("{t}:{n}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        },
                         into,
                         archive: false,
                         extracted,

@@ -83,6 +83,15 @@ fn later(a: Option<String>, b: Option<&str>) -> Option<String> {
     }
 }
 
+/// A relevance band as a person reads it: the lowest band is where
+/// archival is proposed, which is not the same as archived.
+pub fn band(status: &str) -> &str {
+    match status {
+        "archived" => "archival band",
+        other => other,
+    }
+}
+
 /// `reads`: how often agents read it and when last (the read log), if
 /// ever.
 pub fn relevance(
@@ -596,7 +605,7 @@ WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }
             } else {
                 continue;
             };
-            *bands_count.entry(r.status).or_default() += 1;
+            *bands_count.entry(band(r.status)).or_default() += 1;
             let id = fact.id.clone();
             let label = fact.label.clone();
             let inputs = json!({"rule": rule, "relevance": r, "reads": fact.read_count(), "last_read": fact.reads.as_ref().map(|r| r.1.clone()), "confidence": conf, "importance": importance, "evidence_count": reinforcements(&fact.meta), "salience": fact.salience(), "now": now});
@@ -610,7 +619,7 @@ WITH METADATA { confidence: :confidence, confirmed_at: :ts, last_observed: :ts }
 WITH METADATA { archived: true, archived_at: :ts, archived_by: "$system", archive_rule: :rule, archive_reason: :why, memory_tier: "archived", relevance: :relevance }"#
                     .to_string()],
                 params: pm(json!({"link_id": id, "ts": now, "rule": rule, "why": why, "relevance": (r.score * 10000.0).round() / 10000.0})),
-                rationale: format!("{rule}: {why}; relevance {:.4} ({}) = base {} × e^(−{}×{:.0}) × log2({}+1) × {}", r.score, r.status, r.base, r.lambda, r.days_since_access, r.access_count, r.type_weight),
+                rationale: format!("{rule}: {why}; relevance {:.4} ({}) = base {} × e^(−{}×{:.0}) × log2({}+1) × {}", r.score, band(r.status), r.base, r.lambda, r.days_since_access, r.access_count, r.type_weight),
                 evidence: vec![id.clone()],
                 confidence: 0.7,
             });
