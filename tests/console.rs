@@ -2368,3 +2368,46 @@ fn the_undo_confirmation_says_what_would_change() {
     key(&mut a, KeyCode::Char('y'));
     assert_ne!(role_of_ines(&mut a), serde_json::json!(["vendor"]));
 }
+
+/// Tab completes the import prompt's folder from the disk, and the "why
+/// not merged" prompt's concept from the memory.
+#[test]
+fn prompts_complete_a_folder_and_a_concept_with_tab() {
+    let mut a = app();
+    ctrl(&mut a, 'p');
+    typed(&mut a, "Import a memory");
+    key(&mut a, KeyCode::Enter);
+    // two folders start so: as far as they agree, and both listed
+    typed(&mut a, "engram tests/data/eng");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(
+        a.ask.as_ref().map(|x| x.1.as_str()),
+        Some("engram tests/data/engram")
+    );
+    let said = format!("{:?}", a.messages);
+    assert!(
+        said.contains("2 match: tests/data/engram-entities/  tests/data/engram/"),
+        "{said}"
+    );
+    // one: taken whole, a folder with its `/`
+    typed(&mut a, "-");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(
+        a.ask.as_ref().map(|x| x.1.as_str()),
+        Some("engram tests/data/engram-entities/")
+    );
+    key(&mut a, KeyCode::Esc);
+    alt(&mut a, '2');
+    typed(&mut a, "Tom Ruiz");
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Char('m'));
+    typed(&mut a, "Person:Tomás");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(
+        a.ask.as_ref().map(|x| x.1.as_str()),
+        Some("Person:Tomás Ruiz")
+    );
+    key(&mut a, KeyCode::Enter);
+    let (why, _) = a.why.clone().expect("a why panel");
+    assert!(why.lines.join("\n").contains("Person:Tomás Ruiz"));
+}

@@ -617,12 +617,23 @@ fn why_never_says_archived_of_what_is_only_proposed() {
     let id = somnus::store::ids::parse_element_id(&it.evidence[0]).unwrap();
     let v = sleep::explain::explain(&nx, id, NOW).unwrap();
     let lines = sleep::explain_text::element_lines(&it.evidence[0], &v).join("\n");
-    assert!(lines.contains("relevance now: 0.0002 (archival band)"), "{lines}");
+    assert!(
+        lines.contains("relevance now: 0.0002 (archival band)"),
+        "{lines}"
+    );
     assert!(!lines.contains("(archived)"), "{lines}");
     assert!(!lines.contains("  archived:"), "{lines}");
     let caffeine = item(p, "Conversation:2026-10-24:sleep_and_caffeine");
-    assert!(!caffeine.rationale.contains("is about ;"), "{}", caffeine.rationale);
-    assert!(caffeine.rationale.contains("states decision"), "{}", caffeine.rationale);
+    assert!(
+        !caffeine.rationale.contains("is about ;"),
+        "{}",
+        caffeine.rationale
+    );
+    assert!(
+        caffeine.rationale.contains("states decision"),
+        "{}",
+        caffeine.rationale
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub enum Focus {
 }
 
 pub struct Explorer {
-    index: Vec<ConceptEntry>,
+    pub index: Vec<ConceptEntry>,
     pub index_loaded: bool,
     filter: String,
     matches: Vec<usize>,
