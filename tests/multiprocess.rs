@@ -181,7 +181,33 @@ fn the_console_refreshes_when_another_process_writes() {
     assert!(
         app.status
             .as_ref()
-            .is_some_and(|(s, _)| s.contains("changed elsewhere"))
+            .is_some_and(|(s, _)| s.contains("changed elsewhere (UPSERT by ")),
+        "says what changed: {:?}",
+        app.status
+    );
+    // a sub-agent's write staged elsewhere is named by its proposal
+    let req = {
+        let mut r = somnus::protocol::Request::command(
+            r#"UPSERT { CONCEPT ?n { {type: "Note", name: "from-scout"} } }"#,
+        );
+        r.args.reason = Some("seen in a meeting".into());
+        r
+    };
+    let scout = somnus::store::keys::Identity {
+        name: "scout".into(),
+        role: somnus::store::keys::Role::Subagent,
+    };
+    somnus::server::gate::stage(&mut other, &req, &scout);
+    for _ in 0..10 {
+        app.tick();
+    }
+    app.drain();
+    assert!(
+        app.status
+            .as_ref()
+            .is_some_and(|(s, _)| s.contains("changed elsewhere (proposal #1 from scout)")),
+        "{:?}",
+        app.status
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -338,4 +364,80 @@ fn agents_over_http_while_sleep_cycles_run() {
     }
     assert!(acked.len() >= 120);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Four processes approve the same item at once: it is applied exactly
+/// once (one decision in the audit trail), and every other process is told
+/// it was decided already; the memory changed as one approval changes it.
+#[test]
+fn processes_racing_to_approve_one_item_apply_it_once() {
+    let dir = std::env::temp_dir().join(format!("somnus-race-approve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let db_s = db.to_string_lossy().to_string();
+    let bin = env!("CARGO_BIN_EXE_somnus");
+    let run = |args: &[&str]| {
+        Command::new(bin)
+            .arg("--db")
+            .arg(&db_s)
+            .args(args)
+            .output()
+            .expect("somnus")
+    };
+    assert!(run(&["demo", "--no-console"]).status.success());
+    assert!(
+        run(&["sleep", "--now", "2026-11-20T03:00:00Z"])
+            .status
+            .success()
+    );
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(bin)
+                .args(["--db", &db_s, "proposals", "approve", "1", "--items", "5"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("approve")
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("waited"))
+        .collect();
+    let said: Vec<String> = outs
+        .iter()
+        .map(|o| {
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
+        .collect();
+    let applied = said.iter().filter(|s| s.contains("applied 1 item")).count();
+    assert_eq!(applied, 1, "{said:#?}");
+    for s in said.iter().filter(|s| !s.contains("applied 1 item")) {
+        assert!(
+            s.contains("already") || s.contains("nothing to approve") || s.contains("decided"),
+            "a loser is told why: {s}"
+        );
+    }
+    let c = rusqlite::Connection::open(&db).expect("open");
+    let decisions: i64 = c
+        .query_row(
+            "SELECT COUNT(DISTINCT batch) FROM audit_log WHERE batch LIKE 'proposal:1/%'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(decisions, 1);
+    let status: String = c
+        .query_row(
+            "SELECT status FROM proposal_items WHERE proposal = 1 AND seq = 5",
+            [],
+            |r| r.get(0),
+        )
+        .expect("item");
+    assert_eq!(status, "applied");
 }

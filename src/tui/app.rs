@@ -109,6 +109,10 @@ pub struct App {
     /// The console's own sleep cycle commits on a connection of its own:
     /// those commits are not "elsewhere".
     absorb_change: bool,
+    /// The newest audit entry and proposal seen by the last poll.
+    newest_seen: Option<(i64, i64)>,
+    /// What the last change elsewhere was, when the poll could tell.
+    changed_what: Option<String>,
     /// Quitting would lose or interrupt these: asked before quitting.
     pub quit_confirm: Option<Vec<String>>,
     /// Quit once the cancelled cycle has stopped.
@@ -173,6 +177,8 @@ impl App {
             sticky: None,
             log_open: None,
             absorb_change: false,
+            newest_seen: None,
+            changed_what: None,
             importing: None,
         };
         app.spawn(Job::Schema);
@@ -249,12 +255,26 @@ impl App {
     }
 
     pub fn on_job(&mut self, out: JobOutput) {
-        if let JobOutput::Polled(v) = out {
+        if let JobOutput::Polled(v, entry, proposal) = out {
             let changed = self.data_version.is_some_and(|old| old != v);
             self.data_version = Some(v);
+            // what changed: a new proposal, else the newest write
+            let prev = self.newest_seen.take();
+            let (seen_entry, seen_proposal) = prev.unwrap_or_default();
+            let what = match (&proposal, &entry) {
+                _ if prev.is_none() => None,
+                (Some((p, t)), _) if *p > seen_proposal => Some(t.clone()),
+                (_, Some((e, t))) if *e > seen_entry => Some(t.clone()),
+                _ => None,
+            };
+            self.newest_seen = Some((
+                entry.map_or(seen_entry, |e| e.0),
+                proposal.map_or(seen_proposal, |p| p.0),
+            ));
             if changed {
                 // the console's own cycle committed, not someone else
                 let own = self.sleep.is_running() || std::mem::take(&mut self.absorb_change);
+                self.changed_what = what;
                 self.refresh_quietly(own);
             }
             return;
@@ -392,8 +412,16 @@ impl App {
             let a = self.audit.load();
             self.apply(a);
         }
+        let what = self.changed_what.take();
         if !own {
-            self.say("the memory changed elsewhere: panes refreshed (F5 re-runs the query)");
+            self.say(match what {
+                Some(w) => format!(
+                    "the memory changed elsewhere ({w}): panes refreshed (F5 re-runs the query)"
+                ),
+                None => {
+                    "the memory changed elsewhere: panes refreshed (F5 re-runs the query)".into()
+                }
+            });
         }
     }
 

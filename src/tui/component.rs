@@ -285,7 +285,9 @@ pub enum JobOutput {
     Neighbourhood(Result<Option<Box<Neighbourhood>>, String>),
     History(Vec<HistoryEntry>),
     Saved,
-    Polled(i64),
+    /// The memory's data version, and its newest change: `(audit entry,
+    /// who and what)` and `(proposal, from whom)`.
+    Polled(i64, Option<(i64, String)>, Option<(i64, String)>),
     Proposals(Result<Vec<crate::review::proposals::Proposal>, String>),
     /// An item rewrite's title and changes, or why it can't be previewed.
     EditPreview {

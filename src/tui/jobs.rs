@@ -50,7 +50,10 @@ impl Job {
                 }
             }
             Job::Schema => JobOutput::Schema(nx.schema_overview().map_err(|e| e.message)),
-            Job::Poll => JobOutput::Polled(nx.data_version()),
+            Job::Poll => {
+                let (entry, proposal) = newest_changes(nx);
+                JobOutput::Polled(nx.data_version(), entry, proposal)
+            }
             Job::Index => JobOutput::Index(nx.concept_index(INDEX_LIMIT).map_err(|e| e.message)),
             Job::Neighbourhood(id) => JobOutput::Neighbourhood(
                 nx.neighbourhood(id, 200)
@@ -198,6 +201,52 @@ impl Job {
             }
         }
     }
+}
+
+/// An id and how it reads, when there is one.
+type Newest = Option<(i64, String)>;
+
+/// The newest audit entry (`#12 UPSERT by agent via execute_kip`) and the
+/// newest proposal (`proposal #6 from scout`): what "changed elsewhere"
+/// names.
+fn newest_changes(nx: &Nexus) -> (Newest, Newest) {
+    let entry = nx
+        .db()
+        .query_opt(
+            "SELECT id, kind, actor, trigger_name FROM audit_log ORDER BY id DESC LIMIT 1",
+            &[],
+        )
+        .ok()
+        .flatten()
+        .and_then(|r| {
+            Some((
+                r.i64(0).ok()?,
+                format!(
+                    "{} by {} (entry #{}, {})",
+                    r.text(1).ok()?,
+                    r.text(2).ok()?,
+                    r.i64(0).ok()?,
+                    r.text(3).ok()?
+                ),
+            ))
+        });
+    let proposal = nx
+        .db()
+        .query_opt(
+            "SELECT id, actor, run FROM proposals ORDER BY id DESC LIMIT 1",
+            &[],
+        )
+        .ok()
+        .flatten()
+        .and_then(|r| {
+            let id = r.i64(0).ok()?;
+            let from = match r.opt_i64(2).ok()? {
+                Some(run) => format!("sleep run #{run}"),
+                None => r.text(1).ok()?,
+            };
+            Some((id, format!("proposal #{id} from {from}")))
+        });
+    (entry, proposal)
 }
 
 /// How many changes an undo confirmation lists before "… and N more".
