@@ -334,9 +334,9 @@ impl Draft {
                     // domain until it is reclaimed itself (the block's TTL
                     // would otherwise reach the link, which reclamation then
                     // takes first, leaving it in no domain)
-                    super::overwrites::UNSORTED[0].to_string()
+                    UNSORTED[0].to_string()
                 } else {
-                    super::overwrites::UNSORTED[1].to_string()
+                    UNSORTED[1].to_string()
                 };
             let meta = if meta.is_empty() {
                 String::new()
@@ -479,3 +479,10 @@ pub fn short(s: &str, n: usize) -> String {
         _ => cut.trim().to_string(),
     }
 }
+
+/// How the readers file a concept under `Unsorted` (the link an import
+/// leaves out when the concept was filed elsewhere since).
+pub const UNSORTED: [&str; 2] = [
+    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) WITH METADATA { expires_at: null } }"#,
+    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
+];

@@ -411,7 +411,7 @@ pub fn keeping(w: &super::Write, stale: &[&Overwrite]) -> Option<Option<super::W
                 && o.element.ends_with("-belongs_to_domain-> Domain: Unsorted")
             {
                 let before = out.text.clone();
-                for clause in UNSORTED {
+                for clause in super::draft::UNSORTED {
                     out.text = out.text.replace(clause, "");
                 }
                 if out.text != before {
@@ -429,9 +429,3 @@ pub fn keeping(w: &super::Write, stale: &[&Overwrite]) -> Option<Option<super::W
     }
     Some(Some(out))
 }
-
-/// How the readers file a concept under `Unsorted` (`draft.rs`).
-pub const UNSORTED: [&str; 2] = [
-    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) WITH METADATA { expires_at: null } }"#,
-    r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
-];
