@@ -41,6 +41,14 @@ impl Overwrite {
     /// `Person: Lucía Fernández timezone: the memory holds
     /// "America/Mexico_City" (written by agent, entry #15 at …), the file
     /// says "Europe/Madrid"`.
+    /// `written by agent, entry #15 at …`.
+    fn writer(&self) -> String {
+        match &self.by {
+            Some(e) => format!("written by {}, entry #{} at {}", e.actor, e.id, e.at),
+            None => "its writer is no longer on record".into(),
+        }
+    }
+
     pub fn describe(&self) -> String {
         if self.brought_back {
             return format!(
@@ -63,10 +71,7 @@ impl Overwrite {
                 self.element,
                 self.key,
                 short(&self.was),
-                match &self.by {
-                    Some(e) => format!("written by {}, entry #{} at {}", e.actor, e.id, e.at),
-                    None => "its writer is no longer on record".into(),
-                },
+                self.writer(),
                 short(&self.now)
             );
         }
@@ -75,10 +80,7 @@ impl Overwrite {
             self.element,
             self.key,
             short(&self.was),
-            match &self.by {
-                Some(e) => format!("written by {}, entry #{} at {}", e.actor, e.id, e.at),
-                None => "its writer is no longer on record".into(),
-            },
+            self.writer(),
             short(&self.now)
         )
     }
