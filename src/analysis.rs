@@ -382,6 +382,31 @@ pub fn days(text: &str) -> Vec<chrono::NaiveDate> {
 /// At most this many days of a question are looked up.
 pub const MAX_DAYS: usize = 8;
 
+/// The languages whose long stop-word lists ([stopwords-iso], through
+/// `stop-words` 0.9) say what can never name a topic.
+///
+/// [stopwords-iso]: https://github.com/stopwords-iso/stopwords-iso
+pub const TOPIC_STOP_LANGUAGES: [&str; 13] = [
+    "en", "fr", "de", "es", "it", "pt", "nl", "sv", "vi", "id", "zh", "ja", "ko",
+];
+
+/// Whether a word is too general to name a topic in any of
+/// [`TOPIC_STOP_LANGUAGES`]: "next", "open", "new", "work", "system",
+/// "done", 然后, まだ, 그리고. The lists are long on purpose: a word they
+/// hold is a poor name for a domain even where it is a poor stop word for
+/// a search.
+pub fn never_a_topic(word: &str) -> bool {
+    static S: OnceLock<HashSet<String>> = OnceLock::new();
+    let set = S.get_or_init(|| {
+        TOPIC_STOP_LANGUAGES
+            .iter()
+            .flat_map(|code| stop_words_iso::get(code).iter())
+            .map(|w| fold(&w.to_lowercase()))
+            .collect()
+    });
+    set.contains(&fold(&word.to_lowercase()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +433,23 @@ mod tests {
     fn chinese_is_segmented() {
         let t = terms("我喜欢喝咖啡");
         assert!(t.split(' ').any(|w| w == "咖啡"), "{t}");
+    }
+
+    #[test]
+    fn general_words_never_name_a_topic() {
+        for w in ["next", "Open", "new", "done", "system", "然后", "그리고"] {
+            assert!(never_a_topic(w), "{w}");
+        }
+        for w in [
+            "polymarket",
+            "cron",
+            "skills",
+            "telegram",
+            "pottery",
+            "野球",
+        ] {
+            assert!(!never_a_topic(w), "{w}");
+        }
     }
 
     #[test]

@@ -516,3 +516,122 @@ fn crowds_of_lookalikes_and_number_words_end_and_stay_calibrated() {
     );
     assert_eq!(v["band"], "merge", "{v}");
 }
+
+/// Names of a series are siblings, never one thing misspelt: two
+/// automations told apart by a letter, two months' reports, a plan and its
+/// result, even with the same text; a word misspelt inside a long name is
+/// still one thing.
+#[test]
+fn siblings_of_a_series_are_never_taken_for_a_typo() {
+    let mut nx = memory();
+    let same = "Posts three reels a day from the prompt bank, captions from the template, at nine, one and six.";
+    for (a, b) in [
+        (
+            "Glow ReelFarm Automation A Current Settings",
+            "Glow ReelFarm Automation B Current Settings",
+        ),
+        (
+            "Niche Fitness Report June 2026",
+            "Niche Fitness Report July 2026",
+        ),
+        (
+            "Mission Control Cleanup Plan",
+            "Mission Control Cleanup Result",
+        ),
+    ] {
+        topic(&mut nx, a, same);
+        topic(&mut nx, b, same);
+    }
+    topic(
+        &mut nx,
+        "Kubernetes Migration Runbook",
+        "Steps to move the staging cluster to the new nodes.",
+    );
+    topic(
+        &mut nx,
+        "Kubernets Migration Runbook",
+        "Steps to move the staging cluster to the new nodes.",
+    );
+    let items = cycle(&mut nx);
+    for (a, b) in [
+        (
+            "Glow ReelFarm Automation A Current Settings",
+            "Glow ReelFarm Automation B Current Settings",
+        ),
+        (
+            "Niche Fitness Report June 2026",
+            "Niche Fitness Report July 2026",
+        ),
+        (
+            "Mission Control Cleanup Plan",
+            "Mission Control Cleanup Result",
+        ),
+    ] {
+        assert!(
+            find(&items, "merge", a, b).is_none(),
+            "{a} / {b}: {items:#?}"
+        );
+    }
+    assert!(
+        find(
+            &items,
+            "merge",
+            "Kubernetes Migration Runbook",
+            "Kubernets Migration Runbook"
+        )
+        .is_some(),
+        "{items:#?}"
+    );
+}
+
+/// A merge keeps one text: two notes that each hold a long text the other
+/// lacks (two drafts of one letter) are asked about, never merged; two
+/// imported files with different texts are two documents, not even asked.
+#[test]
+fn two_texts_are_never_merged_into_one() {
+    let mut nx = memory();
+    let first = "The Tenex model of embedding, auditing, scoping, building and driving adoption is the pattern I ran across consulting engagements: a construction client came with no brief, I interviewed the site lead and two managers, mapped where work was dropped, ranked the fixes by effort and impact, and shipped a field dashboard that replaced manual check-ins before two follow-on projects. Before consulting I was a business systems analyst at Charter Communications on a billion-dollar enterprise portfolio, wrote the statement-of-work templates that became national references, and sat with executives to turn findings into structured briefs for forward-deployed engineers. Sincerely.";
+    let second = "Pilots change nothing when nobody owns workflow redesign after launch. At Spectrum I spent six years translating fuzzy business demands into requirements, process maps, acceptance plans and launch checks; now I build approval queues, dashboards and reusable playbooks with Claude, n8n and spreadsheets, and AgentGuard shows confidence-gated review with audit trails and thresholds. I would run strategy audits that surface how work really happens, translate executive goals into technical direction, design sprints from diagnosis to prototype, and walk through how a stalled pilot becomes an adopted workflow with owners, rollout checkpoints, quality gates and measurable outcomes.";
+    topic(&mut nx, "Cover Letter: Tenex, AI Strategist", first);
+    topic(&mut nx, "Cover Letter - Tenex, AI Strategist", second);
+    for (name, file, text) in [
+        ("Resume JT Somwaru", "memory/resumes/a.md", first),
+        (
+            "Resume: JT Somwaru",
+            "memory/resumes/b.md",
+            "Jon Trevor Somwaru, New York. Business systems analyst, six years at Charter on a national product portfolio; consulting since.",
+        ),
+    ] {
+        let (n, f, d) = (
+            serde_json::to_string(name).unwrap(),
+            serde_json::to_string(file).unwrap(),
+            serde_json::to_string(text).unwrap(),
+        );
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Topic", name: {n}}} SET ATTRIBUTES {{ description: {d}, note_file: {f} }} }} }}"#
+            ),
+        );
+    }
+    let items = cycle(&mut nx);
+    let (a, b) = (
+        "Cover Letter: Tenex, AI Strategist",
+        "Cover Letter - Tenex, AI Strategist",
+    );
+    assert!(find(&items, "merge", a, b).is_none(), "{items:#?}");
+    let v = why(&mut nx, "Topic", a, b);
+    assert_eq!(v["band"], "ask", "{v}");
+    assert!(find(&items, "merge", "Resume JT Somwaru", "Resume: JT Somwaru").is_none());
+    assert!(
+        find(
+            &items,
+            "same_or_different",
+            "Resume JT Somwaru",
+            "Resume: JT Somwaru"
+        )
+        .is_none()
+    );
+    let v = why(&mut nx, "Topic", "Resume JT Somwaru", "Resume: JT Somwaru");
+    assert!(v.to_string().contains("two documents"), "{v}");
+}

@@ -118,7 +118,7 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*([^*]{1,40}?)\s*[:：]?\s*\*\*\s*[:：]?|([^:：*`\[\]()#>|]{1,40}?)\s*[:：])\s*(\S.*)$",
+            r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*([^*]{1,40}?)\s*(?:[:：]\s*\*\*|\*\*\s*[:：])|([^:：*`\[\]()#>|]{1,40}?)\s*[:：])\s*(\S.*)$",
         )
         .expect("the key-value pattern")
     });
@@ -167,6 +167,135 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
         out.push((i, key, value));
     }
     out
+}
+
+/// A line of a profile (`USER.md`) as [`outline`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// `- **Timezone:** UTC+7`: the key as written, prefixed by the bold
+    /// label it sits under (`**Telegram:**` then `- Username: x` gives
+    /// `Telegram username`).
+    Key {
+        line: usize,
+        key: String,
+        value: String,
+    },
+    /// A bullet, numbered item or sentence that is no `Key: value`, under
+    /// the heading or bold label it sits under (`## Context` then
+    /// `- likes baseball`).
+    Item {
+        line: usize,
+        group: String,
+        text: String,
+    },
+}
+
+/// A profile's lines: its `Key: value` lines and, grouped under their
+/// heading or label, the other things it says. A heading or a lone bold
+/// label (`**Working Style:**`) opens a group; `---` closes it; code
+/// blocks, tables and lines in no group are left to the verbatim copy.
+pub fn outline(text: &str) -> Vec<Line> {
+    static LABEL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let label_re = LABEL.get_or_init(|| {
+        regex::Regex::new(r"^\s*(?:[-*+]\s+)?\*\*([^*]{1,40}?)\s*[:：]?\s*\*\*\s*[:：]?\s*$")
+            .expect("the label pattern")
+    });
+    let keyed: std::collections::HashMap<usize, (String, String)> = key_values(text)
+        .into_iter()
+        .map(|(i, k, v)| (i, (k, v)))
+        .collect();
+    let mut out = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut label: Option<String> = None;
+    let mut fence = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence || t.is_empty() || t.starts_with('|') || t.starts_with('>') {
+            continue;
+        }
+        if t.starts_with('#') {
+            let h = t.trim_start_matches('#').trim();
+            heading = (!h.is_empty()).then(|| h.trim_matches(['*', '_']).trim().to_string());
+            label = None;
+            continue;
+        }
+        if t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=')) {
+            heading = None;
+            label = None;
+            continue;
+        }
+        if let Some(c) = label_re.captures(line) {
+            label = c.get(1).map(|m| m.as_str().trim().to_string());
+            continue;
+        }
+        if let Some((k, v)) = keyed.get(&i) {
+            let indented = line.starts_with([' ', '\t']) || t.starts_with(['-', '*', '+']);
+            let key = match &label {
+                Some(l) if indented => format!("{l} {k}"),
+                _ => k.clone(),
+            };
+            out.push(Line::Key {
+                line: i,
+                key,
+                value: v.clone(),
+            });
+            continue;
+        }
+        let Some(group) = label.clone().or_else(|| heading.clone()) else {
+            continue;
+        };
+        let item = t.trim_start_matches(['-', '*', '+']).trim_start();
+        let item = match item.split_once(['.', ')']) {
+            Some((n, rest))
+                if !n.is_empty() && n.len() <= 3 && n.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                rest.trim()
+            }
+            _ => item,
+        };
+        if item.is_empty() {
+            continue;
+        }
+        out.push(Line::Item {
+            line: i,
+            group,
+            text: item.to_string(),
+        });
+    }
+    out
+}
+
+/// Whether a profile value is the template's blank, not a fact:
+/// `_(optional)_`, `TBD`, `-`, "not told yet" in a few languages.
+pub fn placeholder(v: &str) -> bool {
+    let t = v.trim().trim_matches(['_', '*', '`']).trim();
+    if t.is_empty() || t.chars().all(|c| !c.is_alphanumeric()) {
+        return true;
+    }
+    if (t.starts_with('(') && t.ends_with(')')) || (t.starts_with('（') && t.ends_with('）')) {
+        return true;
+    }
+    let l = t.to_lowercase();
+    const BLANK: [&str; 8] = [
+        "tbd", "todo", "n/a", "unknown", "none yet", "not set", "not yet", "?",
+    ];
+    const NOT_YET: [&str; 10] = [
+        "not yet",
+        "unknown",
+        "未知",
+        "未设置",
+        "待定",
+        "未定",
+        "まだ",
+        "不明",
+        "아직",
+        "미정",
+    ];
+    BLANK.contains(&l.as_str()) || NOT_YET.iter().any(|w| l.starts_with(w))
 }
 
 /// The day a file's name gives (`2026-02-11.md`, `2026-02-11-topic.md`),
@@ -254,6 +383,54 @@ mod tests {
         );
         assert_eq!(kv[0].2, "Midhun");
         assert_eq!(kv[3].2, "陈明，30岁");
+    }
+
+    #[test]
+    fn a_profile_outlined_by_its_groups() {
+        let t = "# USER.md\n\n- **Name:** Doanh\n- **Pronouns:** _(optional)_\n\n## Contact\n\n**Telegram:**\n- Username: `D31`\n\n## Context\n\n**Working Style:**\n- Prefers Vietnamese\n- Dislikes broad changes\n\n**Past Projects:**\n1. **web-ban-hang** (on-hold) - E-commerce website\n\n## 好み\n\n- 野球が好き\n\n---\n\nThe more you know, the better.\n";
+        let o = outline(t);
+        let keys: Vec<(String, String)> = o
+            .iter()
+            .filter_map(|l| match l {
+                Line::Key { key, value, .. } => Some((key.clone(), value.clone())),
+                Line::Item { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("Name".to_string(), "Doanh".to_string()),
+                ("Pronouns".into(), "_(optional)_".into()),
+                ("Telegram Username".into(), "`D31`".into())
+            ]
+        );
+        let items: Vec<(String, String)> = o
+            .iter()
+            .filter_map(|l| match l {
+                Line::Item { group, text, .. } => Some((group.clone(), text.clone())),
+                Line::Key { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            items,
+            [
+                (
+                    "Working Style".to_string(),
+                    "Prefers Vietnamese".to_string()
+                ),
+                ("Working Style".into(), "Dislikes broad changes".into()),
+                (
+                    "Past Projects".into(),
+                    "**web-ban-hang** (on-hold) - E-commerce website".into()
+                ),
+                ("好み".into(), "野球が好き".into()),
+            ]
+        );
+        assert!(placeholder("_(optional)_"));
+        assert!(placeholder("まだ教えてもらってない…"));
+        assert!(placeholder("TBD"));
+        assert!(!placeholder("UTC+7 (Vietnam)"));
+        assert!(!placeholder("Asia/Shanghai"));
     }
 
     #[test]

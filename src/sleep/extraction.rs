@@ -142,6 +142,13 @@ fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
     if at == 0 {
         return None;
     }
+    // after a number it is a count ("13 喜欢 / 31 书签": 13 likes)
+    if clause[..at]
+        .trim_end()
+        .ends_with(|c: char| c.is_ascii_digit() || "一二三四五六七八九十百千万".contains(c))
+    {
+        return None;
+    }
     let after = clause[at + cue.len()..].trim_start();
     if after.starts_with('的') || OPEN_QUESTIONS_UNSPACED.iter().any(|q| after.starts_with(q)) {
         return None;
@@ -314,6 +321,10 @@ mod tests {
         // a cue with no one before it, or qualifying a noun, states nothing
         assert_eq!(names("喜欢的话记得点赞收藏哦～"), Vec::<String>::new());
         assert_eq!(names("我最喜欢的颜色是蓝色"), Vec::<String>::new());
+        assert_eq!(
+            names("- 互动：4,346 查看 / 13 喜欢 / 31 书签"),
+            Vec::<String>::new()
+        );
         assert_eq!(names("团队决定了使用Rust"), ["使用Rust"]);
         assert_eq!(names("| 需要决定是否 Fork | 待定 |"), Vec::<String>::new());
         assert_eq!(

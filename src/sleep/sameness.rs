@@ -76,6 +76,8 @@ pub fn judge(p: &Candidate) -> SameJudgement {
     );
     let capped = if let Some(g) = &p.comparison.generation {
         format!("; {g}: asked about, never merged")
+    } else if let Some(t) = &p.comparison.texts {
+        format!("; {t}: asked about, never merged")
     } else if p.comparison.person && !p.comparison.beyond_name {
         "; two people with nothing beyond their names in common are asked about, never merged"
             .to_string()

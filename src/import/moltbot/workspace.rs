@@ -9,7 +9,9 @@
 //! line of the source is lost.
 
 use super::super::draft::{Concept, short};
-use super::super::markdown::{dated_name, heading_time, key_values, split};
+use super::super::markdown::{
+    Line, dated_name, heading_time, key_values, outline, placeholder, split,
+};
 use super::super::predicate_name;
 use super::Reader;
 use serde_json::{Map, Value, json};
@@ -91,13 +93,20 @@ impl Reader {
     /// `profile_md`.
     fn user_file(&mut self, p: &Path) {
         let Some(text) = self.d.text(p) else { return };
-        let kv = key_values(&text);
+        let lines = outline(&text);
+        let kv: Vec<(String, String)> = lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Key { key, value, .. } => Some((key.clone(), value.clone())),
+                Line::Item { .. } => None,
+            })
+            .collect();
         let name = NAME_KEYS
             .iter()
             .find_map(|k| {
                 kv.iter()
-                    .find(|(_, key, _)| key.to_lowercase() == *k)
-                    .map(|(_, _, v)| clean_name(v))
+                    .find(|(key, v)| key.to_lowercase() == *k && !placeholder(v))
+                    .map(|(_, v)| clean_name(v))
             })
             .filter(|n| !n.is_empty());
         let rel = self.d.rel(p);
@@ -112,12 +121,44 @@ impl Reader {
             }
         };
         let mut attrs = Map::new();
-        for (_, k, v) in &kv {
+        let mut blank = Vec::new();
+        for (k, v) in &kv {
             let key = predicate_name(k);
-            if key.is_empty() || key == "name" {
+            if key.is_empty() || key == "name" || attrs.contains_key(&key) {
                 continue;
             }
-            attrs.entry(key).or_insert(json!(v));
+            // the template's blanks (`_(optional)_`, "not told yet") are
+            // no facts about the user
+            if placeholder(v) {
+                blank.push(k.clone());
+                continue;
+            }
+            attrs.insert(key, json!(unquoted(v)));
+        }
+        // what the file says under its headings and labels (`## Context`,
+        // `**Working Style:**`), one list per group
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for l in &lines {
+            if let Line::Item { group, text, .. } = l {
+                match groups.iter_mut().find(|(g, _)| g == group) {
+                    Some((_, items)) => items.push(text.clone()),
+                    None => groups.push((group.clone(), vec![text.clone()])),
+                }
+            }
+        }
+        for (group, items) in groups {
+            let items: Vec<String> = items.into_iter().filter(|i| !placeholder(i)).collect();
+            let key = predicate_name(&group);
+            if items.is_empty() || key.is_empty() || key == "name" || attrs.contains_key(&key) {
+                continue;
+            }
+            attrs.insert(key, json!(items));
+        }
+        if !blank.is_empty() {
+            self.d.note(format!(
+                "{rel}: left blank in the file, not imported as facts: {}",
+                blank.join(", ")
+            ));
         }
         attrs.insert("relationship_to_self".into(), json!("user"));
         attrs.insert("profile_md".into(), json!(text));
@@ -149,7 +190,7 @@ impl Reader {
             let mut id = Map::new();
             for (_, k, v) in key_values(&text) {
                 let key = predicate_name(&k);
-                if !key.is_empty() {
+                if !key.is_empty() && !placeholder(&v) {
                     id.entry(key).or_insert(json!(v));
                 }
             }
@@ -207,7 +248,15 @@ impl Reader {
                 .file_name()
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
+            // a hidden file or folder is a tool's state (`.dreams/`,
+            // `.memory-manager-state.json`): named, not read
             if name.starts_with('.') {
+                let r = self.d.rel(&p);
+                self.d.note(if t.is_dir() {
+                    format!("{r}/: a hidden folder (a tool's state), skipped")
+                } else {
+                    format!("{r}: a hidden file (a tool's state), skipped")
+                });
                 continue;
             }
             if t.is_dir() {
@@ -264,7 +313,12 @@ impl Reader {
     /// A daily note: one Event per section (its heading's time on the
     /// file's day), the section verbatim as `content_summary`; what comes
     /// before the first section is an Event of its own when it says
-    /// anything beyond the title.
+    /// anything beyond the title. A note about one topic
+    /// (`2026-03-22-edit-failure-lesson.md`) whose sections are not
+    /// timed entries is one document, so one Event: its sections
+    /// ("Root cause", "Fix") mean nothing apart. A part made of stamped
+    /// entries (`[Tue 2026-05-26 08:35 UTC] …`) is one Event per entry,
+    /// at its own day and time.
     fn daily(&mut self, p: &Path, day: chrono::NaiveDate, topic: Option<String>) {
         let Some(text) = self.d.text(p) else { return };
         let doc = split(&text);
@@ -275,25 +329,85 @@ impl Reader {
             .lines()
             .map(str::trim)
             .any(|l| !l.is_empty() && !l.starts_with('#') && l != "---");
+        let timed = doc
+            .sections
+            .iter()
+            .filter(|s| heading_time(&s.heading).is_some())
+            .count();
+        let document =
+            topic.is_some() && !doc.sections.is_empty() && timed * 2 < doc.sections.len();
         let mut parts: Vec<(usize, String, String)> = Vec::new();
-        if pre_says || (doc.sections.is_empty() && !doc.preamble.trim().is_empty()) {
+        if document {
             let heading = doc
                 .title
                 .clone()
-                .or_else(|| topic.clone())
+                .filter(|t| says_more_than_when(t))
+                .or_else(|| topic.as_deref().map(topic_words))
                 .unwrap_or_else(|| "notes".into());
-            parts.push((1, heading, doc.preamble.trim().to_string()));
-        }
-        for s in &doc.sections {
-            parts.push((s.line, s.heading.clone(), s.text.clone()));
+            let heading = match doc.title.as_deref().and_then(heading_time) {
+                Some(t) if heading_time(&heading).is_none() => {
+                    format!("{} {heading}", t.format("%H:%M"))
+                }
+                _ => heading,
+            };
+            parts.push((1, heading, text.trim().to_string()));
+        } else {
+            if pre_says || (doc.sections.is_empty() && !doc.preamble.trim().is_empty()) {
+                let heading = doc
+                    .title
+                    .clone()
+                    .or_else(|| topic.clone())
+                    .unwrap_or_else(|| "notes".into());
+                parts.push((1, heading, doc.preamble.trim().to_string()));
+            }
+            for s in &doc.sections {
+                parts.push((s.line, s.heading.clone(), s.text.clone()));
+            }
         }
         if parts.is_empty() {
             self.d
                 .note(format!("{rel}: an empty note, nothing imported"));
             return;
         }
+        // stamped entries, each an Event of its own
+        let mut events: Vec<(
+            usize,
+            String,
+            String,
+            chrono::NaiveDate,
+            Option<chrono::NaiveTime>,
+        )> = Vec::new();
         for (line, heading, body) in parts {
             let time = heading_time(&heading);
+            match stamped(&body) {
+                Some((before, entries)) => {
+                    if !before.trim().is_empty()
+                        && before
+                            .lines()
+                            .any(|l| !l.trim().starts_with('#') && !l.trim().is_empty())
+                    {
+                        events.push((line, heading.clone(), before.trim().to_string(), day, time));
+                    }
+                    for e in entries {
+                        events.push((
+                            line + e.line,
+                            e.label,
+                            e.text,
+                            e.day.unwrap_or(day),
+                            Some(e.time),
+                        ));
+                    }
+                }
+                None => events.push((line, heading, body, day, time)),
+            }
+        }
+        for (line, heading, body, day, time) in events {
+            // the day is in the name once (`# 2026-03-27 早间随笔生成`)
+            let d = day.to_string();
+            let heading = match heading.trim().strip_prefix(d.as_str()).map(str::trim) {
+                Some(h) if !h.is_empty() => h.to_string(),
+                _ => heading,
+            };
             let at = match time {
                 Some(t) => format!("{day}T{}Z", t.format("%H:%M:%S")),
                 None => format!("{day}T00:00:00Z"),
@@ -316,6 +430,7 @@ impl Reader {
             }
             if let Some(t) = &doc.title
                 && !pre_says
+                && !document
             {
                 attrs.insert("note_title".into(), json!(t));
             }
@@ -395,6 +510,120 @@ impl Reader {
     }
 }
 
+/// One stamped entry of a daily note: `[Tue 2026-05-26 08:35 UTC] Doanh
+/// approved …` and the lines after it up to the next stamp.
+struct Stamped {
+    /// Its line, 0-based in the part.
+    line: usize,
+    /// The day the stamp names, if it names one.
+    day: Option<chrono::NaiveDate>,
+    time: chrono::NaiveTime,
+    /// Its first words, for the Event's name.
+    label: String,
+    /// The entry verbatim, stamp included.
+    text: String,
+}
+
+/// A part made of stamped entries (two or more lines that start with a
+/// bracketed time): what comes before the first, and the entries. `None`
+/// when the part is not such a log.
+fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"^\s*(?:[-*+]\s+)?\[([^\]\n]{0,48}?\d{1,2}:\d{2}[^\]\n]{0,24})\]\s*(.*)$",
+        )
+        .expect("the stamp pattern")
+    });
+    static DAY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let day_re =
+        DAY.get_or_init(|| regex::Regex::new(r"\d{4}-\d{2}-\d{2}").expect("the day pattern"));
+    let lines: Vec<&str> = body.lines().collect();
+    let mut starts: Vec<(usize, Option<chrono::NaiveDate>, chrono::NaiveTime, String)> = Vec::new();
+    let mut fence = false;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        let Some(c) = re.captures(l) else { continue };
+        let stamp = c.get(1).map_or("", |m| m.as_str());
+        let Some(time) = heading_time(stamp) else {
+            continue;
+        };
+        let day = day_re
+            .find(stamp)
+            .and_then(|m| chrono::NaiveDate::parse_from_str(m.as_str(), "%Y-%m-%d").ok());
+        let rest = c.get(2).map_or("", |m| m.as_str()).trim();
+        starts.push((i, day, time, rest.to_string()));
+    }
+    if starts.len() < 2 {
+        return None;
+    }
+    let before = lines[..starts[0].0].join("\n");
+    let mut out = Vec::new();
+    for (k, (i, day, time, rest)) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).map_or(lines.len(), |n| n.0);
+        let text = lines[*i..end].join("\n").trim().to_string();
+        let label = rest
+            .trim_matches(['*', '_', ' '])
+            .split(['.', '。', '\n'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        out.push(Stamped {
+            line: *i,
+            day: *day,
+            time: *time,
+            label: if label.is_empty() {
+                "entry".into()
+            } else {
+                short(&label, 60)
+            },
+            text,
+        });
+    }
+    Some((before, out))
+}
+
+/// Whether a title says what a note is about, not only when it was
+/// written (`Session: 2026-02-21 20:43:39 UTC` does not).
+fn says_more_than_when(t: &str) -> bool {
+    let words: Vec<String> = t
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| {
+            !matches!(
+                w.as_str(),
+                "session" | "utc" | "gmt" | "am" | "pm" | "daily" | "note" | "notes" | "log"
+            )
+        })
+        .collect();
+    words.iter().map(|w| w.chars().count()).sum::<usize>() >= 3
+        || words.iter().any(|w| !w.is_ascii())
+}
+
+/// A file name's topic as words: `edit-failure-lesson` → `edit failure
+/// lesson`.
+fn topic_words(t: &str) -> String {
+    t.replace(['-', '_'], " ").trim().to_string()
+}
+
+/// A value without the code marks around it (`` `Doanh31` `` → `Doanh31`).
+fn unquoted(v: &str) -> String {
+    let t = v.trim();
+    match t.strip_prefix('`').and_then(|r| r.strip_suffix('`')) {
+        Some(inner) if !inner.contains('`') => inner.to_string(),
+        _ => t.to_string(),
+    }
+}
+
 /// A name as written on a `Name:` line, without emphasis or a trailing
 /// remark in brackets.
 fn clean_name(v: &str) -> String {
@@ -415,7 +644,28 @@ fn strip_time(h: &str) -> String {
         regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
             .expect("the time prefix")
     });
-    let s = re.replace(h, "").to_string();
+    let mut s = re.replace(h, "").to_string();
+    // a bracket the time opened closes after it (`【23:14 · GEO 项目】`)
+    for (open, close) in [('【', '】'), ('[', ']'), ('(', ')'), ('（', '）')] {
+        if h.trim_start().starts_with(open)
+            && !s.contains(open)
+            && let Some(i) = s.find(close)
+        {
+            s.replace_range(i..i + close.len_utf8(), "");
+        }
+    }
+    let s = s.trim().to_string();
+    // and a trailing remark that only repeats when: `(2026-02-12 20:42
+    // UTC)`, `(08:55-13:02 UTC)`
+    static TAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let tail = TAIL.get_or_init(|| {
+        regex::Regex::new(r"(?i)\s*[(（\[][\d\s:/.\-–T~]*\d{1,2}:\d{2}[\d\s:/.\-–~]*(?:utc|gmt|[a-z]{2,4}t)?[)）\]]\s*$")
+            .expect("the time remark")
+    });
+    let s = match tail.replace(&s, "").to_string() {
+        t if t.trim().is_empty() => s,
+        t => t,
+    };
     if s.trim().is_empty() {
         h.to_string()
     } else {
@@ -453,7 +703,47 @@ mod tests {
         );
         assert_eq!(strip_time("05:23 心跳检查"), "心跳检查");
         assert_eq!(strip_time("TODO"), "TODO");
+        assert_eq!(
+            strip_time("【23:14 · GEO 工具开源项目】[重要事件]"),
+            "GEO 工具开源项目[重要事件]"
+        );
+        assert_eq!(strip_time("[21:40] Deploy"), "Deploy");
+        assert_eq!(
+            strip_time("20:42 エージェント数修正 (2026-02-12 20:42 UTC)"),
+            "エージェント数修正"
+        );
+        assert_eq!(strip_time("08:55 整理 続報 (08:55-13:02 UTC)"), "整理 続報");
+        assert_eq!(strip_time("18:45 Project (2026-02-12T18:45)"), "Project");
+        assert_eq!(strip_time("09:00 Call (with Ana)"), "Call (with Ana)");
+        assert!(!says_more_than_when("Session: 2026-02-21 20:43:39 UTC"));
+        assert!(says_more_than_when("CAD 工程量计算技能开发项目"));
+        assert!(says_more_than_when("Edit failure lesson"));
+        assert_eq!(topic_words("edit-failure-lesson"), "edit failure lesson");
         assert_eq!(event_class("09:15 | fact | confidence:high"), "fact");
         assert_eq!(event_class("3:30 AM Session"), "daily_note");
+    }
+
+    #[test]
+    fn stamped_entries_are_split_with_their_day_and_time() {
+        let body = "intro\n\n[Tue 2026-05-26 08:35 UTC] Doanh approved direction 2. More.\nsecond line\n\n[Wed 2026-05-27 06:55 UTC] Continued the step\n```\n[09:00] not a stamp\n```\n";
+        let (before, e) = stamped(body).expect("a log");
+        assert_eq!(before.trim(), "intro");
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].line, 2);
+        assert_eq!(
+            e[0].day.map(|d| d.to_string()).as_deref(),
+            Some("2026-05-26")
+        );
+        assert_eq!(e[0].time.format("%H:%M").to_string(), "08:35");
+        assert_eq!(e[0].label, "Doanh approved direction 2");
+        assert!(e[0].text.ends_with("second line"));
+        assert_eq!(
+            e[1].day.map(|d| d.to_string()).as_deref(),
+            Some("2026-05-27")
+        );
+        assert!(e[1].text.contains("[09:00] not a stamp"));
+        // one stamp is no log; a link in brackets is no stamp
+        assert!(stamped("[10:00] once\ntext").is_none());
+        assert!(stamped("[docs](http://a:80)\n[x](http://b:81)").is_none());
     }
 }

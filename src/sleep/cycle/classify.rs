@@ -358,6 +358,21 @@ type Themed = (
     HashMap<String, (String, String)>,
 );
 
+/// An English past participle ("approved", "completed", "fixed"): what
+/// happened to something, never what it is about.
+fn past_participle(w: &str) -> bool {
+    let l = w.to_lowercase();
+    l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed")
+}
+
+/// A theme at least one in this many of its items says in its name goes
+/// first.
+pub const NAMED_THEME_SHARE: usize = 3;
+
+/// From this many unfiled items up, a theme that more than half of them
+/// share is too general to be a domain.
+pub const GENERAL_THEME_MIN_ITEMS: usize = 10;
+
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
 fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> KipResult<Themed> {
@@ -443,6 +458,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         for w in similarity::segment::cjk_theme_words(&text) {
             if personal.contains(&w)
                 || SCAFFOLDING.contains(&w.as_str())
+                || crate::analysis::never_a_topic(&w)
                 || domain_text.iter().any(|d| d.contains(&w))
             {
                 continue;
@@ -468,17 +484,42 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || personal.contains(&w)
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
                 || SCAFFOLDING.contains(&w.to_lowercase().as_str())
+                || crate::analysis::never_a_topic(&w)
+                || past_participle(&w)
             {
                 continue;
             }
             add(stem, w, i);
         }
     }
+    // a word most of the items say ("step" in a log of "approved next
+    // step: …") is what the memory is, not a part of it: no topic
+    let things = left.iter().filter(|it| it.ty != "Person").count();
     let mut best: Vec<(String, (Vec<usize>, String))> = themes
         .into_iter()
         .filter(|(_, (items, _))| items.len() >= NEW_DOMAIN_MIN_ITEMS)
+        .filter(|(_, (items, _))| things < GENERAL_THEME_MIN_ITEMS || items.len() * 2 <= things)
         .collect();
-    best.sort_by(|a, b| b.1.0.len().cmp(&a.1.0.len()).then(a.0.cmp(&b.0)));
+    // a topic is what items are named for: a theme that many of its items
+    // say in their names ("Heartbeat 15:50") goes before one their texts
+    // only share ("cron" in every heartbeat, "create" in a log of steps)
+    let named = |key: &str, items: &[usize]| {
+        let n = items
+            .iter()
+            .filter(|&&i| match key.strip_prefix("cjk:") {
+                Some(w) => left[i].name.contains(w),
+                None => similarity::stems_of(&left[i].name).contains(key),
+            })
+            .count();
+        n * NAMED_THEME_SHARE >= items.len()
+    };
+    best.sort_by_cached_key(|(key, (items, _))| {
+        (
+            std::cmp::Reverse(named(key, items)),
+            std::cmp::Reverse(items.len()),
+            key.clone(),
+        )
+    });
     // one routine, one domain: a theme whose items mostly already went to
     // a broader theme ("心跳" and "heartbeat" of one check) brings its
     // other items there instead of starting a domain of its own

@@ -60,6 +60,16 @@ const NOT_SLOTS: &[&str] = &[
     "updated_at",
 ];
 
+/// Texts of at least this many content words each are weighed as
+/// texts a merge could lose.
+pub const LONG_TEXT_WORDS: usize = 40;
+/// Long texts that share less than this (stemmed word Jaccard) each say
+/// something the other does not.
+pub const SAME_TEXT_OVERLAP: f64 = 0.6;
+/// Two imported files are one document only when their texts share at
+/// least this much.
+pub const SAME_FILE_OVERLAP: f64 = 0.9;
+
 /// Descriptions that share at least this much (stemmed word Jaccard)
 /// agree.
 pub const AGREE_OVERLAP: f64 = 0.25;
@@ -148,6 +158,11 @@ pub struct Comparison {
     /// ("Robert Okafor" / "Robert Okafor Jr."): never merged, asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+    /// Each holds a long text the other lacks (two drafts of a letter, two
+    /// versions of a résumé): a merge keeps one text, so the pair is
+    /// asked, never merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texts: Option<String>,
     /// What each level means here, for the operator.
     #[serde(default)]
     pub details: BTreeMap<String, String>,
@@ -247,6 +262,28 @@ pub fn veto(p: &Candidate) -> Option<String> {
             })
         })
         .or_else(|| spelled_out_otherwise(p))
+        .or_else(|| {
+            // two files of a workspace are two documents unless their
+            // texts are one
+            let file = |c: &ConceptView| {
+                c.attributes
+                    .get("note_file")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            match (file(&p.a), file(&p.b)) {
+                (Some(x), Some(y))
+                    if x != y
+                        && similarity::overlap(&p.a.description, &p.b.description)
+                            < SAME_FILE_OVERLAP =>
+                {
+                    Some(format!(
+                        "two files ({x} / {y}) with different texts: two documents"
+                    ))
+                }
+                _ => None,
+            }
+        })
         .or_else(|| {
             if !matching::is_person_type(&p.a.ty) {
                 return None;
@@ -439,6 +476,14 @@ pub fn compare(p: &Candidate) -> Comparison {
                     ),
                 );
             }
+        }
+    }
+    if da.len() >= LONG_TEXT_WORDS && db.len() >= LONG_TEXT_WORDS {
+        let o = similarity::overlap(&p.a.description, &p.b.description);
+        if o < SAME_TEXT_OVERLAP {
+            c.texts = Some(format!(
+                "each holds a text the other lacks ({o:.2} of their words shared): a merge would keep one"
+            ));
         }
     }
     let lv = |f: &str| c.levels.get(f).map(String::as_str).unwrap_or(UNKNOWN);

@@ -24,8 +24,9 @@ use serde::{Deserialize, Serialize};
 pub const MERGE_AT: f64 = 0.9;
 /// From this probability up to [`MERGE_AT`], the operator is asked.
 pub const ASK_AT: f64 = 0.5;
-/// Two people with no evidence beyond their names, or whose names differ
-/// by a generation mark, are held under the merge band, at most this.
+/// Two people with no evidence beyond their names, two whose names differ
+/// by a generation mark, and two that each hold a long text the other
+/// lacks, are held under the merge band, at most this.
 pub const NAME_ONLY_PERSON_CAP: f64 = 0.89;
 
 /// The `meta` row holding the model last fitted on this memory.
@@ -127,8 +128,8 @@ impl Fitted {
         } else {
             self.model.probability(&c.levels)
         };
-        let capped =
-            (c.generation.is_some() || (c.person && !c.beyond_name)) && raw > NAME_ONLY_PERSON_CAP;
+        let capped = (c.generation.is_some() || c.texts.is_some() || (c.person && !c.beyond_name))
+            && raw > NAME_ONLY_PERSON_CAP;
         let probability = if capped { NAME_ONLY_PERSON_CAP } else { raw };
         Scored {
             probability,

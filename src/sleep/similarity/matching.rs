@@ -116,7 +116,10 @@ fn alike(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
     let [(x, y)] = differ.as_slice() else {
         return None;
     };
-    if x.chars().count() < ALIKE_MIN_LEN || y.chars().count() < ALIKE_MIN_LEN {
+    if x.chars().count() < ALIKE_MIN_LEN
+        || y.chars().count() < ALIKE_MIN_LEN
+        || calendar_siblings(x, y)
+    {
         return None;
     }
     if variants::phonetic_key(x) == variants::phonetic_key(y) {
@@ -337,8 +340,39 @@ fn typo(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
     let (x, y) = (&a.canonical, &b.canonical);
     (x.len() >= TYPO_MIN_LEN
         && y.len() >= TYPO_MIN_LEN
-        && strsim::jaro_winkler(x, y) >= TYPO_MIN_SIMILARITY)
-        .then_some(("near-identical spelling", score::TYPO))
+        && strsim::jaro_winkler(x, y) >= TYPO_MIN_SIMILARITY
+        && !other_words(&a.tokens, &b.tokens))
+    .then_some(("near-identical spelling", score::TYPO))
+}
+
+/// Two different months or weekdays ("June" / "July", "Mon" / "Sun"):
+/// the names of a series, never one word misspelt.
+fn calendar_siblings(p: &str, q: &str) -> bool {
+    use std::str::FromStr;
+    let month = |w: &str| chrono::Month::from_str(w).ok();
+    let day = |w: &str| chrono::Weekday::from_str(w).ok();
+    p != q && ((month(p).is_some() && month(q).is_some()) || (day(p).is_some() && day(q).is_some()))
+}
+
+/// Whether two names of as many words differ by whole words, not by a
+/// slip inside one: "Automation A" / "Automation B", "Report — May" /
+/// "Report — April", "Cleanup Plan" / "Cleanup Result", "v2" / "v3" name
+/// siblings, while "Kubernets" / "Kubernetes" is one word misspelt. Each
+/// word found on one side only must be a slip of the word in its place
+/// on the other: both of three letters or more, no digit, one edit apart
+/// (two for words of seven letters or more).
+fn other_words(a: &[String], b: &[String]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).filter(|(p, q)| p != q).any(|(p, q)| {
+        let n = p.chars().count().min(q.chars().count());
+        let edits = strsim::damerau_levenshtein(p, q);
+        n < 3
+            || calendar_siblings(p, q)
+            || p.chars().chain(q.chars()).any(|c| c.is_ascii_digit())
+            || edits > if n >= 7 { 2 } else { 1 }
+    })
 }
 
 /// A name with its doubled letters single ("hartmann" → "hartman").

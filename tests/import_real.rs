@@ -1,0 +1,311 @@
+//! Importing a real public OpenClaw workspace (`tests/data/openclaw-catalyst`,
+//! MIT, see its LICENSE and SOURCE.md), written in Chinese and English
+//! by an agent and its user, never for somnus: every content line reaches
+//! the memory, daily notes become Events on their day at their time, a
+//! note about one topic stays one document, and three sleep cycles, each
+//! approved whole, lose no line and rewrite no element's origin.
+//! Beside it, the shapes other real workspaces use, written inline:
+//! stamped log entries, a user profile grouped under labels.
+
+use serde_json::{Value, json};
+use somnus::Nexus;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_somnus");
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("somnus-real-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    dir
+}
+
+fn somnus(db: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("somnus");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let r = nx.kip(cmd).to_json();
+    assert!(r.get("error").is_none(), "{cmd}: {r}");
+    r["result"].clone()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openclaw-catalyst")
+}
+
+/// Every string the memory's concepts hold.
+fn all_text(db: &Path) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let nx = Nexus::open(db).expect("open");
+    let mut out = String::new();
+    for r in nx
+        .db()
+        .query("SELECT name, attributes FROM concepts", &[])
+        .expect("concepts")
+        .iter()
+    {
+        out.push_str(&r.text(0).unwrap_or_default());
+        out.push('\n');
+        let v: Value = serde_json::from_str(&r.text(1).unwrap_or_default()).unwrap_or(Value::Null);
+        walk(&v, &mut out);
+    }
+    out
+}
+
+/// The markdown files of the fixture, and each content line of them that
+/// is missing from `text` (a heading's `#`s are markup, not content).
+fn missing_lines(text: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    let root = fixture();
+    let mut files = vec![root.join("IDENTITY.md"), root.join("SOUL.md")];
+    for e in std::fs::read_dir(root.join("memory")).expect("memory") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    assert_eq!(files.len(), 7, "{files:?}");
+    for f in files {
+        let body = std::fs::read_to_string(&f).expect("read");
+        for (i, line) in body.lines().enumerate() {
+            let l = line.trim().trim_start_matches('#').trim();
+            if !l.is_empty() && !text.contains(l) {
+                missing.push(format!("{}:{}: {l}", f.display(), i + 1));
+            }
+        }
+    }
+    missing
+}
+
+#[test]
+fn a_real_workspace_reaches_the_memory_line_by_line_with_its_days_and_times() {
+    let dir = tmp("catalyst");
+    let db = dir.join("m.db");
+    let ws = fixture();
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    // the state file is named, not read, and nothing aborted
+    assert!(
+        said.contains("memory/.memory-manager-state.json: a hidden file (a tool's state), skipped"),
+        "{said}"
+    );
+    let missing = missing_lines(&all_text(&db));
+    assert!(
+        missing.is_empty(),
+        "lines that reached no element:\n{}",
+        missing.join("\n")
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} } ORDER BY ?e.attributes.start_time ASC"#,
+    );
+    let pairs: Vec<(String, String)> = events
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap_or("").into(),
+                r[1].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    for (name, at) in [
+        // a section's time in brackets at its end, given once in the name
+        (
+            "2026-04-02 22:00 agent-log CLI 工具",
+            "2026-04-02T22:00:00Z",
+        ),
+        ("2026-04-03 19:00 晚间创意探索", "2026-04-03T19:00:00Z"),
+        // a note without a time: its day
+        ("2026-04-09 DeepSeek V4 跟踪", "2026-04-09T00:00:00Z"),
+        // a note about one topic is one document, named by its title
+        (
+            "2026-04-05 Local Embedding Memory Plugin 修复完成",
+            "2026-04-05T00:00:00Z",
+        ),
+        ("2026-03-27 早间随笔生成", "2026-03-27T00:00:00Z"),
+    ] {
+        assert!(
+            pairs.iter().any(|(n, t)| n == name && t == at),
+            "{name} at {at} in {pairs:?}"
+        );
+    }
+    // the topic notes' sections ("问题描述", "根本原因") are no Events of
+    // their own
+    assert!(
+        !pairs
+            .iter()
+            .any(|(n, _)| n.contains("问题描述") || n.contains("根本原因")),
+        "{pairs:?}"
+    );
+    assert_eq!(pairs.len(), 5, "{pairs:?}");
+    // the agent's identity on $self, its placeholder avatar left out
+    let me = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.identity) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(me[0]["name"], json!("Catalyst"), "{me}");
+    assert!(me[0].get("avatar").is_none(), "{me}");
+    drop(nx);
+    // importing again changes nothing
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(said.contains("created 0 elements"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn three_cycles_approved_whole_on_a_real_workspace_lose_no_line() {
+    let dir = tmp("catalyst-cycles");
+    let db = dir.join("m.db");
+    let ws = fixture();
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let origins = |db: &Path| -> Vec<(i64, String)> {
+        let nx = Nexus::open(db).expect("open");
+        nx.db()
+            .query("SELECT id, metadata FROM concepts ORDER BY id", &[])
+            .expect("concepts")
+            .iter()
+            .map(|r| {
+                let m: Value =
+                    serde_json::from_str(&r.text(1).unwrap_or_default()).unwrap_or(Value::Null);
+                let g = |k: &str| m[k].as_str().unwrap_or("").to_string();
+                (
+                    r.i64(0).unwrap_or(0),
+                    format!("{} {} {}", g("source"), g("author"), g("created_at")),
+                )
+            })
+            .filter(|(_, o)| o.starts_with("moltbot:"))
+            .collect()
+    };
+    let before = origins(&db);
+    assert!(before.len() >= 6, "{before:?}");
+    for now in [
+        "2026-04-20T03:00:00Z",
+        "2026-06-01T03:00:00Z",
+        "2026-09-01T03:00:00Z",
+    ] {
+        let (ok, said) = somnus(&db, &["sleep", "--now", now]);
+        assert!(ok, "{said}");
+        let (ok, list) = somnus(&db, &["proposals", "list", "--json"]);
+        assert!(ok, "{list}");
+        let list: Value = serde_json::from_str(&list).expect("JSON");
+        for p in list.as_array().expect("proposals") {
+            if p["status"] == "pending" || p["status"] == "partially_applied" {
+                let id = p["id"].to_string();
+                let (ok, said) = somnus(&db, &["proposals", "approve", &id]);
+                assert!(ok || said.contains("no pending item"), "{said}");
+            }
+        }
+    }
+    let after = origins(&db);
+    for o in &before {
+        assert!(after.contains(o), "{o:?} lost or its origin rewritten");
+    }
+    let missing = missing_lines(&all_text(&db));
+    assert!(
+        missing.is_empty(),
+        "lines lost by the cycles:\n{}",
+        missing.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Shapes of other real workspaces (kept inline: their sources carry no
+/// licence): a daily note that is a log of stamped entries, each an Event
+/// at its own day and time; a profile whose lists sit under bold labels,
+/// each a list on the user, its template blanks left out.
+#[test]
+fn stamped_entries_and_a_grouped_profile() {
+    let dir = tmp("shapes");
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("USER.md"),
+        "# USER.md - About Your Human\n\n- **Name:** Nguyễn Thành Doanh\n- **Pronouns:** _(optional)_\n- **Timezone:** UTC+7 (Vietnam)\n\n## Contact\n\n**Telegram:**\n- Username: `Doanh31`\n\n## Context\n\n**Working Style:**\n- Prefers Vietnamese for communication\n- Dislikes broad changes without approval\n\n**Past Projects:**\n1. **web-ban-hang** (on-hold) - E-commerce website\n",
+    )
+    .expect("user");
+    std::fs::write(
+        ws.join("memory/2026-05-26.md"),
+        "\n[Tue 2026-05-26 08:35 UTC] Doanh approved direction 2 for agent-system.\n\n[Tue 2026-05-26 09:17 UTC] Doanh noted there is already a PM Agent.\nDo not treat the draft as canonical.\n\n[Wed 2026-05-27 07:14 UTC] Doanh instructed: Làm Phase 4A.\n",
+    )
+    .expect("note");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("left blank in the file, not imported as facts: Pronouns"),
+        "{said}"
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} } ORDER BY ?e.attributes.start_time ASC"#,
+    );
+    assert_eq!(
+        events,
+        json!([
+            [
+                "2026-05-26 08:35 Doanh approved direction 2 for agent-system",
+                "2026-05-26T08:35:00Z"
+            ],
+            [
+                "2026-05-26 09:17 Doanh noted there is already a PM Agent",
+                "2026-05-26T09:17:00Z"
+            ],
+            [
+                "2026-05-27 07:14 Doanh instructed: Làm Phase 4A",
+                "2026-05-27T07:14:00Z"
+            ]
+        ])
+    );
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p) WHERE { ?p {type: "Person", name: "Nguyễn Thành Doanh"} }"#,
+    );
+    let a = &user[0]["attributes"];
+    assert_eq!(a["timezone"], json!("UTC+7 (Vietnam)"));
+    assert_eq!(a["telegram_username"], json!("Doanh31"));
+    assert_eq!(
+        a["working_style"],
+        json!([
+            "Prefers Vietnamese for communication",
+            "Dislikes broad changes without approval"
+        ])
+    );
+    assert_eq!(
+        a["past_projects"],
+        json!(["**web-ban-hang** (on-hold) - E-commerce website"])
+    );
+    assert!(a.get("pronouns").is_none(), "{a}");
+    assert!(a.get("web_ban_hang").is_none(), "{a}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
