@@ -2158,8 +2158,8 @@ fn unmatched_connections_and_schema_gaps_are_reported() {
     assert_eq!(rep.count("connection_candidates_unmatched"), 1);
 }
 
-/// 5A in other languages: a stale Event written in Chinese, or in French,
-/// that states a preference outright gets its Preference proposed, as the
+/// 5A in other languages: a stale Event written in Chinese, French,
+/// Japanese or Korean that states a preference outright gets its Preference proposed, as the
 /// English one does, instead of being archived with nothing extracted.
 #[test]
 fn consolidation_extracts_what_an_event_states_in_other_languages() {
@@ -2177,6 +2177,12 @@ fn consolidation_extracts_what_an_event_states_in_other_languages() {
     SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-02T10:00:00Z",
       content_summary: "Discussion du voyage. Marie préfère le thé vert parce que le café l'énerve" }
     SET PROPOSITIONS { ("involves", {type: "Person", name: "Marie Dubois"}) } }
+  CONCEPT ?j { {type: "Event", name: "Conversation:2026-10-03:会議"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-03T10:00:00Z",
+      content_summary: "週末の話をした。ユーザーは朝の会議が苦手。" } }
+  CONCEPT ?k { {type: "Event", name: "Conversation:2026-10-04:음식"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-04T10:00:00Z",
+      content_summary: "주말 이야기를 했다. 사용자는 매운 음식을 좋아한다." } }
 }"#,
     );
     let rep = cycle(&mut nx);
@@ -2189,6 +2195,11 @@ fn consolidation_extracts_what_an_event_states_in_other_languages() {
         (
             "Conversation:2026-10-02:thé",
             "Preference:Prefers le thé vert",
+        ),
+        ("Conversation:2026-10-03:会議", "Preference:Avoids 朝の会議"),
+        (
+            "Conversation:2026-10-04:음식",
+            "Preference:Prefers 매운 음식",
         ),
     ] {
         assert!(

@@ -168,6 +168,90 @@ fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
         .then_some((cue, kind, rest))
 }
 
+/// Cues of languages that put what is liked or decided before the verb
+/// (Japanese, Korean), each with the particle that marks it: what a cue
+/// states is the clause before it, after its topic ("私は辛い食べ物が好き":
+/// "辛い食べ物"). The longer before the shorter.
+pub const EXTRACTION_CUES_BEFORE: &[(&str, &str)] = &[
+    ("が大好き", "preference"),
+    ("が好き", "preference"),
+    ("を好む", "preference"),
+    ("が嫌い", "preference"),
+    ("が苦手", "preference"),
+    ("にすることにした", "decision"),
+    ("することにした", "decision"),
+    ("ことにした", "decision"),
+    ("に決めた", "decision"),
+    ("を選んだ", "decision"),
+    ("予定", "plan"),
+    ("つもり", "plan"),
+    ("을 좋아", "preference"),
+    ("를 좋아", "preference"),
+    ("이 좋아", "preference"),
+    ("가 좋아", "preference"),
+    ("을 싫어", "preference"),
+    ("를 싫어", "preference"),
+    ("으로 결정", "decision"),
+    ("로 결정", "decision"),
+    ("을 선택", "decision"),
+    ("를 선택", "decision"),
+];
+
+/// The cues of [`EXTRACTION_CUES_BEFORE`] that state an aversion.
+const AVERSIONS_BEFORE: &[&str] = &["が嫌い", "が苦手", "을 싫어", "를 싫어"];
+
+/// What follows a liking to negate it: "好きではない", "좋아하지 않는다".
+const NEGATIONS_AFTER: &[&str] = &["ではな", "じゃな", "하지 않", "하지 않", "지 않"];
+
+/// What ends the topic before what a cue states: "私は", "사용자는 ".
+const TOPIC_ENDS_BEFORE: &[&str] = &["は", "、", "：", ":", "는 ", "은 "];
+
+/// The cue of a clause that states before its verb, and what it states.
+fn cue_before(clause: &str) -> Option<(&'static str, &'static str, String)> {
+    let (cue, kind, at) = EXTRACTION_CUES_BEFORE
+        .iter()
+        .filter_map(|(c, k)| clause.find(c).map(|i| (*c, *k, i)))
+        .min_by_key(|(c, _, i)| (*i, std::cmp::Reverse(c.len())))?;
+    let after = &clause[at + cue.len()..];
+    let negated = NEGATIONS_AFTER
+        .iter()
+        .any(|n| after.trim_start().starts_with(n));
+    // a liking negated is an aversion; another statement negated, none
+    let cue = match (kind, negated) {
+        (_, false) => cue,
+        ("preference", true) if !AVERSIONS_BEFORE.contains(&cue) => "が嫌い",
+        _ => return None,
+    };
+    let mut stated = &clause[..at];
+    for end in TOPIC_ENDS_BEFORE {
+        if let Some(i) = stated.rfind(end) {
+            stated = &stated[i + end.len()..];
+        }
+    }
+    let stated = stated
+        .trim_matches(|c: char| c.is_whitespace() || "「」『』“”\"'-*".contains(c))
+        .to_string();
+    // "…ことにした", "…予定", "…つもり" state what one will do: a verb in
+    // its dictionary form ("走る", "行く") comes before them, or it is a
+    // noun's schedule ("今日の予定"), no plan
+    if matches!(cue, "ことにした" | "予定" | "つもり")
+        && !stated.ends_with(['う', 'く', 'す', 'つ', 'ぬ', 'む', 'る', 'ぐ', 'ぶ'])
+    {
+        return None;
+    }
+    let n = stated.chars().count();
+    // a number is a count, not a thing liked
+    if stated
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_whitespace())
+    {
+        return None;
+    }
+    (2..=EXTRACTION_MAX_CHARS_UNSPACED)
+        .contains(&n)
+        .then_some((cue, kind, stated))
+}
+
 /// Words that end the knowledge a cue states: a reason or a condition
 /// is context, not the knowledge.
 const CLAUSE_ENDS: &[&str] = &[
@@ -201,7 +285,9 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         .split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，'])
     {
         if unspaced(clause) {
-            let Some((cue, kind, stated)) = unspaced_cue(clause.trim()) else {
+            let Some((cue, kind, stated)) =
+                unspaced_cue(clause.trim()).or_else(|| cue_before(clause.trim()))
+            else {
                 continue;
             };
             push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
@@ -251,7 +337,7 @@ fn push(
 ) {
     let (ty, name) = match kind {
         "preference" => {
-            let verb = if AVERSIONS.contains(&cue) {
+            let verb = if AVERSIONS.contains(&cue) || AVERSIONS_BEFORE.contains(&cue) {
                 "Avoids"
             } else {
                 "Prefers"
@@ -321,6 +407,24 @@ mod tests {
         // a cue with no one before it, or qualifying a noun, states nothing
         assert_eq!(names("喜欢的话记得点赞收藏哦～"), Vec::<String>::new());
         assert_eq!(names("我最喜欢的颜色是蓝色"), Vec::<String>::new());
+        // Japanese and Korean: what is liked or decided comes before
+        assert_eq!(names("野球が好き"), ["Prefers 野球"]);
+        assert_eq!(
+            names("私は辛い食べ物が大好きです。"),
+            ["Prefers 辛い食べ物"]
+        );
+        assert_eq!(names("ユーザーは朝の会議が苦手"), ["Avoids 朝の会議"]);
+        assert_eq!(names("納豆が好きではない"), ["Avoids 納豆"]);
+        assert_eq!(names("来月から毎朝走ることにした"), ["来月から毎朝走る"]);
+        assert_eq!(
+            names("사용자는 매운 음식을 좋아한다"),
+            ["Prefers 매운 음식"]
+        );
+        assert_eq!(names("그는 아침 회의를 싫어한다"), ["Avoids 아침 회의"]);
+        assert_eq!(names("새 서버는 부산으로 결정했다"), ["부산"]);
+        assert_eq!(names("まだ好き"), Vec::<String>::new());
+        assert_eq!(names("来週は東京に行く予定です"), ["東京に行く"]);
+        assert_eq!(names("今日の予定を確認した"), Vec::<String>::new());
         assert_eq!(
             names("- 互动：4,346 查看 / 13 喜欢 / 31 书签"),
             Vec::<String>::new()
