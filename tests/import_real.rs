@@ -7,27 +7,17 @@
 //! Beside it, the shapes other real workspaces use, written inline:
 //! stamped log entries, a user profile grouped under labels.
 
+mod common;
+
 use serde_json::{Value, json};
 use somnus::Nexus;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_somnus");
+use common::tmp;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("somnus-real-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("tmp");
-    dir
-}
-
+/// The binary's answer: whether it succeeded, and all it said.
 fn somnus(db: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(BIN)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("somnus");
+    let out = common::somnus(db, args);
     (
         out.status.success(),
         format!(

@@ -517,6 +517,23 @@ fn crowds_of_lookalikes_and_number_words_end_and_stay_calibrated() {
     assert_eq!(v["band"], "merge", "{v}");
 }
 
+/// Pairs of a series: an automation told apart by a letter, two months'
+/// reports, a plan and its result.
+const SIBLINGS: [(&str, &str); 3] = [
+    (
+        "Glow ReelFarm Automation A Current Settings",
+        "Glow ReelFarm Automation B Current Settings",
+    ),
+    (
+        "Niche Fitness Report June 2026",
+        "Niche Fitness Report July 2026",
+    ),
+    (
+        "Mission Control Cleanup Plan",
+        "Mission Control Cleanup Result",
+    ),
+];
+
 /// Names of a series are siblings, never one thing misspelt: two
 /// automations told apart by a letter, two months' reports, a plan and its
 /// result, even with the same text; a word misspelt inside a long name is
@@ -525,20 +542,7 @@ fn crowds_of_lookalikes_and_number_words_end_and_stay_calibrated() {
 fn siblings_of_a_series_are_never_taken_for_a_typo() {
     let mut nx = memory();
     let same = "Posts three reels a day from the prompt bank, captions from the template, at nine, one and six.";
-    for (a, b) in [
-        (
-            "Glow ReelFarm Automation A Current Settings",
-            "Glow ReelFarm Automation B Current Settings",
-        ),
-        (
-            "Niche Fitness Report June 2026",
-            "Niche Fitness Report July 2026",
-        ),
-        (
-            "Mission Control Cleanup Plan",
-            "Mission Control Cleanup Result",
-        ),
-    ] {
+    for (a, b) in SIBLINGS {
         topic(&mut nx, a, same);
         topic(&mut nx, b, same);
     }
@@ -553,20 +557,7 @@ fn siblings_of_a_series_are_never_taken_for_a_typo() {
         "Steps to move the staging cluster to the new nodes.",
     );
     let items = cycle(&mut nx);
-    for (a, b) in [
-        (
-            "Glow ReelFarm Automation A Current Settings",
-            "Glow ReelFarm Automation B Current Settings",
-        ),
-        (
-            "Niche Fitness Report June 2026",
-            "Niche Fitness Report July 2026",
-        ),
-        (
-            "Mission Control Cleanup Plan",
-            "Mission Control Cleanup Result",
-        ),
-    ] {
+    for (a, b) in SIBLINGS {
         assert!(
             find(&items, "merge", a, b).is_none(),
             "{a} / {b}: {items:#?}"

@@ -280,9 +280,8 @@ pub fn placeholder(v: &str) -> bool {
         return true;
     }
     let l = t.to_lowercase();
-    const BLANK: [&str; 8] = [
-        "tbd", "todo", "n/a", "unknown", "none yet", "not set", "not yet", "?",
-    ];
+    // the whole value ("TBD"), or how it starts ("not yet told", "まだ…")
+    const BLANK: [&str; 5] = ["tbd", "todo", "n/a", "none yet", "not set"];
     const NOT_YET: [&str; 10] = [
         "not yet",
         "unknown",

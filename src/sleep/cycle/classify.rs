@@ -503,12 +503,16 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // a topic is what items are named for: a theme that many of its items
     // say in their names ("Heartbeat 15:50") goes before one their texts
     // only share ("cron" in every heartbeat, "create" in a log of steps)
+    let name_stems: Vec<HashSet<String>> = left
+        .iter()
+        .map(|it| similarity::stems_of(&it.name))
+        .collect();
     let named = |key: &str, items: &[usize]| {
         let n = items
             .iter()
             .filter(|&&i| match key.strip_prefix("cjk:") {
                 Some(w) => left[i].name.contains(w),
-                None => similarity::stems_of(&left[i].name).contains(key),
+                None => name_stems[i].contains(key),
             })
             .count();
         n * NAMED_THEME_SHARE >= items.len()
