@@ -1721,6 +1721,90 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
     );
 }
 
+/// What real daily notes showed: a note that mentions a routine in
+/// passing ("… during the heartbeat window") is not that routine's when its
+/// name says what it is about ("Security Event"); a product's name is one
+/// theme ("PolyCop", never "Poly"), an emoji no word ("✅" is not "white
+/// check mark"), and a note is filed by what is particular to it, never by
+/// the dates, times and log words every note shares.
+#[test]
+fn notes_are_filed_by_what_they_are_about_never_by_a_passing_mention_or_a_date() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let event = |nx: &mut Nexus, name: &str, text: &str, domain: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "{domain}"}}) }} }} }}"#
+            ),
+        );
+    };
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Heartbeat"} SET ATTRIBUTES { description: "heartbeat checks", status: "active" } } }"#,
+    );
+    for h in ["08", "09", "10", "11"] {
+        event(
+            &mut nx,
+            &format!("2026-02-24 {h}:00 Heartbeat"),
+            "Heartbeat check: gateway up, inbox empty. Session agent ok, Feb 24 2026 morning ✅",
+            "Heartbeat",
+        );
+    }
+    for (i, t) in ["9:53 PM", "1:25 AM", "4:00 AM"].iter().enumerate() {
+        event(
+            &mut nx,
+            &format!("2026-02-2{i} Security Event — {t}"),
+            "Security: injection attempt blocked, a prompt asked for the wallet key; refused and logged during the heartbeat window ✅",
+            "Unsorted",
+        );
+    }
+    for i in 0..3 {
+        event(
+            &mut nx,
+            &format!("2026-03-2{i} 案例学习 {i}"),
+            "Studied the PolyCop case: PolyCop copies whale trades on OpenClaw ✅",
+            "Unsorted",
+        );
+    }
+    // shares with Heartbeat only what every note says: a day, a time of
+    // day, "session", "agent", a tick
+    event(
+        &mut nx,
+        "2026-02-25 20:00 Crypto Full Analysis",
+        "Session agent ran the crypto portfolio analysis, Feb 25 2026 morning: solana weak, ether steady ✅",
+        "Unsorted",
+    );
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    let filed = proposed(&nx, &rep, "reclassify");
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Security\" for 3 items")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"PolyCop\" for 3 items")),
+        "{domains:?}"
+    );
+    for bad in [
+        "Poly\"", "Claw", "White", "Check", "Mark", "Morning", "Session",
+    ] {
+        assert!(
+            domains
+                .iter()
+                .all(|t| !t.starts_with(&format!("New domain \"{bad}"))),
+            "{bad}: {domains:?}"
+        );
+    }
+    assert!(
+        filed.iter().all(|t| !t.contains("under Heartbeat")),
+        "nothing here is a heartbeat: {filed:?}"
+    );
+}
+
 /// Chinese text is segmented by a dictionary, and a theme is a word rare
 /// enough in general text to say what the items are about: "心跳"
 /// (heartbeat), never "工作" (work) or "测试" (test), which every note

@@ -20,6 +20,7 @@ pub mod sameness;
 pub mod schedule;
 pub mod similarity;
 pub mod structure;
+pub mod topic_words;
 pub mod views;
 
 pub use cycle::{Options, Params, Progress, Report, Scope, run};

@@ -453,10 +453,12 @@ fn verdict(c: &Conflict) -> Resolution {
     }
 }
 
-/// The least fit that files an item: the share of its words (stemmed,
-/// each weighted by how few domains use it) found in a domain's
-/// vocabulary (its name, description and members' names and descriptions).
-pub const CLASSIFY_MIN_FIT: f64 = 0.15;
+/// The least fit that files an item: the share of its words' weight found
+/// in a domain's vocabulary (its name, description and members' names and
+/// descriptions), each word weighing its inverse document frequency over
+/// those texts times the share of the texts holding it that are the
+/// domain's; dates, times of day and statuses weigh nothing.
+pub const CLASSIFY_MIN_FIT: f64 = 0.12;
 /// Two domains whose fit is this close are a tie, broken by where the
 /// item's linked concepts live, then by how many members are like it.
 pub const CLASSIFY_TIE: f64 = 0.02;
@@ -472,27 +474,64 @@ pub const NEIGHBOUR_MAJORITY: f64 = 0.6;
 /// neighbours only to break a tie or when its words say nothing.
 fn classify_one(it: &ItemView, domains: &[DomainView]) -> Classification {
     let text = format!("{} {}", it.name, it.text);
-    let words = similarity::stems_of(&text);
-    let vocab: Vec<std::collections::HashSet<String>> = domains
+    // a date, a time of day or a status is in every domain's notes
+    let words: std::collections::HashSet<String> = similarity::stems_of(&text)
+        .into_iter()
+        .filter(|w| super::topic_words::counts_for_fit(w))
+        .collect();
+    // each domain's name and description, and each member, is a document
+    let docs: Vec<Vec<std::collections::HashSet<String>>> = domains
         .iter()
         .map(|d| {
-            let mut v = similarity::stems_of(&format!("{} {}", d.name, d.description));
-            for m in &d.member_texts {
-                v.extend(similarity::stems_of(m));
-            }
-            v
+            std::iter::once(similarity::stems_of(&format!(
+                "{} {}",
+                d.name, d.description
+            )))
+            .chain(d.member_texts.iter().map(|m| similarity::stems_of(m)))
+            .collect()
         })
         .collect();
-    let df = |w: &String| vocab.iter().filter(|v| v.contains(w)).count();
+    let vocab: Vec<std::collections::HashSet<String>> = docs
+        .iter()
+        .map(|ds| ds.iter().flatten().cloned().collect())
+        .collect();
+    // a word most documents hold ("session", "agent" in a log of sessions)
+    // says little of which domain an item is in: each word weighs its
+    // inverse document frequency, so that an item is filed for what is
+    // particular to it, and an item whose particular words no domain has
+    // stays unfiled; and a domain has of that weight the share of the
+    // word's documents that are its own ("one of Mira's interests", said
+    // by ten hobbies in Personal and two in Health, is Personal's)
+    let n_docs = docs.iter().map(Vec::len).sum::<usize>() as f64;
+    let spread: std::collections::HashMap<&String, (f64, Vec<usize>)> = words
+        .iter()
+        .map(|w| {
+            let per: Vec<usize> = docs
+                .iter()
+                .map(|ds| ds.iter().filter(|d| d.contains(w)).count())
+                .collect();
+            let df = per.iter().sum::<usize>() as f64;
+            (w, ((1.0 + n_docs / (1.0 + df)).ln(), per))
+        })
+        .collect();
+    let total: f64 = spread.values().map(|(idf, _)| idf).sum();
     let mut scored: Vec<(f64, (f64, usize), &DomainView, String)> = domains
         .iter()
         .zip(&vocab)
-        .map(|(d, v)| {
+        .enumerate()
+        .map(|(k, (d, v))| {
             let known: Vec<&String> = words.iter().filter(|w| v.contains(*w)).collect();
-            let fit = if words.is_empty() {
+            let fit = if total <= 0.0 {
                 0.0
             } else {
-                known.iter().map(|w| 1.0 / df(w) as f64).sum::<f64>() / words.len() as f64
+                known
+                    .iter()
+                    .map(|w| {
+                        let (idf, per) = &spread[*w];
+                        idf * per[k] as f64 / per.iter().sum::<usize>().max(1) as f64
+                    })
+                    .sum::<f64>()
+                    / total
             };
             let alike = d
                 .member_texts

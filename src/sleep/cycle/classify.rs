@@ -3,6 +3,7 @@
 
 use super::context::*;
 use super::decay;
+use crate::sleep::topic_words::{self, past_participle};
 
 pub(super) fn domain_views(
     nx: &mut Nexus,
@@ -238,104 +239,6 @@ pub const WEAK_FILING: f64 = 0.9;
 /// domain to be proposed (phase 3 may create one).
 pub const NEW_DOMAIN_MIN_ITEMS: usize = 3;
 
-/// Words of a note's scaffolding (when and how it was written), never a
-/// theme: times of day, days, months, and the headings notes are made of,
-/// in English, French, German, Spanish and Chinese.
-pub const SCAFFOLDING: &[&str] = &[
-    "morning",
-    "afternoon",
-    "evening",
-    "night",
-    "tonight",
-    "noon",
-    "midnight",
-    "today",
-    "yesterday",
-    "tomorrow",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "daily",
-    "weekly",
-    "monthly",
-    "created",
-    "updated",
-    "final",
-    "summary",
-    "draft",
-    "todo",
-    "done",
-    "misc",
-    "update",
-    "updates",
-    "notes",
-    "later",
-    "week",
-    "month",
-    "year",
-    "time",
-    "matin",
-    "soir",
-    "aujourd",
-    "hier",
-    "demain",
-    "résumé",
-    "morgen",
-    "abend",
-    "heute",
-    "gestern",
-    "zusammenfassung",
-    "mañana",
-    "tarde",
-    "noche",
-    "hoy",
-    "ayer",
-    "resumen",
-    "上午",
-    "下午",
-    "晚上",
-    "今天",
-    "昨天",
-    "明天",
-    "总结",
-    "创建",
-    "更新",
-    "备注",
-    "笔记",
-    // what an agent's notes are made of, in every note: no topic
-    "agent",
-    "task",
-    "tasks",
-    "编号",
-    "任务",
-    "项目",
-    "内容",
-    // formats and plumbing a note quotes, not what it is about
-    "json",
-    "yaml",
-    "markdown",
-    "http",
-    "https",
-    "file",
-    "files",
-    "status",
-];
-
 /// Items that share a theme, as `new_domains` gathers them.
 struct Group {
     /// The items (indices into the items left unfiled).
@@ -357,13 +260,6 @@ type Themed = (
     HashSet<String>,
     HashMap<String, (String, String)>,
 );
-
-/// An English past participle ("approved", "completed", "fixed"): what
-/// happened to something, never what it is about.
-fn past_participle(w: &str) -> bool {
-    let l = w.to_lowercase();
-    l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed")
-}
 
 /// A theme at least one in this many of its items says in its name goes
 /// first.
@@ -391,7 +287,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .into_iter()
         .flatten()
         .flat_map(|d| {
-            similarity::stems_of(&format!(
+            theme_stems(&format!(
                 "{} {}",
                 s(d, &["name"]),
                 s(d, &["attributes", "description"])
@@ -400,9 +296,10 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .collect();
     // a person is who an item concerns, not what it is about: the user's
     // or anyone's name is no theme
+    // (and the agent's own name, from its identity, is who writes them)
     let people = find(
         nx,
-        r#"FIND(?p.name, ?p.attributes.name) WHERE { ?p {type: "Person"} } LIMIT 5000"#,
+        r#"FIND(?p.name, ?p.attributes.name, ?p.attributes.identity.name) WHERE { ?p {type: "Person"} } LIMIT 5000"#,
         json!({}),
     )?;
     let personal: HashSet<String> = people
@@ -411,6 +308,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .flatten()
         .flat_map(|col| col.as_array().cloned().unwrap_or_default())
         .filter_map(|n| n.as_str().map(str::to_string))
+        .filter(|n| n != "$self")
         .flat_map(|n| similarity::segment::words(&n))
         .collect();
     let domain_text: Vec<String> = v
@@ -430,9 +328,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         "episode", "episodes", "event", "events", "entry", "entries", "note", "notes", "record",
         "records", "item", "items", "memory", "session",
     ];
-    let mut themes: BTreeMap<String, (Vec<usize>, String)> = BTreeMap::new();
+    // stem → the items that use it, and how often each form is written
+    let mut themes: BTreeMap<String, (Vec<usize>, BTreeMap<String, usize>)> = BTreeMap::new();
     let mut add = |key: String, word: String, i: usize| {
-        let e = themes.entry(key).or_insert_with(|| (Vec::new(), word));
+        let e = themes.entry(key).or_default();
+        *e.1.entry(word).or_default() += 1;
         if !e.0.contains(&i) {
             e.0.push(i);
         }
@@ -457,23 +357,23 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         // phrase, and a common word such as 工作 says nothing of a topic)
         for w in similarity::segment::cjk_theme_words(&text) {
             if personal.contains(&w)
-                || SCAFFOLDING.contains(&w.as_str())
-                || crate::analysis::never_a_topic(&w)
+                || topic_words::never_a_theme(&w)
                 || domain_text.iter().any(|d| d.contains(&w))
             {
                 continue;
             }
             add(format!("cjk:{w}"), w, i);
         }
-        for w in similarity::words(&text) {
+        // each word whole, as written: "OpenClaw" is one theme
+        for w in text.split(|c: char| !c.is_alphanumeric()) {
             // CJK runs were read above
-            if similarity::segment::has_cjk(&w) {
+            if w.is_empty() || similarity::segment::has_cjk(w) {
                 continue;
             }
-            let stems = similarity::stems_of(&w);
-            let Some(stem) = stems.into_iter().next() else {
+            let Some(stem) = similarity::stem_whole(w) else {
                 continue;
             };
+            let w = w.to_string();
             // a number or a date is no theme, nor the kind of record an
             // item is ("episode", "entry", "log"), nor its type ("Person
             // 12" is not about persons)
@@ -481,10 +381,9 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || kind.contains(&stem)
                 || w.chars().count() < 4
                 || w.chars().any(|c| c.is_ascii_digit())
-                || personal.contains(&w)
+                || personal.contains(&similarity::normalise(&w))
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
-                || SCAFFOLDING.contains(&w.to_lowercase().as_str())
-                || crate::analysis::never_a_topic(&w)
+                || topic_words::never_a_theme(&w)
                 || past_participle(&w)
             {
                 continue;
@@ -495,32 +394,45 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // a word most of the items say ("step" in a log of "approved next
     // step: …") is what the memory is, not a part of it: no topic
     let things = left.iter().filter(|it| it.ty != "Person").count();
+    // a theme is named as its items most often write it ("Build" in
+    // "Overnight Build Restart" and "Build Log", not "building" once)
+    let said: HashMap<String, usize> = themes
+        .iter()
+        .map(|(key, (_, forms))| (key.clone(), forms.values().sum()))
+        .collect();
     let mut best: Vec<(String, (Vec<usize>, String))> = themes
         .into_iter()
+        .map(|(key, (items, forms))| {
+            let most = forms.values().copied().max().unwrap_or(0);
+            let form = forms
+                .into_iter()
+                .find(|(_, n)| *n == most)
+                .map(|(f, _)| f)
+                .unwrap_or_default();
+            (key, (items, form))
+        })
         .filter(|(_, (items, _))| items.len() >= NEW_DOMAIN_MIN_ITEMS)
         .filter(|(_, (items, _))| things < GENERAL_THEME_MIN_ITEMS || items.len() * 2 <= things)
         .collect();
     // a topic is what items are named for: a theme that many of its items
     // say in their names ("Heartbeat 15:50") goes before one their texts
     // only share ("cron" in every heartbeat, "create" in a log of steps)
-    let name_stems: Vec<HashSet<String>> = left
-        .iter()
-        .map(|it| similarity::stems_of(&it.name))
-        .collect();
+    let name_stems: Vec<HashSet<String>> = left.iter().map(|it| theme_stems(&it.name)).collect();
+    let carries = |key: &str, i: usize| match key.strip_prefix("cjk:") {
+        Some(w) => left[i].name.contains(w),
+        None => name_stems[i].contains(key),
+    };
     let named = |key: &str, items: &[usize]| {
-        let n = items
-            .iter()
-            .filter(|&&i| match key.strip_prefix("cjk:") {
-                Some(w) => left[i].name.contains(w),
-                None => name_stems[i].contains(key),
-            })
-            .count();
+        let n = items.iter().filter(|&&i| carries(key, i)).count();
         n * NAMED_THEME_SHARE >= items.len()
     };
+    // then the theme more items share, then the one they say more often
+    // ("PolyCop" twice in each note before the "case" it is said in once)
     best.sort_by_cached_key(|(key, (items, _))| {
         (
             std::cmp::Reverse(named(key, items)),
             std::cmp::Reverse(items.len()),
+            std::cmp::Reverse(said.get(key).copied().unwrap_or(0)),
             key.clone(),
         )
     });
@@ -577,13 +489,15 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         // ("alerts" in every heartbeat note filed under Cron), and its
         // items are filed there
         let texts: Vec<&str> = items.iter().map(|&i| left[i].text.as_str()).collect();
-        // each item that says the routine's own words is filed there; the
-        // others may still share a theme of their own
+        // each item that opens with the routine's own words is filed
+        // there; the others may still share a theme of their own
+        // (but an item named for this theme, "Security Event — 4:00 AM",
+        // is about it, whatever routine its text also mentions)
         let mut items = items;
         if let Some((home, own)) = named_home(&v, &texts) {
             let (home_items, rest): (Vec<usize>, Vec<usize>) = items
                 .into_iter()
-                .partition(|&i| !similarity::stems_of(&left[i].text).is_disjoint(&own));
+                .partition(|&i| !carries(&key, i) && !opening_stems(&left[i]).is_disjoint(&own));
             for i in home_items {
                 routine.insert(
                     left[i].id.clone(),
@@ -611,11 +525,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         if items.len() < NEW_DOMAIN_MIN_ITEMS {
             continue;
         }
-        let mut name: Vec<char> = word.chars().collect();
-        if let Some(c) = name.first_mut() {
-            *c = c.to_uppercase().next().unwrap_or(*c);
-        }
-        let domain: String = name.into_iter().collect();
+        let domain = domain_name(&word);
         let members: Vec<&ItemView> = items.iter().map(|&i| &left[i]).collect();
         let mut commands = vec![
             r#"UPSERT {
@@ -678,6 +588,45 @@ WHERE {{
     Ok((drafts, taken, routine))
 }
 
+/// A theme as a domain's name: its first letter capitalised, a word
+/// shouted in capitals written as a word ("LEARNING" is "Learning"; an
+/// acronym of four letters or fewer, "GEO", stays).
+fn domain_name(word: &str) -> String {
+    let shouted = word.chars().count() > 4
+        && word.chars().any(char::is_alphabetic)
+        && !word.chars().any(char::is_lowercase);
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(c) if shouted => c
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect(),
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A text's stems, its words split (camel case too) and whole: what a
+/// theme or a domain's name is compared with.
+fn theme_stems(text: &str) -> HashSet<String> {
+    let mut out = similarity::stems_of(text);
+    out.extend(
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty() && !similarity::segment::has_cjk(w))
+            .filter_map(similarity::stem_whole),
+    );
+    out
+}
+
+/// What an item opens with, its name and its text's first line: a note
+/// of a routine says so there ("Heartbeat 18:00", "Heartbeat check: …"),
+/// where a note that only mentions the routine in passing does not.
+fn opening_stems(it: &ItemView) -> HashSet<String> {
+    let first = it.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first: String = first.chars().take(160).collect();
+    theme_stems(&format!("{} {first}", it.name))
+}
+
 /// The domain (not a system one) whose name's words, or the first theme
 /// its description lists as `(also …)`, at least half of these texts
 /// contain, if any: heartbeat notes whose word for this cycle is "alerts"
@@ -711,7 +660,10 @@ fn named_home(domains: &Value, texts: &[&str]) -> Option<(String, HashSet<String
 }
 
 /// The domain (not a system one) at least half of whose members of type
-/// `ty` (three or more of them) share a theme, if any.
+/// `ty` (three or more of them) open with a theme (in their names or first
+/// lines: a routine's notes say it there), if any. A word their texts
+/// only mention ("sent to Telegram" at the end of each brief) is no
+/// routine.
 fn routine_home(
     nx: &mut Nexus,
     domains: &Value,
@@ -732,11 +684,17 @@ fn routine_home(
                 r#"FIND(?m) WHERE { ?m {type: :t} (?m, "belongs_to_domain", {type: "Domain", name: :d}) } LIMIT 40"#,
                 json!({"t": ty, "d": name}),
             )?;
+            // what each member opens with: its name and its first line
             let texts = m
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|x| said(x).unwrap_or_else(|| s(x, &["name"])))
+                .map(|x| {
+                    let text = said(x).unwrap_or_default();
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                    let first: String = first.chars().take(160).collect();
+                    format!("{} {first}", s(x, &["name"]))
+                })
                 .collect();
             cache.insert(name.clone(), texts);
         }
@@ -748,7 +706,7 @@ fn routine_home(
             .iter()
             .filter(|t| match key.strip_prefix("cjk:") {
                 Some(_) => t.contains(word),
-                None => similarity::stems_of(t).contains(key),
+                None => theme_stems(t).contains(key),
             })
             .count();
         if sharing * 2 >= texts.len() {
@@ -756,4 +714,25 @@ fn routine_home(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_is_named_as_a_word_not_shouted() {
+        assert_eq!(domain_name("LEARNING"), "Learning");
+        assert_eq!(domain_name("GEO"), "GEO");
+        assert_eq!(domain_name("polyCop"), "PolyCop");
+        assert_eq!(domain_name("心跳检查记录"), "心跳检查记录");
+        assert_eq!(domain_name("ÉTÉ"), "ÉTÉ");
+        assert_eq!(domain_name("heartbeat"), "Heartbeat");
+    }
+
+    #[test]
+    fn a_product_name_is_one_theme() {
+        let t = theme_stems("OpenClaw and PolyCop");
+        assert!(t.contains("openclaw") && t.contains("polycop"), "{t:?}");
+    }
 }

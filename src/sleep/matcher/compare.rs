@@ -98,7 +98,7 @@ pub const GENERATIONS: &[&str] = &[
 
 /// A person's name without its generation mark, normalised.
 fn without_generation(name: &str) -> String {
-    let n = similarity::normalise(&deunicode::deunicode(name));
+    let n = similarity::normalise(&similarity::latin(name));
     match generation(name) {
         Some(_) => n.rsplit_once(' ').map(|x| x.0.to_string()).unwrap_or(n),
         None => n,
@@ -107,7 +107,7 @@ fn without_generation(name: &str) -> String {
 
 /// The generation a person's name ends with ("Robert Okafor Jr." → "jr").
 fn generation(name: &str) -> Option<String> {
-    let n = similarity::normalise(&deunicode::deunicode(name));
+    let n = similarity::normalise(&similarity::latin(name));
     let last = n.split(' ').next_back()?;
     let last = match last {
         "junior" => "jr",

@@ -194,7 +194,7 @@ pub(super) fn prepare(it: &Named) -> Prepared {
         }
         _ => None,
     };
-    let raw: Vec<String> = deunicode::deunicode(&it.name)
+    let raw: Vec<String> = super::latin(&it.name)
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_string)
@@ -225,7 +225,7 @@ pub(super) fn prepare(it: &Named) -> Prepared {
             .filter(|a| !a.is_empty())
             .collect(),
         person: if person && tokens.len() >= 2 {
-            human_name::Name::parse(&deunicode::deunicode(&it.name))
+            human_name::Name::parse(&super::latin(&it.name))
         } else {
             None
         },
@@ -401,7 +401,7 @@ fn compare_people(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
     let (Some(x), Some(y)) = (&a.person, &b.person) else {
         return person_typo(a, b);
     };
-    let surname = |n: &human_name::Name| normalise(&deunicode::deunicode(n.surname()));
+    let surname = |n: &human_name::Name| normalise(&super::latin(n.surname()));
     let (sx, sy) = (surname(x), surname(y));
     let same_surname = sx == sy;
     if same_surname && x.consistent_with(y) && given_names_agree(x, y) {
@@ -427,7 +427,7 @@ fn compare_people(a: &Prepared, b: &Prepared) -> Option<(&'static str, f64)> {
         // the surname transliterated, the given names consistent
         let given = |n: &human_name::Name| {
             n.given_name()
-                .map(|g| normalise(&deunicode::deunicode(g)))
+                .map(|g| normalise(&super::latin(g)))
                 .unwrap_or_default()
         };
         let (gx, gy) = (given(x), given(y));
@@ -464,7 +464,7 @@ fn plurals(a: &[String], b: &[String]) -> bool {
 /// "John"): two formal names that share a nickname are two names ("Edgar"
 /// / "Edward", both "Ed").
 fn given_names_agree(x: &human_name::Name, y: &human_name::Name) -> bool {
-    let g = |n: &human_name::Name| n.given_name().map(|g| normalise(&deunicode::deunicode(g)));
+    let g = |n: &human_name::Name| n.given_name().map(|g| normalise(&super::latin(g)));
     let (Some(a), Some(b)) = (g(x), g(y)) else {
         return true; // an initial: human_name's comparison decides
     };
@@ -778,7 +778,7 @@ fn given_names_only(
     for &i in idx {
         if let Some(g) = prepared[i].person.as_ref().and_then(|n| n.given_name()) {
             by_given
-                .entry(normalise(&deunicode::deunicode(g)))
+                .entry(normalise(&super::latin(g)))
                 .or_default()
                 .push(i);
         }
@@ -789,10 +789,9 @@ fn given_names_only(
         .filter_map(|(g, v)| human_name::Name::parse(&format!("{g} {PLACEHOLDER}")).map(|n| (n, v)))
         .collect();
     for &i in &singles {
-        let Some(me) = human_name::Name::parse(&format!(
-            "{} {PLACEHOLDER}",
-            deunicode::deunicode(&items[i].name)
-        )) else {
+        let Some(me) =
+            human_name::Name::parse(&format!("{} {PLACEHOLDER}", super::latin(&items[i].name)))
+        else {
             continue;
         };
         let hits: Vec<usize> = givens

@@ -13,6 +13,23 @@ pub use matching::duplicates;
 use std::collections::HashSet;
 use unicode_normalization::UnicodeNormalization;
 
+/// A text in Latin letters (deunicode's transliteration), its pictographs
+/// and symbols left out: `"✅ Done ⭐"` is `" Done "`, never "white check
+/// mark Done star", so an emoji is no word a name or a theme shares.
+pub fn latin(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .map(|c| {
+            let symbol = !c.is_alphanumeric()
+                && !c.is_ascii()
+                && deunicode::deunicode_char(c)
+                    .is_some_and(|t| t.chars().any(|x| x.is_ascii_alphanumeric()));
+            if symbol { ' ' } else { c }
+        })
+        .collect();
+    deunicode::deunicode(&kept)
+}
+
 /// Lowercase, accents folded, punctuation dropped, whitespace collapsed:
 /// `"Tomás  Ruiz!"` → `"tomas ruiz"`.
 pub fn normalise(s: &str) -> String {
@@ -62,6 +79,26 @@ pub fn words(s: &str) -> Vec<String> {
     out.into_iter().map(|w| normalise(&w)).collect()
 }
 
+fn english() -> &'static rust_stemmers::Stemmer {
+    static S: std::sync::OnceLock<rust_stemmers::Stemmer> = std::sync::OnceLock::new();
+    S.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English))
+}
+
+/// The stem of one written word taken whole, camel case and all
+/// (`"OpenClaw"` → `"openclaw"`, `"Heartbeats"` → `"heartbeat"`): a
+/// product's name is one theme, never its halves ("Claw", "Poly"). None
+/// for a word of under three letters or a function word.
+pub fn stem_whole(word: &str) -> Option<String> {
+    let w: String = normalise(&latin(word)).split(' ').collect();
+    if w.chars().count() < 3
+        || names::FUNCTION_WORDS.contains(&w.as_str())
+        || STOP_WORDS.contains(&w.as_str())
+    {
+        return None;
+    }
+    Some(english().stem(&w).into_owned())
+}
+
 /// One concept offered for duplicate detection.
 #[derive(Debug, Clone, Default)]
 pub struct Named {
@@ -87,10 +124,9 @@ pub struct Match {
 /// ([`segment::MIN_TOPIC_IDF`]), never read as their romanisation (whose
 /// syllables every text shares).
 pub fn stems_of(text: &str) -> HashSet<String> {
-    static S: std::sync::OnceLock<rust_stemmers::Stemmer> = std::sync::OnceLock::new();
-    let st = S.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    let st = english();
     let latin = |t: &str| -> Vec<String> {
-        words(&deunicode::deunicode(t))
+        words(&latin(t))
             .into_iter()
             .filter(|w| w.chars().count() >= 3 && !names::FUNCTION_WORDS.contains(&w.as_str()))
             .filter(|w| !STOP_WORDS.contains(&w.as_str()))
@@ -153,6 +189,18 @@ mod tests {
         assert_eq!(normalise("Tomás  Ruiz!"), "tomas ruiz");
         assert_eq!(words("JavaScript"), vec!["java", "script"]);
         assert!(overlap("weekly rehearsal", "rehearsals") > 0.4);
+    }
+
+    #[test]
+    fn an_emoji_is_no_word() {
+        let stems = stems_of("Crypto Morning Analysis ✅ ⭐⭐ 🦄");
+        for w in ["white", "check", "mark", "star", "unicorn"] {
+            assert!(!stems.contains(w), "{w} in {stems:?}");
+        }
+        assert!(stems.contains("crypto"));
+        // letters of every script are still read, and punctuation kept
+        assert_eq!(latin("Dvořák №5 O’Brien"), "Dvorak  5 O'Brien");
+        assert!(stems_of("Москва").contains("moskva"));
     }
 
     fn pairs(items: &[Named]) -> Vec<(i64, i64, &'static str)> {

@@ -139,7 +139,7 @@ const TRAILING_ABBREVIATIONS: &[(&str, &str)] = &[
 /// `"Göteborg"` → `"goteborg"`, `"Чайковский"` → `"chaikovskii"`,
 /// `"St-Malo"` → `"st malo"`.
 pub fn latin(s: &str) -> String {
-    normalise(&deunicode::deunicode(&s.replace('&', " and ")))
+    normalise(&super::latin(&s.replace('&', " and ")))
 }
 
 /// Numbers and ordinals written in English words as digits ("Fifth
@@ -200,7 +200,7 @@ pub fn initialisms(name: &str) -> Vec<String> {
     if name.split(|c: char| !c.is_alphanumeric()).any(is_acronym) {
         return Vec::new();
     }
-    let w: Vec<String> = super::words(&deunicode::deunicode(name));
+    let w: Vec<String> = super::words(&super::latin(name));
     if w.len() < 2 {
         return Vec::new();
     }

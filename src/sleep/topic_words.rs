@@ -1,0 +1,226 @@
+//! Words that never say what a note is about: when and how it was
+//! written (times of day, days, months, "Created", "Final"), how far a
+//! piece of work got ("complete", "next step", "in progress"), what every
+//! agent's note is made of ("agent", "task") and the formats it quotes.
+//! Shared by the choice of a new domain's theme and by the fit that files
+//! an item into a domain, so that neither is led by a date or a status.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// Words of a note's scaffolding (when and how it was written), never a
+/// theme: times of day, days, months, and the headings notes are made of,
+/// in English, French, German, Spanish and Chinese.
+pub const SCAFFOLDING: &[&str] = &[
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "tonight",
+    "noon",
+    "midnight",
+    "today",
+    "yesterday",
+    "tomorrow",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "daily",
+    "weekly",
+    "monthly",
+    "created",
+    "updated",
+    "final",
+    "summary",
+    "draft",
+    "todo",
+    "done",
+    "misc",
+    "update",
+    "updates",
+    "notes",
+    "later",
+    "week",
+    "month",
+    "year",
+    "time",
+    "matin",
+    "soir",
+    "aujourd",
+    "hier",
+    "demain",
+    "résumé",
+    "morgen",
+    "abend",
+    "heute",
+    "gestern",
+    "zusammenfassung",
+    "mañana",
+    "tarde",
+    "noche",
+    "hoy",
+    "ayer",
+    "resumen",
+    "上午",
+    "下午",
+    "晚上",
+    "今天",
+    "昨天",
+    "明天",
+    "总结",
+    "创建",
+    "更新",
+    "备注",
+    "笔记",
+    // what an agent's notes are made of, in every note: no topic
+    "agent",
+    "task",
+    "tasks",
+    "编号",
+    "任务",
+    "项目",
+    "内容",
+    // formats and plumbing a note quotes, not what it is about
+    "json",
+    "yaml",
+    "markdown",
+    "http",
+    "https",
+    "file",
+    "files",
+    "status",
+];
+
+/// How far a piece of work got and what was done to it, in the languages
+/// above and Japanese: every log says it of everything, so it is no topic
+/// ("Research Agent Complete", "Health Check-in", "Next Steps", "Phase 4",
+/// "approved next step: create …").
+pub const STATUS_WORDS: &[&str] = &[
+    "phase",
+    "phases",
+    "stage",
+    "create",
+    "creates",
+    "add",
+    "adds",
+    "remove",
+    "append",
+    "approve",
+    "proceed",
+    "complete",
+    "completion",
+    "finish",
+    "finished",
+    "progress",
+    "start",
+    "started",
+    "result",
+    "results",
+    "next",
+    "step",
+    "steps",
+    "continue",
+    "continuation",
+    "pending",
+    "check",
+    "checks",
+    "checked",
+    "fix",
+    "fixes",
+    "fixed",
+    "ongoing",
+    "live",
+    "wip",
+    "terminé",
+    "fini",
+    "étape",
+    "suite",
+    "fertig",
+    "erledigt",
+    "schritt",
+    "completado",
+    "terminado",
+    "paso",
+    "pendiente",
+    "完成",
+    "进度",
+    "状态",
+    "下一步",
+    "待办",
+    "完了",
+    "進捗",
+    "確認",
+];
+
+/// An English past participle ("approved", "completed", "fixed"): what
+/// happened to something, never what it is about.
+pub fn past_participle(w: &str) -> bool {
+    let l = w.to_lowercase();
+    l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed")
+}
+
+/// A word that is never a theme: scaffolding, a status, a number, a
+/// general word of one of the stop-word lists.
+pub fn never_a_theme(word: &str) -> bool {
+    let l = word.to_lowercase();
+    SCAFFOLDING.contains(&l.as_str())
+        || STATUS_WORDS.contains(&l.as_str())
+        || l.chars().any(|c| c.is_ascii_digit())
+        || crate::analysis::never_a_topic(word)
+}
+
+/// Whether a stem (as [`super::similarity::stems_of`] gives it) may count
+/// for how well an item fits a domain: never a number, a date, a time of
+/// day or a status, which every domain's notes share.
+pub fn counts_for_fit(stem: &str) -> bool {
+    static S: OnceLock<HashSet<String>> = OnceLock::new();
+    let never = S.get_or_init(|| {
+        SCAFFOLDING
+            .iter()
+            .chain(STATUS_WORDS)
+            .chain(&[
+                "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+                "dec", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "est", "edt", "pst", "pdt",
+                "cst", "cet", "utc", "gmt",
+            ])
+            .flat_map(|w| super::similarity::stems_of(w))
+            .collect()
+    });
+    !stem.chars().any(|c| c.is_ascii_digit()) && !never.contains(stem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_times_and_statuses_never_count() {
+        for w in super::super::similarity::stems_of(
+            "2026 Feb 23 morning 09:45 EST complete next steps ✅ done",
+        ) {
+            assert!(!counts_for_fit(&w), "{w}");
+        }
+        for w in super::super::similarity::stems_of("crypto portfolio webhook") {
+            assert!(counts_for_fit(&w), "{w}");
+        }
+        for w in ["Complete", "check", "2026", "完成", "Final"] {
+            assert!(never_a_theme(w), "{w}");
+        }
+        assert!(!never_a_theme("heartbeat"));
+    }
+}
