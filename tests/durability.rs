@@ -180,3 +180,138 @@ fn two_writers_with_expect_version_lose_no_update() {
         "conflicts retried: {conflicts}"
     );
 }
+
+/// The counts of every table a write touches, and the integrity check.
+fn tables(path: &Path) -> Vec<(String, i64)> {
+    let c = rusqlite::Connection::open(path).expect("open");
+    [
+        "concepts",
+        "propositions",
+        "audit_log",
+        "audit_changes",
+        "proposals",
+    ]
+    .iter()
+    .map(|t| {
+        let n: i64 = c
+            .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+            .expect("count");
+        (t.to_string(), n)
+    })
+    .collect()
+}
+
+/// An import killed in the middle (SIGKILL once its write-ahead log grows)
+/// leaves the memory as it was, whole; importing again then writes all of
+/// it, as into a memory never interrupted.
+#[test]
+fn sigkill_mid_import_leaves_the_memory_as_before_and_the_import_can_run_again() {
+    let path = tmp("import-crash");
+    let ws = path.parent().expect("dir").join("workspace");
+    let notes = ws.join("memory");
+    std::fs::create_dir_all(&notes).expect("workspace");
+    std::fs::write(
+        ws.join("USER.md"),
+        "# USER.md\n\n- **Name:** Ada\n- **Timezone:** Europe/Berlin\n",
+    )
+    .expect("user");
+    for d in 0..300 {
+        let day = format!("2026-{:02}-{:02}", 1 + d / 28, 1 + d % 28);
+        let mut note = format!("# {day}\n\n");
+        for h in 0..24 {
+            note.push_str(&format!(
+                "## {h:02}:00 Heartbeat {d}-{h}\n\n- gateway up, {} checks\n- café, 心跳, ✅ {}\n\n",
+                d * h,
+                "lorem ipsum ".repeat(20)
+            ));
+        }
+        std::fs::write(notes.join(format!("{day}.md")), note).expect("note");
+    }
+    // a memory with something in it already
+    {
+        let mut nx = Nexus::open(&path).expect("open");
+        let r = kip(
+            &mut nx,
+            r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Bo"} SET ATTRIBUTES { description: "kept" } } }"#,
+        );
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    let before = tables(&path);
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    let start_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_somnus"))
+        .args([
+            "--db",
+            &path.to_string_lossy(),
+            "import",
+            "openclaw",
+            &ws.to_string_lossy(),
+        ])
+        .env("SOMNUS_CACHE_KB", "512")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn somnus");
+    let start = Instant::now();
+    let mut killed_mid = false;
+    while start.elapsed() < Duration::from_secs(120) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        let now = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if now > start_len + 1024 * 1024 {
+            let _ = child.kill();
+            killed_mid = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.wait();
+    assert!(killed_mid, "the import finished before it could be killed");
+    assert_eq!(integrity(&path), "ok");
+    assert_eq!(tables(&path), before, "a killed import left a trace");
+
+    // importing again writes it all, as into a memory never interrupted
+    let out = Command::new(env!("CARGO_BIN_EXE_somnus"))
+        .args([
+            "--db",
+            &path.to_string_lossy(),
+            "import",
+            "openclaw",
+            &ws.to_string_lossy(),
+        ])
+        .output()
+        .expect("import again");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let clean = path.parent().expect("dir").join("clean.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_somnus"))
+        .args([
+            "--db",
+            &clean.to_string_lossy(),
+            "import",
+            "openclaw",
+            &ws.to_string_lossy(),
+        ])
+        .output()
+        .expect("import clean");
+    assert!(out.status.success());
+    let count = |p: &Path, ty: &str| -> i64 {
+        let c = rusqlite::Connection::open(p).expect("open");
+        c.query_row("SELECT count(*) FROM concepts WHERE type = ?1", [ty], |r| {
+            r.get(0)
+        })
+        .expect("count")
+    };
+    assert_eq!(count(&path, "Event"), count(&clean, "Event"));
+    assert_eq!(count(&path, "Event"), 300 * 24);
+    let mut nx = Nexus::open(&path).expect("reopen");
+    let bo = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.description) WHERE { ?p {type: "Person", name: "Bo"} }"#,
+    );
+    assert_eq!(bo["result"], json!(["kept"]));
+}
