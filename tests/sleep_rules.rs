@@ -1766,6 +1766,21 @@ fn notes_are_filed_by_what_they_are_about_never_by_a_passing_mention_or_a_date()
             "Unsorted",
         );
     }
+    // the agent's own name is who writes the notes, not what they are about
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$self"} SET ATTRIBUTES { identity: { name: "Xiaomo" } } } }"#,
+    );
+    for (i, t) in [
+        "Xiaomo restarted the gateway.",
+        "Xiaomo wrote the weekly digest.",
+        "Xiaomo archived old logs.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        event(&mut nx, &format!("2026-04-0{i} note"), t, "Unsorted");
+    }
     // shares with Heartbeat only what every note says: a day, a time of
     // day, "session", "agent", a tick
     event(
