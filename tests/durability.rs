@@ -69,13 +69,19 @@ fn kill_mid_statement(path: &Path, command: &str) -> bool {
         let mut stdin = child.stdin.take().expect("stdin");
         stdin.write_all(command.as_bytes()).expect("write command");
     }
+    kill_when_the_log_grows(child, &wal, before)
+}
+
+/// SIGKILLs `child` once the write-ahead log at `wal` has grown by 1 MB
+/// past `before` (it is writing); false if it ended first.
+fn kill_when_the_log_grows(mut child: std::process::Child, wal: &Path, before: u64) -> bool {
     let start = Instant::now();
     let mut killed_mid = false;
-    while start.elapsed() < Duration::from_secs(60) {
+    while start.elapsed() < Duration::from_secs(120) {
         if let Ok(Some(_)) = child.try_wait() {
             break;
         }
-        let now = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        let now = std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
         if now > before + 1024 * 1024 {
             let _ = child.kill();
             killed_mid = true;
@@ -239,7 +245,7 @@ fn sigkill_mid_import_leaves_the_memory_as_before_and_the_import_can_run_again()
     let before = tables(&path);
     let wal = PathBuf::from(format!("{}-wal", path.display()));
     let start_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_somnus"))
+    let child = Command::new(env!("CARGO_BIN_EXE_somnus"))
         .args([
             "--db",
             &path.to_string_lossy(),
@@ -252,21 +258,7 @@ fn sigkill_mid_import_leaves_the_memory_as_before_and_the_import_can_run_again()
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn somnus");
-    let start = Instant::now();
-    let mut killed_mid = false;
-    while start.elapsed() < Duration::from_secs(120) {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        let now = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        if now > start_len + 1024 * 1024 {
-            let _ = child.kill();
-            killed_mid = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let _ = child.wait();
+    let killed_mid = kill_when_the_log_grows(child, &wal, start_len);
     assert!(killed_mid, "the import finished before it could be killed");
     assert_eq!(integrity(&path), "ok");
     assert_eq!(tables(&path), before, "a killed import left a trace");

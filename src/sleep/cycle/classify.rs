@@ -239,6 +239,10 @@ pub const WEAK_FILING: f64 = 0.9;
 /// domain to be proposed (phase 3 may create one).
 pub const NEW_DOMAIN_MIN_ITEMS: usize = 3;
 
+/// What each member of a domain opens with, and its stems, by (type,
+/// domain): read once per cycle.
+type Openings = Vec<(String, HashSet<String>)>;
+
 /// Items that share a theme, as `new_domains` gathers them.
 struct Group {
     /// The items (indices into the items left unfiled).
@@ -470,7 +474,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     }
     let mut used: HashSet<usize> = HashSet::new();
     let mut drafts = Vec::new();
-    let mut member_texts: HashMap<String, Vec<String>> = HashMap::new();
+    let mut member_texts: HashMap<(String, String), Openings> = HashMap::new();
     for Group {
         items,
         word,
@@ -622,9 +626,14 @@ fn theme_stems(text: &str) -> HashSet<String> {
 /// of a routine says so there ("Heartbeat 18:00", "Heartbeat check: …"),
 /// where a note that only mentions the routine in passing does not.
 fn opening_stems(it: &ItemView) -> HashSet<String> {
-    let first = it.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    theme_stems(&opening(&it.name, &it.text))
+}
+
+/// A name and the first line of its text (up to 160 characters).
+fn opening(name: &str, text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let first: String = first.chars().take(160).collect();
-    theme_stems(&format!("{} {first}", it.name))
+    format!("{name} {first}")
 }
 
 /// The domain (not a system one) whose name's words, or the first theme
@@ -632,6 +641,7 @@ fn opening_stems(it: &ItemView) -> HashSet<String> {
 /// contain, if any: heartbeat notes whose word for this cycle is "alerts"
 /// still belong to the domain named for their routine.
 fn named_home(domains: &Value, texts: &[&str]) -> Option<(String, HashSet<String>)> {
+    let stems: Vec<HashSet<String>> = texts.iter().map(|t| similarity::stems_of(t)).collect();
     for d in domains.as_array().into_iter().flatten() {
         let name = s(d, &["name"]);
         if SYSTEM_DOMAINS.contains(&name.as_str()) || s(d, &["attributes", "status"]) == "archived"
@@ -648,10 +658,7 @@ fn named_home(domains: &Value, texts: &[&str]) -> Option<(String, HashSet<String
         if own.is_empty() {
             continue;
         }
-        let sharing = texts
-            .iter()
-            .filter(|t| !similarity::stems_of(t).is_disjoint(&own))
-            .count();
+        let sharing = stems.iter().filter(|t| !t.is_disjoint(&own)).count();
         if sharing * 2 >= texts.len() {
             return Some((name, own));
         }
@@ -670,7 +677,7 @@ fn routine_home(
     ty: &str,
     key: &str,
     word: &str,
-    cache: &mut HashMap<String, Vec<String>>,
+    cache: &mut HashMap<(String, String), Openings>,
 ) -> KipResult<Option<String>> {
     for d in domains.as_array().into_iter().flatten() {
         let name = s(d, &["name"]);
@@ -678,7 +685,8 @@ fn routine_home(
         {
             continue;
         }
-        if !cache.contains_key(&name) {
+        let at = (ty.to_string(), name.clone());
+        if !cache.contains_key(&at) {
             let m = find(
                 nx,
                 r#"FIND(?m) WHERE { ?m {type: :t} (?m, "belongs_to_domain", {type: "Domain", name: :d}) } LIMIT 40"#,
@@ -690,23 +698,22 @@ fn routine_home(
                 .into_iter()
                 .flatten()
                 .map(|x| {
-                    let text = said(x).unwrap_or_default();
-                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                    let first: String = first.chars().take(160).collect();
-                    format!("{} {first}", s(x, &["name"]))
+                    let o = opening(&s(x, &["name"]), &said(x).unwrap_or_default());
+                    let stems = theme_stems(&o);
+                    (o, stems)
                 })
                 .collect();
-            cache.insert(name.clone(), texts);
+            cache.insert(at.clone(), texts);
         }
-        let texts = &cache[&name];
+        let texts = &cache[&at];
         if texts.len() < NEW_DOMAIN_MIN_ITEMS {
             continue;
         }
         let sharing = texts
             .iter()
-            .filter(|t| match key.strip_prefix("cjk:") {
-                Some(_) => t.contains(word),
-                None => theme_stems(t).contains(key),
+            .filter(|(text, stems)| match key.strip_prefix("cjk:") {
+                Some(_) => text.contains(word),
+                None => stems.contains(key),
             })
             .count();
         if sharing * 2 >= texts.len() {
