@@ -241,11 +241,14 @@ fn schema_help_and_palette() {
 fn every_pane_draws_at_80_by_24_and_on_resize() {
     let mut a = app();
     key(&mut a, KeyCode::F(5));
-    for tab in ['1', '2', '3', '4', '5', '6', '7', '8'] {
+    for tab in ['1', '2', '3', '4', '5', '6', '7', '8', '9'] {
         alt(&mut a, tab);
         let s = screen(&mut a, 80, 24);
         // every tab is on screen, and help and quit in the key bar
-        assert!(s.contains("7 Heal") && s.contains("8 Audi"), "{s}");
+        assert!(
+            s.contains("7 Heal") && s.contains("8 Audi") && s.contains("9 Traf"),
+            "{s}"
+        );
         assert!(
             (s.contains("F1 help") || s.contains("F1 more")) && s.contains("^Q quit"),
             "{s}"
@@ -1194,7 +1197,10 @@ fn every_pane_at_three_sizes() {
     alt(&mut a, '6');
     key(&mut a, KeyCode::Char('s'));
     key(&mut a, KeyCode::F(5));
-    for (i, tab) in ['1', '2', '3', '4', '5', '6', '7', '8'].iter().enumerate() {
+    for (i, tab) in ['1', '2', '3', '4', '5', '6', '7', '8', '9']
+        .iter()
+        .enumerate()
+    {
         alt(&mut a, *tab);
         if *tab == '1' {
             key(&mut a, KeyCode::F(5));
@@ -2413,4 +2419,160 @@ fn prompts_complete_a_folder_and_a_concept_with_tab() {
     key(&mut a, KeyCode::Enter);
     let (why, _) = a.why.clone().expect("a why panel");
     assert!(why.lines.join("\n").contains("Person:Tomás Ruiz"));
+}
+
+/// An agent's request as a server logs it: run through the engine, its
+/// answer's elements kept, at a fixed time and latency.
+fn agent_asks(a: &mut App, n: u32, caller: &str, command: &str, params: serde_json::Value) {
+    use somnus::protocol::{Arguments, Method, Request};
+    a.with_nexus(|nx| {
+        let mut req = Request::new(
+            Method::ExecuteKip,
+            Arguments {
+                command: Some(command.into()),
+                parameters: params.as_object().cloned().unwrap_or_default(),
+                ..Default::default()
+            },
+        );
+        req.actor.id = caller.into();
+        let (_, served) = nx.execute_served(&req);
+        let logged: Vec<somnus::audit::reads::Logged> = served
+            .into_iter()
+            .map(|mut s| {
+                s.micros = 300 * u64::from(n) + 120;
+                somnus::audit::reads::Logged {
+                    at: format!("2026-11-28T10:00:{n:02}.000Z"),
+                    caller: caller.into(),
+                    channel: "http".into(),
+                    served: s,
+                }
+            })
+            .collect();
+        nx.record_reads(&logged).expect("logged");
+    });
+}
+
+/// Live traffic: agents' requests appear as they arrive (the newest
+/// followed), a pause holds new ones, the filter narrows, Enter loads a
+/// request with its parameters into the workbench and runs it again, and
+/// the most read and never read lists lead to why.
+#[test]
+fn traffic_shows_requests_as_they_arrive_and_leads_to_why() {
+    let mut a = app();
+    let find = "FIND(?p.name) WHERE { ?p {type: \"Person\"} FILTER(?p.name == :name) }";
+    agent_asks(
+        &mut a,
+        1,
+        "scout",
+        find,
+        serde_json::json!({"name": "Mira Chen"}),
+    );
+    agent_asks(
+        &mut a,
+        2,
+        "scout",
+        "SEARCH CONCEPT \"Mira\" WITH TYPE \"Person\" LIMIT 5",
+        serde_json::json!({}),
+    );
+    agent_asks(
+        &mut a,
+        3,
+        "planner",
+        "FIND(?x.name WHERE",
+        serde_json::json!({}),
+    );
+    alt(&mut a, '9');
+    assert_eq!(a.tab, Tab::Traffic);
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("● live  3 requests"), "{shown}");
+    assert!(shown.contains("1 error"), "{shown}");
+    assert!(shown.contains("planner"), "{shown}");
+    insta::assert_snapshot!("traffic_live", shown);
+
+    // a request that arrives while the view is shown appears within a
+    // second, and the selection follows the newest
+    agent_asks(
+        &mut a,
+        4,
+        "scout",
+        find,
+        serde_json::json!({"name": "Lena Ortiz"}),
+    );
+    for _ in 0..10 {
+        a.tick();
+        a.drain();
+    }
+    assert_eq!(a.traffic.requests.len(), 4);
+    assert!(
+        a.traffic
+            .selected()
+            .is_some_and(|r| r.parameters["name"] == "Lena Ortiz")
+    );
+
+    // paused: held and counted, shown on resume
+    key(&mut a, KeyCode::Char('p'));
+    agent_asks(
+        &mut a,
+        5,
+        "ops",
+        "FIND(?d.name) WHERE { ?d {type: \"Domain\"} }",
+        serde_json::json!({}),
+    );
+    for _ in 0..10 {
+        a.tick();
+        a.drain();
+    }
+    assert_eq!(a.traffic.requests.len(), 4, "held while paused");
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("paused · 1 new"), "{shown}");
+    key(&mut a, KeyCode::Char('p'));
+    assert_eq!(a.traffic.requests.len(), 5);
+
+    // the filter: only errors
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "errors\n");
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("1 request of 5"), "{shown}");
+    assert!(a.traffic.selected().is_some_and(|r| r.caller == "planner"));
+    key(&mut a, KeyCode::Esc);
+
+    // Enter on the first request: in the workbench with its parameters,
+    // run again
+    key(&mut a, KeyCode::End);
+    assert!(
+        a.traffic
+            .selected()
+            .is_some_and(|r| r.parameters["name"] == "Mira Chen")
+    );
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Query);
+    assert_eq!(a.workbench.text(), find);
+    let shown = screen(&mut a, 120, 30);
+    assert!(
+        shown.contains("\"name\": \"Mira Chen\""),
+        "parameters shown: {shown}"
+    );
+    assert!(shown.contains("1 row"), "run again: {shown}");
+
+    // the most read: Mira Chen (found by both scout's reads), and why
+    alt(&mut a, '9');
+    key(&mut a, KeyCode::Char('v'));
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("Person:Mira Chen"), "{shown}");
+    insta::assert_snapshot!("traffic_most_read", masked(shown));
+    key(&mut a, KeyCode::Enter);
+    let why = a
+        .why
+        .as_ref()
+        .map(|w| w.0.lines.join("\n"))
+        .unwrap_or_default();
+    assert!(why.contains("read by agents"), "{why}");
+    a.why = None;
+    // never read: concepts no answer returned, each explained on Enter
+    key(&mut a, KeyCode::Char('v'));
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("never read"), "{shown}");
+    assert!(!shown.contains("Person:Mira Chen"), "{shown}");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.why.is_some(), "why of a never read concept");
 }

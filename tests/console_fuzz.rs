@@ -141,7 +141,7 @@ fn one_seed(seed: u64, steps: usize) {
                 }
                 _ => {
                     // a pane by number
-                    let c = char::from(b'1' + r.below(8) as u8);
+                    let c = char::from(b'1' + r.below(9) as u8);
                     a.press(KeyCode::Char(c), KeyModifiers::ALT);
                 }
             }

@@ -451,3 +451,80 @@ pub fn size(db: Db<'_>) -> KipResult<(i64, Option<String>, Option<String>)> {
         .ok_or_else(|| KipError::internal("counting the read log gave nothing"))?;
     Ok((r.i64(0)?, r.opt_text(1)?, r.opt_text(2)?))
 }
+
+/// An element agents read, named for the operator.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Used {
+    pub id: i64,
+    /// `C:12` or `P:40:knows`; None when the element is no longer in the
+    /// memory.
+    pub kip_id: Option<String>,
+    /// `Type:Name` for a concept, the KIP id for a proposition, or a note
+    /// that it is gone.
+    pub label: String,
+    pub reads: i64,
+    pub last: String,
+}
+
+/// Elements as the operator names them: a concept `Type:Name`, a
+/// proposition by its KIP id (`P:40:knows`). Absent: no longer in the
+/// memory.
+pub fn labels(db: Db<'_>, ids: &[i64]) -> KipResult<HashMap<i64, (String, String)>> {
+    let mut out: HashMap<i64, (String, String)> = crate::store::kip_ids_by_ids(db, ids)?
+        .into_iter()
+        .map(|(id, k)| (id, (k.clone(), k)))
+        .collect();
+    for (id, (t, n)) in crate::store::labels_by_ids(db, ids)? {
+        if let Some(e) = out.get_mut(&id) {
+            e.1 = format!("{t}:{n}");
+        }
+    }
+    Ok(out)
+}
+
+/// The most read elements, named: most reads first.
+pub fn most_read_named(db: Db<'_>, limit: usize) -> KipResult<Vec<Used>> {
+    let top = most_read(db, limit)?;
+    let ids: Vec<i64> = top.iter().map(|t| t.0).collect();
+    let names = labels(db, &ids)?;
+    Ok(top
+        .into_iter()
+        .map(|(id, reads, last)| {
+            let named = names.get(&id);
+            Used {
+                id,
+                kip_id: named.map(|n| n.0.clone()),
+                label: named
+                    .map(|n| n.1.clone())
+                    .unwrap_or_else(|| format!("#{id} (no longer in the memory)")),
+                reads,
+                last,
+            }
+        })
+        .collect())
+}
+
+/// What the agents use, and what they never do: the most read elements,
+/// the concepts never read, and the log's size and span.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Usage {
+    pub most: Vec<Used>,
+    /// (id, type, name), oldest first.
+    pub never: Vec<(i64, String, String)>,
+    /// Requests the log holds, and its first and last times.
+    pub logged: i64,
+    pub first: Option<String>,
+    pub last: Option<String>,
+}
+
+/// The most read and never read lists (`limit` each) and the log's size.
+pub fn usage(db: Db<'_>, limit: usize) -> KipResult<Usage> {
+    let (logged, first, last) = size(db)?;
+    Ok(Usage {
+        most: most_read_named(db, limit)?,
+        never: never_read(db, limit)?,
+        logged,
+        first,
+        last,
+    })
+}

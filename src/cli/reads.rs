@@ -147,38 +147,21 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// Labels for element ids: `Type:Name` for concepts, the KIP id of links.
-fn labels(nx: &Nexus, ids: &[i64]) -> Result<std::collections::HashMap<i64, String>> {
-    let mut out: std::collections::HashMap<i64, String> =
-        crate::store::kip_ids_by_ids(nx.db(), ids).map_err(fail)?;
-    for (id, (t, n)) in crate::store::labels_by_ids(nx.db(), ids).map_err(fail)? {
-        out.insert(id, format!("{t}:{n}"));
-    }
-    Ok(out)
-}
-
 pub fn run(nx: &mut Nexus, what: &ReadsCmd) -> Result<i32> {
     match what {
         ReadsCmd::Top { limit, json } => {
-            let top = reads::most_read(nx.db(), *limit).map_err(fail)?;
-            let ids: Vec<i64> = top.iter().map(|t| t.0).collect();
-            let names = labels(nx, &ids)?;
-            let label = |id: i64| {
-                names
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_else(|| format!("#{id} (no longer in the memory)"))
-            };
+            let top = reads::most_read_named(nx.db(), *limit).map_err(fail)?;
             if *json {
                 crate::say_json!(&json!(
                     top.iter()
-                        .map(|(id, n, last)| json!({"element": label(*id), "id": id, "reads": n, "last": last}))
+                        .map(|u| json!({"element": u.label, "id": u.id, "reads": u.reads, "last": u.last}))
                         .collect::<Vec<_>>()
                 ))?;
             } else if top.is_empty() {
                 crate::say!("No element has been read by an agent yet.");
             } else {
-                for (id, n, last) in &top {
-                    crate::say!("{n:>7}  {last}  {}", label(*id));
+                for u in &top {
+                    crate::say!("{:>7}  {}  {}", u.reads, u.last, u.label);
                 }
             }
             Ok(0)

@@ -845,6 +845,20 @@ impl Nexus {
         tx.commit()
     }
 
+    /// The requests agents sent, newest first (`audit::reads::recent`).
+    pub fn recent_reads(
+        &self,
+        f: &crate::audit::reads::Filter,
+        limit: usize,
+    ) -> KipResult<Vec<crate::audit::reads::Request>> {
+        crate::audit::reads::recent(self.conn.db(), f, limit)
+    }
+
+    /// What agents read most and never (`audit::reads::usage`).
+    pub fn read_usage(&self, limit: usize) -> KipResult<crate::audit::reads::Usage> {
+        crate::audit::reads::usage(self.conn.db(), limit)
+    }
+
     /// The read log's retention (`audit::reads::prune`), in one
     /// transaction.
     pub fn prune_reads(

@@ -11,6 +11,7 @@ use super::reflections::Reflections;
 use super::schema::SchemaView;
 use super::sleep::SleepPane;
 use super::theme;
+use super::traffic::TrafficPane;
 
 mod prompt;
 use super::workbench::{Workbench, centered};
@@ -82,6 +83,7 @@ pub struct App {
     pub health: HealthPane,
     pub conflicts: Conflicts,
     pub audit: AuditPane,
+    pub traffic: TrafficPane,
     pub help: bool,
     palette: Option<(String, usize)>,
     pub mouse: bool,
@@ -130,6 +132,7 @@ const GLOBAL_COMMANDS: &[&str] = &[
     "Go to Reflections",
     "Go to Conflicts",
     "Go to Audit",
+    "Go to Traffic",
     "Go to Sleep",
     "Go to Health",
     "Why… (explain an element)",
@@ -158,6 +161,7 @@ impl App {
             health: HealthPane::new(),
             conflicts: Conflicts::new(),
             audit: AuditPane::new(),
+            traffic: TrafficPane::new(),
             help: false,
             palette: None,
             mouse: false,
@@ -340,6 +344,7 @@ impl App {
         follow.extend(self.health.update(&a));
         follow.extend(self.conflicts.update(&a));
         follow.extend(self.audit.update(&a));
+        follow.extend(self.traffic.update(&a));
         // a decision changed the memory: the other panes reload
         if matches!(
             &a,
@@ -374,6 +379,11 @@ impl App {
             && self.sleep.watches_a_process()
         {
             self.spawn(Job::Runs);
+        }
+        // the live traffic looks for new requests every second while shown
+        if self.ticks.is_multiple_of(10) && self.tab == Tab::Traffic {
+            let a = self.traffic.poll();
+            self.apply(a);
         }
         if let Some((_, at)) = &self.status
             && at.elapsed().as_secs() >= 5
@@ -437,6 +447,7 @@ impl App {
             Tab::Health => &mut self.health,
             Tab::Conflicts => &mut self.conflicts,
             Tab::Audit => &mut self.audit,
+            Tab::Traffic => &mut self.traffic,
         }
     }
 
@@ -450,6 +461,7 @@ impl App {
             Tab::Health => &self.health,
             Tab::Conflicts => &self.conflicts,
             Tab::Audit => &self.audit,
+            Tab::Traffic => &self.traffic,
         }
     }
 
@@ -473,6 +485,10 @@ impl App {
         }
         if t == Tab::Sleep && !self.sleep.loaded {
             self.spawn(Job::Runs);
+        }
+        if t == Tab::Traffic {
+            let a = self.traffic.load();
+            self.apply(a);
         }
         if t == Tab::Health {
             let a = self.health.load();
@@ -510,6 +526,7 @@ impl App {
                 Tab::Sleep => self.sleep.hints(),
                 Tab::Health => self.health.hints(),
                 Tab::Audit => self.audit.hints(),
+                Tab::Traffic => self.traffic.hints(),
             };
             for h in hints {
                 if let Some(k) = key_of(h.key) {
@@ -580,6 +597,10 @@ impl App {
                     self.tab = Tab::Query;
                     queue.extend(self.workbench.update(&Action::OpenAsQuery(q)));
                 }
+                a @ Action::Rerun { .. } => {
+                    self.tab = Tab::Query;
+                    queue.extend(self.workbench.update(&a));
+                }
                 Action::OpenConcept(id) => {
                     self.select_tab(Tab::Graph);
                     queue.extend(self.explorer.update(&Action::OpenConcept(id)));
@@ -593,6 +614,7 @@ impl App {
                     "Go to Health" => self.select_tab(Tab::Health),
                     "Go to Conflicts" => self.select_tab(Tab::Conflicts),
                     "Go to Audit" => self.select_tab(Tab::Audit),
+                    "Go to Traffic" => self.select_tab(Tab::Traffic),
                     "Toggle mouse" => queue.push_back(Action::ToggleMouse),
                     "Why… (explain an element)" => self.ask = Some((Ask::Element, String::new())),
                     "Why not merged… (two concepts)" => {
@@ -932,13 +954,18 @@ impl App {
         .areas(area);
         self.tab_area = top;
         // the tabs as wide as the screen allows: full titles after the
-        // name, then without the name, then short titles; all eight always
+        // name, then without the name, then short titles; all nine always
         let width = area.width as usize;
         let label = self.label.clone();
         let layouts: [(bool, usize); 3] = [(true, 99), (false, 99), (false, 4)];
+        // short titles go without the space after them
         let tab_text = |i: usize, t: &Tab, cut: usize| {
             let title: String = t.title().chars().take(cut).collect();
-            format!(" {} {} ", i + 1, title)
+            if cut < 99 {
+                format!(" {} {}", i + 1, title)
+            } else {
+                format!(" {} {} ", i + 1, title)
+            }
         };
         let mut chosen = layouts[2];
         for l in layouts {
@@ -1004,6 +1031,7 @@ impl App {
             Tab::Health => self.health.render(f, main),
             Tab::Conflicts => self.conflicts.render(f, main),
             Tab::Audit => self.audit.render(f, main),
+            Tab::Traffic => self.traffic.render(f, main),
         }
 
         let mut hints: Vec<Span> = Vec::new();

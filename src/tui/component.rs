@@ -19,10 +19,11 @@ pub enum Tab {
     Sleep,
     Health,
     Audit,
+    Traffic,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Query,
         Tab::Graph,
         Tab::Schema,
@@ -31,6 +32,7 @@ impl Tab {
         Tab::Sleep,
         Tab::Health,
         Tab::Audit,
+        Tab::Traffic,
     ];
 
     /// The tab a digit key names (`'1'` is the first), if any.
@@ -48,6 +50,7 @@ impl Tab {
             Tab::Sleep => "Sleep",
             Tab::Health => "Health",
             Tab::Audit => "Audit",
+            Tab::Traffic => "Traffic",
         }
     }
 }
@@ -168,6 +171,13 @@ pub enum Job {
     },
     /// Bring a Moltbot or Engram folder in (one audited group).
     Import(ImportJob),
+    /// The agents' requests logged after `after` (the newest first; all
+    /// the view keeps when None).
+    Traffic {
+        after: Option<i64>,
+    },
+    /// The most read and never read elements, and the log's size.
+    Usage,
 }
 
 /// What the operator asked to import.
@@ -337,6 +347,12 @@ pub enum JobOutput {
     AuditEntry(Result<Option<EntryDetail>, String>),
     Why(Result<WhyText, String>),
     Health(Result<Measured, String>),
+    /// Requests logged after `after`, newest first.
+    Traffic {
+        after: Option<i64>,
+        result: Result<Vec<crate::audit::reads::Request>, String>,
+    },
+    Usage(Result<Box<crate::audit::reads::Usage>, String>),
 }
 
 #[derive(Debug, Clone)]
@@ -352,6 +368,12 @@ pub enum Action {
     Done(JobOutput),
     OpenConcept(i64),
     OpenAsQuery(String),
+    /// Load a command and its parameters into the workbench; a read runs
+    /// at once (a request from the live traffic).
+    Rerun {
+        text: String,
+        params: Map<String, Value>,
+    },
     /// A passing message in the status bar (kept in the message log).
     Status(String),
     /// An error: it stays in the status bar until dismissed (the message

@@ -150,6 +150,23 @@ impl Job {
                         .map_err(|e| e.message),
                 )
             }
+            Job::Traffic { after } => JobOutput::Traffic {
+                after,
+                result: nx
+                    .recent_reads(
+                        &crate::audit::reads::Filter {
+                            after,
+                            ..Default::default()
+                        },
+                        super::traffic::KEEP,
+                    )
+                    .map_err(|e| e.message),
+            },
+            Job::Usage => JobOutput::Usage(
+                nx.read_usage(super::traffic::LISTED)
+                    .map(Box::new)
+                    .map_err(|e| e.message),
+            ),
             Job::Audit(f) => JobOutput::Audit(nx.audit_list(&f).map_err(|e| e.message)),
             Job::AuditEntry(id) => JobOutput::AuditEntry(
                 nx.audit_entry(id)

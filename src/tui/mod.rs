@@ -15,6 +15,7 @@ pub mod results;
 pub mod schema;
 pub mod sleep;
 pub mod theme;
+pub mod traffic;
 pub mod workbench;
 
 use crate::Nexus;

@@ -321,6 +321,38 @@ impl Workbench {
         }
     }
 
+    /// Puts a command in the editor; a read runs at once.
+    fn open(&mut self, text: &str) -> Vec<Action> {
+        let before = self.text();
+        self.replace_text(text);
+        let back = if before.trim().is_empty() || before == text {
+            ""
+        } else {
+            "; Ctrl+Z brings the previous text back"
+        };
+        // a read runs at once: what is below is then its answer
+        // (after the comment lines that say what it reads)
+        let body = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("//"))
+            .unwrap_or("")
+            .to_uppercase();
+        let read = ["FIND", "SEARCH", "DESCRIBE"]
+            .iter()
+            .any(|k| body.starts_with(k));
+        if read {
+            let mut out = self.run(false, None);
+            out.push(Action::Status(format!("loaded and run{back}")));
+            out
+        } else {
+            self.outcome = None;
+            vec![Action::Status(format!(
+                "loaded (not run: F5 runs it){back}"
+            ))]
+        }
+    }
+
     fn run(&mut self, dry_run: bool, page: Option<String>) -> Vec<Action> {
         if self.running.is_some() {
             return vec![Action::Status(
@@ -1183,36 +1215,14 @@ impl Component for Workbench {
                 // the engine answers KIP_4001 when interrupted; keep the spinner until then
                 vec![]
             }
-            Action::OpenAsQuery(text) => {
-                let before = self.text();
-                self.replace_text(text);
-                let back = if before.trim().is_empty() || before == *text {
-                    ""
-                } else {
-                    "; Ctrl+Z brings the previous text back"
-                };
-                // a read runs at once: what is below is then its answer
-                // (after the comment lines that say what it reads)
-                let body = text
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty() && !l.starts_with("//"))
-                    .unwrap_or("")
-                    .to_uppercase();
-                let read = ["FIND", "SEARCH", "DESCRIBE"]
-                    .iter()
-                    .any(|k| body.starts_with(k));
-                if read {
-                    let mut out = self.run(false, None);
-                    out.push(Action::Status(format!("loaded and run{back}")));
-                    out
-                } else {
-                    self.outcome = None;
-                    vec![Action::Status(format!(
-                        "loaded (not run: F5 runs it){back}"
-                    ))]
-                }
+            Action::Rerun { text, params } => {
+                let shown = serde_json::to_string_pretty(&Value::Object(params.clone()))
+                    .unwrap_or_else(|_| "{}".into());
+                self.params = new_area(shown.lines().map(str::to_string).collect());
+                self.show_params = !params.is_empty();
+                self.open(text)
             }
+            Action::OpenAsQuery(text) => self.open(text),
             Action::Command("Run query") => self.run(false, None),
             Action::Command("Dry run") => self.run(true, None),
             Action::Command("Next page") => self.next_page(),
