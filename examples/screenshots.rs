@@ -275,6 +275,38 @@ fn main() {
     shot(&mut app, "audit");
     app.press(KeyCode::Esc, none);
 
+    // agents' requests, as a server logs them, in the live traffic
+    app.with_nexus(|nx| {
+        let asks = [
+            ("scout", r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name == :name) }"#, serde_json::json!({"name": "Mira Chen"})),
+            ("scout", r#"SEARCH CONCEPT "hiking" LIMIT 5"#, serde_json::json!({})),
+            ("planner", r#"FIND(?e.name) WHERE { ?e {type: "Event"} } ORDER BY ?e.name LIMIT 10"#, serde_json::json!({})),
+            ("planner", "FIND(?x.name WHERE", serde_json::json!({})),
+            ("scout", r#"FIND(?pred, ?o.name) WHERE { ?l ({type: "Person", name: "Mira Chen"}, ?pred, ?o) } LIMIT 50"#, serde_json::json!({})),
+        ];
+        for (i, (caller, command, params)) in asks.iter().enumerate() {
+            let mut req = somnus::protocol::Request::command(*command);
+            req.args.parameters = params.as_object().cloned().unwrap_or_default();
+            req.actor.id = caller.to_string();
+            let (_, served) = nx.execute_served(&req);
+            let logged: Vec<somnus::audit::reads::Logged> = served
+                .into_iter()
+                .map(|mut s| {
+                    s.micros = 180 + 240 * i as u64;
+                    somnus::audit::reads::Logged {
+                        at: format!("2026-11-20T09:1{i}:04.000Z"),
+                        caller: caller.to_string(),
+                        channel: "http".into(),
+                        served: s,
+                    }
+                })
+                .collect();
+            nx.record_reads(&logged).expect("logged");
+        }
+    });
+    app.press(KeyCode::Char('9'), KeyModifiers::ALT);
+    shot(&mut app, "traffic");
+
     app.press(KeyCode::F(1), none);
     shot(&mut app, "help");
     app.press(KeyCode::Esc, none);

@@ -90,6 +90,10 @@ struct Rule {
 struct Rules {
     rules: Vec<Rule>,
     global: AllowSet,
+    /// Every rule's keywords, found in one pass (ASCII case ignored).
+    keywords: Option<aho_corasick::AhoCorasick>,
+    /// The rules each keyword of `keywords` stands for.
+    keyword_rules: Vec<Vec<usize>>,
 }
 
 fn compile(src: &str) -> Option<Regex> {
@@ -141,7 +145,29 @@ fn rules() -> &'static Rules {
             stopwords: Vec::new(),
             target: "secret".into(),
         });
-        Rules { rules, global }
+        let mut words: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            for k in &r.keywords {
+                match words.iter().position(|w| w == k) {
+                    Some(at) => keyword_rules[at].push(i),
+                    None => {
+                        words.push(k.clone());
+                        keyword_rules.push(vec![i]);
+                    }
+                }
+            }
+        }
+        let keywords = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .ok();
+        Rules {
+            rules,
+            global,
+            keywords,
+            keyword_rules,
+        }
     })
 }
 
@@ -261,16 +287,25 @@ pub fn find(text: &str) -> Vec<Finding> {
         cut -= 1;
     }
     let text = &text[..cut];
-    let low = text.to_lowercase();
     let r = rules();
+    // the rules whose keywords the text holds (all of them, were the
+    // keywords not searchable)
+    let mut keyed = vec![r.keywords.is_none(); r.rules.len()];
+    if let Some(ac) = &r.keywords {
+        for m in ac.find_overlapping_iter(text) {
+            for &i in &r.keyword_rules[m.pattern().as_usize()] {
+                keyed[i] = true;
+            }
+        }
+    }
     let mut out: Vec<Finding> = Vec::new();
     let add = |f: Finding, out: &mut Vec<Finding>| {
         if f.end > f.start && !out.iter().any(|o| o.start < f.end && f.start < o.end) {
             out.push(f);
         }
     };
-    for rule in &r.rules {
-        if !rule.keywords.is_empty() && !rule.keywords.iter().any(|k| low.contains(k.as_str())) {
+    for (i, rule) in r.rules.iter().enumerate() {
+        if !rule.keywords.is_empty() && !keyed[i] {
             continue;
         }
         let Some(regex) = rule.regex.get_or_init(|| compile(&rule.src)) else {

@@ -212,6 +212,80 @@ fn the_console_refreshes_when_another_process_writes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Another process logging an agent's reads changes no memory: a console
+/// watching the file shows the request in its live traffic and does not
+/// take it for a change (it reloads nothing and says nothing); a write
+/// after it is seen as before.
+#[test]
+fn the_console_takes_an_agents_reads_for_traffic_not_for_a_change() {
+    let dir = std::env::temp_dir().join(format!("somnus-reads-live-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let db = dir.join("m.db");
+    let nx = somnus::Nexus::open(&db).expect("open");
+    let mut app = somnus::tui::app::App::new(
+        nx,
+        "live",
+        somnus::tui::app::Runner::Inline(Default::default()),
+    );
+    app.drain();
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    app.press(KeyCode::Char('9'), KeyModifiers::ALT);
+    let ticks = |app: &mut somnus::tui::app::App| {
+        for _ in 0..10 {
+            app.tick();
+            app.drain();
+        }
+    };
+    ticks(&mut app);
+    let said = app.messages.len();
+    // a server in another process answers an agent and logs the request
+    let mut other = somnus::Nexus::open(&db).expect("open");
+    let mut req =
+        somnus::protocol::Request::command(r#"FIND(?t.name) WHERE { ?t {type: "$ConceptType"} }"#);
+    req.actor.id = "scout".into();
+    let (_, served) = other.execute_served(&req);
+    other
+        .record_reads(
+            &served
+                .into_iter()
+                .map(|s| somnus::audit::reads::Logged {
+                    at: somnus::store::now(),
+                    caller: "scout".into(),
+                    channel: "http".into(),
+                    served: s,
+                })
+                .collect::<Vec<_>>(),
+        )
+        .expect("logged");
+    ticks(&mut app);
+    assert_eq!(
+        app.traffic.requests.len(),
+        1,
+        "the request is in the live traffic"
+    );
+    assert!(
+        app.messages
+            .iter()
+            .skip(said)
+            .all(|m| !m.2.contains("changed elsewhere")),
+        "a read is no change: {:?}",
+        app.messages
+    );
+    // a write elsewhere still is
+    other.kip(r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Note"} } }"#);
+    ticks(&mut app);
+    assert!(
+        app.messages
+            .iter()
+            .skip(said)
+            .any(|m| m.2.contains("changed elsewhere")),
+        "{:?}",
+        app.messages
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Agents write and read over HTTP while full sleep cycles run, one after
 /// another, in another process on the same file: every request gets its
 /// answer, every acknowledged write is there afterwards, every cycle

@@ -34,6 +34,8 @@ pub fn days_ago(days: u32) -> String {
 
 /// Log rows written per INSERT statement.
 const ROWS_PER_INSERT: usize = 100;
+/// Read counts added per statement.
+const USES_PER_UPSERT: usize = 200;
 /// How long the log keeps a request, by default (`--read-log-days`).
 pub const DEFAULT_RETENTION_DAYS: u32 = 30;
 /// The most requests the log keeps, by default (the oldest go first).
@@ -44,6 +46,7 @@ pub const DEFAULT_MAX_ROWS: u64 = 1_000_000;
 pub struct Served {
     /// FIND, SEARCH, DESCRIBE, UPSERT, … ("" when it did not parse).
     pub kind: String,
+    /// The command and its parameters, their secrets masked.
     pub command: String,
     pub parameters: Value,
     /// The elements that came back (FIND's bound elements, SEARCH's hits),
@@ -120,10 +123,56 @@ fn cut(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// Writes a batch of served requests and counts the reads among them, in
-/// the caller's transaction.
-pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
+/// Reads counted per element and caller: how many, and the last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UseCount {
+    pub element: i64,
+    pub caller: String,
+    pub count: i64,
+    pub last: String,
+}
+
+/// The reads a batch counts as use, summed per element and caller (one
+/// write per pair, however many requests returned it).
+pub fn count_uses(batch: &[Logged]) -> Vec<UseCount> {
     let mut uses: BTreeMap<(i64, &str), (i64, &str)> = BTreeMap::new();
+    for l in batch {
+        let s = &l.served;
+        if !s.counts_as_use() {
+            continue;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for &e in s.elements.iter().take(MAX_COUNTED_ELEMENTS) {
+            if !seen.insert(e) {
+                continue;
+            }
+            let u = uses.entry((e, l.caller.as_str())).or_insert((0, ""));
+            u.0 += 1;
+            if l.at.as_str() > u.1 {
+                u.1 = l.at.as_str();
+            }
+        }
+    }
+    uses.into_iter()
+        .map(|((element, caller), (count, last))| UseCount {
+            element,
+            caller: caller.to_string(),
+            count,
+            last: last.to_string(),
+        })
+        .collect()
+}
+
+/// Writes a batch of served requests, their secrets masked, and counts
+/// the reads among them, in the caller's transaction.
+pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
+    record_rows(db, batch)?;
+    record_uses(db, &count_uses(batch))
+}
+
+/// Writes the log rows of a masked batch (the counts apart:
+/// `record_uses`).
+pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
     // several rows a statement (well within SQLite's and PostgreSQL's
     // parameter limits)
     for chunk in batch.chunks(ROWS_PER_INSERT) {
@@ -173,19 +222,6 @@ pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
                     None => Val::Null,
                 },
             ]);
-            if s.counts_as_use() {
-                let mut seen = std::collections::HashSet::new();
-                for &e in s.elements.iter().take(MAX_COUNTED_ELEMENTS) {
-                    if !seen.insert(e) {
-                        continue;
-                    }
-                    let u = uses.entry((e, l.caller.as_str())).or_insert((0, ""));
-                    u.0 += 1;
-                    if l.at.as_str() > u.1 {
-                        u.1 = l.at.as_str();
-                    }
-                }
-            }
         }
         db.execute(
             &format!(
@@ -195,17 +231,32 @@ pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
             &args,
         )?;
     }
-    for ((element, caller), (n, last)) in uses {
+    Ok(())
+}
+
+/// Adds read counts (each pair once: `count_uses`), several a statement.
+pub fn record_uses(db: Db<'_>, uses: &[UseCount]) -> KipResult<()> {
+    for chunk in uses.chunks(USES_PER_UPSERT) {
+        let mut args: Vec<Val> = Vec::with_capacity(chunk.len() * 4);
+        let mut values = Vec::with_capacity(chunk.len());
+        for u in chunk {
+            let n = args.len();
+            values.push(format!("(?{}, ?{}, ?{}, ?{})", n + 1, n + 2, n + 3, n + 4));
+            args.extend([
+                Val::Int(u.element),
+                Val::Text(u.caller.clone()),
+                Val::Int(u.count),
+                Val::Text(u.last.clone()),
+            ]);
+        }
         db.execute(
-            "INSERT INTO read_use(element, caller, count, last_at) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (element, caller) DO UPDATE SET count = read_use.count + excluded.count, \
-             last_at = CASE WHEN excluded.last_at > read_use.last_at THEN excluded.last_at ELSE read_use.last_at END",
-            &[
-                Val::Int(element),
-                Val::Text(caller.to_string()),
-                Val::Int(n),
-                Val::Text(last.to_string()),
-            ],
+            &format!(
+                "INSERT INTO read_use(element, caller, count, last_at) VALUES {} \
+                 ON CONFLICT (element, caller) DO UPDATE SET count = read_use.count + excluded.count, \
+                 last_at = CASE WHEN excluded.last_at > read_use.last_at THEN excluded.last_at ELSE read_use.last_at END",
+                values.join(", ")
+            ),
+            &args,
         )?;
     }
     Ok(())

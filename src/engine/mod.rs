@@ -130,6 +130,9 @@ pub struct Nexus {
     returned: std::cell::RefCell<Returned>,
     /// Set by `execute_served`: each command answered, for the read log.
     serving: Option<Vec<crate::audit::reads::Served>>,
+    /// SQLite: `PRAGMA data_version` and the memory's change counter at
+    /// the last look, and the version `data_version` reported then.
+    seen: std::cell::Cell<(i64, i64, i64)>,
 }
 
 /// What a read returned, for the read log.
@@ -730,9 +733,29 @@ impl Nexus {
     /// sleep cycle) commits to this memory.
     pub fn data_version(&self) -> i64 {
         match &self.conn {
-            Conn::Sqlite(c) => c
-                .query_row("PRAGMA data_version", [], |r| r.get(0))
-                .unwrap_or(0),
+            // a commit elsewhere moves SQLite's `data_version`; it changed
+            // the memory when the counter of its tables moved too (migration
+            // 21): a read log's commit alone is no change
+            Conn::Sqlite(c) => {
+                let dv: i64 = c
+                    .query_row("PRAGMA data_version", [], |r| r.get(0))
+                    .unwrap_or(0);
+                let Ok(n) = c
+                    .prepare_cached("SELECT n FROM memory_changes")
+                    .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+                else {
+                    // a memory opened read-only before migration 21
+                    return dv;
+                };
+                let (seen_dv, seen_n, v) = self.seen.get();
+                let v = if dv != seen_dv && n != seen_n {
+                    v + 1
+                } else {
+                    v
+                };
+                self.seen.set((dv, n, v));
+                v
+            }
             // the write statements other sessions committed (migration 15)
             Conn::Postgres(_) => self
                 .conn
@@ -838,7 +861,8 @@ impl Nexus {
         (r, self.serving.take().unwrap_or_default())
     }
 
-    /// Writes a batch of served requests to the read log (one transaction).
+    /// Writes a batch of served requests to the read log (one
+    /// transaction); `execute_served` masked their secrets.
     pub fn record_reads(&mut self, batch: &[crate::audit::reads::Logged]) -> KipResult<()> {
         let tx = Tx::begin(self.conn.db(), true)?;
         crate::audit::reads::record(tx.db, batch)?;

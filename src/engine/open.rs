@@ -236,6 +236,7 @@ impl Nexus {
             maintaining: false,
             returned: Default::default(),
             serving: None,
+            seen: Default::default(),
         }
     }
 
