@@ -893,41 +893,42 @@ pub const MIGRATIONS: &[Migration] = &[
     //     log's included, so a console or a maintainer watching the file
     //     took an agent's reads for changes. The tables migration 15
     //     counts on PostgreSQL bump one counter here; a reader looks at it
-    //     when `data_version` moved (`Nexus::data_version`).
+    //     when `data_version` moved (`Nexus::data_version`). Written so
+    //     it may run again (a memory whose version was set back).
     Migration {
         sqlite: r#"
-    CREATE TABLE memory_changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
-    INSERT INTO memory_changes(id, n) VALUES (1, 0);
-    CREATE TRIGGER audit_log_insert_counted AFTER INSERT ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER audit_log_update_counted AFTER UPDATE ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER audit_log_delete_counted AFTER DELETE ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_runs_insert_counted AFTER INSERT ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_runs_update_counted AFTER UPDATE ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_runs_delete_counted AFTER DELETE ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_phases_insert_counted AFTER INSERT ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_phases_update_counted AFTER UPDATE ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_phases_delete_counted AFTER DELETE ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposals_insert_counted AFTER INSERT ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposals_update_counted AFTER UPDATE ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposals_delete_counted AFTER DELETE ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_items_insert_counted AFTER INSERT ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_items_update_counted AFTER UPDATE ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_items_delete_counted AFTER DELETE ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_conflicts_insert_counted AFTER INSERT ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_conflicts_update_counted AFTER UPDATE ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER proposal_conflicts_delete_counted AFTER DELETE ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER contradictions_insert_counted AFTER INSERT ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER contradictions_update_counted AFTER UPDATE ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER contradictions_delete_counted AFTER DELETE ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_policy_insert_counted AFTER INSERT ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_policy_update_counted AFTER UPDATE ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER sleep_policy_delete_counted AFTER DELETE ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER api_keys_insert_counted AFTER INSERT ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER api_keys_update_counted AFTER UPDATE ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER api_keys_delete_counted AFTER DELETE ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER maintainers_insert_counted AFTER INSERT ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER maintainers_update_counted AFTER UPDATE ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
-    CREATE TRIGGER maintainers_delete_counted AFTER DELETE ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TABLE IF NOT EXISTS memory_changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+    INSERT OR IGNORE INTO memory_changes(id, n) VALUES (1, 0);
+    CREATE TRIGGER IF NOT EXISTS audit_log_insert_counted AFTER INSERT ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS audit_log_update_counted AFTER UPDATE ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS audit_log_delete_counted AFTER DELETE ON audit_log BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_runs_insert_counted AFTER INSERT ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_runs_update_counted AFTER UPDATE ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_runs_delete_counted AFTER DELETE ON sleep_runs BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_phases_insert_counted AFTER INSERT ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_phases_update_counted AFTER UPDATE ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_phases_delete_counted AFTER DELETE ON sleep_phases BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposals_insert_counted AFTER INSERT ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposals_update_counted AFTER UPDATE ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposals_delete_counted AFTER DELETE ON proposals BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_items_insert_counted AFTER INSERT ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_items_update_counted AFTER UPDATE ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_items_delete_counted AFTER DELETE ON proposal_items BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_conflicts_insert_counted AFTER INSERT ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_conflicts_update_counted AFTER UPDATE ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS proposal_conflicts_delete_counted AFTER DELETE ON proposal_conflicts BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS contradictions_insert_counted AFTER INSERT ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS contradictions_update_counted AFTER UPDATE ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS contradictions_delete_counted AFTER DELETE ON contradictions BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_policy_insert_counted AFTER INSERT ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_policy_update_counted AFTER UPDATE ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS sleep_policy_delete_counted AFTER DELETE ON sleep_policy BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS api_keys_insert_counted AFTER INSERT ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS api_keys_update_counted AFTER UPDATE ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS api_keys_delete_counted AFTER DELETE ON api_keys BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS maintainers_insert_counted AFTER INSERT ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS maintainers_update_counted AFTER UPDATE ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
+    CREATE TRIGGER IF NOT EXISTS maintainers_delete_counted AFTER DELETE ON maintainers BEGIN UPDATE memory_changes SET n = n + 1; END;
     "#,
         postgres: r#"
     SELECT 1;
