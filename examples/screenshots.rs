@@ -289,18 +289,11 @@ fn main() {
             req.args.parameters = params.as_object().cloned().unwrap_or_default();
             req.actor.id = caller.to_string();
             let (_, served) = nx.execute_served(&req);
-            let logged: Vec<somnus::audit::reads::Logged> = served
-                .into_iter()
-                .map(|mut s| {
-                    s.micros = 180 + 240 * i as u64;
-                    somnus::audit::reads::Logged {
-                        at: format!("2026-11-20T09:1{i}:04.000Z"),
-                        caller: caller.to_string(),
-                        channel: "http".into(),
-                        served: s,
-                    }
-                })
-                .collect();
+            let at = format!("2026-11-20T09:1{i}:04.000Z");
+            let mut logged = somnus::audit::reads::Logged::all(served, caller, "http", &at);
+            for l in &mut logged {
+                l.served.micros = 180 + 240 * i as u64;
+            }
             nx.record_reads(&logged).expect("logged");
         }
     });

@@ -859,14 +859,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                         Ok(req) if read_log.is_some() => {
                             let at = crate::store::now();
                             let (r, served) = nx.execute_served(&req);
-                            logged.extend(served.into_iter().map(|s| {
-                                crate::audit::reads::Logged {
-                                    at: at.clone(),
-                                    caller: req.actor.id.clone(),
-                                    channel: "rpc".into(),
-                                    served: s,
-                                }
-                            }));
+                            logged.extend(crate::audit::reads::Logged::all(
+                                served,
+                                &req.actor.id,
+                                "rpc",
+                                &at,
+                            ));
                             r.to_json()
                         }
                         Ok(req) => nx.execute(&req).to_json(),

@@ -2436,18 +2436,11 @@ fn agent_asks(a: &mut App, n: u32, caller: &str, command: &str, params: serde_js
         );
         req.actor.id = caller.into();
         let (_, served) = nx.execute_served(&req);
-        let logged: Vec<somnus::audit::reads::Logged> = served
-            .into_iter()
-            .map(|mut s| {
-                s.micros = 300 * u64::from(n) + 120;
-                somnus::audit::reads::Logged {
-                    at: format!("2026-11-28T10:00:{n:02}.000Z"),
-                    caller: caller.into(),
-                    channel: "http".into(),
-                    served: s,
-                }
-            })
-            .collect();
+        let at = format!("2026-11-28T10:00:{n:02}.000Z");
+        let mut logged = somnus::audit::reads::Logged::all(served, caller, "http", &at);
+        for l in &mut logged {
+            l.served.micros = 300 * u64::from(n) + 120;
+        }
         nx.record_reads(&logged).expect("logged");
     });
 }

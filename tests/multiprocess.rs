@@ -246,17 +246,12 @@ fn the_console_takes_an_agents_reads_for_traffic_not_for_a_change() {
     req.actor.id = "scout".into();
     let (_, served) = other.execute_served(&req);
     other
-        .record_reads(
-            &served
-                .into_iter()
-                .map(|s| somnus::audit::reads::Logged {
-                    at: somnus::store::now(),
-                    caller: "scout".into(),
-                    channel: "http".into(),
-                    served: s,
-                })
-                .collect::<Vec<_>>(),
-        )
+        .record_reads(&somnus::audit::reads::Logged::all(
+            served,
+            "scout",
+            "http",
+            &somnus::store::now(),
+        ))
         .expect("logged");
     ticks(&mut app);
     assert_eq!(

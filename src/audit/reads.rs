@@ -78,6 +78,21 @@ pub struct Logged {
     pub served: Served,
 }
 
+impl Logged {
+    /// The commands of one request, each as the log keeps it.
+    pub fn all(served: Vec<Served>, caller: &str, channel: &str, at: &str) -> Vec<Logged> {
+        served
+            .into_iter()
+            .map(|s| Logged {
+                at: at.to_string(),
+                caller: caller.to_string(),
+                channel: channel.to_string(),
+                served: s,
+            })
+            .collect()
+    }
+}
+
 /// A row of the log as read back.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Request {

@@ -124,13 +124,7 @@ impl ReadLog {
 
     /// Queues the commands of one request (never waits).
     pub fn record(&self, caller: &str, channel: &str, at: String, served: Vec<Served>) {
-        for s in served {
-            let l = Logged {
-                at: at.clone(),
-                caller: caller.to_string(),
-                channel: channel.to_string(),
-                served: s,
-            };
+        for l in Logged::all(served, caller, channel, &at) {
             if self.tx.try_send(l).is_err() {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
