@@ -966,3 +966,52 @@ fn every_clause_constrains_even_one_sharing_no_variable_with_find() {
     );
     assert_eq!(r["result"], json!(0));
 }
+
+mod paging;
+
+/// A page starts after the last row of the page before (see
+/// `paging`): rows deleted or written meanwhile skip nothing.
+#[test]
+fn pages_start_after_the_last_row() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    paging::pages_start_after_the_last_row(&mut nx);
+}
+
+/// An aggregate over a stored field reads that field of each element:
+/// numbers are summed and averaged, text, booleans, objects and missing
+/// fields are not; MIN and MAX compare what is there; the `_version`
+/// metadata shows is the element's own.
+#[test]
+fn aggregates_over_a_field_read_what_the_elements_hold() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let r = run(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Kit"} }
+           CONCEPT ?a { {type: "Kit", name: "a"} SET ATTRIBUTES { w: 2, tag: "x" } }
+           CONCEPT ?b { {type: "Kit", name: "b"} SET ATTRIBUTES { w: 3.5 } }
+           CONCEPT ?c { {type: "Kit", name: "c"} SET ATTRIBUTES { w: "heavy" } }
+           CONCEPT ?d { {type: "Kit", name: "d"} SET ATTRIBUTES { w: true } }
+           CONCEPT ?e { {type: "Kit", name: "e"} SET ATTRIBUTES { w: { kg: 9 } } }
+           CONCEPT ?f { {type: "Kit", name: "f"} SET ATTRIBUTES { w: null } }
+           CONCEPT ?g { {type: "Kit", name: "g"} } }
+           WITH METADATA { confidence: 0.5 }"#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let agg = |nx: &mut Nexus, f: &str| {
+        run(nx, &format!(r#"FIND({f}) WHERE {{ ?k {{type: "Kit"}} }}"#))["result"].clone()
+    };
+    assert_eq!(agg(&mut nx, "SUM(?k.attributes.w)"), json!(5.5));
+    assert_eq!(agg(&mut nx, "AVG(?k.attributes.w)"), json!(2.75));
+    // (counts every value there, whatever it is: a null is none)
+    assert_eq!(agg(&mut nx, "COUNT(?k.attributes.w)"), json!(5));
+    assert_eq!(agg(&mut nx, "AVG(?k.metadata.confidence)"), json!(0.5));
+    assert_eq!(agg(&mut nx, "MAX(?k.metadata._version)"), json!(1));
+    assert_eq!(agg(&mut nx, "COUNT(?k.attributes.tag)"), json!(1));
+    assert_eq!(agg(&mut nx, "SUM(?k.attributes.w.kg)"), json!(9));
+    // grouped by a field: each group its own
+    let by = run(
+        &mut nx,
+        r#"FIND(?k.attributes.tag, SUM(?k.attributes.w)) WHERE { ?k {type: "Kit"} }"#,
+    );
+    assert_eq!(by["result"], json!([["x", null], [2, 3.5]]), "{by}");
+}

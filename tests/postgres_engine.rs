@@ -722,3 +722,14 @@ fn search_finds_inflections_on_postgresql() {
     );
     assert_eq!(names(v), ["D1:2"]);
 }
+
+mod paging;
+
+/// Paging as on SQLite (see `paging`).
+#[test]
+fn pages_start_after_the_last_row_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_paging");
+    let mut pg = m.open();
+    paging::pages_start_after_the_last_row(&mut pg);
+}

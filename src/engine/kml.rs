@@ -854,6 +854,7 @@ pub fn match_targets(
         offset: 0,
         carry: vec![],
         all_rows: limit.is_none(),
+        after: None,
     };
     let Some(c) = Planner::new(conn).compile(where_, &sel)? else {
         return Ok(vec![]);

@@ -25,6 +25,31 @@ pub fn encode_cursor(offset: u64) -> String {
 }
 
 pub fn decode_cursor(token: &str) -> KipResult<u64> {
+    Ok(decode_page(token)?.0)
+}
+
+/// A FIND's page token: the offset of the next page and the bindings of
+/// the last row returned. A query in the default order (by its
+/// variables' ids) starts the next page after that row, found through
+/// the index, where an offset would read and drop every row before it:
+/// paging through a memory costs what its rows cost, not their square.
+/// (Rows written or deleted between two pages shift no later row
+/// either.)
+fn encode_find_cursor(offset: u64, last: &[Binding]) -> String {
+    let keys: Vec<Value> = last
+        .iter()
+        .map(|b| match b {
+            Binding::Null => Value::Null,
+            Binding::Elem(id) => json!(id),
+            Binding::Pred(p) => json!(p),
+        })
+        .collect();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("somnus:{offset}:{}", Value::Array(keys)))
+}
+
+/// The offset and, when the token carries them, the last row's bindings.
+fn decode_page(token: &str) -> KipResult<(u64, Option<Vec<Binding>>)> {
     let bad = || {
         KipError::syntax(format!("invalid CURSOR \"{token}\""))
             .with_hint("Pass back exactly the next_cursor a previous response returned.")
@@ -33,10 +58,33 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
         .decode(token)
         .map_err(|_| bad())?;
     let s = String::from_utf8(raw).map_err(|_| bad())?;
-    s.strip_prefix("somnus:")
-        .and_then(|n| n.parse::<u64>().ok())
+    let rest = s.strip_prefix("somnus:").ok_or_else(bad)?;
+    let (n, keys) = match rest.split_once(':') {
+        Some((n, keys)) => (n, Some(keys)),
+        None => (rest, None),
+    };
+    let offset = n
+        .parse::<u64>()
+        .ok()
         .filter(|n| *n <= crate::kip::limits::MAX_OFFSET)
-        .ok_or_else(bad)
+        .ok_or_else(bad)?;
+    let keys = match keys {
+        None => None,
+        Some(k) => {
+            let v: Vec<Value> = serde_json::from_str(k).map_err(|_| bad())?;
+            let b: Vec<Binding> = v
+                .into_iter()
+                .map(|x| match x {
+                    Value::Null => Ok(Binding::Null),
+                    Value::Number(n) => n.as_i64().map(Binding::Elem).ok_or_else(bad),
+                    Value::String(p) => Ok(Binding::Pred(p)),
+                    _ => Err(bad()),
+                })
+                .collect::<KipResult<_>>()?;
+            Some(b)
+        }
+    };
+    Ok((offset, keys))
 }
 
 /// Caches hydrated elements for one response.
@@ -221,9 +269,9 @@ pub struct FindOutput {
 }
 
 pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
-    let offset = match &q.cursor {
-        Some(c) => decode_cursor(c)?,
-        None => 0,
+    let (offset, after) = match &q.cursor {
+        Some(c) => decode_page(c)?,
+        None => (0, None),
     };
     plan::check_bounded(&q.where_, q.limit.is_some())?;
     let has_agg = q.find.iter().any(|e| matches!(e, FindExpr::Agg(_)))
@@ -260,6 +308,7 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         offset,
         carry: carry_of(&paths, &var_index),
         all_rows: q.limit.is_none(),
+        after: after.filter(|k| k.len() == vars.len()),
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let mut rows = match &compiled {
@@ -274,7 +323,8 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         && rows.len() as u64 > l
     {
         rows.truncate(l as usize);
-        next_cursor = Some(encode_cursor(offset + l));
+        let last = rows.last().map(|(keys, _)| keys.as_slice()).unwrap_or(&[]);
+        next_cursor = Some(encode_find_cursor(offset + l, last));
     }
     let elements = bound_elements(&rows);
     let row_count = rows.len() as u64;
@@ -370,6 +420,23 @@ fn cheap_or_project(h: &mut Hydrator<'_>, b: &Binding, a: &Aggregate) -> KipResu
         });
     }
     h.project(b, &a.path.path)
+}
+
+/// A path to a field kept in an element's stored attributes or metadata
+/// (`attributes.x…`, `metadata.x…`; not the `_version` and `_updated_at`
+/// that metadata shows from the element's columns): the column and keys.
+fn stored_field(path: &[String]) -> Option<(&'static str, Vec<&str>)> {
+    let column = match path.first().map(String::as_str) {
+        Some("attributes") => "attributes",
+        Some("metadata") => "metadata",
+        _ => return None,
+    };
+    if path.len() < 2
+        || (column == "metadata" && matches!(path[1].as_str(), "_version" | "_updated_at"))
+    {
+        return None;
+    }
+    Some((column, path[1..].iter().map(String::as_str).collect()))
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -504,6 +571,7 @@ fn group_in_memory(
         offset: 0,
         carry: vec![],
         all_rows: true,
+        after: None,
     };
     let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
     let rows = match &compiled {
@@ -518,6 +586,24 @@ fn group_in_memory(
         .enumerate()
         .map(|(i, v)| (v.as_str(), i))
         .collect();
+    // an aggregate over one field of attributes or metadata reads that
+    // field of each element, not the element
+    let mut fields: HashMap<usize, HashMap<i64, Value>> = HashMap::new();
+    for (ai, a) in aggs.iter().enumerate() {
+        if let Some((column, path)) = stored_field(&a.path.path) {
+            let v = vi[a.path.var.as_str()];
+            let mut seen = HashSet::new();
+            let ids: Vec<i64> = rows
+                .iter()
+                .filter_map(|r| match r[v] {
+                    Binding::Elem(id) => Some(id),
+                    _ => None,
+                })
+                .filter(|id| seen.insert(*id))
+                .collect();
+            fields.insert(ai, store::values_at(conn, &ids, column, &path)?);
+        }
+    }
     for (var, &col) in &vi {
         let mut ps: Vec<&[String]> = keys
             .iter()
@@ -525,12 +611,21 @@ fn group_in_memory(
             .map(|k| k.path.as_slice())
             .collect();
         for a in aggs.iter().filter(|a| a.path.var == *var) {
-            if !(a.func == AggFunc::Count && a.path.path.is_empty()) {
+            if !(a.func == AggFunc::Count && a.path.path.is_empty())
+                && stored_field(&a.path.path).is_none()
+            {
                 ps.push(a.path.path.as_slice());
             }
         }
         h.prefetch(&rows, col, &ps)?;
     }
+    let value = |h: &mut Hydrator<'_>, ai: usize, b: &Binding| -> KipResult<Value> {
+        match (fields.get(&ai), b) {
+            (Some(f), Binding::Elem(id)) => Ok(f.get(id).cloned().unwrap_or(Value::Null)),
+            (Some(_), _) => Ok(Value::Null),
+            (None, _) => cheap_or_project(h, b, &aggs[ai]),
+        }
+    };
     // group keys in first-appearance order
     let mut group_order: Vec<Vec<Value>> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
@@ -552,14 +647,14 @@ fn group_in_memory(
     }
     let mut per_group: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
     let mut scalars: Vec<Option<Value>> = Vec::new();
-    for a in aggs {
+    for (ai, a) in aggs.iter().enumerate() {
         let v = vi[a.path.var.as_str()];
         if grouped_agg(a) {
             let mut seen: Vec<HashSet<Binding>> = vec![HashSet::new(); group_order.len()];
             let mut values: Vec<Vec<Value>> = vec![Vec::new(); group_order.len()];
             for (row, &g) in rows.iter().zip(row_group.iter()) {
                 if seen[g].insert(row[v].clone()) {
-                    values[g].push(cheap_or_project(h, &row[v], a)?);
+                    values[g].push(value(h, ai, &row[v])?);
                 }
             }
             for (g, vals) in values.into_iter().enumerate() {
@@ -571,7 +666,7 @@ fn group_in_memory(
             let mut vals = Vec::new();
             for row in &rows {
                 if seen.insert(row[v].clone()) {
-                    vals.push(cheap_or_project(h, &row[v], a)?);
+                    vals.push(value(h, ai, &row[v])?);
                 }
             }
             let s = agg_value(a.func, a.distinct, vals);

@@ -75,6 +75,11 @@ pub struct Selection<'q> {
     /// what is carried may be read with each row, before the order is
     /// known, rather than looked up once the rows are final.
     pub all_rows: bool,
+    /// In the default order (no sort keys), the bindings of the row the
+    /// answer starts after (a page token's last row): one branch whose
+    /// rows are distinct solutions starts there through the index and
+    /// ignores `offset`; any other shape counts `offset` rows.
+    pub after: Option<Vec<Binding>>,
 }
 
 impl Selection<'_> {
@@ -87,6 +92,7 @@ impl Selection<'_> {
             offset: usize::MAX as u64,
             carry: vec![],
             all_rows: true,
+            after: None,
         }
     }
 
@@ -653,6 +659,8 @@ impl<'c> Planner<'c> {
         let mut in_place = false;
         // whether each variable binds element ids in every branch
         let mut carriable = vec![true; sel.vars.len()];
+        // whether the answer starts after a page token's last row
+        let mut keyset = false;
         for (bi, br) in brs.iter().enumerate() {
             let (items, apart) = split(br, &relevant);
             if !has_pattern(&items) {
@@ -682,6 +690,12 @@ impl<'c> Planner<'c> {
                     .filter_map(|v| self.lookup(v).map(|b| b.expr.clone()))
                     .collect();
                 unique = self.rows_unique(&block, &exprs);
+            }
+            if unique && brs.len() == 1 && sel.order.is_empty() && !sel.all_rows {
+                if let Some(cond) = self.after_row(sel) {
+                    block.conds.push(cond);
+                    keyset = true;
+                }
             }
             cols.push(format!("{bi} AS b_"));
             for (i, (path, _)) in sel.order.iter().enumerate() {
@@ -757,7 +771,7 @@ impl<'c> Planner<'c> {
                     order_terms.join(", ")
                 )
             };
-            self.window(&mut body, sel);
+            self.window(&mut body, sel, keyset);
             let (sql, carried) = if in_place {
                 (format!("{with}{body}"), sel.carry.clone())
             } else {
@@ -802,7 +816,7 @@ impl<'c> Planner<'c> {
                 order_terms.join(", ")
             ),
         };
-        self.window(&mut body, sel);
+        self.window(&mut body, sel, false);
         let (sql, carried) = self.carrying(&with, body, &sel.carry, &carriable);
         Ok(Some(Compiled {
             sql,
@@ -825,12 +839,55 @@ impl<'c> Planner<'c> {
     }
 
     /// `LIMIT` and `OFFSET` of the selection.
-    fn window(&self, sql: &mut String, sel: &Selection<'_>) {
+    /// (`after`: the rows start after the page token's last row, and no
+    /// offset is counted.)
+    fn window(&self, sql: &mut String, sel: &Selection<'_>, after: bool) {
+        let offset = if after { 0 } else { sel.offset };
         if let Some(l) = sel.limit {
-            sql.push_str(&format!(" LIMIT {l} OFFSET {}", sel.offset));
-        } else if sel.offset > 0 {
-            sql.push_str(&format!(" {} OFFSET {}", self.no_limit(), sel.offset));
+            sql.push_str(&format!(" LIMIT {l} OFFSET {offset}"));
+        } else if offset > 0 {
+            sql.push_str(&format!(" {} OFFSET {offset}", self.no_limit()));
         }
+    }
+
+    /// The condition that a row comes after `sel.after` in the default
+    /// order (its variables' values ascending, compared as a row), or
+    /// None when that row cannot be placed: a missing binding (it sorts
+    /// first, and no comparison with it holds), or a binding of another
+    /// kind than the variable's (a token of another query).
+    fn after_row(&mut self, sel: &Selection<'_>) -> Option<String> {
+        let after = sel.after.as_ref()?;
+        if after.len() != sel.vars.len() || after.is_empty() {
+            return None;
+        }
+        let mut exprs = Vec::with_capacity(after.len());
+        for (v, b) in sel.vars.iter().zip(after) {
+            let bound = self.lookup(v)?;
+            let fits = match (&bound.kind, b) {
+                (VarKind::Pred, Binding::Pred(_)) => true,
+                (VarKind::Concept(_) | VarKind::Prop(_) | VarKind::Unknown, Binding::Elem(_)) => {
+                    true
+                }
+                _ => false,
+            };
+            if !fits {
+                return None;
+            }
+            exprs.push(bound.expr.clone());
+        }
+        let vals: Vec<String> = after
+            .iter()
+            .map(|b| match b {
+                Binding::Elem(id) => self.p(Val::Int(*id)),
+                Binding::Pred(p) => self.ps(p),
+                Binding::Null => "NULL".into(),
+            })
+            .collect();
+        Some(if exprs.len() == 1 {
+            format!("{} > {}", exprs[0], vals[0])
+        } else {
+            format!("({}) > ({})", exprs.join(", "), vals.join(", "))
+        })
     }
 
     /// Whether each row of a block is a distinct solution over `exprs`:

@@ -595,6 +595,48 @@ pub fn elements_by_ids<'a>(db: impl Into<Db<'a>>, ids: &[i64]) -> KipResult<Hash
 }
 
 /// Concepts' types and names by id, one query per [`IDS_PER_QUERY`] ids.
+/// The JSON value at `keys` inside each element's `column` (`attributes`
+/// or `metadata`), by id: one field of many elements, read in the
+/// database rather than each whole element parsed (an aggregate over
+/// `?l.metadata.confidence` of every link). Ids that name nothing and
+/// elements without the field are left out.
+pub fn values_at<'a>(
+    db: impl Into<Db<'a>>,
+    ids: &[i64],
+    column: &str,
+    keys: &[&str],
+) -> KipResult<HashMap<i64, Value>> {
+    let db = db.into();
+    if !matches!(column, "attributes" | "metadata") || keys.is_empty() {
+        return Err(KipError::internal(format!("no field {column}")));
+    }
+    let path = db.backend().json_path(keys);
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let list = id_list_arg(chunk);
+        for table in ["concepts", "propositions"] {
+            let field = match db.backend() {
+                Backend::Sqlite => format!("{table}.{column} -> ?2"),
+                Backend::Postgres => format!("({table}.{column} #> (?2::text)::text[])::text"),
+            };
+            for r in db.query(
+                &format!(
+                    "SELECT {table}.id, {field} FROM {}",
+                    from_ids(db, table, "id")
+                ),
+                &[list.clone(), path.clone()],
+            )? {
+                if let Some(text) = r.opt_text(1)?
+                    && let Ok(v) = serde_json::from_str::<Value>(&text)
+                {
+                    out.insert(r.i64(0)?, v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn labels_by_ids<'a>(
     db: impl Into<Db<'a>>,
     ids: &[i64],

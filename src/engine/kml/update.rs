@@ -230,6 +230,7 @@ fn update_in_one(conn: Db<'_>, st: &UpdateStmt) -> KipResult<Value> {
             offset: 0,
             carry: vec![],
             all_rows: false,
+            after: None,
         },
         None => Selection::bare(vec![st.target.clone()]),
     };

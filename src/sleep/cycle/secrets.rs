@@ -26,8 +26,9 @@ pub struct Held {
 /// Concept types never scanned: the schema and the cycle's bookkeeping.
 const NOT_SCANNED: [&str; 3] = ["$ConceptType", "$PropositionType", "SleepTask"];
 
-/// The most elements read per type for a scan.
-pub const SCAN_LIMIT: usize = 50_000;
+/// Concepts read per page of a scan (every concept is scanned, a page
+/// at a time, each page starting after the last id of the one before).
+pub const SCAN_PAGE: i64 = 5_000;
 
 /// Masks secrets in a string, or in each string of a list; `None` when
 /// there are none.
@@ -57,22 +58,29 @@ fn redact_value(v: &Value) -> Option<(Value, Vec<String>)> {
 
 /// Every concept attribute holding a secret; a secret in a name is
 /// listed with `attribute` "name" (a name cannot be redacted in place).
+/// Reads each concept's name and attributes only, a page of ids at a
+/// time: its cost grows with the memory, never with its square.
 pub fn scan(nx: &mut Nexus) -> KipResult<Vec<Held>> {
     let mut out = Vec::new();
-    for t in concept_types(nx)? {
-        if NOT_SCANNED.contains(&t.as_str()) {
-            continue;
-        }
-        let v = find(
-            nx,
-            &format!("FIND(?c) WHERE {{ ?c {{type: :t}} }} LIMIT {SCAN_LIMIT}"),
-            json!({"t": t}),
+    let mut after = 0i64;
+    loop {
+        let rows = nx.db().query(
+            "SELECT id, type, name, attributes FROM concepts WHERE id > ?1 ORDER BY id LIMIT ?2",
+            crate::args![after, SCAN_PAGE],
         )?;
-        for n in v.as_array().cloned().unwrap_or_default() {
-            let name = s(&n, &["name"]);
+        let Some(last) = rows.last() else { break };
+        after = last.i64(0)?;
+        let full = rows.len() as i64 == SCAN_PAGE;
+        for r in rows {
+            let ty = r.text(1)?;
+            if NOT_SCANNED.contains(&ty.as_str()) {
+                continue;
+            }
+            let name = r.text(2)?;
+            let id = store::ids::concept_id(r.i64(0)?);
             let held = |attribute: &str, rules: Vec<String>, redacted: Value| Held {
-                id: s(&n, &["id"]),
-                ty: t.clone(),
+                id: id.clone(),
+                ty: ty.clone(),
                 name: name.clone(),
                 attribute: attribute.to_string(),
                 rules,
@@ -86,13 +94,16 @@ pub fn scan(nx: &mut Nexus) -> KipResult<Vec<Held>> {
                     Value::Null,
                 ));
             }
-            if let Some(attrs) = n.get("attributes").and_then(Value::as_object) {
-                for (k, v) in attrs {
+            if let Value::Object(attrs) = r.json(3)? {
+                for (k, v) in &attrs {
                     if let Some((r, rules)) = redact_value(v) {
                         out.push(held(k, rules, r));
                     }
                 }
             }
+        }
+        if !full {
+            break;
         }
     }
     Ok(out)
