@@ -691,11 +691,14 @@ impl<'c> Planner<'c> {
                     .collect();
                 unique = self.rows_unique(&block, &exprs);
             }
-            if unique && brs.len() == 1 && sel.order.is_empty() && !sel.all_rows {
-                if let Some(cond) = self.after_row(sel) {
-                    block.conds.push(cond);
-                    keyset = true;
-                }
+            if unique
+                && brs.len() == 1
+                && sel.order.is_empty()
+                && !sel.all_rows
+                && let Some(cond) = self.after_row(sel)
+            {
+                block.conds.push(cond);
+                keyset = true;
             }
             cols.push(format!("{bi} AS b_"));
             for (i, (path, _)) in sel.order.iter().enumerate() {
@@ -863,13 +866,14 @@ impl<'c> Planner<'c> {
         let mut exprs = Vec::with_capacity(after.len());
         for (v, b) in sel.vars.iter().zip(after) {
             let bound = self.lookup(v)?;
-            let fits = match (&bound.kind, b) {
-                (VarKind::Pred, Binding::Pred(_)) => true,
-                (VarKind::Concept(_) | VarKind::Prop(_) | VarKind::Unknown, Binding::Elem(_)) => {
-                    true
-                }
-                _ => false,
-            };
+            let fits = matches!(
+                (&bound.kind, b),
+                (VarKind::Pred, Binding::Pred(_))
+                    | (
+                        VarKind::Concept(_) | VarKind::Prop(_) | VarKind::Unknown,
+                        Binding::Elem(_)
+                    )
+            );
             if !fits {
                 return None;
             }
