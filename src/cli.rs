@@ -315,9 +315,9 @@ pub enum Cmd {
         /// Measure how large SQLite's write-ahead log grows under sustained writes while sleep cycles and long reads hold old snapshots, and how large it stays: the log's bound off and on, side by side (4 writers × --runs UPSERTs, on 20,000 Events)
         #[arg(long)]
         wal: bool,
-        /// Measure a full sleep cycle instead, over this many generated Events (four propositions each)
-        #[arg(long)]
-        sleep: Option<usize>,
+        /// Measure a full sleep cycle instead, over this many generated Events (four propositions each); several sizes (`--sleep 75000,300000`) are measured one after the other in one run, with how the cycle's time grows against the Events
+        #[arg(long, value_delimiter = ',')]
+        sleep: Vec<usize>,
         /// Run the KIP workloads side by side: somnus, hand-written SQL on the same file, and (built with `--features reference`) the reference engine anda_cognitive_nexus 0.11.0
         #[arg(long)]
         compare: bool,
@@ -939,11 +939,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
-        Some(Cmd::Bench {
-            sleep: Some(events),
-            ..
-        }) => {
-            let rows = crate::bench::sleep(events);
+        Some(Cmd::Bench { sleep, .. }) if !sleep.is_empty() => {
+            let rows = crate::bench::sleep_sizes(&sleep);
             crate::say!("{}", crate::bench::table_only(&rows));
             Ok(0)
         }
@@ -986,7 +983,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             runs,
             console: false,
             server: false,
-            sleep: None,
             ..
         }) => {
             let opts = crate::bench::BenchOptions {

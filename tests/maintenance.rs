@@ -491,3 +491,34 @@ fn a_server_that_cannot_listen_starts_no_cycle() {
     assert!(runs(&db).is_empty(), "{:?}", runs(&db));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `somnus bench --sleep 200,400`: each size measured in one run, then how
+/// the cycle grew against the Events.
+#[test]
+fn the_sleep_bench_measures_sizes_side_by_side() {
+    let rows = somnus::bench::sleep_sizes(&[200, 400]);
+    let cycles: Vec<&somnus::bench::Row> = rows
+        .iter()
+        .filter(|r| r.workload.contains("full heuristic cycle (completed"))
+        .collect();
+    assert_eq!(
+        cycles.len(),
+        2,
+        "{:?}",
+        rows.iter().map(|r| &r.workload).collect::<Vec<_>>()
+    );
+    assert!(cycles[0].workload.starts_with("200: ") && cycles[1].workload.starts_with("400: "));
+    let ratio = rows.last().expect("rows");
+    assert!(
+        ratio
+            .workload
+            .starts_with("400 against 200 Events: 2.0× the Events"),
+        "{}",
+        ratio.workload
+    );
+    assert_eq!(ratio.target, "≤ 2.4×");
+    assert!(
+        rows.iter()
+            .any(|r| r.workload.contains("longest gap") && r.workload.contains("after "))
+    );
+}

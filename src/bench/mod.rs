@@ -1022,6 +1022,48 @@ pub fn build_events(nx: &mut Nexus, events: usize) -> Duration {
     t.elapsed()
 }
 
+/// [`sleep`] at each size, one after the other in one run, and for each
+/// size after the first how many times the cycle's time grew against how
+/// many times the Events did (the cycle should grow linearly: within a
+/// fifth of the Events' ratio).
+pub fn sleep_sizes(sizes: &[usize]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut cycles: Vec<(usize, Duration)> = Vec::new();
+    for &n in sizes {
+        let r = sleep(n);
+        if let Some(c) = r
+            .iter()
+            .find(|r| r.workload.starts_with("full heuristic cycle"))
+        {
+            cycles.push((n, c.median));
+        }
+        if sizes.len() == 1 {
+            return r;
+        }
+        rows.extend(r.into_iter().map(|mut row| {
+            row.workload = format!("{n}: {}", row.workload.trim_start());
+            row
+        }));
+    }
+    if let Some(&(n0, t0)) = cycles.first() {
+        for &(n, t) in cycles.iter().skip(1) {
+            let events = n as f64 / n0.max(1) as f64;
+            let time = t.as_secs_f64() / t0.as_secs_f64().max(1e-9);
+            rows.push(Row {
+                workload: format!(
+                    "{n} against {n0} Events: {events:.1}× the Events, {time:.2}× the cycle"
+                ),
+                median: t,
+                p95: t,
+                tail: Tail::One,
+                target: format!("≤ {:.1}×", events * 1.2),
+                ok: Some(time <= events * 1.2),
+            });
+        }
+    }
+    rows
+}
+
 /// A full heuristic sleep cycle over a generated memory of `events`
 /// Events (four propositions each), on a file in a temporary folder:
 /// total time, each phase, and the longest gap between progress events.
@@ -1035,24 +1077,32 @@ pub fn sleep(events: usize) -> Vec<Row> {
     };
     let built = build_events(&mut nx, events);
     let (tx, rx) = std::sync::mpsc::channel::<crate::sleep::Progress>();
+    // the longest gap, and the step it followed (where the cycle went
+    // quiet)
     let watcher = std::thread::spawn(move || {
         let mut last = Instant::now();
         let mut gap = Duration::ZERO;
+        let mut after = String::from("the start");
+        let mut prev = String::from("the start");
         let mut n = 0u64;
-        for _ in rx {
+        for p in rx {
             let now = Instant::now();
-            gap = gap.max(now - last);
+            if now - last > gap {
+                gap = now - last;
+                after = prev.clone();
+            }
+            prev = format!("phase {} {}", p.phase, p.step);
             last = now;
             n += 1;
         }
-        (gap, n)
+        (gap, n, after)
     });
     let mut r = crate::sleep::Heuristic;
     let opts = crate::sleep::Options::new(crate::sleep::Scope::Full, "2026-11-20T03:00:00Z");
     let t = Instant::now();
     let rep = crate::sleep::run(&mut nx, &opts, &mut r, Some(tx), None);
     let total = t.elapsed();
-    let (gap, n) = watcher.join().unwrap_or((Duration::ZERO, 0));
+    let (gap, n, after) = watcher.join().unwrap_or((Duration::ZERO, 0, String::new()));
     let mut rows = vec![Row {
         workload: format!("build: {events} Events, {} propositions", events * 4),
         median: built,
@@ -1075,7 +1125,9 @@ pub fn sleep(events: usize) -> Vec<Row> {
                 ok: Some(total <= Duration::from_secs(60) && rep.status == "completed"),
             });
             rows.push(Row {
-                workload: format!("longest gap between progress events ({n} events)"),
+                workload: format!(
+                    "longest gap between progress events ({n} events; after {after})"
+                ),
                 median: gap,
                 p95: gap,
                 tail: Tail::One,
