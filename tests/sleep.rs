@@ -1252,3 +1252,39 @@ fn a_task_waits_while_its_item_is_undone_and_decided_again() {
     proposals::reject(&mut nx, pid, Some(&again), "no after all", "operator").unwrap();
     assert_eq!(task_status(&mut nx), json!(["completed"]));
 }
+
+/// The health measured again after the last phase is part of the cycle a
+/// watcher sees: its step is reported (the heartbeat goes on while it
+/// reads), after phase 13 and before "cycle completed".
+#[test]
+fn the_health_measured_again_is_reported_while_it_reads() {
+    let mut nx = demo();
+    let mut r = Heuristic;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut r,
+        Some(tx),
+        None,
+    )
+    .unwrap();
+    assert!(
+        !rep.health_after.is_empty(),
+        "the demo has metrics off target"
+    );
+    let events: Vec<sleep::Progress> = rx.try_iter().collect();
+    let last_phase = events
+        .iter()
+        .position(|e| e.phase == 13 && e.phase_done)
+        .expect("phase 13 done");
+    let again = events
+        .iter()
+        .position(|e| e.step == "measuring the memory's health again")
+        .expect("the step is reported");
+    assert!(again > last_phase);
+    assert_eq!(
+        events.last().unwrap().log.as_deref(),
+        Some("cycle completed")
+    );
+}

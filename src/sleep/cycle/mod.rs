@@ -484,13 +484,11 @@ fn run_started(
             }
         }
     }
-    nx.set_tick(None);
-    stop.store(true, Ordering::SeqCst);
-    let _ = heart.join();
     // what the assessment found off target is measured again: a phase may
     // have fixed it ("Scored 18 Events" then "Unscored Events: 18" would
-    // contradict itself)
+    // contradict itself); the heartbeat goes on while it reads
     if failure.is_none() && !cx.health_issues.is_empty() {
+        cx.step("measuring the memory's health again", 0, 0);
         let (now, stale) = (
             cx.opts.now.clone(),
             cx.opts.params.stale_event_threshold_days,
@@ -519,6 +517,9 @@ fn run_started(
             }
         }
     }
+    nx.set_tick(None);
+    stop.store(true, Ordering::SeqCst);
+    let _ = heart.join();
     cx.report.reasoner_usage = cx.reasoner.usage();
     cx.report.finished_at = store::now();
     cx.report.millis = started.elapsed().as_millis() as u64;
