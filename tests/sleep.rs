@@ -709,15 +709,7 @@ fn scopes_run_their_phases_and_policy_applies_a_class_without_review() {
         vec![1, 2, 13]
     );
     proposals::set_policy(&nx, "merge", "auto", "operator").unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let f = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, NOW),
-        &mut r,
-        Some(tx),
-        None,
-    )
-    .unwrap();
+    let (f, events) = full_watched(&mut nx, &mut r);
     assert_eq!(f.phases.len(), 13);
     assert!(f.count("auto_applied") >= 2, "{:#?}", f.phases);
     let js = kip(
@@ -726,7 +718,6 @@ fn scopes_run_their_phases_and_policy_applies_a_class_without_review() {
         json!({}),
     );
     assert_eq!(js, json!(0));
-    let events: Vec<sleep::Progress> = rx.try_iter().collect();
     assert!(events.iter().any(|e| e.phase == 7 && e.phase_done));
     assert!(events.last().unwrap().log.as_deref() == Some("cycle completed"));
 }
@@ -1259,21 +1250,11 @@ fn a_task_waits_while_its_item_is_undone_and_decided_again() {
 #[test]
 fn the_health_measured_again_is_reported_while_it_reads() {
     let mut nx = demo();
-    let mut r = Heuristic;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, NOW),
-        &mut r,
-        Some(tx),
-        None,
-    )
-    .unwrap();
+    let (rep, events) = full_watched(&mut nx, &mut Heuristic);
     assert!(
         !rep.health_after.is_empty(),
         "the demo has metrics off target"
     );
-    let events: Vec<sleep::Progress> = rx.try_iter().collect();
     let last_phase = events
         .iter()
         .position(|e| e.phase == 13 && e.phase_done)
@@ -1287,4 +1268,14 @@ fn the_health_measured_again_is_reported_while_it_reads() {
         events.last().unwrap().log.as_deref(),
         Some("cycle completed")
     );
+}
+
+/// A full cycle at `NOW` and every progress event it sent.
+fn full_watched(
+    nx: &mut somnus::Nexus,
+    r: &mut Heuristic,
+) -> (sleep::Report, Vec<sleep::Progress>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rep = sleep::run(nx, &Options::new(Scope::Full, NOW), r, Some(tx), None).unwrap();
+    (rep, rx.try_iter().collect())
 }

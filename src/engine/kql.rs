@@ -36,14 +36,7 @@ pub fn decode_cursor(token: &str) -> KipResult<u64> {
 /// (Rows written or deleted between two pages shift no later row
 /// either.)
 fn encode_find_cursor(offset: u64, last: &[Binding]) -> String {
-    let keys: Vec<Value> = last
-        .iter()
-        .map(|b| match b {
-            Binding::Null => Value::Null,
-            Binding::Elem(id) => json!(id),
-            Binding::Pred(p) => json!(p),
-        })
-        .collect();
+    let keys: Vec<Value> = last.iter().map(Binding::to_json).collect();
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(format!("somnus:{offset}:{}", Value::Array(keys)))
 }
@@ -74,12 +67,7 @@ fn decode_page(token: &str) -> KipResult<(u64, Option<Vec<Binding>>)> {
             let v: Vec<Value> = serde_json::from_str(k).map_err(|_| bad())?;
             let b: Vec<Binding> = v
                 .into_iter()
-                .map(|x| match x {
-                    Value::Null => Ok(Binding::Null),
-                    Value::Number(n) => n.as_i64().map(Binding::Elem).ok_or_else(bad),
-                    Value::String(p) => Ok(Binding::Pred(p)),
-                    _ => Err(bad()),
-                })
+                .map(|x| Binding::from_json(x).ok_or_else(bad))
                 .collect::<KipResult<_>>()?;
             Some(b)
         }
@@ -413,11 +401,7 @@ fn carry_of(paths: &[&DotPath], var_index: &HashMap<&str, usize>) -> Vec<(usize,
 /// `COUNT(?x)` of a bare variable needs the binding, not the element.
 fn cheap_or_project(h: &mut Hydrator<'_>, b: &Binding, a: &Aggregate) -> KipResult<Value> {
     if a.func == AggFunc::Count && a.path.path.is_empty() {
-        return Ok(match b {
-            Binding::Null => Value::Null,
-            Binding::Elem(id) => json!(id),
-            Binding::Pred(p) => json!(p),
-        });
+        return Ok(b.to_json());
     }
     h.project(b, &a.path.path)
 }

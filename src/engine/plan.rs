@@ -61,6 +61,27 @@ pub enum Binding {
     Pred(String),
 }
 
+impl Binding {
+    /// As JSON: an element's internal id, a predicate's name, or null.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Binding::Null => serde_json::Value::Null,
+            Binding::Elem(id) => serde_json::json!(id),
+            Binding::Pred(p) => serde_json::json!(p),
+        }
+    }
+
+    /// The binding [`Binding::to_json`] wrote; None for other JSON.
+    pub fn from_json(v: serde_json::Value) -> Option<Binding> {
+        match v {
+            serde_json::Value::Null => Some(Binding::Null),
+            serde_json::Value::Number(n) => n.as_i64().map(Binding::Elem),
+            serde_json::Value::String(p) => Some(Binding::Pred(p)),
+            _ => None,
+        }
+    }
+}
+
 /// What a compiled query selects and in which order.
 pub struct Selection<'q> {
     pub vars: Vec<String>,
