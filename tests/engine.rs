@@ -1015,3 +1015,13 @@ fn aggregates_over_a_field_read_what_the_elements_hold() {
     );
     assert_eq!(by["result"], json!([["x", null], [2, 3.5]]), "{by}");
 }
+
+mod plan_cache;
+
+/// A command answered with a plan kept from another of its shape answers
+/// as one planned afresh (see `plan_cache`).
+#[test]
+fn kept_plans_answer_as_planning_afresh() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    plan_cache::kept_plans_answer_as_planning_afresh(&mut nx);
+}

@@ -733,3 +733,14 @@ fn pages_start_after_the_last_row_on_postgresql() {
     let mut pg = m.open();
     paging::pages_start_after_the_last_row(&mut pg);
 }
+
+mod plan_cache;
+
+/// Kept plans on PostgreSQL (see `plan_cache`).
+#[test]
+fn kept_plans_answer_as_planning_afresh_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_plan_cache");
+    let mut pg = m.open();
+    plan_cache::kept_plans_answer_as_planning_afresh(&mut pg);
+}

@@ -179,7 +179,7 @@ impl<'c> Hydrator<'c> {
                 self.labels.insert(id, Some((ty, name)));
             }
             Some(Carried::Concept(c)) => {
-                self.cache.insert(id, Some(std::rc::Rc::new(c.to_json())));
+                self.cache.insert(id, Some(std::rc::Rc::new(c.into_json())));
             }
         }
         Ok(())
@@ -190,11 +190,26 @@ impl<'c> Hydrator<'c> {
             return Ok(v.clone());
         }
         let v = match store::element(self.conn, id)? {
-            Some(el) => Some(std::rc::Rc::new(store::element_json(self.conn, &el)?)),
+            Some(el) => Some(std::rc::Rc::new(store::element_into_json(self.conn, el)?)),
             None => None,
         };
         self.cache.insert(id, v.clone());
         Ok(v)
+    }
+
+    /// [`Hydrator::project`] for the last time `b` is projected: an
+    /// element projected whole is handed over, not copied.
+    pub fn project_last(&mut self, b: &Binding, path: &[String]) -> KipResult<Value> {
+        if let (Binding::Elem(id), true) = (b, path.is_empty()) {
+            let Some(el) = self.element(*id)? else {
+                return Ok(Value::Null);
+            };
+            drop(el);
+            if let Some(Some(rc)) = self.cache.remove(id) {
+                return Ok(std::rc::Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone()));
+            }
+        }
+        self.project(b, path)
     }
 
     /// The JSON value of `path` on a binding.
@@ -334,13 +349,37 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
         h.prefetch(&rows, vi, &ps)?;
     }
+    // how often each element is projected: the last time, one projected
+    // whole is handed over rather than copied
+    let mut uses: HashMap<i64, u32> = HashMap::new();
+    for row in &rows {
+        for g in &groups {
+            if let Binding::Elem(id) = row[var_index[paths[g[0]].var.as_str()]] {
+                *uses.entry(id).or_default() += g.len() as u32;
+            }
+        }
+    }
     let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); groups.len()];
     for row in &rows {
         for (gi, g) in groups.iter().enumerate() {
             let vi = var_index[paths[g[0]].var.as_str()];
+            let b = &row[vi];
             let vals: Vec<Value> = g
                 .iter()
-                .map(|&i| h.project(&row[vi], &paths[i].path))
+                .map(|&i| {
+                    let last = match b {
+                        Binding::Elem(id) => uses.get_mut(id).is_some_and(|n| {
+                            *n -= 1;
+                            *n == 0
+                        }),
+                        _ => false,
+                    };
+                    if last {
+                        h.project_last(b, &paths[i].path)
+                    } else {
+                        h.project(b, &paths[i].path)
+                    }
+                })
                 .collect::<KipResult<_>>()?;
             columns[gi].push(if vals.len() == 1 {
                 vals.into_iter().next().unwrap_or(Value::Null)

@@ -23,6 +23,7 @@ use crate::store::db::{Backend, Db, Val};
 use crate::store::ids;
 use std::collections::{HashMap, HashSet};
 
+pub mod cache;
 mod carry;
 mod filter;
 mod walk;
@@ -90,7 +91,7 @@ pub struct Selection<'q> {
     pub limit: Option<u64>,
     pub offset: u64,
     /// Variables (by index in `vars`) whose concepts the answer carries
-    /// (PostgreSQL only: see [`carry`]).
+    /// (see [`carry`]).
     pub carry: Vec<(usize, Carry)>,
     /// Whether every solution is returned (no `LIMIT` cuts them): then
     /// what is carried may be read with each row, before the order is
@@ -174,6 +175,9 @@ pub struct Planner<'c> {
     resolved: std::cell::RefCell<HashMap<MatcherKey, Option<i64>>>,
     /// Walks (by alias) from a single start: each node once.
     single_starts: HashSet<String>,
+    /// Whether compiling read the memory (a statement that holds what it
+    /// read is good for this memory as it is now, so it is never cached).
+    read_db: std::cell::Cell<bool>,
 }
 
 fn items_vars(items: &[WhereItem], out: &mut HashSet<String>) {
@@ -465,6 +469,7 @@ impl<'c> Planner<'c> {
             strict: true,
             resolved: Default::default(),
             single_starts: HashSet::new(),
+            read_db: std::cell::Cell::new(false),
         }
     }
 
@@ -566,6 +571,7 @@ impl<'c> Planner<'c> {
     }
 
     fn resolve_matcher_uncached(&self, m: &ConceptMatcher) -> KipResult<Option<i64>> {
+        self.read_db.set(true);
         if let Some(id) = &m.id {
             let Some(n) = ids::parse_concept_id(id) else {
                 return Ok(None);
@@ -579,13 +585,11 @@ impl<'c> Planner<'c> {
     }
 
     /// The SQL of the id an identity matcher names, or `None` when it is
-    /// known to name nothing. SQLite looks it up now (in process, in
-    /// microseconds); on PostgreSQL, where a lookup is a round trip, it is
-    /// a subquery of the statement itself (`NULL` when nothing matches).
+    /// known to name nothing: a subquery of the statement itself (`NULL`
+    /// when nothing matches), so the statement depends on nothing but the
+    /// command and can be kept for the next command of the same shape
+    /// ([`cache`]).
     fn matcher_id(&mut self, m: &ConceptMatcher) -> KipResult<Option<String>> {
-        if self.backend == Backend::Sqlite {
-            return Ok(self.resolve_matcher(m)?.map(|id| self.p(Val::Int(id))));
-        }
         if let Some(id) = &m.id {
             let Some(n) = ids::parse_concept_id(id) else {
                 return Ok(None);
@@ -605,6 +609,7 @@ impl<'c> Planner<'c> {
     }
 
     pub fn resolve_prop_id(&self, s: &str) -> KipResult<Option<i64>> {
+        self.read_db.set(true);
         match ids::parse_prop_id(s) {
             // `P:<n>:<predicate>` names the link only while its predicate
             // is that one
@@ -634,10 +639,11 @@ impl<'c> Planner<'c> {
             .collect();
         if branches(where_).len() > 1 {
             self.ground(&main)?;
-            return self.compile_grounded(where_, sel);
+            self.read_db.set(false);
+            return cache::compiled(self, where_, sel);
         }
         let conn = self.conn;
-        match self.compile_grounded(where_, sel) {
+        match cache::compiled(self, where_, sel) {
             Ok(Some(mut c)) => {
                 c.ground_later = main;
                 Ok(Some(c))
@@ -651,7 +657,7 @@ impl<'c> Planner<'c> {
     }
 
     fn compile_grounded(
-        mut self,
+        &mut self,
         where_: &[WhereItem],
         sel: &Selection<'_>,
     ) -> KipResult<Option<Compiled>> {
@@ -755,7 +761,7 @@ impl<'c> Planner<'c> {
                     rcols.join(", "),
                     selects.join(" UNION ALL ")
                 ),
-                params: self.params,
+                params: std::mem::take(&mut self.params),
                 unique,
                 ground_later: vec![],
                 carried: vec![],
@@ -803,7 +809,7 @@ impl<'c> Planner<'c> {
             };
             return Ok(Some(Compiled {
                 sql,
-                params: self.params,
+                params: std::mem::take(&mut self.params),
                 unique,
                 ground_later: vec![],
                 carried,
@@ -844,7 +850,7 @@ impl<'c> Planner<'c> {
         let (sql, carried) = self.carrying(&with, body, &sel.carry, &carriable);
         Ok(Some(Compiled {
             sql,
-            params: self.params,
+            params: std::mem::take(&mut self.params),
             unique: false,
             ground_later: vec![],
             carried,

@@ -315,9 +315,12 @@ impl Element {
 }
 
 fn full_metadata(meta: &Map<String, Value>, version: i64, updated_at: &str) -> Value {
-    let mut m = meta.clone();
-    m.insert("_version".into(), json!(version));
-    m.insert("_updated_at".into(), json!(updated_at));
+    with_version(meta.clone(), version, updated_at.to_string())
+}
+
+fn with_version(mut m: Map<String, Value>, version: i64, updated_at: String) -> Value {
+    m.insert("_version".into(), Value::Number(version.into()));
+    m.insert("_updated_at".into(), Value::String(updated_at));
     Value::Object(m)
 }
 
@@ -327,14 +330,21 @@ impl Concept {
     }
     /// The concept as KIP returns it.
     pub fn to_json(&self) -> Value {
-        json!({
-            "_type": "ConceptNode",
-            "id": self.kip_id(),
-            "type": self.ty,
-            "name": self.name,
-            "attributes": Value::Object(self.attributes.clone()),
-            "metadata": full_metadata(&self.metadata, self.version, &self.updated_at),
-        })
+        self.clone().into_json()
+    }
+    /// The concept as KIP returns it, built from its own parts (no copy).
+    pub fn into_json(self) -> Value {
+        let mut m = Map::with_capacity(6);
+        m.insert("_type".into(), Value::String("ConceptNode".into()));
+        m.insert("id".into(), Value::String(self.kip_id()));
+        m.insert("type".into(), Value::String(self.ty));
+        m.insert("name".into(), Value::String(self.name));
+        m.insert("attributes".into(), Value::Object(self.attributes));
+        m.insert(
+            "metadata".into(),
+            with_version(self.metadata, self.version, self.updated_at),
+        );
+        Value::Object(m)
     }
 }
 
@@ -700,18 +710,20 @@ pub fn element_json_known(el: &Element, kip_ids: &HashMap<i64, String>) -> Value
 }
 
 fn prop_json(p: &Proposition, subject: String, object: String) -> Value {
-    let mut v = json!({
-        "_type": "PropositionLink",
-        "id": p.kip_id(),
-        "subject": subject,
-        "predicate": p.predicate,
-        "object": object,
-    });
+    let mut m = Map::with_capacity(7);
+    m.insert("_type".into(), Value::String("PropositionLink".into()));
+    m.insert("id".into(), Value::String(p.kip_id()));
+    m.insert("subject".into(), Value::String(subject));
+    m.insert("predicate".into(), Value::String(p.predicate.clone()));
+    m.insert("object".into(), Value::String(object));
     if !p.attributes.is_empty() {
-        v["attributes"] = Value::Object(p.attributes.clone());
+        m.insert("attributes".into(), Value::Object(p.attributes.clone()));
     }
-    v["metadata"] = full_metadata(&p.metadata, p.version, &p.updated_at);
-    v
+    m.insert(
+        "metadata".into(),
+        full_metadata(&p.metadata, p.version, &p.updated_at),
+    );
+    Value::Object(m)
 }
 
 /// The element as KIP returns it (a proposition's endpoints as KIP ids).
@@ -725,6 +737,15 @@ pub fn element_json<'a>(db: impl Into<Db<'a>>, el: &Element) -> KipResult<Value>
             kip_id_of(conn, p.object)?.unwrap_or_default(),
         ),
     })
+}
+
+/// [`element_json`] of an element no longer needed otherwise (a concept is
+/// not copied).
+pub fn element_into_json<'a>(db: impl Into<Db<'a>>, el: Element) -> KipResult<Value> {
+    match el {
+        Element::Concept(c) => Ok(c.into_json()),
+        el => element_json(db, &el),
+    }
 }
 
 /// Hands out element ids inside one write transaction: the counter is read

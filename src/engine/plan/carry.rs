@@ -5,8 +5,8 @@
 //! so the query itself returns them: for each carried variable one more
 //! column, the concept as a `jsonb` array read by id once the rows are
 //! final (after any grouping, `ORDER BY` and `LIMIT`, so only the rows
-//! returned are read). SQLite reads an element in microseconds, in
-//! process, and carries nothing.
+//! returned are read). SQLite carries them the same way (a JSON array's
+//! text): one statement instead of one more per element.
 
 use super::Planner;
 use crate::kip::{KipError, KipResult};
@@ -24,12 +24,16 @@ pub enum Carry {
 }
 
 impl Carry {
-    /// The columns carried, of the concepts table aliased `a`.
-    fn columns(self, a: &str) -> String {
-        match self {
-            Carry::Labels => format!("{a}.type, {a}.name"),
-            Carry::Concept => format!(
-                "{a}.type, {a}.name, {a}.attributes, {a}.metadata, {a}.version, {a}.updated_at"
+    /// The carried value of the concepts table aliased `a`: one JSON array.
+    fn array(self, backend: Backend, a: &str) -> String {
+        match (self, backend) {
+            (Carry::Labels, Backend::Postgres) => format!("jsonb_build_array({a}.type, {a}.name)"),
+            (Carry::Labels, Backend::Sqlite) => format!("json_array({a}.type, {a}.name)"),
+            (Carry::Concept, Backend::Postgres) => format!(
+                "jsonb_build_array({a}.type, {a}.name, {a}.attributes, {a}.metadata, {a}.version, {a}.updated_at)"
+            ),
+            (Carry::Concept, Backend::Sqlite) => format!(
+                "json_array({a}.type, {a}.name, json({a}.attributes), json({a}.metadata), {a}.version, {a}.updated_at)"
             ),
         }
     }
@@ -53,14 +57,11 @@ impl Planner<'_> {
         carry: &[(usize, Carry)],
         carriable: &[bool],
     ) -> (String, Vec<(usize, Carry)>) {
-        let carry: Vec<(usize, Carry)> = match self.backend {
-            Backend::Postgres => carry
-                .iter()
-                .filter(|(i, _)| carriable.get(*i).copied().unwrap_or(false))
-                .copied()
-                .collect(),
-            Backend::Sqlite => vec![],
-        };
+        let carry: Vec<(usize, Carry)> = carry
+            .iter()
+            .filter(|(i, _)| carriable.get(*i).copied().unwrap_or(false))
+            .copied()
+            .collect();
         if carry.is_empty() {
             return (format!("{with}{body}"), carry);
         }
@@ -68,8 +69,8 @@ impl Planner<'_> {
             .iter()
             .map(|(i, c)| {
                 format!(
-                    "(SELECT jsonb_build_array({}) FROM concepts c_ WHERE c_.id = w_.r{i})",
-                    c.columns("c_")
+                    "(SELECT {} FROM concepts c_ WHERE c_.id = w_.r{i})",
+                    c.array(self.backend, "c_")
                 )
             })
             .collect();
@@ -89,14 +90,11 @@ impl Planner<'_> {
         carry: &[(usize, Carry)],
         vars: &[String],
     ) -> Vec<String> {
-        if self.backend != Backend::Postgres {
-            return vec![];
-        }
         carry
             .iter()
             .map(|(i, c)| match self.lookup(&vars[*i]).map(|b| &b.kind) {
                 Some(super::VarKind::Concept(a)) => {
-                    Some(format!("jsonb_build_array({}) AS c{i}", c.columns(a)))
+                    Some(format!("{} AS c{i}", c.array(self.backend, a)))
                 }
                 _ => None,
             })
@@ -111,6 +109,11 @@ pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
     let items = match v {
         Val::Null => return Ok(None),
         Val::Json(Value::Array(a)) => a,
+        // (SQLite: the array's text)
+        Val::Text(t) => match serde_json::from_str(&t) {
+            Ok(Value::Array(a)) => a,
+            _ => return Err(bad()),
+        },
         _ => return Err(bad()),
     };
     let mut it = items.into_iter();

@@ -174,6 +174,8 @@ impl Planner<'_> {
         min: u32,
         max: u32,
     ) -> KipResult<()> {
+        // (what is walked is read now and written into the statement)
+        self.read_db.set(true);
         let anchors: Vec<i64> = match anchor {
             // (a single anchor is walked in the statement)
             Anchor::One(_) => vec![],
