@@ -888,16 +888,16 @@ mod tests {
         let (c, _) = shape_of(r#"FIND(?n) WHERE { ?n {type: "Entity"} }"#);
         assert_ne!(a, c);
         let (d, m) = shape_of(
-            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3 && ?n.name IN ["a", "b", true]) NOT { (?n, "p", ?m) } }"#,
+            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3 && IN(?n.name, ["a", "b", true])) NOT { (?n, "p", ?m) } }"#,
         );
         let (e, _) = shape_of(
-            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3.5 && ?n.name IN ["a", "b", true]) NOT { (?n, "p", ?m) } }"#,
+            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3.5 && IN(?n.name, ["a", "b", true])) NOT { (?n, "p", ?m) } }"#,
         );
         // an integer and a fraction are two kinds; `true` stays in the shape
         assert_ne!(d, e);
         assert_eq!(m, 5);
         let (f, _) = shape_of(
-            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3 && ?n.name IN ["a", "b", false]) NOT { (?n, "p", ?m) } }"#,
+            r#"FIND(?n) WHERE { ?n {type: "E"} FILTER(?n.attributes.x >= 3 && IN(?n.name, ["a", "b", false])) NOT { (?n, "p", ?m) } }"#,
         );
         assert_ne!(d, f);
     }
