@@ -11,7 +11,8 @@
 //!   `UNION` apply to every branch, where variables the branch does not bind
 //!   are `NULL`;
 //! - top-level clauses whose variables are all disconnected from what the
-//!   statement projects do not constrain it;
+//!   statement projects must still have a solution (§3.4: every clause
+//!   constrains): each such group is an existence check;
 //! - `{m,n}` hops are recursive CTEs anchored on a literal endpoint or on a
 //!   superset of a bound endpoint's candidates;
 //! - `FILTER` is two-valued: a comparison involving a missing value is
