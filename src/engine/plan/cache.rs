@@ -237,42 +237,50 @@ pub(super) fn compiled(
             }
             Ok(c)
         }
-        Some(Known::Lifted(lifted)) => {
+        // a new shape, or new values of the literals a shape keeps
+        known => {
             CACHE.with(|x| x.borrow_mut().misses += 1);
             let real = planner.compile_grounded(where_, sel)?;
             if planner.read_db.get() {
                 remember(shape, None, None, &lits);
                 return Ok(real);
             }
-            let t = template(conn, where_, sel, &real, &lits, &lifted);
-            remember(shape, Some(lifted), t, &lits);
+            let (lifted, t) = match known {
+                Some(Known::Lifted(lifted)) => {
+                    let t = template(conn, where_, sel, &real, &lits, &lifted);
+                    (Some(lifted), t)
+                }
+                _ => learn(conn, where_, sel, &real, &lits),
+            };
+            remember(shape, lifted, t, &lits);
             Ok(real)
         }
-        None => {
-            CACHE.with(|x| x.borrow_mut().misses += 1);
-            let real = planner.compile_grounded(where_, sel)?;
-            if planner.read_db.get() {
-                remember(shape, None, None, &lits);
-                return Ok(real);
-            }
-            let all = vec![true; lits.len()];
-            if let Some(t) = template(conn, where_, sel, &real, &lits, &all) {
-                remember(shape, Some(all), Some(t), &lits);
-                return Ok(real);
-            }
-            // one literal at a time, then all that passed together
-            let lifted: Vec<bool> = (0..lits.len())
-                .map(|i| {
-                    let one: Vec<bool> = (0..lits.len()).map(|j| j == i).collect();
-                    template(conn, where_, sel, &real, &lits, &one).is_some()
-                })
-                .collect();
-            match template(conn, where_, sel, &real, &lits, &lifted) {
-                Some(t) => remember(shape, Some(lifted), Some(t), &lits),
-                None => remember(shape, None, None, &lits),
-            }
-            Ok(real)
-        }
+    }
+}
+
+/// Which literals of a new shape can be lifted, and its template: all of
+/// them if they can, else those that can one at a time, if they can
+/// together (`None`: the shape is never kept).
+fn learn(
+    conn: crate::store::db::Db<'_>,
+    where_: &[WhereItem],
+    sel: &Selection<'_>,
+    real: &Option<Compiled>,
+    lits: &[Lit<'_>],
+) -> (Option<Vec<bool>>, Option<Template>) {
+    let all = vec![true; lits.len()];
+    if let Some(t) = template(conn, where_, sel, real, lits, &all) {
+        return (Some(all), Some(t));
+    }
+    let lifted: Vec<bool> = (0..lits.len())
+        .map(|i| {
+            let one: Vec<bool> = (0..lits.len()).map(|j| j == i).collect();
+            template(conn, where_, sel, real, lits, &one).is_some()
+        })
+        .collect();
+    match template(conn, where_, sel, real, lits, &lifted) {
+        Some(t) => (Some(lifted), Some(t)),
+        None => (None, None),
     }
 }
 
