@@ -358,6 +358,56 @@ fn a_failed_write_leaves_a_postgresql_memory_as_it_was() {
     assert_eq!(ok(&mut nx, count).as_i64(), Some(n + 1));
 }
 
+/// A write's commit travels with the statement that closes its audit
+/// entry (one round trip for both): when that statement fails, the
+/// commit is a rollback, and nothing of the write is left; a write whose
+/// closing succeeds is committed when its answer comes (another
+/// connection reads it at once).
+#[test]
+fn a_write_failing_as_its_entry_closes_leaves_nothing_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_close_fails");
+    let mut nx = m.open();
+    for c in SCRIPT {
+        ok(&mut nx, c);
+    }
+    nx.db()
+        .batch(
+            "CREATE FUNCTION refuse_close() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN IF NEW.command LIKE '%Refused%' THEN RAISE EXCEPTION 'closing refused'; END IF; \
+             RETURN NEW; END $$; \
+             CREATE TRIGGER refuse_close BEFORE UPDATE ON audit_log FOR EACH ROW \
+             EXECUTE FUNCTION refuse_close()",
+        )
+        .expect("trigger");
+    let count = r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#;
+    let before = ok(&mut nx, count);
+    let entries = |nx: &mut Nexus| {
+        nx.db()
+            .query_i64("SELECT COUNT(*) FROM audit_log", &[])
+            .expect("audit")
+    };
+    let logged = entries(&mut nx);
+    let out = nx.kip(r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Refused"} } }"#);
+    match out {
+        Outcome::Err(e) => assert!(e.message.contains("closing refused"), "{}", e.message),
+        other => panic!("the write succeeded: {:?}", other.to_json()),
+    }
+    assert_eq!(ok(&mut nx, count), before);
+    assert_eq!(entries(&mut nx), logged, "no audit entry is left");
+    // the connection goes on, and what it writes is committed on return
+    ok(&mut nx, r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Kept"} } }"#);
+    let mut other = m.open();
+    assert_eq!(
+        ok(
+            &mut other,
+            r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug", name: "Kept"} }"#
+        ),
+        serde_json::json!(1)
+    );
+    assert_eq!(entries(&mut other), logged.map(|n| n + 1));
+}
+
 #[test]
 fn the_time_limit_stops_a_postgresql_query() {
     let Some(url) = server() else { return };

@@ -46,6 +46,37 @@ pub(super) const PREREAD_COLS: &str = ", (SELECT jsonb_agg(jsonb_build_array(ele
        WHERE b.entry = l.id AND b.id >= l.first_change AND b.before IS NOT NULL \
        AND b.element IN (SELECT element FROM chosen))";
 
+/// How many of an entry's changes the statement that closes it brings
+/// back, each with its element's image now ([`CHANGES_JOIN`]); an entry
+/// with more is read again by [`preread_sql`] (a sweep). Joining rows is
+/// a fraction of the database's work of the aggregates [`PREREAD_COLS`]
+/// builds, and most writes change a few elements.
+pub(super) const CHANGE_ROWS: usize = 64;
+
+/// The entry `l`'s first `?3` changes, each with the image now of its
+/// element (a concept or a proposition: their ids are one sequence),
+/// joined to the closing statement's one row (`c`, `l`, `s`; a row of
+/// nulls when it has none).
+pub(super) const CHANGES_JOIN: &str = " LEFT JOIN LATERAL (SELECT x.id, x.element, x.op, x.before FROM audit_changes x \
+       WHERE x.entry = l.id AND x.id >= l.first_change ORDER BY x.id LIMIT ?3) x ON true \
+     LEFT JOIN concepts k ON k.id = x.element LEFT JOIN propositions p ON p.id = x.element";
+
+/// The columns [`Preread::of_changes`] reads.
+pub(super) const CHANGES_COLS: &str = ", x.element, x.op, x.before, \
+     CASE WHEN k.id IS NULL THEN NULL ELSE jsonb_build_array(k.id, k.type, k.name, k.attributes, k.metadata, k.version, k.updated_at) END, \
+     CASE WHEN p.id IS NULL THEN NULL ELSE jsonb_build_array(p.id, p.subject, p.predicate, p.object, p.attributes, p.metadata, p.version, p.updated_at) END";
+
+/// What [`Preread`] holds, read in one statement of its own for an entry
+/// `?1` with more changes than [`CHANGE_ROWS`] (`?2`: how many elements
+/// are listed).
+pub(super) fn preread_sql() -> String {
+    format!(
+        "WITH {} SELECT {} FROM audit_log l WHERE l.id = ?1",
+        PREREAD_WITH[2..].replace("?3", "?2"),
+        PREREAD_COLS[2..].replace("?3", "?2")
+    )
+}
+
 impl Preread {
     /// Reads [`PREREAD_COLS`] from `r`, starting at column `at`.
     pub(super) fn read(r: Row, at: usize) -> KipResult<Preread> {
@@ -98,6 +129,72 @@ impl Preread {
                 Value::Object(_) => Some((el, b)),
                 _ => None,
             })
+            .collect();
+        Ok(Preread {
+            changes,
+            covered,
+            images,
+            befores,
+        })
+    }
+}
+
+impl Preread {
+    /// [`Preread`] from the rows of [`CHANGES_COLS`] (from column `at`):
+    /// every change of the entry, in order, with its element's image now.
+    /// The elements listed are picked as [`PREREAD_WITH`] picks them: the
+    /// first `listed` touched, leaving out those created and deleted by
+    /// the command.
+    pub(super) fn of_changes(rows: Vec<Row>, at: usize, listed: usize) -> KipResult<Preread> {
+        let mut changes = Vec::with_capacity(rows.len());
+        // per element, in the order first touched: (deleted, inserted)
+        let mut order: Vec<i64> = Vec::new();
+        let mut flags: HashMap<i64, (bool, bool)> = HashMap::new();
+        let mut now: HashMap<i64, Element> = HashMap::new();
+        let mut befores: Vec<(i64, String)> = Vec::new();
+        for mut r in rows {
+            let Some(el) = r.opt_i64(at)? else {
+                // (the row of an entry without changes)
+                continue;
+            };
+            let op = r.take_text(at + 1)?;
+            let f = flags.entry(el).or_insert_with(|| {
+                order.push(el);
+                (false, false)
+            });
+            f.0 |= op == "delete";
+            f.1 |= op == "insert";
+            if let Some(b) = r.opt_text(at + 2)? {
+                befores.push((el, b));
+            }
+            if !now.contains_key(&el) {
+                let take = |r: &mut Row, i: usize| match r.0.get_mut(i) {
+                    Some(Val::Json(Value::Array(a))) => Some(std::mem::take(a)),
+                    _ => None,
+                };
+                if let Some(a) = take(&mut r, at + 3) {
+                    now.insert(el, Element::Concept(store::concept_of_array(a)?));
+                } else if let Some(a) = take(&mut r, at + 4) {
+                    now.insert(el, Element::Prop(store::prop_of_array(a)?));
+                }
+            }
+            changes.push((el, op));
+        }
+        let covered: HashSet<i64> = order
+            .iter()
+            .copied()
+            .filter(|el| flags.get(el).is_some_and(|(d, i)| !(*d && *i)))
+            .take(listed)
+            .collect();
+        let images = now
+            .into_iter()
+            .filter(|(el, _)| covered.contains(el) && flags.get(el).is_some_and(|(d, _)| !d))
+            .collect();
+        // an image is stored as text: one JSON document each
+        let befores = befores
+            .into_iter()
+            .filter(|(el, _)| covered.contains(el))
+            .filter_map(|(el, b)| serde_json::from_str(&b).ok().map(|b| (el, b)))
             .collect();
         Ok(Preread {
             changes,

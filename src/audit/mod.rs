@@ -178,19 +178,22 @@ fn opening(
 /// Closes an entry: records the ids it allocated and how many elements it
 /// changed; an entry that changed nothing is dropped. Returns the count.
 pub fn finish<'a>(db: impl Into<Db<'a>>, ctx: &Context, entry: i64) -> KipResult<Span> {
-    Ok(finish_reading(db, ctx, Some(entry), None)?.0)
+    Ok(finish_reading(db, ctx, Some(entry), None, false)?.0)
 }
 
 /// [`finish`] of an entry [`begin_deferred`] opened (`None`: its id
 /// comes from the deferred statement), and on PostgreSQL, when `listed`
 /// is given, what the entry's effects read ([`effects::Preread`]) in the
 /// same statement: one round trip instead of three or four. SQLite reads
-/// them in process ([`effects_of`]).
+/// them in process ([`effects_of`]). With `commit`, the closing statement
+/// is the transaction's last: on PostgreSQL its `COMMIT` goes in the same
+/// round trip ([`Db::commit_with_next`]).
 pub fn finish_reading<'a>(
     db: impl Into<Db<'a>>,
     ctx: &Context,
     entry: Option<i64>,
     listed: Option<usize>,
+    commit: bool,
 ) -> KipResult<(Span, Option<effects::Preread>)> {
     let db = db.into();
     ctx.clear();
@@ -208,28 +211,34 @@ pub fn finish_reading<'a>(
         // drop it (no id range on PostgreSQL: the count is every change),
         // and point the triggers away from it. (Every part of the
         // statement sees the entry as it was before it.)
-        let (with, cols) = match listed {
-            Some(_) => (effects::PREREAD_WITH, effects::PREREAD_COLS),
+        // with the effects wanted, the entry's first changes come as rows,
+        // each with its element's image now
+        let (join, cols) = match listed {
+            Some(_) => (effects::CHANGES_JOIN, effects::CHANGES_COLS),
             None => ("", ""),
         };
-        let r = db
-            .query_opt(
-                &format!(
-                    "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
-                       WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
-                     gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
-                     kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
-                       WHERE id = ?1 AND (SELECT n FROM c) > 0){with} \
-                     SELECT c.n, l.first_change, l.first_id{cols} FROM c, audit_log l, \
-                       (SELECT set_config('somnus.audit_entry', '', true)) s WHERE l.id = ?1"
-                ),
-                &[
-                    entry.into(),
-                    end_id.into(),
-                    (listed.unwrap_or(0).min(i64::MAX as usize) as i64).into(),
-                ],
-            )?
-            .ok_or_else(gone)?;
+        if commit {
+            db.commit_with_next();
+        }
+        let rows = db.query(
+            &format!(
+                "WITH c AS (SELECT COUNT(*) AS n FROM audit_changes x, audit_log l \
+                   WHERE l.id = ?1 AND x.entry = l.id AND x.id >= l.first_change), \
+                 gone AS (DELETE FROM audit_log WHERE id = ?1 AND (SELECT n FROM c) = 0), \
+                 kept AS (UPDATE audit_log SET n_changes = (SELECT n FROM c), end_id = ?2 \
+                   WHERE id = ?1 AND (SELECT n FROM c) > 0) \
+                 SELECT c.n, l.first_change, l.first_id{cols} FROM c CROSS JOIN audit_log l \
+                   CROSS JOIN (SELECT set_config('somnus.audit_entry', '', true)) s{join} \
+                 WHERE l.id = ?1"
+            ),
+            &[
+                entry.into(),
+                end_id.into(),
+                (listed.unwrap_or(0).max(effects::CHANGE_ROWS).min(i64::MAX as usize) as i64)
+                    .into(),
+            ],
+        )?;
+        let r = rows.first().ok_or_else(gone)?;
         let span = Span {
             entry,
             first_change: r.i64(1)?,
@@ -238,7 +247,21 @@ pub fn finish_reading<'a>(
             end_id,
         };
         let pre = match listed {
-            Some(_) => Some(effects::Preread::read(r, 3)?),
+            Some(listed) => {
+                let brought = rows.iter().filter(|r| r.0.get(3) != Some(&Val::Null)).count();
+                if span.recorded as usize > brought {
+                    // a sweep: its elements listed are read on their own
+                    let r = db
+                        .query_opt(
+                            &effects::preread_sql(),
+                            &[entry.into(), (listed.min(i64::MAX as usize) as i64).into()],
+                        )?
+                        .ok_or_else(gone)?;
+                    Some(effects::Preread::read(r, 0)?)
+                } else {
+                    Some(effects::Preread::of_changes(rows, 3, listed)?)
+                }
+            }
             None => None,
         };
         return Ok((span, pre));

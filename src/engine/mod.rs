@@ -1212,7 +1212,11 @@ impl Nexus {
         // `begin` retries a few times to ride out a long commit elsewhere.
         // (An error below drops `tx`, which rolls it back.)
         let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
-        let (out, effects) = self.dispatch_recorded(tx.db, cmd, text, who, dry_run)?;
+        // a write's audit entry closes last: its statement carries the
+        // commit (nothing is decided after it)
+        let commit_at_close = cmd.is_write() && !dry_run;
+        let (out, effects) =
+            self.dispatch_recorded(tx.db, cmd, text, who, dry_run, commit_at_close)?;
         if dry_run || !cmd.is_write() {
             tx.rollback()?;
         } else {
@@ -1228,6 +1232,10 @@ impl Nexus {
     /// under an audit entry of its own; with the effects it had when they
     /// are wanted. A dry run records too, so it can say what it would
     /// write; its transaction is rolled back with the entry.
+    /// With `commit_at_close`, the statement closing the entry carries the
+    /// transaction's commit ([`Db::commit_with_next`]); what is read after
+    /// it (a sweep's effects) cannot fail the write any more: effects that
+    /// cannot be read then are left out.
     fn dispatch_recorded(
         &self,
         db: Db<'_>,
@@ -1235,6 +1243,7 @@ impl Nexus {
         text: &str,
         who: &crate::audit::Who,
         dry_run: bool,
+        commit_at_close: bool,
     ) -> KipResult<Answered> {
         let record = cmd.is_write() && (!dry_run || self.want_effects);
         // (on PostgreSQL the entry opens with the command's first
@@ -1271,9 +1280,15 @@ impl Nexus {
             // (on PostgreSQL the statement that closes the entry reads
             // what its effects need)
             let listed = self.want_effects.then(|| effects_listed(dry_run));
-            let (span, pre) = crate::audit::finish_reading(db, &self.audit, e, listed)?;
+            let (span, pre) =
+                crate::audit::finish_reading(db, &self.audit, e, listed, commit_at_close)?;
             if let Some(listed) = listed {
-                effects = Some(crate::audit::effects_read(db, span, listed, pre)?);
+                effects = match crate::audit::effects_read(db, span, listed, pre) {
+                    Ok(v) => Some(v),
+                    // committed: the write stands, its effects unsaid
+                    Err(_) if db.committed() => None,
+                    Err(e) => return Err(e),
+                };
             }
         }
         Ok((out, effects))
@@ -1291,7 +1306,7 @@ impl Nexus {
         let db = self.conn.db();
         db.savepoint("somnus_cmd")?;
         let res = self
-            .dispatch_recorded(db, cmd, text, who, dry_run)
+            .dispatch_recorded(db, cmd, text, who, dry_run, false)
             .map(|(out, effects)| {
                 self.last_effects = effects;
                 out

@@ -276,6 +276,12 @@ pub struct PgConn {
     savepoint_tx: bool,
     /// The open transaction writes: rows read to be written are locked.
     write_tx: bool,
+    /// The next statement carries the transaction's `COMMIT` behind it
+    /// ([`Db::commit_with_next`]).
+    commit_next: bool,
+    /// The transaction ended with a statement that carried its `COMMIT`:
+    /// [`Db::commit`] has nothing left to send.
+    committed: bool,
 }
 
 /// A prepared statement and, for each of its parameters, the argument it
@@ -294,6 +300,8 @@ impl PgConn {
         PgConn {
             client: std::mem::ManuallyDrop::new(client),
             pending_begin: None,
+            commit_next: false,
+            committed: false,
             deferred: None,
             deferred_row: None,
             cache: Default::default(),
@@ -332,6 +340,22 @@ impl PgConn {
         Ok(())
     }
 
+    /// The `COMMIT` the next statement carries, if [`Db::commit_with_next`]
+    /// asked for one.
+    fn take_commit(&mut self) -> Option<&'static str> {
+        std::mem::take(&mut self.commit_next).then_some("COMMIT")
+    }
+
+    /// After a statement: one that carried the `COMMIT` ended the
+    /// transaction, committed (or, if anything in it failed, rolled back:
+    /// a failed transaction's `COMMIT` is a `ROLLBACK`).
+    fn finished(&mut self, carried_commit: bool) {
+        if carried_commit {
+            self.ended();
+            self.committed = true;
+        }
+    }
+
     /// No transaction is open any more.
     fn ended(&mut self) {
         self.pending_begin = None;
@@ -340,6 +364,7 @@ impl PgConn {
         self.in_tx = false;
         self.savepoint_tx = false;
         self.write_tx = false;
+        self.commit_next = false;
     }
 
     /// Forgets prepared statements (after the schema changed).
@@ -438,6 +463,7 @@ impl<'a> Db<'a> {
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
                 let begin = c.pending_begin.take();
+                let last = c.take_commit();
                 let deferred = c.deferred.take();
                 let pa = deferred
                     .as_ref()
@@ -447,10 +473,12 @@ impl<'a> Db<'a> {
                     .as_ref()
                     .zip(pa.as_deref())
                     .map(|((_, p, _), a)| (&p.statement, a));
-                let (first, n) = c
+                let out = c
                     .client
-                    .execute_with(begin, pre, &st.statement, &args)
-                    .map_err(|e| super::postgres::pg_error("a statement", &e))?;
+                    .execute_with(begin, pre, &st.statement, &args, last)
+                    .map_err(|e| super::postgres::pg_error("a statement", &e));
+                c.finished(last.is_some());
+                let (first, n) = out?;
                 c.took_deferred(first)?;
                 Ok(n)
             }
@@ -481,6 +509,7 @@ impl<'a> Db<'a> {
                 let st = c.statement(sql)?;
                 let args = pg_args(&st, args)?;
                 let begin = c.pending_begin.take();
+                let last = c.take_commit();
                 let deferred = c.deferred.take();
                 let pa = deferred
                     .as_ref()
@@ -490,10 +519,12 @@ impl<'a> Db<'a> {
                     .as_ref()
                     .zip(pa.as_deref())
                     .map(|((_, p, _), a)| (&p.statement, a));
-                let (first, rows) = c
+                let out = c
                     .client
-                    .query_with(begin, pre, &st.statement, &args)
-                    .map_err(|e| super::postgres::pg_error("a query", &e))?;
+                    .query_with(begin, pre, &st.statement, &args, last)
+                    .map_err(|e| super::postgres::pg_error("a query", &e));
+                c.finished(last.is_some());
+                let (first, rows) = out?;
                 c.took_deferred(first)?;
                 rows.iter().map(pg_row).collect()
             }
@@ -591,6 +622,8 @@ impl<'a> Db<'a> {
                 });
                 c.in_tx = true;
                 c.write_tx = write;
+                c.committed = false;
+                c.commit_next = false;
                 Ok(())
             }
         }
@@ -662,13 +695,41 @@ impl<'a> Db<'a> {
                 Ok(())
             }
             Db::Postgres(c) => {
-                let unsent = c.borrow().pending_begin.is_some();
+                let (unsent, committed) = {
+                    let c = c.borrow();
+                    (c.pending_begin.is_some(), c.committed)
+                };
                 c.borrow_mut().ended();
-                if unsent {
+                if unsent || committed {
                     return Ok(());
                 }
                 self.batch("COMMIT")
             }
+        }
+    }
+
+    /// On PostgreSQL, the open transaction's `COMMIT` travels right behind
+    /// the next statement, in its round trip, and the transaction ends
+    /// with it: committed if the statement (and all before it) succeeded,
+    /// rolled back otherwise ([`Db::commit`] then has nothing to send).
+    /// For a write whose last statement is known; only what comes after
+    /// it reads outside the transaction. SQLite commits in process:
+    /// nothing to save, [`Db::commit`] commits.
+    pub fn commit_with_next(&self) {
+        if let Db::Postgres(c) = self {
+            let mut c = c.borrow_mut();
+            if c.in_tx && !c.savepoint_tx {
+                c.commit_next = true;
+            }
+        }
+    }
+
+    /// Whether the transaction already ended with a statement that carried
+    /// its `COMMIT` ([`Db::commit_with_next`]).
+    pub fn committed(&self) -> bool {
+        match self {
+            Db::Postgres(c) => c.borrow().committed,
+            Db::Sqlite(_) => false,
         }
     }
 
@@ -685,8 +746,9 @@ impl<'a> Db<'a> {
                 let mut c = c.borrow_mut();
                 let unsent = c.pending_begin.is_some();
                 let read = !c.write_tx;
+                let over = c.committed && !c.in_tx;
                 c.ended();
-                if unsent {
+                if unsent || over {
                     // nothing was sent: nothing to end
                     Ok(())
                 } else if read {
@@ -710,6 +772,7 @@ impl<'a> Db<'a> {
             Db::Postgres(c) => {
                 let mut c = c.borrow_mut();
                 let begin = c.pending_begin.take();
+                let last = c.take_commit();
                 let deferred = c.deferred.take();
                 let pa = deferred
                     .as_ref()
@@ -719,11 +782,12 @@ impl<'a> Db<'a> {
                     .as_ref()
                     .zip(pa.as_deref())
                     .map(|((_, p, _), a)| (&p.statement, a));
-                let first = c
+                let out = c
                     .client
-                    .batch_with(begin, pre, sql)
-                    .map_err(|e| super::postgres::pg_error("statements", &e))?;
-                c.took_deferred(first)
+                    .batch_with(begin, pre, sql, last)
+                    .map_err(|e| super::postgres::pg_error("statements", &e));
+                c.finished(last.is_some());
+                c.took_deferred(out?)
             }
         }
     }

@@ -108,19 +108,21 @@ impl PgSession {
 
     /// Sends `first` (statements without parameters, such as a `BEGIN`)
     /// and the query `pre` (a query whose answer is wanted later), each if
-    /// given, and right behind them the query `st`, without waiting in
-    /// between: one round trip for all. Errors come in the order sent;
-    /// `pre`'s rows come with `st`'s.
+    /// given, right behind them the query `st`, and behind it `last`
+    /// (statements without parameters, such as a `COMMIT`), without
+    /// waiting in between: one round trip for all. Errors come in the
+    /// order sent; `pre`'s rows come with `st`'s.
     pub fn query_with(
         &mut self,
         first: Option<&str>,
         pre: Option<Pre<'_>>,
         st: &Statement,
         params: &Params<'_>,
+        last: Option<&str>,
     ) -> Result<(Option<Vec<Row>>, Vec<Row>), Error> {
         let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.query(st, params);
-        run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b, last)
     }
 
     /// [`PgSession::query_with`] for a statement whose row count is
@@ -131,10 +133,11 @@ impl PgSession {
         pre: Option<Pre<'_>>,
         st: &Statement,
         params: &Params<'_>,
+        last: Option<&str>,
     ) -> Result<(Option<Vec<Row>>, u64), Error> {
         let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.execute(st, params);
-        run_behind(&self.rt, &mut self.link, &self.client, first, p, b)
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b, last)
     }
 
     /// [`PgSession::query_with`] for statements without parameters.
@@ -143,10 +146,12 @@ impl PgSession {
         first: Option<&str>,
         pre: Option<Pre<'_>>,
         sql: &str,
+        last: Option<&str>,
     ) -> Result<Option<Vec<Row>>, Error> {
         let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.batch_execute(sql);
-        run_behind(&self.rt, &mut self.link, &self.client, first, p, b).map(|(rows, ())| rows)
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b, last)
+            .map(|(rows, ())| rows)
     }
 
     /// Sends statements and returns without their answer: they are
@@ -241,9 +246,11 @@ fn fatal(severity: &str) -> bool {
     matches!(severity, "FATAL" | "PANIC")
 }
 
-/// Sends `first` (if any), then `p` (if any), then `b`, each behind the
-/// one before without waiting (`both` polls its first future first, so
-/// requests are queued in that order); errors come in the order sent.
+/// Sends `first` (if any), then `p` (if any), then `b`, then `last` (if
+/// any), each behind the one before without waiting (`both` polls its
+/// first future first, so requests are queued in that order); errors come
+/// in the order sent.
+#[allow(clippy::too_many_arguments)]
 fn run_behind<T>(
     rt: &tokio::runtime::Runtime,
     link: &mut Link,
@@ -251,6 +258,7 @@ fn run_behind<T>(
     first: Option<&str>,
     p: Option<impl Future<Output = Result<Vec<Row>, Error>>>,
     b: impl Future<Output = Result<T, Error>>,
+    last: Option<&str>,
 ) -> Result<(Option<Vec<Row>>, T), Error> {
     let a = async {
         match first {
@@ -264,11 +272,19 @@ fn run_behind<T>(
             None => Ok(None),
         }
     };
+    let z = async {
+        match last {
+            Some(l) => client.batch_execute(l).await,
+            None => Ok(()),
+        }
+    };
     run_on(rt, link, client, async {
-        let (a, (p, b)) = both(a, both(p, b)).await;
+        let (a, (p, (b, z))) = both(a, both(p, both(b, z))).await;
         a?;
         let p = p?;
-        Ok((p, b?))
+        let b = b?;
+        z?;
+        Ok((p, b))
     })
 }
 
