@@ -21,7 +21,7 @@
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 use whatlang::{Detector, Lang, Script};
@@ -324,59 +324,98 @@ pub fn query(text: &str, max_words: usize) -> Query {
     }
 }
 
-/// The days a text names unambiguously: with a year, in English month
-/// names or ISO form ("18 August, 2023", "August 18th 2023", "Aug 18,
-/// 2023", "2023-08-18"). "18/08/2023" is not read (day and month could
-/// swap), nor is a date without its year.
+/// The days a text names unambiguously: with a year and a month named in
+/// words ("18 August, 2023", "August 18th 2023", "18 août 2023", "18. August
+/// 2023", "18 de agosto de 2023", "18 августа 2023"; the month names of
+/// [`MONTH_LOCALES`]), in ISO form ("2023-08-18"), or with the year, month
+/// and day marks of Chinese, Japanese and Korean ("2023年8月18日",
+/// "2023년 8월 18일"). "18/08/2023" is not read (day and month could swap),
+/// nor is a date without its year.
 pub fn days(text: &str) -> Vec<chrono::NaiveDate> {
     use chrono::NaiveDate;
-    static RE: OnceLock<[regex::Regex; 3]> = OnceLock::new();
-    let [dmy, mdy, iso] = RE.get_or_init(|| {
-        let month = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+    static RE: OnceLock<[regex::Regex; 4]> = OnceLock::new();
+    let [dmy, mdy, iso, cjk] = RE.get_or_init(|| {
         [
-            regex::Regex::new(&format!(r"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+{month}\.?,?\s+(\d{{4}})\b")).expect("dmy"),
-            regex::Regex::new(&format!(r"(?i)\b{month}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")).expect("mdy"),
+            regex::Regex::new(r"(?i)\b(\d{1,2})(?:st|nd|rd|th|er|\.|º)?\s+(?:of\s+|de\s+|di\s+)?(\p{L}+)\.?,?\s+(?:de\s+|del\s+)?(\d{4})\b").expect("dmy"),
+            regex::Regex::new(r"(?i)\b(\p{L}+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b").expect("mdy"),
             regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("iso"),
+            regex::Regex::new(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]").expect("cjk"),
         ]
     });
-    let month = |m: &str| -> Option<u32> {
-        let m = m.to_lowercase();
-        [
-            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-        ]
-        .iter()
-        .position(|p| m.starts_with(p))
-        .map(|i| i as u32 + 1)
-    };
     let mut out = Vec::new();
-    let mut push = |d: Option<NaiveDate>| {
-        if let Some(d) = d
-            && !out.contains(&d)
+    let mut push = |y: &str, m: Option<u32>, d: &str| {
+        if let (Ok(y), Some(m), Ok(d)) = (y.parse(), m, d.parse())
+            && let Some(day) = NaiveDate::from_ymd_opt(y, m, d)
+            && !out.contains(&day)
         {
-            out.push(d);
+            out.push(day);
         }
     };
     for c in dmy.captures_iter(text) {
-        push(
-            month(&c[2])
-                .and_then(|m| NaiveDate::from_ymd_opt(c[3].parse().ok()?, m, c[1].parse().ok()?)),
-        );
+        push(&c[3], month_named(&c[2]), &c[1]);
     }
     for c in mdy.captures_iter(text) {
-        push(
-            month(&c[1])
-                .and_then(|m| NaiveDate::from_ymd_opt(c[3].parse().ok()?, m, c[2].parse().ok()?)),
-        );
+        push(&c[3], month_named(&c[1]), &c[2]);
     }
     for c in iso.captures_iter(text) {
-        push(NaiveDate::from_ymd_opt(
-            c[1].parse().unwrap_or(0),
-            c[2].parse().unwrap_or(0),
-            c[3].parse().unwrap_or(0),
-        ));
+        push(&c[1], c[2].parse().ok(), &c[3]);
+    }
+    for c in cjk.captures_iter(text) {
+        push(&c[1], c[2].parse().ok(), &c[3]);
     }
     out.truncate(MAX_DAYS);
     out
+}
+
+/// The languages whose month names [`days`] reads: the glibc locales'
+/// names (full, abbreviated, and the nominative forms where dates use the
+/// genitive), through `pure-rust-locales`.
+pub const MONTH_LOCALES: [&str; 20] = [
+    "en", "fr", "de", "es", "it", "pt", "pt_BR", "nl", "sv", "da", "nb", "fi", "pl", "cs", "ru",
+    "uk", "tr", "ro", "id", "ca",
+];
+
+/// The month a word names in one of [`MONTH_LOCALES`] (any case, a final
+/// dot dropped); a word that names different months in two of them names
+/// none.
+fn month_named(word: &str) -> Option<u32> {
+    static NAMES: OnceLock<HashMap<String, u32>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        use pure_rust_locales as l;
+        macro_rules! lists {
+            ($($loc:ident),*) => {
+                vec![$(
+                    Some(l::$loc::LC_TIME::MON),
+                    Some(l::$loc::LC_TIME::ABMON),
+                    l::$loc::LC_TIME::ALT_MON,
+                    l::$loc::LC_TIME::AB_ALT_MON,
+                )*]
+            };
+        }
+        let all = lists!(
+            en_US, fr_FR, de_DE, es_ES, it_IT, pt_PT, pt_BR, nl_NL, sv_SE, da_DK, nb_NO, fi_FI,
+            pl_PL, cs_CZ, ru_RU, uk_UA, tr_TR, ro_RO, id_ID, ca_ES
+        );
+        let mut map: HashMap<String, u32> = HashMap::new();
+        let mut clash: HashSet<String> = HashSet::new();
+        for names in all.into_iter().flatten() {
+            for (i, n) in names.iter().enumerate() {
+                let key = n.trim_end_matches('.').to_lowercase();
+                if key.chars().count() < 3 || key.contains(char::is_whitespace) {
+                    continue;
+                }
+                let m = i as u32 + 1;
+                if *map.entry(key.clone()).or_insert(m) != m {
+                    clash.insert(key);
+                }
+            }
+        }
+        map.retain(|k, _| !clash.contains(k));
+        map
+    });
+    names
+        .get(&word.trim_end_matches('.').to_lowercase())
+        .copied()
 }
 
 /// At most this many days of a question are looked up.
@@ -476,6 +515,35 @@ mod tests {
         assert_eq!(days("the 2023-08-18 log"), [d(2023, 8, 18)]);
         assert!(days("on 18/08/2023, or on 18 August").is_empty());
         assert!(days("May I ask about 30 February 2023?").is_empty());
+    }
+
+    #[test]
+    fn days_are_read_in_other_languages() {
+        let d = |y, m, dd| chrono::NaiveDate::from_ymd_opt(y, m, dd).expect("date");
+        let aug = [d(2023, 8, 18)];
+        for text in [
+            "Qu'avons-nous fait le 18 août 2023 ?",
+            "Was war am 18. August 2023?",
+            "¿Qué pasó el 18 de agosto de 2023?",
+            "Cosa è successo il 18 agosto 2023?",
+            "O que houve em 18 de agosto de 2023?",
+            "Wat gebeurde er op 18 augustus 2023?",
+            "Что было 18 августа 2023 года?",
+            "Co się stało 18 sierpnia 2023?",
+            "2023年8月18日に何をしましたか",
+            "我们2023年8月18日做了什么",
+            "2023년 8월 18일에 무엇을 했나요?",
+            "on 18 Aug. 2023",
+        ] {
+            assert_eq!(days(text), aug, "{text}");
+        }
+        // a word that is no month, and a month without a year
+        assert!(days("the 18 bottles 2023").is_empty());
+        assert!(days("le 18 août").is_empty());
+        // (Polish and Czech both call November "listopad")
+        assert_eq!(super::month_named("listopad"), Some(11));
+        assert_eq!(super::month_named("août"), Some(8));
+        assert_eq!(super::month_named("Sierpnia"), Some(8));
     }
 
     #[test]

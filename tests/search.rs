@@ -206,6 +206,13 @@ fn a_day_named_in_the_question_finds_what_happened_that_day() {
         search(&mut nx, "What happened on August 18th 2023?")[0],
         "b"
     );
+    // in other languages' month names, and with CJK date marks
+    assert_eq!(
+        search(&mut nx, "Que s'est-il passé le 18 août 2023 ?")[0],
+        "b"
+    );
+    assert_eq!(search(&mut nx, "Was geschah am 18. August 2023?")[0], "b");
+    assert_eq!(search(&mut nx, "2023年8月18日に何がありましたか")[0], "b");
     // a day and words: the words still rank within and beyond that day
     let hits = search(&mut nx, "What about the garden on 2023-08-19?");
     assert_eq!(hits[0], "c", "{hits:?}");

@@ -167,15 +167,15 @@ impl Preread {
             if let Some(b) = r.opt_text(at + 2)? {
                 befores.push((el, b));
             }
-            if !now.contains_key(&el) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = now.entry(el) {
                 let take = |r: &mut Row, i: usize| match r.0.get_mut(i) {
                     Some(Val::Json(Value::Array(a))) => Some(std::mem::take(a)),
                     _ => None,
                 };
                 if let Some(a) = take(&mut r, at + 3) {
-                    now.insert(el, Element::Concept(store::concept_of_array(a)?));
+                    slot.insert(Element::Concept(store::concept_of_array(a)?));
                 } else if let Some(a) = take(&mut r, at + 4) {
-                    now.insert(el, Element::Prop(store::prop_of_array(a)?));
+                    slot.insert(Element::Prop(store::prop_of_array(a)?));
                 }
             }
             changes.push((el, op));

@@ -234,7 +234,10 @@ pub fn finish_reading<'a>(
             &[
                 entry.into(),
                 end_id.into(),
-                (listed.unwrap_or(0).max(effects::CHANGE_ROWS).min(i64::MAX as usize) as i64)
+                (listed
+                    .unwrap_or(0)
+                    .max(effects::CHANGE_ROWS)
+                    .min(i64::MAX as usize) as i64)
                     .into(),
             ],
         )?;
@@ -248,7 +251,10 @@ pub fn finish_reading<'a>(
         };
         let pre = match listed {
             Some(listed) => {
-                let brought = rows.iter().filter(|r| r.0.get(3) != Some(&Val::Null)).count();
+                let brought = rows
+                    .iter()
+                    .filter(|r| r.0.get(3) != Some(&Val::Null))
+                    .count();
                 if span.recorded as usize > brought {
                     // a sweep: its elements listed are read on their own
                     let r = db

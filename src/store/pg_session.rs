@@ -150,8 +150,7 @@ impl PgSession {
     ) -> Result<Option<Vec<Row>>, Error> {
         let p = pre.map(|(s, a)| self.client.query(s, a));
         let b = self.client.batch_execute(sql);
-        run_behind(&self.rt, &mut self.link, &self.client, first, p, b, last)
-            .map(|(rows, ())| rows)
+        run_behind(&self.rt, &mut self.link, &self.client, first, p, b, last).map(|(rows, ())| rows)
     }
 
     /// Sends statements and returns without their answer: they are
