@@ -829,6 +829,18 @@ fn a_day_named_in_the_question_finds_that_day_on_postgresql() {
     assert!(search(&mut pg, "What happened on 18/08/2023?").is_empty());
 }
 
+#[path = "kip_cases/search_window.rs"]
+mod search_window;
+
+/// `@since` and `@until` keep the days asked, on PostgreSQL as on SQLite.
+#[test]
+fn a_search_keeps_the_days_asked_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_window");
+    let mut pg = m.open();
+    search_window::a_search_keeps_the_days_asked(&mut pg);
+}
+
 mod paging;
 
 /// Paging as on SQLite (see `paging`).

@@ -248,3 +248,13 @@ fn huge_texts_index_and_huge_questions_are_bounded() {
         Outcome::Ok { .. } => panic!("a 5,000-byte SEARCH text is past the limit"),
     }
 }
+
+#[path = "kip_cases/search_window.rs"]
+mod search_window;
+
+/// `@since` and `@until` keep the days asked (on SQLite).
+#[test]
+fn a_search_keeps_the_days_asked() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    search_window::a_search_keeps_the_days_asked(&mut nx);
+}

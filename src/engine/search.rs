@@ -78,12 +78,38 @@ fn normalise(rank: f64, exact: bool) -> f64 {
     s / (1.0 + s)
 }
 
-/// `(concept id, score)` hits, best first.
+/// A `SEARCH`'s days (`@since`, `@until`: `YYYY-MM-DD`, both included).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Window<'a> {
+    pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
+}
+
+impl Window<'_> {
+    /// Whether a concept (as KIP returns it) falls inside: the day of its
+    /// `start_time` as written. Without a bound, everything does; with
+    /// one, a concept without a `start_time` does not.
+    pub fn holds(&self, concept: &Value) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Some(day) = concept["attributes"]["start_time"]
+            .as_str()
+            .and_then(|t| t.get(..10))
+        else {
+            return false;
+        };
+        self.since.is_none_or(|s| day >= s) && self.until.is_none_or(|u| day <= u)
+    }
+}
+
+/// `(concept id, score)` hits, best first (inside `window`).
 pub fn concept_hits(
     conn: Db<'_>,
     term: &str,
     ty: Option<&str>,
     limit: usize,
+    window: Window<'_>,
 ) -> KipResult<Vec<(i64, f64)>> {
     let lower = term.to_lowercase();
     let mut hits: Vec<(i64, f64)> = match conn.backend() {
@@ -109,10 +135,16 @@ pub fn concept_hits(
                 rows.extend(conn.query(
                     &format!(
                         "SELECT {COLUMNS} FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
-                         WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2) \
+                         WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2){WINDOW_SQLITE} \
                          ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}) LIMIT ?3"
                     ),
-                    &[q.into(), ty.into(), Val::Int(pool as i64)],
+                    &[
+                        q.into(),
+                        ty.into(),
+                        Val::Int(pool as i64),
+                        window.since.into(),
+                        window.until.into(),
+                    ],
                 )?);
             }
             if !days.is_empty() {
@@ -122,10 +154,16 @@ pub fn concept_hits(
                     &format!(
                         "SELECT {COLUMNS} FROM concepts c JOIN concept_fts f ON f.rowid = c.id \
                          WHERE (?2 IS NULL OR c.type = ?2) \
-                         AND substr(json_extract(c.attributes, '$.start_time'), 1, 10) IN (SELECT value FROM json_each(?1)) \
+                         AND substr(json_extract(c.attributes, '$.start_time'), 1, 10) IN (SELECT value FROM json_each(?1)){WINDOW_SQLITE} \
                          ORDER BY c.id LIMIT ?3"
                     ),
-                    &[Val::Text(list), ty.into(), Val::Int(pool as i64)],
+                    &[
+                        Val::Text(list),
+                        ty.into(),
+                        Val::Int(pool as i64),
+                        window.since.into(),
+                        window.until.into(),
+                    ],
                 )?);
             }
             let mut cands = Vec::new();
@@ -180,24 +218,27 @@ pub fn concept_hits(
             // (without a day, the words alone: found through the index)
             let sql = if days.is_empty() {
                 "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
-                 WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2) ORDER BY r DESC, c.id LIMIT ?3"
+                 WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2){WINDOW_PG} ORDER BY r DESC, c.id LIMIT ?3"
             } else {
                 "SELECT c.id, (CASE WHEN c.search @@ q THEN ts_rank(c.search, q) ELSE 0 END \
                    + CASE WHEN left(c.attributes->>'start_time', 10) = ANY(d.days) THEN CAST(?5 AS FLOAT8) ELSE 0 END)::float8 AS r, c.name \
                  FROM concepts c, to_tsquery('simple', ?1) q, \
                    (SELECT ARRAY(SELECT jsonb_array_elements_text(CAST(?4 AS JSONB))) AS days) d \
                  WHERE (c.search @@ q OR left(c.attributes->>'start_time', 10) = ANY(d.days)) \
-                   AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2) ORDER BY r DESC, c.id LIMIT ?3"
+                   AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2){WINDOW_PG} ORDER BY r DESC, c.id LIMIT ?3"
             };
+            let sql = sql.replace("{WINDOW_PG}", WINDOW_PG);
             let mut hits = Vec::new();
             for r in conn.query(
-                sql,
+                &sql,
                 &[
                     q.unwrap_or_default().into(),
                     ty.into(),
                     Val::Int((limit * 4).max(50) as i64),
                     Val::Json(serde_json::json!(days)),
                     Val::Real(DAY_RANK),
+                    window.since.into(),
+                    window.until.into(),
                 ],
             )? {
                 let (id, rank, name) = (r.i64(0)?, r.f64(1)?, r.text(2)?);
@@ -214,6 +255,14 @@ pub fn concept_hits(
     hits.truncate(limit);
     Ok(hits)
 }
+
+/// A `SEARCH`'s days on SQLite (`?4` since, `?5` until, each may be null):
+/// the day of `start_time` as written.
+const WINDOW_SQLITE: &str = " AND (?4 IS NULL OR substr(json_extract(c.attributes, '$.start_time'), 1, 10) >= ?4) \
+     AND (?5 IS NULL OR substr(json_extract(c.attributes, '$.start_time'), 1, 10) <= ?5)";
+/// [`WINDOW_SQLITE`] on PostgreSQL (`?6`, `?7`).
+const WINDOW_PG: &str = " AND (CAST(?6 AS TEXT) IS NULL OR left(c.attributes->>'start_time', 10) >= ?6) \
+     AND (CAST(?7 AS TEXT) IS NULL OR left(c.attributes->>'start_time', 10) <= ?7)";
 
 /// What a day named in the question adds to an element's `ts_rank` on
 /// PostgreSQL when its `start_time` falls on it: about what one more
@@ -240,11 +289,19 @@ fn hits(
     match (effective_mode(s, embed), embed) {
         (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
         (SearchMode::Hybrid, Some(cfg)) => {
-            let k = concept_hits(conn, &s.term, ty, limit * 2)?;
+            let k = concept_hits(conn, &s.term, ty, limit * 2, window(s))?;
             let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
             Ok(embed::fuse(&k, &v, limit))
         }
-        _ => concept_hits(conn, &s.term, ty, limit),
+        _ => concept_hits(conn, &s.term, ty, limit, window(s)),
+    }
+}
+
+/// The days `s` keeps.
+fn window(s: &SearchStmt) -> Window<'_> {
+    Window {
+        since: s.since.as_deref(),
+        until: s.until.as_deref(),
     }
 }
 
@@ -288,6 +345,10 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 if let Some(t) = texts.remove(&id) {
                     let mut v: Value = serde_json::from_str(&t)
                         .map_err(|e| crate::kip::KipError::internal(e.to_string()))?;
+                    // (semantic hits are found without the window)
+                    if !window(s).holds(&v) {
+                        continue;
+                    }
                     let factor = strength_factor(&v["metadata"], &v["attributes"]);
                     let score = relevance * factor;
                     if score < threshold {

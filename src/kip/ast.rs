@@ -372,6 +372,12 @@ pub struct SearchStmt {
     pub mode: Option<SearchMode>,
     pub threshold: Option<f64>,
     pub limit: Option<u64>,
+    /// The days a `SEARCH CONCEPT` keeps (`YYYY-MM-DD`, both ends
+    /// included; either may be open): the request's `@since` and `@until`
+    /// parameters, an extension RC11 engines ignore (a parameter no
+    /// placeholder names is unused).
+    pub since: Option<String>,
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

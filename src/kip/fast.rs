@@ -1188,6 +1188,8 @@ impl<'a> Reader<'a> {
             mode,
             threshold,
             limit,
+            since: None,
+            until: None,
         })
     }
 }

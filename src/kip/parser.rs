@@ -26,7 +26,35 @@ pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     };
     super::limits::check_command(&command)?;
     super::limits::clamp_limits(&mut command);
+    if let Command::Search(s) = &mut command {
+        s.since = search_day(params, "@since")?;
+        s.until = search_day(params, "@until")?;
+        if s.kind == SearchKind::Proposition && (s.since.is_some() || s.until.is_some()) {
+            return Err(KipError::type_mismatch(
+                "@since and @until narrow SEARCH CONCEPT (by the concepts' start_time), not SEARCH PROPOSITION",
+            ));
+        }
+    }
     Ok(command)
+}
+
+/// A `SEARCH`'s time bound from the request's parameters (`@since`,
+/// `@until`): a day, `YYYY-MM-DD`, or a time whose day is taken
+/// (`2023-08-18T10:00:00Z`).
+fn search_day(params: &Map<String, Value>, key: &str) -> KipResult<Option<String>> {
+    let Some(v) = params.get(key) else {
+        return Ok(None);
+    };
+    let day = v
+        .as_str()
+        .and_then(|t| t.get(..10))
+        .filter(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").is_ok());
+    match day {
+        Some(d) => Ok(Some(d.to_string())),
+        None => Err(KipError::type_mismatch(format!(
+            "the parameter {key} is {v}: a day (YYYY-MM-DD) or an RFC 3339 time is expected"
+        ))),
+    }
 }
 
 /// The pest parser: the authority on what the grammar accepts, and the only
@@ -1345,6 +1373,8 @@ impl<'a> Builder<'a> {
             mode: None,
             threshold: None,
             limit: None,
+            since: None,
+            until: None,
         };
         for k in p.into_inner() {
             match k.as_rule() {

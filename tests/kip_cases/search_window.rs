@@ -1,0 +1,89 @@
+//! `SEARCH` narrowed by days (`@since`, `@until`), the same on SQLite and
+//! PostgreSQL (`tests/search.rs`, `tests/postgres_engine.rs`).
+
+use serde_json::{Value, json};
+use somnus::Nexus;
+use somnus::protocol::Outcome;
+
+/// The names a SEARCH with `params` returns, best first, or its error code.
+fn names(nx: &mut Nexus, params: Value) -> Result<Vec<String>, String> {
+    match nx.kip_with(r#"SEARCH CONCEPT :q WITH TYPE "Event" LIMIT 10"#, params) {
+        Outcome::Ok { result, .. } => Ok(result
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|v| v["name"].as_str().expect("a name").to_string())
+            .collect()),
+        Outcome::Err(e) => Err(e.code.to_string()),
+    }
+}
+
+pub fn a_search_keeps_the_days_asked(nx: &mut Nexus) {
+    for (name, day, text) in [
+        (
+            "a",
+            Some("2023-08-17T10:00:00Z"),
+            "We talked about the garden.",
+        ),
+        (
+            "b",
+            Some("2023-08-18T19:30:00+02:00"),
+            "The garden again, by night.",
+        ),
+        ("c", Some("2023-08-19"), "The garden, the third time."),
+        ("d", None, "A garden note with no time."),
+    ] {
+        let mut attrs = json!({ "content_summary": text });
+        if let Some(d) = day {
+            attrs["start_time"] = json!(d);
+        }
+        match nx.kip_with(
+            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :n} SET ATTRIBUTES :a } }"#,
+            json!({ "n": name, "a": attrs }),
+        ) {
+            Outcome::Ok { .. } => {}
+            Outcome::Err(e) => panic!("{} {}", e.code, e.message),
+        }
+    }
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let all = names(nx, json!({ "q": "garden" })).expect("search");
+    assert_eq!(sorted(all), ["a", "b", "c", "d"]);
+    // both ends are included; a time's day counts as written
+    let got = names(nx, json!({ "q": "garden", "@since": "2023-08-18" })).expect("since");
+    assert_eq!(sorted(got), ["b", "c"]);
+    let got = names(
+        nx,
+        json!({ "q": "garden", "@until": "2023-08-18T23:59:59Z" }),
+    )
+    .expect("until");
+    assert_eq!(sorted(got), ["a", "b"]);
+    let got = names(
+        nx,
+        json!({ "q": "garden", "@since": "2023-08-18", "@until": "2023-08-18" }),
+    )
+    .expect("one day");
+    assert_eq!(got, ["b"]);
+    // nothing inside: nothing, not everything
+    let got = names(nx, json!({ "q": "garden", "@since": "2024-01-01" })).expect("none");
+    assert!(got.is_empty(), "{got:?}");
+    // a bound that is no day is refused, naming itself
+    assert_eq!(
+        names(nx, json!({ "q": "garden", "@since": "last week" })),
+        Err("KIP_2001".to_string())
+    );
+    assert_eq!(
+        names(nx, json!({ "q": "garden", "@until": 20230818 })),
+        Err("KIP_2001".to_string())
+    );
+    // links have no start_time: the bounds are refused there
+    match nx.kip_with(
+        r#"SEARCH PROPOSITION "garden" LIMIT 5"#,
+        json!({ "@since": "2023-08-18" }),
+    ) {
+        Outcome::Err(e) => assert_eq!(e.code.to_string(), "KIP_2001", "{}", e.message),
+        Outcome::Ok { .. } => panic!("a proposition search took @since"),
+    }
+}
