@@ -653,6 +653,7 @@ impl<'a> Db<'a> {
                 c.in_tx = true;
                 c.savepoint_tx = true;
                 c.write_tx = true;
+                c.committed = false;
                 return Ok(());
             }
         }
