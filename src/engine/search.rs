@@ -285,15 +285,16 @@ fn hits(
     embed: Option<&EmbeddingConfig>,
     ty: Option<&str>,
     limit: usize,
+    window: Window<'_>,
 ) -> KipResult<Vec<(i64, f64)>> {
     match (effective_mode(s, embed), embed) {
         (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
         (SearchMode::Hybrid, Some(cfg)) => {
-            let k = concept_hits(conn, &s.term, ty, limit * 2, window(s))?;
+            let k = concept_hits(conn, &s.term, ty, limit * 2, window)?;
             let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
             Ok(embed::fuse(&k, &v, limit))
         }
-        _ => concept_hits(conn, &s.term, ty, limit, window(s)),
+        _ => concept_hits(conn, &s.term, ty, limit, window),
     }
 }
 
@@ -319,6 +320,7 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 embed,
                 s.with_type.as_deref(),
                 (limit * 2).min(2000),
+                window(s),
             )?;
             // the hits' elements in one statement, as KIP returns them
             let ids = serde_json::to_string(&found.iter().map(|h| h.0).collect::<Vec<_>>())
@@ -369,8 +371,30 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
             out.extend(ranked.into_iter().take(limit).map(|(_, _, v)| v));
         }
         SearchKind::Proposition => {
-            // Predicates whose definition matches, then their links.
-            let preds = hits(conn, s, embed, Some("$PropositionType"), 50)?;
+            // Predicates whose definition matches (any time), then their
+            // links (inside the window: a fact's time is its
+            // `observed_at`, else its `created_at`).
+            let preds = hits(
+                conn,
+                s,
+                embed,
+                Some("$PropositionType"),
+                50,
+                Window::default(),
+            )?;
+            let fact_day = match conn.backend() {
+                Backend::Sqlite => {
+                    "substr(COALESCE(json_extract(metadata, '$.observed_at'), json_extract(metadata, '$.created_at')), 1, 10)"
+                }
+                Backend::Postgres => {
+                    "left(COALESCE(metadata->>'observed_at', metadata->>'created_at'), 10)"
+                }
+            };
+            let links_sql = format!(
+                "SELECT id FROM propositions WHERE predicate = ?1 \
+                 AND (CAST(?3 AS TEXT) IS NULL OR {fact_day} >= ?3) AND (CAST(?4 AS TEXT) IS NULL OR {fact_day} <= ?4) \
+                 ORDER BY id DESC LIMIT ?2"
+            );
             for (pid, score) in preds {
                 if score < threshold || out.len() >= limit {
                     continue;
@@ -383,8 +407,13 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 }
                 let ids: Vec<i64> = conn
                     .query(
-                        "SELECT id FROM propositions WHERE predicate = ?1 ORDER BY id DESC LIMIT ?2",
-                        &[def.name.as_str().into(), Val::Int((limit - out.len()) as i64)],
+                        &links_sql,
+                        &[
+                            def.name.as_str().into(),
+                            Val::Int((limit - out.len()) as i64),
+                            s.since.as_deref().into(),
+                            s.until.as_deref().into(),
+                        ],
                     )?
                     .iter()
                     .map(|r| r.i64(0))

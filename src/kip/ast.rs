@@ -372,10 +372,11 @@ pub struct SearchStmt {
     pub mode: Option<SearchMode>,
     pub threshold: Option<f64>,
     pub limit: Option<u64>,
-    /// The days a `SEARCH CONCEPT` keeps (`YYYY-MM-DD`, both ends
-    /// included; either may be open): the request's `@since` and `@until`
-    /// parameters, an extension RC11 engines ignore (a parameter no
-    /// placeholder names is unused).
+    /// The days a `SEARCH` keeps (`YYYY-MM-DD`, both ends included;
+    /// either may be open): a concept's `start_time`, a link's
+    /// `observed_at` (else `created_at`). The request's `@since` and
+    /// `@until` parameters, an extension RC11 engines ignore (a parameter
+    /// no placeholder names is unused).
     pub since: Option<String>,
     pub until: Option<String>,
 }

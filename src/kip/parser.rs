@@ -29,11 +29,6 @@ pub fn parse(text: &str, params: &Map<String, Value>) -> KipResult<Command> {
     if let Command::Search(s) = &mut command {
         s.since = search_day(params, "@since")?;
         s.until = search_day(params, "@until")?;
-        if s.kind == SearchKind::Proposition && (s.since.is_some() || s.until.is_some()) {
-            return Err(KipError::type_mismatch(
-                "@since and @until narrow SEARCH CONCEPT (by the concepts' start_time), not SEARCH PROPOSITION",
-            ));
-        }
     }
     Ok(command)
 }

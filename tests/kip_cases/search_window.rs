@@ -78,12 +78,56 @@ pub fn a_search_keeps_the_days_asked(nx: &mut Nexus) {
         names(nx, json!({ "q": "garden", "@until": 20230818 })),
         Err("KIP_2001".to_string())
     );
-    // links have no start_time: the bounds are refused there
-    match nx.kip_with(
-        r#"SEARCH PROPOSITION "garden" LIMIT 5"#,
-        json!({ "@since": "2023-08-18" }),
-    ) {
-        Outcome::Err(e) => assert_eq!(e.code.to_string(), "KIP_2001", "{}", e.message),
-        Outcome::Ok { .. } => panic!("a proposition search took @since"),
+    // a link's time is its observed_at, else its created_at
+    let ok = |nx: &mut Nexus, cmd: &str| match nx.kip_with(cmd, json!({})) {
+        Outcome::Ok { .. } => {}
+        Outcome::Err(e) => panic!("{cmd}: {} {}", e.code, e.message),
+    };
+    ok(
+        nx,
+        r#"UPSERT { CONCEPT ?p { {type: "$PropositionType", name: "tended"} SET ATTRIBUTES { description: "who tended the garden after whom" } } }"#,
+    );
+    for (s, o, meta) in [
+        ("a", "b", r#"{ observed_at: "2023-08-17T09:00:00Z" }"#),
+        ("b", "c", r#"{ observed_at: "2023-08-19" }"#),
+        ("c", "a", r#"{ created_at: "2023-08-18T10:00:00Z" }"#),
+        ("a", "c", r#"{ source: "no time" }"#),
+    ] {
+        ok(
+            nx,
+            &format!(
+                r#"UPSERT {{ PROPOSITION ?l {{ ({{type: "Event", name: "{s}"}}, "tended", {{type: "Event", name: "{o}"}}) }} WITH METADATA {meta} }}"#
+            ),
+        );
     }
+    let links = |nx: &mut Nexus, params: Value| -> Vec<String> {
+        match nx.kip_with(r#"SEARCH PROPOSITION "tended" LIMIT 10"#, params) {
+            Outcome::Ok { result, .. } => {
+                let mut days: Vec<String> = result
+                    .as_array()
+                    .expect("a list")
+                    .iter()
+                    .map(|v| {
+                        let m = &v["metadata"];
+                        m["observed_at"]
+                            .as_str()
+                            .or(m["created_at"].as_str())
+                            .unwrap_or("none")
+                            .chars()
+                            .take(10)
+                            .collect()
+                    })
+                    .collect();
+                days.sort();
+                days
+            }
+            Outcome::Err(e) => panic!("{} {}", e.code, e.message),
+        }
+    };
+    assert_eq!(links(nx, json!({})).len(), 4);
+    assert_eq!(
+        links(nx, json!({ "@since": "2023-08-18" })),
+        ["2023-08-18", "2023-08-19"]
+    );
+    assert_eq!(links(nx, json!({ "@until": "2023-08-17" })), ["2023-08-17"]);
 }
