@@ -776,61 +776,18 @@ fn search_finds_inflections_on_postgresql() {
     assert_eq!(names(v), ["D1:2"]);
 }
 
+#[path = "kip_cases/search_window.rs"]
+mod search_window;
+
 /// A day named in the question brings in what happened that day, on
-/// PostgreSQL as on SQLite (`tests/search.rs`), in other languages too.
+/// PostgreSQL as on SQLite.
 #[test]
 fn a_day_named_in_the_question_finds_that_day_on_postgresql() {
     let Some(url) = server() else { return };
     let m = Memory::new(&url, "e_days");
     let mut pg = m.open();
-    for (name, day, text) in [
-        (
-            "a",
-            "2023-08-17T10:00:00Z",
-            "We talked about the garden and the hike.",
-        ),
-        (
-            "b",
-            "2023-08-18T19:30:00+02:00",
-            "Nothing special, a quiet evening.",
-        ),
-        (
-            "c",
-            "2023-08-19T08:00:00Z",
-            "We talked about the garden again.",
-        ),
-    ] {
-        let cmd = format!(
-            r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ content_summary: "{text}", start_time: "{day}" }} }} }}"#
-        );
-        ok(&mut pg, &cmd);
-    }
-    let search = |pg: &mut Nexus, q: &str| -> Vec<String> {
-        let cmd = format!(r#"SEARCH CONCEPT "{q}" WITH TYPE "Event" LIMIT 5"#);
-        ok(pg, &cmd)
-            .as_array()
-            .expect("a list")
-            .iter()
-            .map(|x| x["name"].as_str().expect("name").to_string())
-            .collect()
-    };
-    // only the date ties the question to its answer
-    assert_eq!(search(&mut pg, "What happened on 18 August, 2023?")[0], "b");
-    assert_eq!(
-        search(&mut pg, "Que s'est-il passé le 18 août 2023 ?")[0],
-        "b"
-    );
-    assert_eq!(search(&mut pg, "2023年8月18日に何がありましたか")[0], "b");
-    // a day and words: the words still rank within and beyond that day
-    let hits = search(&mut pg, "What about the garden on 2023-08-19?");
-    assert_eq!(hits[0], "c", "{hits:?}");
-    assert!(hits.contains(&"a".to_string()), "{hits:?}");
-    // an ambiguous date is not read as one
-    assert!(search(&mut pg, "What happened on 18/08/2023?").is_empty());
+    search_window::a_day_named_finds_that_day(&mut pg);
 }
-
-#[path = "kip_cases/search_window.rs"]
-mod search_window;
 
 /// `@since` and `@until` keep the days asked, on PostgreSQL as on SQLite.
 #[test]

@@ -175,50 +175,7 @@ fn a_memory_indexed_before_analysis_is_reindexed_when_opened() {
 #[test]
 fn a_day_named_in_the_question_finds_what_happened_that_day() {
     let mut nx = Nexus::open_in_memory().expect("memory");
-    for (name, day, text) in [
-        (
-            "a",
-            "2023-08-17T10:00:00Z",
-            "We talked about the garden and the hike.",
-        ),
-        (
-            "b",
-            "2023-08-18T19:30:00+02:00",
-            "Nothing special, a quiet evening.",
-        ),
-        (
-            "c",
-            "2023-08-19T08:00:00Z",
-            "We talked about the garden again.",
-        ),
-    ] {
-        match nx.kip_with(
-            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :n} SET ATTRIBUTES { content_summary: :s, start_time: :t } } } WITH METADATA { source: "test", author: "$self" }"#,
-            json!({"n": name, "s": text, "t": day}),
-        ) {
-            Outcome::Ok { .. } => {}
-            Outcome::Err(e) => panic!("{} {}", e.code, e.message),
-        }
-    }
-    // only the date ties the question to its answer
-    assert_eq!(search(&mut nx, "What happened on 18 August, 2023?")[0], "b");
-    assert_eq!(
-        search(&mut nx, "What happened on August 18th 2023?")[0],
-        "b"
-    );
-    // in other languages' month names, and with CJK date marks
-    assert_eq!(
-        search(&mut nx, "Que s'est-il passé le 18 août 2023 ?")[0],
-        "b"
-    );
-    assert_eq!(search(&mut nx, "Was geschah am 18. August 2023?")[0], "b");
-    assert_eq!(search(&mut nx, "2023年8月18日に何がありましたか")[0], "b");
-    // a day and words: the words still rank within and beyond that day
-    let hits = search(&mut nx, "What about the garden on 2023-08-19?");
-    assert_eq!(hits[0], "c", "{hits:?}");
-    assert!(hits.contains(&"a".to_string()), "{hits:?}");
-    // an ambiguous date is not read as one
-    assert!(search(&mut nx, "What happened on 18/08/2023?").is_empty());
+    search_window::a_day_named_finds_that_day(&mut nx);
 }
 
 #[test]

@@ -137,9 +137,7 @@ impl Preread {
             befores,
         })
     }
-}
 
-impl Preread {
     /// [`Preread`] from the rows of [`CHANGES_COLS`] (from column `at`):
     /// every change of the entry, in order, with its element's image now.
     /// The elements listed are picked as [`PREREAD_WITH`] picks them: the

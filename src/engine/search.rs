@@ -217,17 +217,20 @@ pub fn concept_hits(
             // matched word gives
             // (without a day, the words alone: found through the index)
             let sql = if days.is_empty() {
-                "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
+                format!(
+                    "SELECT c.id, ts_rank(c.search, q)::float8 AS r, c.name FROM concepts c, to_tsquery('simple', ?1) q \
                  WHERE c.search @@ q AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2){WINDOW_PG} ORDER BY r DESC, c.id LIMIT ?3"
+                )
             } else {
-                "SELECT c.id, (CASE WHEN c.search @@ q THEN ts_rank(c.search, q) ELSE 0 END \
+                format!(
+                    "SELECT c.id, (CASE WHEN c.search @@ q THEN ts_rank(c.search, q) ELSE 0 END \
                    + CASE WHEN left(c.attributes->>'start_time', 10) = ANY(d.days) THEN CAST(?5 AS FLOAT8) ELSE 0 END)::float8 AS r, c.name \
                  FROM concepts c, to_tsquery('simple', ?1) q, \
                    (SELECT ARRAY(SELECT jsonb_array_elements_text(CAST(?4 AS JSONB))) AS days) d \
                  WHERE (c.search @@ q OR left(c.attributes->>'start_time', 10) = ANY(d.days)) \
                    AND (CAST(?2 AS TEXT) IS NULL OR c.type = ?2){WINDOW_PG} ORDER BY r DESC, c.id LIMIT ?3"
+                )
             };
-            let sql = sql.replace("{WINDOW_PG}", WINDOW_PG);
             let mut hits = Vec::new();
             for r in conn.query(
                 &sql,

@@ -1,5 +1,6 @@
-//! `SEARCH` narrowed by days (`@since`, `@until`), the same on SQLite and
-//! PostgreSQL (`tests/search.rs`, `tests/postgres_engine.rs`).
+//! `SEARCH` and days: a day named in the question, and a search narrowed
+//! by days (`@since`, `@until`), the same on SQLite and PostgreSQL
+//! (`tests/search.rs`, `tests/postgres_engine.rs`).
 
 use serde_json::{Value, json};
 use somnus::Nexus;
@@ -130,4 +131,48 @@ pub fn a_search_keeps_the_days_asked(nx: &mut Nexus) {
         ["2023-08-18", "2023-08-19"]
     );
     assert_eq!(links(nx, json!({ "@until": "2023-08-17" })), ["2023-08-17"]);
+}
+
+/// A day named in the question brings in what happened that day, in other
+/// languages too.
+pub fn a_day_named_finds_that_day(nx: &mut Nexus) {
+    for (name, day, text) in [
+        (
+            "a",
+            "2023-08-17T10:00:00Z",
+            "We talked about the garden and the hike.",
+        ),
+        (
+            "b",
+            "2023-08-18T19:30:00+02:00",
+            "Nothing special, a quiet evening.",
+        ),
+        (
+            "c",
+            "2023-08-19T08:00:00Z",
+            "We talked about the garden again.",
+        ),
+    ] {
+        match nx.kip_with(
+            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :n} SET ATTRIBUTES { content_summary: :s, start_time: :t } } } WITH METADATA { source: "test", author: "$self" }"#,
+            json!({"n": name, "s": text, "t": day}),
+        ) {
+            Outcome::Ok { .. } => {}
+            Outcome::Err(e) => panic!("{} {}", e.code, e.message),
+        }
+    }
+    let mut search = |q: &str| names(nx, json!({ "q": q })).expect("search");
+    // only the date ties the question to its answer
+    assert_eq!(search("What happened on 18 August, 2023?")[0], "b");
+    assert_eq!(search("What happened on August 18th 2023?")[0], "b");
+    // in other languages' month names, and with CJK date marks
+    assert_eq!(search("Que s'est-il passé le 18 août 2023 ?")[0], "b");
+    assert_eq!(search("Was geschah am 18. August 2023?")[0], "b");
+    assert_eq!(search("2023年8月18日に何がありましたか")[0], "b");
+    // a day and words: the words still rank within and beyond that day
+    let hits = search("What about the garden on 2023-08-19?");
+    assert_eq!(hits[0], "c", "{hits:?}");
+    assert!(hits.contains(&"a".to_string()), "{hits:?}");
+    // an ambiguous date is not read as one
+    assert!(search("What happened on 18/08/2023?").is_empty());
 }
