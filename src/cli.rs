@@ -928,7 +928,8 @@ pub fn run(cli: Cli) -> Result<i32> {
                     crate::bench::recall::generated(4),
                 ),
             };
-            let r = crate::bench::recall::measure(&convs).map_err(|e| eyre!(e))?;
+            let model = crate::engine::embed::EmbeddingConfig::from_env();
+            let r = crate::bench::recall::measure(&convs, model.as_ref()).map_err(|e| eyre!(e))?;
             crate::say!("{}", crate::bench::recall::table(&title, &r));
             Ok(0)
         }

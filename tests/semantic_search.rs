@@ -107,12 +107,11 @@ fn semantic_search_finds_meaning_without_shared_words() {
     let calls = Arc::new(AtomicUsize::new(0));
     let url = serve(calls.clone());
     let mut nx = Nexus::open_in_memory().expect("open");
-    nx.set_embedder(Some(EmbeddingConfig {
-        base_url: url,
-        model: "fake".into(),
-        api_key: Some("k".into()),
-        deadline: None,
-    }));
+    nx.set_embedder(Some(EmbeddingConfig::http(
+        url,
+        "fake".into(),
+        Some("k".into()),
+    )));
     seed(&mut nx);
 
     let r = kip(
@@ -178,6 +177,140 @@ fn without_a_provider_semantic_degrades_to_keyword() {
     assert_eq!(r["result"], json!([]));
 }
 
+/// Every SEARCH answer says how it ranked: the mode, the model, and why
+/// it fell back to keywords when it did; a provider that fails leaves the
+/// keyword ranking, not an error.
+#[test]
+fn the_answer_says_how_search_ranked() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(calls.clone());
+    let mut nx = Nexus::open_in_memory().expect("open");
+    nx.set_embedder(Some(EmbeddingConfig::http(url, "fake".into(), None)));
+    seed(&mut nx);
+    let r = kip(&mut nx, r#"SEARCH CONCEPT "painkiller" WITH TYPE "Remedy""#);
+    assert_eq!(
+        r["search"],
+        json!({"mode": "hybrid", "model": "fake"}),
+        "{r}"
+    );
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "painkiller" WITH TYPE "Remedy" MODE "keyword""#,
+    );
+    assert_eq!(r["search"], json!({"mode": "keyword"}), "{r}");
+
+    // no provider: keyword, and why
+    nx.set_embedder(None);
+    let r = kip(&mut nx, r#"SEARCH CONCEPT "painkiller" WITH TYPE "Remedy""#);
+    assert_eq!(r["search"]["mode"], "keyword", "{r}");
+    assert!(
+        r["search"]["keyword_only"]
+            .as_str()
+            .is_some_and(|w| w.contains("no embedding model")),
+        "{r}"
+    );
+
+    // a provider that is down: the keyword ranking, and why
+    let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dead = format!("http://{}/v1", closed.local_addr().expect("addr"));
+    drop(closed);
+    nx.set_embedder(Some(EmbeddingConfig::http(dead, "fake".into(), None)));
+    let r = kip(
+        &mut nx,
+        r#"SEARCH CONCEPT "painkiller" WITH TYPE "Remedy" MODE "hybrid""#,
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(names(&r), vec!["Paracetamol".to_string()], "{r}");
+    assert_eq!(r["search"]["mode"], "keyword", "{r}");
+    assert!(
+        r["search"]["keyword_only"]
+            .as_str()
+            .is_some_and(|w| w.contains("embedding provider failed")),
+        "{r}"
+    );
+}
+
+/// Vectors of one model are never ranked against another's: naming a new
+/// model embeds the whole memory again; an embedding pass stopped by its
+/// time says what still waits, and the answer counts it.
+#[test]
+fn a_new_model_embeds_the_memory_again_and_what_waits_is_counted() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(calls.clone());
+    let mut nx = Nexus::open_in_memory().expect("open");
+    nx.set_embedder(Some(EmbeddingConfig::http(url.clone(), "one".into(), None)));
+    seed(&mut nx);
+    let first = nx.sync_embeddings().expect("sync");
+    assert!(first > 3, "{first}");
+    assert_eq!(nx.sync_embeddings().expect("sync"), 0, "nothing changed");
+
+    nx.set_embedder(Some(EmbeddingConfig::http(url, "two".into(), None)));
+    let stopped = nx
+        .sync_embeddings_until(Some(std::time::Instant::now()))
+        .expect("sync");
+    assert_eq!(stopped.embedded, 0);
+    assert_eq!(
+        stopped.pending, first,
+        "every concept waits for the new model"
+    );
+    let again = nx.sync_embeddings().expect("sync");
+    assert_eq!(again, first);
+
+    // a concept written after the last pass is not embedded until a search
+    // (or the maintainer) embeds it; a read-only search counts it
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?c { {type: "Remedy", name: "Ginger"} SET ATTRIBUTES { description: "for nausea" } } }"#,
+    );
+    let before = calls.load(Ordering::SeqCst);
+    let r = nx.execute(
+        &Request::from_json(&json!({
+            "method": "execute_kip_readonly",
+            "params": {"command": "SEARCH CONCEPT \"nausea\" MODE \"semantic\""}
+        }))
+        .expect("request"),
+    );
+    let r = r.to_json();
+    assert_eq!(r["search"]["mode"], "semantic", "{r}");
+    assert!(calls.load(Ordering::SeqCst) > before);
+    assert_eq!(names(&r).first().map(String::as_str), Some("Ginger"), "{r}");
+    assert!(r["search"].get("not_embedded").is_none(), "{r}");
+}
+
+/// Hybrid ranking: a concept both rankings find beats one only either
+/// finds; a strong keyword hit stays above a concept found only by a
+/// faint likeness of meaning; every candidate is scored by its own
+/// similarity, not by where it stood in a list.
+#[test]
+fn the_fused_ranking_weighs_both_and_keeps_strong_keyword_hits() {
+    use somnus::engine::embed::{KEYWORD_WEIGHT, fuse};
+    let keyword = vec![(1, 0.6), (2, 0.55)];
+    // every embedded concept, best first
+    let semantic = vec![(3, 0.9), (2, 0.7), (4, 0.3), (1, 0.1)];
+    let none = std::collections::HashSet::new();
+    let f = fuse(&keyword, &semantic, &none, 3);
+    let ids: Vec<i64> = f.iter().map(|x| x.0).collect();
+    // 2: 0.8·0.55 + 0.2·0.7 = 0.58; 1: 0.8·0.6 + 0.2·0.1 = 0.50; 3: 0.18
+    assert_eq!(KEYWORD_WEIGHT, 0.8);
+    assert_eq!(ids, vec![2, 1, 3], "{f:?}");
+    assert!((f[0].1 - (KEYWORD_WEIGHT * 0.55 + (1.0 - KEYWORD_WEIGHT) * 0.7)).abs() < 1e-9);
+    // a keyword hit whose similarity is past the semantic page still
+    // carries it
+    let g = fuse(&[(9, 0.5)], &[(3, 0.9), (9, 0.2)], &none, 1);
+    assert_eq!(g[0].0, 9, "{g:?}");
+    // nothing found either way
+    assert!(fuse(&[], &[], &none, 5).is_empty());
+    // a question that names a day: what happened on another day is not
+    // added on likeness alone (a keyword hit keeps its place)
+    let off: std::collections::HashSet<i64> = [3, 1].into_iter().collect();
+    let h = fuse(&keyword, &semantic, &off, 3);
+    assert_eq!(
+        h.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![2, 1, 4],
+        "{h:?}"
+    );
+}
+
 mod pg_support;
 
 /// The same on a PostgreSQL memory: vectors kept in its `embeddings`
@@ -197,12 +330,11 @@ fn semantic_search_on_a_postgresql_memory() {
     let calls = Arc::new(AtomicUsize::new(0));
     let url = serve(calls.clone());
     let mut nx = Nexus::open_postgres(&loc).expect("open");
-    nx.set_embedder(Some(EmbeddingConfig {
-        base_url: url,
-        model: "fake".into(),
-        api_key: Some("k".into()),
-        deadline: None,
-    }));
+    nx.set_embedder(Some(EmbeddingConfig::http(
+        url,
+        "fake".into(),
+        Some("k".into()),
+    )));
     seed(&mut nx);
     let r = kip(
         &mut nx,

@@ -411,22 +411,39 @@ impl Tally {
     }
 }
 
-/// Per category (and "all"): (keyword SEARCH, BM25 baseline), and the
-/// median time of one SEARCH and of storing one turn.
+/// The retrievers compared, in the table's order: SEARCH by keyword,
+/// by meaning and fused (the last two only with a model), and the BM25
+/// baseline.
+pub const RETRIEVERS: [&str; 4] = ["keyword", "semantic", "hybrid", "BM25"];
+
+/// Per category (and "all"), one tally per retriever of `RETRIEVERS`
+/// (semantic and hybrid empty without a model); the median time of one
+/// keyword and of one hybrid SEARCH, of storing one turn and of embedding
+/// one; and the model's name.
 pub struct Results {
-    pub rows: Vec<(String, Tally, Tally)>,
+    pub rows: Vec<(String, [Tally; 4])>,
     pub search: std::time::Duration,
+    pub hybrid_search: std::time::Duration,
     pub store: std::time::Duration,
+    pub embed: std::time::Duration,
+    pub model: Option<String>,
 }
 
 /// Stores each conversation in a fresh in-memory memory and asks its
-/// questions of SEARCH and of the baseline.
-pub fn measure(convs: &[Conversation]) -> Result<Results, String> {
-    let mut by: HashMap<String, (Tally, Tally)> = HashMap::new();
+/// questions of SEARCH (by keyword; with `model`, also by meaning and
+/// fused) and of the baseline.
+pub fn measure(
+    convs: &[Conversation],
+    model: Option<&crate::engine::embed::EmbeddingConfig>,
+) -> Result<Results, String> {
+    let mut by: HashMap<String, [Tally; 4]> = HashMap::new();
     let mut searches = Vec::new();
+    let mut hybrid_searches = Vec::new();
     let mut stores = Vec::new();
+    let mut embeds = Vec::new();
     for c in convs {
         let mut nx = Nexus::open_in_memory().map_err(|e| e.message)?;
+        nx.set_embedder(model.cloned());
         for chunk in c.turns.chunks(200) {
             let t0 = std::time::Instant::now();
             let mut cmd = String::from("UPSERT {");
@@ -446,29 +463,47 @@ pub fn measure(convs: &[Conversation]) -> Result<Results, String> {
             }
             stores.push(t0.elapsed() / chunk.len() as u32);
         }
+        if model.is_some() {
+            let t0 = std::time::Instant::now();
+            let n = nx.sync_embeddings().map_err(|e| e.message)?;
+            embeds.push(t0.elapsed() / n.max(1) as u32);
+        }
         let texts: Vec<String> = c.turns.iter().map(Turn::document).collect();
         let bm25 = Bm25::new(&texts);
+        let modes: &[&str] = if model.is_some() {
+            &["keyword", "semantic", "hybrid"]
+        } else {
+            &["keyword"]
+        };
         for q in &c.questions {
-            let t0 = std::time::Instant::now();
-            let answer = nx.kip_with(
-                "SEARCH CONCEPT :q WITH TYPE \"Event\" LIMIT 10",
-                json!({ "q": q.text }),
-            );
-            searches.push(t0.elapsed());
-            let found = match answer {
-                Outcome::Ok { result, .. } => result
-                    .as_array()
+            let mut ranked: [Option<Vec<String>>; 4] = Default::default();
+            for (m, mode) in modes.iter().enumerate() {
+                let t0 = std::time::Instant::now();
+                let answer = nx.kip_with(
+                    &format!("SEARCH CONCEPT :q WITH TYPE \"Event\" MODE \"{mode}\" LIMIT 10"),
+                    json!({ "q": q.text }),
+                );
+                match *mode {
+                    "keyword" => searches.push(t0.elapsed()),
+                    "hybrid" => hybrid_searches.push(t0.elapsed()),
+                    _ => {}
+                }
+                ranked[m] = Some(match answer {
+                    Outcome::Ok { result, .. } => result
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|v| v["name"].as_str().map(str::to_string))
+                        .collect::<Vec<_>>(),
+                    Outcome::Err(e) => return Err(format!("{}: {} {}", q.text, e.code, e.message)),
+                });
+            }
+            ranked[3] = Some(
+                bm25.top(&q.text, 10)
                     .into_iter()
-                    .flatten()
-                    .filter_map(|v| v["name"].as_str().map(str::to_string))
-                    .collect::<Vec<_>>(),
-                Outcome::Err(e) => return Err(format!("{}: {} {}", q.text, e.code, e.message)),
-            };
-            let base: Vec<String> = bm25
-                .top(&q.text, 10)
-                .into_iter()
-                .map(|i| c.turns[i].id.clone())
-                .collect();
+                    .map(|i| c.turns[i].id.clone())
+                    .collect(),
+            );
             let digits = if q.text.chars().any(|c| c.is_ascii_digit()) {
                 "with a number"
             } else {
@@ -479,13 +514,15 @@ pub fn measure(convs: &[Conversation]) -> Result<Results, String> {
                     continue;
                 }
                 let e = by.entry(cat.to_string()).or_default();
-                e.0.add(&q.evidence, &found);
-                e.1.add(&q.evidence, &base);
+                for (t, r) in e.iter_mut().zip(&ranked) {
+                    if let Some(r) = r {
+                        t.add(&q.evidence, r);
+                    }
+                }
             }
         }
     }
-    let mut out: Vec<(String, Tally, Tally)> =
-        by.into_iter().map(|(k, (a, b))| (k, a, b)).collect();
+    let mut out: Vec<(String, [Tally; 4])> = by.into_iter().collect();
     let rank = |c: &str| match c {
         "all" => 2,
         "with a number" => 1,
@@ -499,36 +536,76 @@ pub fn measure(convs: &[Conversation]) -> Result<Results, String> {
     Ok(Results {
         rows: out,
         search: median(searches),
+        hybrid_search: median(hybrid_searches),
         store: median(stores),
+        embed: median(embeds),
+        model: model.map(|m| m.describe()),
     })
 }
 
-/// The results as a Markdown table.
+/// The results as a Markdown table: recall@5 and @10 of each retriever,
+/// and keyword SEARCH's and hybrid SEARCH's ratio to BM25 at @5.
 pub fn table(title: &str, r: &Results) -> String {
-    let mut s = format!(
-        "{title}\n\n| questions | n | evidence | SEARCH @5 | BM25 @5 | ratio @5 | SEARCH @10 | BM25 @10 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
-    );
-    for (cat, k, b) in &r.rows {
+    let with_model = r.model.is_some();
+    let shown: Vec<usize> = if with_model {
+        vec![0, 1, 2, 3]
+    } else {
+        vec![0, 3]
+    };
+    let mut s = format!("{title}\n\n| questions | n | evidence |");
+    for k in [5, 10] {
+        for &i in &shown {
+            s.push_str(&format!(" {} @{k} |", RETRIEVERS[i]));
+        }
+    }
+    s.push_str(" keyword ÷ BM25 @5 |");
+    if with_model {
+        s.push_str(" hybrid ÷ BM25 @5 |");
+    }
+    s.push_str("\n|---|---:|---:|");
+    let cols = shown.len() * 2 + if with_model { 2 } else { 1 };
+    s.push_str(&"---:|".repeat(cols));
+    s.push('\n');
+    let ratio = |a: &Tally, b: &Tally| {
+        if b.at5 == 0 {
+            "—".to_string()
+        } else {
+            format!("{:.2}×", a.recall5() / b.recall5())
+        }
+    };
+    for (cat, t) in &r.rows {
         s.push_str(&format!(
-            "| {cat} | {} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3} |\n",
-            k.questions,
-            k.evidence,
-            k.recall5(),
-            b.recall5(),
-            if b.at5 == 0 {
-                "—".to_string()
-            } else {
-                format!("{:.2}×", k.recall5() / b.recall5())
-            },
-            k.recall10(),
-            b.recall10(),
+            "| {cat} | {} | {} |",
+            t[0].questions, t[0].evidence
         ));
+        for &i in &shown {
+            s.push_str(&format!(" {:.3} |", t[i].recall5()));
+        }
+        for &i in &shown {
+            s.push_str(&format!(" {:.3} |", t[i].recall10()));
+        }
+        s.push_str(&format!(" {} |", ratio(&t[0], &t[3])));
+        if with_model {
+            s.push_str(&format!(" {} |", ratio(&t[2], &t[3])));
+        }
+        s.push('\n');
     }
     s.push_str(&format!(
-        "\nOne SEARCH: {:.2} ms (median); storing one turn: {:.0} µs (median, in batches of 200).\n",
+        "\nOne keyword SEARCH: {:.2} ms (median); storing one turn: {:.0} µs (median, in batches of 200).\n",
         r.search.as_secs_f64() * 1e3,
         r.store.as_secs_f64() * 1e6
     ));
+    match &r.model {
+        Some(m) => s.push_str(&format!(
+            "Model: {m}. One hybrid SEARCH: {:.2} ms (median, the question embedded); embedding one turn: {:.2} ms (median).\n",
+            r.hybrid_search.as_secs_f64() * 1e3,
+            r.embed.as_secs_f64() * 1e3
+        )),
+        None => s.push_str(&format!(
+            "No embedding model: keyword and BM25 only ({}).\n",
+            crate::engine::search::NO_MODEL
+        )),
+    }
     s
 }
 

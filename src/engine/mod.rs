@@ -120,6 +120,8 @@ pub struct Nexus {
     /// it did (or would do) in `last_effects`.
     want_effects: bool,
     last_effects: Option<Value>,
+    /// How the last SEARCH ranked (`search::Recall`).
+    last_search: std::cell::RefCell<Option<Value>>,
     /// When the write-ahead log's size was last checked (`bound_wal`).
     checked_wal: std::time::Instant,
     /// Writes are maintenance (the sleep cycle's proposals being previewed
@@ -135,11 +137,18 @@ pub struct Nexus {
     seen: std::cell::Cell<(i64, i64, i64)>,
 }
 
+/// The longest a SEARCH spends embedding concepts that changed before it
+/// ranks (see `exec_as`); the rest waits for the next search or the
+/// maintainer.
+pub const EMBED_STEP: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What a read returned, for the read log.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Returned {
     pub elements: Vec<i64>,
     pub rows: u64,
+    /// How a SEARCH ranked (`search::Recall`), for the answer.
+    pub search: Option<Value>,
 }
 
 /// A callback SQLite runs while a command works; true interrupts it.
@@ -654,10 +663,32 @@ impl Nexus {
 
     /// Embeds every concept whose text changed since its last embedding.
     pub fn sync_embeddings(&mut self) -> KipResult<usize> {
-        match &self.embedder {
-            Some(cfg) => embed::sync(self.conn.db(), cfg),
-            None => Ok(0),
+        Ok(self.sync_embeddings_until(None)?.embedded)
+    }
+
+    /// `sync_embeddings`, starting no batch after `until`: what was
+    /// embedded, and what still waits. (No command's time limit applies.)
+    pub fn sync_embeddings_until(
+        &mut self,
+        until: Option<std::time::Instant>,
+    ) -> KipResult<embed::Synced> {
+        if let Some(e) = self.embedder.as_mut() {
+            e.deadline = None;
         }
+        self.embed_changed(until)
+    }
+
+    /// Embeds what changed, within the embedder's deadline as it is set.
+    fn embed_changed(&mut self, until: Option<std::time::Instant>) -> KipResult<embed::Synced> {
+        match &self.embedder {
+            Some(cfg) => embed::sync(self.conn.db(), cfg, until),
+            None => Ok(embed::Synced::default()),
+        }
+    }
+
+    /// How the last SEARCH ranked (`search::Recall`).
+    pub fn last_search(&self) -> Option<Value> {
+        self.last_search.borrow().clone()
     }
 
     /// Sets the per-command execution limit.
@@ -1002,6 +1033,7 @@ impl Nexus {
         };
         self.want_effects = true;
         self.last_effects = None;
+        *self.last_search.borrow_mut() = None;
         let res = self.exec_as(cmd, text, &who, readonly, dry_run);
         self.want_effects = false;
         match res {
@@ -1009,6 +1041,7 @@ impl Nexus {
                 result,
                 next_cursor,
                 effects: self.last_effects.take(),
+                search: self.last_search.borrow_mut().take(),
             },
             Err(e) => Outcome::Err(e),
         }
@@ -1124,15 +1157,24 @@ impl Nexus {
         if let Some(e) = self.embedder.as_mut() {
             e.deadline = Some(std::time::Instant::now() + self.timeout);
         }
-        // Embedding what changed since the last search writes, so only a
-        // read-write request does it; a read-only one ranks what is
-        // already embedded.
-        if !readonly
-            && let Command::Search(s) = cmd
+        // A semantic or hybrid SEARCH first embeds what changed since the
+        // last one (index upkeep, like the keyword index; on a read-only
+        // request too), for at most `EMBED_STEP` or half the command's
+        // time: the rest waits for the next search or the maintainer, and
+        // the answer says how many concepts were left out. A provider that
+        // fails here is reported by the search itself, which then ranks
+        // by keyword.
+        if let Command::Search(s) = cmd
+            && !self.in_group
             && search::effective_mode(s, self.embedder.as_ref())
                 != crate::kip::ast::SearchMode::Keyword
         {
-            self.sync_embeddings()?;
+            let until = std::time::Instant::now() + EMBED_STEP.min(self.timeout / 2);
+            if let Err(e) = self.embed_changed(Some(until))
+                && e.code == ErrorCode::ExecutionTimeout
+            {
+                return Err(e);
+            }
         }
         self.arm_limits()?;
         let armed_at = std::time::Instant::now();
@@ -1270,6 +1312,7 @@ impl Nexus {
             self.embedder.as_ref(),
             &mut returned,
         );
+        *self.last_search.borrow_mut() = returned.search.take();
         if self.serving.is_some() {
             *self.returned.borrow_mut() = returned;
         }
@@ -1423,7 +1466,8 @@ fn dispatch(
         Command::Update(u) => Ok((kml::update(conn, u)?, None)),
         Command::Merge(m) => Ok((kml::merge(conn, m)?, None)),
         Command::Search(s) => {
-            let v = search::search(conn, s, embedder)?;
+            let (v, recall) = search::search(conn, s, embedder)?;
+            returned.search = Some(recall.to_json());
             let hits = v.as_array().map(Vec::as_slice).unwrap_or_default();
             returned.rows = hits.len() as u64;
             returned.elements = hits

@@ -232,6 +232,7 @@ impl Nexus {
             tick: None,
             want_effects: false,
             last_effects: None,
+            last_search: Default::default(),
             checked_wal: std::time::Instant::now(),
             maintaining: false,
             returned: Default::default(),

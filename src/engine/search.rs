@@ -282,6 +282,43 @@ pub fn effective_mode(s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> Search
     }
 }
 
+/// How a SEARCH ranked, said beside its result (`"search"` in the
+/// answer): the mode that ran, the model that embedded the question, how
+/// many concepts had no vector yet, and why it fell back to keywords when
+/// it did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recall {
+    pub mode: Option<SearchMode>,
+    pub model: Option<String>,
+    pub not_embedded: usize,
+    pub keyword_only: Option<String>,
+}
+
+impl Recall {
+    pub fn to_json(&self) -> Value {
+        let mode = match self.mode.unwrap_or(SearchMode::Keyword) {
+            SearchMode::Keyword => "keyword",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        };
+        let mut o = json!({ "mode": mode });
+        if let Some(m) = &self.model {
+            o["model"] = json!(m);
+        }
+        if self.not_embedded > 0 {
+            o["not_embedded"] = json!(self.not_embedded);
+        }
+        if let Some(w) = &self.keyword_only {
+            o["keyword_only"] = json!(w);
+        }
+        o
+    }
+}
+
+/// Why a search with no provider ranks by keyword alone.
+pub const NO_MODEL: &str =
+    "no embedding model is installed or configured (SOMNUS_EMBED_URL, SOMNUS_EMBED_MODEL_DIR)";
+
 fn hits(
     conn: Db<'_>,
     s: &SearchStmt,
@@ -289,15 +326,54 @@ fn hits(
     ty: Option<&str>,
     limit: usize,
     window: Window<'_>,
+    recall: &mut Recall,
 ) -> KipResult<Vec<(i64, f64)>> {
-    match (effective_mode(s, embed), embed) {
-        (SearchMode::Semantic, Some(cfg)) => embed::semantic_hits(conn, cfg, &s.term, ty, limit),
-        (SearchMode::Hybrid, Some(cfg)) => {
-            let k = concept_hits(conn, &s.term, ty, limit * 2, window)?;
-            let v = embed::semantic_hits(conn, cfg, &s.term, ty, limit * 2)?;
-            Ok(embed::fuse(&k, &v, limit))
+    let mode = effective_mode(s, embed);
+    let semantic = match (mode, embed) {
+        (SearchMode::Semantic | SearchMode::Hybrid, Some(cfg)) => {
+            let days: Vec<String> = crate::analysis::days(&s.term)
+                .iter()
+                .map(|d| d.format("%Y-%m-%d").to_string())
+                .collect();
+            match embed::semantic_scores(conn, cfg, &s.term, ty, &days) {
+                Ok(v) => {
+                    recall.model = Some(cfg.model.clone());
+                    recall.not_embedded = embed::not_embedded(conn)?;
+                    Some(v)
+                }
+                // out of time: the command is over
+                Err(e) if e.code == crate::kip::ErrorCode::ExecutionTimeout => return Err(e),
+                // the provider failed: keywords still find something
+                // (spec §5.2.1: degraded recall beats no recall)
+                Err(e) => {
+                    recall.keyword_only =
+                        Some(format!("the embedding provider failed: {}", e.message));
+                    None
+                }
+            }
         }
-        _ => concept_hits(conn, &s.term, ty, limit, window),
+        (SearchMode::Keyword, None) if s.mode != Some(SearchMode::Keyword) => {
+            recall.keyword_only = Some(NO_MODEL.into());
+            None
+        }
+        _ => None,
+    };
+    match semantic {
+        Some((mut v, off_day)) if mode == SearchMode::Semantic => {
+            recall.mode = Some(SearchMode::Semantic);
+            v.retain(|(id, _)| !off_day.contains(id));
+            v.truncate(limit);
+            Ok(v)
+        }
+        Some((v, off_day)) => {
+            recall.mode = Some(SearchMode::Hybrid);
+            let k = concept_hits(conn, &s.term, ty, limit * 2, window)?;
+            Ok(embed::fuse(&k, &v, &off_day, limit))
+        }
+        None => {
+            recall.mode = Some(SearchMode::Keyword);
+            concept_hits(conn, &s.term, ty, limit, window)
+        }
     }
 }
 
@@ -309,7 +385,13 @@ fn window(s: &SearchStmt) -> Window<'_> {
     }
 }
 
-pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> KipResult<Value> {
+/// The hits of `s`, and how they were ranked.
+pub fn search(
+    conn: Db<'_>,
+    s: &SearchStmt,
+    embed: Option<&EmbeddingConfig>,
+) -> KipResult<(Value, Recall)> {
+    let mut recall = Recall::default();
     let limit = s.limit.unwrap_or(10).min(1000) as usize;
     let threshold = s.threshold.unwrap_or(0.0);
     let mut out = Vec::new();
@@ -324,6 +406,7 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 s.with_type.as_deref(),
                 (limit * 2).min(2000),
                 window(s),
+                &mut recall,
             )?;
             // the hits' elements in one statement, as KIP returns them
             let ids = serde_json::to_string(&found.iter().map(|h| h.0).collect::<Vec<_>>())
@@ -384,6 +467,7 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
                 Some("$PropositionType"),
                 50,
                 Window::default(),
+                &mut recall,
             )?;
             let fact_day = match conn.backend() {
                 Backend::Sqlite => {
@@ -439,7 +523,7 @@ pub fn search(conn: Db<'_>, s: &SearchStmt, embed: Option<&EmbeddingConfig>) -> 
             }
         }
     }
-    Ok(Value::Array(out))
+    Ok((Value::Array(out), recall))
 }
 
 /// How much an element's memory strength weighs on its SEARCH rank (the

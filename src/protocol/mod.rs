@@ -187,6 +187,9 @@ pub enum Outcome {
         /// elements created, updated, deleted (beside `result`, which
         /// keeps the shape the specification gives it).
         effects: Option<Value>,
+        /// How a SEARCH ranked: `{"mode", "model"?, "not_embedded"?,
+        /// "keyword_only"?}` (`engine::search::Recall`).
+        search: Option<Value>,
     },
     Err(KipError),
 }
@@ -198,6 +201,7 @@ impl Outcome {
                 result,
                 next_cursor,
                 effects,
+                search,
             } => {
                 let mut o = json!({ "result": result });
                 if let Some(c) = next_cursor {
@@ -205,6 +209,9 @@ impl Outcome {
                 }
                 if let Some(e) = effects {
                     o["effects"] = e.clone();
+                }
+                if let Some(s) = search {
+                    o["search"] = s.clone();
                 }
                 o
             }
@@ -217,6 +224,9 @@ impl Outcome {
     }
 }
 
+// (one answer is built, sent and dropped: a `Single` kept inline costs
+// nothing a box would save)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     Single(Outcome),

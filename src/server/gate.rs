@@ -264,6 +264,7 @@ pub fn stage(nx: &mut Nexus, req: &Request, id: &Identity) -> Response {
             result,
             next_cursor: None,
             effects: None,
+            search: None,
         });
     }
     if req.args.command.is_some() {

@@ -94,6 +94,8 @@ struct Shared {
     max_body: usize,
     body_timeout: Duration,
     search_modes: Vec<&'static str>,
+    /// The embedding model semantic and hybrid SEARCH use, if any.
+    search_model: Option<String>,
     /// The maintainer's status (`GET /`), or None when off.
     maintenance: Option<Arc<std::sync::Mutex<serde_json::Value>>>,
 }
@@ -392,6 +394,7 @@ async fn info(State(s): State<Arc<Shared>>) -> impl IntoResponse {
             "POST /session/end": "the caller's session ended: a post-session sleep cycle follows",
         },
         "search_modes": s.search_modes,
+        "search_model": s.search_model,
         "read_log": s.read_log.as_ref().map(|l| l.status()).unwrap_or_else(|| json!("off")),
         "auth": if keyed { "bearer" } else { "none (loopback callers only)" },
         "maintenance": s.maintenance.as_ref()
@@ -552,11 +555,13 @@ pub fn router(
     body_timeout: Duration,
     maintenance: Option<Arc<std::sync::Mutex<serde_json::Value>>>,
 ) -> Router {
-    let search_modes = if crate::engine::embed::EmbeddingConfig::from_env().is_some() {
+    let embedder = crate::engine::embed::EmbeddingConfig::from_env();
+    let search_modes = if embedder.is_some() {
         vec!["keyword", "semantic", "hybrid"]
     } else {
         vec!["keyword"]
     };
+    let search_model = embedder.map(|e| e.model);
     let shared = Arc::new(Shared {
         pool,
         read_log,
@@ -566,6 +571,7 @@ pub fn router(
         max_body,
         body_timeout,
         search_modes,
+        search_model,
         maintenance,
     });
     Router::new()

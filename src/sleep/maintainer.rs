@@ -308,6 +308,9 @@ fn run(
     }
 }
 
+/// The longest one look spends embedding concepts that changed.
+const EMBED_PER_LOOK: Duration = Duration::from_secs(2);
+
 /// One look: record the beat and the plan, run what is due, record it.
 #[allow(clippy::too_many_arguments)]
 fn step(
@@ -349,6 +352,19 @@ fn step(
         set(status, "last", json!(last));
         Ok(())
     };
+    // concepts that changed since they were last embedded, a few seconds
+    // at each look, so that read-only searches rank them by meaning too
+    if nx.embedder().is_some() {
+        let until = std::time::Instant::now() + EMBED_PER_LOOK;
+        match nx.sync_embeddings_until(Some(until)) {
+            Ok(s) => set(status, "not_embedded", json!(s.pending)),
+            Err(e) => set(
+                status,
+                "embedding_error",
+                json!(format!("{}: {}", e.code, e.message)),
+            ),
+        }
+    }
     let plan = schedule::plan_with(nx, Utc::now(), &settings.schedule, health)?;
     record(nx, &plan, last)?;
     if plan.due.is_none() {
