@@ -90,6 +90,23 @@ fn workbench_runs_scrolls_and_opens_a_cell() {
     );
 }
 
+/// A SEARCH's status line says how it ranked: here, with no embedding
+/// model, by keyword only and why.
+#[test]
+fn workbench_says_how_a_search_ranked() {
+    let mut nx = somnus::demo::in_memory().expect("demo memory");
+    // (whatever model this machine has installed)
+    nx.set_embedder(None);
+    let mut a = App::new(nx, "demo", Runner::Inline(VecDeque::new()));
+    a.drain();
+    a.workbench.set_text("");
+    typed(&mut a, "SEARCH CONCEPT \"pottery\" LIMIT 5");
+    key(&mut a, KeyCode::F(5));
+    let s = screen(&mut a, 120, 36);
+    assert!(s.contains("keyword only: no embedding model"), "{s}");
+    assert!(s.contains("SEARCH · "), "{s}");
+}
+
 #[test]
 fn workbench_pages_with_next_cursor() {
     let mut a = app();

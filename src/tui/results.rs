@@ -198,6 +198,28 @@ pub fn effects_summary(effects: &Value, dry_run: bool) -> String {
     }
 }
 
+/// How a SEARCH ranked its rows, from the answer's `search`: "5 rows ·
+/// hybrid, all-MiniLM-L6-v2", "5 rows · keyword only: no embedding model".
+pub fn search_summary(rows: usize, search: &Value) -> String {
+    let mode = search["mode"].as_str().unwrap_or("keyword");
+    let mut s = format!("{rows} rows · {mode}");
+    if let Some(m) = search["model"].as_str() {
+        s.push_str(&format!(", {m}"));
+    }
+    if let Some(n) = search["not_embedded"].as_u64() {
+        s.push_str(&format!(", {n} not embedded yet"));
+    }
+    if let Some(why) = search["keyword_only"].as_str() {
+        let short = if why.starts_with("no embedding model") {
+            "no embedding model"
+        } else {
+            "the embedding provider failed"
+        };
+        s = format!("{rows} rows · keyword only: {short}");
+    }
+    s
+}
+
 fn generic(result: &Value) -> ResultTable {
     match result {
         Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {

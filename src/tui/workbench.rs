@@ -1165,7 +1165,15 @@ impl Component for Workbench {
                         .unwrap_or("result");
                     // a write lists the elements it changed (or would)
                     let effects = response.get("effects");
-                    let summary = effects.map(|e| results::effects_summary(e, *dry_run));
+                    let summary = match (effects, response.get("search")) {
+                        (Some(e), _) => Some(results::effects_summary(e, *dry_run)),
+                        // how a SEARCH ranked: by meaning too, or why not
+                        (None, Some(s)) => Some(results::search_summary(
+                            result.as_array().map_or(0, Vec::len),
+                            s,
+                        )),
+                        _ => None,
+                    };
                     let t = match effects {
                         Some(e) => results::effects_table(e),
                         None => table(text, params, &result),
