@@ -256,25 +256,32 @@ fn a_new_model_embeds_the_memory_again_and_what_waits_is_counted() {
     let again = nx.sync_embeddings().expect("sync");
     assert_eq!(again, first);
 
-    // a concept written after the last pass is not embedded until a search
-    // (or the maintainer) embeds it; a read-only search counts it
+    // a concept written after the last pass is not embedded by a
+    // read-only search (it writes nothing): the answer counts it; a
+    // read-write search embeds it
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?c { {type: "Remedy", name: "Ginger"} SET ATTRIBUTES { description: "for nausea" } } }"#,
     );
-    let before = calls.load(Ordering::SeqCst);
-    let r = nx.execute(
-        &Request::from_json(&json!({
-            "method": "execute_kip_readonly",
-            "params": {"command": "SEARCH CONCEPT \"nausea\" MODE \"semantic\""}
-        }))
-        .expect("request"),
-    );
-    let r = r.to_json();
+    let readonly = |nx: &mut Nexus| {
+        nx.execute(
+            &Request::from_json(&json!({
+                "method": "execute_kip_readonly",
+                "params": {"command": "SEARCH CONCEPT \"nausea\" MODE \"semantic\""}
+            }))
+            .expect("request"),
+        )
+        .to_json()
+    };
+    let r = readonly(&mut nx);
     assert_eq!(r["search"]["mode"], "semantic", "{r}");
-    assert!(calls.load(Ordering::SeqCst) > before);
+    assert_eq!(r["search"]["not_embedded"], 1, "{r}");
+    assert!(!names(&r).contains(&"Ginger".to_string()), "{r}");
+    let r = kip(&mut nx, r#"SEARCH CONCEPT "nausea" MODE "semantic""#);
     assert_eq!(names(&r).first().map(String::as_str), Some("Ginger"), "{r}");
     assert!(r["search"].get("not_embedded").is_none(), "{r}");
+    let r = readonly(&mut nx);
+    assert_eq!(names(&r).first().map(String::as_str), Some("Ginger"), "{r}");
 }
 
 /// Hybrid ranking: a concept both rankings find beats one only either

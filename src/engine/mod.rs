@@ -1157,14 +1157,16 @@ impl Nexus {
         if let Some(e) = self.embedder.as_mut() {
             e.deadline = Some(std::time::Instant::now() + self.timeout);
         }
-        // A semantic or hybrid SEARCH first embeds what changed since the
-        // last one (index upkeep, like the keyword index; on a read-only
-        // request too), for at most `EMBED_STEP` or half the command's
-        // time: the rest waits for the next search or the maintainer, and
-        // the answer says how many concepts were left out. A provider that
-        // fails here is reported by the search itself, which then ranks
-        // by keyword.
-        if let Command::Search(s) = cmd
+        // A semantic or hybrid SEARCH on a read-write request first embeds
+        // what changed since the last one, for at most `EMBED_STEP` or half
+        // the command's time: the rest waits for the next search or the
+        // maintainer, and the answer says how many concepts were left out.
+        // A read-only request writes nothing, not even vectors (a server's
+        // readers never wait for the write lock). A provider that fails
+        // here is reported by the search itself, which then ranks by
+        // keyword.
+        if !readonly
+            && let Command::Search(s) = cmd
             && !self.in_group
             && search::effective_mode(s, self.embedder.as_ref())
                 != crate::kip::ast::SearchMode::Keyword

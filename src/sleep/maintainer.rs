@@ -294,8 +294,19 @@ fn run(
                 nx = None;
             }
         }
-        // wait out the poll in short slices, so a stop is prompt
-        let until = std::time::Instant::now() + settings.poll;
+        // wait out the poll in short slices, so a stop is prompt; while
+        // concepts wait for their vectors, look again within a second
+        let embedding = status
+            .lock()
+            .ok()
+            .and_then(|s| s.get("not_embedded").and_then(Value::as_u64))
+            .is_some_and(|n| n > 0);
+        let wait = if embedding {
+            settings.poll.min(Duration::from_secs(1))
+        } else {
+            settings.poll
+        };
+        let until = std::time::Instant::now() + wait;
         while !stop.load(Ordering::SeqCst) && std::time::Instant::now() < until {
             std::thread::sleep(Duration::from_millis(50).min(settings.poll));
         }
