@@ -125,6 +125,8 @@ fn an_installed_model_is_found_named_and_can_be_turned_off() {
             "HF_HOME",
             "HF_HUB_CACHE",
             "VIRTUAL_ENV",
+            "CONDA_PREFIX",
+            "PYENV_ROOT",
         ] {
             c.env_remove(k);
         }

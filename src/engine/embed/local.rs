@@ -258,7 +258,8 @@ impl LocalModel {
 /// the Hugging Face cache's sentence-transformers models
 /// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`),
 /// then Python packages that carry a model (`<package>/model` in the
-/// site-packages of `$VIRTUAL_ENV`, the user's and the system's Pythons).
+/// site-packages of `$VIRTUAL_ENV`, `$CONDA_PREFIX`, the user's, pyenv's
+/// and the system's Pythons).
 pub fn discover() -> Vec<PathBuf> {
     let env = |k: &str| {
         std::env::var_os(k)
@@ -303,11 +304,22 @@ pub fn discover() -> Vec<PathBuf> {
         }
     }
     let mut libs: Vec<PathBuf> = Vec::new();
-    if let Some(v) = env("VIRTUAL_ENV") {
-        libs.push(v.join("lib"));
+    for prefix in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = env(prefix) {
+            libs.push(v.join("lib"));
+        }
     }
     if let Some(h) = &home {
         libs.push(h.join(".local/lib"));
+    }
+    // pyenv's Pythons
+    let pyenv = env("PYENV_ROOT").or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
+    if let Some(p) = pyenv {
+        libs.extend(
+            subdirs(&p.join("versions"))
+                .into_iter()
+                .map(|v| v.join("lib")),
+        );
     }
     libs.push("/usr/local/lib".into());
     libs.push("/usr/lib".into());
