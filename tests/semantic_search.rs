@@ -199,8 +199,18 @@ fn the_answer_says_how_search_ranked() {
     );
     assert_eq!(r["search"], json!({"mode": "keyword"}), "{r}");
 
+    // DESCRIBE PRIMER advertises what this engine can do (spec §5.2.1)
+    let p = kip(&mut nx, "DESCRIBE PRIMER");
+    assert_eq!(
+        p["result"]["search"],
+        json!({"modes": ["keyword", "semantic", "hybrid"], "default": "hybrid", "model": "fake"}),
+        "{p}"
+    );
+
     // no provider: keyword, and why
     nx.set_embedder(None);
+    let p = kip(&mut nx, "DESCRIBE PRIMER");
+    assert_eq!(p["result"]["search"]["modes"], json!(["keyword"]), "{p}");
     let r = kip(&mut nx, r#"SEARCH CONCEPT "painkiller" WITH TYPE "Remedy""#);
     assert_eq!(r["search"]["mode"], "keyword", "{r}");
     assert!(

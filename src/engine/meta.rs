@@ -81,7 +81,14 @@ fn domain_summaries(conn: Db<'_>) -> KipResult<Vec<Value>> {
         .collect())
 }
 
-pub fn describe(conn: Db<'_>, d: &Describe) -> KipResult<MetaOutput> {
+/// `embedder` is what semantic and hybrid SEARCH would use: PRIMER says
+/// which retrieval modes this engine has (spec §5.2.1: "SHOULD advertise
+/// actual capability … in its `DESCRIBE PRIMER` identity layer").
+pub fn describe(
+    conn: Db<'_>,
+    d: &Describe,
+    embedder: Option<&super::embed::EmbeddingConfig>,
+) -> KipResult<MetaOutput> {
     let single = |v| {
         Ok(MetaOutput {
             result: v,
@@ -124,7 +131,15 @@ pub fn describe(conn: Db<'_>, d: &Describe) -> KipResult<MetaOutput> {
                 map.push(entry);
             }
             let total = map.len();
-            single(json!({ "identity": identity, "domain_map": map, "total_domains": total }))
+            let search = match embedder {
+                Some(e) => {
+                    json!({ "modes": ["keyword", "semantic", "hybrid"], "default": "hybrid", "model": e.model })
+                }
+                None => json!({ "modes": ["keyword"], "default": "keyword", "model": null }),
+            };
+            single(
+                json!({ "identity": identity, "domain_map": map, "total_domains": total, "search": search }),
+            )
         }
     }
 }

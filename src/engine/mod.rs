@@ -1461,7 +1461,7 @@ fn dispatch(
             Ok((kml::upsert_json(&rep, dry_run), None))
         }
         Command::Describe(d) => {
-            let out = meta::describe(conn, d)?;
+            let out = meta::describe(conn, d, embedder)?;
             Ok((out.result, out.next_cursor))
         }
         Command::Delete(d) => Ok((kml::delete(conn, d)?, None)),
