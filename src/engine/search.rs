@@ -103,6 +103,14 @@ impl Window<'_> {
     }
 }
 
+/// The days a search text names (`analysis::days`), as `YYYY-MM-DD`.
+fn named_days(term: &str) -> Vec<String> {
+    crate::analysis::days(term)
+        .iter()
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .collect()
+}
+
 /// `(concept id, score)` hits, best first (inside `window`).
 pub fn concept_hits(
     conn: Db<'_>,
@@ -114,10 +122,7 @@ pub fn concept_hits(
     let lower = term.to_lowercase();
     let mut hits: Vec<(i64, f64)> = match conn.backend() {
         Backend::Sqlite => {
-            let days: Vec<String> = crate::analysis::days(term)
-                .iter()
-                .map(|d| d.format("%Y-%m-%d").to_string())
-                .collect();
+            let days: Vec<String> = named_days(term);
             let asked = analysed(term);
             let q = fts_query(&asked);
             if q.is_none() && days.is_empty() {
@@ -205,10 +210,7 @@ pub fn concept_hits(
         }
         Backend::Postgres => {
             let q = ts_query(&analysed(term));
-            let days: Vec<String> = crate::analysis::days(term)
-                .iter()
-                .map(|d| d.format("%Y-%m-%d").to_string())
-                .collect();
+            let days: Vec<String> = named_days(term);
             if q.is_none() && days.is_empty() {
                 return Ok(vec![]);
             }
@@ -331,11 +333,7 @@ fn hits(
     let mode = effective_mode(s, embed);
     let semantic = match (mode, embed) {
         (SearchMode::Semantic | SearchMode::Hybrid, Some(cfg)) => {
-            let days: Vec<String> = crate::analysis::days(&s.term)
-                .iter()
-                .map(|d| d.format("%Y-%m-%d").to_string())
-                .collect();
-            match embed::semantic_scores(conn, cfg, &s.term, ty, &days) {
+            match embed::semantic_scores(conn, cfg, &s.term, ty, &named_days(&s.term)) {
                 Ok(v) => {
                     recall.model = Some(cfg.model.clone());
                     recall.not_embedded = embed::not_embedded(conn)?;

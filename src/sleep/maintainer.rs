@@ -243,6 +243,8 @@ fn run(
     let mut nx: Option<Nexus> = None;
     let mut last: Option<String> = None;
     let mut health = schedule::HealthCache::default();
+    // concepts still waiting for their vectors after the last look
+    let mut embedding = false;
     while !stop.load(Ordering::SeqCst) {
         if nx.is_none() {
             match Nexus::open_place(&db, Default::default()) {
@@ -276,7 +278,8 @@ fn run(
                 &mut last,
                 &mut health,
             ) {
-                Ok(()) => {
+                Ok(waiting) => {
+                    embedding = waiting;
                     if let Ok(mut s) = status.lock()
                         && let Some(o) = s.as_object_mut()
                     {
@@ -296,11 +299,6 @@ fn run(
         }
         // wait out the poll in short slices, so a stop is prompt; while
         // concepts wait for their vectors, look again within a second
-        let embedding = status
-            .lock()
-            .ok()
-            .and_then(|s| s.get("not_embedded").and_then(Value::as_u64))
-            .is_some_and(|n| n > 0);
         let wait = if embedding {
             settings.poll.min(Duration::from_secs(1))
         } else {
@@ -322,7 +320,8 @@ fn run(
 /// The longest one look spends embedding concepts that changed.
 const EMBED_PER_LOOK: Duration = Duration::from_secs(2);
 
-/// One look: record the beat and the plan, run what is due, record it.
+/// One look: embed what changed, record the beat and the plan, run what is due, record it.
+/// Says whether concepts still wait for their vectors.
 #[allow(clippy::too_many_arguments)]
 fn step(
     nx: &mut Nexus,
@@ -334,7 +333,7 @@ fn step(
     status: &Arc<Mutex<Value>>,
     last: &mut Option<String>,
     health: &mut schedule::HealthCache,
-) -> KipResult<()> {
+) -> KipResult<bool> {
     let record = |nx: &Nexus, plan: &schedule::Plan, last: &Option<String>| -> KipResult<()> {
         let now = Utc::now();
         let next_at = plan
@@ -365,10 +364,14 @@ fn step(
     };
     // concepts that changed since they were last embedded, a few seconds
     // at each look, so that read-only searches rank them by meaning too
+    let mut waiting = false;
     if nx.embedder().is_some() {
         let until = std::time::Instant::now() + EMBED_PER_LOOK;
         match nx.sync_embeddings_until(Some(until)) {
-            Ok(s) => set(status, "not_embedded", json!(s.pending)),
+            Ok(s) => {
+                waiting = s.pending > 0;
+                set(status, "not_embedded", json!(s.pending))
+            }
             Err(e) => set(
                 status,
                 "embedding_error",
@@ -379,7 +382,7 @@ fn step(
     let plan = schedule::plan_with(nx, Utc::now(), &settings.schedule, health)?;
     record(nx, &plan, last)?;
     if plan.due.is_none() {
-        return Ok(());
+        return Ok(waiting);
     }
     set(status, "running", json!(true));
     let out = schedule::run_due(nx, &settings.schedule, settings.budget, Some(stop));
@@ -389,5 +392,6 @@ fn step(
         *last = Some(format!("{}: {line}", store::now()));
     }
     let plan = schedule::plan_with(nx, Utc::now(), &settings.schedule, health)?;
-    record(nx, &plan, last)
+    record(nx, &plan, last)?;
+    Ok(waiting)
 }

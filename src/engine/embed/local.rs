@@ -33,11 +33,18 @@ enum Pooling {
     Cls,
 }
 
-/// A loaded model, shared by every connection of the process.
+/// A model folder, shared by every connection of the process. Its
+/// weights are read when it first embeds something, so a process that
+/// never searches by meaning never pays for them.
 pub struct LocalModel {
     /// What the model calls itself (its card's title, else its folder).
     pub name: String,
     pub dir: PathBuf,
+    loaded: std::sync::OnceLock<Result<Loaded, String>>,
+}
+
+/// The tokenizer and weights, once read.
+struct Loaded {
     tokenizer: Tokenizer,
     model: BertModel,
     pooling: Pooling,
@@ -49,8 +56,7 @@ impl std::fmt::Debug for LocalModel {
         f.debug_struct("LocalModel")
             .field("name", &self.name)
             .field("dir", &self.dir)
-            .field("pooling", &self.pooling)
-            .field("normalize", &self.normalize)
+            .field("loaded", &self.loaded.get().map(|l| l.is_ok()))
             .finish()
     }
 }
@@ -101,8 +107,9 @@ fn model_name(dir: &Path) -> String {
 }
 
 impl LocalModel {
-    /// Reads the model in `dir`, or says why it cannot.
-    pub fn load(dir: &Path) -> Result<LocalModel, String> {
+    /// The model in `dir`, or why there is none: the folder is checked
+    /// (its files, a BERT `config.json`) now, the weights read at first use.
+    pub fn open(dir: &Path) -> Result<LocalModel, String> {
         if !is_model_dir(dir) {
             return Err(format!(
                 "{} is not a model folder: it needs config.json, tokenizer.json and model.safetensors",
@@ -121,6 +128,51 @@ impl LocalModel {
                 dir.display()
             ));
         }
+        Ok(LocalModel {
+            name: model_name(dir),
+            dir: dir.to_path_buf(),
+            loaded: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The tokenizer and weights, read once.
+    fn loaded(&self) -> Result<&Loaded, String> {
+        self.loaded
+            .get_or_init(|| Loaded::read(&self.dir))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// One vector per text, in order; `KIP_4001` once `deadline` passes
+    /// (checked before each batch).
+    pub fn embed(&self, texts: &[String], deadline: Option<Instant>) -> KipResult<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(KipError::new(
+                    ErrorCode::ExecutionTimeout,
+                    "the command's time ran out while the embedded model encoded its texts",
+                ));
+            }
+            out.extend(
+                self.loaded()
+                    .and_then(|m| m.embed_batch(chunk))
+                    .map_err(|e| {
+                        KipError::new(
+                            ErrorCode::InternalError,
+                            format!("embedded model {}: {e}", self.name),
+                        )
+                    })?,
+            );
+        }
+        Ok(out)
+    }
+}
+
+impl Loaded {
+    fn read(dir: &Path) -> Result<Loaded, String> {
+        let cfg_json = read_json(&dir.join("config.json"))
+            .ok_or_else(|| format!("{}: config.json is not JSON", dir.display()))?;
         let cfg: Config = serde_json::from_value(cfg_json.clone())
             .map_err(|e| format!("{}: config.json: {e}", dir.display()))?;
         let max_positions = cfg_json
@@ -177,35 +229,12 @@ impl LocalModel {
         .map_err(|e| format!("{}: model.safetensors: {e}", dir.display()))?;
         let model = BertModel::load(vb, &cfg)
             .map_err(|e| format!("{}: the weights do not fit config.json: {e}", dir.display()))?;
-        Ok(LocalModel {
-            name: model_name(dir),
-            dir: dir.to_path_buf(),
+        Ok(Loaded {
             tokenizer,
             model,
             pooling,
             normalize,
         })
-    }
-
-    /// One vector per text, in order; `KIP_4001` once `deadline` passes
-    /// (checked before each batch).
-    pub fn embed(&self, texts: &[String], deadline: Option<Instant>) -> KipResult<Vec<Vec<f32>>> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(KipError::new(
-                    ErrorCode::ExecutionTimeout,
-                    "the command's time ran out while the embedded model encoded its texts",
-                ));
-            }
-            out.extend(self.embed_batch(chunk).map_err(|e| {
-                KipError::new(
-                    ErrorCode::InternalError,
-                    format!("embedded model {}: {e}", self.name),
-                )
-            })?);
-        }
-        Ok(out)
     }
 
     fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {

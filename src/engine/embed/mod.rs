@@ -41,26 +41,6 @@ pub struct EmbeddingConfig {
     pub deadline: Option<Instant>,
 }
 
-impl PartialEq for EmbeddingConfig {
-    fn eq(&self, o: &EmbeddingConfig) -> bool {
-        self.model == o.model
-            && self.deadline == o.deadline
-            && match (&self.provider, &o.provider) {
-                (
-                    Provider::Http { base_url, api_key },
-                    Provider::Http {
-                        base_url: b,
-                        api_key: k,
-                    },
-                ) => base_url == b && api_key == k,
-                #[cfg(feature = "local-embed")]
-                (Provider::Local(a), Provider::Local(b)) => Arc::ptr_eq(a, b),
-                #[cfg(feature = "local-embed")]
-                _ => false,
-            }
-    }
-}
-
 /// Whether `SOMNUS_EMBED` turns semantic retrieval off (`off`, `none`,
 /// `keyword`, `0`, `false`).
 fn turned_off() -> bool {
@@ -72,9 +52,9 @@ fn turned_off() -> bool {
     })
 }
 
-/// The model the environment names or this machine has installed, loaded
-/// once per process. A folder that cannot be loaded is said on stderr once
-/// and skipped.
+/// The model the environment names or this machine has installed, found
+/// once per process (its weights are read at its first use). A folder that
+/// is not a usable model is said on stderr once and skipped.
 #[cfg(feature = "local-embed")]
 fn installed_model() -> Option<Arc<local::LocalModel>> {
     static MODEL: std::sync::OnceLock<Option<Arc<local::LocalModel>>> = std::sync::OnceLock::new();
@@ -88,7 +68,7 @@ fn installed_model() -> Option<Arc<local::LocalModel>> {
                 None => local::discover(),
             };
             for dir in candidates {
-                match local::LocalModel::load(&dir) {
+                match local::LocalModel::open(&dir) {
                     Ok(m) => return Some(Arc::new(m)),
                     Err(e) => eprintln!("somnus: embedding model skipped: {e}"),
                 }
@@ -139,7 +119,7 @@ impl EmbeddingConfig {
     #[cfg(feature = "local-embed")]
     pub fn local(dir: &std::path::Path) -> Result<EmbeddingConfig, String> {
         Ok(EmbeddingConfig::with_model(Arc::new(
-            local::LocalModel::load(dir)?,
+            local::LocalModel::open(dir)?,
         )))
     }
 
@@ -345,15 +325,9 @@ pub fn sync(db: Db<'_>, cfg: &EmbeddingConfig, until: Option<Instant>) -> KipRes
     let mut done = 0;
     loop {
         if until.is_some_and(|u| Instant::now() >= u) {
-            let pending = db
-                .query("SELECT COUNT(*) FROM embed_queue", &[])?
-                .first()
-                .map(|r| r.i64(0))
-                .transpose()?
-                .unwrap_or(0) as usize;
             return Ok(Synced {
                 embedded: done,
-                pending,
+                pending: not_embedded(db)?,
             });
         }
         let mut batch: Vec<(i64, String)> = Vec::new();
