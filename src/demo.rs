@@ -56,7 +56,7 @@ pub fn create_at(place: &crate::store::place::Place) -> KipResult<Nexus> {
 
 /// Creates a fresh demo memory at `path`, replacing any file there.
 pub fn create(path: &Path) -> KipResult<Nexus> {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-reads", "-reads-wal", "-reads-shm"] {
         let p = format!("{}{suffix}", path.display());
         if Path::new(&p).exists() {
             std::fs::remove_file(&p)

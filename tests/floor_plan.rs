@@ -13,7 +13,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("secrets", &[]),
     ("protocol", &["kip"]),
     ("store", &["kip", "analysis"]),
-    ("audit", &["store", "kip"]),
+    ("audit", &["store", "kip", "secrets"]),
     (
         "engine",
         &[

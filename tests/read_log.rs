@@ -59,7 +59,8 @@ fn logged(db: &PathBuf, n: usize) -> Vec<reads::Request> {
     let started = Instant::now();
     loop {
         let nx = Nexus::open(db).expect("open");
-        let rows = reads::recent(nx.db(), &Filter::default(), 1000).expect("recent");
+        let rows = reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 1000)
+            .expect("recent");
         if rows.len() >= n || started.elapsed() > Duration::from_secs(10) {
             return rows;
         }
@@ -161,10 +162,15 @@ fn http_reads_are_logged_with_their_caller_and_what_came_back() {
     );
     // counted per element, by caller; nothing read, nothing counted
     let mut nx = Nexus::open(&db).expect("open");
-    let u = reads::use_of(nx.db(), grace).expect("use");
+    let u = reads::use_of(nx.reads_db().expect("the log"), grace).expect("use");
     assert_eq!(u.count, 2, "{u:?}");
     assert_eq!(u.by[0].caller, "scout");
-    assert_eq!(reads::use_of(nx.db(), turing).expect("use").count, 0);
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("the log"), turing)
+            .expect("use")
+            .count,
+        0
+    );
     // reading never changes an element's version
     assert_eq!(version_of(&mut nx, "Ada Lovelace"), ada_v);
     // `why --json` carries the counts
@@ -233,7 +239,8 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
         task.await.expect("join").expect("served");
     });
     let nx = Nexus::open(&db).expect("open");
-    let rows = reads::recent(nx.db(), &Filter::default(), 10).expect("recent");
+    let rows =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 10).expect("recent");
     assert_eq!(rows.len(), 1, "only the agent's read: {rows:?}");
     assert_eq!(
         (rows[0].caller.as_str(), rows[0].channel.as_str()),
@@ -250,7 +257,7 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Ada Lovelace"));
     let nx = Nexus::open(&db).expect("open");
     let rows = reads::recent(
-        nx.db(),
+        nx.reads_db().expect("the log"),
         &Filter {
             caller: None,
             kind: Some("search".into()),
@@ -262,7 +269,12 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].channel, "rpc");
     assert_eq!(rows[0].elements, vec![ada]);
-    assert_eq!(reads::use_of(nx.db(), ada).expect("use").count, 2);
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("the log"), ada)
+            .expect("use")
+            .count,
+        2
+    );
     drop(nx);
     // --read-log off logs nothing
     rpc(
@@ -271,7 +283,12 @@ fn mcp_and_rpc_reads_are_logged_and_console_reads_are_not() {
         json!({"method": "execute_kip_readonly", "params": {"command": "FIND(?p) WHERE { ?p {type: \"Person\"} } LIMIT 5"}}),
     );
     let nx = Nexus::open(&db).expect("open");
-    assert_eq!(reads::size(nx.db()).expect("size").0, 2);
+    assert_eq!(
+        reads::size(nx.reads_db().expect("the log"))
+            .expect("size")
+            .0,
+        2
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -344,7 +361,12 @@ fn retention_drops_old_requests_and_keeps_the_counts_of_live_elements() {
         ),
     ])
     .expect("record");
-    assert_eq!(reads::use_of(nx.db(), ada).expect("use").count, 10);
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("the log"), ada)
+            .expect("use")
+            .count,
+        10
+    );
     // older than June: 6 of the 10 reads go (January twice, to May)
     let dry = nx
         .prune_reads("2026-06-01T00:00:00.000Z", None, true)
@@ -352,7 +374,9 @@ fn retention_drops_old_requests_and_keeps_the_counts_of_live_elements() {
     assert_eq!(dry.requests, 6);
     assert_eq!(dry.counts, 1, "the element that does not exist");
     assert_eq!(
-        reads::size(nx.db()).expect("size").0,
+        reads::size(nx.reads_db().expect("the log"))
+            .expect("size")
+            .0,
         12,
         "a dry run drops nothing"
     );
@@ -361,12 +385,23 @@ fn retention_drops_old_requests_and_keeps_the_counts_of_live_elements() {
         .expect("prune");
     // 6 left after the retention, 3 kept by the limit: the newest
     assert_eq!(p.requests, 6 + 3);
-    let left = reads::recent(nx.db(), &Filter::default(), 100).expect("recent");
+    let left =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 100).expect("recent");
     assert_eq!(left.len(), 3);
     assert_eq!(left[0].at, "2026-10-02T00:00:00.000Z");
     // the live element's count stays; the gone one's is dropped
-    assert_eq!(reads::use_of(nx.db(), ada).expect("use").count, 10);
-    assert_eq!(reads::use_of(nx.db(), 999_999).expect("use").count, 0);
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("the log"), ada)
+            .expect("use")
+            .count,
+        10
+    );
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("the log"), 999_999)
+            .expect("use")
+            .count,
+        0
+    );
 }
 
 /// Ada's fact, observed at `observed`.
@@ -618,17 +653,180 @@ fn the_log_never_keeps_a_secret_an_agent_sent() {
         r#"SEARCH CONCEPT "{token}" WITH TYPE "Person" LIMIT 1"#
     ))
     .with_params(params);
-    let (_, served) = nx.execute_served(&req);
+    let (_, sent) = nx.execute_served(&req);
     nx.record_reads(&[logged_at(
         "2026-11-20T00:00:00.000Z",
         "scout",
-        served[0].clone(),
+        sent[0].clone(),
     )])
     .expect("record");
-    let rows = reads::recent(nx.db(), &Filter::default(), 5).expect("recent");
+    let rows =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 5).expect("recent");
     let kept = serde_json::to_string(&rows[0].to_json()).expect("json");
     assert!(!kept.contains(&token), "{kept}");
     assert!(!kept.contains("hunter22"), "{kept}");
     assert!(kept.contains("[redacted github-pat]"), "{kept}");
     assert_eq!(rows[0].parameters["password"], json!("[redacted password]"));
+    // an error that quotes the command is masked too
+    let mut failed = served("FIND", vec![]);
+    failed.error = Some(format!("KIP_1001 unexpected \"{token}\" at 1:6"));
+    nx.record_reads(&[logged_at("2026-11-20T00:00:01.000Z", "scout", failed)])
+        .expect("record");
+    let rows =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 5).expect("recent");
+    let error = rows[0].error.clone().expect("the error");
+    assert!(
+        !error.contains(&token) && error.contains("[redacted github-pat]"),
+        "{error}"
+    );
+}
+
+/// Rows written straight into a file, as another process would.
+fn raw(path: &std::path::Path) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(path).expect("raw open");
+    c.busy_timeout(Duration::from_secs(10)).expect("timeout");
+    c
+}
+
+fn count(c: &rusqlite::Connection, sql: &str) -> i64 {
+    c.query_row(sql, [], |r| r.get(0)).expect(sql)
+}
+
+/// A SQLite memory's log is a file of its own: writing it never takes the
+/// memory's writer, and an agent's write never waits for the log.
+#[test]
+fn the_log_has_a_file_of_its_own_and_neither_waits_for_the_other() {
+    let d = dir("own-file");
+    let db = d.join("m.db");
+    let mut nx = Nexus::open(&db).expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    nx.record_reads(&[logged_at(
+        "2026-11-20T00:00:00.000Z",
+        "scout",
+        served("FIND", vec![ada]),
+    )])
+    .expect("record");
+    let file = somnus::store::read_file::path_of(&db);
+    assert!(file.exists(), "{}", file.display());
+    assert_eq!(count(&raw(&file), "SELECT COUNT(*) FROM read_log"), 1);
+    assert_eq!(
+        count(&raw(&db), "SELECT COUNT(*) FROM read_log"),
+        0,
+        "nothing in the memory file"
+    );
+
+    // the memory's writer is held (an agent's long write): the log is
+    // written at once all the same
+    let memory = raw(&db);
+    memory
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("hold the memory");
+    let t = Instant::now();
+    nx.record_reads(&[logged_at(
+        "2026-11-20T00:00:01.000Z",
+        "scout",
+        served("FIND", vec![ada]),
+    )])
+    .expect("record while the memory is held");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    memory.execute_batch("ROLLBACK").expect("release");
+
+    // the log's writer is held: an agent's write goes through at once
+    let log = raw(&file);
+    log.execute_batch("BEGIN IMMEDIATE").expect("hold the log");
+    let mut other = Nexus::open(&db).expect("a second connection");
+    let t = Instant::now();
+    kip(
+        &mut other,
+        r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Alan Turing"} SET ATTRIBUTES { born: 1912 } } }"#,
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // and the log reads as it was committed
+    assert_eq!(
+        reads::use_of(other.reads_db().expect("log"), ada)
+            .expect("use")
+            .count,
+        2
+    );
+    log.execute_batch("ROLLBACK").expect("release");
+    drop((nx, other));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A memory from before the split kept its log in the memory file: the
+/// first open moves it (ids, counts), and a move repeated after a crash
+/// between its two steps neither repeats rows nor adds counts twice.
+#[test]
+fn a_log_kept_in_the_memory_file_moves_to_its_own() {
+    let d = dir("move");
+    let db = d.join("m.db");
+    let ada = {
+        let mut nx = Nexus::open(&db).expect("open");
+        people(&mut nx);
+        id_of(&mut nx, "Ada Lovelace")
+    };
+    let file = somnus::store::read_file::path_of(&db);
+    let old_rows = |c: &rusqlite::Connection| {
+        c.execute_batch(&format!(
+            "INSERT INTO read_log(id, at, caller, channel, kind, command, parameters, elements, rows, micros) VALUES \
+               (7, '2026-10-01T00:00:00.000Z', 'scout', 'http', 'FIND', 'FIND …', '{{}}', '[{ada}]', 1, 50), \
+               (8, '2026-10-02T00:00:00.000Z', 'scout', 'http', 'FIND', 'FIND …', '{{}}', '[{ada}]', 1, 50); \
+             INSERT INTO read_use(element, caller, count, last_at) VALUES ({ada}, 'scout', 2, '2026-10-02T00:00:00.000Z');"
+        ))
+        .expect("old rows");
+    };
+    let _ = std::fs::remove_file(&file);
+    old_rows(&raw(&db));
+    for round in 0..2 {
+        let nx = Nexus::open(&db).expect("reopen");
+        let log = nx.reads_db().expect("log");
+        let rows = reads::recent(log, &Filter::default(), 10).expect("recent");
+        assert_eq!(
+            rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![8, 7],
+            "round {round}"
+        );
+        assert_eq!(
+            reads::use_of(log, ada).expect("use").count,
+            2,
+            "round {round}"
+        );
+        drop(nx);
+        let memory = raw(&db);
+        assert_eq!(count(&memory, "SELECT COUNT(*) FROM read_log"), 0);
+        assert_eq!(count(&memory, "SELECT COUNT(*) FROM read_use"), 0);
+        // a crash after the copy, before the memory's rows were deleted
+        old_rows(&memory);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A read-only open creates no log file; it reads an empty log.
+#[test]
+fn a_read_only_open_creates_no_log_file() {
+    let d = dir("ro");
+    let db = d.join("m.db");
+    {
+        let mut nx = Nexus::open(&db).expect("open");
+        people(&mut nx);
+    }
+    let file = somnus::store::read_file::path_of(&db);
+    let _ = std::fs::remove_file(&file);
+    let nx = Nexus::open_with(
+        &db,
+        somnus::store::OpenOptions {
+            readonly: true,
+            ..Default::default()
+        },
+    )
+    .expect("read-only");
+    assert!(
+        nx.recent_reads(&Filter::default(), 10)
+            .expect("recent")
+            .is_empty()
+    );
+    assert!(nx.read_usage(10).expect("usage").never.len() >= 2);
+    assert!(!file.exists());
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -46,7 +46,8 @@ pub const DEFAULT_MAX_ROWS: u64 = 1_000_000;
 pub struct Served {
     /// FIND, SEARCH, DESCRIBE, UPSERT, … ("" when it did not parse).
     pub kind: String,
-    /// The command and its parameters, their secrets masked.
+    /// The command and its parameters as sent (the log masks their
+    /// secrets as it writes them: `record_rows`).
     pub command: String,
     pub parameters: Value,
     /// The elements that came back (FIND's bound elements, SEARCH's hits),
@@ -178,15 +179,15 @@ pub fn count_uses(batch: &[Logged]) -> Vec<UseCount> {
         .collect()
 }
 
-/// Writes a batch of served requests, their secrets masked, and counts
+/// Writes a batch of served requests, masking their secrets, and counts
 /// the reads among them, in the caller's transaction.
 pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
     record_rows(db, batch)?;
     record_uses(db, &count_uses(batch))
 }
 
-/// Writes the log rows of a masked batch (the counts apart:
-/// `record_uses`).
+/// Writes the log rows of a batch, each command and its parameters with
+/// their secrets masked (the counts apart: `record_uses`).
 pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
     // several rows a statement (well within SQLite's and PostgreSQL's
     // parameter limits)
@@ -195,7 +196,10 @@ pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
         let mut values = Vec::with_capacity(chunk.len());
         for l in chunk {
             let s = &l.served;
-            let params = s.parameters.to_string();
+            // a secret an agent sent is never kept in the log
+            let mut params = s.parameters.clone();
+            crate::secrets::redact_value(&mut params);
+            let params = params.to_string();
             let params = if params.len() > MAX_LOGGED_PARAMETERS {
                 json!({ "_cut": format!("{} bytes of parameters not kept", params.len()) })
                     .to_string()
@@ -227,13 +231,17 @@ pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
                 Val::Text(l.caller.clone()),
                 Val::Text(l.channel.clone()),
                 Val::Text(s.kind.clone()),
-                Val::Text(cut(&s.command, MAX_LOGGED_COMMAND)),
+                Val::Text(cut(
+                    &crate::secrets::redact(&s.command).0,
+                    MAX_LOGGED_COMMAND,
+                )),
                 Val::Text(params),
                 Val::Text(json!(listed).to_string()),
                 Val::Int(s.rows.min(i64::MAX as u64) as i64),
                 Val::Int(s.micros.min(i64::MAX as u64) as i64),
                 match &s.error {
-                    Some(e) => Val::Text(e.clone()),
+                    // (an error may quote the command)
+                    Some(e) => Val::Text(crate::secrets::redact(e).0),
                     None => Val::Null,
                 },
             ]);

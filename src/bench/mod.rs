@@ -902,7 +902,10 @@ pub fn server_load(
             .collect()
     };
     let missing = acked.iter().filter(|a| !present.contains(*a)).count();
-    let logged = crate::audit::reads::size(nx.db()).map_or(0, |s| s.0);
+    let logged = nx
+        .reads_db()
+        .and_then(crate::audit::reads::size)
+        .map_or(0, |s| s.0);
     let _ = std::fs::remove_dir_all(&dir);
     let throughput = n as f64 / wall.as_secs_f64();
     let mut rows = vec![Row {

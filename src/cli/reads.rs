@@ -98,13 +98,13 @@ pub fn list(nx: &Nexus, l: &List) -> Result<i32> {
         after: None,
         since,
     };
-    let rows = reads::recent(nx.db(), &f, l.limit).map_err(fail)?;
+    let rows = reads::recent(nx.reads_db().map_err(fail)?, &f, l.limit).map_err(fail)?;
     if l.json {
         crate::say_json!(&json!(rows.iter().map(|r| r.to_json()).collect::<Vec<_>>()))?;
         return Ok(0);
     }
     if rows.is_empty() {
-        let (n, _, _) = reads::size(nx.db()).map_err(fail)?;
+        let (n, _, _) = reads::size(nx.reads_db().map_err(fail)?).map_err(fail)?;
         crate::say!(
             "{}",
             if n == 0 {
@@ -150,7 +150,7 @@ fn clip(s: &str, n: usize) -> String {
 pub fn run(nx: &mut Nexus, what: &ReadsCmd) -> Result<i32> {
     match what {
         ReadsCmd::Top { limit, json } => {
-            let top = reads::most_read_named(nx.db(), *limit).map_err(fail)?;
+            let top = reads::most_read_named(nx.reads_db().map_err(fail)?, *limit).map_err(fail)?;
             if *json {
                 crate::say_json!(&json!(
                     top.iter()
@@ -167,7 +167,7 @@ pub fn run(nx: &mut Nexus, what: &ReadsCmd) -> Result<i32> {
             Ok(0)
         }
         ReadsCmd::Never { limit, json } => {
-            let never = reads::never_read(nx.db(), *limit).map_err(fail)?;
+            let never = reads::never_read(nx.reads_db().map_err(fail)?, *limit).map_err(fail)?;
             if *json {
                 crate::say_json!(&json!(
                     never

@@ -132,6 +132,10 @@ pub struct Nexus {
     returned: std::cell::RefCell<Returned>,
     /// Set by `execute_served`: each command answered, for the read log.
     serving: Option<Vec<crate::audit::reads::Served>>,
+    /// SQLite file: the read log's own connection (`store::read_file`),
+    /// opened at first use; read-only when the memory was opened so.
+    reads: std::cell::OnceCell<Conn>,
+    readonly: bool,
     /// SQLite: `PRAGMA data_version` and the memory's change counter at
     /// the last look, and the version `data_version` reported then.
     seen: std::cell::Cell<(i64, i64, i64)>,
@@ -720,7 +724,12 @@ impl Nexus {
     /// keys) into `target`, a new memory on either database; see
     /// `store::copy`.
     pub fn copy_into(&self, target: &Nexus) -> KipResult<crate::store::copy::Copied> {
-        crate::store::copy::copy(self.conn.db(), target.conn.db())
+        crate::store::copy::copy(
+            self.conn.db(),
+            target.conn.db(),
+            self.reads_db()?,
+            target.reads_db()?,
+        )
     }
 
     /// Whether the database closed this connection (PostgreSQL: a restart,
@@ -893,11 +902,37 @@ impl Nexus {
     }
 
     /// Writes a batch of served requests to the read log (one
-    /// transaction); `execute_served` masked their secrets.
+    /// transaction), their secrets masked.
     pub fn record_reads(&mut self, batch: &[crate::audit::reads::Logged]) -> KipResult<()> {
-        let tx = Tx::begin(self.conn.db(), true)?;
+        let tx = Tx::begin(self.reads_db()?, true)?;
         crate::audit::reads::record(tx.db, batch)?;
         tx.commit()
+    }
+
+    /// Runs `f` in one write transaction of the read log (`reads_db`).
+    pub fn in_reads_transaction<T>(
+        &mut self,
+        f: impl FnOnce(Db<'_>) -> KipResult<T>,
+    ) -> KipResult<T> {
+        let tx = Tx::begin(self.reads_db()?, true)?;
+        let v = f(tx.db)?;
+        tx.commit()?;
+        Ok(v)
+    }
+
+    /// Where the read log lives: a SQLite file memory's own log file
+    /// (`store::read_file`, opened at first use), else the memory's
+    /// database.
+    pub fn reads_db(&self) -> KipResult<Db<'_>> {
+        let (Conn::Sqlite(_), Some(path)) = (&self.conn, &self.path) else {
+            return Ok(self.conn.db());
+        };
+        if let Some(c) = self.reads.get() {
+            return Ok(c.db());
+        }
+        let c = crate::store::read_file::open(path, self.readonly)?;
+        let _ = self.reads.set(Conn::Sqlite(c));
+        Ok(self.reads.get().map_or_else(|| self.conn.db(), Conn::db))
     }
 
     /// The requests agents sent, newest first (`audit::reads::recent`).
@@ -906,12 +941,12 @@ impl Nexus {
         f: &crate::audit::reads::Filter,
         limit: usize,
     ) -> KipResult<Vec<crate::audit::reads::Request>> {
-        crate::audit::reads::recent(self.conn.db(), f, limit)
+        crate::audit::reads::recent(self.reads_db()?, f, limit)
     }
 
     /// What agents read most and never (`audit::reads::usage`).
     pub fn read_usage(&self, limit: usize) -> KipResult<crate::audit::reads::Usage> {
-        crate::audit::reads::usage(self.conn.db(), limit)
+        crate::audit::reads::usage(self.reads_db()?, limit)
     }
 
     /// The read log's retention (`audit::reads::prune`), in one
@@ -922,7 +957,7 @@ impl Nexus {
         max_rows: Option<u64>,
         dry_run: bool,
     ) -> KipResult<crate::audit::reads::Pruned> {
-        let tx = Tx::begin(self.conn.db(), true)?;
+        let tx = Tx::begin(self.reads_db()?, true)?;
         let p = crate::audit::reads::prune(tx.db, before, max_rows, dry_run)?;
         if dry_run {
             tx.rollback()?;
@@ -960,13 +995,12 @@ impl Nexus {
                 Outcome::Err(e) => Some(format!("{} {}", e.code.code(), e.message)),
                 _ => None,
             };
-            // a secret an agent sent is never kept in the log
-            let mut parameters = Value::Object(params.clone());
-            crate::secrets::redact_value(&mut parameters);
+            // (its secrets are masked as the log writes it, off the
+            // request's path: `audit::reads::record_rows`)
             log.push(crate::audit::reads::Served {
                 kind: kind.to_string(),
-                command: crate::secrets::redact(text).0,
-                parameters,
+                command: text.to_string(),
+                parameters: Value::Object(params.clone()),
                 elements: if error.is_none() {
                     got.elements
                 } else {

@@ -192,6 +192,19 @@ impl Nexus {
             tx.commit()?;
             fresh
         };
+        // A read log kept in the memory file (before it had its own) moves
+        // to its own file, under the write lock: one process moves it.
+        if let Some(p) = path.as_deref().filter(|_| !opts.readonly)
+            && conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM main.read_log) OR EXISTS (SELECT 1 FROM main.read_use)",
+                [],
+                |r| r.get::<_, bool>(0),
+            )?
+        {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            crate::store::read_file::move_from_memory(&tx, p)?;
+            tx.commit()?;
+        }
         // Planner statistics persist in the file; they are refreshed after
         // bulk writes and when the memory is closed, not on the way in.
         conn.execute_batch("PRAGMA analysis_limit = 400;")?;
@@ -205,6 +218,7 @@ impl Nexus {
             None,
             audit,
             analyzed_at,
+            opts.readonly,
         ))
     }
 
@@ -214,6 +228,7 @@ impl Nexus {
         location: Option<crate::store::postgres::Location>,
         audit: crate::audit::Context,
         analyzed_at: u64,
+        readonly: bool,
     ) -> Nexus {
         Nexus {
             conn,
@@ -237,6 +252,8 @@ impl Nexus {
             maintaining: false,
             returned: Default::default(),
             serving: None,
+            reads: Default::default(),
+            readonly,
             seen: Default::default(),
         }
     }
@@ -277,7 +294,14 @@ impl Nexus {
                 return Err(e);
             }
         }
-        Ok(Self::with_conn(conn, None, Some(loc.clone()), audit, 0))
+        Ok(Self::with_conn(
+            conn,
+            None,
+            Some(loc.clone()),
+            audit,
+            0,
+            false,
+        ))
     }
 
     /// Writes the bootstrap capsules inside the caller's transaction.

@@ -49,7 +49,7 @@ pub fn recent_reads(nx: &Nexus, now: &str) -> KipResult<Vec<reads::Request>> {
         })
         .map_err(|e| KipError::internal(format!("not a time: {now}: {e}")))?;
     let rows = reads::recent(
-        nx.db(),
+        nx.reads_db()?,
         &Filter {
             since: Some(since),
             ..Default::default()

@@ -364,7 +364,7 @@ pub async fn serve_io_logged(
     let served = async {
         let actor = caller.name.clone();
         let pool = Arc::new(pool);
-        let log = read_log.map(|s| super::read_log::ReadLog::start(pool.clone(), s));
+        let log = read_log.map(|s| super::read_log::ReadLog::start(pool.clone(), s, None));
         let mcp = KipMcp::new(pool.clone(), caller, key_digest, log.clone());
         let started = chrono::Utc::now();
         let service = mcp

@@ -685,9 +685,13 @@ pub async fn serve_until(
         readers.push(open("reader").await?);
     }
     let pool = Arc::new(Pool::new(writer, readers).with_timeout(cfg.timeout));
-    let log = cfg
-        .read_log
-        .map(|settings| read_log::ReadLog::start(pool.clone(), settings));
+    let log = cfg.read_log.map(|settings| {
+        let file = match &cfg.db {
+            Place::File(p) => Some(p.as_path()),
+            Place::Postgres(_) => None,
+        };
+        read_log::ReadLog::start(pool.clone(), settings, file)
+    });
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;

@@ -1,12 +1,19 @@
 //! The servers' read log writer. A request answered over HTTP or MCP is
 //! queued as it is answered, never waited on: when the queue is full the
 //! request goes unlogged and is counted (`GET /` says how many). A task
-//! writes the queue in batches, on the pool's writer (SQLite: queued with
-//! the agents' writes, never racing them for the lock), and applies the
-//! retention once an hour. On shutdown what is queued is written.
+//! writes the queue in batches and applies the retention once an hour. On
+//! shutdown what is queued is written.
+//!
+//! A SQLite file memory's log is a file of its own (`store::read_file`):
+//! the task writes it from a connection of its own, a batch a
+//! transaction, and never takes the memory's writer (agents' writes never
+//! queue behind log rows). A PostgreSQL memory's log is written through
+//! the pool's writer, a few rows a transaction.
 
 use super::pool::Pool;
 use crate::audit::reads::{self, Logged, Served};
+use crate::kip::KipResult;
+use crate::store::db::Db;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -17,9 +24,15 @@ pub const QUEUE: usize = 10_000;
 pub const FLUSH_AFTER: Duration = Duration::from_millis(250);
 /// Requests taken from the queue at once at most.
 pub const BATCH: usize = 1_000;
-/// Requests written per transaction: the writer is held a millisecond or
-/// so at a time, and agents' writes queued meanwhile go between.
+/// Requests written per transaction through the pool's writer: it is held
+/// a millisecond or so at a time, and agents' writes queued meanwhile go
+/// between. (The log's own file takes a whole batch a transaction.)
 pub const PER_TRANSACTION: usize = 25;
+/// Requests written per transaction to the log's own file (a fraction
+/// of a millisecond of work), with `FILE_PAUSE` after each: up to 50,000
+/// requests a second.
+pub const FILE_PER_TRANSACTION: usize = 50;
+pub const FILE_PAUSE: Duration = Duration::from_millis(1);
 /// How often the retention runs (and once at start).
 pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
@@ -53,13 +66,25 @@ pub struct ReadLog {
 
 impl ReadLog {
     /// Starts the writer task on the current runtime.
-    pub fn start(pool: Arc<Pool>, settings: Settings) -> Arc<ReadLog> {
+    /// `file`: the SQLite memory's path, to open its log's file now
+    /// (before the server answers anyone); without it the task asks the
+    /// pool where the memory is.
+    pub fn start(
+        pool: Arc<Pool>,
+        settings: Settings,
+        file: Option<&std::path::Path>,
+    ) -> Arc<ReadLog> {
+        let ready = file.and_then(|p| Sink::file(p).ok());
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Logged>(QUEUE);
         let stop = Arc::new(tokio::sync::Notify::new());
         let (written, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
         let task = {
             let (stop, written, failed) = (stop.clone(), written.clone(), failed.clone());
             tokio::spawn(async move {
+                let sink = match ready {
+                    Some(s) => s,
+                    None => Sink::of(pool).await,
+                };
                 let mut prune = tokio::time::interval(PRUNE_EVERY);
                 let mut closing = false;
                 loop {
@@ -71,10 +96,7 @@ impl ReadLog {
                         },
                         _ = stop.notified() => closing = true,
                         _ = prune.tick() => {
-                            let before = reads::days_ago(settings.retention_days);
-                            let _ = pool
-                                .write(move |nx| nx.prune_reads(&before, Some(settings.max_rows), false))
-                                .await;
+                            sink.prune(settings).await;
                             continue;
                         }
                     }
@@ -82,6 +104,9 @@ impl ReadLog {
                         // more requests join the batch meanwhile
                         tokio::time::sleep(FLUSH_AFTER).await;
                     }
+                    // everything queued is written before the next wait
+                    // (one batch per wait falls behind a busy server and
+                    // drops what overflows the queue)
                     loop {
                         while batch.len() < BATCH {
                             match rx.try_recv() {
@@ -92,18 +117,15 @@ impl ReadLog {
                         if batch.is_empty() {
                             break;
                         }
+                        let per = sink.per_transaction();
                         while !batch.is_empty() {
-                            let rest = batch.split_off(batch.len().min(PER_TRANSACTION));
+                            let rest = batch.split_off(batch.len().min(per));
                             let b = std::mem::replace(&mut batch, rest);
                             let n = b.len() as u64;
-                            match pool.write(move |nx| nx.record_reads(&b)).await {
-                                Ok(Ok(())) => written.fetch_add(n, Ordering::Relaxed),
-                                _ => failed.fetch_add(1, Ordering::Relaxed),
+                            match sink.write(b).await {
+                                Ok(()) => written.fetch_add(n, Ordering::Relaxed),
+                                Err(_) => failed.fetch_add(1, Ordering::Relaxed),
                             };
-                        }
-                        // while open, one batch per wait; on close, all
-                        if !closing {
-                            break;
                         }
                     }
                     if closing {
@@ -148,5 +170,132 @@ impl ReadLog {
         if let Some(t) = task {
             let _ = tokio::time::timeout(grace, t).await;
         }
+    }
+}
+
+/// Where the log is written: the log's own file, or the memory through
+/// the pool's writer.
+enum Sink {
+    File(FileWriter),
+    Pool(Arc<Pool>),
+}
+
+/// A job for the log file's thread: runs on its connection.
+type Job = Box<dyn FnOnce(&rusqlite::Connection) + Send>;
+
+/// The log file's own thread and connection. The thread runs at a lower
+/// priority (as the maintainer's does): while the machine is busy,
+/// agents' requests come before writing down what they asked; the queue
+/// holds what waits.
+struct FileWriter {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+impl FileWriter {
+    fn start(conn: rusqlite::Connection) -> Result<FileWriter, String> {
+        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("somnus-read-log".into())
+            .spawn(move || {
+                crate::sleep::maintainer::lower_priority();
+                while let Ok(job) = rx.recv() {
+                    job(&conn);
+                    // a short transaction, then the processor goes back
+                    // to the agents' requests (a long run of log rows on
+                    // one core shows in their slowest answers)
+                    std::thread::sleep(FILE_PAUSE);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(FileWriter { jobs })
+    }
+}
+
+impl Sink {
+    /// The log's own file for a SQLite file memory (the pool's writer if
+    /// it cannot be opened: said on stderr, nothing lost), else the pool.
+    async fn of(pool: Arc<Pool>) -> Sink {
+        let file = pool
+            .write(|nx| nx.path().map(std::path::Path::to_path_buf))
+            .await
+            .ok()
+            .flatten();
+        let Some(path) = file else {
+            return Sink::Pool(pool);
+        };
+        let opened = tokio::task::spawn_blocking(move || Sink::file(&path))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
+        match opened {
+            Ok(sink) => sink,
+            Err(e) => {
+                eprintln!(
+                    "somnus: the read log's own file: {e}; it is written through the memory's writer"
+                );
+                Sink::Pool(pool)
+            }
+        }
+    }
+
+    /// The log's own file beside the SQLite memory at `memory`.
+    fn file(memory: &std::path::Path) -> Result<Sink, String> {
+        crate::store::read_file::open(memory, false)
+            .map_err(|e| e.message)
+            .and_then(FileWriter::start)
+            .map(Sink::File)
+    }
+
+    fn per_transaction(&self) -> usize {
+        match self {
+            Sink::File(_) => FILE_PER_TRANSACTION,
+            Sink::Pool(_) => PER_TRANSACTION,
+        }
+    }
+
+    /// Runs `f` in one write transaction of the log.
+    async fn in_transaction<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(Db<'_>) -> KipResult<T> + Send + 'static,
+    ) -> Result<T, String> {
+        match self {
+            Sink::File(w) => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let job: Job = Box::new(move |c: &rusqlite::Connection| {
+                    let db = Db::Sqlite(c);
+                    let out = db.begin(true).and_then(|()| match f(db) {
+                        Ok(v) => db.commit().map(|()| v),
+                        Err(e) => {
+                            let _ = db.rollback();
+                            Err(e)
+                        }
+                    });
+                    let _ = tx.send(out);
+                });
+                w.jobs
+                    .send(job)
+                    .map_err(|_| "the read log's thread stopped".to_string())?;
+                rx.await
+                    .map_err(|_| "the read log's thread stopped".to_string())?
+                    .map_err(|e| e.message)
+            }
+            Sink::Pool(p) => p
+                .write(move |nx| nx.in_reads_transaction(f))
+                .await
+                .map_err(|e| e.message)?
+                .map_err(|e| e.message),
+        }
+    }
+
+    async fn write(&self, batch: Vec<Logged>) -> Result<(), String> {
+        self.in_transaction(move |db| reads::record(db, &batch))
+            .await
+    }
+
+    async fn prune(&self, s: Settings) {
+        let before = reads::days_ago(s.retention_days);
+        let _ = self
+            .in_transaction(move |db| reads::prune(db, &before, Some(s.max_rows), false))
+            .await;
     }
 }

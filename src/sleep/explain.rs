@@ -53,7 +53,7 @@ pub fn explain(nx: &Nexus, id: i64, now: &str) -> KipResult<Value> {
         },
     };
     let history = crate::audit::history_of(nx.db(), id)?;
-    let reads = crate::audit::reads::use_of(nx.db(), id)?;
+    let reads = crate::audit::reads::use_of(nx.reads_db()?, id)?;
     let state = match &current {
         Some((kind, meta)) => {
             let r = relevance(

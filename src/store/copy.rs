@@ -36,9 +36,11 @@ const TABLES: &[(&str, &str)] = &[
     ("sleep_notes", "id"),
     ("api_keys", "name"),
     ("match_labels", "id"),
-    ("read_log", "id"),
-    ("read_use", "element, caller"),
 ];
+
+/// The read log's tables: a SQLite file memory keeps them in a file of
+/// its own (`read_file`), so they are copied between the logs' handles.
+const LOG_TABLES: &[(&str, &str)] = &[("read_log", "id"), ("read_use", "element, caller")];
 
 /// `meta` rows that describe the database rather than the memory.
 const OWN_META: &[&str] = &["schema_version", "bootstrapped", "next_id"];
@@ -60,24 +62,51 @@ impl Copied {
     }
 }
 
-/// Copies the memory at `from` into the new memory at `to`.
-pub fn copy(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
+/// Copies the memory at `from` into the new memory at `to`, and the
+/// read log at `from_log` into the one at `to_log` (each pair the same
+/// handle or not: `Nexus::reads_db`). The target's log is committed just
+/// before the memory; a failure before leaves both as they were.
+pub fn copy(from: Db<'_>, to: Db<'_>, from_log: Db<'_>, to_log: Db<'_>) -> KipResult<Copied> {
+    let own_from_log = !from.same(from_log);
+    let own_to_log = !to.same(to_log);
     from.begin(false)?;
+    if own_from_log && let Err(e) = from_log.begin(false) {
+        let _ = from.rollback();
+        return Err(e);
+    }
     let out = (|| {
         // (checked inside the write, so nothing lands in between)
         to.begin(true)?;
-        match fresh(to).and_then(|()| copy_rows(from, to)) {
-            Ok(c) => {
-                super::sync_fts(to)?;
-                to.commit()?;
-                Ok(c)
+        if own_to_log && let Err(e) = to_log.begin(true) {
+            let _ = to.rollback();
+            return Err(e);
+        }
+        let copied = fresh(to).and_then(|()| {
+            let mut c = copy_rows(from, to, TABLES)?;
+            let log = copy_rows(from_log, to_log, LOG_TABLES)?;
+            c.tables.extend(log.tables);
+            c.next_id = next_id(from)?.max(max_element(from)? + 1);
+            set_counters(to, c.next_id)?;
+            super::sync_fts(to)?;
+            if own_to_log {
+                to_log.commit()?;
             }
+            Ok(c)
+        });
+        match copied.and_then(|c| to.commit().map(|()| c)) {
+            Ok(c) => Ok(c),
             Err(e) => {
+                if own_to_log {
+                    let _ = to_log.rollback();
+                }
                 let _ = to.rollback();
                 Err(e)
             }
         }
     })();
+    if own_from_log {
+        let _ = from_log.rollback();
+    }
     let _ = from.rollback();
     out
 }
@@ -100,13 +129,19 @@ fn fresh(to: Db<'_>) -> KipResult<()> {
     Ok(())
 }
 
-fn copy_rows(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
+/// Copies `tables`' rows (and, with the memory's tables, its `meta`).
+fn copy_rows(from: Db<'_>, to: Db<'_>, tables: &[(&str, &str)]) -> KipResult<Copied> {
     let mut out = Copied::default();
     // the target's bootstrap gives way to the source's
-    for (t, _) in TABLES.iter().rev() {
+    for (t, _) in tables.iter().rev() {
         to.execute(&format!("DELETE FROM {t}"), &[])?;
     }
-    for r in from.query("SELECT key, value FROM meta ORDER BY key", &[])? {
+    let meta = if std::ptr::eq(tables, TABLES) {
+        from.query("SELECT key, value FROM meta ORDER BY key", &[])?
+    } else {
+        Vec::new()
+    };
+    for r in meta {
         let key = r.text(0)?;
         if OWN_META.contains(&key.as_str()) {
             continue;
@@ -116,7 +151,7 @@ fn copy_rows(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
             &[Val::Text(key), Val::Text(r.text(1)?)],
         )?;
     }
-    for (table, pg_order) in TABLES {
+    for (table, pg_order) in tables {
         let cols: Vec<String> = columns(from, table)?
             .into_iter()
             .filter(|c| columns(to, table).is_ok_and(|t| t.contains(c)))
@@ -147,8 +182,6 @@ fn copy_rows(from: Db<'_>, to: Db<'_>) -> KipResult<Copied> {
         }
         out.tables.push((table.to_string(), rows.len() as u64));
     }
-    out.next_id = next_id(from)?.max(max_element(from)? + 1);
-    set_counters(to, out.next_id)?;
     Ok(out)
 }
 

@@ -442,6 +442,15 @@ impl<'a> Db<'a> {
         }
     }
 
+    /// Whether both are the same connection.
+    pub fn same(&self, other: Db<'_>) -> bool {
+        match (self, other) {
+            (Db::Sqlite(a), Db::Sqlite(b)) => std::ptr::eq(*a, b),
+            (Db::Postgres(a), Db::Postgres(b)) => std::ptr::eq(*a, b),
+            _ => false,
+        }
+    }
+
     /// The SQLite connection, for what has not yet moved behind the seam.
     pub fn sqlite(&self) -> Option<&'a rusqlite::Connection> {
         match self {

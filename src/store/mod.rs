@@ -13,6 +13,7 @@ pub mod migrations;
 pub mod pg_session;
 pub mod place;
 pub mod postgres;
+pub mod read_file;
 
 use crate::kip::{KipError, KipResult};
 use db::{Backend, Db, Row, Val};

@@ -200,7 +200,7 @@ pub(super) fn with_reads(nx: &Nexus, facts: &mut [Fact]) -> KipResult<()> {
         .iter()
         .filter_map(|f| store::ids::parse_element_id(&f.id))
         .collect();
-    let mut uses = crate::audit::reads::uses(nx.db(), &ids)?;
+    let mut uses = crate::audit::reads::uses(nx.reads_db()?, &ids)?;
     for f in facts {
         if let Some(id) = store::ids::parse_element_id(&f.id) {
             f.reads = uses.remove(&id);
