@@ -329,6 +329,10 @@ pub enum Cmd {
         /// generated ones
         #[arg(long, requires = "recall", value_name = "FILE")]
         dataset: Option<std::path::PathBuf>,
+        /// Measure the sleep cycle's duplicate judgement on names labelled by hand
+        /// elsewhere: FILE holds one JSON object a line, {"type", "name", "entity"}
+        #[arg(long, value_name = "FILE")]
+        duplicates: Option<std::path::PathBuf>,
         /// With --compare: the memory sizes, in concepts
         #[arg(long, value_delimiter = ',', default_value = "5000,100000,1000000")]
         sizes: Vec<usize>,
@@ -931,6 +935,18 @@ pub fn run(cli: Cli) -> Result<i32> {
             let model = crate::engine::embed::EmbeddingConfig::from_env();
             let r = crate::bench::recall::measure(&convs, model.as_ref()).map_err(|e| eyre!(e))?;
             crate::say!("{}", crate::bench::recall::table(&title, &r));
+            Ok(0)
+        }
+        Some(Cmd::Bench {
+            duplicates: Some(f),
+            ..
+        }) => {
+            let labels = crate::bench::duplicates::read(&f).map_err(|e| eyre!(e))?;
+            let s = crate::bench::duplicates::measure(&labels).map_err(|e| eyre!(e))?;
+            crate::say!(
+                "{}",
+                crate::bench::duplicates::table(&format!("Duplicates in {}", f.display()), &s)
+            );
             Ok(0)
         }
         Some(Cmd::Bench {

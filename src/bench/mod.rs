@@ -3,6 +3,7 @@
 
 pub mod compare;
 mod compare_pg;
+pub mod duplicates;
 pub mod plot;
 pub mod recall;
 #[cfg(feature = "reference")]
