@@ -187,8 +187,31 @@ pub(super) fn prepare(it: &Named) -> Prepared {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
+    // an acronym, its legal form aside ("IBM Corp.", "ABB B.V.")
+    // (a run of single letters is one word: "N. V." is "NV")
+    let mut joined: Vec<String> = Vec::new();
+    let mut single = false;
+    for w in &raw_words {
+        let one = w.chars().count() == 1;
+        match joined.last_mut() {
+            Some(last) if one && single => last.push_str(w),
+            _ => joined.push(w.to_string()),
+        }
+        single = one;
+    }
+    let body: Vec<&String> = joined
+        .iter()
+        .filter(|w| !LEGAL_FORMS.contains(&normalise(w).as_str()))
+        .collect();
     let acronym = match raw_words.as_slice() {
         [w] if names::is_acronym(w) => Some(normalise(w)),
+        _ if !person
+            && body.len() == 1
+            && body.len() < joined.len()
+            && names::is_acronym(body[0]) =>
+        {
+            Some(normalise(body[0]))
+        }
         _ if tokens.len() == 1 && tokens[0].len() <= 6 && it.name.contains('.') => {
             Some(tokens[0].clone())
         }

@@ -306,6 +306,19 @@ mod tests {
             ("Person", "E. Van der Berg", "Edward Van der Berg"),
             ("Place", "Fifth Avenue", "5th Avenue"),
             ("Topic", "Route Sixty-Six", "Route 66"),
+            // an acronym with its legal form; a name written all in
+            // capitals still has its initialism
+            (
+                "Organization",
+                "IBM Corp.",
+                "International Business Machines Corporation",
+            ),
+            (
+                "Organization",
+                "IBM CORP.",
+                "INTERNATIONAL BUSINESS MACHINES CORPORATION",
+            ),
+            ("Organization", "ABB B.V.", "ASEA BROWN BOVERI AG"),
         ];
         let mut missed = Vec::new();
         for (ty, a, b) in same {
@@ -324,6 +337,8 @@ mod tests {
             ("Topic", "Topic 12", "Topic 120"),
             ("Person", "Anna Müller", "Anna Miller"),
             ("Place", "Fifth Avenue", "Sixth Avenue"),
+            // "D SM": two words, so no acronym (a misspelt DSM)
+            ("Organization", "D SM N. V.", "ST Microelectronics N.V."),
         ];
         // no rule takes them for one; names a letter or a sound apart are
         // left for the matcher to weigh (low), never matched by a rule

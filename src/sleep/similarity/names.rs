@@ -197,7 +197,9 @@ pub fn is_acronym(word: &str) -> bool {
 /// → `rncom`, `rncm`). None for a name that holds an acronym already
 /// ("JSON Schema" is not "JS").
 pub fn initialisms(name: &str) -> Vec<String> {
-    if name.split(|c: char| !c.is_alphanumeric()).any(is_acronym) {
+    // (a name written all in capitals says nothing by its case: its
+    // words are words, not acronyms)
+    if !all_capitals(name) && name.split(|c: char| !c.is_alphanumeric()).any(is_acronym) {
         return Vec::new();
     }
     let w: Vec<String> = super::words(&super::latin(name));
@@ -210,11 +212,25 @@ pub fn initialisms(name: &str) -> Vec<String> {
         .filter(|x| !FUNCTION_WORDS.contains(&x.as_str()))
         .filter_map(|x| x.chars().next())
         .collect();
+    // and without its legal form ("International Business Machines
+    // Corporation" goes by IBM)
+    let body: String = w
+        .iter()
+        .filter(|x| !FUNCTION_WORDS.contains(&x.as_str()) && !LEGAL_FORMS.contains(&x.as_str()))
+        .filter_map(|x| x.chars().next())
+        .collect();
     let mut out = vec![all];
-    if content.len() >= 2 && !out.contains(&content) {
-        out.push(content);
+    for i in [content, body] {
+        if i.len() >= 2 && !out.contains(&i) {
+            out.push(i);
+        }
     }
     out
+}
+
+/// Written all in capitals (at least two letters, none small).
+pub fn all_capitals(name: &str) -> bool {
+    name.chars().filter(|c| c.is_alphabetic()).count() >= 2 && !name.chars().any(char::is_lowercase)
 }
 
 /// The content words of a name (function words, legal forms and single
