@@ -830,3 +830,41 @@ fn a_read_only_open_creates_no_log_file() {
     assert!(!file.exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `somnus copy` carries what agents read: the log moves between the two
+/// memories' own log files.
+#[test]
+fn a_copy_carries_the_read_log() {
+    let d = dir("copy");
+    let (from, to) = (d.join("a.db"), d.join("b.db"));
+    let mut nx = Nexus::open(&from).expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    nx.record_reads(&[
+        logged_at(
+            "2026-11-20T00:00:00.000Z",
+            "scout",
+            served("FIND", vec![ada]),
+        ),
+        logged_at(
+            "2026-11-21T00:00:00.000Z",
+            "scout",
+            served("FIND", vec![ada]),
+        ),
+    ])
+    .expect("record");
+    let target = Nexus::open(&to).expect("target");
+    let copied = nx.copy_into(&target).expect("copy");
+    assert_eq!((copied.rows("read_log"), copied.rows("read_use")), (2, 1));
+    let log = target.reads_db().expect("log");
+    assert_eq!(reads::use_of(log, ada).expect("use").count, 2);
+    assert_eq!(
+        reads::recent(log, &Filter::default(), 10)
+            .expect("recent")
+            .len(),
+        2
+    );
+    assert!(somnus::store::read_file::path_of(&to).exists());
+    drop((nx, target));
+    let _ = std::fs::remove_dir_all(&d);
+}
