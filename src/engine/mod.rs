@@ -10,6 +10,7 @@ mod open;
 pub mod overview;
 pub mod plan;
 pub mod rank;
+mod read_log;
 pub mod search;
 
 use crate::kip::ast::Command;
@@ -899,72 +900,6 @@ impl Nexus {
         self.serving = Some(Vec::new());
         let r = self.execute(req);
         (r, self.serving.take().unwrap_or_default())
-    }
-
-    /// Writes a batch of served requests to the read log (one
-    /// transaction), their secrets masked.
-    pub fn record_reads(&mut self, batch: &[crate::audit::reads::Logged]) -> KipResult<()> {
-        let tx = Tx::begin(self.reads_db()?, true)?;
-        crate::audit::reads::record(tx.db, batch)?;
-        tx.commit()
-    }
-
-    /// Runs `f` in one write transaction of the read log (`reads_db`).
-    pub fn in_reads_transaction<T>(
-        &mut self,
-        f: impl FnOnce(Db<'_>) -> KipResult<T>,
-    ) -> KipResult<T> {
-        let tx = Tx::begin(self.reads_db()?, true)?;
-        let v = f(tx.db)?;
-        tx.commit()?;
-        Ok(v)
-    }
-
-    /// Where the read log lives: a SQLite file memory's own log file
-    /// (`store::read_file`, opened at first use), else the memory's
-    /// database.
-    pub fn reads_db(&self) -> KipResult<Db<'_>> {
-        let (Conn::Sqlite(_), Some(path)) = (&self.conn, &self.path) else {
-            return Ok(self.conn.db());
-        };
-        if let Some(c) = self.reads.get() {
-            return Ok(c.db());
-        }
-        let c = crate::store::read_file::open(path, self.readonly)?;
-        let _ = self.reads.set(Conn::Sqlite(c));
-        Ok(self.reads.get().map_or_else(|| self.conn.db(), Conn::db))
-    }
-
-    /// The requests agents sent, newest first (`audit::reads::recent`).
-    pub fn recent_reads(
-        &self,
-        f: &crate::audit::reads::Filter,
-        limit: usize,
-    ) -> KipResult<Vec<crate::audit::reads::Request>> {
-        crate::audit::reads::recent(self.reads_db()?, f, limit)
-    }
-
-    /// What agents read most and never (`audit::reads::usage`).
-    pub fn read_usage(&self, limit: usize) -> KipResult<crate::audit::reads::Usage> {
-        crate::audit::reads::usage(self.reads_db()?, limit)
-    }
-
-    /// The read log's retention (`audit::reads::prune`), in one
-    /// transaction.
-    pub fn prune_reads(
-        &mut self,
-        before: &str,
-        max_rows: Option<u64>,
-        dry_run: bool,
-    ) -> KipResult<crate::audit::reads::Pruned> {
-        let tx = Tx::begin(self.reads_db()?, true)?;
-        let p = crate::audit::reads::prune(tx.db, before, max_rows, dry_run)?;
-        if dry_run {
-            tx.rollback()?;
-        } else {
-            tx.commit()?;
-        }
-        Ok(p)
     }
 
     /// One command of a request: parsed, run, and (while serving) logged.
