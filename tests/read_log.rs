@@ -868,3 +868,30 @@ fn a_copy_carries_the_read_log() {
     drop((nx, target));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A memory whose path holds the characters a SQLite URI reserves still
+/// gets its log (the log attaches the memory by URI).
+#[test]
+fn a_memory_named_with_uri_characters_keeps_its_log() {
+    let d = dir("uri");
+    let db = d.join("odd ?name#1%20.db");
+    let mut nx = Nexus::open(&db).expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    nx.record_reads(&[logged_at(
+        "2026-11-20T00:00:00.000Z",
+        "scout",
+        served("FIND", vec![ada]),
+    )])
+    .expect("record");
+    // the log's question that joins the memory through the attachment
+    let usage = nx.read_usage(10).expect("usage");
+    assert!(
+        usage.never.iter().all(|(id, _, _)| *id != ada),
+        "{:?}",
+        usage.never
+    );
+    assert_eq!(usage.logged, 1);
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&d);
+}

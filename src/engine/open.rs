@@ -91,12 +91,7 @@ impl Nexus {
                 // file: with no `-wal` file there is nothing beyond the main
                 // file to see, so it is read as immutable.
                 Err(_) if !wal_of(path).exists() => {
-                    let enc = path
-                        .to_string_lossy()
-                        .replace('%', "%25")
-                        .replace('?', "%3f")
-                        .replace('#', "%23");
-                    let uri = format!("file:{enc}?immutable=1");
+                    let uri = crate::store::sqlite_uri(path, "immutable=1");
                     let conn = Connection::open_with_flags(
                         &uri,
                         OpenFlags::SQLITE_OPEN_READ_ONLY

@@ -103,6 +103,17 @@ pub struct OpenOptions {
 /// `PRAGMA application_id` of a somnus memory ("SMNS").
 pub const APPLICATION_ID: i64 = 0x534D_4E53;
 
+/// A SQLite URI for the file at `path` with `query` (the characters a
+/// URI reserves escaped).
+pub fn sqlite_uri(path: &std::path::Path, query: &str) -> String {
+    let enc = path
+        .to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    format!("file:{enc}?{query}")
+}
+
 /// Sets up a connection: the busy handler, planner stability, caches and,
 /// for a writable file, WAL. Writes nothing to the database.
 pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {

@@ -50,16 +50,6 @@ pub fn path_of(memory: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// A SQLite URI for `path` (the characters a URI reserves escaped).
-fn uri(path: &Path, query: &str) -> String {
-    let enc = path
-        .to_string_lossy()
-        .replace('%', "%25")
-        .replace('?', "%3f")
-        .replace('#', "%23");
-    format!("file:{enc}?{query}")
-}
-
 fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> KipError {
     KipError::internal(format!("{what} {}: {e}", path.display()))
 }
@@ -105,8 +95,11 @@ pub fn open(memory: &Path, readonly: bool) -> KipResult<Connection> {
 }
 
 fn attach(conn: &Connection, memory: &Path) -> KipResult<()> {
-    conn.execute("ATTACH DATABASE ?1 AS memory", [uri(memory, "mode=ro")])
-        .map_err(|e| failed("cannot attach", memory, e))?;
+    conn.execute(
+        "ATTACH DATABASE ?1 AS memory",
+        [super::sqlite_uri(memory, "mode=ro")],
+    )
+    .map_err(|e| failed("cannot attach", memory, e))?;
     Ok(())
 }
 
