@@ -681,6 +681,116 @@ fn the_log_never_keeps_a_secret_an_agent_sent() {
     );
 }
 
+/// A batch masks a command it holds many times in every row (it is
+/// scanned once), sums its reads per element and caller into one count
+/// each, and keeps the latest read as the last.
+#[test]
+fn a_batch_masks_every_row_and_counts_each_element_once() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    let grace = id_of(&mut nx, "Grace Hopper");
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    let batch: Vec<Logged> = (0..250)
+        .map(|i| {
+            let mut s = served(
+                "FIND",
+                if i % 2 == 0 {
+                    vec![ada, grace]
+                } else {
+                    vec![ada]
+                },
+            );
+            s.command = format!(r#"FIND(?p) WHERE {{ ?p {{name: "{token}"}} }}"#);
+            logged_at(
+                &format!("2026-11-20T00:{:02}:{:02}.000Z", i / 60, i % 60),
+                if i % 5 == 0 { "ops" } else { "scout" },
+                s,
+            )
+        })
+        .collect();
+    let mut pauses = 0;
+    let tx = nx.reads_db().expect("the log");
+    tx.begin(true).expect("begin");
+    reads::record_paced(tx, &batch, 20, &mut || pauses += 1).expect("record");
+    tx.commit().expect("commit");
+    assert_eq!(pauses, 250 / 20, "a pause between statements");
+    let rows =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 300).expect("recent");
+    assert_eq!(rows.len(), 250);
+    assert!(
+        rows.iter()
+            .all(|r| !r.command.contains(&token) && r.command.contains("[redacted github-pat]")),
+        "every row masked"
+    );
+    let use_of = |e| reads::use_of(nx.reads_db().expect("the log"), e).expect("use");
+    let a = use_of(ada);
+    assert_eq!(a.count, 250);
+    assert_eq!(a.last.as_deref(), Some("2026-11-20T00:04:09.000Z"));
+    let by: Vec<(String, i64)> = a.by.iter().map(|b| (b.caller.clone(), b.count)).collect();
+    assert_eq!(
+        by,
+        vec![("scout".to_string(), 200), ("ops".to_string(), 50)]
+    );
+    assert_eq!(use_of(grace).count, 125);
+    let pairs = count_in(&nx, "SELECT COUNT(*) FROM read_use");
+    assert_eq!(pairs, 4, "one count per element and caller");
+}
+
+fn count_in(nx: &Nexus, sql: &str) -> i64 {
+    nx.reads_db().expect("the log").query(sql, &[]).expect(sql)[0]
+        .i64(0)
+        .expect("a count")
+}
+
+/// The log's batch holds no snapshot of the memory: while it is being
+/// written, the memory's write-ahead log can be checkpointed to nothing.
+/// (Begun IMMEDIATE, the log's transaction held one, and a checkpoint
+/// found the memory busy for as long as the batch took.)
+#[test]
+fn a_log_batch_never_holds_back_the_memorys_checkpoint() {
+    let d = dir("checkpoint");
+    let db = d.join("m.db");
+    let mut nx = Nexus::open(&db).expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    let memory = raw(&db);
+    memory
+        .busy_timeout(Duration::from_millis(200))
+        .expect("timeout");
+    let busy = nx
+        .in_reads_transaction(|log| {
+            reads::record(
+                log,
+                &[logged_at(
+                    "2026-11-20T00:00:00.000Z",
+                    "scout",
+                    served("FIND", vec![ada]),
+                )],
+            )?;
+            // an agent writes meanwhile, then the memory is checkpointed
+            memory
+                .execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);")
+                .expect("a write");
+            let (busy, _, _): (i64, i64, i64) = memory
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .expect("checkpoint");
+            Ok(busy)
+        })
+        .expect("the batch");
+    assert_eq!(busy, 0, "the checkpoint was held back by the log");
+    assert_eq!(
+        reads::use_of(nx.reads_db().expect("log"), ada)
+            .expect("use")
+            .count,
+        1
+    );
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Rows written straight into a file, as another process would.
 fn raw(path: &std::path::Path) -> rusqlite::Connection {
     let c = rusqlite::Connection::open(path).expect("raw open");

@@ -12,7 +12,7 @@ use crate::kip::{KipError, KipResult};
 use crate::store::db::{Backend, Db, Val};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// Bytes of a command's text kept in the log (a longer one is cut, marked
 /// `…`).
@@ -151,13 +151,15 @@ pub struct UseCount {
 /// The reads a batch counts as use, summed per element and caller (one
 /// write per pair, however many requests returned it).
 pub fn count_uses(batch: &[Logged]) -> Vec<UseCount> {
-    let mut uses: BTreeMap<(i64, &str), (i64, &str)> = BTreeMap::new();
+    let mut uses: rustc_hash::FxHashMap<(i64, &str), (i64, &str)> = Default::default();
+    let mut seen: rustc_hash::FxHashSet<i64> = Default::default();
     for l in batch {
         let s = &l.served;
         if !s.counts_as_use() {
             continue;
         }
-        let mut seen = std::collections::HashSet::new();
+        // (an element returned twice by one request is one read)
+        seen.clear();
         for &e in s.elements.iter().take(MAX_COUNTED_ELEMENTS) {
             if !seen.insert(e) {
                 continue;
@@ -169,91 +171,148 @@ pub fn count_uses(batch: &[Logged]) -> Vec<UseCount> {
             }
         }
     }
-    uses.into_iter()
+    let mut out: Vec<UseCount> = uses
+        .into_iter()
         .map(|((element, caller), (count, last))| UseCount {
             element,
             caller: caller.to_string(),
             count,
             last: last.to_string(),
         })
-        .collect()
+        .collect();
+    // in key order: each statement walks the table's index forward
+    out.sort_unstable_by(|a, b| (a.element, &a.caller).cmp(&(b.element, &b.caller)));
+    out
 }
 
 /// Writes a batch of served requests, masking their secrets, and counts
 /// the reads among them, in the caller's transaction.
 pub fn record(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
-    record_rows(db, batch)?;
+    record_paced(db, batch, ROWS_PER_INSERT, &mut || {})
+}
+
+/// `record`, `per_statement` rows an INSERT with `between` run between
+/// two of them (the log's own thread pauses there, so that a long batch
+/// never holds a processor for long). The batch's read counts are summed
+/// first and written once each, at the end: a memory read by many
+/// requests gets one write per batch, not one per request.
+pub fn record_paced(
+    db: Db<'_>,
+    batch: &[Logged],
+    per_statement: usize,
+    between: &mut dyn FnMut(),
+) -> KipResult<()> {
+    let mut masked = Masked::default();
+    for (i, chunk) in batch
+        .chunks(per_statement.clamp(1, ROWS_PER_INSERT))
+        .enumerate()
+    {
+        if i > 0 {
+            between();
+        }
+        insert_rows(db, chunk, &mut masked)?;
+    }
     record_uses(db, &count_uses(batch))
 }
 
 /// Writes the log rows of a batch, each command and its parameters with
 /// their secrets masked (the counts apart: `record_uses`).
 pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
-    // several rows a statement (well within SQLite's and PostgreSQL's
-    // parameter limits)
+    let mut masked = Masked::default();
     for chunk in batch.chunks(ROWS_PER_INSERT) {
-        let mut args: Vec<Val> = Vec::with_capacity(chunk.len() * 10);
-        let mut values = Vec::with_capacity(chunk.len());
-        for l in chunk {
-            let s = &l.served;
-            // a secret an agent sent is never kept in the log
+        insert_rows(db, chunk, &mut masked)?;
+    }
+    Ok(())
+}
+
+/// Command texts already masked in this batch (an agent sends the same
+/// command, its values in parameters, many times: it is scanned once).
+#[derive(Default)]
+struct Masked(std::collections::HashMap<String, String>);
+
+impl Masked {
+    /// Distinct texts remembered at most.
+    const MAX: usize = 1_000;
+
+    fn command(&mut self, text: &str) -> String {
+        if let Some(m) = self.0.get(text) {
+            return m.clone();
+        }
+        let m = cut(&crate::secrets::redact(text).0, MAX_LOGGED_COMMAND);
+        if self.0.len() < Self::MAX {
+            self.0.insert(text.to_string(), m.clone());
+        }
+        m
+    }
+}
+
+/// One INSERT of at most `ROWS_PER_INSERT` rows (well within SQLite's and
+/// PostgreSQL's parameter limits).
+fn insert_rows(db: Db<'_>, chunk: &[Logged], masked: &mut Masked) -> KipResult<()> {
+    let mut args: Vec<Val> = Vec::with_capacity(chunk.len() * 10);
+    let mut values = String::with_capacity(chunk.len() * 64);
+    for l in chunk {
+        let s = &l.served;
+        // a secret an agent sent is never kept in the log
+        let params = if s.parameters.as_object().is_some_and(|m| m.is_empty()) {
+            "{}".to_string()
+        } else {
             let mut params = s.parameters.clone();
             crate::secrets::redact_value(&mut params);
-            let params = params.to_string();
-            let params = if params.len() > MAX_LOGGED_PARAMETERS {
-                json!({ "_cut": format!("{} bytes of parameters not kept", params.len()) })
-                    .to_string()
-            } else {
-                params
-            };
-            let listed: Vec<i64> = s
-                .elements
-                .iter()
-                .take(MAX_LOGGED_ELEMENTS)
-                .copied()
-                .collect();
-            let n = args.len();
-            values.push(format!(
-                "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                n + 1,
-                n + 2,
-                n + 3,
-                n + 4,
-                n + 5,
-                n + 6,
-                n + 7,
-                n + 8,
-                n + 9,
-                n + 10
-            ));
-            args.extend([
-                Val::Text(l.at.clone()),
-                Val::Text(l.caller.clone()),
-                Val::Text(l.channel.clone()),
-                Val::Text(s.kind.clone()),
-                Val::Text(cut(
-                    &crate::secrets::redact(&s.command).0,
-                    MAX_LOGGED_COMMAND,
-                )),
-                Val::Text(params),
-                Val::Text(json!(listed).to_string()),
-                Val::Int(s.rows.min(i64::MAX as u64) as i64),
-                Val::Int(s.micros.min(i64::MAX as u64) as i64),
-                match &s.error {
-                    // (an error may quote the command)
-                    Some(e) => Val::Text(crate::secrets::redact(e).0),
-                    None => Val::Null,
-                },
-            ]);
+            params.to_string()
+        };
+        let params = if params.len() > MAX_LOGGED_PARAMETERS {
+            json!({ "_cut": format!("{} bytes of parameters not kept", params.len()) }).to_string()
+        } else {
+            params
+        };
+        // `[1,2,3]`, the ids written straight into the text
+        let mut listed = String::with_capacity(2 + 8 * s.elements.len().min(MAX_LOGGED_ELEMENTS));
+        listed.push('[');
+        let mut digits = itoa::Buffer::new();
+        for (i, &e) in s.elements.iter().take(MAX_LOGGED_ELEMENTS).enumerate() {
+            if i > 0 {
+                listed.push(',');
+            }
+            listed.push_str(digits.format(e));
         }
-        db.execute(
-            &format!(
-                "INSERT INTO read_log(at, caller, channel, kind, command, parameters, elements, rows, micros, error) VALUES {}",
-                values.join(", ")
-            ),
-            &args,
-        )?;
+        listed.push(']');
+        if !values.is_empty() {
+            values.push_str(", ");
+        }
+        let n = args.len();
+        values.push('(');
+        for k in 1..=10 {
+            if k > 1 {
+                values.push_str(", ");
+            }
+            values.push('?');
+            values.push_str(digits.format(n + k));
+        }
+        values.push(')');
+        args.extend([
+            Val::Text(l.at.clone()),
+            Val::Text(l.caller.clone()),
+            Val::Text(l.channel.clone()),
+            Val::Text(s.kind.clone()),
+            Val::Text(masked.command(&s.command)),
+            Val::Text(params),
+            Val::Text(listed),
+            Val::Int(s.rows.min(i64::MAX as u64) as i64),
+            Val::Int(s.micros.min(i64::MAX as u64) as i64),
+            match &s.error {
+                // (an error may quote the command)
+                Some(e) => Val::Text(crate::secrets::redact(e).0),
+                None => Val::Null,
+            },
+        ]);
     }
+    db.execute(
+        &format!(
+            "INSERT INTO read_log(at, caller, channel, kind, command, parameters, elements, rows, micros, error) VALUES {values}"
+        ),
+        &args,
+    )?;
     Ok(())
 }
 

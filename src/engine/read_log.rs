@@ -19,10 +19,17 @@ impl Nexus {
         &mut self,
         f: impl FnOnce(Db<'_>) -> KipResult<T>,
     ) -> KipResult<T> {
-        let tx = Tx::begin(self.reads_db()?, true)?;
+        let tx = Tx::begin(self.reads_db()?, self.reads_write_lock())?;
         let v = f(tx.db)?;
         tx.commit()?;
         Ok(v)
+    }
+
+    /// Whether the log's write transactions take the write lock at once:
+    /// in the memory's database, yes; in the log's own file, no
+    /// (`store::read_file::BEGIN_IMMEDIATE`). After `reads_db`.
+    fn reads_write_lock(&self) -> bool {
+        self.reads.get().is_none() || crate::store::read_file::BEGIN_IMMEDIATE
     }
 
     /// Where the read log lives: a SQLite file memory's own log file
@@ -58,7 +65,7 @@ impl Nexus {
         max_rows: Option<u64>,
         dry_run: bool,
     ) -> KipResult<reads::Pruned> {
-        let tx = Tx::begin(self.reads_db()?, true)?;
+        let tx = Tx::begin(self.reads_db()?, self.reads_write_lock())?;
         let p = reads::prune(tx.db, before, max_rows, dry_run)?;
         if dry_run {
             tx.rollback()?;

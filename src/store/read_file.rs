@@ -16,6 +16,13 @@ use crate::kip::{KipError, KipResult};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
+/// The log's write transactions begin DEFERRED, not IMMEDIATE (the
+/// argument to `Db::begin`): BEGIN IMMEDIATE opens a read transaction on
+/// every attached file, and the memory's checkpoints could not pass the
+/// log's snapshot of it for as long as a batch is written. Deferred, the
+/// memory is read only by a statement that names it (pruning).
+pub const BEGIN_IMMEDIATE: bool = false;
+
 /// How much the log's write-ahead log grows before a checkpoint.
 pub const CHECKPOINT_BYTES: i64 = 64 * 1024 * 1024;
 
