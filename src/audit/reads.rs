@@ -231,15 +231,17 @@ pub fn record_rows(db: Db<'_>, batch: &[Logged]) -> KipResult<()> {
 struct Masked(std::collections::HashMap<String, String>);
 
 impl Masked {
-    /// Distinct texts remembered at most.
+    /// Distinct texts remembered at most, each of at most `MAX_BYTES`
+    /// (a longer one is scanned each time it comes).
     const MAX: usize = 1_000;
+    const MAX_BYTES: usize = 4_096;
 
     fn command(&mut self, text: &str) -> String {
         if let Some(m) = self.0.get(text) {
             return m.clone();
         }
         let m = cut(&crate::secrets::redact(text).0, MAX_LOGGED_COMMAND);
-        if self.0.len() < Self::MAX {
+        if self.0.len() < Self::MAX && text.len() <= Self::MAX_BYTES {
             self.0.insert(text.to_string(), m.clone());
         }
         m
