@@ -751,9 +751,7 @@ fn count_in(nx: &Nexus, sql: &str) -> i64 {
 fn a_log_batch_never_holds_back_the_memorys_checkpoint() {
     let d = dir("checkpoint");
     let db = d.join("m.db");
-    let mut nx = Nexus::open(&db).expect("open");
-    people(&mut nx);
-    let ada = id_of(&mut nx, "Ada Lovelace");
+    let (mut nx, ada) = people_at(&db);
     let memory = raw(&db);
     memory
         .busy_timeout(Duration::from_millis(200))
@@ -792,6 +790,20 @@ fn a_log_batch_never_holds_back_the_memorys_checkpoint() {
 }
 
 /// Rows written straight into a file, as another process would.
+/// A file memory with the people in it, and Ada's id.
+fn people_at(db: &std::path::Path) -> (Nexus, i64) {
+    let mut nx = Nexus::open(db).expect("open");
+    people(&mut nx);
+    let ada = id_of(&mut nx, "Ada Lovelace");
+    (nx, ada)
+}
+
+/// scout's FIND that returned `element`, logged at `at`.
+fn read_by_scout(nx: &mut Nexus, at: &str, element: i64) {
+    nx.record_reads(&[logged_at(at, "scout", served("FIND", vec![element]))])
+        .expect("record");
+}
+
 fn raw(path: &std::path::Path) -> rusqlite::Connection {
     let c = rusqlite::Connection::open(path).expect("raw open");
     c.busy_timeout(Duration::from_secs(10)).expect("timeout");
@@ -808,15 +820,8 @@ fn count(c: &rusqlite::Connection, sql: &str) -> i64 {
 fn the_log_has_a_file_of_its_own_and_neither_waits_for_the_other() {
     let d = dir("own-file");
     let db = d.join("m.db");
-    let mut nx = Nexus::open(&db).expect("open");
-    people(&mut nx);
-    let ada = id_of(&mut nx, "Ada Lovelace");
-    nx.record_reads(&[logged_at(
-        "2026-11-20T00:00:00.000Z",
-        "scout",
-        served("FIND", vec![ada]),
-    )])
-    .expect("record");
+    let (mut nx, ada) = people_at(&db);
+    read_by_scout(&mut nx, "2026-11-20T00:00:00.000Z", ada);
     let file = somnus::store::read_file::path_of(&db);
     assert!(file.exists(), "{}", file.display());
     assert_eq!(count(&raw(&file), "SELECT COUNT(*) FROM read_log"), 1);
@@ -985,15 +990,8 @@ fn a_copy_carries_the_read_log() {
 fn a_memory_named_with_uri_characters_keeps_its_log() {
     let d = dir("uri");
     let db = d.join("odd ?name#1%20.db");
-    let mut nx = Nexus::open(&db).expect("open");
-    people(&mut nx);
-    let ada = id_of(&mut nx, "Ada Lovelace");
-    nx.record_reads(&[logged_at(
-        "2026-11-20T00:00:00.000Z",
-        "scout",
-        served("FIND", vec![ada]),
-    )])
-    .expect("record");
+    let (mut nx, ada) = people_at(&db);
+    read_by_scout(&mut nx, "2026-11-20T00:00:00.000Z", ada);
     // the log's question that joins the memory through the attachment
     let usage = nx.read_usage(10).expect("usage");
     assert!(
