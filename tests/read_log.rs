@@ -737,6 +737,47 @@ fn a_batch_masks_every_row_and_counts_each_element_once() {
     assert_eq!(pairs, 4, "one count per element and caller");
 }
 
+/// A command past what a batch remembers (4 KiB) is scanned each time it
+/// comes: its secret is masked in every row, and a command past what the
+/// log keeps (16 KiB) is cut with the secret masked before the cut.
+#[test]
+fn a_long_command_repeated_in_a_batch_is_masked_in_every_row() {
+    let nx = Nexus::open_in_memory().expect("open");
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    let long = |pad: usize| {
+        format!(
+            r#"FIND(?p) WHERE {{ ?p {{name: "{token}"}} FILTER(?p.name != "{}") }}"#,
+            "x".repeat(pad)
+        )
+    };
+    let batch: Vec<Logged> = (0..30)
+        .map(|i| {
+            let mut s = served("FIND", vec![]);
+            s.command = long(if i % 2 == 0 { 5_000 } else { 40_000 });
+            logged_at("2026-11-20T00:00:00.000Z", "scout", s)
+        })
+        .collect();
+    let db = nx.reads_db().expect("the log");
+    db.begin(true).expect("begin");
+    reads::record_paced(db, &batch, 7, &mut || {}).expect("record");
+    db.commit().expect("commit");
+    let rows =
+        reads::recent(nx.reads_db().expect("the log"), &Filter::default(), 50).expect("recent");
+    assert_eq!(rows.len(), 30);
+    for r in &rows {
+        assert!(
+            !r.command.contains(&token) && r.command.contains("[redacted github-pat]"),
+            "{}",
+            &r.command[..120]
+        );
+        assert!(
+            r.command.len() <= 16 * 1024 + "…".len(),
+            "{}",
+            r.command.len()
+        );
+    }
+}
+
 fn count_in(nx: &Nexus, sql: &str) -> i64 {
     nx.reads_db().expect("the log").query(sql, &[]).expect(sql)[0]
         .i64(0)
