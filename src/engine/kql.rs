@@ -78,17 +78,17 @@ fn decode_page(token: &str) -> KipResult<(u64, Option<Vec<Binding>>)> {
 /// Caches hydrated elements for one response.
 pub struct Hydrator<'c> {
     conn: Db<'c>,
-    cache: HashMap<i64, Option<std::rc::Rc<Value>>>,
+    cache: rustc_hash::FxHashMap<i64, Option<std::rc::Rc<Value>>>,
     /// A concept's (type, name), for projections that need nothing else.
-    labels: HashMap<i64, Option<(String, String)>>,
+    labels: rustc_hash::FxHashMap<i64, Option<(String, String)>>,
 }
 
 impl<'c> Hydrator<'c> {
     pub fn new(conn: Db<'c>) -> Self {
         Hydrator {
             conn,
-            cache: HashMap::new(),
-            labels: HashMap::new(),
+            cache: Default::default(),
+            labels: Default::default(),
         }
     }
 
@@ -212,6 +212,19 @@ impl<'c> Hydrator<'c> {
         self.project(b, path)
     }
 
+    /// Whether [`Hydrator::project`] of `path` on `b` reads the memory
+    /// (what it needs was not carried).
+    pub fn would_read(&self, b: &Binding, path: &[String]) -> bool {
+        let Binding::Elem(id) = b else {
+            return false;
+        };
+        if self.cache.contains_key(id) {
+            return false;
+        }
+        let label = matches!(path, [seg] if seg == "name" || seg == "type");
+        !(label && self.labels.contains_key(id))
+    }
+
     /// The JSON value of `path` on a binding.
     pub fn project(&mut self, b: &Binding, path: &[String]) -> KipResult<Value> {
         match b {
@@ -271,7 +284,17 @@ pub struct FindOutput {
     pub rows: u64,
 }
 
-pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
+/// Answers a FIND. With `unsnapped`, the caller began no transaction for
+/// it (SQLite): a FIND answered by one statement needs none, as a
+/// statement sees one state of the memory. Before a second statement it
+/// begins a read transaction (which the caller ends) and answers again
+/// from the start inside it, so every answer is read from one snapshot.
+pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOutput> {
+    let unsnapped = unsnapped && conn.outside_transaction();
+    let in_snapshot = || {
+        conn.begin(false)?;
+        execute(conn, q, false)
+    };
     let (offset, after) = match &q.cursor {
         Some(c) => decode_page(c)?,
         None => (0, None),
@@ -281,11 +304,14 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         || q.order_by.iter().any(|o| o.agg.is_some());
     let mut vars: Vec<String> = Vec::new();
     for e in &q.find {
-        if !vars.contains(&e.var().to_string()) {
+        if !vars.iter().any(|v| v == e.var()) {
             vars.push(e.var().to_string());
         }
     }
     if has_agg {
+        if unsnapped {
+            return in_snapshot();
+        }
         return aggregate(conn, q, &vars, offset);
     }
     let order: Vec<(&DotPath, bool)> = q.order_by.iter().map(|o| (&o.path, o.desc)).collect();
@@ -299,25 +325,37 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
         })
         .collect();
     let groups = column_groups(&paths);
-    let var_index: HashMap<&str, usize> = vars
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.as_str(), i))
-        .collect();
+    let var_of = |p: &DotPath| vars.iter().position(|v| *v == p.var).unwrap_or(0);
+    // each group's variable, by index
+    let group_var: Vec<usize> = groups.iter().map(|g| var_of(paths[g[0]])).collect();
+    let carry = carry_of(&paths, var_of);
+    let nvars = vars.len();
     let sel = Selection {
-        vars: vars.clone(),
+        vars,
         order,
         limit: fetch,
         offset,
-        carry: carry_of(&paths, &var_index),
+        carry,
         all_rows: q.limit.is_none(),
-        after: after.filter(|k| k.len() == vars.len()),
+        after: after.filter(|k| k.len() == nvars),
     };
-    let compiled = Planner::new(conn).compile(&q.where_, &sel)?;
+    let compiled = match plan::kept(conn.backend(), &q.where_, &sel) {
+        Some(c) => Some(c),
+        // (planning may read the memory)
+        None if unsnapped => return in_snapshot(),
+        None => Planner::new(conn).compile(&q.where_, &sel)?,
+    };
     let mut rows = match &compiled {
-        Some(c) => plan::run_carrying(conn, c, vars.len())?,
+        Some(c) => plan::run_carrying(conn, c, nvars, !unsnapped)?,
         None => Vec::new(),
     };
+    if unsnapped
+        && rows.is_empty()
+        && compiled.as_ref().is_some_and(|c| !c.ground_later.is_empty())
+    {
+        // (whether the concepts it names exist is read next)
+        return in_snapshot();
+    }
     if q.limit.is_none() && rows.len() > MAX_SOLUTIONS {
         return Err(too_many());
     }
@@ -344,25 +382,32 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
             Ok(keys)
         })
         .collect::<KipResult<_>>()?;
-    for g in &groups {
-        let vi = var_index[paths[g[0]].var.as_str()];
+    if unsnapped
+        && groups.iter().zip(&group_var).any(|(g, &vi)| {
+            rows.iter()
+                .any(|r| g.iter().any(|&i| h.would_read(&r[vi], &paths[i].path)))
+        })
+    {
+        // (an element the statement did not carry is read next)
+        return in_snapshot();
+    }
+    for (g, &vi) in groups.iter().zip(&group_var) {
         let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
         h.prefetch(&rows, vi, &ps)?;
     }
     // how often each element is projected: the last time, one projected
     // whole is handed over rather than copied
-    let mut uses: HashMap<i64, u32> = HashMap::new();
+    let mut uses: rustc_hash::FxHashMap<i64, u32> = Default::default();
     for row in &rows {
-        for g in &groups {
-            if let Binding::Elem(id) = row[var_index[paths[g[0]].var.as_str()]] {
+        for (g, &vi) in groups.iter().zip(&group_var) {
+            if let Binding::Elem(id) = row[vi] {
                 *uses.entry(id).or_default() += g.len() as u32;
             }
         }
     }
     let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); groups.len()];
     for row in &rows {
-        for (gi, g) in groups.iter().enumerate() {
-            let vi = var_index[paths[g[0]].var.as_str()];
+        for (gi, (g, &vi)) in groups.iter().zip(&group_var).enumerate() {
             let b = &row[vi];
             let vals: Vec<Value> = g
                 .iter()
@@ -403,7 +448,7 @@ pub fn execute(conn: Db<'_>, q: &FindQuery) -> KipResult<FindOutput> {
 
 /// The elements a page of rows binds, each once, in order.
 fn bound_elements<V>(rows: &[(Vec<Binding>, V)]) -> Vec<i64> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut out = Vec::new();
     for (keys, _) in rows {
         for b in keys {
@@ -420,10 +465,10 @@ fn bound_elements<V>(rows: &[(Vec<Binding>, V)]) -> Vec<i64> {
 
 /// What the answer should carry of each variable the FIND projects: the
 /// labels when it projects only `.name` and `.type`, else the concept.
-fn carry_of(paths: &[&DotPath], var_index: &HashMap<&str, usize>) -> Vec<(usize, Carry)> {
+fn carry_of(paths: &[&DotPath], var_of: impl Fn(&DotPath) -> usize) -> Vec<(usize, Carry)> {
     let mut out: Vec<(usize, Carry)> = Vec::new();
     for p in paths {
-        let vi = var_index[p.var.as_str()];
+        let vi = var_of(p);
         let what = match p.path.as_slice() {
             [seg] if seg == "name" || seg == "type" => Carry::Labels,
             _ => Carry::Concept,
@@ -741,7 +786,7 @@ fn grouped_in_sql(
         k = kcols.join(", ")
     );
     let grouped = plan::Compiled {
-        sql,
+        sql: sql.into(),
         params: c.params,
         unique: true,
         ground_later: c.ground_later,
@@ -822,7 +867,7 @@ fn links_per_endpoint(
         sql: format!(
             "SELECT c.id, g.n FROM (SELECT {key} AS k, COUNT(*) AS n FROM propositions \
              WHERE predicate = ?1::text GROUP BY {key}) AS g JOIN concepts c ON c.id = g.k{filter} ORDER BY c.id"
-        ),
+        ).into(),
         params,
         unique: true,
         // a `{type, name}` naming nothing is KIP_3002, not zero groups

@@ -510,6 +510,7 @@ impl Nexus {
                 self.maintaining,
                 self.embedder.as_ref(),
                 &mut Returned::default(),
+                false,
             );
             self.audit.clear();
             let (result, _) = out?;
@@ -1224,12 +1225,19 @@ impl Nexus {
         // Another process may hold the write lock past the busy timeout;
         // `begin` retries a few times to ride out a long commit elsewhere.
         // (An error below drops `tx`, which rolls it back.)
-        let tx = Tx::begin(self.conn.db(), cmd.is_write())?;
+        // A FIND on SQLite begins its read transaction itself, and only
+        // when it runs more than one statement (`kql::execute`).
+        let unsnapped = matches!(cmd, Command::Find(_)) && self.conn.db().outside_transaction();
+        let tx = if unsnapped {
+            Tx::unbegun(self.conn.db())
+        } else {
+            Tx::begin(self.conn.db(), cmd.is_write())?
+        };
         // a write's audit entry closes last: its statement carries the
         // commit (nothing is decided after it)
         let commit_at_close = cmd.is_write() && !dry_run;
         let (out, effects) =
-            self.dispatch_recorded(tx.db, cmd, text, who, dry_run, commit_at_close)?;
+            self.dispatch_recorded(tx.db, cmd, text, who, dry_run, commit_at_close, unsnapped)?;
         if dry_run || !cmd.is_write() {
             tx.rollback()?;
         } else {
@@ -1257,6 +1265,7 @@ impl Nexus {
         who: &crate::audit::Who,
         dry_run: bool,
         commit_at_close: bool,
+        unsnapped: bool,
     ) -> KipResult<Answered> {
         let record = cmd.is_write() && (!dry_run || self.want_effects);
         // (on PostgreSQL the entry opens with the command's first
@@ -1282,6 +1291,7 @@ impl Nexus {
             maintainer,
             self.embedder.as_ref(),
             &mut returned,
+            unsnapped,
         );
         *self.last_search.borrow_mut() = returned.search.take();
         if self.serving.is_some() {
@@ -1320,7 +1330,7 @@ impl Nexus {
         let db = self.conn.db();
         db.savepoint("somnus_cmd")?;
         let res = self
-            .dispatch_recorded(db, cmd, text, who, dry_run, false)
+            .dispatch_recorded(db, cmd, text, who, dry_run, false, false)
             .map(|(out, effects)| {
                 self.last_effects = effects;
                 out
@@ -1344,6 +1354,12 @@ impl<'c> Tx<'c> {
     fn begin(db: Db<'c>, write: bool) -> KipResult<Self> {
         db.begin(write)?;
         Ok(Tx { db, open: true })
+    }
+
+    /// Nothing begun: what is begun inside (a read's snapshot) is
+    /// rolled back with it.
+    fn unbegun(db: Db<'c>) -> Self {
+        Tx { db, open: true }
     }
 
     fn commit(mut self) -> KipResult<()> {
@@ -1415,10 +1431,11 @@ fn dispatch(
     maintainer: bool,
     embedder: Option<&embed::EmbeddingConfig>,
     returned: &mut Returned,
+    unsnapped: bool,
 ) -> KipResult<(Value, Option<String>)> {
     match cmd {
         Command::Find(q) => {
-            let out = kql::execute(conn, q)?;
+            let out = kql::execute(conn, q, unsnapped)?;
             returned.elements = out.elements;
             returned.rows = out.rows;
             Ok((out.result, out.next_cursor))

@@ -442,6 +442,12 @@ impl<'a> Db<'a> {
         }
     }
 
+    /// Whether its statements run outside any transaction, each seeing
+    /// the memory as it is when it starts (SQLite, nothing begun).
+    pub fn outside_transaction(&self) -> bool {
+        matches!(self, Db::Sqlite(c) if c.is_autocommit())
+    }
+
     /// Whether both are the same connection.
     pub fn same(&self, other: Db<'_>) -> bool {
         match (self, other) {

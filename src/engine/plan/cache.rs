@@ -97,7 +97,7 @@ struct Template {
 
 #[derive(Debug)]
 struct Kept {
-    sql: String,
+    sql: std::rc::Rc<str>,
     params: Vec<Param>,
     unique: bool,
     carried: Vec<(usize, super::Carry)>,
@@ -188,6 +188,42 @@ pub fn clear() {
     CACHE.with(|c| c.borrow_mut().shapes.clear());
 }
 
+/// A command's shape and its literals, in the order the shape is read
+/// (`None`: more than [`MAX_LITERALS`]).
+fn signature<'a>(
+    backend: Backend,
+    where_: &'a [WhereItem],
+    sel: &Selection<'_>,
+) -> Option<(String, Vec<Lit<'a>>)> {
+    let mut shape = String::with_capacity(128);
+    let mut lits = Vec::new();
+    sig_selection(backend, sel, &mut shape);
+    sig_items(where_, &mut shape, &mut lits);
+    (lits.len() <= MAX_LITERALS).then_some((shape, lits))
+}
+
+/// The kept plan of a command, bound to its literals, when one is kept
+/// and gives a statement: found without reading the memory. `None`: it
+/// must be planned ([`compiled`]), which may read it.
+pub(super) fn kept(
+    backend: Backend,
+    where_: &[WhereItem],
+    sel: &Selection<'_>,
+) -> Option<Compiled> {
+    if mode() != Mode::On || sel.after.is_some() {
+        return None;
+    }
+    let (shape, lits) = signature(backend, where_, sel)?;
+    let c = CACHE.with(|c| {
+        let c = c.borrow();
+        let s = c.shapes.get(&shape)?;
+        let lifted = s.lifted.as_ref()?;
+        s.plans.get(&fixed_key(&lits, lifted))?.instantiate(&lits)?
+    })?;
+    CACHE.with(|x| x.borrow_mut().hits += 1);
+    Some(c)
+}
+
 /// [`Planner::compile_grounded`], through the kept plans.
 pub(super) fn compiled(
     mut planner: Planner<'_>,
@@ -199,13 +235,9 @@ pub(super) fn compiled(
     if mode == Mode::Off || sel.after.is_some() {
         return planner.compile_grounded(where_, sel);
     }
-    let mut shape = String::with_capacity(128);
-    let mut lits = Vec::new();
-    sig_selection(planner.backend, sel, &mut shape);
-    sig_items(where_, &mut shape, &mut lits);
-    if lits.len() > MAX_LITERALS {
+    let Some((shape, lits)) = signature(planner.backend, where_, sel) else {
         return planner.compile_grounded(where_, sel);
-    }
+    };
     // (what is known of the shape; on a hit, the statement bound already)
     let known = CACHE.with(|c| {
         let c = c.borrow();

@@ -12,7 +12,7 @@ use super::Planner;
 use crate::kip::{KipError, KipResult};
 use crate::store::Concept;
 use crate::store::db::{Backend, Val};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// What is carried of a concept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,11 +109,8 @@ pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
     let items = match v {
         Val::Null => return Ok(None),
         Val::Json(Value::Array(a)) => a,
-        // (SQLite: the array's text)
-        Val::Text(t) => match serde_json::from_str(&t) {
-            Ok(Value::Array(a)) => a,
-            _ => return Err(bad()),
-        },
+        // (SQLite: the array's text, read straight into its fields)
+        Val::Text(t) => return read_text(id, what, &t).map(Some).map_err(|_| bad()),
         _ => return Err(bad()),
     };
     let mut it = items.into_iter();
@@ -149,4 +146,29 @@ pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
         version,
         updated_at,
     })))
+}
+
+/// A carried column's text (SQLite), read into its fields without a JSON
+/// tree in between.
+fn read_text(id: i64, what: Carry, t: &str) -> serde_json::Result<Carried> {
+    type Fields = (String, String, Map<String, Value>, Map<String, Value>, i64, String);
+    Ok(match what {
+        Carry::Labels => {
+            let (ty, name): (String, String) = serde_json::from_str(t)?;
+            Carried::Labels(ty, name)
+        }
+        Carry::Concept => {
+            let (ty, name, attributes, metadata, version, updated_at): Fields =
+                serde_json::from_str(t)?;
+            Carried::Concept(Concept {
+                id,
+                ty,
+                name,
+                attributes,
+                metadata,
+                version,
+                updated_at,
+            })
+        }
+    })
 }
