@@ -1025,3 +1025,60 @@ fn kept_plans_answer_as_planning_afresh() {
     let mut nx = Nexus::open_in_memory().expect("open");
     plan_cache::kept_plans_answer_as_planning_afresh(&mut nx);
 }
+
+/// A FIND answered by its one statement begins no transaction: a
+/// statement sees one state of the memory by itself. One that reads
+/// again (a plan not kept yet, a name that may name nothing, an element
+/// the statement did not carry) begins one first and answers inside it,
+/// and nothing is left open after either.
+#[test]
+fn a_find_of_one_statement_begins_no_transaction() {
+    use somnus::engine::kql::snapshot_stats;
+    let dir = std::env::temp_dir().join(format!("somnus-unsnapped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("memory.db");
+    let mut nx = Nexus::open(&path).expect("open");
+    for c in [
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Person"} } CONCEPT ?k { {type: "$PropositionType", name: "knows"} } }"#,
+        r#"UPSERT { CONCEPT ?m { {type: "Person", name: "Mira"} SET ATTRIBUTES { age: 31 } } CONCEPT ?t { {type: "Person", name: "Tomas"} SET PROPOSITIONS { ("knows", ?m) } } }"#,
+    ] {
+        let r = run(&mut nx, c);
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    let lookup = |name: &str| format!(r#"FIND(?n) WHERE {{ ?n {{type: "Person", name: "{name}"}} }}"#);
+    let open_after = |nx: &Nexus| !nx.connection_for_checks().expect("conn").is_autocommit();
+
+    // planned: in a snapshot
+    let (alone, snapped) = snapshot_stats();
+    let first = run(&mut nx, &lookup("Mira"));
+    assert_eq!(first["result"][0]["attributes"]["age"], json!(31), "{first}");
+    assert_eq!(snapshot_stats(), (alone, snapped + 1));
+    assert!(!open_after(&nx));
+    // the same shape: its kept plan, one statement, no transaction
+    let again = run(&mut nx, &lookup("Mira"));
+    assert_eq!(again["result"], first["result"]);
+    assert_eq!(snapshot_stats(), (alone + 1, snapped + 1));
+    let tomas = run(&mut nx, &lookup("Tomas"));
+    assert_eq!(tomas["result"][0]["name"], json!("Tomas"), "{tomas}");
+    assert_eq!(snapshot_stats(), (alone + 2, snapped + 1));
+    assert!(!open_after(&nx));
+    // a name that names nothing: the check that says so reads again
+    let nobody = run(&mut nx, &lookup("Nobody"));
+    assert_eq!(nobody["error"]["code"], json!("KIP_3002"), "{nobody}");
+    assert_eq!(snapshot_stats(), (alone + 2, snapped + 2));
+    assert!(!open_after(&nx));
+    // a proposition bound to a variable is read after the statement
+    let links = r#"FIND(?l) WHERE { ?l ({type: "Person", name: "Tomas"}, "knows", ?o) }"#;
+    run(&mut nx, links);
+    let (a, s) = snapshot_stats();
+    let l = run(&mut nx, links);
+    assert_eq!(l["result"][0]["predicate"], json!("knows"), "{l}");
+    assert_eq!(snapshot_stats(), (a, s + 1));
+    assert!(!open_after(&nx));
+    // a writer on another connection takes the write lock at once
+    let other = rusqlite::Connection::open(&path).expect("other");
+    other.execute_batch("BEGIN IMMEDIATE; COMMIT").expect("write lock");
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -284,6 +284,24 @@ pub struct FindOutput {
     pub rows: u64,
 }
 
+thread_local! {
+    static SNAPSHOTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// This thread's FINDs that a caller began no transaction for: those
+/// answered by their one statement, and those that began one before a
+/// second statement (see [`execute`]).
+pub fn snapshot_stats() -> (u64, u64) {
+    SNAPSHOTS.with(|s| s.get())
+}
+
+fn count_snapshot(alone: bool) {
+    SNAPSHOTS.with(|s| {
+        let (a, b) = s.get();
+        s.set(if alone { (a + 1, b) } else { (a, b + 1) });
+    });
+}
+
 /// Answers a FIND. With `unsnapped`, the caller began no transaction for
 /// it (SQLite): a FIND answered by one statement needs none, as a
 /// statement sees one state of the memory. Before a second statement it
@@ -292,6 +310,7 @@ pub struct FindOutput {
 pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOutput> {
     let unsnapped = unsnapped && conn.outside_transaction();
     let in_snapshot = || {
+        count_snapshot(false);
         conn.begin(false)?;
         execute(conn, q, false)
     };
@@ -339,22 +358,24 @@ pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOu
         all_rows: q.limit.is_none(),
         after: after.filter(|k| k.len() == nvars),
     };
-    let compiled = match plan::kept(conn.backend(), &q.where_, &sel) {
-        Some(c) => Some(c),
+    // (a kept plan leaves to this function the check that the concepts
+    // its WHERE names exist, should it answer nothing)
+    let (compiled, check_where) = match plan::kept(conn.backend(), &q.where_, &sel) {
+        Some(c) => (Some(c), true),
         // (planning may read the memory)
         None if unsnapped => return in_snapshot(),
-        None => Planner::new(conn).compile(&q.where_, &sel)?,
+        None => (Planner::new(conn).compile(&q.where_, &sel)?, false),
     };
     let mut rows = match &compiled {
-        Some(c) => plan::run_carrying(conn, c, nvars, !unsnapped)?,
+        Some(c) => plan::run_carrying(conn, c, nvars)?,
         None => Vec::new(),
     };
-    if unsnapped
-        && rows.is_empty()
-        && compiled.as_ref().is_some_and(|c| !c.ground_later.is_empty())
-    {
-        // (whether the concepts it names exist is read next)
-        return in_snapshot();
+    if rows.is_empty() && check_where {
+        if unsnapped {
+            // (whether they exist is read next)
+            return in_snapshot();
+        }
+        plan::ground(conn, &q.where_)?;
     }
     if q.limit.is_none() && rows.len() > MAX_SOLUTIONS {
         return Err(too_many());
@@ -438,6 +459,9 @@ pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOu
     } else {
         Value::Array(columns.into_iter().map(Value::Array).collect())
     };
+    if unsnapped {
+        count_snapshot(true);
+    }
     Ok(FindOutput {
         result,
         next_cursor,

@@ -117,6 +117,9 @@ pub struct Nexus {
     /// Called while SQLite works (every few thousand VM steps); returning
     /// true interrupts the running command (a cancelled job).
     tick: Option<Tick>,
+    /// What the connection's progress handler checks (SQLite): installed
+    /// once, armed and disarmed per command.
+    limits: std::sync::Arc<Limits>,
     /// Set while answering a protocol request: a write then reports what
     /// it did (or would do) in `last_effects`.
     want_effects: bool,
@@ -158,6 +161,70 @@ pub(crate) struct Returned {
 
 /// A callback SQLite runs while a command works; true interrupts it.
 pub type Tick = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// A command's limits as SQLite's progress handler reads them: its
+/// deadline and the tick. The handler is installed once per connection
+/// (installing one per command costs an allocation and two calls into
+/// SQLite); between commands it is disarmed and interrupts nothing.
+pub(crate) struct Limits {
+    /// When the limits were made: deadlines count from it.
+    base: std::time::Instant,
+    /// The armed command's deadline, in nanoseconds after `base`
+    /// (`u64::MAX`: disarmed).
+    deadline: std::sync::atomic::AtomicU64,
+    tick: std::sync::Mutex<Option<Tick>>,
+}
+
+impl Limits {
+    pub(crate) fn new() -> std::sync::Arc<Limits> {
+        std::sync::Arc::new(Limits {
+            base: std::time::Instant::now(),
+            deadline: std::sync::atomic::AtomicU64::new(u64::MAX),
+            tick: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// Installs the handler that checks `limits` on `conn`.
+    pub(crate) fn install(limits: &std::sync::Arc<Limits>, conn: &mut Connection) -> KipResult<()> {
+        let l = limits.clone();
+        conn.progress_handler(10_000, Some(move || l.exceeded()))?;
+        Ok(())
+    }
+
+    fn arm(&self, timeout: std::time::Duration, tick: Option<Tick>) {
+        let until = self.base.elapsed().saturating_add(timeout).as_nanos();
+        if let Ok(mut t) = self.tick.lock() {
+            *t = tick;
+        }
+        self.deadline.store(
+            u64::try_from(until).unwrap_or(u64::MAX - 1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    fn disarm(&self) {
+        self.deadline
+            .store(u64::MAX, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut t) = self.tick.lock() {
+            *t = None;
+        }
+    }
+
+    /// Whether the armed command is to stop: cancelled, or past its
+    /// deadline.
+    fn exceeded(&self) -> bool {
+        let deadline = self.deadline.load(std::sync::atomic::Ordering::Relaxed);
+        if deadline == u64::MAX {
+            return false;
+        }
+        let cancelled = self
+            .tick
+            .lock()
+            .ok()
+            .is_some_and(|t| t.as_ref().is_some_and(|t| t()));
+        cancelled || self.base.elapsed().as_nanos() > u128::from(deadline)
+    }
+}
 
 /// What a write would change: every element created, updated or deleted,
 /// with its image before and after, computed by running the command and
@@ -403,16 +470,7 @@ impl Nexus {
     /// On PostgreSQL the deadline is the session's statement timeout.
     fn arm_limits(&mut self) -> KipResult<()> {
         match &mut self.conn {
-            Conn::Sqlite(c) => {
-                let deadline = std::time::Instant::now() + self.timeout;
-                let tick = self.tick.clone();
-                c.progress_handler(
-                    10_000,
-                    Some(move || {
-                        tick.as_ref().is_some_and(|t| t()) || std::time::Instant::now() > deadline
-                    }),
-                )?;
-            }
+            Conn::Sqlite(_) => self.limits.arm(self.timeout, self.tick.clone()),
             Conn::Postgres(_) => {
                 if self.pg_timeout != Some(self.timeout) {
                     self.conn.db().batch(&format!(
@@ -427,9 +485,7 @@ impl Nexus {
     }
 
     fn disarm_limits(&mut self) {
-        if let Conn::Sqlite(c) = &mut self.conn {
-            let _ = c.progress_handler(0, None::<fn() -> bool>);
-        }
+        self.limits.disarm();
     }
 
     /// Whether a group started by `atomically` is open.

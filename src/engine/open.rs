@@ -218,14 +218,20 @@ impl Nexus {
     }
 
     fn with_conn(
-        conn: Conn,
+        mut conn: Conn,
         path: Option<PathBuf>,
         location: Option<crate::store::postgres::Location>,
         audit: crate::audit::Context,
         analyzed_at: u64,
         readonly: bool,
     ) -> Nexus {
+        let limits = super::Limits::new();
+        if let Conn::Sqlite(c) = &mut conn {
+            // (installing a handler fails only on a closed connection)
+            let _ = super::Limits::install(&limits, c);
+        }
         Nexus {
+            limits,
             conn,
             path,
             location,

@@ -1369,14 +1369,14 @@ fn trace_sql() -> bool {
 
 /// The plan [`Planner::compile`] gives, when it is kept already: found
 /// without reading the memory (see `cache`). `None`: it must be planned,
-/// which may read it.
+/// which may read it. Unlike [`Planner::compile`]'s, its
+/// [`Compiled::ground_later`] is empty: should it answer nothing, the
+/// caller checks the identity matchers of `where_` ([`ground`]).
 pub fn kept(backend: Backend, where_: &[WhereItem], sel: &Selection<'_>) -> Option<Compiled> {
     if where_.iter().any(|w| matches!(w, WhereItem::Union(_))) {
         return None;
     }
-    let mut c = cache::kept(backend, where_, sel)?;
-    c.ground_later = where_.to_vec();
-    Some(c)
+    cache::kept(backend, where_, sel)
 }
 
 /// Runs a compiled query, returning one binding row per distinct solution.
@@ -1394,7 +1394,7 @@ pub fn run_raw(
     nkeys: usize,
     ncounts: usize,
 ) -> KipResult<Vec<(Vec<Binding>, Vec<i64>)>> {
-    let rows = answer(conn, c, true)?;
+    let rows = answer(conn, c)?;
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
         let keys = bindings(&mut r, nkeys);
@@ -1409,16 +1409,12 @@ pub fn run_raw(
 
 /// Runs a compiled query: one binding row per distinct solution, each with
 /// the values it carries ([`Compiled::carried`], in that order).
-/// With `check_empty` off, an empty answer is returned as it is, its
-/// identity matchers unchecked ([`Compiled::ground_later`]: the caller
-/// checks them).
 pub fn run_carrying(
     conn: Db<'_>,
     c: &Compiled,
     nvars: usize,
-    check_empty: bool,
 ) -> KipResult<Vec<(Vec<Binding>, Vec<Val>)>> {
-    let rows = answer(conn, c, check_empty)?;
+    let rows = answer(conn, c)?;
     let n = c.carried.len();
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
@@ -1431,12 +1427,12 @@ pub fn run_carrying(
 
 /// The rows of a compiled query (`KIP_3002` when it answers nothing and
 /// an identity matcher it deferred names nothing).
-fn answer(conn: Db<'_>, c: &Compiled, check_empty: bool) -> KipResult<Vec<crate::store::db::Row>> {
+fn answer(conn: Db<'_>, c: &Compiled) -> KipResult<Vec<crate::store::db::Row>> {
     if trace_sql() {
         eprintln!("SQL: {}\nPARAMS: {:?}", c.sql, c.params);
     }
     let mut rows = conn.query(&c.sql, &c.params)?;
-    if rows.is_empty() && check_empty {
+    if rows.is_empty() {
         ground(conn, &c.ground_later)?;
     }
     if c.sort_after > 0 {
