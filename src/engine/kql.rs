@@ -412,9 +412,11 @@ pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOu
         // (an element the statement did not carry is read next)
         return in_snapshot();
     }
-    for (g, &vi) in groups.iter().zip(&group_var) {
-        let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
-        h.prefetch(&rows, vi, &ps)?;
+    if conn.backend() == crate::store::db::Backend::Postgres {
+        for (g, &vi) in groups.iter().zip(&group_var) {
+            let ps: Vec<&[String]> = g.iter().map(|&i| paths[i].path.as_slice()).collect();
+            h.prefetch(&rows, vi, &ps)?;
+        }
     }
     // how often each element is projected: the last time, one projected
     // whole is handed over rather than copied
@@ -472,14 +474,27 @@ pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOu
 
 /// The elements a page of rows binds, each once, in order.
 fn bound_elements<V>(rows: &[(Vec<Binding>, V)]) -> Vec<i64> {
+    // (a few are told apart by looking: no set to build)
+    const FEW: usize = 16;
     let mut seen = rustc_hash::FxHashSet::default();
     let mut out = Vec::new();
     for (keys, _) in rows {
         for b in keys {
-            if let Binding::Elem(id) = b
-                && out.len() < crate::audit::reads::MAX_COUNTED_ELEMENTS
-                && seen.insert(*id)
-            {
+            let Binding::Elem(id) = b else {
+                continue;
+            };
+            if out.len() >= crate::audit::reads::MAX_COUNTED_ELEMENTS {
+                return out;
+            }
+            let new = if out.len() < FEW {
+                !out.contains(id)
+            } else {
+                if seen.is_empty() {
+                    seen.extend(out.iter().copied());
+                }
+                seen.insert(*id)
+            };
+            if new {
                 out.push(*id);
             }
         }

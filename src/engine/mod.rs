@@ -162,6 +162,13 @@ pub(crate) struct Returned {
 /// A callback SQLite runs while a command works; true interrupts it.
 pub type Tick = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// The caller of [`Nexus::kip`] and [`Nexus::kip_with`]: the agent.
+fn default_actor() -> &'static crate::protocol::Actor {
+    static ACTOR: std::sync::LazyLock<crate::protocol::Actor> =
+        std::sync::LazyLock::new(crate::protocol::Actor::default);
+    &ACTOR
+}
+
 /// A command's limits as SQLite's progress handler reads them: its
 /// deadline and the tick. The handler is installed once per connection
 /// (installing one per command costs an allocation and two calls into
@@ -1009,13 +1016,7 @@ impl Nexus {
 
     /// Convenience: one read-write command without parameters.
     pub fn kip(&mut self, command: &str) -> Outcome {
-        self.run(
-            command,
-            &Map::new(),
-            false,
-            false,
-            &crate::protocol::Actor::default(),
-        )
+        self.run(command, &Map::new(), false, false, default_actor())
     }
 
     /// Convenience: one read-write command with parameters (a JSON object).
@@ -1024,13 +1025,7 @@ impl Nexus {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        self.run(
-            command,
-            &params,
-            false,
-            false,
-            &crate::protocol::Actor::default(),
-        )
+        self.run(command, &params, false, false, default_actor())
     }
 
     fn run(
@@ -1177,8 +1172,10 @@ impl Nexus {
             .with_hint("Use execute_kip for KML commands (UPSERT, UPDATE, MERGE, DELETE)."));
         }
         // A read runs in a transaction that is always rolled back, so
-        // nothing it could touch survives it. (No `PRAGMA query_only`
-        // toggle: a flag pragma expires every prepared statement.)
+        // nothing it could touch survives it (a FIND on SQLite that is one
+        // statement, `SELECT`s only, runs without one: `exec_once`). (No
+        // `PRAGMA query_only` toggle: a flag pragma expires every prepared
+        // statement.)
         // Provider calls count against the command's time limit.
         if let Some(e) = self.embedder.as_mut() {
             e.deadline = Some(std::time::Instant::now() + self.timeout);
@@ -1292,8 +1289,14 @@ impl Nexus {
         // a write's audit entry closes last: its statement carries the
         // commit (nothing is decided after it)
         let commit_at_close = cmd.is_write() && !dry_run;
-        let (out, effects) =
-            self.dispatch_recorded(tx.db, cmd, text, who, dry_run, commit_at_close, unsnapped)?;
+        let (out, effects) = self.dispatch_recorded(
+            tx.db,
+            cmd,
+            text,
+            who,
+            dry_run,
+            InTx::own(commit_at_close, unsnapped),
+        )?;
         if dry_run || !cmd.is_write() {
             tx.rollback()?;
         } else {
@@ -1309,10 +1312,10 @@ impl Nexus {
     /// under an audit entry of its own; with the effects it had when they
     /// are wanted. A dry run records too, so it can say what it would
     /// write; its transaction is rolled back with the entry.
-    /// With `commit_at_close`, the statement closing the entry carries the
-    /// transaction's commit ([`Db::commit_with_next`]); what is read after
-    /// it (a sweep's effects) cannot fail the write any more: effects that
-    /// cannot be read then are left out.
+    /// With [`InTx::CommitAtClose`], the statement closing the entry
+    /// carries the transaction's commit ([`Db::commit_with_next`]); what is
+    /// read after it (a sweep's effects) cannot fail the write any more:
+    /// effects that cannot be read then are left out.
     fn dispatch_recorded(
         &self,
         db: Db<'_>,
@@ -1320,9 +1323,10 @@ impl Nexus {
         text: &str,
         who: &crate::audit::Who,
         dry_run: bool,
-        commit_at_close: bool,
-        unsnapped: bool,
+        in_tx: InTx,
     ) -> KipResult<Answered> {
+        let commit_at_close = in_tx == InTx::CommitAtClose;
+        let unsnapped = in_tx == InTx::Unbegun;
         let record = cmd.is_write() && (!dry_run || self.want_effects);
         // (on PostgreSQL the entry opens with the command's first
         // statement)
@@ -1386,7 +1390,7 @@ impl Nexus {
         let db = self.conn.db();
         db.savepoint("somnus_cmd")?;
         let res = self
-            .dispatch_recorded(db, cmd, text, who, dry_run, false, false)
+            .dispatch_recorded(db, cmd, text, who, dry_run, InTx::Savepoint)
             .map(|(out, effects)| {
                 self.last_effects = effects;
                 out
@@ -1394,6 +1398,33 @@ impl Nexus {
         let keep = res.is_ok() && cmd.is_write() && !dry_run;
         db.release("somnus_cmd", keep)?;
         res
+    }
+}
+
+/// The transaction a command runs in, as its caller opened it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InTx {
+    /// A savepoint of the caller's (a group's) transaction.
+    Savepoint,
+    /// Its own.
+    Own,
+    /// Its own, and the statement that closes a write's audit entry
+    /// carries its commit.
+    CommitAtClose,
+    /// None begun: a FIND on SQLite, which begins one itself should it
+    /// run more than one statement.
+    Unbegun,
+}
+
+impl InTx {
+    fn own(commit_at_close: bool, unbegun: bool) -> InTx {
+        if unbegun {
+            InTx::Unbegun
+        } else if commit_at_close {
+            InTx::CommitAtClose
+        } else {
+            InTx::Own
+        }
     }
 }
 

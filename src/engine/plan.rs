@@ -761,7 +761,8 @@ impl<'c> Planner<'c> {
                     if unique { "" } else { "DISTINCT " },
                     rcols.join(", "),
                     selects.join(" UNION ALL ")
-                ).into(),
+                )
+                .into(),
                 params: std::mem::take(&mut self.params),
                 unique,
                 ground_later: vec![],

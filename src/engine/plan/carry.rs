@@ -151,7 +151,14 @@ pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
 /// A carried column's text (SQLite), read into its fields without a JSON
 /// tree in between.
 fn read_text(id: i64, what: Carry, t: &str) -> serde_json::Result<Carried> {
-    type Fields = (String, String, Map<String, Value>, Map<String, Value>, i64, String);
+    type Fields = (
+        String,
+        String,
+        Map<String, Value>,
+        Map<String, Value>,
+        i64,
+        String,
+    );
     Ok(match what {
         Carry::Labels => {
             let (ty, name): (String, String) = serde_json::from_str(t)?;
