@@ -5,6 +5,7 @@ pub mod embed;
 pub mod export;
 pub mod kml;
 pub mod kql;
+mod limits;
 pub mod meta;
 mod open;
 pub mod overview;
@@ -12,6 +13,9 @@ pub mod plan;
 pub mod rank;
 mod read_log;
 pub mod search;
+mod tx;
+use limits::Limits;
+use tx::{InTx, Tx};
 
 use crate::kip::ast::Command;
 use crate::kip::{self, ErrorCode, KipError, KipResult};
@@ -167,70 +171,6 @@ fn default_actor() -> &'static crate::protocol::Actor {
     static ACTOR: std::sync::LazyLock<crate::protocol::Actor> =
         std::sync::LazyLock::new(crate::protocol::Actor::default);
     &ACTOR
-}
-
-/// A command's limits as SQLite's progress handler reads them: its
-/// deadline and the tick. The handler is installed once per connection
-/// (installing one per command costs an allocation and two calls into
-/// SQLite); between commands it is disarmed and interrupts nothing.
-pub(crate) struct Limits {
-    /// When the limits were made: deadlines count from it.
-    base: std::time::Instant,
-    /// The armed command's deadline, in nanoseconds after `base`
-    /// (`u64::MAX`: disarmed).
-    deadline: std::sync::atomic::AtomicU64,
-    tick: std::sync::Mutex<Option<Tick>>,
-}
-
-impl Limits {
-    pub(crate) fn new() -> std::sync::Arc<Limits> {
-        std::sync::Arc::new(Limits {
-            base: std::time::Instant::now(),
-            deadline: std::sync::atomic::AtomicU64::new(u64::MAX),
-            tick: std::sync::Mutex::new(None),
-        })
-    }
-
-    /// Installs the handler that checks `limits` on `conn`.
-    pub(crate) fn install(limits: &std::sync::Arc<Limits>, conn: &mut Connection) -> KipResult<()> {
-        let l = limits.clone();
-        conn.progress_handler(10_000, Some(move || l.exceeded()))?;
-        Ok(())
-    }
-
-    fn arm(&self, timeout: std::time::Duration, tick: Option<Tick>) {
-        let until = self.base.elapsed().saturating_add(timeout).as_nanos();
-        if let Ok(mut t) = self.tick.lock() {
-            *t = tick;
-        }
-        self.deadline.store(
-            u64::try_from(until).unwrap_or(u64::MAX - 1),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-    }
-
-    fn disarm(&self) {
-        self.deadline
-            .store(u64::MAX, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut t) = self.tick.lock() {
-            *t = None;
-        }
-    }
-
-    /// Whether the armed command is to stop: cancelled, or past its
-    /// deadline.
-    fn exceeded(&self) -> bool {
-        let deadline = self.deadline.load(std::sync::atomic::Ordering::Relaxed);
-        if deadline == u64::MAX {
-            return false;
-        }
-        let cancelled = self
-            .tick
-            .lock()
-            .ok()
-            .is_some_and(|t| t.as_ref().is_some_and(|t| t()));
-        cancelled || self.base.elapsed().as_nanos() > u128::from(deadline)
-    }
 }
 
 /// What a write would change: every element created, updated or deleted,
@@ -1398,74 +1338,6 @@ impl Nexus {
         let keep = res.is_ok() && cmd.is_write() && !dry_run;
         db.release("somnus_cmd", keep)?;
         res
-    }
-}
-
-/// The transaction a command runs in, as its caller opened it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum InTx {
-    /// A savepoint of the caller's (a group's) transaction.
-    Savepoint,
-    /// Its own.
-    Own,
-    /// Its own, and the statement that closes a write's audit entry
-    /// carries its commit.
-    CommitAtClose,
-    /// None begun: a FIND on SQLite, which begins one itself should it
-    /// run more than one statement.
-    Unbegun,
-}
-
-impl InTx {
-    fn own(commit_at_close: bool, unbegun: bool) -> InTx {
-        if unbegun {
-            InTx::Unbegun
-        } else if commit_at_close {
-            InTx::CommitAtClose
-        } else {
-            InTx::Own
-        }
-    }
-}
-
-/// One command's transaction (on SQLite, cached `BEGIN`/`COMMIT`/
-/// `ROLLBACK` statements: rusqlite's own transaction re-parses them on
-/// every call, a measurable share of a point read). Rolled back unless
-/// committed.
-struct Tx<'c> {
-    db: Db<'c>,
-    open: bool,
-}
-
-impl<'c> Tx<'c> {
-    fn begin(db: Db<'c>, write: bool) -> KipResult<Self> {
-        db.begin(write)?;
-        Ok(Tx { db, open: true })
-    }
-
-    /// Nothing begun: what is begun inside (a read's snapshot) is
-    /// rolled back with it.
-    fn unbegun(db: Db<'c>) -> Self {
-        Tx { db, open: true }
-    }
-
-    fn commit(mut self) -> KipResult<()> {
-        self.db.commit()?;
-        self.open = false;
-        Ok(())
-    }
-
-    fn rollback(mut self) -> KipResult<()> {
-        self.open = false;
-        self.db.rollback()
-    }
-}
-
-impl Drop for Tx<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            let _ = self.db.rollback();
-        }
     }
 }
 
