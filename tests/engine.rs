@@ -1046,13 +1046,18 @@ fn a_find_of_one_statement_begins_no_transaction() {
         let r = run(&mut nx, c);
         assert!(r.get("error").is_none(), "{r}");
     }
-    let lookup = |name: &str| format!(r#"FIND(?n) WHERE {{ ?n {{type: "Person", name: "{name}"}} }}"#);
+    let lookup =
+        |name: &str| format!(r#"FIND(?n) WHERE {{ ?n {{type: "Person", name: "{name}"}} }}"#);
     let open_after = |nx: &Nexus| !nx.connection_for_checks().expect("conn").is_autocommit();
 
     // planned: in a snapshot
     let (alone, snapped) = snapshot_stats();
     let first = run(&mut nx, &lookup("Mira"));
-    assert_eq!(first["result"][0]["attributes"]["age"], json!(31), "{first}");
+    assert_eq!(
+        first["result"][0]["attributes"]["age"],
+        json!(31),
+        "{first}"
+    );
     assert_eq!(snapshot_stats(), (alone, snapped + 1));
     assert!(!open_after(&nx));
     // the same shape: its kept plan, one statement, no transaction
@@ -1078,7 +1083,9 @@ fn a_find_of_one_statement_begins_no_transaction() {
     assert!(!open_after(&nx));
     // a writer on another connection takes the write lock at once
     let other = rusqlite::Connection::open(&path).expect("other");
-    other.execute_batch("BEGIN IMMEDIATE; COMMIT").expect("write lock");
+    other
+        .execute_batch("BEGIN IMMEDIATE; COMMIT")
+        .expect("write lock");
     drop(nx);
     let _ = std::fs::remove_dir_all(&dir);
 }
