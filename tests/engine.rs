@@ -1016,6 +1016,7 @@ fn aggregates_over_a_field_read_what_the_elements_hold() {
     assert_eq!(by["result"], json!([["x", null], [2, 3.5]]), "{by}");
 }
 
+mod common;
 mod plan_cache;
 
 /// A command answered with a plan kept from another of its shape answers
@@ -1034,9 +1035,7 @@ fn kept_plans_answer_as_planning_afresh() {
 #[test]
 fn a_find_of_one_statement_begins_no_transaction() {
     use somnus::engine::kql::snapshot_stats;
-    let dir = std::env::temp_dir().join(format!("somnus-unsnapped-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = common::tmp("unsnapped");
     let path = dir.join("memory.db");
     let mut nx = Nexus::open(&path).expect("open");
     for c in [

@@ -103,54 +103,11 @@ impl Planner<'_> {
     }
 }
 
-/// Reads a carried column: `None` when the id is not a concept's.
+/// Reads a carried column: `None` when the id is not a concept's. The
+/// array (PostgreSQL's `jsonb`, SQLite's text) is read straight into the
+/// concept's fields, with no JSON tree in between.
 pub fn read(id: i64, what: Carry, v: Val) -> KipResult<Option<Carried>> {
-    let bad = || KipError::internal(format!("a carried column of element {id} is malformed"));
-    let items = match v {
-        Val::Null => return Ok(None),
-        Val::Json(Value::Array(a)) => a,
-        // (SQLite: the array's text, read straight into its fields)
-        Val::Text(t) => return read_text(id, what, &t).map(Some).map_err(|_| bad()),
-        _ => return Err(bad()),
-    };
-    let mut it = items.into_iter();
-    let mut text = || match it.next() {
-        Some(Value::String(s)) => Ok(s),
-        _ => Err(bad()),
-    };
-    let ty = text()?;
-    let name = text()?;
-    if what == Carry::Labels {
-        return Ok(Some(Carried::Labels(ty, name)));
-    }
-    let mut obj = || match it.next() {
-        Some(Value::Object(m)) => Ok(m),
-        _ => Err(bad()),
-    };
-    let attributes = obj()?;
-    let metadata = obj()?;
-    let version = match it.next() {
-        Some(Value::Number(n)) => n.as_i64().ok_or_else(bad)?,
-        _ => return Err(bad()),
-    };
-    let updated_at = match it.next() {
-        Some(Value::String(s)) => s,
-        _ => return Err(bad()),
-    };
-    Ok(Some(Carried::Concept(Concept {
-        id,
-        ty,
-        name,
-        attributes,
-        metadata,
-        version,
-        updated_at,
-    })))
-}
-
-/// A carried column's text (SQLite), read into its fields without a JSON
-/// tree in between.
-fn read_text(id: i64, what: Carry, t: &str) -> serde_json::Result<Carried> {
+    let bad = |_| KipError::internal(format!("a carried column of element {id} is malformed"));
     type Fields = (
         String,
         String,
@@ -159,14 +116,19 @@ fn read_text(id: i64, what: Carry, t: &str) -> serde_json::Result<Carried> {
         i64,
         String,
     );
-    Ok(match what {
+    Ok(Some(match what {
         Carry::Labels => {
-            let (ty, name): (String, String) = serde_json::from_str(t)?;
+            let Some(labels) = decoded::<(String, String)>(v) else {
+                return Ok(None);
+            };
+            let (ty, name) = labels.map_err(bad)?;
             Carried::Labels(ty, name)
         }
         Carry::Concept => {
-            let (ty, name, attributes, metadata, version, updated_at): Fields =
-                serde_json::from_str(t)?;
+            let Some(fields) = decoded::<Fields>(v) else {
+                return Ok(None);
+            };
+            let (ty, name, attributes, metadata, version, updated_at) = fields.map_err(bad)?;
             Carried::Concept(Concept {
                 id,
                 ty,
@@ -177,5 +139,16 @@ fn read_text(id: i64, what: Carry, t: &str) -> serde_json::Result<Carried> {
                 updated_at,
             })
         }
+    }))
+}
+
+/// A carried column read as `T` (`None`: SQL's null, the id names no
+/// concept).
+fn decoded<T: serde::de::DeserializeOwned>(v: Val) -> Option<serde_json::Result<T>> {
+    Some(match v {
+        Val::Null => return None,
+        Val::Json(j) => serde_json::from_value(j),
+        Val::Text(t) => serde_json::from_str(&t),
+        _ => Err(serde::de::Error::custom("not a JSON array")),
     })
 }
