@@ -473,6 +473,9 @@ pub enum Cmd {
         /// The Person whose preferences and profile an Engram store holds (default: the memory's one Person with relationship_to_self "user", else a new Person "User")
         #[arg(long)]
         user: Option<String>,
+        /// A folder or file of an OpenClaw workspace that its memory search also covers (its `memorySearch.extraPaths`), imported as notes; repeatable. Those listed in the `openclaw.json` beside the workspace are imported without it
+        #[arg(long = "extra-path", value_name = "PATH")]
+        extra_path: Vec<PathBuf>,
         /// Show what would be written, write nothing
         #[arg(long)]
         dry_run: bool,
@@ -1157,12 +1160,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             source,
             dir,
             user,
+            extra_path,
             dry_run,
             json,
         }) => {
             let mut nx = open(&target)?;
             let user = crate::import::user_for(&mut nx, &source, user);
-            let plan = crate::import::read(&source, &dir, user.as_deref()).map_err(|e| eyre!(e))?;
+            let plan = crate::import::read_with(&source, &dir, user.as_deref(), &extra_path)
+                .map_err(|e| eyre!(e))?;
             let who = crate::audit::Who {
                 actor: std::env::var("USER").unwrap_or_else(|_| "operator".into()),
                 trigger: format!("import {source} {}", dir.display()),

@@ -1036,7 +1036,7 @@ fn palette_imports_a_folder_with_progress_and_a_report() {
     };
     open(&mut a);
     let s = screen(&mut a, 120, 36);
-    assert!(s.contains("import: moltbot DIR or engram DIR"), "{s}");
+    assert!(s.contains("import: openclaw DIR or engram DIR"), "{s}");
     typed(&mut a, "letta /tmp\n");
     assert!(a.why.is_none());
     let s = screen(&mut a, 120, 36);

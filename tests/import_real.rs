@@ -299,3 +299,176 @@ fn stamped_entries_and_a_grouped_profile() {
     assert!(a.get("web_ban_hang").is_none(), "{a}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes `text` at `dir/rel`, making its folders.
+fn put(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("folders");
+    std::fs::write(p, text).expect("write");
+}
+
+/// A workspace laid out as OpenClaw lays one out
+/// (`~/.openclaw/workspace` beside `~/.openclaw/openclaw.json`), with a
+/// knowledge library the configuration adds to its memory search
+/// (`memorySearch.extraPaths`, JSON5 with comments, unquoted keys and
+/// trailing commas), as real workspaces keep one: the library is
+/// imported; the folders it does not list are named with their notes,
+/// never passed over without a word; `--extra-path` adds one; a path
+/// outside the workspace, or the memory itself, is refused and said so;
+/// importing again changes nothing; a configuration that cannot be read
+/// is said so, and the rest imports.
+#[test]
+fn a_workspaces_extra_memory_paths_are_imported_and_other_folders_named() {
+    let home = tmp("extra-paths");
+    let ws = home.join("workspace");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Core Facts\n- Lives in Chicago\n",
+    );
+    put(
+        &ws,
+        "memory/2026-01-30.md",
+        "# 2026-01-30\n\n## 09:00 Setup\n- Installed the voice stack\n",
+    );
+    put(
+        &ws,
+        "knowledge/300-personal/matt-profile.md",
+        "# Matt\n\n- Trades commodities for a living\n- Prefers Fahrenheit\n",
+    );
+    put(
+        &ws,
+        "knowledge/README.md",
+        "# Knowledge Library\n\nDewey-style shelves.\n",
+    );
+    put(
+        &ws,
+        "skills/weather/SKILL.md",
+        "# Weather skill\n\nAsk the forecast API.\n",
+    );
+    put(&ws, "skills/node_modules/dep/README.md", "# a dependency\n");
+    put(&ws, "data/vectors.bin", "\u{0}\u{1}");
+    put(&home, "outside/secret-notes.md", "# Not the workspace's\n");
+    put(
+        &home,
+        "openclaw.json",
+        r#"// OpenClaw's configuration (JSON5)
+{
+  agents: {
+    defaults: {
+      workspace: "~/.openclaw/workspace",
+      memorySearch: { extraPaths: ["knowledge", "../outside", "memory",], },
+    },
+  },
+}
+"#,
+    );
+    let db = home.join("m.db");
+    let ws_arg = ws.to_string_lossy().to_string();
+    let (ok, out) = somnus(&db, &["import", "openclaw", &ws_arg]);
+    assert!(ok, "{out}");
+    let text = all_text(&db);
+    for line in [
+        "Trades commodities for a living",
+        "Prefers Fahrenheit",
+        "Dewey-style shelves.",
+        "Installed the voice stack",
+        "Lives in Chicago",
+    ] {
+        assert!(text.contains(line), "{line} missing:\n{out}");
+    }
+    assert!(!text.contains("Ask the forecast API"), "{out}");
+    assert!(!text.contains("Not the workspace's"), "{out}");
+    // the library's notes name where they came from, under the workspace
+    let mut nx = Nexus::open(&db).expect("open");
+    let sources = kip(
+        &mut nx,
+        r#"FIND(?n.metadata.source) WHERE { ?n {type: "Insight"} }"#,
+    );
+    let sources = sources.to_string();
+    assert!(
+        sources.contains("knowledge/300-personal/matt-profile.md"),
+        "{sources}"
+    );
+    drop(nx);
+    assert!(
+        out.contains("skills/: 1 note (3 lines) not imported")
+            && out.contains("`--extra-path skills` imports them"),
+        "{out}"
+    );
+    assert!(
+        out.contains("folders without notes, skipped: data/"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`../outside`: outside the workspace, not imported"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`memory`: the workspace's memory itself"),
+        "{out}"
+    );
+    assert!(!out.contains("knowledge/:"), "read, so not named: {out}");
+    // again: nothing changes
+    let before = all_text(&db);
+    let (ok, again) = somnus(&db, &["import", "openclaw", &ws_arg]);
+    assert!(ok, "{again}");
+    assert!(again.contains("created 0 elements"), "{again}");
+    assert_eq!(all_text(&db), before);
+    // a folder given by hand is imported too, and no longer named
+    let (ok, more) = somnus(
+        &db,
+        &["import", "openclaw", &ws_arg, "--extra-path", "skills"],
+    );
+    assert!(ok, "{more}");
+    assert!(all_text(&db).contains("Ask the forecast API"), "{more}");
+    assert!(!all_text(&db).contains("a dependency"), "{more}");
+    assert!(
+        more.contains(
+            "skills/node_modules/: a project's dependencies or build output, not notes: skipped"
+        ),
+        "{more}"
+    );
+    assert!(!more.contains("skills/: 1 note"), "{more}");
+    // a configuration that cannot be read: said so, the rest imports
+    put(&home, "openclaw.json", "{ agents: { defaults: ");
+    let db2 = home.join("m2.db");
+    let (ok, out2) = somnus(&db2, &["import", "openclaw", &ws_arg]);
+    assert!(ok, "{out2}");
+    assert!(
+        out2.contains("../openclaw.json: not read (")
+            && out2.contains("give its memorySearch.extraPaths with --extra-path"),
+        "{out2}"
+    );
+    assert!(
+        all_text(&db2).contains("Installed the voice stack"),
+        "{out2}"
+    );
+    assert!(
+        out2.contains("knowledge/: 2 notes (7 lines) not imported"),
+        "{out2}"
+    );
+    // an Engram store takes no extra path
+    let (ok, e) = somnus(&db2, &["import", "engram", &ws_arg, "--extra-path", "x"]);
+    assert!(
+        !ok && e.contains("--extra-path is for an OpenClaw workspace"),
+        "{e}"
+    );
+}
+
+/// The console's import prompt takes extra paths as the command line does.
+#[test]
+fn the_console_import_prompt_takes_extra_paths() {
+    use somnus::tui::component::ImportJob;
+    let j =
+        ImportJob::parse(r#"openclaw /w --extra-path knowledge --extra-path "my notes" --dry-run"#)
+            .expect("parse");
+    assert_eq!(j.dir, PathBuf::from("/w"));
+    assert_eq!(
+        j.extra,
+        vec![PathBuf::from("knowledge"), PathBuf::from("my notes")]
+    );
+    assert!(j.dry_run);
+    let e = ImportJob::parse("openclaw /w --extra-path").expect_err("no path");
+    assert!(e.contains("--extra-path needs a folder or file"), "{e}");
+}

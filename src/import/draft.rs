@@ -161,6 +161,11 @@ impl Draft {
         self.read.contains(p)
     }
 
+    /// Whether a file in `dir` or below it was read.
+    pub fn read_under(&self, dir: &Path) -> bool {
+        self.read.iter().any(|p| p.starts_with(dir))
+    }
+
     pub fn text(&mut self, p: &Path) -> Option<String> {
         if let Some(why) = self.outside(p) {
             let r = self.rel(p);

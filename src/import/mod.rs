@@ -454,8 +454,25 @@ pub const SOURCES: [&str; 3] = ["openclaw", "moltbot", "engram"];
 /// Reads a source's folder. `user` names the Person whose preferences an
 /// Engram store holds (Moltbot names its user in MEMORY.md).
 pub fn read(source: &str, dir: &std::path::Path, user: Option<&str>) -> Result<Plan, String> {
+    read_with(source, dir, user, &[])
+}
+
+/// [`read`], with `extra`: an OpenClaw workspace's folders or files that
+/// its memory search also covers (`--extra-path`; an Engram store takes
+/// none).
+pub fn read_with(
+    source: &str,
+    dir: &std::path::Path,
+    user: Option<&str>,
+    extra: &[std::path::PathBuf],
+) -> Result<Plan, String> {
+    if !extra.is_empty() && source == "engram" {
+        return Err(
+            "--extra-path is for an OpenClaw workspace (its memorySearch.extraPaths); an Engram store has none".into(),
+        );
+    }
     match source {
-        "moltbot" | "openclaw" => moltbot::read(dir),
+        "moltbot" | "openclaw" => moltbot::read(dir, extra),
         "engram" => engram::read(dir, user),
         other => Err(format!(
             "somnus reads {} folders; `{other}` is not a source it knows",

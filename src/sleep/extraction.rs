@@ -269,6 +269,23 @@ const CLAUSE_ENDS: &[&str] = &[
     " pero ",
 ];
 
+/// Words that point at what another clause named ("Matt loves it 🎉")
+/// or only say how much: a statement made of these and symbols says
+/// nothing by itself, and is not extracted.
+const DEIXIS: &[&str] = &[
+    "it", "this", "that", "them", "these", "those", "him", "her", "so", "much", "very", "too", "a",
+    "lot", "really", "all", "of", "ça", "cela", "ceci", "beaucoup", "es", "das", "sehr", "eso",
+    "esto", "ello", "mucho",
+];
+
+/// Whether a statement's words are only [`DEIXIS`] (and emoji or marks).
+fn only_deixis(words: &[&str]) -> bool {
+    words.iter().all(|w| {
+        let w: String = w.chars().filter(|c| c.is_alphanumeric()).collect();
+        w.is_empty() || DEIXIS.contains(&w.to_lowercase().as_str())
+    })
+}
+
 /// An extracted statement is at most this many words.
 pub const EXTRACTION_MAX_WORDS: usize = 8;
 
@@ -308,7 +325,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             }
         }
         let words: Vec<&str> = rest.split_whitespace().collect();
-        if words.is_empty() || words.len() > EXTRACTION_MAX_WORDS {
+        if words.is_empty() || words.len() > EXTRACTION_MAX_WORDS || only_deixis(&words) {
             continue;
         }
         // the knowledge as the Event wrote it (its case kept)
@@ -390,6 +407,19 @@ mod tests {
             .into_iter()
             .map(|x| x.name)
             .collect()
+    }
+
+    #[test]
+    fn a_statement_that_only_points_elsewhere_is_not_extracted() {
+        // a real workspace's "Matt loves it 🎉" after a list of what was built
+        assert_eq!(names("Matt loves it 🎉"), Vec::<String>::new());
+        assert_eq!(names("She likes that a lot!"), Vec::<String>::new());
+        assert_eq!(names("Er mag es sehr"), Vec::<String>::new());
+        assert_eq!(names("Matt loves live music 🎉"), ["Prefers live music 🎉"]);
+        assert_eq!(
+            names("Matt loves it when builds are green"),
+            ["Prefers it when builds are green"]
+        );
     }
 
     #[test]

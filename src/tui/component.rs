@@ -186,14 +186,18 @@ pub struct ImportJob {
     pub source: String,
     pub dir: std::path::PathBuf,
     pub user: Option<String>,
+    /// An OpenClaw workspace's folders its memory search also covers.
+    pub extra: Vec<std::path::PathBuf>,
     pub dry_run: bool,
     pub cancel: CancelFlag,
 }
 
 impl ImportJob {
-    /// `engram ~/memory/local [--user NAME] [--dry-run]`, or why not.
+    /// `engram ~/memory/local [--user NAME] [--dry-run]`,
+    /// `openclaw ~/.openclaw/workspace [--extra-path knowledge]`, or why
+    /// not.
     pub fn parse(line: &str) -> Result<ImportJob, String> {
-        let usage = "give a source and a folder: openclaw DIR (or moltbot DIR) or engram DIR (then --user NAME, --dry-run)";
+        let usage = "give a source and a folder: openclaw DIR (or moltbot DIR) or engram DIR (then --user NAME, --extra-path PATH, --dry-run)";
         // words as a shell splits them: `--user "Mira Chen"` is one name,
         // a quoted folder may hold spaces
         let words =
@@ -205,11 +209,16 @@ impl ImportJob {
         }
         let mut dry_run = false;
         let mut user = None;
+        let mut extra = Vec::new();
         let mut folder = Vec::new();
         let mut words = words.peekable();
         while let Some(w) = words.next() {
             match w.as_str() {
                 "--dry-run" => dry_run = true,
+                "--extra-path" => match words.next_if(|n| !n.starts_with("--")) {
+                    Some(p) => extra.push(home(&p)),
+                    None => return Err("--extra-path needs a folder or file".into()),
+                },
                 "--user" => {
                     // the name: the words up to the next option, quoted or
                     // not (`--user Mira Chen`, `--user "Mira Chen"`)
@@ -234,19 +243,24 @@ impl ImportJob {
         if rest.is_empty() {
             return Err(usage.into());
         }
-        let dir = match rest.strip_prefix("~/") {
-            Some(r) => std::env::var_os("HOME")
-                .map(|h| std::path::PathBuf::from(h).join(r))
-                .unwrap_or_else(|| rest.clone().into()),
-            None => rest.into(),
-        };
         Ok(ImportJob {
             source: source.to_string(),
-            dir,
+            dir: home(&rest),
             user,
+            extra,
             dry_run,
             cancel: CancelFlag::default(),
         })
+    }
+}
+
+/// A path typed in the console: `~/` is the home folder.
+fn home(p: &str) -> std::path::PathBuf {
+    match p.strip_prefix("~/") {
+        Some(r) => std::env::var_os("HOME")
+            .map(|h| std::path::PathBuf::from(h).join(r))
+            .unwrap_or_else(|| p.into()),
+        None => p.into(),
     }
 }
 

@@ -370,7 +370,7 @@ fn run_import(
     emit: &(dyn Fn(JobOutput) + Send + Sync),
 ) -> JobOutput {
     let user = crate::import::user_for(nx, &job.source, job.user.clone());
-    let plan = match crate::import::read(&job.source, &job.dir, user.as_deref()) {
+    let plan = match crate::import::read_with(&job.source, &job.dir, user.as_deref(), &job.extra) {
         Ok(p) => p,
         Err(e) => return JobOutput::ImportDone(Err(e)),
     };

@@ -17,6 +17,7 @@
 //! original time as `created_at`. Imported concepts are filed under the
 //! `Unsorted` domain, for the sleep cycle to file them.
 
+mod extra;
 mod workspace;
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
@@ -26,8 +27,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Reads a Moltbot workspace (with `MEMORY.md` and `memory/`) or its
-/// `memory/` folder.
-pub fn read(dir: &Path) -> Result<Plan, String> {
+/// `memory/` folder; `extra`: folders or files of the workspace that its
+/// memory search also covers (OpenClaw's `memorySearch.extraPaths`),
+/// beside those the configuration next to the workspace lists.
+pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
@@ -64,6 +67,7 @@ pub fn read(dir: &Path) -> Result<Plan, String> {
     } else {
         r.notes_in(&mem, &mem);
     }
+    r.extra_paths(dir, &mem, extra);
     for k in r.decay.keys() {
         r.d.note(format!(
             "meta/decay-scores.json: `{k}` scores nothing that was imported"

@@ -33,6 +33,10 @@ const USER_FILE: &str = "USER.md";
 /// Folders of the memory folder that the seed's layout reads its own way.
 const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
 
+/// Folders that hold a project's dependencies or build output, not the
+/// agent's notes: never read, never counted as notes.
+pub(super) const NOT_NOTES: [&str; 4] = ["node_modules", "target", "__pycache__", "venv"];
+
 /// Keys that name the user in `USER.md`, in the order they are preferred.
 const NAME_KEYS: [&str; 10] = [
     "name",
@@ -263,6 +267,13 @@ impl Reader {
                 if at_top && SEED_FOLDERS.contains(&name.as_str()) {
                     continue;
                 }
+                if NOT_NOTES.contains(&name.as_str()) {
+                    let r = self.d.rel(&p);
+                    self.d.note(format!(
+                        "{r}/: a project's dependencies or build output, not notes: skipped"
+                    ));
+                    continue;
+                }
                 self.notes_in(&p, top);
                 continue;
             }
@@ -299,7 +310,7 @@ impl Reader {
 
     /// One note: a daily note (its name starts with a date) as Events, any
     /// other as one note concept.
-    fn note_file(&mut self, p: &Path) {
+    pub(super) fn note_file(&mut self, p: &Path) {
         let stem = p
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())

@@ -451,10 +451,20 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             let shared = items.iter().filter(|i| g.seed.contains(i)).count();
             shared * 2 >= items.len()
         });
+        let claimed: HashSet<usize> = groups.iter().flat_map(|g| g.items.clone()).collect();
+        let more: Vec<usize> = items
+            .iter()
+            .copied()
+            .filter(|i| !claimed.contains(i))
+            .collect();
+        // a group that would grow past half the items is no longer a
+        // part of the memory but what the memory is about (the same
+        // bound as for one theme): it keeps what it has
+        let home = home.filter(|&h| {
+            things < GENERAL_THEME_MIN_ITEMS || (groups[h].items.len() + more.len()) * 2 <= things
+        });
         match home {
             Some(h) => {
-                let claimed: HashSet<usize> = groups.iter().flat_map(|g| g.items.clone()).collect();
-                let more: Vec<usize> = items.into_iter().filter(|i| !claimed.contains(i)).collect();
                 groups[h].items.extend(more);
                 // the domain's description names its other themes, so
                 // that the next cycle files their items there instead of

@@ -124,7 +124,7 @@ impl App {
             Ask::Pair(Some(a)) => format!("why is {a} not merged with (Type:Name)"),
             Ask::Pair(None) => "why not merged? Type:Name / Type:Name".to_string(),
             Ask::Import => {
-                "import: moltbot DIR or engram DIR (then --user NAME, --dry-run)".to_string()
+                "import: openclaw DIR or engram DIR (then --user NAME, --extra-path PATH, --dry-run)".to_string()
             }
         };
         let enter = if *ask == Ask::Import {

@@ -1,0 +1,252 @@
+//! The workspace's folders beyond `memory/`. OpenClaw's memory is
+//! `MEMORY.md` and `memory/`, and what its configuration adds:
+//! `agents.defaults.memorySearch.extraPaths` (or an agent's own, in
+//! `agents.list`), folders and files of Markdown it also searches. Those
+//! are imported as notes, as `memory/`'s side notes are: the ones the
+//! configuration beside the workspace (`~/.openclaw/openclaw.json`, JSON5)
+//! lists, and the ones given with `--extra-path`. Every other folder that
+//! holds notes is named with how many, so nothing is passed over without
+//! a word.
+
+use super::Reader;
+use super::workspace::NOT_NOTES;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The configuration OpenClaw keeps beside its workspace
+/// (`~/.openclaw/openclaw.json` for `~/.openclaw/workspace`).
+const CONFIG: &str = "openclaw.json";
+
+/// The configuration file read at most (OpenClaw's own limit for an
+/// included file).
+const MAX_CONFIG_BYTES: u64 = 2 * 1024 * 1024;
+
+/// How deep a count of notes goes.
+const MAX_DEPTH: usize = 12;
+
+/// Files counted at most in one folder (the count says "at least" then),
+/// and the largest file whose lines are counted.
+const MAX_COUNTED: usize = 100_000;
+const MAX_COUNTED_BYTES: u64 = 4 * 1024 * 1024;
+
+impl Reader {
+    /// Imports the extra paths (the configuration's, then `given`), each
+    /// once, then names the workspace's other folders that hold notes.
+    pub(super) fn extra_paths(&mut self, dir: &Path, mem: &Path, given: &[PathBuf]) {
+        // (the path, as it was written, and where)
+        let mut paths: Vec<(PathBuf, String, String)> = self
+            .configured(dir)
+            .into_iter()
+            .map(|(p, s)| (p, s, format!("{CONFIG}'s memorySearch.extraPaths")))
+            .collect();
+        paths.extend(
+            given
+                .iter()
+                .map(|p| (p.clone(), p.display().to_string(), "--extra-path".into())),
+        );
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mem_c = std::fs::canonicalize(mem).unwrap_or_else(|_| mem.to_path_buf());
+        let mut done: Vec<PathBuf> = Vec::new();
+        for (p, shown, from) in paths {
+            let full = if p.is_absolute() {
+                p.clone()
+            } else {
+                dir.join(&p)
+            };
+            let Ok(c) = std::fs::canonicalize(&full) else {
+                self.d.note(format!(
+                    "{from} `{shown}`: not found, nothing imported from it"
+                ));
+                continue;
+            };
+            if !c.starts_with(&root) {
+                self.d.note(format!(
+                    "{from} `{shown}`: outside the workspace, not imported (an import reads only the folder it is given): import it on its own with `somnus import openclaw {}`",
+                    c.display()
+                ));
+                continue;
+            }
+            if c == root || c.starts_with(&mem_c) || mem_c.starts_with(&c) {
+                self.d.note(format!(
+                    "{from} `{shown}`: the workspace's memory itself, read already"
+                ));
+                continue;
+            }
+            if done.iter().any(|d| c.starts_with(d)) {
+                continue;
+            }
+            done.retain(|d| !d.starts_with(&c));
+            done.push(c.clone());
+            // the path as it lies in the workspace (sources name it so)
+            let inside = dir.join(c.strip_prefix(&root).unwrap_or(&c));
+            if inside.is_dir() {
+                self.notes_in(&inside, mem);
+            } else {
+                self.extra_file(&inside);
+            }
+        }
+        self.other_folders(dir, mem);
+    }
+
+    /// One file an extra path names: a note if it is Markdown or text.
+    fn extra_file(&mut self, p: &Path) {
+        let ext = p
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if matches!(ext.as_str(), "md" | "markdown" | "txt") {
+            if !self.d.was_read(p) {
+                self.note_file(p);
+            }
+        } else {
+            let r = self.d.rel(p);
+            self.d
+                .note(format!("{r}: not a markdown or text note, skipped"));
+        }
+    }
+
+    /// The extra paths the configuration beside the workspace lists for
+    /// it: the defaults', then those of the agent whose workspace it is.
+    fn configured(&mut self, dir: &Path) -> Vec<(PathBuf, String)> {
+        let Some(parent) = std::fs::canonicalize(dir)
+            .ok()
+            .and_then(|d| d.parent().map(Path::to_path_buf))
+        else {
+            return Vec::new();
+        };
+        let file = parent.join(CONFIG);
+        let Ok(meta) = std::fs::metadata(&file) else {
+            return Vec::new();
+        };
+        let shown = format!("../{CONFIG}");
+        if meta.len() > MAX_CONFIG_BYTES {
+            self.d.note(format!(
+                "{shown}: larger than {} MiB, not read: give its memorySearch.extraPaths with --extra-path",
+                MAX_CONFIG_BYTES >> 20
+            ));
+            return Vec::new();
+        }
+        let config = match std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| json5::from_str::<Value>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(v) => v,
+            Err(e) => {
+                self.d.note(format!(
+                    "{shown}: not read ({e}): give its memorySearch.extraPaths with --extra-path"
+                ));
+                return Vec::new();
+            }
+        };
+        if config.get("$include").is_some() || config["agents"].get("$include").is_some() {
+            self.d.note(format!(
+                "{shown}: includes other files ($include), which are not followed: give extra paths they list with --extra-path"
+            ));
+        }
+        let mut out = strings(&config["agents"]["defaults"]["memorySearch"]["extraPaths"]);
+        let here = std::fs::canonicalize(dir).ok();
+        for agent in config["agents"]["list"].as_array().into_iter().flatten() {
+            let ws = agent["workspace"].as_str().map(|w| expand(w, &parent));
+            if ws.is_some() && ws.and_then(|w| std::fs::canonicalize(w).ok()) == here {
+                out.extend(strings(&agent["memorySearch"]["extraPaths"]));
+            }
+        }
+        out.into_iter().map(|p| (expand(&p, dir), p)).collect()
+    }
+
+    /// Names the workspace's folders not read that hold notes (how many),
+    /// and in one line those that hold none.
+    fn other_folders(&mut self, dir: &Path, mem: &Path) {
+        if !dir.join("memory").is_dir() {
+            return;
+        }
+        let mut empty = Vec::new();
+        for f in self.d.folders(dir) {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if name.starts_with('.') || f == mem || name == "vault" || self.d.read_under(&f) {
+                continue;
+            }
+            let (n, lines) = count_notes(&f, 0);
+            if n == 0 {
+                empty.push(format!("{name}/"));
+                continue;
+            }
+            let many = if n >= MAX_COUNTED { "at least " } else { "" };
+            self.d.note(format!(
+                "{name}/: {many}{n} note{} ({lines} lines) not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {name}` imports them",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        if !empty.is_empty() {
+            self.d.note(format!(
+                "folders without notes, skipped: {}",
+                empty.join(", ")
+            ));
+        }
+    }
+}
+
+/// The strings of a JSON array.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A configured path: `~/` is the home folder, a relative one is under
+/// `base`.
+fn expand(p: &str, base: &Path) -> PathBuf {
+    if let Some(rest) = p.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = PathBuf::from(p);
+    if p.is_absolute() { p } else { base.join(p) }
+}
+
+/// Markdown and text files in `dir` and below (not hidden, not
+/// dependencies, not through links), and their lines.
+fn count_notes(dir: &Path, depth: usize) -> (usize, usize) {
+    let (mut n, mut lines) = (0, 0);
+    if depth > MAX_DEPTH {
+        return (0, 0);
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Ok(t) = e.file_type() else { continue };
+        if name.starts_with('.') || t.is_symlink() {
+            continue;
+        }
+        if t.is_dir() {
+            if !NOT_NOTES.contains(&name.as_str()) {
+                let (a, b) = count_notes(&e.path(), depth + 1);
+                n += a;
+                lines += b;
+            }
+        } else if let Some(ext) = name.rsplit_once('.').map(|(_, x)| x.to_lowercase())
+            && matches!(ext.as_str(), "md" | "markdown" | "txt")
+        {
+            n += 1;
+            // (a file larger than a note is counted, its lines not)
+            if e.metadata().is_ok_and(|m| m.len() <= MAX_COUNTED_BYTES) {
+                lines += std::fs::read(e.path())
+                    .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+                    .unwrap_or(0);
+            }
+        }
+        if n >= MAX_COUNTED {
+            break;
+        }
+    }
+    (n, lines)
+}

@@ -1,0 +1,88 @@
+//! Domains the sleep cycle proposes for what waits in Unsorted, on memories
+//! where one theme runs through most notes (a project the agent works on
+//! every day): a domain is a part of the memory, never all of it.
+
+use serde_json::{Map, Value};
+use somnus::protocol::{Outcome, Request};
+use somnus::review::proposals;
+use somnus::sleep::{self, Heuristic, Options, Scope};
+use somnus::{Nexus, Response};
+
+const NOW: &str = "2026-11-20T03:00:00Z";
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let req = Request::command(cmd).with_params(Map::new());
+    match nx.execute(&req) {
+        Response::Single(Outcome::Ok { result, .. }) => result,
+        other => panic!("{cmd}: {other:?}"),
+    }
+}
+
+fn note(nx: &mut Nexus, name: &str, text: &str) {
+    kip(
+        nx,
+        &format!(
+            r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ content: "{text}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+        ),
+    );
+}
+
+/// On a real workspace (an agent building a voice assistant) the theme
+/// "voice" was shared by a third of the notes, and themes whose items
+/// were mostly voice notes brought their other items in ("setup",
+/// "integration"): one domain "Voice" of 32 of 44 notes, the user's
+/// profile, a timer app and a server guide among them. A domain grows
+/// by other themes only while it holds at most half the notes, as one
+/// theme may.
+#[test]
+fn a_domain_never_grows_past_half_the_notes_through_other_themes() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    // six notes about the voice stack, two of them about its setup
+    for (i, extra) in ["setup", "setup", "", "", "", ""].iter().enumerate() {
+        note(
+            &mut nx,
+            &format!("Voice note {i}"),
+            &format!("Worked on the voice pipeline {extra} today."),
+        );
+    }
+    // two more setup notes with nothing of voice, and four of other things
+    note(&mut nx, "Server", "The server setup took an hour.");
+    note(&mut nx, "Editor", "Editor setup with the new theme.");
+    note(&mut nx, "Groceries", "Bought oranges and bread.");
+    note(&mut nx, "Running", "Ran five kilometres by the river.");
+    note(
+        &mut nx,
+        "Reading",
+        "Finished the novel about the lighthouse.",
+    );
+    note(&mut nx, "Garden", "Planted tulips along the fence.");
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    let items = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default();
+    let domains: Vec<&String> = items
+        .iter()
+        .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
+        .map(|i| &i.title)
+        .collect();
+    let voice = domains
+        .iter()
+        .find(|t| t.starts_with("New domain \"Voice\""))
+        .unwrap_or_else(|| panic!("{domains:?}"));
+    assert!(
+        voice.starts_with("New domain \"Voice\" for 6 items"),
+        "{voice}"
+    );
+    assert!(
+        !voice.contains("\"Server\"") && !voice.contains("\"Editor\""),
+        "{voice}"
+    );
+}
