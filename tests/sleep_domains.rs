@@ -86,3 +86,103 @@ fn a_domain_never_grows_past_half_the_notes_through_other_themes() {
         "{voice}"
     );
 }
+
+/// An agent's transcripts, as OpenClaw's session notes keep them: each
+/// message under a caption and its metadata as JSON (`message_id`,
+/// `conversation_label`), each reply tagged `[[reply_to_current]]`. On a
+/// real German workspace the cycle proposed domains "Metadata", "Message",
+/// "Info" and "Current" for them. What a block of code or data and its
+/// caption say, and an identifier, are no theme; what the messages say is.
+#[test]
+fn a_transcripts_metadata_and_reply_tags_found_no_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let said = [
+        "Ich habe über Obsidian einen Remote Vault angelegt",
+        "Kannst du den Obsidian Vault strukturieren",
+        "Der Obsidian Sync läuft jetzt auf dem MacBook",
+        "Bestellt wurden Orangen und Brot",
+        "Der Podcast ist geschnitten",
+        "Die Steuererklärung liegt beim Berater",
+        "Der Zug nach Hamburg fällt aus",
+        "Die Heizung im Büro ist repariert",
+        "Das Inserat für den Stuhl ist online",
+        "Die Landingpage hat neue Texte",
+    ];
+    for (i, text) in said.iter().enumerate() {
+        let summary = format!(
+            "user: Conversation info (untrusted metadata):\n```json\n{{\n  \"message_id\": \"m-{i}\",\n  \"conversation_label\": \"openclaw-tui\"\n}}\n```\n\n[Sun 2026-02-15 23:{i:02} GMT+1] {text}.\nassistant: [[reply_to_current]] Erledigt."
+        );
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "2026-02-15 23:{i:02} message {i}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: {}, start_time: "2026-02-15T22:{i:02}:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#,
+                serde_json::to_string(&summary).expect("json")
+            ),
+        );
+    }
+    // the day's own notes beside them, written by the agent: the
+    // transcripts are a part of the memory, not most of it
+    for (i, text) in [
+        "Rechnung an Kunde Berger verschickt",
+        "Kalender für Freitag geprüft",
+        "Backup des Laptops erstellt",
+        "Neue Schriftart für das Logo gewählt",
+        "Fahrrad zur Inspektion gebracht",
+        "Angebot für den Umzug eingeholt",
+        "Passwortmanager aufgeräumt",
+        "Newsletter an die Liste versandt",
+        "Drucker im Flur eingerichtet",
+        "Pflanzen auf dem Balkon gegossen",
+        "Vertrag mit dem Stromanbieter gekündigt",
+    ]
+    .iter()
+    .enumerate()
+    {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "2026-02-16 note {i}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}.", start_time: "2026-02-16T10:{i:02}:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    let items = rep
+        .proposal
+        .map(|id| proposals::items(&nx, id).expect("items"))
+        .unwrap_or_default();
+    let domains: Vec<&String> = items
+        .iter()
+        .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
+        .map(|i| &i.title)
+        .collect();
+    for bad in [
+        "Metadata",
+        "Message",
+        "Info",
+        "Current",
+        "Conversation",
+        "Json",
+        "Label",
+        "Reply",
+    ] {
+        assert!(
+            domains
+                .iter()
+                .all(|t| !t.starts_with(&format!("New domain \"{bad}\""))),
+            "{bad}: {domains:?}"
+        );
+    }
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Obsidian\" for 3 items")),
+        "{domains:?}"
+    );
+}

@@ -59,6 +59,17 @@ pub const SCAFFOLDING: &[&str] = &[
     "month",
     "year",
     "time",
+    // the same in the other languages listed
+    "semaine",
+    "mois",
+    "année",
+    "woche",
+    "wochen",
+    "monat",
+    "jahr",
+    "semana",
+    "mes",
+    "año",
     "matin",
     "soir",
     "aujourd",
@@ -87,10 +98,13 @@ pub const SCAFFOLDING: &[&str] = &[
     "更新",
     "备注",
     "笔记",
-    // what an agent's notes are made of, in every note: no topic
+    // what an agent's notes are made of, in every note: no topic (a
+    // transcript's speakers among them: `user:`, `assistant:`)
     "agent",
     "task",
     "tasks",
+    "user",
+    "assistant",
     "编号",
     "任务",
     "项目",
@@ -184,6 +198,38 @@ pub fn never_a_theme(word: &str) -> bool {
         || crate::analysis::never_a_topic(word)
 }
 
+/// What a note says in prose: its text without fenced blocks (```` ``` ````
+/// or `~~~`) and the line that captions one (ends with `:` right before
+/// it), whose code and data say how it was recorded, not what it is
+/// about (an agent's transcript quotes each message's metadata so:
+/// `Conversation info (untrusted metadata):`, then `"message_id"`,
+/// `"conversation_label"` as JSON).
+pub fn prose(text: &str) -> String {
+    if !text.contains("```") && !text.contains("~~~") {
+        return text.to_string();
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        let mark = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
+        match (fence, mark) {
+            (None, Some(m)) => {
+                fence = Some(m);
+                if kept.last().is_some_and(|l| l.trim_end().ends_with(':')) {
+                    kept.pop();
+                }
+            }
+            (Some(f), Some(m)) if f == m => fence = None,
+            (None, None) => kept.push(line),
+            _ => {}
+        }
+    }
+    let mut out = kept.join("\n");
+    out.push('\n');
+    out
+}
+
 /// Whether a stem (as [`super::similarity::stems_of`] gives it) may count
 /// for how well an item fits a domain: never a number, a date, a time of
 /// day or a status, which every domain's notes share.
@@ -222,5 +268,22 @@ mod tests {
             assert!(never_a_theme(w), "{w}");
         }
         assert!(!never_a_theme("heartbeat"));
+        assert!(never_a_theme("Woche") && never_a_theme("semaine"));
+    }
+
+    #[test]
+    fn fenced_code_and_data_are_not_prose() {
+        let t = "user: asked about the vault\n```json\n{\n  \"message_id\": \"x\"\n}\n```\n[Sun 09:00] Obsidian vault set up\n~~~\nls\n~~~\n";
+        let p = prose(t);
+        assert!(
+            p.contains("asked about the vault") && p.contains("Obsidian vault set up"),
+            "{p}"
+        );
+        assert!(!p.contains("message_id") && !p.contains("ls\n"), "{p}");
+        // the caption of a block goes with it
+        let t = "Set up the vault.\nConversation info (untrusted metadata):\n```json\n{}\n```\nThanks: done\n";
+        assert_eq!(prose(t), "Set up the vault.\nThanks: done\n");
+        // a fence left open hides what follows it, as Markdown does
+        assert!(!prose("a\n```\nb").contains('b'));
     }
 }

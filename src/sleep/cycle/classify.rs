@@ -350,9 +350,9 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         // an Event's name is made of where it was written (a file name, a
         // heading, a day): its theme is what its text says
         let text = if it.ty == "Event" && !it.text.trim().is_empty() {
-            it.text.clone()
+            super::super::topic_words::prose(&it.text)
         } else {
-            format!("{} {}", it.name, it.text)
+            format!("{} {}", it.name, super::super::topic_words::prose(&it.text))
         };
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
@@ -368,10 +368,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             }
             add(format!("cjk:{w}"), w, i);
         }
-        // each word whole, as written: "OpenClaw" is one theme
-        for w in text.split(|c: char| !c.is_alphanumeric()) {
+        // each word whole, as written: "OpenClaw" is one theme; an
+        // identifier (`reply_to_current`, `message_id`) is code, no word
+        for w in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
             // CJK runs were read above
-            if w.is_empty() || similarity::segment::has_cjk(w) {
+            if w.is_empty() || similarity::segment::has_cjk(w) || w.contains('_') {
                 continue;
             }
             let Some(stem) = similarity::stem_whole(w) else {
