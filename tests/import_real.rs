@@ -430,6 +430,32 @@ fn a_workspaces_extra_memory_paths_are_imported_and_other_folders_named() {
         "{more}"
     );
     assert!(!more.contains("skills/: 1 note"), "{more}");
+    // a link inside the workspace that leads out of it is refused, as a
+    // path outside is
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(home.join("outside"), ws.join("linked")).expect("link");
+        let (ok, linked) = somnus(
+            &db,
+            &["import", "openclaw", &ws_arg, "--extra-path", "linked"],
+        );
+        assert!(ok, "{linked}");
+        assert!(
+            linked.contains("--extra-path `linked`: outside the workspace, not imported"),
+            "{linked}"
+        );
+        assert!(!all_text(&db).contains("Not the workspace's"), "{linked}");
+        std::fs::remove_file(ws.join("linked")).expect("unlink");
+    }
+    // a configuration past its size limit is not read, and said so
+    let huge = format!("{{ agents: {{}}, pad: \"{}\" }}", "x".repeat(3 << 20));
+    put(&home, "openclaw.json", &huge);
+    let (ok, big) = somnus(&home.join("m3.db"), &["import", "openclaw", &ws_arg]);
+    assert!(ok, "{big}");
+    assert!(
+        big.contains("../openclaw.json: larger than 2 MiB, not read"),
+        "{big}"
+    );
     // a configuration that cannot be read: said so, the rest imports
     put(&home, "openclaw.json", "{ agents: { defaults: ");
     let db2 = home.join("m2.db");

@@ -27,6 +27,25 @@ fn note(nx: &mut Nexus, name: &str, text: &str) {
     );
 }
 
+/// The titles of the new domains a full cycle proposes.
+fn new_domains(nx: &mut Nexus) -> Vec<String> {
+    let rep = sleep::run(
+        nx,
+        &Options::new(Scope::Full, NOW),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    rep.proposal
+        .map(|id| proposals::items(nx, id).expect("items"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
+        .map(|i| i.title)
+        .collect()
+}
+
 /// On a real workspace (an agent building a voice assistant) the theme
 /// "voice" was shared by a third of the notes, and themes whose items
 /// were mostly voice notes brought their other items in ("setup",
@@ -56,23 +75,7 @@ fn a_domain_never_grows_past_half_the_notes_through_other_themes() {
         "Finished the novel about the lighthouse.",
     );
     note(&mut nx, "Garden", "Planted tulips along the fence.");
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, NOW),
-        &mut Heuristic,
-        None,
-        None,
-    )
-    .expect("cycle");
-    let items = rep
-        .proposal
-        .map(|id| proposals::items(&nx, id).expect("items"))
-        .unwrap_or_default();
-    let domains: Vec<&String> = items
-        .iter()
-        .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
-        .map(|i| &i.title)
-        .collect();
+    let domains = new_domains(&mut nx);
     let voice = domains
         .iter()
         .find(|t| t.starts_with("New domain \"Voice\""))
@@ -145,23 +148,7 @@ fn a_transcripts_metadata_and_reply_tags_found_no_domain() {
             ),
         );
     }
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, NOW),
-        &mut Heuristic,
-        None,
-        None,
-    )
-    .expect("cycle");
-    let items = rep
-        .proposal
-        .map(|id| proposals::items(&nx, id).expect("items"))
-        .unwrap_or_default();
-    let domains: Vec<&String> = items
-        .iter()
-        .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
-        .map(|i| &i.title)
-        .collect();
+    let domains = new_domains(&mut nx);
     for bad in [
         "Metadata",
         "Message",

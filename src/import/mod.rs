@@ -447,6 +447,14 @@ impl Outcome {
     }
 }
 
+/// A path as a user writes it: `~/` is the home folder.
+pub fn expand_home(p: &str) -> std::path::PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+        _ => p.into(),
+    }
+}
+
 /// The sources somnus reads. `openclaw` is Moltbot's successor, whose
 /// workspaces the same reader reads; both names are accepted.
 pub const SOURCES: [&str; 3] = ["openclaw", "moltbot", "engram"];

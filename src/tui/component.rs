@@ -216,7 +216,7 @@ impl ImportJob {
             match w.as_str() {
                 "--dry-run" => dry_run = true,
                 "--extra-path" => match words.next_if(|n| !n.starts_with("--")) {
-                    Some(p) => extra.push(home(&p)),
+                    Some(p) => extra.push(crate::import::expand_home(&p)),
                     None => return Err("--extra-path needs a folder or file".into()),
                 },
                 "--user" => {
@@ -245,22 +245,12 @@ impl ImportJob {
         }
         Ok(ImportJob {
             source: source.to_string(),
-            dir: home(&rest),
+            dir: crate::import::expand_home(&rest),
             user,
             extra,
             dry_run,
             cancel: CancelFlag::default(),
         })
-    }
-}
-
-/// A path typed in the console: `~/` is the home folder.
-fn home(p: &str) -> std::path::PathBuf {
-    match p.strip_prefix("~/") {
-        Some(r) => std::env::var_os("HOME")
-            .map(|h| std::path::PathBuf::from(h).join(r))
-            .unwrap_or_else(|| p.into()),
-        None => p.into(),
     }
 }
 

@@ -9,7 +9,7 @@
 //! a word.
 
 use super::Reader;
-use super::workspace::NOT_NOTES;
+use super::workspace::{NOT_NOTES, is_note};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -33,9 +33,10 @@ impl Reader {
     /// Imports the extra paths (the configuration's, then `given`), each
     /// once, then names the workspace's other folders that hold notes.
     pub(super) fn extra_paths(&mut self, dir: &Path, mem: &Path, given: &[PathBuf]) {
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         // (the path, as it was written, and where)
         let mut paths: Vec<(PathBuf, String, String)> = self
-            .configured(dir)
+            .configured(&root)
             .into_iter()
             .map(|(p, s)| (p, s, format!("{CONFIG}'s memorySearch.extraPaths")))
             .collect();
@@ -44,16 +45,11 @@ impl Reader {
                 .iter()
                 .map(|p| (p.clone(), p.display().to_string(), "--extra-path".into())),
         );
-        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let mem_c = std::fs::canonicalize(mem).unwrap_or_else(|_| mem.to_path_buf());
         let mut done: Vec<PathBuf> = Vec::new();
         for (p, shown, from) in paths {
-            let full = if p.is_absolute() {
-                p.clone()
-            } else {
-                dir.join(&p)
-            };
-            let Ok(c) = std::fs::canonicalize(&full) else {
+            // (an absolute path stays as it is)
+            let Ok(c) = std::fs::canonicalize(dir.join(&p)) else {
                 self.d.note(format!(
                     "{from} `{shown}`: not found, nothing imported from it"
                 ));
@@ -82,36 +78,17 @@ impl Reader {
             if inside.is_dir() {
                 self.notes_in(&inside, mem);
             } else {
-                self.extra_file(&inside);
+                self.note_or_skip(&inside);
             }
         }
         self.other_folders(dir, mem);
     }
 
-    /// One file an extra path names: a note if it is Markdown or text.
-    fn extra_file(&mut self, p: &Path) {
-        let ext = p
-            .extension()
-            .map(|e| e.to_string_lossy().to_lowercase())
-            .unwrap_or_default();
-        if matches!(ext.as_str(), "md" | "markdown" | "txt") {
-            if !self.d.was_read(p) {
-                self.note_file(p);
-            }
-        } else {
-            let r = self.d.rel(p);
-            self.d
-                .note(format!("{r}: not a markdown or text note, skipped"));
-        }
-    }
-
-    /// The extra paths the configuration beside the workspace lists for
-    /// it: the defaults', then those of the agent whose workspace it is.
-    fn configured(&mut self, dir: &Path) -> Vec<(PathBuf, String)> {
-        let Some(parent) = std::fs::canonicalize(dir)
-            .ok()
-            .and_then(|d| d.parent().map(Path::to_path_buf))
-        else {
+    /// The extra paths the configuration beside the workspace (`root`,
+    /// its canonical path) lists for it: the defaults', then those of the
+    /// agent whose workspace it is.
+    fn configured(&mut self, root: &Path) -> Vec<(PathBuf, String)> {
+        let Some(parent) = root.parent() else {
             return Vec::new();
         };
         let file = parent.join(CONFIG);
@@ -144,14 +121,13 @@ impl Reader {
             ));
         }
         let mut out = strings(&config["agents"]["defaults"]["memorySearch"]["extraPaths"]);
-        let here = std::fs::canonicalize(dir).ok();
         for agent in config["agents"]["list"].as_array().into_iter().flatten() {
-            let ws = agent["workspace"].as_str().map(|w| expand(w, &parent));
-            if ws.is_some() && ws.and_then(|w| std::fs::canonicalize(w).ok()) == here {
+            let ws = agent["workspace"].as_str().map(|w| expand(w, parent));
+            if ws.and_then(|w| std::fs::canonicalize(w).ok()).as_deref() == Some(root) {
                 out.extend(strings(&agent["memorySearch"]["extraPaths"]));
             }
         }
-        out.into_iter().map(|p| (expand(&p, dir), p)).collect()
+        out.into_iter().map(|p| (expand(&p, root), p)).collect()
     }
 
     /// Names the workspace's folders not read that hold notes (how many),
@@ -160,8 +136,18 @@ impl Reader {
         if !dir.join("memory").is_dir() {
             return;
         }
+        // (real folders only: a link was named with the workspace's files)
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        folders.sort();
         let mut empty = Vec::new();
-        for f in self.d.folders(dir) {
+        for f in folders {
             let name = f
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
@@ -202,13 +188,7 @@ fn strings(v: &Value) -> Vec<String> {
 /// A configured path: `~/` is the home folder, a relative one is under
 /// `base`.
 fn expand(p: &str, base: &Path) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    let p = PathBuf::from(p);
-    if p.is_absolute() { p } else { base.join(p) }
+    base.join(super::super::expand_home(p))
 }
 
 /// Markdown and text files in `dir` and below (not hidden, not
@@ -233,9 +213,7 @@ fn count_notes(dir: &Path, depth: usize) -> (usize, usize) {
                 n += a;
                 lines += b;
             }
-        } else if let Some(ext) = name.rsplit_once('.').map(|(_, x)| x.to_lowercase())
-            && matches!(ext.as_str(), "md" | "markdown" | "txt")
-        {
+        } else if is_note(&e.path()) {
             n += 1;
             // (a file larger than a note is counted, its lines not)
             if e.metadata().is_ok_and(|m| m.len() <= MAX_COUNTED_BYTES) {

@@ -37,6 +37,13 @@ const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
 /// agent's notes: never read, never counted as notes.
 pub(super) const NOT_NOTES: [&str; 4] = ["node_modules", "target", "__pycache__", "venv"];
 
+/// Whether a file is a note: Markdown or text.
+pub(super) fn is_note(p: &Path) -> bool {
+    p.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .is_some_and(|e| matches!(e.as_str(), "md" | "markdown" | "txt"))
+}
+
 /// Keys that name the user in `USER.md`, in the order they are preferred.
 const NAME_KEYS: [&str; 10] = [
     "name",
@@ -294,17 +301,19 @@ impl Reader {
             {
                 continue;
             }
-            let ext = p
-                .extension()
-                .map(|e| e.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            if ext == "md" || ext == "markdown" || ext == "txt" {
-                self.note_file(&p);
-            } else {
-                let r = self.d.rel(&p);
-                self.d
-                    .note(format!("{r}: not a markdown or text note, skipped"));
-            }
+            self.note_or_skip(&p);
+        }
+    }
+
+    /// A file as a note when it is one (and was not read already), else
+    /// named as skipped.
+    pub(super) fn note_or_skip(&mut self, p: &Path) {
+        if !is_note(p) {
+            let r = self.d.rel(p);
+            self.d
+                .note(format!("{r}: not a markdown or text note, skipped"));
+        } else if !self.d.was_read(p) {
+            self.note_file(p);
         }
     }
 
