@@ -135,6 +135,13 @@ fn http_reads_are_logged_with_their_caller_and_what_came_back() {
         &key,
     );
     let rows = logged(&db, 3);
+    // the log's thread writes at the lowest priority: agents' requests
+    // come first (its turns at nice 10 showed in their slowest answers)
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        thread_nice("somnus-read-log"),
+        Some(somnus::server::read_log::NICE)
+    );
     let _ = stop_tx.send(());
     server.join().expect("server").expect("served");
     assert_eq!(rows.len(), 3, "{rows:?}");
@@ -306,6 +313,22 @@ fn rpc(db: &std::path::Path, args: &[&str], request: Value) -> std::process::Out
     writeln!(stdin, "{request}").expect("write");
     drop(stdin);
     child.wait_with_output().expect("rpc ran")
+}
+
+/// The nice value of this process's thread named `name` (Linux).
+#[cfg(target_os = "linux")]
+fn thread_nice(name: &str) -> Option<i32> {
+    for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            // after the name's closing parenthesis: the state (field 3)
+            // first, the nice value (field 19) 16 fields on
+            let rest = stat.get(stat.rfind(')')? + 2..)?;
+            return rest.split(' ').nth(16)?.parse().ok();
+        }
+    }
+    None
 }
 
 fn served(kind: &str, elements: Vec<i64>) -> Served {

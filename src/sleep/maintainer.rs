@@ -218,16 +218,28 @@ fn set(status: &Arc<Mutex<Value>>, key: &str, value: Value) {
     }
 }
 
-/// Lowers the calling thread's scheduling priority (nice 10 on Linux), so
-/// a maintenance cycle takes the CPU the agents leave; elsewhere nothing.
+/// The maintainer's nice value: a cycle takes the CPU the agents leave.
+pub const MAINTAINER_NICE: i32 = 10;
+
+/// Lowers the calling thread's scheduling priority (nice
+/// `MAINTAINER_NICE` on Linux), so a maintenance cycle takes the CPU the
+/// agents leave; elsewhere nothing.
 pub fn lower_priority() {
+    lower_priority_to(MAINTAINER_NICE);
+}
+
+/// Lowers the calling thread's scheduling priority to `nice` on Linux
+/// (never raises it); elsewhere nothing.
+pub fn lower_priority_to(nice: i32) {
     #[cfg(target_os = "linux")]
     // SAFETY: setpriority on this thread's own id changes only its nice
     // value; the result is ignored (an unprivileged raise fails harmlessly)
     unsafe {
         let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 fn run(
