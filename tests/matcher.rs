@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use somnus::audit::Who;
 use somnus::protocol::{Outcome, Request};
 use somnus::review::{proposals, undo};
-use somnus::sleep::{self, Heuristic, Options, Scope};
+use somnus::sleep;
 use somnus::{Nexus, Response};
 use std::collections::BTreeMap;
 
@@ -74,17 +74,7 @@ fn topic(nx: &mut Nexus, name: &str, description: &str) {
 }
 
 fn cycle(nx: &mut Nexus) -> Vec<proposals::Item> {
-    let rep = sleep::run(
-        nx,
-        &Options::new(Scope::Full, NOW),
-        &mut Heuristic,
-        None,
-        None,
-    )
-    .expect("cycle");
-    rep.proposal
-        .map(|id| proposals::items(nx, id).expect("items"))
-        .unwrap_or_default()
+    common::full_cycle(nx, NOW)
 }
 
 fn pair_of(i: &proposals::Item) -> (String, String) {

@@ -2,10 +2,10 @@
 //! where one theme runs through most notes (a project the agent works on
 //! every day): a domain is a part of the memory, never all of it.
 
+mod common;
+
 use serde_json::{Map, Value};
 use somnus::protocol::{Outcome, Request};
-use somnus::review::proposals;
-use somnus::sleep::{self, Heuristic, Options, Scope};
 use somnus::{Nexus, Response};
 
 const NOW: &str = "2026-11-20T03:00:00Z";
@@ -29,17 +29,7 @@ fn note(nx: &mut Nexus, name: &str, text: &str) {
 
 /// The titles of the new domains a full cycle proposes.
 fn new_domains(nx: &mut Nexus) -> Vec<String> {
-    let rep = sleep::run(
-        nx,
-        &Options::new(Scope::Full, NOW),
-        &mut Heuristic,
-        None,
-        None,
-    )
-    .expect("cycle");
-    rep.proposal
-        .map(|id| proposals::items(nx, id).expect("items"))
-        .unwrap_or_default()
+    common::full_cycle(nx, NOW)
         .into_iter()
         .filter(|i| i.class == "domain" && i.title.starts_with("New domain"))
         .map(|i| i.title)
@@ -149,23 +139,20 @@ fn a_transcripts_metadata_and_reply_tags_found_no_domain() {
         );
     }
     let domains = new_domains(&mut nx);
-    for bad in [
-        "Metadata",
-        "Message",
-        "Info",
-        "Current",
-        "Conversation",
-        "Json",
-        "Label",
-        "Reply",
-    ] {
-        assert!(
-            domains
-                .iter()
-                .all(|t| !t.starts_with(&format!("New domain \"{bad}\""))),
-            "{bad}: {domains:?}"
-        );
-    }
+    common::assert_no_new_domain(
+        &domains,
+        &[
+            "Metadata",
+            "Message",
+            "Info",
+            "Current",
+            "Conversation",
+            "Json",
+            "Label",
+            "Reply",
+        ],
+        true,
+    );
     assert!(
         domains
             .iter()

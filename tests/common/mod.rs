@@ -144,3 +144,32 @@ pub fn ok(out: &Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every item of the proposal a full heuristic sleep cycle at `now` makes
+/// (none when it proposes nothing).
+pub fn full_cycle(nx: &mut somnus::Nexus, now: &str) -> Vec<somnus::review::proposals::Item> {
+    use somnus::sleep::{self, Heuristic, Options, Scope};
+    let rep = sleep::run(
+        nx,
+        &Options::new(Scope::Full, now),
+        &mut Heuristic,
+        None,
+        None,
+    )
+    .expect("cycle");
+    rep.proposal
+        .map(|id| somnus::review::proposals::items(nx, id).expect("items"))
+        .unwrap_or_default()
+}
+
+/// Asserts that no title in `domains` proposes a new domain named one of
+/// `names` (`whole`), or whose name begins with one of them.
+pub fn assert_no_new_domain(domains: &[String], names: &[&str], whole: bool) {
+    for bad in names {
+        let quoted = format!("New domain \"{bad}{}", if whole { "\"" } else { "" });
+        assert!(
+            domains.iter().all(|t| !t.starts_with(&quoted)),
+            "{bad}: {domains:?}"
+        );
+    }
+}
