@@ -300,6 +300,94 @@ fn stamped_entries_and_a_grouped_profile() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `MEMORY.md` as real workspaces write it: blocks about the user under
+/// the user's name or a word for the user, in any language, and blocks
+/// that are a table, a paragraph or a code block. What is about the user
+/// is kept on the user's Person; every other block on `$self`, a table or
+/// a code block as its text (never an empty list); each is reported.
+#[test]
+fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
+    let dir = tmp("memory-blocks");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md\n\n- **Name:** Nguyễn Thành Doanh\n- **What to call them:** Anh Doanh\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## About Doanh\n- Works nights, sleeps until noon\n- Allergic to peanuts\n\n## Shop numbers\n\n| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale.\n\n## Lunch spots\n- Phở 24\n\n## Über den Nutzer\n- Spricht Deutsch\n\n## About Doanh\n- Has two cats\n\n## Empty\n\n",
+    );
+    put(
+        &ws,
+        "memory/2026-05-26.md",
+        "# 2026-05-26\n\nA quiet day.\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    for line in [
+        "MEMORY.md:3: block `About Doanh` is about the user: kept on Person `Nguyễn Thành Doanh` as memory_about_doanh",
+        "MEMORY.md:18: block `Über den Nutzer` is about the user",
+        "MEMORY.md:7: block `Shop numbers` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_shop_numbers",
+        "MEMORY.md:24: block `Empty` is empty: nothing to keep",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p) WHERE { ?p {type: "Person", name: "Nguyễn Thành Doanh"} }"#,
+    );
+    let a = &user[0]["attributes"];
+    assert_eq!(
+        a["memory_about_doanh"],
+        json!([
+            "Works nights, sleeps until noon",
+            "Allergic to peanuts",
+            "Has two cats"
+        ]),
+        "{a}"
+    );
+    assert_eq!(
+        a["memory_über_den_nutzer"],
+        json!(["Spricht Deutsch"]),
+        "{a}"
+    );
+    // where the user's facts came from: USER.md first, MEMORY.md beside
+    let m = &user[0]["metadata"];
+    assert_eq!(m["source"], json!("moltbot:USER.md:1"), "{m}");
+    assert_eq!(m["also_from"], json!(["moltbot:MEMORY.md:3"]), "{m}");
+    let me = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "$self"} }"#,
+    );
+    let s = &me[0];
+    assert_eq!(
+        s["core_shop_numbers"],
+        json!("| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale."),
+        "{s}"
+    );
+    assert_eq!(s["core_lunch_spots"], json!(["Phở 24"]), "{s}");
+    for gone in ["core_about_doanh", "core_über_den_nutzer", "core_empty"] {
+        assert!(s.get(gone).is_none(), "{gone}: {s}");
+    }
+    drop(nx);
+    // a second import changes nothing
+    let (ok, again) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok && again.contains("updated 0"), "{again}");
+    // the cycle does not call the user a name it knows nothing about
+    let (ok, slept) = somnus(&db, &["sleep", "--quiet", "--now", "2026-06-20T03:00:00Z"]);
+    assert!(ok, "{slept}");
+    assert!(
+        slept.contains("1 Person is linked to nothing (no preference, relation or Event), known only by its attributes: Nguyễn Thành Doanh")
+            && !slept.contains("nothing but a name"),
+        "{slept}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Writes `text` at `dir/rel`, making its folders.
 fn put(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `MEMORY.md` Identity | the user's `Person` (`relationship_to_self: "user"`, each `Key: value` an attribute), pinned, core tier |
 //! | `MEMORY.md` Active Context, Persona | `$self` attributes `active_context`, `persona` |
+//! | `MEMORY.md` another block | on the user's `Person` as `memory_<title>` when it is about the user, else `$self`'s `core_<title>` (`blocks`) |
 //! | `MEMORY.md` Critical Facts | one pinned `Insight` each (`insight_class: "critical_fact"`) |
 //! | `memory/episodes/YYYY-MM-DD.md` entries | `Event`s (`event_class` the entry type, `start_time`, `content_summary`, `tags`), confidence high/medium/low → 0.9/0.7/0.4 |
 //! | a `preference` entry | also a `Preference`, `derived_from` its Event, and the user `prefers` it |
@@ -17,11 +18,13 @@
 //! original time as `created_at`. Imported concepts are filed under the
 //! `Unsorted` domain, for the sleep cycle to file them.
 
+mod blocks;
 mod extra;
 mod workspace;
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
 use super::{Plan, confidence, predicate_name, type_name};
+use blocks::Block;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -43,6 +46,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         d: Draft::new(dir, "moltbot"),
         decay: HashMap::new(),
         user: None,
+        aliases: Vec::new(),
         known: HashMap::new(),
         names: std::collections::HashSet::new(),
     };
@@ -82,6 +86,10 @@ struct Reader {
     decay: HashMap<String, Value>,
     /// The user's (type, name), from MEMORY.md Identity.
     user: Option<(String, String)>,
+    /// What the files call the user (name, first name, what to call
+    /// them), lowercase: a `MEMORY.md` block whose title names one is
+    /// about the user.
+    aliases: Vec<String>,
     /// Entity ids (`person--alex`) to (type, name).
     known: HashMap<String, (String, String)>,
     /// Names given to notes and daily-note Events so far (each unique).
@@ -136,33 +144,47 @@ impl Reader {
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             if let Some(h) = line.strip_prefix("## ") {
-                sections.push((h.trim().to_string(), n, Vec::new()));
-            } else if let Some(b) = bullet(line) {
-                match sections.last_mut() {
-                    Some(s) => s.2.push((n, b.trim().to_string())),
-                    None => self.d.note(format!(
-                        "{}:{n}: a bullet outside any block, skipped",
-                        self.d.rel(p)
-                    )),
+                sections.push(Block {
+                    title: h.trim().to_string(),
+                    at: n,
+                    bullets: Vec::new(),
+                    body: Vec::new(),
+                });
+            } else if let Some(s) = sections.last_mut() {
+                if let Some(b) = bullet(line) {
+                    s.bullets.push((n, b.trim().to_string()));
                 }
+                s.body.push(line.to_string());
+            } else if bullet(line).is_some() {
+                self.d.note(format!(
+                    "{}:{n}: a bullet outside any block, skipped",
+                    self.d.rel(p)
+                ));
             }
         }
         // the file itself, verbatim: what the blocks below structure is
         // also kept as written, every line of it
         let mut self_attrs = Map::new();
         self_attrs.insert("memory_md".into(), json!(text));
-        for (title, at, bullets) in sections {
-            let key = title.to_ascii_lowercase();
+        // blocks of no known title, placed once the user is known (an
+        // Identity block may follow one about the user)
+        let mut other: Vec<Block> = Vec::new();
+        for block in sections {
+            let key = block.title.to_ascii_lowercase();
+            let (at, bullets) = (block.at, &block.bullets);
             match key.as_str() {
                 "identity" => {
                     let mut attrs = Map::new();
                     let mut name = None;
-                    for (_, b) in &bullets {
+                    for (_, b) in bullets {
                         if let Some((k, v)) = b.split_once(':') {
                             let k = predicate_name(k);
                             let v = v.trim().to_string();
                             if k == "name" {
                                 name = Some(v.clone());
+                            }
+                            if blocks::CALL_KEYS.contains(&k.as_str()) {
+                                self.aliases.extend(blocks::aliases_of(&v));
                             }
                             attrs.insert(k, json!(v));
                         } else {
@@ -177,6 +199,7 @@ impl Reader {
                             let mut meta = core_meta(&self.d, self.d.at(p, at));
                             meta.insert("pinned".into(), json!(true));
                             self.user = Some(("Person".into(), n.clone()));
+                            self.aliases.extend(blocks::aliases_of(&n));
                             self.d.concept(Concept {
                                 ty: "Person".into(),
                                 name: n,
@@ -207,7 +230,7 @@ impl Reader {
                     );
                 }
                 "critical facts" => {
-                    for (n, b) in bullets {
+                    for (n, b) in bullets.iter().cloned() {
                         let mut meta = core_meta(&self.d, self.d.at(p, n));
                         meta.insert("pinned".into(), json!(true));
                         meta.insert("confidence".into(), json!(1.0));
@@ -224,25 +247,10 @@ impl Reader {
                         });
                     }
                 }
-                _ => {
-                    let r = self.d.rel(p);
-                    self.d.note(format!(
-                        "{r}:{at}: block `{title}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{}",
-                        predicate_name(&title)
-                    ));
-                    // two blocks under one title: the later one's lines
-                    // follow the earlier one's, never replace them
-                    let lines = bullets.iter().map(|b| json!(b.1.clone()));
-                    match self_attrs
-                        .entry(format!("core_{}", predicate_name(&title)))
-                        .or_insert_with(|| json!([]))
-                    {
-                        Value::Array(a) => a.extend(lines),
-                        other => *other = Value::Array(lines.collect()),
-                    }
-                }
+                _ => other.push(block),
             }
         }
+        self.other_blocks(p, other, &mut self_attrs);
         if !self_attrs.is_empty() {
             self.d.concept(Concept {
                 ty: "Person".into(),
@@ -754,9 +762,6 @@ fn bullet(line: &str) -> Option<&str> {
     }
     None
 }
-
-/// A block of MEMORY.md: its title, line, and bullets with their lines.
-type Block = (String, usize, Vec<(usize, String)>);
 
 fn core_meta(d: &Draft, src: String) -> Map<String, Value> {
     let mut m = d.provenance(&src);

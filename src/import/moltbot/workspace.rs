@@ -178,6 +178,14 @@ impl Reader {
         meta.insert("memory_tier".into(), json!("core"));
         meta.insert("pinned".into(), json!(true));
         self.user = Some(("Person".into(), name.clone()));
+        // every name the file gives (`Name:`, `What to call them:`)
+        self.aliases.extend(super::blocks::aliases_of(&name));
+        for (k, v) in &kv {
+            if NAME_KEYS.contains(&k.to_lowercase().as_str()) && !placeholder(v) {
+                self.aliases
+                    .extend(super::blocks::aliases_of(&clean_name(v)));
+            }
+        }
         self.d.concept(Concept {
             ty: "Person".into(),
             name,

@@ -1,5 +1,6 @@
 //! Phase 10B: schema completeness, the relationships a memory is expected
-//! to hold and does not: people it knows nothing about but their name, and
+//! to hold and does not: people linked to nothing (known by nothing but a
+//! name, or only by what their attributes say), and
 //! Events whose key concepts were never elevated to semantic knowledge.
 //! Reported with the names behind each count; nothing is written (what is
 //! missing is for the agent to learn, not for the cycle to invent).
@@ -31,7 +32,7 @@ pub(super) fn completeness(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let (people, events, present) = cx.unlocked(nx, |nx| {
         let people = find(
             nx,
-            r#"FIND(?p.name) WHERE {
+            r#"FIND(?p.name, ?p.attributes) WHERE {
   ?p {type: "Person"}
   FILTER(?p.name != "$self" && ?p.name != "$system")
   NOT { (?p, ?r, ?x) FILTER(?r != "belongs_to_domain") }
@@ -66,21 +67,42 @@ pub(super) fn completeness(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         .flatten()
         .flat_map(|p| strs(Some(p)))
         .collect();
-    let lonely: Vec<String> = strs(Some(&people))
-        .into_iter()
-        .filter(|p| !present.contains(p))
-        .collect();
-    cx.count("persons_without_relations", lonely.len() as i64);
-    if !lonely.is_empty() {
+    // linked to nothing: known by nothing but a name, or only by what
+    // its attributes say (a description, a profile)
+    let (mut bare, mut described) = (Vec::new(), Vec::new());
+    for r in people.as_array().into_iter().flatten() {
+        let Some(name) = r.get(0).and_then(Value::as_str) else {
+            continue;
+        };
+        if present.contains(name) {
+            continue;
+        }
+        if r.get(1).is_some_and(describes) {
+            described.push(name.to_string());
+        } else {
+            bare.push(name.to_string());
+        }
+    }
+    cx.count(
+        "persons_without_relations",
+        (bare.len() + described.len()) as i64,
+    );
+    let one = |n: usize, one: &str, many: &str| if n == 1 { one } else { many }.to_string();
+    if !bare.is_empty() {
         cx.report.recommendations.push(format!(
             "{} {} nothing but a name (no preference, relation or Event): {}",
-            lonely.len(),
-            if lonely.len() == 1 {
-                "Person has"
-            } else {
-                "Persons have"
-            },
-            listed(&lonely)
+            bare.len(),
+            one(bare.len(), "Person has", "Persons have"),
+            listed(&bare)
+        ));
+    }
+    if !described.is_empty() {
+        cx.report.recommendations.push(format!(
+            "{} {} linked to nothing (no preference, relation or Event), known only by {} attributes: {}",
+            described.len(),
+            one(described.len(), "Person is", "Persons are"),
+            one(described.len(), "its", "their"),
+            listed(&described)
         ));
     }
     // key concepts Events name that no concept holds
@@ -128,8 +150,29 @@ pub(super) fn completeness(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     }
     cx.line(format!(
         "Schema completeness: {} Persons without relations, {} key concepts not elevated",
-        lonely.len(),
+        bare.len() + described.len(),
         missing.len()
     ));
     Ok(())
+}
+
+/// Attributes that only name or file a person: no knowledge of them.
+const NAMING: [&str; 4] = ["name", "person_class", "aliases", "id"];
+
+/// Whether a person's attributes say anything of them beyond their name:
+/// one that is not a name, a class or an id, and not empty.
+fn describes(attrs: &Value) -> bool {
+    attrs.as_object().is_some_and(|m| {
+        m.iter().any(|(k, v)| {
+            !NAMING.contains(&k.as_str())
+                && !k.ends_with("_id")
+                && match v {
+                    Value::Null => false,
+                    Value::String(s) => !s.trim().is_empty(),
+                    Value::Array(a) => !a.is_empty(),
+                    Value::Object(o) => !o.is_empty(),
+                    _ => true,
+                }
+        })
+    })
 }
