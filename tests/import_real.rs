@@ -331,7 +331,7 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
         "MEMORY.md:3: block `About Doanh` is about the user: kept on Person `Nguyễn Thành Doanh` as memory_about_doanh",
         "MEMORY.md:18: block `Über den Nutzer` is about the user",
         "MEMORY.md:7: block `Shop numbers` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_shop_numbers",
-        "MEMORY.md:24: block `Empty` is empty: nothing to keep",
+        "MEMORY.md:24: block `Empty` is empty or a template's blank: nothing to keep",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
     }
@@ -384,6 +384,80 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
         slept.contains("1 Person is linked to nothing (no preference, relation or Event), known only by its attributes: Nguyễn Thành Doanh")
             && !slept.contains("nothing but a name"),
         "{slept}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `MEMORY.md` with no `USER.md` beside it, shaped as real workspaces
+/// write one: the user named in a block about them, facts about the user
+/// in a `###` block of a larger one, the agent's own `### About Me`, and a
+/// template's blanks. The user becomes a Person from the `Name:` line;
+/// what is about them is kept on it; what is about the agent stays on
+/// `$self`; a blank is reported, never kept as a fact.
+#[test]
+fn memory_md_names_the_user_when_no_profile_does() {
+    let dir = tmp("memory-user");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md — Long-Term Memory\n\n## Core Facts\n\n### About Me\n- I am Aria Blue, created January 2026\n\n### Preferences of Ev\n- Prefers concise, technical communication\n\n## About My Human\n- **Name:** Евгений (Evgeny) Нечаев, goes by Ev / @Evolv3\n- **Timezone:** America/Los_Angeles (PST)\n\n## Lessons Learned\n[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```\n",
+    );
+    put(
+        &ws,
+        "memory/2026-02-23.md",
+        "# 2026-02-23\n\nSet up the VPS.\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    for line in [
+        "MEMORY.md:11: block `About My Human` names the user: Person `Евгений Нечаев`",
+        "MEMORY.md:8: block `Core Facts › Preferences of Ev` is about the user: kept on Person `Евгений Нечаев` as memory_core_facts_preferences_of_ev",
+        "MEMORY.md:5: block `Core Facts › About Me` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_core_facts_about_me",
+        "MEMORY.md:15: block `Lessons Learned` is not one of",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
+    assert!(!said.contains("block `Core Facts` is empty"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p) WHERE { ?p {type: "Person", name: "Евгений Нечаев"} }"#,
+    );
+    let a = &user[0]["attributes"];
+    assert_eq!(a["relationship_to_self"], json!("user"), "{a}");
+    assert_eq!(
+        a["memory_about_my_human"],
+        json!([
+            "**Name:** Евгений (Evgeny) Нечаев, goes by Ev / @Evolv3",
+            "**Timezone:** America/Los_Angeles (PST)"
+        ]),
+        "{a}"
+    );
+    assert_eq!(
+        a["memory_core_facts_preferences_of_ev"],
+        json!(["Prefers concise, technical communication"]),
+        "{a}"
+    );
+    let me = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "$self"} }"#,
+    );
+    let s = &me[0];
+    assert_eq!(
+        s["core_core_facts_about_me"],
+        json!(["I am Aria Blue, created January 2026"]),
+        "{s}"
+    );
+    // the blank line and the code block: kept as the block's text, the
+    // heading inside the code block read as one of its lines
+    assert_eq!(
+        s["core_lessons_learned"],
+        json!(
+            "[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```"
+        ),
+        "{s}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -270,13 +270,19 @@ pub fn outline(text: &str) -> Vec<Line> {
 }
 
 /// Whether a profile value is the template's blank, not a fact:
-/// `_(optional)_`, `TBD`, `-`, "not told yet" in a few languages.
+/// `_(optional)_`, `[your name]`, `TBD`, `-`, "not told yet" in a few
+/// languages.
 pub fn placeholder(v: &str) -> bool {
     let t = v.trim().trim_matches(['_', '*', '`']).trim();
     if t.is_empty() || t.chars().all(|c| !c.is_alphanumeric()) {
         return true;
     }
     if (t.starts_with('(') && t.ends_with(')')) || (t.starts_with('（') && t.ends_with('）')) {
+        return true;
+    }
+    // `[your name]`, `[Fill in after first conversation]` (never a link,
+    // `[text](url)`, nor a task box, `[x] done`)
+    if t.starts_with('[') && t.ends_with(']') && !t.contains("](") && t.chars().count() > 3 {
         return true;
     }
     let l = t.to_lowercase();

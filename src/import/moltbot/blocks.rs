@@ -6,18 +6,79 @@
 //! block) as its text, every line of it.
 
 use super::super::draft::Concept;
+use super::super::markdown::placeholder;
 use super::super::predicate_name;
 use super::Reader;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
-/// A `## ` block of `MEMORY.md`: its title, its line, its bullets with
-/// their lines, and every line under the title.
+/// A `## ` block of `MEMORY.md`, or a `### ` block within one: its
+/// title, its line, its bullets with their lines, every line under the
+/// title, and the `## ` block it is part of.
 pub(super) struct Block {
     pub title: String,
     pub at: usize,
     pub bullets: Vec<(usize, String)>,
     pub body: Vec<String>,
+    pub parent: Option<String>,
+    /// `### ` blocks within it.
+    pub subs: usize,
+}
+
+/// `## ` blocks whose lines are read as the seed's layout, `### `
+/// headings included.
+const KNOWN: [&str; 4] = ["identity", "active context", "persona", "critical facts"];
+
+/// `MEMORY.md`'s blocks in order, and the lines of bullets outside any.
+/// A `### ` heading within a `## ` block of no known title starts a block
+/// of its own (`## Core Facts` › `### About My Human`); a heading inside
+/// a fenced code block is a line of it.
+pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut outside = Vec::new();
+    // the open `## ` block's title, and its index
+    let mut top: Option<(String, usize)> = None;
+    let mut fence = false;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+        }
+        let new = |title: &str, parent: Option<String>| Block {
+            title: title.trim().trim_matches('#').trim().to_string(),
+            at: n,
+            bullets: Vec::new(),
+            body: Vec::new(),
+            parent,
+            subs: 0,
+        };
+        if !fence && let Some(h) = line.strip_prefix("## ") {
+            top = Some((h.trim().to_string(), blocks.len()));
+            blocks.push(new(h, None));
+            continue;
+        }
+        if !fence
+            && let Some(h) = line.strip_prefix("### ")
+            && let Some((parent, at)) = &top
+            && !KNOWN.contains(&parent.to_lowercase().as_str())
+        {
+            blocks[*at].subs += 1;
+            blocks.push(new(h, Some(parent.clone())));
+            continue;
+        }
+        match blocks.last_mut() {
+            Some(b) => {
+                if let Some(item) = super::bullet(line) {
+                    b.bullets.push((n, item.trim().to_string()));
+                }
+                b.body.push(line.to_string());
+            }
+            None if super::bullet(line).is_some() => outside.push(n),
+            None => {}
+        }
+    }
+    (blocks, outside)
 }
 
 /// Keys of an Identity block whose value is what the user is called.
@@ -60,10 +121,16 @@ const USER_PARTS: [&str; 6] = ["用户", "用戶", "使用者", "主人", "ユ�
 impl Block {
     /// What the block holds: its bullets as a list when every line that
     /// is not blank is one, else its text (every line, the blank ones
-    /// around it trimmed); `None` for an empty block.
+    /// around it trimmed); `None` for an empty block or one that holds
+    /// only a template's blanks.
     pub fn value(&self) -> Option<Value> {
         let lines = self.body.iter().filter(|l| !l.trim().is_empty()).count();
-        if lines == 0 {
+        // a template's blanks only (`[Fill in after first conversation]`)
+        let blank = |l: &String| {
+            let t = l.trim();
+            t.is_empty() || placeholder(super::bullet(t).unwrap_or(t))
+        };
+        if lines == 0 || self.body.iter().all(blank) {
             return None;
         }
         if self.bullets.len() == lines {
@@ -74,6 +141,16 @@ impl Block {
         Some(json!(self.body.join("\n").trim_matches('\n').to_string()))
     }
 }
+
+/// What introduces another name in a `Name:` value.
+const CALLED: [&str; 6] = [
+    "goes by ",
+    "aka ",
+    "a.k.a. ",
+    "called ",
+    "call me ",
+    "known as ",
+];
 
 /// Words of a name that name nobody by themselves.
 const PARTICLES: [&str; 12] = [
@@ -87,11 +164,17 @@ const PARTICLES: [&str; 12] = [
 pub(super) fn aliases_of(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     for part in v.split(['(', ')', '（', '）', ',', '，', '/']) {
-        let t = part
+        let mut t = part
             .trim()
-            .trim_matches(['*', '_', '`', '"', '\''])
+            .trim_matches(['*', '_', '`', '"', '\'', '@'])
             .trim()
             .to_lowercase();
+        // `goes by Ev`, `aka Ev`: the name is what follows
+        for lead in CALLED {
+            if let Some(rest) = t.strip_prefix(lead) {
+                t = rest.trim().trim_start_matches('@').to_string();
+            }
+        }
         if t.chars().count() < 2 {
             continue;
         }
@@ -156,10 +239,86 @@ fn append(slot: &mut Value, v: Value) {
     }
 }
 
+/// Keys of a line that gives the user's name in a block about the user
+/// (`- **Name:** Евгений (Evgeny) Нечаев, goes by Ev`).
+const NAME_KEYS: [&str; 8] = [
+    "name", "名字", "姓名", "nombre", "nom", "nome", "имя", "名前",
+];
+
+impl Block {
+    /// The block's title as reported: `Core Facts › About My Human`.
+    fn label(&self) -> String {
+        match &self.parent {
+            Some(p) => format!("{p} › {}", self.title),
+            None => self.title.clone(),
+        }
+    }
+
+    /// The attribute name's part for this block: `core_facts_about_my_human`.
+    fn key(&self) -> String {
+        match &self.parent {
+            Some(p) => predicate_name(&format!("{p} {}", self.title)),
+            None => predicate_name(&self.title),
+        }
+    }
+
+    /// Whether it is about the user: its title or its `## ` block's.
+    fn about_user(&self, aliases: &[String]) -> bool {
+        about_user(&self.title, aliases)
+            || self
+                .parent
+                .as_deref()
+                .is_some_and(|p| about_user(p, aliases))
+    }
+
+    /// The name a `Name:` line gives (up to a comma, without what is in
+    /// parentheses: `Евгений Нечаев`), and the whole value.
+    fn name_line(&self) -> Option<(String, String)> {
+        self.bullets.iter().find_map(|(_, b)| {
+            let plain = b.replace("**", "").replace("__", "");
+            let (k, v) = plain.split_once([':', '：'])?;
+            if !NAME_KEYS.contains(&k.trim().to_lowercase().as_str()) || placeholder(v) {
+                return None;
+            }
+            let head = v.split([',', ';', '，', '；']).next().unwrap_or(v);
+            let mut name = String::new();
+            let mut depth = 0usize;
+            for c in head.chars() {
+                match c {
+                    '(' | '（' => depth += 1,
+                    ')' | '）' => depth = depth.saturating_sub(1),
+                    c if depth == 0 => name.push(c),
+                    _ => {}
+                }
+            }
+            let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            let name = name
+                .trim_matches(['*', '_', '`', '"', '\''])
+                .trim()
+                .to_string();
+            (name.chars().count() >= 2).then(|| (name, v.trim().to_string()))
+        })
+    }
+}
+
+impl Block {
+    /// The name a title about the user gives in parentheses
+    /// (`### About My Human (Najia)`).
+    fn title_name(&self) -> Option<(String, String)> {
+        let (_, rest) = self.title.split_once(['(', '（'])?;
+        let (name, _) = rest.split_once([')', '）'])?;
+        let name = name.trim().to_string();
+        (name.chars().count() >= 2 && !placeholder(&name) && !name.contains(char::is_numeric))
+            .then(|| (name.clone(), name))
+    }
+}
+
 impl Reader {
     /// Keeps `MEMORY.md`'s blocks of no known title: on the user's
-    /// Person when the block is about the user (and the user is known),
-    /// else on `$self` (`self_attrs`). Each is reported.
+    /// Person when the block is about the user, else on `$self`
+    /// (`self_attrs`). Each is reported. With no user known yet (no
+    /// `USER.md`, no Identity block), a block about the user that gives
+    /// a `Name:` makes the user's Person.
     pub(super) fn other_blocks(
         &mut self,
         p: &Path,
@@ -167,30 +326,65 @@ impl Reader {
         self_attrs: &mut Map<String, Value>,
     ) {
         let r = self.d.rel(p);
+        if self.user.is_none()
+            && let Some((b, (name, whole))) = blocks
+                .iter()
+                .filter(|b| b.about_user(&[]))
+                .find_map(|b| b.name_line().or_else(|| b.title_name()).map(|n| (b, n)))
+        {
+            self.d.note(format!(
+                "{r}:{}: block `{}` names the user: Person `{name}`",
+                b.at,
+                b.label()
+            ));
+            self.user = Some(("Person".into(), name.clone()));
+            self.aliases.extend(aliases_of(&name));
+            self.aliases.extend(aliases_of(&whole));
+            let source = self.d.at(p, b.at);
+            let mut meta = self.d.provenance(&source);
+            meta.insert("memory_tier".into(), json!("core"));
+            meta.insert("pinned".into(), json!(true));
+            let mut attrs = Map::new();
+            attrs.insert("relationship_to_self".into(), json!("user"));
+            self.d.concept(Concept {
+                ty: "Person".into(),
+                name,
+                attrs,
+                meta,
+                what: "Person (the user, MEMORY.md)".into(),
+                source,
+            });
+        }
         let mut user_attrs = Map::new();
         let mut user_at = None;
         for b in blocks {
-            let key = predicate_name(&b.title);
+            let key = b.key();
             let Some(v) = b.value() else {
-                self.d.note(format!(
-                    "{r}:{}: block `{}` is empty: nothing to keep",
-                    b.at, b.title
-                ));
+                // a `## ` block whose lines are all in its `### ` blocks
+                if b.subs == 0 {
+                    self.d.note(format!(
+                        "{r}:{}: block `{}` is empty or a template's blank: nothing to keep",
+                        b.at,
+                        b.label()
+                    ));
+                }
                 continue;
             };
             let (attrs, name) = match &self.user {
-                Some((ty, name)) if about_user(&b.title, &self.aliases) => {
+                Some((ty, name)) if b.about_user(&self.aliases) => {
                     user_at.get_or_insert(b.at);
                     self.d.note(format!(
                         "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
-                        b.at, b.title
+                        b.at,
+                        b.label()
                     ));
                     (&mut user_attrs, format!("memory_{key}"))
                 }
                 _ => {
                     self.d.note(format!(
                         "{r}:{}: block `{}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{key}",
-                        b.at, b.title
+                        b.at,
+                        b.label()
                     ));
                     (&mut *self_attrs, format!("core_{key}"))
                 }
@@ -234,6 +428,8 @@ mod tests {
                 .filter_map(|(i, l)| l.strip_prefix("- ").map(|b| (i + 2, b.to_string())))
                 .collect(),
             body: body.iter().map(|l| l.to_string()).collect(),
+            parent: None,
+            subs: 0,
         }
     }
 
@@ -252,6 +448,25 @@ mod tests {
             Some(json!("- a\nthen a paragraph"))
         );
         assert_eq!(block(&["", "  "]).value(), None);
+        assert_eq!(
+            block(&["", "- [Empty - will populate as I learn their patterns]"]).value(),
+            None
+        );
+        assert_eq!(block(&["[Fill in after first conversation]"]).value(), None);
+        assert_eq!(
+            block(&["- [x] done", "- [ ] open"]).value(),
+            Some(json!(["[x] done", "[ ] open"]))
+        );
+    }
+
+    #[test]
+    fn names_a_value_gives() {
+        let mut a = aliases_of("Евгений (Evgeny) Нечаев, goes by Ev / @Evolv3");
+        a.sort();
+        assert_eq!(
+            a,
+            ["ev", "evgeny", "evolv3", "евгений", "нечаев"].map(String::from)
+        );
     }
 
     #[test]
@@ -285,6 +500,56 @@ mod tests {
         ] {
             assert!(!about_user(t, &al), "{t}");
         }
+    }
+
+    #[test]
+    fn sub_blocks_and_fences() {
+        let (b, outside) = parse(
+            "- stray\n## Core Facts\n### About Me\n- I am Aria\n### About My Human (Najia)\n- Prefers concise answers\n## Identity\n### Basic\n- Name: N\n## Template\n```markdown\n## About My Human\n```\n",
+        );
+        assert_eq!(outside, vec![1]);
+        let titles: Vec<(String, Option<String>, usize)> = b
+            .iter()
+            .map(|b| (b.title.clone(), b.parent.clone(), b.subs))
+            .collect();
+        assert_eq!(
+            titles,
+            vec![
+                ("Core Facts".into(), None, 2),
+                ("About Me".into(), Some("Core Facts".into()), 0),
+                (
+                    "About My Human (Najia)".into(),
+                    Some("Core Facts".into()),
+                    0
+                ),
+                ("Identity".into(), None, 0),
+                ("Template".into(), None, 0),
+            ]
+        );
+        assert_eq!(b[3].bullets, vec![(9, "Name: N".to_string())]);
+        assert!(b[2].about_user(&[]) && !b[1].about_user(&[]));
+        assert_eq!(b[2].key(), "core_facts_about_my_human_najia");
+        assert_eq!(b[4].body.len(), 3);
+    }
+
+    #[test]
+    fn a_name_line() {
+        let mut b = block(&[
+            "- Name: Евгений (Evgeny) Нечаев, goes by Ev / @Evolv3",
+            "- Timezone: PST",
+        ]);
+        assert_eq!(
+            b.name_line().map(|n| n.0),
+            Some("Евгений Нечаев".to_string())
+        );
+        b = block(&["- **名字：** 露西亚（Lu）"]);
+        assert_eq!(b.name_line().map(|n| n.0), Some("露西亚".to_string()));
+        b = block(&["- **Name:** [your name]", "- Likes tea"]);
+        assert_eq!(b.name_line(), None);
+        b.title = "About My Human (Najia)".into();
+        assert_eq!(b.title_name().map(|n| n.0), Some("Najia".to_string()));
+        b.title = "About My Human (since 2026)".into();
+        assert_eq!(b.title_name(), None);
     }
 
     #[test]

@@ -140,27 +140,12 @@ impl Reader {
 
     fn core(&mut self, p: &Path) {
         let Some(text) = self.d.text(p) else { return };
-        let mut sections: Vec<Block> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let n = i + 1;
-            if let Some(h) = line.strip_prefix("## ") {
-                sections.push(Block {
-                    title: h.trim().to_string(),
-                    at: n,
-                    bullets: Vec::new(),
-                    body: Vec::new(),
-                });
-            } else if let Some(s) = sections.last_mut() {
-                if let Some(b) = bullet(line) {
-                    s.bullets.push((n, b.trim().to_string()));
-                }
-                s.body.push(line.to_string());
-            } else if bullet(line).is_some() {
-                self.d.note(format!(
-                    "{}:{n}: a bullet outside any block, skipped",
-                    self.d.rel(p)
-                ));
-            }
+        let (sections, outside) = blocks::parse(&text);
+        for n in outside {
+            self.d.note(format!(
+                "{}:{n}: a bullet outside any block, skipped",
+                self.d.rel(p)
+            ));
         }
         // the file itself, verbatim: what the blocks below structure is
         // also kept as written, every line of it
@@ -170,7 +155,11 @@ impl Reader {
         // Identity block may follow one about the user)
         let mut other: Vec<Block> = Vec::new();
         for block in sections {
-            let key = block.title.to_ascii_lowercase();
+            let key = match block.parent {
+                // a sub-block is never one of the known blocks
+                Some(_) => String::new(),
+                None => block.title.to_ascii_lowercase(),
+            };
             let (at, bullets) = (block.at, &block.bullets);
             match key.as_str() {
                 "identity" => {
