@@ -1,0 +1,790 @@
+//! Consolidation and organisation: what Events state becomes knowledge,
+//! patterns become Preferences, Routines and Insights, notes and themes
+//! are filed in domains, duplicates merged, secrets redacted, gaps reported.
+
+use super::*;
+
+/// 5A: a stale Event that states a preference outright gets a new
+/// Preference, proposed, derived from it, with its holder's `prefers`
+/// link; a decision the memory has no type for is reported, not forced
+/// into another type; what the Event already links to is not made twice.
+#[test]
+fn consolidation_extracts_what_an_event_states() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?ada { {type: "Person", name: "Ada Park"} }
+  CONCEPT ?e { {type: "Event", name: "Conversation:2026-10-01:travel"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z",
+      content_summary: "Planning the Lisbon trip. Ada prefers window seats on long flights because she sleeps; decided to book the night train" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "Ada Park"}) } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let it = p
+        .items
+        .iter()
+        .find(|i| i.class == "consolidate" && i.title.contains("Conversation:2026-10-01:travel"))
+        .unwrap_or_else(|| panic!("{:?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()));
+    assert!(
+        it.title
+            .contains("Preference:Prefers window seats on long flights"),
+        "{}",
+        it.title
+    );
+    assert!(it.rationale.contains("\"prefers\""), "{}", it.rationale);
+    let text = rep.markdown();
+    assert!(
+        text.contains("Events state 1 thing the memory has no Decision type to keep in: \"Book the night train\""),
+        "{text}"
+    );
+    // nothing is created before approval
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?p)) WHERE { ?p {type: "Preference"} }"#,
+    );
+    assert_eq!(v, json!(0));
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[it.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?e.name) WHERE {
+  ?a {type: "Person", name: "Ada Park"}
+  (?a, "prefers", ?p)
+  (?p, "derived_from", ?e)
+  (?e, "consolidated_to", ?p)
+}"#,
+    );
+    assert_eq!(
+        v,
+        json!([
+            ["Prefers window seats on long flights"],
+            ["Conversation:2026-10-01:travel"]
+        ]),
+        "{v}"
+    );
+    // the next cycle makes nothing twice
+    let rep = cycle(&mut nx);
+    assert!(
+        proposed(&nx, &rep, "consolidate")
+            .iter()
+            .all(|t| !t.contains("Prefers window seats"))
+    );
+}
+
+/// 5B: a pattern drawn from Events marks them consolidated into it.
+#[test]
+fn a_pattern_marks_its_source_events_consolidated() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada Park"} } CONCEPT ?t { {type: "$ConceptType", name: "Topic"} } CONCEPT ?c { {type: "Topic", name: "Cello"} } }"#,
+    );
+    for d in ["14", "16", "18"] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Lesson:2026-11-{d}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-11-{d}T10:00:00Z", content_summary: "Cello lesson with Ada", key_concepts: ["Cello"], participants: ["Ada Park"] }}
+  SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada Park"}}) ("mentions", {{type: "Topic", name: "Cello"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let it = p
+        .items
+        .iter()
+        .find(|i| i.class == "pattern")
+        .unwrap_or_else(|| panic!("{:?}", p.items.iter().map(|i| &i.title).collect::<Vec<_>>()));
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[it.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?i) ?i {type: "Insight"} FILTER(?e.attributes.consolidation_status == "completed") }"#,
+    );
+    assert_eq!(v, json!(3), "{v}");
+}
+
+/// 5B: a preference stated in several recent Events (with different key
+/// concepts alongside) becomes its holder's Preference, and Events on one
+/// weekday a routine.
+#[test]
+fn patterns_are_preferences_and_routines_as_well_as_insights() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada Park"} } CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?c { {type: "Topic", name: "Coffee"} } CONCEPT ?q { {type: "Topic", name: "Quartet"} } }"#,
+    );
+    let ev = |nx: &mut Nexus, name: &str, at: &str, summary: &str, concepts: &str, topic: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "{at}", content_summary: "{summary}", key_concepts: {concepts}, participants: ["Ada Park"] }}
+  SET PROPOSITIONS {{ ("involves", {{type: "Person", name: "Ada Park"}}) ("mentions", {{type: "Topic", name: "{topic}"}}) }} }} }}"#
+            ),
+        );
+    };
+    // three mornings, other subjects alongside each time
+    ev(
+        &mut nx,
+        "Chat:1",
+        "2026-11-02T08:00:00Z",
+        "Ada prefers oat milk in her coffee",
+        r#"["Coffee", "Travel"]"#,
+        "Coffee",
+    );
+    ev(
+        &mut nx,
+        "Chat:2",
+        "2026-11-06T08:00:00Z",
+        "Ada prefers oat milk in her coffee. Long day ahead",
+        r#"["Coffee", "Work"]"#,
+        "Coffee",
+    );
+    ev(
+        &mut nx,
+        "Chat:3",
+        "2026-11-12T08:00:00Z",
+        "Coffee order; Ada prefers oat milk in her coffee",
+        r#"["Coffee"]"#,
+        "Coffee",
+    );
+    // Tuesday evenings, three weeks running
+    for d in ["03", "10", "17"] {
+        ev(
+            &mut nx,
+            &format!("Quartet:{d}"),
+            &format!("2026-11-{d}T19:00:00Z"),
+            "Quartet rehearsal",
+            r#"["Quartet"]"#,
+            "Quartet",
+        );
+    }
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "pattern");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "New Preference \"Prefers oat milk in her coffee\" from 3 Events"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(
+            |t| t == "New Insight \"Routine: Quartet with Ada Park on Tuesdays\" from 3 Events"
+        ),
+        "{titles:?}"
+    );
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let seqs: Vec<i64> = p
+        .items
+        .iter()
+        .filter(|i| i.class == "pattern")
+        .map(|i| i.seq)
+        .collect();
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&seqs),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .unwrap();
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.pattern_kind, ?p.attributes.evidence_count) WHERE { ({type: "Person", name: "Ada Park"}, "prefers", ?p) }"#,
+    );
+    assert_eq!(v, json!([["preference", 3]]), "{v}");
+    let v = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} (?e, "consolidated_to", ?p) FILTER(?e.attributes.consolidation_status == "completed") }"#,
+    );
+    assert_eq!(v, json!(6), "{v}");
+    // the next cycle proposes none of them again
+    let rep = cycle(&mut nx);
+    assert!(proposed(&nx, &rep, "pattern").is_empty());
+}
+
+/// Items waiting in Unsorted whose names share only their type's word
+/// ("Project Alpha", "Project Beta", …) get no domain named after the
+/// type.
+#[test]
+fn a_type_name_is_no_theme_for_a_new_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?t { {type: "$ConceptType", name: "Project"} } }"#,
+    );
+    for (name, about) in [
+        ("Project Alpha", "a birdwatching survey of wetlands"),
+        ("Project Beta", "a kitchen renovation"),
+        ("Project Gamma", "learning the cello"),
+        ("Project Delta", "tax returns for the year"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Project", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.starts_with("New domain \"Project\"")),
+        "{domains:?}"
+    );
+}
+
+/// Three spellings of one person and two of another are two merge items,
+/// one per group (a canonical and its duplicates), and approving the
+/// three-way one is one step: one person is left, holding every fact the
+/// three held; nothing is marked stale.
+#[test]
+fn duplicates_are_proposed_per_cluster_and_a_cluster_merges_in_one_step() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?city { {type: "City", name: "Arlington"} }
+  CONCEPT ?a { {type: "Person", name: "Grace Hopper"} SET ATTRIBUTES { description: "Rear admiral, wrote the first compiler" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?b { {type: "Person", name: "grace hopper"} SET ATTRIBUTES { description: "Computer scientist" } SET PROPOSITIONS { ("lives_in", {type: "City", name: "Arlington"}) ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?c { {type: "Person", name: "Grace  Hopper."} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?d { {type: "Person", name: "Alan Turing"} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?e { {type: "Person", name: "alan turing"} SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let merges = proposed(&nx, &rep, "merge");
+    assert_eq!(merges.len(), 2, "{merges:?}");
+    let three = merges
+        .iter()
+        .find(|t| t.contains("Grace") || t.contains("grace"))
+        .expect("the Hopper group");
+    assert!(three.starts_with("Merge 2 Person ("), "{three}");
+    let id = rep.proposal.expect("a proposal");
+    let item = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .find(|i| &i.title == three)
+        .expect("item");
+    assert_eq!(item.commands.len(), 2, "{item:?}");
+    let done = proposals::approve(
+        &mut nx,
+        id,
+        Some(&[item.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    assert_eq!(done.applied, vec![item.seq]);
+    assert!(done.stale.is_empty());
+    let people = kip(&mut nx, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
+    let left: Vec<String> = people
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.to_lowercase().contains("hopper"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(left.len(), 1, "{people}");
+    let name = left[0].clone();
+    for (pred, ty, object) in [
+        ("lives_in", "City", "Arlington"),
+        ("works_with", "Person", "Ada"),
+    ] {
+        let held = kip(
+            &mut nx,
+            &format!(
+                r#"FIND(COUNT(?o)) WHERE {{ ?p {{type: "Person", name: "{name}"}} (?p, "{pred}", ?o) ?o {{type: "{ty}", name: "{object}"}} }}"#
+            ),
+        );
+        assert_eq!(held, json!(1), "{pred}");
+    }
+}
+
+/// A password and an API token kept in memory are counted by health,
+/// proposed for redaction by the cycle, and gone once approved; the
+/// memory still says a secret was there, the element keeps its source,
+/// and neither the health list, the report nor the proposal shows the
+/// value.
+#[test]
+fn secrets_are_counted_proposed_for_redaction_and_never_shown() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    kip(
+        &mut nx,
+        &format!(
+            r#"UPSERT {{
+  CONCEPT ?a {{ {{type: "Person", name: "Ada"}} SET ATTRIBUTES {{ notes: ["likes tea", "her email password: Tr0ub4dor&3"], bio: "Mathematician" }} }}
+  CONCEPT ?t {{ {{type: "Topic", name: "Deploys"}} SET ATTRIBUTES {{ description: "deploy with {token} from CI" }} }}
+}} WITH METADATA {{ source: "moltbot:MEMORY.md:4", author: "moltbot" }}"#
+        ),
+    );
+    let health = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let all = format!("{health:?}");
+    assert!(!all.contains("Tr0ub4dor") && !all.contains(&token), "{all}");
+    let m = health
+        .metrics
+        .iter()
+        .find(|m| m.key == "secrets")
+        .expect("a secrets metric");
+    assert_eq!(m.value, 2.0);
+    assert!(
+        m.items.iter().any(|i| i.contains("Ada (notes: password)")),
+        "{:?}",
+        m.items
+    );
+
+    let rep = cycle(&mut nx);
+    let said = serde_json::to_string(&rep).expect("json");
+    assert!(
+        !said.contains("Tr0ub4dor") && !said.contains(&token),
+        "{said}"
+    );
+    let titles = proposed(&nx, &rep, "redact");
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "Redact 1 secret (github-pat) in Topic \"Deploys\": description"),
+        "{titles:?}"
+    );
+    let id = rep.proposal.expect("proposal");
+    let items: Vec<i64> = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .filter(|i| i.class == "redact")
+        .map(|i| {
+            assert!(!i.rationale.contains("Tr0ub4dor"), "{i:?}");
+            // the preview an operator reviews (before and after) never
+            // shows the secret either
+            let preview = serde_json::to_string(&i.preview).expect("json");
+            assert!(
+                !preview.contains("Tr0ub4dor") && !preview.contains(&token),
+                "{preview}"
+            );
+            i.seq
+        })
+        .collect();
+    let done = proposals::approve(
+        &mut nx,
+        id,
+        Some(&items),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    assert_eq!(done.applied.len(), 2);
+    let ada = kip(
+        &mut nx,
+        r#"FIND(?a) WHERE { ?a {type: "Person", name: "Ada"} }"#,
+    );
+    assert_eq!(
+        ada[0]["attributes"]["notes"],
+        json!(["likes tea", "her email password: [redacted password]"])
+    );
+    assert_eq!(ada[0]["metadata"]["source"], json!("moltbot:MEMORY.md:4"));
+    assert_eq!(ada[0]["metadata"]["redacted_secrets"], json!(["password"]));
+    let topic = kip(
+        &mut nx,
+        r#"FIND(?t.attributes.description) WHERE { ?t {type: "Topic", name: "Deploys"} }"#,
+    );
+    assert_eq!(topic, json!(["deploy with [redacted github-pat] from CI"]));
+    let after = sleep::health::assess(&mut nx, NOW, 7).expect("health");
+    let m = after
+        .metrics
+        .iter()
+        .find(|m| m.key == "secrets")
+        .expect("metric");
+    assert_eq!(m.value, 0.0);
+}
+
+/// Daily-note Events waiting in Unsorted, named by their file and heading
+/// ("2026-03-18-final", "Afternoon"), get a domain only for a theme their
+/// text shares: never a date, a time of day, a file-name word or heading
+/// scaffolding ("Created", "Final", "Summary").
+#[test]
+fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (name, text) in [
+        (
+            "2026-03-18-final: Afternoon",
+            "Created: the invoice run for the bakery finished. Summary: fine.",
+        ),
+        (
+            "2026-03-19-final: Afternoon",
+            "Created: the bakery supplier sent new prices. Summary: higher.",
+        ),
+        (
+            "2026-03-20-final: Morning",
+            "Created: paid the bakery invoice by transfer. Summary: done.",
+        ),
+        (
+            "2026-03-21-final: Afternoon",
+            "Created: called the bakery about Sunday bread. Summary: ok.",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    common::assert_no_new_domain(
+        &domains,
+        &[
+            "Final",
+            "Afternoon",
+            "Morning",
+            "Created",
+            "Summary",
+            "2026",
+        ],
+        true,
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Bakery\" for 4 items")),
+        "{domains:?}"
+    );
+}
+
+/// What real daily notes showed: a note that mentions a routine in
+/// passing ("… during the heartbeat window") is not that routine's when its
+/// name says what it is about ("Security Event"); a product's name is one
+/// theme ("PolyCop", never "Poly"), an emoji no word ("✅" is not "white
+/// check mark"), and a note is filed by what is particular to it, never by
+/// the dates, times and log words every note shares.
+#[test]
+fn notes_are_filed_by_what_they_are_about_never_by_a_passing_mention_or_a_date() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let event = |nx: &mut Nexus, name: &str, text: &str, domain: &str| {
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "{domain}"}}) }} }} }}"#
+            ),
+        );
+    };
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Heartbeat"} SET ATTRIBUTES { description: "heartbeat checks", status: "active" } } }"#,
+    );
+    for h in ["08", "09", "10", "11"] {
+        event(
+            &mut nx,
+            &format!("2026-02-24 {h}:00 Heartbeat"),
+            "Heartbeat check: gateway up, inbox empty. Session agent ok, Feb 24 2026 morning ✅",
+            "Heartbeat",
+        );
+    }
+    for (i, t) in ["9:53 PM", "1:25 AM", "4:00 AM"].iter().enumerate() {
+        event(
+            &mut nx,
+            &format!("2026-02-2{i} Security Event — {t}"),
+            "Security: injection attempt blocked, a prompt asked for the wallet key; refused and logged during the heartbeat window ✅",
+            "Unsorted",
+        );
+    }
+    for i in 0..3 {
+        event(
+            &mut nx,
+            &format!("2026-03-2{i} 案例学习 {i}"),
+            "Studied the PolyCop case: PolyCop copies whale trades on OpenClaw ✅",
+            "Unsorted",
+        );
+    }
+    // the agent's own name is who writes the notes, not what they are about
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?s { {type: "Person", name: "$self"} SET ATTRIBUTES { identity: { name: "Xiaomo" } } } }"#,
+    );
+    for (i, t) in [
+        "Xiaomo restarted the gateway.",
+        "Xiaomo wrote the weekly digest.",
+        "Xiaomo archived old logs.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        event(&mut nx, &format!("2026-04-0{i} note"), t, "Unsorted");
+    }
+    // shares with Heartbeat only what every note says: a day, a time of
+    // day, "session", "agent", a tick
+    event(
+        &mut nx,
+        "2026-02-25 20:00 Crypto Full Analysis",
+        "Session agent ran the crypto portfolio analysis, Feb 25 2026 morning: solana weak, ether steady ✅",
+        "Unsorted",
+    );
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    let filed = proposed(&nx, &rep, "reclassify");
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Security\" for 3 items")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"PolyCop\" for 3 items")),
+        "{domains:?}"
+    );
+    common::assert_no_new_domain(
+        &domains,
+        &[
+            "Poly\"", "Claw", "White", "Check", "Mark", "Morning", "Session",
+        ],
+        false,
+    );
+    assert!(
+        filed.iter().all(|t| !t.contains("under Heartbeat")),
+        "nothing here is a heartbeat: {filed:?}"
+    );
+}
+
+/// Chinese text is segmented by a dictionary, and a theme is a word rare
+/// enough in general text to say what the items are about: "心跳"
+/// (heartbeat), never "工作" (work) or "测试" (test), which every note
+/// uses, nor the user's name; and one routine written in two languages is
+/// one domain, not one per word.
+#[test]
+fn chinese_themes_are_segmented_words_that_say_something_and_one_routine_is_one_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "SAYELF"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
+    );
+    for (i, text) in [
+        "05:23 心跳检查：服务器心跳正常，SAYELF 的工作测试继续。",
+        "06:23 heartbeat: 网关心跳超时一次，已重启，工作测试继续。",
+        "07:23 heartbeat: 心跳检查通过，SAYELF 工作测试暂停。",
+        "08:23 heartbeat check passed; the heartbeat log rotated.",
+        "09:23 heartbeat check passed after the gateway restart.",
+        "今天和 SAYELF 讨论了工作计划和测试安排。",
+        "整理了工作笔记，测试了新的脚本，SAYELF 同意。",
+    ]
+    .iter()
+    .enumerate()
+    {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "2026-03-2{i} 记录"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    common::assert_no_new_domain(
+        &domains,
+        &["工作", "测试", "Sayelf", "SAYELF", "检查"],
+        true,
+    );
+    assert_eq!(domains.len(), 1, "one routine, one domain: {domains:?}");
+    assert!(
+        domains[0].starts_with("New domain \"心跳\" for 5 items")
+            || domains[0].starts_with("New domain \"Heartbeat\" for 5 items"),
+        "{domains:?}"
+    );
+}
+
+/// Phase 6: the duplicate's better values reach the canonical node before
+/// the merge (issue 39: MERGE kept the canonical value on every conflict,
+/// so a richer or fuller value on the duplicate was lost); a conflict the
+/// canonical value wins is named in the rationale.
+#[test]
+fn a_merge_keeps_the_duplicates_better_values_and_names_those_it_drops() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Person", name: "Marie Curie"} SET ATTRIBUTES { born: "1867", city: "Paris", languages: ["Polish"], role: "" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+  CONCEPT ?b { {type: "Person", name: "marie curie"} SET ATTRIBUTES { born: "1868", city: "Paris, France", languages: ["French"], role: "physicist" } SET PROPOSITIONS { ("works_with", {type: "Person", name: "Ada"}) } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let id = rep.proposal.expect("a proposal");
+    let item = proposals::items(&nx, id)
+        .expect("items")
+        .into_iter()
+        .find(|i| i.class == "merge")
+        .expect("a merge");
+    assert!(item.rationale.contains("born"), "{}", item.rationale);
+    proposals::approve(
+        &mut nx,
+        id,
+        Some(&[item.seq]),
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    let v = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.name == "Marie Curie" || ?p.name == "marie curie") }"#,
+    );
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    let a = &v[0];
+    assert_eq!(a["city"], "Paris, France", "{a}");
+    assert_eq!(a["role"], "physicist", "{a}");
+    let langs = a["languages"].as_array().cloned().unwrap_or_default();
+    assert!(
+        langs.contains(&json!("Polish")) && langs.contains(&json!("French")),
+        "{a}"
+    );
+}
+
+/// 10A and 10B: a connection no registered associative predicate can make
+/// is logged for review, and the memory's gaps (a Person known by name
+/// only, key concepts of Events no concept holds) are reported (issue 39:
+/// both were silent).
+#[test]
+fn unmatched_connections_and_schema_gaps_are_reported() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?t { {type: "$ConceptType", name: "Topic"} }
+  CONCEPT ?c { {type: "Topic", name: "Chess"} }
+  CONCEPT ?ada { {type: "Person", name: "Ada"} }
+  CONCEPT ?lena { {type: "Person", name: "Lena"} }
+  CONCEPT ?kim { {type: "Person", name: "Kim"} SET PROPOSITIONS { ("mentions", ?c) } }
+}"#,
+    );
+    for i in 0..5 {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Chess club {i}"}}
+  SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-11-1{i}T18:00:00Z", content_summary: "Ada played chess at the club", participants: ["Ada"], key_concepts: ["Chess", "Queen's Gambit"] }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let recs = rep.recommendations.join("\n");
+    assert!(
+        recs.contains("no registered associative predicate can link")
+            && recs.contains("Ada (Person) and Chess (Topic) share 5 Events"),
+        "{recs}"
+    );
+    assert!(
+        recs.contains("Person has nothing but a name") && recs.contains("Lena"),
+        "{recs}"
+    );
+    assert!(!recs.contains("Kim"), "{recs}");
+    assert!(
+        recs.contains("\"Queen's Gambit\" (5 Events)") && !recs.contains("\"Chess\" ("),
+        "{recs}"
+    );
+    assert_eq!(rep.count("connection_candidates_unmatched"), 1);
+}
+
+/// 5A in other languages: a stale Event written in Chinese, French,
+/// Japanese or Korean that states a preference outright gets its Preference proposed, as the
+/// English one does, instead of being archived with nothing extracted.
+#[test]
+fn consolidation_extracts_what_an_event_states_in_other_languages() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "王磊"} }
+  CONCEPT ?m { {type: "Person", name: "Marie Dubois"} }
+  CONCEPT ?e { {type: "Event", name: "Conversation:2026-10-01:偏好"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-01T10:00:00Z",
+      content_summary: "聊了周末安排。王磊喜欢深色主题，因为晚上看屏幕眼睛累" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "王磊"}) } }
+  CONCEPT ?f { {type: "Event", name: "Conversation:2026-10-02:thé"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-02T10:00:00Z",
+      content_summary: "Discussion du voyage. Marie préfère le thé vert parce que le café l'énerve" }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "Marie Dubois"}) } }
+  CONCEPT ?j { {type: "Event", name: "Conversation:2026-10-03:会議"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-03T10:00:00Z",
+      content_summary: "週末の話をした。ユーザーは朝の会議が苦手。" } }
+  CONCEPT ?k { {type: "Event", name: "Conversation:2026-10-04:음식"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-10-04T10:00:00Z",
+      content_summary: "주말 이야기를 했다. 사용자는 매운 음식을 좋아한다." } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "consolidate");
+    for (event, want) in [
+        (
+            "Conversation:2026-10-01:偏好",
+            "Preference:Prefers 深色主题",
+        ),
+        (
+            "Conversation:2026-10-02:thé",
+            "Preference:Prefers le thé vert",
+        ),
+        ("Conversation:2026-10-03:会議", "Preference:Avoids 朝の会議"),
+        (
+            "Conversation:2026-10-04:음식",
+            "Preference:Prefers 매운 음식",
+        ),
+    ] {
+        assert!(
+            titles.iter().any(|t| t.contains(event) && t.contains(want)),
+            "{event}: {titles:?}"
+        );
+    }
+}
