@@ -82,12 +82,12 @@ fn a_moltbot_folder_imports_with_provenance_once_and_undoes_as_one_group() {
     let (ok, said) = somnus(&db, &["import", "moltbot", &folder, "--dry-run"]);
     assert!(ok, "{said}");
     assert!(said.contains("would import"), "{said}");
-    assert!(said.contains("would create 66 elements"), "{said}");
+    assert!(said.contains("would create 68 elements"), "{said}");
     assert_eq!(snapshot(&db), before);
 
     let (ok, said) = somnus(&db, &["import", "moltbot", &folder]);
     assert!(ok, "{said}");
-    assert!(said.contains("created 66 elements"), "{said}");
+    assert!(said.contains("created 68 elements"), "{said}");
     // what it did not understand is reported, with file and line
     for note in [
         "MEMORY.md:17: block `Scratchpad`",
@@ -106,7 +106,8 @@ fn a_moltbot_folder_imports_with_provenance_once_and_undoes_as_one_group() {
     assert_eq!(count(&mut nx, "Event"), 7);
     assert_eq!(count(&mut nx, "Skill"), 1);
     assert_eq!(count(&mut nx, "Preference"), 1);
-    assert_eq!(count(&mut nx, "Insight"), 2);
+    // two critical facts and the Scratchpad block, a note
+    assert_eq!(count(&mut nx, "Insight"), 3);
     assert_eq!(count(&mut nx, "Project"), 1);
     assert_eq!(count(&mut nx, "Tool"), 1);
     // (the user from MEMORY.md and person--alex are one concept; the
@@ -865,7 +866,8 @@ fn an_openclaw_workspace_imports_every_line_with_its_day() {
             "{name} at {at} in {pairs:?}"
         );
     }
-    // the café note keeps its topic; the vault is pinned
+    // the café note keeps its topic; the vault is pinned, and so are
+    // MEMORY.md's blocks (the curated long-term memory), each a note
     let cafe = kip(
         &mut nx,
         r#"FIND(?e.attributes.topic) WHERE { ?e {type: "Event", name: "2026-03-15 Café notes"} }"#,
@@ -875,7 +877,10 @@ fn an_openclaw_workspace_imports_every_line_with_its_day() {
         &mut nx,
         r#"FIND(?n.name) WHERE { ?n {type: "Insight"} FILTER(?n.metadata.pinned == true && ?n.attributes.insight_class == "note") }"#,
     );
-    assert_eq!(pinned, json!(["Pinned"]));
+    assert_eq!(
+        pinned,
+        json!(["关键规则", "Shop numbers", "Kiln", "Pinned"])
+    );
     drop(nx);
     // importing again changes nothing
     let (ok, said) = somnus(&db, &["import", "moltbot", &fixture.to_string_lossy()]);

@@ -330,7 +330,7 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
     for line in [
         "MEMORY.md:3: block `About Doanh` is about the user: kept on Person `Nguyễn Thành Doanh` as memory_about_doanh",
         "MEMORY.md:18: block `Über den Nutzer` is about the user",
-        "MEMORY.md:7: block `Shop numbers` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_shop_numbers",
+        "MEMORY.md:7: block `Shop numbers`: a note of its own, Insight `Shop numbers`",
         "MEMORY.md:24: block `Empty` is empty or a template's blank: nothing to keep",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
@@ -359,20 +359,25 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
     let m = &user[0]["metadata"];
     assert_eq!(m["source"], json!("moltbot:USER.md:1"), "{m}");
     assert_eq!(m["also_from"], json!(["moltbot:MEMORY.md:3"]), "{m}");
-    let me = kip(
+    // every other block a note of its own, found by SEARCH, pinned
+    let notes = kip(
         &mut nx,
-        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "$self"} }"#,
+        r#"FIND(?n.name, ?n.attributes.description, ?n.metadata.pinned) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.note_file == "MEMORY.md") }"#,
     );
-    let s = &me[0];
     assert_eq!(
-        s["core_shop_numbers"],
-        json!("| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale."),
-        "{s}"
+        notes,
+        json!([
+            [
+                "Shop numbers",
+                "| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale.",
+                true
+            ],
+            ["Lunch spots", "- Phở 24", true]
+        ]),
+        "{notes}"
     );
-    assert_eq!(s["core_lunch_spots"], json!(["Phở 24"]), "{s}");
-    for gone in ["core_about_doanh", "core_über_den_nutzer", "core_empty"] {
-        assert!(s.get(gone).is_none(), "{gone}: {s}");
-    }
+    let found = kip(&mut nx, r#"SEARCH CONCEPT "orders doubled" LIMIT 3"#);
+    assert_eq!(found[0]["name"], json!("Shop numbers"), "{found}");
     drop(nx);
     // a second import changes nothing
     let (ok, again) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
@@ -414,8 +419,8 @@ fn memory_md_names_the_user_when_no_profile_does() {
     for line in [
         "MEMORY.md:11: block `About My Human` names the user: Person `Евгений Нечаев`",
         "MEMORY.md:8: block `Core Facts › Preferences of Ev` is about the user: kept on Person `Евгений Нечаев` as memory_core_facts_preferences_of_ev",
-        "MEMORY.md:5: block `Core Facts › About Me` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_core_facts_about_me",
-        "MEMORY.md:15: block `Lessons Learned` is not one of",
+        "MEMORY.md:5: block `Core Facts › About Me`: a note of its own, Insight `About Me`",
+        "MEMORY.md:15: block `Lessons Learned`: a note of its own, Insight `Lessons Learned`",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
     }
@@ -440,24 +445,27 @@ fn memory_md_names_the_user_when_no_profile_does() {
         json!(["Prefers concise, technical communication"]),
         "{a}"
     );
-    let me = kip(
+    let notes = kip(
         &mut nx,
-        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "$self"} }"#,
-    );
-    let s = &me[0];
-    assert_eq!(
-        s["core_core_facts_about_me"],
-        json!(["I am Aria Blue, created January 2026"]),
-        "{s}"
+        r#"FIND(?n.name, ?n.attributes.description, ?n.attributes.note_section) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.note_file == "MEMORY.md") }"#,
     );
     // the blank line and the code block: kept as the block's text, the
     // heading inside the code block read as one of its lines
     assert_eq!(
-        s["core_lessons_learned"],
-        json!(
-            "[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```"
-        ),
-        "{s}"
+        notes,
+        json!([
+            [
+                "About Me",
+                "- I am Aria Blue, created January 2026",
+                "Core Facts"
+            ],
+            [
+                "Lessons Learned",
+                "[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```",
+                null
+            ]
+        ]),
+        "{notes}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

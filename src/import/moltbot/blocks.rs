@@ -1,11 +1,13 @@
 //! `MEMORY.md`'s blocks of no known title (`## Shop numbers`,
 //! `## About Lu`, `## 关于用户`): what each holds, and whether it is about
 //! the user. A block about the user is kept on the user's `Person` as
-//! `memory_<title>`, any other on `$self` as `core_<title>`: a bulleted
-//! block as a list of its items, any other (a table, a paragraph, a code
-//! block) as its text, every line of it.
+//! `memory_<title>` (a bulleted block as a list of its items, any other,
+//! a table, a paragraph, a code block, as its text, every line of it).
+//! Any other block is a note of its own: an `Insight` named by its title,
+//! its text verbatim as the description (what SEARCH reads and the sleep
+//! cycle files by topic), pinned, as the curated long-term memory it is.
 
-use super::super::draft::Concept;
+use super::super::draft::{Concept, short};
 use super::super::markdown::placeholder;
 use super::super::predicate_name;
 use super::Reader;
@@ -138,7 +140,12 @@ impl Block {
                 self.bullets.iter().map(|b| b.1.clone()).collect::<Vec<_>>()
             ));
         }
-        Some(json!(self.body.join("\n").trim_matches('\n').to_string()))
+        Some(json!(self.text()))
+    }
+
+    /// Every line under the title, the blank ones around them trimmed.
+    pub fn text(&self) -> String {
+        self.body.join("\n").trim_matches('\n').to_string()
     }
 }
 
@@ -315,16 +322,11 @@ impl Block {
 
 impl Reader {
     /// Keeps `MEMORY.md`'s blocks of no known title: on the user's
-    /// Person when the block is about the user, else on `$self`
-    /// (`self_attrs`). Each is reported. With no user known yet (no
+    /// Person when the block is about the user, else as a note of its
+    /// own. Each is reported. With no user known yet (no
     /// `USER.md`, no Identity block), a block about the user that gives
     /// a `Name:` makes the user's Person.
-    pub(super) fn other_blocks(
-        &mut self,
-        p: &Path,
-        blocks: Vec<Block>,
-        self_attrs: &mut Map<String, Value>,
-    ) {
+    pub(super) fn other_blocks(&mut self, p: &Path, blocks: Vec<Block>) {
         let r = self.d.rel(p);
         if self.user.is_none()
             && let Some((b, (name, whole))) = blocks
@@ -370,31 +372,24 @@ impl Reader {
                 }
                 continue;
             };
-            let (attrs, name) = match &self.user {
-                Some((ty, name)) if b.about_user(&self.aliases) => {
-                    user_at.get_or_insert(b.at);
-                    self.d.note(format!(
-                        "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
-                        b.at,
-                        b.label()
-                    ));
-                    (&mut user_attrs, format!("memory_{key}"))
-                }
-                _ => {
-                    self.d.note(format!(
-                        "{r}:{}: block `{}` is not one of Identity, Active Context, Persona, Critical Facts: kept on $self as core_{key}",
-                        b.at,
-                        b.label()
-                    ));
-                    (&mut *self_attrs, format!("core_{key}"))
-                }
+            let user = self.user.clone().filter(|_| b.about_user(&self.aliases));
+            let Some((ty, name)) = user else {
+                self.block_note(p, &b);
+                continue;
             };
+            user_at.get_or_insert(b.at);
+            self.d.note(format!(
+                "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
+                b.at,
+                b.label()
+            ));
             // two blocks under one title: the later one follows the
             // earlier one, never replaces it
-            match attrs.get_mut(&name) {
+            let key = format!("memory_{key}");
+            match user_attrs.get_mut(&key) {
                 Some(slot) => append(slot, v),
                 None => {
-                    attrs.insert(name, v);
+                    user_attrs.insert(key, v);
                 }
             }
         }
@@ -411,6 +406,37 @@ impl Reader {
                 source,
             });
         }
+    }
+
+    /// A block not about the user: a note of its own, an `Insight` named
+    /// by its title, pinned.
+    fn block_note(&mut self, p: &Path, b: &Block) {
+        let r = self.d.rel(p);
+        let name = self.unique("Insight", &short(&b.title, 80));
+        self.d.note(format!(
+            "{r}:{}: block `{}`: a note of its own, Insight `{name}`",
+            b.at,
+            b.label()
+        ));
+        let source = self.d.at(p, b.at);
+        let mut meta = self.d.provenance(&source);
+        meta.insert("memory_tier".into(), json!("core"));
+        meta.insert("pinned".into(), json!(true));
+        let mut attrs = Map::new();
+        attrs.insert("description".into(), json!(b.text()));
+        attrs.insert("insight_class".into(), json!("note"));
+        attrs.insert("note_file".into(), json!(r));
+        if let Some(parent) = &b.parent {
+            attrs.insert("note_section".into(), json!(parent));
+        }
+        self.d.concept(Concept {
+            ty: "Insight".into(),
+            name,
+            attrs,
+            meta,
+            what: "Insight (MEMORY.md block)".into(),
+            source,
+        });
     }
 }
 

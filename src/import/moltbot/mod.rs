@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `MEMORY.md` Identity | the user's `Person` (`relationship_to_self: "user"`, each `Key: value` an attribute), pinned, core tier |
 //! | `MEMORY.md` Active Context, Persona | `$self` attributes `active_context`, `persona` |
-//! | `MEMORY.md` another block | on the user's `Person` as `memory_<title>` when it is about the user, else `$self`'s `core_<title>` (`blocks`) |
+//! | `MEMORY.md` another block | on the user's `Person` as `memory_<title>` when it is about the user, else a pinned `Insight` note of its own (`blocks`) |
 //! | `MEMORY.md` Critical Facts | one pinned `Insight` each (`insight_class: "critical_fact"`) |
 //! | `memory/episodes/YYYY-MM-DD.md` entries | `Event`s (`event_class` the entry type, `start_time`, `content_summary`, `tags`), confidence high/medium/low → 0.9/0.7/0.4 |
 //! | a `preference` entry | also a `Preference`, `derived_from` its Event, and the user `prefers` it |
@@ -239,7 +239,7 @@ impl Reader {
                 _ => other.push(block),
             }
         }
-        self.other_blocks(p, other, &mut self_attrs);
+        self.other_blocks(p, other);
         if !self_attrs.is_empty() {
             self.d.concept(Concept {
                 ty: "Person".into(),

@@ -522,7 +522,7 @@ impl Reader {
 
     /// `name`, or `name (2)`, … : one not given yet to a concept of `ty`
     /// by this import.
-    fn unique(&mut self, ty: &str, name: &str) -> String {
+    pub(super) fn unique(&mut self, ty: &str, name: &str) -> String {
         let mut n = 1;
         loop {
             let candidate = if n == 1 {
