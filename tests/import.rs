@@ -828,6 +828,13 @@ fn an_openclaw_workspace_imports_every_line_with_its_day() {
         json!("Europe/Madrid (UTC+1)")
     );
     assert_eq!(user[0]["metadata"]["source"], json!("moltbot:USER.md:1"));
+    // what USER.md says she is, in its words, is what SEARCH finds her by
+    assert_eq!(
+        user[0]["attributes"]["description"],
+        json!("Runs a small ceramics studio; answers in Spanish or English")
+    );
+    let found = kip(&mut nx, r#"SEARCH CONCEPT "ceramics studio" LIMIT 3"#);
+    assert_eq!(found[0]["name"], json!("Lucía Fernández"), "{found}");
     // the agent's identity on $self
     let me = kip(
         &mut nx,

@@ -44,6 +44,19 @@ pub(super) fn is_note(p: &Path) -> bool {
         .is_some_and(|e| matches!(e.as_str(), "md" | "markdown" | "txt"))
 }
 
+/// Keys and headings of `USER.md` that say who the user is, in the order
+/// one is taken as the Person's description.
+const DESCRIBING: [&str; 8] = [
+    "about",
+    "bio",
+    "summary",
+    "who",
+    "notes",
+    "context",
+    "background",
+    "关于",
+];
+
 /// Keys that name the user in `USER.md`, in the order they are preferred.
 const NAME_KEYS: [&str; 10] = [
     "name",
@@ -170,6 +183,22 @@ impl Reader {
                 "{rel}: left blank in the file, not imported as facts: {}",
                 blank.join(", ")
             ));
+        }
+        // what the file says the user is, in its own words, as the
+        // description SEARCH reads (`Notes:`, `About:`, `## Context`)
+        if !attrs.contains_key("description")
+            && let Some(d) = DESCRIBING.iter().find_map(|k| match attrs.get(*k) {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Array(a)) if !a.is_empty() => Some(
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                _ => None,
+            })
+        {
+            attrs.insert("description".into(), json!(d));
         }
         attrs.insert("relationship_to_self".into(), json!("user"));
         attrs.insert("profile_md".into(), json!(text));
