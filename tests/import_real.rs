@@ -317,7 +317,7 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
     put(
         &ws,
         "MEMORY.md",
-        "# MEMORY.md\n\n## About Doanh\n- Works nights, sleeps until noon\n- Allergic to peanuts\n\n## Shop numbers\n\n| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale.\n\n## Lunch spots\n- Phở 24\n\n## Über den Nutzer\n- Spricht Deutsch\n\n## About Doanh\n- Has two cats\n\n## Empty\n\n",
+        "# MEMORY.md\n\n## About Doanh\n- Works nights, sleeps until noon\n- Allergic to peanuts\n\n## Shop numbers\n\n| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale.\n\n## Lunch spots\n- Phở 24\n\n## Über den Nutzer\n- Spricht Deutsch\n\n## About Doanh\n- Has two cats\n\n## Empty\n\n## \n- under a heading with no title\n",
     );
     put(
         &ws,
@@ -372,7 +372,8 @@ fn memory_md_blocks_about_the_user_are_kept_on_the_user() {
                 "| month | orders |\n|---|---|\n| 2026-01 | 41 |\n\nOrders doubled after the sale.",
                 true
             ],
-            ["Lunch spots", "- Phở 24", true]
+            ["Lunch spots", "- Phở 24", true],
+            ["MEMORY.md line 26", "- under a heading with no title", true]
         ]),
         "{notes}"
     );

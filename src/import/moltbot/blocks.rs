@@ -412,7 +412,12 @@ impl Reader {
     /// by its title, pinned.
     fn block_note(&mut self, p: &Path, b: &Block) {
         let r = self.d.rel(p);
-        let name = self.unique("Insight", &short(&b.title, 80));
+        // a block with no title is named by where it is
+        let title = match b.title.trim() {
+            "" => format!("MEMORY.md line {}", b.at),
+            t => t.to_string(),
+        };
+        let name = self.unique("Insight", &short(&title, 80));
         self.d.note(format!(
             "{r}:{}: block `{}`: a note of its own, Insight `{name}`",
             b.at,
