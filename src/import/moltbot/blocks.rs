@@ -252,6 +252,7 @@ const NAME_KEYS: [&str; 8] = [
     "name", "名字", "姓名", "nombre", "nom", "nome", "имя", "名前",
 ];
 
+/// How a block is named, and whom it is about.
 impl Block {
     /// The block's title as reported: `Core Facts › About My Human`.
     fn label(&self) -> String {
@@ -306,26 +307,39 @@ impl Block {
             (name.chars().count() >= 2).then(|| (name, v.trim().to_string()))
         })
     }
-}
 
-impl Block {
     /// The name a title about the user gives in parentheses
-    /// (`### About My Human (Najia)`).
+    /// (`### About My Human (Najia)`): a name's shape (a capital first,
+    /// at most three words, no digit), never a remark (`(Draft)`).
     fn title_name(&self) -> Option<(String, String)> {
         let (_, rest) = self.title.split_once(['(', '（'])?;
         let (name, _) = rest.split_once([')', '）'])?;
         let name = name.trim().to_string();
-        (name.chars().count() >= 2 && !placeholder(&name) && !name.contains(char::is_numeric))
-            .then(|| (name.clone(), name))
+        let lower = name.to_lowercase();
+        let named = name.chars().count() >= 2
+            && name.chars().next().is_some_and(|c| !c.is_lowercase())
+            && name.split_whitespace().count() <= 3
+            && !name.contains(char::is_numeric)
+            && !placeholder(&name)
+            && !REMARKS.contains(&lower.as_str())
+            && !USER_WORDS.contains(&lower.as_str());
+        named.then(|| (name.clone(), name))
     }
 }
+
+/// What a title's parentheses say that is no name.
+const REMARKS: [&str; 12] = [
+    "draft", "wip", "old", "new", "private", "public", "updated", "todo", "partial", "summary",
+    "notes", "me",
+];
 
 impl Reader {
     /// Keeps `MEMORY.md`'s blocks of no known title: on the user's
     /// Person when the block is about the user, else as a note of its
-    /// own. Each is reported. With no user known yet (no
-    /// `USER.md`, no Identity block), a block about the user that gives
-    /// a `Name:` makes the user's Person.
+    /// own. Each is reported. With no user known yet (no `USER.md`, no
+    /// Identity block), the first block about the user that gives a
+    /// `Name:` line, or a name in its title's parentheses, makes the
+    /// user's Person.
     pub(super) fn other_blocks(&mut self, p: &Path, blocks: Vec<Block>) {
         let r = self.d.rel(p);
         if self.user.is_none()
@@ -579,8 +593,12 @@ mod tests {
         assert_eq!(b.name_line(), None);
         b.title = "About My Human (Najia)".into();
         assert_eq!(b.title_name().map(|n| n.0), Some("Najia".to_string()));
-        b.title = "About My Human (since 2026)".into();
-        assert_eq!(b.title_name(), None);
+        for remark in ["since 2026", "Draft", "draft", "user", "WIP"] {
+            b.title = format!("About My Human ({remark})");
+            assert_eq!(b.title_name(), None, "{remark}");
+        }
+        b.title = "About my human (涂家鑫)".into();
+        assert_eq!(b.title_name().map(|n| n.0), Some("涂家鑫".to_string()));
     }
 
     #[test]
