@@ -10,7 +10,7 @@
 use super::super::draft::{Concept, short};
 use super::super::markdown::placeholder;
 use super::super::predicate_name;
-use super::Reader;
+use super::{Reader, core_meta};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -357,8 +357,7 @@ impl Reader {
             self.aliases.extend(aliases_of(&name));
             self.aliases.extend(aliases_of(&whole));
             let source = self.d.at(p, b.at);
-            let mut meta = self.d.provenance(&source);
-            meta.insert("memory_tier".into(), json!("core"));
+            let mut meta = core_meta(&self.d, source.clone());
             meta.insert("pinned".into(), json!(true));
             let mut attrs = Map::new();
             attrs.insert("relationship_to_self".into(), json!("user"));
@@ -409,8 +408,7 @@ impl Reader {
         }
         if let (Some((ty, name)), Some(at)) = (self.user.clone(), user_at) {
             let source = self.d.at(p, at);
-            let mut meta = self.d.provenance(&source);
-            meta.insert("memory_tier".into(), json!("core"));
+            let meta = core_meta(&self.d, source.clone());
             self.d.concept(Concept {
                 ty,
                 name,
@@ -438,8 +436,7 @@ impl Reader {
             b.label()
         ));
         let source = self.d.at(p, b.at);
-        let mut meta = self.d.provenance(&source);
-        meta.insert("memory_tier".into(), json!("core"));
+        let mut meta = core_meta(&self.d, source.clone());
         meta.insert("pinned".into(), json!(true));
         let mut attrs = Map::new();
         attrs.insert("description".into(), json!(b.text()));
