@@ -471,6 +471,62 @@ fn memory_md_names_the_user_when_no_profile_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A hostile `MEMORY.md`: 1,000 blocks of one title, a title of 50,000
+/// characters, a code block never closed. Every block is a note of its
+/// own (`Notes`, `Notes (2)`, …), the long title is cut to a name, the
+/// unclosed code block keeps the rest of the file as its lines, and
+/// importing again changes nothing.
+#[test]
+fn a_hostile_memory_md_imports_whole() {
+    let dir = tmp("memory-hostile");
+    let ws = dir.join("ws");
+    let mut text = String::from("# MEMORY.md\n");
+    for i in 0..1000 {
+        text.push_str(&format!("## Notes\n- item {i}\n"));
+    }
+    text.push_str(&format!(
+        "## {}\n- under a long title\n",
+        "T".repeat(50_000)
+    ));
+    text.push_str("## Fence\n```\n## not a block\n- inside\n");
+    put(&ws, "MEMORY.md", &text);
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let n = kip(
+        &mut nx,
+        r#"FIND(COUNT(?n)) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.note_file == "MEMORY.md") }"#,
+    );
+    assert_eq!(n, json!(1002));
+    let last = kip(
+        &mut nx,
+        r#"FIND(?n.attributes.description) WHERE { ?n {type: "Insight", name: "Notes (1000)"} }"#,
+    );
+    assert_eq!(last, json!(["- item 999"]));
+    let fence = kip(
+        &mut nx,
+        r#"FIND(?n.attributes.description) WHERE { ?n {type: "Insight", name: "Fence"} }"#,
+    );
+    assert_eq!(fence, json!(["```\n## not a block\n- inside"]));
+    let long = kip(
+        &mut nx,
+        r#"FIND(?n.name) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.description == "- under a long title") }"#,
+    );
+    let name = long[0].as_str().expect("a name");
+    assert!(
+        name.starts_with("TTTT") && name.chars().count() <= 81,
+        "{name}"
+    );
+    drop(nx);
+    let (ok, again) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(
+        ok && again.contains("created 0 elements, updated 0"),
+        "{again}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Writes `text` at `dir/rel`, making its folders.
 fn put(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
