@@ -779,6 +779,54 @@ fn search_finds_inflections_on_postgresql() {
 #[path = "kip_cases/search_window.rs"]
 mod search_window;
 
+#[path = "kip_cases/search_attributes.rs"]
+mod search_attributes;
+
+/// What an element's other attributes say is found after its own text,
+/// never through a verbatim file or a time stamp, on PostgreSQL as on
+/// SQLite.
+#[test]
+fn other_attributes_are_found_on_postgresql() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_search_rest");
+    let mut pg = m.open();
+    search_attributes::other_attributes_are_found(&mut pg);
+}
+
+/// A memory from before the other attributes were indexed (schema 21)
+/// finds them once it is opened again.
+#[test]
+fn a_postgresql_memory_from_before_other_attributes_counted_finds_them() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "e_search_rest_old");
+    {
+        let mut pg = m.open();
+        for c in search_attributes::PROFILE {
+            search_attributes::kip(&mut pg, c);
+        }
+    }
+    // the search document as schema 21 kept it
+    let mut c = m.loc.connect().expect("connect");
+    c.batch_execute(
+        "ALTER TABLE concepts DROP COLUMN search;
+         DROP FUNCTION somnus_rest(jsonb);
+         ALTER TABLE concepts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+             setweight(to_tsvector('simple'::regconfig, name), 'A')
+             || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes ->> 'description', '')), 'B')
+             || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes ->> 'content_summary', '')), 'C')
+         ) STORED;
+         CREATE INDEX concepts_search ON concepts USING GIN (search);
+         UPDATE meta SET value = '21' WHERE key = 'schema_version';",
+    )
+    .expect("downgrade");
+    drop(c);
+    let mut pg = m.open();
+    assert_eq!(
+        search_attributes::search_all(&mut pg, "kiln"),
+        ["Lucía Ortega"]
+    );
+}
+
 /// A day named in the question brings in what happened that day, on
 /// PostgreSQL as on SQLite.
 #[test]

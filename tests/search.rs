@@ -215,3 +215,68 @@ fn a_search_keeps_the_days_asked() {
     let mut nx = Nexus::open_in_memory().expect("memory");
     search_window::a_search_keeps_the_days_asked(&mut nx);
 }
+
+#[path = "kip_cases/search_attributes.rs"]
+mod search_attributes;
+use search_attributes::{PROFILE, kip, search_all};
+
+#[test]
+fn what_an_elements_other_attributes_say_is_found_after_its_own_text() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    search_attributes::other_attributes_are_found(&mut nx);
+}
+
+#[test]
+fn a_huge_attribute_is_indexed_up_to_its_bound_and_written_whole() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let bound = somnus::store::fts::MAX_REST_BYTES;
+    // words up to the bound, then one past it
+    let head = "ñandú ".repeat(bound / "ñandú ".len() + 1);
+    let text = format!("{head} zebra");
+    match nx.kip_with(
+        r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Long"} SET ATTRIBUTES { notes: :t } } } WITH METADATA { source: "test", author: "$self" }"#,
+        json!({ "t": text }),
+    ) {
+        Outcome::Ok { .. } => {}
+        Outcome::Err(e) => panic!("{} {}", e.code, e.message),
+    }
+    assert_eq!(search_all(&mut nx, "ñandú"), ["Long"]);
+    assert!(search_all(&mut nx, "zebra").is_empty());
+    let v = match nx.kip(r#"FIND(?p.attributes.notes) WHERE { ?p {type: "Person", name: "Long"} }"#)
+    {
+        Outcome::Ok { result, .. } => result,
+        Outcome::Err(e) => panic!("{} {}", e.code, e.message),
+    };
+    assert_eq!(v[0].as_str().map(str::len), Some(text.len()));
+}
+
+#[test]
+fn a_memory_indexed_before_other_attributes_counted_is_reindexed_when_opened() {
+    let dir = std::env::temp_dir().join(format!("somnus-search-rest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("memory.db");
+    {
+        let mut nx = Nexus::open(&path).expect("open");
+        for c in PROFILE {
+            kip(&mut nx, c);
+        }
+    }
+    // the index as schema 21 kept it: five columns
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw");
+        conn.execute_batch(
+            "DROP TABLE concept_vocab; DROP TABLE concept_fts;
+             CREATE VIRTUAL TABLE concept_fts USING fts5(name, codes, aliases, description, body, tokenize = 'unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE concept_vocab USING fts5vocab(concept_fts, 'row');
+             INSERT INTO concept_fts(rowid, name, body) SELECT id, lower(name), lower(json_extract(attributes, '$.content_summary')) FROM concepts;
+             PRAGMA user_version = 21;",
+        )
+        .expect("downgrade");
+    }
+    let mut nx = Nexus::open(&path).expect("reopen");
+    assert_eq!(search_all(&mut nx, "kiln"), ["Lucía Ortega"]);
+    assert_eq!(search_all(&mut nx, "shelves"), ["Studio visit"]);
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&dir);
+}

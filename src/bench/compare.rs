@@ -799,9 +799,9 @@ fn sql(
             let term = format!("e{k}");
             let mut st = conn
                 .prepare_cached(&format!(
-                    "SELECT c.id, lower(c.name) = lower(?2), {CONCEPT_JSON}, f.name, f.codes, f.aliases, f.description, f.body \
+                    "SELECT c.id, lower(c.name) = lower(?2), {CONCEPT_JSON}, f.name, f.codes, f.aliases, f.description, f.body, f.rest \
                      FROM concept_fts f JOIN concepts c ON c.id = f.rowid WHERE concept_fts MATCH ?1 \
-                     ORDER BY bm25(concept_fts, 10.0, 0.2, 8.0, 2.0, 1.0) LIMIT 200"
+                     ORDER BY bm25(concept_fts, 10.0, 0.2, 8.0, 2.0, 1.0, 0.5) LIMIT 200"
                 ))
                 .map_err(e)?;
             let mut cands = Vec::new();
@@ -818,6 +818,7 @@ fn sql(
                         col(5).map_err(e)?,
                         col(6).map_err(e)?,
                         col(7).map_err(e)?,
+                        col(8).map_err(e)?,
                     ],
                     on_day: false,
                 });

@@ -20,19 +20,23 @@ pub const K1: f64 = 1.2;
 /// Length normalisation (0 none, 1 full); FTS5's is 0.75.
 pub const B: f64 = 0.3;
 /// Field weights, in the index's column order: the name's words, its
-/// codes and numbers, aliases, description, body. A name's digits weigh
-/// least of all, so an id such as "D17:24" never outweighs the text.
-pub const WEIGHTS: [f64; 5] = [10.0, 0.2, 8.0, 2.0, 1.0];
+/// codes and numbers, aliases, description, body, the other attributes'
+/// texts (`store::fts`). A name's digits weigh least of all, so an id such
+/// as "D17:24" never outweighs the text; what an element's other
+/// attributes say weighs half what its own text does.
+pub const WEIGHTS: [f64; COLUMNS] = [10.0, 0.2, 8.0, 2.0, 1.0, 0.5];
+/// The index's columns.
+pub const COLUMNS: usize = 6;
 /// Candidates FTS5 ranks first and this ranks again.
 pub const POOL: usize = 200;
 
 /// The index's row count and each column's total length, from FTS5's
 /// averages record (`%_data` row 1: varints, the row count then one
 /// total per column).
-fn averages(conn: Db<'_>) -> KipResult<(f64, [f64; 5])> {
+fn averages(conn: Db<'_>) -> KipResult<(f64, [f64; COLUMNS])> {
     let rows = conn.query("SELECT block FROM concept_fts_data WHERE id = 1", &[])?;
     let Some(r) = rows.first() else {
-        return Ok((0.0, [0.0; 5]));
+        return Ok((0.0, [0.0; COLUMNS]));
     };
     let block = r.bytes(0)?;
     let mut at = 0usize;
@@ -55,19 +59,19 @@ fn averages(conn: Db<'_>) -> KipResult<(f64, [f64; 5])> {
         v
     };
     let n = next() as f64;
-    let mut totals = [0.0; 5];
+    let mut totals = [0.0; COLUMNS];
     for t in &mut totals {
         *t = next() as f64;
     }
     Ok((n, totals))
 }
 
-/// A candidate: its id, its name, its five analysed columns, and whether
+/// A candidate: its id, its name, its analysed columns, and whether
 /// it is dated on a day the question names.
 pub struct Candidate {
     pub id: i64,
     pub name: String,
-    pub columns: [String; 5],
+    pub columns: [String; COLUMNS],
     pub on_day: bool,
 }
 

@@ -131,8 +131,8 @@ pub fn concept_hits(
             // concepts changed earlier in this transaction (a group's
             // earlier command) are indexed first
             store::sync_fts_for_read(conn)?;
-            let [w0, w1, w2, w3, w4] = super::rank::WEIGHTS;
-            const COLUMNS: &str = "c.id, c.name, f.name, f.codes, f.aliases, f.description, f.body, \
+            let [w0, w1, w2, w3, w4, w5] = super::rank::WEIGHTS;
+            const COLUMNS: &str = "c.id, c.name, f.name, f.codes, f.aliases, f.description, f.body, f.rest, \
                  substr(json_extract(c.attributes, '$.start_time'), 1, 10)";
             let pool = (limit * 4).max(super::rank::POOL);
             let mut rows = Vec::new();
@@ -141,7 +141,7 @@ pub fn concept_hits(
                     &format!(
                         "SELECT {COLUMNS} FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
                          WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2){WINDOW_SQLITE} \
-                         ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}) LIMIT ?3"
+                         ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}, {w5:?}) LIMIT ?3"
                     ),
                     &[
                         q.into(),
@@ -182,8 +182,8 @@ pub fn concept_hits(
                     r.take_text(i)
                         .or_else(|_| Ok::<_, crate::kip::KipError>(String::new()))
                 };
-                let columns = [col(2)?, col(3)?, col(4)?, col(5)?, col(6)?];
-                let day = r.opt_text(7).ok().flatten();
+                let columns = [col(2)?, col(3)?, col(4)?, col(5)?, col(6)?, col(7)?];
+                let day = r.opt_text(8).ok().flatten();
                 cands.push(super::rank::Candidate {
                     id,
                     name: r.text(1)?,

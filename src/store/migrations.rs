@@ -934,4 +934,54 @@ pub const MIGRATIONS: &[Migration] = &[
     SELECT 1;
     "#,
     },
+    // 22: the full-text index also holds the texts of a concept's other
+    //     attributes (`store::fts::rest`: not its verbatim files, `*_md`,
+    //     nor days and time stamps; none of a type's definition), weighed
+    //     least, so a Person is found by what its profile says and an
+    //     Event by who took part. On SQLite
+    //     every concept is queued and indexed again as the migration ends
+    //     (`migrate`); any change of the attributes queues a concept now.
+    //     On PostgreSQL the generated document gains them at weight D.
+    Migration {
+        sqlite: r#"
+    DROP TABLE concept_vocab;
+    DROP TABLE concept_fts;
+    CREATE VIRTUAL TABLE concept_fts USING fts5(
+        name, codes, aliases, description, body, rest,
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE concept_vocab USING fts5vocab(concept_fts, 'row');
+    DROP TRIGGER concepts_fts_au;
+    CREATE TRIGGER concepts_fts_au AFTER UPDATE OF id, name, attributes ON concepts
+    WHEN old.id IS NOT new.id OR old.name IS NOT new.name OR old.attributes IS NOT new.attributes
+    BEGIN
+        INSERT INTO fts_dirty(id) SELECT old.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = old.id);
+        INSERT INTO fts_dirty(id) SELECT new.id WHERE NOT EXISTS (SELECT 1 FROM fts_dirty WHERE id = new.id);
+    END;
+    DELETE FROM fts_dirty;
+    INSERT INTO fts_dirty(id) SELECT id FROM concepts;
+    "#,
+        postgres: r#"
+    CREATE FUNCTION somnus_rest(a jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT left(COALESCE(string_agg(s #>> '{}', ' '), ''), 65536)
+        FROM jsonb_each(CASE WHEN jsonb_typeof(a) = 'object' THEN a ELSE '{}'::jsonb END) e,
+             jsonb_path_query(e.value, 'strict $.**') s
+        WHERE jsonb_typeof(s) = 'string'
+          AND e.key NOT IN ('aliases', 'description', 'content_summary', 'summary', 'title', 'content')
+          AND right(e.key, 3) <> '_md'
+          AND (s #>> '{}') !~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.+Z-]+)?$'
+    $$;
+    ALTER TABLE concepts DROP COLUMN search;
+    ALTER TABLE concepts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('simple'::regconfig, name), 'A')
+        || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes -> 'aliases', '[]'::jsonb)), 'A')
+        || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes ->> 'description', '')), 'B')
+        || setweight(to_tsvector('simple'::regconfig,
+               COALESCE(attributes ->> 'content_summary', '') || ' ' || COALESCE(attributes ->> 'summary', '') || ' '
+               || COALESCE(attributes ->> 'title', '') || ' ' || COALESCE(attributes ->> 'content', '')), 'C')
+        || setweight(to_tsvector('simple'::regconfig, CASE WHEN left(type, 1) = '$' THEN '' ELSE somnus_rest(attributes) END), 'D')
+    ) STORED;
+    CREATE INDEX concepts_search ON concepts USING GIN (search);
+    "#,
+    },
 ];

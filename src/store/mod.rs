@@ -6,6 +6,7 @@
 
 pub mod copy;
 pub mod db;
+pub mod fts;
 pub mod ids;
 pub mod keys;
 pub mod meta;
@@ -21,62 +22,7 @@ use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
-/// Brings the full-text index up to date with the concepts changed since
-/// the last call (see the `fts_dirty` migration). Every write command ends
-/// with it and every SEARCH starts with it.
-/// On PostgreSQL the index is a generated column: nothing to do.
-pub fn sync_fts<'a>(db: impl Into<Db<'a>>) -> KipResult<()> {
-    match db.into() {
-        Db::Sqlite(conn) => Ok(sync_fts_raw(conn)?),
-        Db::Postgres(_) => Ok(()),
-    }
-}
-
-/// `sync_fts` for a reader: one that cannot write here (the write lock is
-/// taken, or the file is read-only) searches the index as the last commit
-/// left it.
-pub fn sync_fts_for_read<'a>(db: impl Into<Db<'a>>) -> KipResult<()> {
-    let Db::Sqlite(conn) = db.into() else {
-        return Ok(());
-    };
-    match sync_fts_raw(conn) {
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if matches!(
-                e.code,
-                rusqlite::ErrorCode::DatabaseBusy
-                    | rusqlite::ErrorCode::DatabaseLocked
-                    | rusqlite::ErrorCode::ReadOnly
-            ) =>
-        {
-            Ok(())
-        }
-        other => Ok(other?),
-    }
-}
-
-fn sync_fts_raw(conn: &Connection) -> rusqlite::Result<()> {
-    let pending: bool = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM fts_dirty)")?
-        .query_row([], |r| r.get(0))?;
-    if !pending {
-        return Ok(());
-    }
-    conn.prepare_cached("DELETE FROM concept_fts WHERE rowid IN (SELECT id FROM fts_dirty)")?
-        .execute([])?;
-    // CROSS JOIN keeps the (small) queue as the outer loop
-    conn.prepare_cached(
-        "INSERT INTO concept_fts(rowid, name, codes, aliases, description, body) \
-         SELECT c.id, somnus_terms(c.name, 'words'), somnus_terms(c.name, 'codes'), \
-             somnus_terms((SELECT group_concat(value, ' ') FROM json_each(c.attributes, '$.aliases'))), \
-             somnus_terms(json_extract(c.attributes, '$.description')), \
-             somnus_terms(concat_ws(' ', json_extract(c.attributes, '$.content_summary'), json_extract(c.attributes, '$.summary'), \
-                       json_extract(c.attributes, '$.title'), json_extract(c.attributes, '$.content'))) \
-         FROM fts_dirty d CROSS JOIN concepts c ON c.id = d.id",
-    )?
-    .execute([])?;
-    conn.prepare_cached("DELETE FROM fts_dirty")?.execute([])?;
-    Ok(())
-}
+pub use fts::{sync_fts, sync_fts_for_read};
 
 pub const SCHEMA_VERSION: i64 = migrations::MIGRATIONS.len() as i64;
 
@@ -155,7 +101,8 @@ pub fn configure(conn: &mut Connection, readonly: bool) -> KipResult<()> {
 
 /// The SQL functions the store's own statements call: `somnus_terms(text
 /// [, 'all' | 'words' | 'codes'])`, a text as the full-text index holds it
-/// (`analysis::document`).
+/// (`analysis::document`), and `somnus_rest(attributes)`, the texts of a
+/// concept's attributes the index keeps in its last column (`fts::rest`).
 pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
@@ -175,6 +122,12 @@ pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
             Ok(text.map(|t| crate::analysis::document(&t, part)))
         })?;
     }
+    conn.create_scalar_function("somnus_rest", 1, flags, |ctx| {
+        let text: Option<String> = ctx.get(0)?;
+        Ok(text
+            .map(|t| fts::rest_of_text(&t))
+            .filter(|r| !r.is_empty()))
+    })?;
     Ok(())
 }
 
@@ -264,6 +217,8 @@ pub fn migrate(conn: &Connection, version: i64) -> KipResult<bool> {
         conn.execute_batch(m.sqlite)?;
     }
     if version < SCHEMA_VERSION {
+        // a migration that rebuilt the full-text index queued every concept
+        fts::sync_fts_raw(conn)?;
         conn.execute_batch(&format!(
             "PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID};"
         ))?;
