@@ -778,7 +778,7 @@ fn an_openclaw_workspace_imports_every_line_with_its_day() {
         "{said}"
     );
     assert!(
-        said.contains("README.md: not one of the workspace's memory files"),
+        said.contains("README.md (6 lines): 1 note at the workspace's top level, not imported"),
         "{said}"
     );
     // every content line of every note, accounted for

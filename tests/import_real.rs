@@ -527,6 +527,103 @@ fn a_hostile_memory_md_imports_whole() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A `MEMORY.md` as agents keep a diary in it: `### 2026-02-13` blocks
+/// under `## 📅 重要事件`, a `## 2026-02-08 03:19 — First call` block,
+/// titles opened by emoji. A dated block is an Event on its day (at its
+/// time when the title gives one), named as a daily note's Events are;
+/// an emoji does not open a note's name. The workspace's other top-level
+/// files are named in two lines, its notes with how to import one.
+#[test]
+fn memory_md_dated_blocks_are_events_on_their_day() {
+    let dir = tmp("memory-dated");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## 💕 我们的关系\n- 一起做项目\n\n## 📅 重要事件\n\n### 2026-02-13\n- WhatsApp 断连，自动恢复\n\n### 2026-02-12\n- 探索社区\n\n## 2026-02-08 03:19 — First call\n- Set up the bot\n\n### 2026-02-30\n- not a day\n",
+    );
+    put(
+        &ws,
+        "memory/2026-02-13.md",
+        "# 2026-02-13\n\n## 09:00 早间\n- 检查\n",
+    );
+    put(&ws, "DECISIONS.md", "# Decisions\n- use SQLite\n");
+    put(&ws, "PATTERNS.md", "# Patterns\n");
+    put(&ws, "avatar.jpg", "not an image");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    for line in [
+        "MEMORY.md:3: block `💕 我们的关系`: a note of its own, Insight `我们的关系`",
+        "MEMORY.md:8: block `📅 重要事件 › 2026-02-13`: what happened on 2026-02-13, Event `2026-02-13 重要事件`",
+        "MEMORY.md:11: block `📅 重要事件 › 2026-02-12`: what happened on 2026-02-12, Event `2026-02-12 重要事件`",
+        "MEMORY.md:14: block `2026-02-08 03:19 — First call`: what happened on 2026-02-08, Event `2026-02-08 03:19 First call`",
+        "MEMORY.md:17: block `2026-02-08 03:19 — First call › 2026-02-30`: a note of its own, Insight `2026-02-30`",
+        "DECISIONS.md, PATTERNS.md (3 lines): 2 notes at the workspace's top level, not imported",
+        "`--extra-path DECISIONS.md` imports one",
+        "avatar.jpg: 1 file at the workspace's top level, not memory files, skipped",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time, ?e.attributes.time_precision, ?e.attributes.note_section, ?e.metadata.pinned) WHERE { ?e {type: "Event"} FILTER(?e.attributes.note_file == "MEMORY.md") } ORDER BY ?e.attributes.start_time ASC"#,
+    );
+    assert_eq!(
+        events,
+        json!([
+            [
+                "2026-02-08 03:19 First call",
+                "2026-02-08T03:19:00Z",
+                null,
+                null,
+                true
+            ],
+            [
+                "2026-02-12 重要事件",
+                "2026-02-12T00:00:00Z",
+                "day",
+                "📅 重要事件",
+                true
+            ],
+            [
+                "2026-02-13 重要事件",
+                "2026-02-13T00:00:00Z",
+                "day",
+                "📅 重要事件",
+                true
+            ]
+        ]),
+        "{events}"
+    );
+    // the day's own note is an Event of its own beside it
+    let day = kip(
+        &mut nx,
+        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(STARTS_WITH(?e.attributes.start_time, "2026-02-13")) }"#,
+    );
+    assert_eq!(day, json!(2));
+    drop(nx);
+    // --extra-path imports a top-level note, then no longer named
+    let (ok, again) = somnus(
+        &db,
+        &[
+            "import",
+            "openclaw",
+            ws.to_str().expect("utf-8"),
+            "--extra-path",
+            "DECISIONS.md",
+        ],
+    );
+    assert!(ok, "{again}");
+    assert!(
+        again.contains("PATTERNS.md (1 line): 1 note at the workspace's top level, not imported"),
+        "{again}"
+    );
+    assert!(!again.contains("DECISIONS.md,"), "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Writes `text` at `dir/rel`, making its folders.
 fn put(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);

@@ -8,8 +8,9 @@
 //! cycle files by topic), pinned, as the curated long-term memory it is.
 
 use super::super::draft::{Concept, short};
-use super::super::markdown::placeholder;
+use super::super::markdown::{heading_time, placeholder};
 use super::super::predicate_name;
+use super::workspace::strip_time;
 use super::{Reader, core_meta};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -327,6 +328,48 @@ impl Block {
     }
 }
 
+/// A title without the marks that open it: emoji, bullets, emphasis
+/// (`💕 我们的关系` → `我们的关系`, `**Lessons**` → `Lessons`); a title of
+/// nothing else is left as it is.
+pub(super) fn plain(title: &str) -> String {
+    let t = title
+        .trim()
+        .trim_start_matches(|c: char| !(c.is_alphanumeric() || "([{\"'#@$&<¿¡«“„‘".contains(c)))
+        .trim_end_matches(['*', '_'])
+        .trim();
+    if t.is_empty() {
+        title.trim().to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+/// The day a block's title begins with (`2026-02-13`, `📅 2026/02/13 —
+/// Launch`, `2026年2月13日 上线`, a valid day only), and what follows it.
+pub(super) fn title_day(title: &str) -> Option<(chrono::NaiveDate, String)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"^(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?(\D.*)?$")
+            .expect("the day pattern")
+    });
+    let c = re
+        .captures(plain(title).as_str())?
+        .iter()
+        .map(|m| m.map(|m| m.as_str().to_string()))
+        .collect::<Vec<_>>();
+    let num = |i: usize| c.get(i)?.as_deref()?.parse::<u32>().ok();
+    let day = chrono::NaiveDate::from_ymd_opt(num(1)? as i32, num(2)?, num(3)?)?;
+    let rest = c
+        .get(4)
+        .cloned()
+        .flatten()
+        .unwrap_or_default()
+        .trim_start_matches(|c: char| c.is_whitespace() || "—–-:|·,：，".contains(c))
+        .trim()
+        .to_string();
+    Some((day, rest))
+}
+
 /// What a title's parentheses say that is no name.
 const REMARKS: [&str; 12] = [
     "draft", "wip", "old", "new", "private", "public", "updated", "todo", "partial", "summary",
@@ -387,7 +430,10 @@ impl Reader {
             };
             let user = self.user.clone().filter(|_| b.about_user(&self.aliases));
             let Some((ty, name)) = user else {
-                self.block_note(p, &b);
+                match title_day(&b.title) {
+                    Some((day, rest)) => self.block_event(p, &b, day, &rest),
+                    None => self.block_note(p, &b),
+                }
                 continue;
             };
             user_at.get_or_insert(b.at);
@@ -420,12 +466,72 @@ impl Reader {
         }
     }
 
+    /// A block whose title begins with a day (`### 2026-02-13` under
+    /// `## 📅 重要事件`, `## 2026-02-08 03:19 — First call`): what
+    /// happened then, an `Event` at that day (and time, when the title
+    /// gives one), named as a daily note's are (`2026-02-13 重要事件`:
+    /// what follows the day, else the `## ` block's title), pinned.
+    fn block_event(&mut self, p: &Path, b: &Block, day: chrono::NaiveDate, rest: &str) {
+        let r = self.d.rel(p);
+        let time = heading_time(rest);
+        let heading = match strip_time(rest) {
+            h if time.is_some() && h == rest => String::new(),
+            h => h,
+        };
+        let heading = match heading.trim() {
+            "" => b
+                .parent
+                .as_deref()
+                .map(plain)
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "MEMORY.md".into()),
+            h => h.to_string(),
+        };
+        let (at, label) = match time {
+            Some(t) => (
+                format!("{day}T{}Z", t.format("%H:%M:%S")),
+                format!("{day} {} {heading}", t.format("%H:%M")),
+            ),
+            None => (format!("{day}T00:00:00Z"), format!("{day} {heading}")),
+        };
+        let name = self.unique("Event", &short(&label, 80));
+        self.d.note(format!(
+            "{r}:{}: block `{}`: what happened on {day}, Event `{name}`",
+            b.at,
+            b.label()
+        ));
+        let source = self.d.at(p, b.at);
+        let mut meta = core_meta(&self.d, source.clone());
+        meta.insert("pinned".into(), json!(true));
+        meta.insert("created_at".into(), json!(at));
+        let mut attrs = Map::new();
+        attrs.insert("event_class".into(), json!("memory_entry"));
+        attrs.insert("content_summary".into(), json!(b.text()));
+        attrs.insert("start_time".into(), json!(at));
+        if time.is_none() {
+            attrs.insert("time_precision".into(), json!("day"));
+        }
+        attrs.insert("note_file".into(), json!(r));
+        if let Some(parent) = &b.parent {
+            attrs.insert("note_section".into(), json!(parent));
+        }
+        self.d.concept(Concept {
+            ty: "Event".into(),
+            name,
+            attrs,
+            meta,
+            what: "Event (MEMORY.md block)".into(),
+            source,
+        });
+    }
+
     /// A block not about the user: a note of its own, an `Insight` named
-    /// by its title, pinned.
+    /// by its title (without the marks that open it: `💕 我们的关系` is
+    /// `我们的关系`), pinned.
     fn block_note(&mut self, p: &Path, b: &Block) {
         let r = self.d.rel(p);
         // a block with no title is named by where it is
-        let title = match b.title.trim() {
+        let title = match plain(&b.title).as_str() {
             "" => format!("MEMORY.md line {}", b.at),
             t => t.to_string(),
         };
@@ -596,6 +702,36 @@ mod tests {
         }
         b.title = "About my human (涂家鑫)".into();
         assert_eq!(b.title_name().map(|n| n.0), Some("涂家鑫".to_string()));
+    }
+
+    #[test]
+    fn titles_plain_and_dated() {
+        assert_eq!(plain("💕 我们的关系"), "我们的关系");
+        assert_eq!(plain("**Lessons**"), "Lessons");
+        assert_eq!(plain("🛠️ Tools"), "Tools");
+        assert_eq!(plain("(Draft) notes"), "(Draft) notes");
+        assert_eq!(plain("🎉"), "🎉");
+        let d = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).expect("a day");
+        assert_eq!(
+            title_day("2026-02-13"),
+            Some((d(2026, 2, 13), String::new()))
+        );
+        assert_eq!(
+            title_day("📅 2026/02/13 — Launch"),
+            Some((d(2026, 2, 13), "Launch".into()))
+        );
+        assert_eq!(
+            title_day("2026年2月13日 上线"),
+            Some((d(2026, 2, 13), "上线".into()))
+        );
+        assert_eq!(
+            title_day("2026-02-08 03:19 — First call"),
+            Some((d(2026, 2, 8), "03:19 — First call".into()))
+        );
+        assert_eq!(title_day("2026-02-30"), None);
+        assert_eq!(title_day("2026-02-131"), None);
+        assert_eq!(title_day("Q1 2026-02-13"), None);
+        assert_eq!(title_day("2026 goals"), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! a word.
 
 use super::Reader;
-use super::workspace::{NOT_NOTES, is_note};
+use super::workspace::{AGENT_FILES, NOT_NOTES, USER_FILE, is_note};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -81,7 +81,71 @@ impl Reader {
                 self.note_or_skip(&inside);
             }
         }
+        self.other_files(dir);
         self.other_folders(dir, mem);
+    }
+
+    /// Names the workspace's top-level files not read: its notes in one
+    /// line (how many, how long, and how to import one), every other
+    /// file in another.
+    fn other_files(&mut self, dir: &Path) {
+        if !dir.join("memory").is_dir() {
+            return;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        let (mut notes, mut others, mut lines) = (Vec::new(), Vec::new(), 0);
+        for f in files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if name.starts_with('.')
+                || name == "MEMORY.md"
+                || name == USER_FILE
+                || name == "pending-memories.md"
+                || AGENT_FILES.contains(&name.as_str())
+                || self.d.read_under(&f)
+            {
+                continue;
+            }
+            if is_note(&f) {
+                if std::fs::metadata(&f).is_ok_and(|m| m.len() <= MAX_COUNTED_BYTES) {
+                    lines += std::fs::read(&f)
+                        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+                        .unwrap_or(0);
+                }
+                notes.push(name);
+            } else {
+                others.push(name);
+            }
+        }
+        if !notes.is_empty() {
+            let n = notes.len();
+            self.d.note(format!(
+                "{} ({lines} line{}): {n} note{} at the workspace's top level, not imported: OpenClaw's memory is MEMORY.md and memory/ and the paths its memorySearch.extraPaths add; `--extra-path {}` imports {}",
+                listed(&notes),
+                if lines == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" },
+                notes[0],
+                if n == 1 { "it" } else { "one" },
+            ));
+        }
+        if !others.is_empty() {
+            let n = others.len();
+            self.d.note(format!(
+                "{}: {n} file{} at the workspace's top level, not memory files, skipped",
+                listed(&others),
+                if n == 1 { "" } else { "s" },
+            ));
+        }
     }
 
     /// The extra paths the configuration beside the workspace (`root`,
@@ -174,6 +238,23 @@ impl Reader {
         }
     }
 }
+
+/// Names, the first [`MAX_LISTED`] of them and how many more.
+fn listed(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_LISTED {
+        s.push_str(&format!(" and {} more", names.len() - MAX_LISTED));
+    }
+    s
+}
+
+/// Files a line of the report names at most.
+const MAX_LISTED: usize = 12;
 
 /// The strings of a JSON array.
 fn strings(v: &Value) -> Vec<String> {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// The agent's own workspace files, each kept verbatim on `$self` as
 /// `<stem>_md` (`soul_md`): who the agent is, how it works, its tools.
-const AGENT_FILES: [&str; 5] = [
+pub(super) const AGENT_FILES: [&str; 5] = [
     "IDENTITY.md",
     "SOUL.md",
     "TOOLS.md",
@@ -28,7 +28,7 @@ const AGENT_FILES: [&str; 5] = [
 ];
 
 /// The user's profile.
-const USER_FILE: &str = "USER.md";
+pub(super) const USER_FILE: &str = "USER.md";
 
 /// Folders of the memory folder that the seed's layout reads its own way.
 const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
@@ -85,31 +85,8 @@ impl Reader {
                 self.agent_file(&p);
             }
         }
-        // the workspace's other files are named, not silently passed over
-        let mut other: Vec<String> = std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-                    .map(|e| e.file_name().to_string_lossy().to_string())
-                    .filter(|n| {
-                        !n.starts_with('.')
-                            && n != "MEMORY.md"
-                            && n != USER_FILE
-                            && n != "pending-memories.md"
-                            && !AGENT_FILES.contains(&n.as_str())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        other.sort();
-        if dir.join("memory").is_dir() {
-            for n in other {
-                self.d.note(format!(
-                    "{n}: not one of the workspace's memory files (MEMORY.md, USER.md, {}), skipped",
-                    AGENT_FILES.join(", ")
-                ));
-            }
-        }
+        // the workspace's other files are named once the extra paths
+        // are read (`extra::others`)
     }
 
     /// `USER.md`: the user as a Person, each `Key: value` line an
@@ -695,7 +672,7 @@ fn clean_name(v: &str) -> String {
 
 /// A heading without its leading time (`3:30 AM Session — X` → `Session —
 /// X`), for an Event's name that gives the time once.
-fn strip_time(h: &str) -> String {
+pub(super) fn strip_time(h: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
