@@ -62,6 +62,14 @@ impl Health {
     }
 }
 
+/// The clauses that keep an Event still waiting for consolidation: not
+/// archived or consolidated by an earlier cycle (`consolidation_status`,
+/// which an archived Event keeps without a `consolidated_to` link), not
+/// pinned (kept as it is, never archived). The health metric and phase 5
+/// read stale Events through it alike.
+pub const STILL_WAITING: &str = r#"FILTER(IS_NULL(?e.attributes.consolidation_status) || (?e.attributes.consolidation_status != "archived" && ?e.attributes.consolidation_status != "completed"))
+  FILTER(IS_NULL(?e.metadata.pinned) || ?e.metadata.pinned != true)"#;
+
 fn read(nx: &mut Nexus, cmd: &str, params: Value) -> KipResult<Value> {
     let mut req =
         Request::readonly(cmd).with_params(params.as_object().cloned().unwrap_or_else(Map::new));
@@ -248,7 +256,9 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
     // a coarse string prefilter a day wide, then the exact test as instants
     let raw = read(
         nx,
-        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } } LIMIT 1000"#,
+        &format!(
+            r#"FIND(?e.name, ?e.attributes.start_time) WHERE {{ ?e {{type: "Event"}} FILTER(?e.attributes.start_time < :cutoff) NOT {{ (?e, "consolidated_to", ?k) }} {STILL_WAITING} }} LIMIT 1000"#
+        ),
         json!({ "cutoff": super::clock::widened(&cutoff, true) }),
     )?;
     let listed_n = raw.as_array().map_or(0, Vec::len);
@@ -258,7 +268,9 @@ pub fn assess(nx: &mut Nexus, now: &str, stale_days: i64) -> KipResult<Health> {
         nx,
         listed_n,
         1000,
-        r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} FILTER(?e.attributes.start_time < :cutoff) NOT { (?e, "consolidated_to", ?k) } }"#,
+        &format!(
+            r#"FIND(COUNT(?e)) WHERE {{ ?e {{type: "Event"}} FILTER(?e.attributes.start_time < :cutoff) NOT {{ (?e, "consolidated_to", ?k) }} {STILL_WAITING} }}"#
+        ),
         json!({ "cutoff": cutoff }),
     )?;
     metrics.push(listed(

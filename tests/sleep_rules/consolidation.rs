@@ -788,3 +788,81 @@ fn consolidation_extracts_what_an_event_states_in_other_languages() {
         );
     }
 }
+
+/// 5A over many cycles: an Event archived by an earlier cycle is no
+/// longer stale, so the next cycle reaches the Events past the first page
+/// (200 a cycle) and the health metric counts only those still waiting; a
+/// pinned Event (a MEMORY.md entry the user keeps) is never proposed for
+/// archival nor counted stale.
+#[test]
+fn archived_and_pinned_events_no_longer_wait_and_the_next_cycle_reaches_the_rest() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    schema(&mut nx);
+    for i in 0..230 {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "Chat {i:03}"}} SET ATTRIBUTES {{ event_class: "Conversation", start_time: "2026-0{}-{:02}T10:00:00Z", content_summary: "hi there, number {i}" }} }} }} WITH METADATA {{ source: "test", author: "$self" }}"#,
+                1 + i / 28,
+                1 + i % 28
+            ),
+        );
+    }
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "2026-01-01 重要事件"} SET ATTRIBUTES { event_class: "memory_entry", start_time: "2026-01-01T00:00:00Z", content_summary: "- 首次上线" } } } WITH METADATA { source: "moltbot:MEMORY.md:60", author: "moltbot", pinned: true }"#,
+    );
+    let who = somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    };
+    let stale = |nx: &mut Nexus| {
+        sleep::health::assess(nx, NOW, 7)
+            .expect("health")
+            .metrics
+            .iter()
+            .find(|m| m.key == "stale_events")
+            .expect("the metric")
+            .value
+    };
+    assert_eq!(stale(&mut nx), 230.0);
+    let first = cycle(&mut nx);
+    let archived = proposed(&nx, &first, "archive");
+    assert_eq!(archived.len(), 200, "{archived:?}");
+    assert!(
+        !archived.iter().any(|t| t.contains("重要事件")),
+        "{archived:?}"
+    );
+    proposals::approve(
+        &mut nx,
+        first.proposal.expect("proposal"),
+        None,
+        &Default::default(),
+        &who,
+    )
+    .expect("approve");
+    assert_eq!(stale(&mut nx), 30.0);
+    let second = cycle(&mut nx);
+    let archived = proposed(&nx, &second, "archive");
+    assert_eq!(archived.len(), 30, "{archived:?}");
+    assert!(
+        !archived.iter().any(|t| t.contains("重要事件")),
+        "{archived:?}"
+    );
+    proposals::approve(
+        &mut nx,
+        second.proposal.expect("proposal"),
+        None,
+        &Default::default(),
+        &who,
+    )
+    .expect("approve");
+    assert_eq!(stale(&mut nx), 0.0);
+    // the pinned entry is as it was
+    let e = kip(
+        &mut nx,
+        r#"FIND(?e.attributes.consolidation_status) WHERE { ?e {type: "Event", name: "2026-01-01 重要事件"} }"#,
+    );
+    assert_eq!(e, json!([null]));
+}

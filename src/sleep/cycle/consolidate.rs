@@ -289,13 +289,20 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     // 5A: stale unconsolidated Events
     cx.step("stale Events", 0, 0);
     let cutoff = cx.days_ago(cx.opts.params.stale_event_threshold_days);
+    // (an Event archived or consolidated before, or pinned, is not
+    // stale: left out by the query itself, so the oldest of them never
+    // fill the page and hide the Events that still wait)
     let v = find(
         nx,
-        r#"FIND(?e) WHERE {
-  ?e {type: "Event"}
+        &format!(
+            r#"FIND(?e) WHERE {{
+  ?e {{type: "Event"}}
   FILTER(?e.attributes.start_time < :cutoff_date)
-  NOT { (?e, "consolidated_to", ?semantic) }
-} ORDER BY ?e.attributes.start_time ASC LIMIT 200"#,
+  NOT {{ (?e, "consolidated_to", ?semantic) }}
+  {}
+}} ORDER BY ?e.attributes.start_time ASC LIMIT 200"#,
+            crate::sleep::health::STILL_WAITING
+        ),
         json!({"cutoff_date": widened(&cutoff, true)}),
     )?;
     let stale: Vec<EventView> = v
