@@ -230,6 +230,21 @@ pub fn prose(text: &str) -> String {
     out
 }
 
+/// A text without the names of files and the addresses it quotes
+/// (`SOUL.md`, `memory/2026-02-07.md`, `scripts/run.sh`,
+/// `https://example.com/x`): where something was written down says
+/// nothing of what it is about ("更新了 SOUL.md" is no note about a soul).
+pub fn without_files(text: &str) -> String {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\b[a-z][a-z0-9+.-]*://\S+|[\w./~-]*\w\.(?:md|markdown|txt|json|jsonl|json5|ya?ml|toml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|py|rs|go|rb|java|sh|bash|zsh|ps1|html?|css|csv|tsv|log|pdf|png|jpe?g|gif|webp|svg|mp[34]|wav|db|sqlite|xml|lock|zip|tar|gz)\b",
+        )
+        .expect("the file pattern")
+    });
+    re.replace_all(text, " ").into_owned()
+}
+
 /// Whether a stem (as [`super::similarity::stems_of`] gives it) may count
 /// for how well an item fits a domain: never a number, a date, a time of
 /// day or a status, which every domain's notes share.
@@ -269,6 +284,30 @@ mod tests {
         }
         assert!(!never_a_theme("heartbeat"));
         assert!(never_a_theme("Woche") && never_a_theme("semaine"));
+    }
+
+    #[test]
+    fn names_of_files_and_addresses_are_left_out() {
+        assert_eq!(
+            without_files("更新了 IDENTITY.md、USER.md、SOUL.md").trim(),
+            "更新了  、 、"
+        );
+        let t = without_files(
+            "see memory/2026-02-07.md and https://ex.com/a?b=1, then run scripts/deploy.sh now",
+        );
+        assert!(
+            !t.contains("memory") && !t.contains("ex") && !t.contains("deploy"),
+            "{t}"
+        );
+        assert!(
+            t.contains("see") && t.contains("then run") && t.contains("now"),
+            "{t}"
+        );
+        // a sentence's full stop, a version, an abbreviation stay
+        assert_eq!(
+            without_files("Moved to Berlin. Uses v1.2 e.g. daily."),
+            "Moved to Berlin. Uses v1.2 e.g. daily."
+        );
     }
 
     #[test]

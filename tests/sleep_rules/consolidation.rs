@@ -465,6 +465,24 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
             "2026-03-21-final: Afternoon",
             "Created: called the bakery about Sunday bread. Summary: ok.",
         ),
+        // where a thing was written down, and a compound's parts, are no
+        // themes (a real diary: "更新了 SOUL.md", "Minimal → Context-Graph")
+        (
+            "2026-03-22-final: Evening",
+            "Updated SOUL.md and memory/journal.md; the bakery closes at six; protocol Minimal → Context-Graph.",
+        ),
+        (
+            "2026-03-23-final: Evening",
+            "Read SOUL.md again, see https://example.com/soul-notes; level Context-Graph reached.",
+        ),
+        (
+            "2026-03-24-final: Night",
+            "Backed up SOUL.md; compliance Context-Graph kept.",
+        ),
+        (
+            "2026-03-25-final: Night",
+            "Rewrote SOUL.md after the talk; still at Context-Graph.",
+        ),
     ] {
         kip(
             &mut nx,
@@ -487,13 +505,19 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
             "Created",
             "Summary",
             "2026",
+            "SOUL",
+            "Soul",
+            "Context",
+            "Graph",
+            "Journal",
+            "Example",
         ],
         true,
     );
     assert!(
         domains
             .iter()
-            .any(|t| t.starts_with("New domain \"Bakery\" for 4 items")),
+            .any(|t| t.starts_with("New domain \"Bakery\" for 5 items")),
         "{domains:?}"
     );
 }

@@ -354,6 +354,9 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         } else {
             format!("{} {}", it.name, super::super::topic_words::prose(&it.text))
         };
+        // where something was written down (`SOUL.md`, a link) is not what
+        // it is about
+        let text = topic_words::without_files(&text);
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
         // Chinese and Japanese: the text's rarer nouns, segmented by a
@@ -369,10 +372,13 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             add(format!("cjk:{w}"), w, i);
         }
         // each word whole, as written: "OpenClaw" is one theme; an
-        // identifier (`reply_to_current`, `message_id`) is code, no word
-        for w in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
+        // identifier (`reply_to_current`, `message_id`) is code, no word;
+        // a compound is a name of its own, and its parts are no themes
+        // ("Context" of "Minimal → Context-Graph")
+        for w in text.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
+            let w = w.trim_matches('-');
             // CJK runs were read above
-            if w.is_empty() || similarity::segment::has_cjk(w) || w.contains('_') {
+            if w.is_empty() || similarity::segment::has_cjk(w) || w.contains(['_', '-']) {
                 continue;
             }
             let Some(stem) = similarity::stem_whole(w) else {
