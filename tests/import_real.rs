@@ -229,6 +229,62 @@ fn three_cycles_approved_whole_on_a_real_workspace_lose_no_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A session transcript OpenClaw saves (`memory/2026-02-07-0431.md`: the
+/// rest of the name is when it was written, no topic; its title says only
+/// when) whose messages are stamped in the sender's time zone (`GMT+8`),
+/// and a daily note whose one heading is its day: each stamped message is
+/// an Event at its own instant, the offset kept; the transcript is named
+/// for what it is (`Session`), never `0431`; the day is not named twice.
+#[test]
+fn a_session_transcript_keeps_its_senders_time_zone() {
+    let dir = tmp("session-zone");
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("memory/2026-02-07-0431.md"),
+        "# Session: 2026-02-07 04:31:14 UTC\n\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: [Telegram Ana id:42 +18m 2026-02-07 10:52 GMT+8] are you there\nuser: [Telegram Ana id:42 +6s 2026-02-07 10:53 GMT+8] hello again\nassistant: here\n",
+    )
+    .expect("session");
+    std::fs::write(
+        ws.join("memory/2026-02-08-0915.md"),
+        "# Session: 2026-02-08 09:15:00 UTC\n\n## Conversation Summary\n\nuser: set up the backup\nassistant: done\n",
+    )
+    .expect("session");
+    std::fs::write(
+        ws.join("memory/2026-02-06.md"),
+        "## 2026-02-06\n\n### Server\n- Ubuntu 24.04\n",
+    )
+    .expect("day");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time, ?e.attributes.topic) WHERE { ?e {type: "Event"} } ORDER BY ?e.name ASC"#,
+    );
+    assert_eq!(
+        events,
+        json!([
+            ["2026-02-06", "2026-02-06T00:00:00Z", null],
+            ["2026-02-07 04:31 Session", "2026-02-07T04:31:00Z", null],
+            [
+                "2026-02-07 10:52 are you there",
+                "2026-02-07T10:52:00+08:00",
+                null
+            ],
+            [
+                "2026-02-07 10:53 hello again",
+                "2026-02-07T10:53:00+08:00",
+                null
+            ],
+            ["2026-02-08 09:15 Session", "2026-02-08T09:15:00Z", null]
+        ]),
+        "{events}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Shapes of other real workspaces (kept inline: their sources carry no
 /// licence): a daily note that is a log of stamped entries, each an Event
 /// at its own day and time; a profile whose lists sit under bold labels,

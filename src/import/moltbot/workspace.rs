@@ -370,6 +370,10 @@ impl Reader {
             .count();
         let document =
             topic.is_some() && !doc.sections.is_empty() && timed * 2 < doc.sections.len();
+        // `2026-02-06-2012.md`: the rest of the name is when it was
+        // written (20:12), a note of its own but of no topic
+        let topic =
+            topic.filter(|t| !(3..=6).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_digit()));
         let mut parts: Vec<(usize, String, String)> = Vec::new();
         if document {
             let heading = doc
@@ -377,6 +381,13 @@ impl Reader {
                 .clone()
                 .filter(|t| says_more_than_when(t))
                 .or_else(|| topic.as_deref().map(topic_words))
+                // (`Session: 2026-02-06 20:12:14 UTC`: what it is)
+                .or_else(|| {
+                    doc.title
+                        .as_deref()
+                        .map(without_when)
+                        .filter(|t| !t.is_empty())
+                })
                 .unwrap_or_else(|| "notes".into());
             let heading = match doc.title.as_deref().and_then(heading_time) {
                 Some(t) if heading_time(&heading).is_none() => {
@@ -404,12 +415,14 @@ impl Reader {
             return;
         }
         // stamped entries, each an Event of its own
+        #[allow(clippy::type_complexity)]
         let mut events: Vec<(
             usize,
             String,
             String,
             chrono::NaiveDate,
             Option<chrono::NaiveTime>,
+            Option<String>,
         )> = Vec::new();
         for (line, heading, body) in parts {
             let time = heading_time(&heading);
@@ -420,7 +433,14 @@ impl Reader {
                             .lines()
                             .any(|l| !l.trim().starts_with('#') && !l.trim().is_empty())
                     {
-                        events.push((line, heading.clone(), before.trim().to_string(), day, time));
+                        events.push((
+                            line,
+                            heading.clone(),
+                            before.trim().to_string(),
+                            day,
+                            time,
+                            None,
+                        ));
                     }
                     for e in entries {
                         events.push((
@@ -429,21 +449,28 @@ impl Reader {
                             e.text,
                             e.day.unwrap_or(day),
                             Some(e.time),
+                            e.zone,
                         ));
                     }
                 }
-                None => events.push((line, heading, body, day, time)),
+                None => events.push((line, heading, body, day, time, None)),
             }
         }
-        for (line, heading, body, day, time) in events {
+        for (line, heading, body, day, time, zone) in events {
             // the day is in the name once (`# 2026-03-27 早间随笔生成`)
             let d = day.to_string();
+            // (a heading that is the day alone names nothing more)
             let heading = match heading.trim().strip_prefix(d.as_str()).map(str::trim) {
-                Some(h) if !h.is_empty() => h.to_string(),
-                _ => heading,
+                Some(h) => h.to_string(),
+                None => heading,
             };
+            // at the offset the stamp gives (`… 10:53 GMT+8]`), else as UTC
             let at = match time {
-                Some(t) => format!("{day}T{}Z", t.format("%H:%M:%S")),
+                Some(t) => format!(
+                    "{day}T{}{}",
+                    t.format("%H:%M:%S"),
+                    zone.as_deref().unwrap_or("Z")
+                ),
                 None => format!("{day}T00:00:00Z"),
             };
             let label = match time {
@@ -552,6 +579,8 @@ struct Stamped {
     /// The day the stamp names, if it names one.
     day: Option<chrono::NaiveDate>,
     time: chrono::NaiveTime,
+    /// The offset from UTC the stamp gives (`GMT+8` → `+08:00`), if any.
+    zone: Option<String>,
     /// Its first words, for the Event's name.
     label: String,
     /// The entry verbatim, stamp included.
@@ -559,13 +588,14 @@ struct Stamped {
 }
 
 /// A part made of stamped entries (two or more lines that start with a
-/// bracketed time): what comes before the first, and the entries. `None`
-/// when the part is not such a log.
+/// bracketed time, or a transcript's speaker and one: `user: [Telegram
+/// Ana 2026-02-07 10:52 GMT+8] …`): what comes before the first, and the
+/// entries. `None` when the part is not such a log.
 fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r"^\s*(?:[-*+]\s+)?\[([^\]\n]{0,48}?\d{1,2}:\d{2}[^\]\n]{0,24})\]\s*(.*)$",
+            r"^\s*(?:[-*+]\s+)?(?:[A-Za-z]{2,16}:\s*)?\[([^\]\n]{0,48}?\d{1,2}:\d{2}[^\]\n]{0,24})\]\s*(.*)$",
         )
         .expect("the stamp pattern")
     });
@@ -573,7 +603,14 @@ fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
     let day_re =
         DAY.get_or_init(|| regex::Regex::new(r"\d{4}-\d{2}-\d{2}").expect("the day pattern"));
     let lines: Vec<&str> = body.lines().collect();
-    let mut starts: Vec<(usize, Option<chrono::NaiveDate>, chrono::NaiveTime, String)> = Vec::new();
+    #[allow(clippy::type_complexity)]
+    let mut starts: Vec<(
+        usize,
+        Option<chrono::NaiveDate>,
+        chrono::NaiveTime,
+        Option<String>,
+        String,
+    )> = Vec::new();
     let mut fence = false;
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim_start();
@@ -593,14 +630,14 @@ fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
             .find(stamp)
             .and_then(|m| chrono::NaiveDate::parse_from_str(m.as_str(), "%Y-%m-%d").ok());
         let rest = c.get(2).map_or("", |m| m.as_str()).trim();
-        starts.push((i, day, time, rest.to_string()));
+        starts.push((i, day, time, zone_of(stamp), rest.to_string()));
     }
     if starts.len() < 2 {
         return None;
     }
     let before = lines[..starts[0].0].join("\n");
     let mut out = Vec::new();
-    for (k, (i, day, time, rest)) in starts.iter().enumerate() {
+    for (k, (i, day, time, zone, rest)) in starts.iter().enumerate() {
         let end = starts.get(k + 1).map_or(lines.len(), |n| n.0);
         let text = lines[*i..end].join("\n").trim().to_string();
         let label = rest
@@ -614,6 +651,7 @@ fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
             line: *i,
             day: *day,
             time: *time,
+            zone: zone.clone(),
             label: if label.is_empty() {
                 "entry".into()
             } else {
@@ -623,6 +661,39 @@ fn stamped(body: &str) -> Option<(String, Vec<Stamped>)> {
         });
     }
     Some((before, out))
+}
+
+/// The offset from UTC a stamp gives after its time, as RFC 3339 writes
+/// it: `GMT+8` and `UTC+05:30` (`+08:00`, `+05:30`), `10:53 +0800`,
+/// `10:53-05:00`; `UTC` or `GMT` alone is `Z`. An elapsed time (`+18m`)
+/// is none, nor an offset past 14 hours.
+pub(super) fn zone_of(stamp: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(?:\b(?:gmt|utc)\s*(?:([+-])(\d{1,2})(?::?(\d{2}))?)?\b|\d{1,2}:\d{2}(?::\d{2})?\s*([+-])(\d{2}):?(\d{2})\b)",
+        )
+        .expect("the zone pattern")
+    });
+    let c = re.captures(stamp)?;
+    let (sign, h, m) = match (c.get(1), c.get(4)) {
+        (Some(s), _) => (
+            s.as_str(),
+            c.get(2)?.as_str(),
+            c.get(3).map_or("0", |m| m.as_str()),
+        ),
+        (None, Some(s)) => (s.as_str(), c.get(5)?.as_str(), c.get(6)?.as_str()),
+        (None, None) => return Some("Z".into()),
+    };
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 14 || m > 59 {
+        return None;
+    }
+    Some(if h == 0 && m == 0 {
+        "Z".into()
+    } else {
+        format!("{sign}{h:02}:{m:02}")
+    })
 }
 
 /// Whether a title says what a note is about, not only when it was
@@ -641,6 +712,22 @@ fn says_more_than_when(t: &str) -> bool {
         .collect();
     words.iter().map(|w| w.chars().count()).sum::<usize>() >= 3
         || words.iter().any(|w| !w.is_ascii())
+}
+
+/// A title without the days, times and zones it gives: `Session:
+/// 2026-02-06 20:12:14 UTC` → `Session`.
+fn without_when(t: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(?::\d{2})?|\b(?:utc|gmt)\b")
+            .expect("the when pattern")
+    });
+    re.replace_all(t, " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_string()
 }
 
 /// A file name's topic as words: `edit-failure-lesson` → `edit failure
@@ -755,6 +842,25 @@ mod tests {
         assert_eq!(topic_words("edit-failure-lesson"), "edit failure lesson");
         assert_eq!(event_class("09:15 | fact | confidence:high"), "fact");
         assert_eq!(event_class("3:30 AM Session"), "daily_note");
+    }
+
+    #[test]
+    fn zones_and_titles_that_say_when() {
+        assert_eq!(
+            zone_of("Telegram yue id:84 +18m 2026-02-07 10:52 GMT+8").as_deref(),
+            Some("+08:00")
+        );
+        assert_eq!(
+            zone_of("2026-02-07 10:52 UTC+05:30").as_deref(),
+            Some("+05:30")
+        );
+        assert_eq!(zone_of("Tue 2026-05-26 08:35 UTC").as_deref(), Some("Z"));
+        assert_eq!(zone_of("10:53 -0500").as_deref(), Some("-05:00"));
+        assert_eq!(zone_of("10:53 +18m"), None);
+        assert_eq!(zone_of("10:53"), None);
+        assert_eq!(zone_of("10:53 GMT+15"), None);
+        assert_eq!(without_when("Session: 2026-02-06 20:12:14 UTC"), "Session");
+        assert_eq!(without_when("2026-02-06"), "");
     }
 
     #[test]
