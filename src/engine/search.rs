@@ -137,20 +137,38 @@ pub fn concept_hits(
             let pool = (limit * 4).max(super::rank::POOL);
             let mut rows = Vec::new();
             if let Some(q) = q {
-                rows.extend(conn.query(
-                    &format!(
-                        "SELECT {COLUMNS} FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
-                         WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2){WINDOW_SQLITE} \
-                         ORDER BY bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}, {w5:?}) LIMIT ?3"
-                    ),
-                    &[
-                        q.into(),
-                        ty.into(),
-                        Val::Int(pool as i64),
-                        window.since.into(),
-                        window.until.into(),
-                    ],
-                )?);
+                // the candidates by what they say themselves, then those
+                // found only by what their other attributes say, the
+                // newest, twice as many as asked for: a word in every
+                // Event's `participants` (a speaker's name) would
+                // otherwise have FTS5 rank hundreds of rows for each
+                // question, each a weaker match than the text's (a
+                // candidate's other attributes still count in the
+                // ranking below)
+                let own = format!("{{name codes aliases description body}} : ({q})");
+                let rest = format!("rest : ({q})");
+                let ranked =
+                    format!("bm25(concept_fts, {w0:?}, {w1:?}, {w2:?}, {w3:?}, {w4:?}, {w5:?})");
+                let rest_room = (limit * 2).min(pool);
+                for (expr, room, order) in [
+                    (own, pool, ranked.as_str()),
+                    (rest, rest_room, "f.rowid DESC"),
+                ] {
+                    rows.extend(conn.query(
+                        &format!(
+                            "SELECT {COLUMNS} FROM concept_fts f JOIN concepts c ON c.id = f.rowid \
+                             WHERE concept_fts MATCH ?1 AND (?2 IS NULL OR c.type = ?2){WINDOW_SQLITE} \
+                             ORDER BY {order} LIMIT ?3"
+                        ),
+                        &[
+                            expr.into(),
+                            ty.into(),
+                            Val::Int(room as i64),
+                            window.since.into(),
+                            window.until.into(),
+                        ],
+                    )?);
+                }
             }
             if !days.is_empty() {
                 // what happened on a day the question names

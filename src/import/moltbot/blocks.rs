@@ -221,13 +221,71 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
         return true;
     }
     aliases.iter().any(|a| {
-        if a.contains(char::is_whitespace) || !a.chars().all(spaced) {
-            t.contains(a.as_str())
-        } else {
-            words.contains(&a.as_str())
+        if !a.chars().all(|c| spaced(c) || c.is_whitespace()) {
+            return t.contains(a.as_str());
         }
+        // a name in a title of words of the spaced scripts: the title is
+        // about the user when it is the name's (`Lucía's projects`) or
+        // says nothing but about whom it is (`About Lu`, `Preferences of
+        // Ev`); a name in a longer phrase (`When Karel Leaves a Note`, a
+        // workflow) is no title about the user
+        let name: Vec<&str> = a.split_whitespace().collect();
+        let at = words.windows(name.len()).position(|w| w == name.as_slice());
+        let Some(at) = at else { return false };
+        let after = words.get(at + name.len()).copied();
+        after == Some("s")
+            || words
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !(at..at + name.len()).contains(i))
+                .all(|(_, w)| ABOUT_WORDS.contains(w) || USER_WORDS.contains(w))
     })
 }
+
+/// Words a title about someone is made of besides their name: `About
+/// Lu`, `Preferences of Ev`, `Lucía: key facts`, in a few languages.
+const ABOUT_WORDS: [&str; 40] = [
+    "about",
+    "of",
+    "on",
+    "for",
+    "the",
+    "a",
+    "my",
+    "our",
+    "is",
+    "who",
+    "profile",
+    "preferences",
+    "preference",
+    "facts",
+    "fact",
+    "key",
+    "core",
+    "info",
+    "information",
+    "details",
+    "notes",
+    "note",
+    "context",
+    "background",
+    "bio",
+    "likes",
+    "dislikes",
+    "habits",
+    "style",
+    "personal",
+    "family",
+    "contact",
+    "contacts",
+    "sobre",
+    "über",
+    "von",
+    "de",
+    "propos",
+    "la",
+    "el",
+];
 
 /// Adds a second block's value under a title already kept: two lists
 /// become one, in order; with a text, both are kept as text.
@@ -635,6 +693,9 @@ mod tests {
             "Über den Nutzer",
             "Sobre el usuario",
             "ユーザーについて",
+            "Preferences of Lu",
+            "Lucía Fernández: key facts",
+            "Lucía’s habits",
         ] {
             assert!(about_user(t, &al), "{t}");
         }
@@ -645,6 +706,8 @@ mod tests {
             "Users of the shop",
             "关键规则",
             "Lessons",
+            "When Lucía leaves a note",
+            "Deploys Lu asked for last week",
         ] {
             assert!(!about_user(t, &al), "{t}");
         }
