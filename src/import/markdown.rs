@@ -341,6 +341,43 @@ pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
     chrono::NaiveTime::from_hms_opt(hour, min, sec)
 }
 
+/// A heading without its leading time (`3:30 AM Session — X` → `Session —
+/// X`), for an Event's name that gives the time once.
+pub fn strip_time(h: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
+            .expect("the time prefix")
+    });
+    let mut s = re.replace(h, "").to_string();
+    // a bracket the time opened closes after it (`【23:14 · GEO 项目】`)
+    for (open, close) in [('【', '】'), ('[', ']'), ('(', ')'), ('（', '）')] {
+        if h.trim_start().starts_with(open)
+            && !s.contains(open)
+            && let Some(i) = s.find(close)
+        {
+            s.replace_range(i..i + close.len_utf8(), "");
+        }
+    }
+    let s = s.trim().to_string();
+    // and a trailing remark that only repeats when: `(2026-02-12 20:42
+    // UTC)`, `(08:55-13:02 UTC)`
+    static TAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let tail = TAIL.get_or_init(|| {
+        regex::Regex::new(r"(?i)\s*[(（\[][\d\s:/.\-–T~]*\d{1,2}:\d{2}[\d\s:/.\-–~]*(?:utc|gmt|[a-z]{2,4}t)?[)）\]]\s*$")
+            .expect("the time remark")
+    });
+    let s = match tail.replace(&s, "").to_string() {
+        t if t.trim().is_empty() => s,
+        t => t,
+    };
+    if s.trim().is_empty() {
+        h.to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

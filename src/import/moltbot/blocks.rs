@@ -8,9 +8,8 @@
 //! cycle files by topic), pinned, as the curated long-term memory it is.
 
 use super::super::draft::{Concept, short};
-use super::super::markdown::{heading_time, placeholder};
+use super::super::markdown::{heading_time, placeholder, strip_time};
 use super::super::predicate_name;
-use super::workspace::strip_time;
 use super::{Reader, core_meta};
 use serde_json::{Map, Value, json};
 use std::path::Path;

@@ -10,7 +10,7 @@
 
 use super::super::draft::{Concept, short};
 use super::super::markdown::{
-    Line, dated_name, heading_time, key_values, outline, placeholder, split,
+    Line, dated_name, heading_time, key_values, outline, placeholder, split, strip_time,
 };
 use super::super::predicate_name;
 use super::Reader;
@@ -755,43 +755,6 @@ fn clean_name(v: &str) -> String {
     let v = v.split(['|', ';', '；', '—', '–']).next().unwrap_or(v);
     let v = v.split(" - ").next().unwrap_or(v);
     v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
-}
-
-/// A heading without its leading time (`3:30 AM Session — X` → `Session —
-/// X`), for an Event's name that gives the time once.
-pub(super) fn strip_time(h: &str) -> String {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
-            .expect("the time prefix")
-    });
-    let mut s = re.replace(h, "").to_string();
-    // a bracket the time opened closes after it (`【23:14 · GEO 项目】`)
-    for (open, close) in [('【', '】'), ('[', ']'), ('(', ')'), ('（', '）')] {
-        if h.trim_start().starts_with(open)
-            && !s.contains(open)
-            && let Some(i) = s.find(close)
-        {
-            s.replace_range(i..i + close.len_utf8(), "");
-        }
-    }
-    let s = s.trim().to_string();
-    // and a trailing remark that only repeats when: `(2026-02-12 20:42
-    // UTC)`, `(08:55-13:02 UTC)`
-    static TAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let tail = TAIL.get_or_init(|| {
-        regex::Regex::new(r"(?i)\s*[(（\[][\d\s:/.\-–T~]*\d{1,2}:\d{2}[\d\s:/.\-–~]*(?:utc|gmt|[a-z]{2,4}t)?[)）\]]\s*$")
-            .expect("the time remark")
-    });
-    let s = match tail.replace(&s, "").to_string() {
-        t if t.trim().is_empty() => s,
-        t => t,
-    };
-    if s.trim().is_empty() {
-        h.to_string()
-    } else {
-        s
-    }
 }
 
 /// The kind of entry a heading names: the seed's `HH:MM | type | …`, else
