@@ -231,9 +231,25 @@ fn password_rule() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
         Regex::new(&format!(
-            r#"{PASSWORD_LABELS}(?:\s*[:：=]|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?([^\s`'"，。,;]{{4,128}})"#
+            r#"{PASSWORD_LABELS}(?:\**\s*[:：=]\**|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?([^\s`'"，。,;*]{{4,128}})"#
         ))
         .expect("the password rule compiles")
+    })
+}
+
+/// Labels a `user / password` pair follows, lower case, in several
+/// languages.
+const CREDENTIAL_LABELS: &str = r"(?i)(?:credentials?|creds|credenciais|credenciales|credenziali|identifiants|zugangsdaten|anmeldedaten|login|логин|учётные данные|учетные данные|凭据|凭证|账号密码|帳號密碼|認証情報|ログイン情報)";
+
+/// `Credentials: admin / S3cret!` (and `**Credenciais:** admin / …`): the
+/// second half of the pair is the password.
+fn credential_rule() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(&format!(
+            r#"{CREDENTIAL_LABELS}\**\s*[:：=]\**\s*[`'"]?[^\s/`'"|]{{1,64}}[`'"]?\s*/\s*[`'"]?([^\s`'"，。,;*|]{{4,128}})"#
+        ))
+        .expect("the credential rule compiles")
     })
 }
 
@@ -349,6 +365,20 @@ pub fn find(text: &str) -> Vec<Finding> {
         if let Some(m) = caps.get(2)
             && !placeholder(m.as_str())
             && (!worded || looks_like_password(m.as_str()))
+        {
+            add(
+                Finding {
+                    rule: "password".into(),
+                    start: m.start(),
+                    end: m.end(),
+                },
+                &mut out,
+            );
+        }
+    }
+    for caps in credential_rule().captures_iter(text) {
+        if let Some(m) = caps.get(1)
+            && !placeholder(m.as_str())
         {
             add(
                 Finding {
@@ -534,6 +564,10 @@ mod tests {
             ("邮箱密码：abc12345", "abc12345"),
             ("Passwort = geheim99", "geheim99"),
             ("my email password is Tr0ub4dor&3", "Tr0ub4dor&3"),
+            ("- **Password:** hunter22", "hunter22"),
+            ("**Credenciais:** admin / @CiaoMiau2955", "@CiaoMiau2955"),
+            ("- Credentials: `root` / `toor1234`", "toor1234"),
+            ("Login: admin / admin", "admin"),
         ] {
             let f = find(text);
             assert_eq!(f.len(), 1, "{text}: {f:?}");
@@ -544,6 +578,9 @@ mod tests {
             "password: ********",
             "Reset your password: it takes a minute",
             "the password is stored in the manager",
+            "Credentials: stored in Keychain / rotated monthly",
+            "credentials: admin / <password>",
+            "Login / logout flow",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

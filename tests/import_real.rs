@@ -614,7 +614,6 @@ fn memory_md_dated_blocks_are_events_on_their_day() {
         "MEMORY.md:8: block `📅 重要事件 › 2026-02-13`: what happened on 2026-02-13, Event `2026-02-13 重要事件`",
         "MEMORY.md:11: block `📅 重要事件 › 2026-02-12`: what happened on 2026-02-12, Event `2026-02-12 重要事件`",
         "MEMORY.md:14: block `2026-02-08 03:19 — First call`: what happened on 2026-02-08, Event `2026-02-08 03:19 First call`",
-        "MEMORY.md:17: block `2026-02-08 03:19 — First call › 2026-02-30`: a note of its own, Insight `2026-02-30`",
         "DECISIONS.md, PATTERNS.md (3 lines): 2 notes at the workspace's top level, not imported",
         "`--extra-path DECISIONS.md` imports one",
         "avatar.jpg: 1 file at the workspace's top level, not memory files, skipped",
@@ -653,6 +652,16 @@ fn memory_md_dated_blocks_are_events_on_their_day() {
         ]),
         "{events}"
     );
+    // a `### ` block that is no day is part of the block it is in
+    let first = kip(
+        &mut nx,
+        r#"FIND(?e.attributes.content_summary) WHERE { ?e {type: "Event", name: "2026-02-08 03:19 First call"} }"#,
+    );
+    assert_eq!(
+        first,
+        json!(["- Set up the bot\n\n### 2026-02-30\n- not a day"]),
+        "{first}"
+    );
     // the day's own note is an Event of its own beside it
     let day = kip(
         &mut nx,
@@ -677,6 +686,80 @@ fn memory_md_dated_blocks_are_events_on_their_day() {
         "{again}"
     );
     assert!(!again.contains("DECISIONS.md,"), "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Portuguese workspace written the way real ones are: a profile kept
+/// in tables (`| **Name** | Cássia |`, a project table), a template's
+/// hint and an italic footer; a MEMORY.md block with text of its own and
+/// `### ` parts; a daily note titled by its file name. The profile's
+/// pairs are attributes and its table rows items, the block is one note
+/// with its parts, and the note's Event is named by what it is.
+#[test]
+fn a_profile_in_tables_and_a_memory_block_with_its_parts() {
+    let dir = tmp("tables");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n_This is who you're helping. Know them well._\n\n## 👤 Basic Info\n\n| Field | Value |\n|-------|-------|\n| **Name** | Cássia Prado |\n| **Pronouns** | — |\n| **Timezone** | America/Belem (GMT-3) |\n\n### Communication Style\n| Preference | Setting |\n|---|---|\n| **Style** | Exact, concise |\n\n## 📋 Active Work\n| Project | Status | Notes |\n|---|---|---|\n| **Rede do escritório** | ⚠️ Pending | VLANs por andar |\n\n_Last updated: 2026-03-01_\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Infraestrutura de Rede (Roteador 40F)\n\n**Hostname:** roteador-sala\n\n### Topologia Física:\n| Porta | Função |\n|---|---|\n| lan2 | WAN |\n\n### Problema Pendente:\n- hard-switch agrupa lan1+lan2\n\n## Core Facts\n\n### About Me\n- Sou o assistente\n",
+    );
+    put(
+        &ws,
+        "memory/2026-03-04.md",
+        "# memory/2026-03-04.md - Daily Log\n\n_Dia 4: rede_\n\n## Contexto\n- Sessão sobre a rede\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(!said.contains("no `Name:` line"), "{said}");
+    assert!(
+        said.contains("block `Infraestrutura de Rede (Roteador 40F)`: a note of its own"),
+        "{said}"
+    );
+    assert!(!said.contains("Insight `Topologia Física"), "{said}");
+    assert!(said.contains("Insight `About Me`"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "Cássia Prado"} }"#,
+    );
+    let a = &user[0];
+    assert_eq!(a["timezone"], json!("America/Belem (GMT-3)"), "{a}");
+    assert_eq!(a["style"], json!("Exact, concise"), "{a}");
+    assert_eq!(a["last_updated"], json!("2026-03-01"), "{a}");
+    assert_eq!(
+        a["active_work"],
+        json!(["Rede do escritório (Status: ⚠️ Pending; Notes: VLANs por andar)"]),
+        "{a}"
+    );
+    assert!(a.get("pronouns").is_none(), "{a}");
+    assert!(a.get("user_md_about_your_human").is_none(), "{a}");
+    let note = kip(
+        &mut nx,
+        r#"FIND(?n.attributes.description) WHERE { ?n {type: "Insight", name: "Infraestrutura de Rede (Roteador 40F)"} }"#,
+    );
+    let text = note[0].as_str().unwrap_or_default();
+    assert!(
+        text.contains("**Hostname:** roteador-sala")
+            && text.contains("### Topologia Física:\n| Porta | Função |")
+            && text.contains("- hard-switch agrupa lan1+lan2"),
+        "{text}"
+    );
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name) WHERE { ?e {type: "Event"} } ORDER BY ?e.name ASC"#,
+    );
+    assert_eq!(
+        events,
+        json!(["2026-03-04 Contexto", "2026-03-04 Daily Log"]),
+        "{events}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

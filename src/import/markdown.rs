@@ -110,10 +110,142 @@ pub fn split(text: &str) -> Doc {
     doc
 }
 
+/// One body row of a markdown table: its 0-based line, the table's
+/// header cells and its own cells (emphasis and code marks around a whole
+/// cell taken off).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRow {
+    pub line: usize,
+    pub header: Vec<String>,
+    pub cells: Vec<String>,
+}
+
+/// The cells of a `| a | b |` line (`\|` is a pipe inside a cell).
+fn cells(line: &str) -> Vec<String> {
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cur.push('|');
+                chars.next();
+            }
+            '|' => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.iter().map(|c| unwrap_cell(c)).collect()
+}
+
+/// A cell without the marks around all of it: `**Name**`, `` `x` ``,
+/// `_note_`.
+fn unwrap_cell(c: &str) -> String {
+    let mut t = c.trim();
+    for m in ["**", "__", "`", "*", "_"] {
+        if t.len() > 2 * m.len() && t.starts_with(m) && t.ends_with(m) {
+            let inner = &t[m.len()..t.len() - m.len()];
+            if !inner.contains(m) {
+                t = inner.trim();
+            }
+        }
+    }
+    t.to_string()
+}
+
+/// Whether a line is a table's separator row: `|---|:--:|`.
+fn separator(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('|')
+        && t.contains('-')
+        && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// The body rows of the text's markdown tables (a header row, then a
+/// separator row, then rows; tables inside code blocks are code).
+pub fn tables(text: &str) -> Vec<TableRow> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut fence = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            i += 1;
+            continue;
+        }
+        if fence || !t.starts_with('|') || !lines.get(i + 1).is_some_and(|l| separator(l)) {
+            i += 1;
+            continue;
+        }
+        let header = cells(lines[i]);
+        i += 2;
+        while i < lines.len() && lines[i].trim_start().starts_with('|') {
+            let mut row = cells(lines[i]);
+            row.resize(header.len().max(row.len()), String::new());
+            out.push(TableRow {
+                line: i,
+                header: header.clone(),
+                cells: row,
+            });
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A table row as one line of text: `OpenClaw Setup (Status: ✅ Complete;
+/// Notes: Gateway configured)`; cells that are blanks are left out.
+pub fn row_text(r: &TableRow) -> String {
+    let first = r.cells.first().cloned().unwrap_or_default();
+    let rest: Vec<String> = r
+        .cells
+        .iter()
+        .zip(r.header.iter().chain(std::iter::repeat(&String::new())))
+        .skip(1)
+        .filter(|(c, _)| !placeholder(c))
+        .map(|(c, h)| {
+            if h.is_empty() {
+                c.clone()
+            } else {
+                format!("{h}: {c}")
+            }
+        })
+        .collect();
+    match (first.is_empty(), rest.is_empty()) {
+        (_, true) => first,
+        (true, false) => rest.join("; "),
+        (false, false) => format!("{first} ({})", rest.join("; ")),
+    }
+}
+
+/// A two-column row read as `Key: value` (`| **Name** | Cássio |`): the
+/// first cell names something (a letter first, at most 40 characters, no
+/// sentence) and the second says it.
+fn row_key_value(r: &TableRow) -> Option<(String, String)> {
+    if r.cells.len() != 2 {
+        return None;
+    }
+    let key = r.cells[0].trim_end_matches([':', '：']).trim();
+    let value = r.cells[1].trim();
+    let ok = !key.is_empty()
+        && key.chars().count() <= 40
+        && key.chars().next().is_some_and(char::is_alphabetic)
+        && !key.contains(". ")
+        && !value.is_empty();
+    ok.then(|| (key.to_string(), value.to_string()))
+}
+
 /// The `Key: value` lines of a text, with their 0-based line index in it:
 /// `- **Name:** Mira`, `**What:** …`, `- Timezone: UTC`, `名字：陈明`. A key
 /// is at most 40 characters and holds no sentence (no `. `); a URL's
-/// scheme is not a key.
+/// scheme is not a key. A two-column table's rows are read the same way
+/// (`| **Timezone** | America/Belem |`).
 pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
@@ -164,8 +296,21 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
         if value.starts_with("//") {
             continue;
         }
+        // a line in italics, `_Last updated: 2026-03-01_`
+        let value = if key.starts_with('_') && value.ends_with('_') {
+            value.trim_end_matches('_').trim_end().to_string()
+        } else {
+            value
+        };
+        let key = key.trim_start_matches('_').trim().to_string();
         out.push((i, key, value));
     }
+    for r in tables(text) {
+        if let Some((k, v)) = row_key_value(&r) {
+            out.push((r.line, k, v));
+        }
+    }
+    out.sort_by_key(|(i, _, _)| *i);
     out
 }
 
@@ -192,8 +337,9 @@ pub enum Line {
 
 /// A profile's lines: its `Key: value` lines and, grouped under their
 /// heading or label, the other things it says. A heading or a lone bold
-/// label (`**Working Style:**`) opens a group; `---` closes it; code
-/// blocks, tables and lines in no group are left to the verbatim copy.
+/// label (`**Working Style:**`) opens a group; `---` closes it; a table's
+/// rows are pairs (two columns) or items; code blocks and lines in no
+/// group are left to the verbatim copy.
 pub fn outline(text: &str) -> Vec<Line> {
     static LABEL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let label_re = LABEL.get_or_init(|| {
@@ -204,9 +350,13 @@ pub fn outline(text: &str) -> Vec<Line> {
         .into_iter()
         .map(|(i, k, v)| (i, (k, v)))
         .collect();
+    let rows: std::collections::HashMap<usize, TableRow> =
+        tables(text).into_iter().map(|r| (r.line, r)).collect();
     let mut out = Vec::new();
     let mut heading: Option<String> = None;
     let mut label: Option<String> = None;
+    // under the file's `# ` title
+    let mut title = false;
     let mut fence = false;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
@@ -214,13 +364,43 @@ pub fn outline(text: &str) -> Vec<Line> {
             fence = !fence;
             continue;
         }
-        if fence || t.is_empty() || t.starts_with('|') || t.starts_with('>') {
+        if fence || t.is_empty() || t.starts_with('>') {
+            continue;
+        }
+        if t.starts_with('|') {
+            // a table's row: `Key: value` when it is a two-column pair,
+            // else one item of its group (header and separator rows are
+            // no rows)
+            if let Some((k, v)) = keyed.get(&i) {
+                out.push(Line::Key {
+                    line: i,
+                    key: k.clone(),
+                    value: v.clone(),
+                });
+            } else if let (Some(r), Some(group)) =
+                (rows.get(&i), label.clone().or_else(|| heading.clone()))
+            {
+                let text = row_text(r);
+                if !text.is_empty() && !placeholder(&text) {
+                    out.push(Line::Item {
+                        line: i,
+                        group,
+                        text,
+                    });
+                }
+            }
             continue;
         }
         if t.starts_with('#') {
             let h = t.trim_start_matches('#').trim();
             heading = (!h.is_empty()).then(|| h.trim_matches(['*', '_']).trim().to_string());
+            title = !t.starts_with("##");
             label = None;
+            continue;
+        }
+        // the template's hint under the file's title (`_This is who
+        // you're helping. Know them well._`) is no fact
+        if title && label.is_none() && t.len() > 2 && t.starts_with('_') && t.ends_with('_') {
             continue;
         }
         if t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=')) {
@@ -339,6 +519,21 @@ pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
         };
     }
     chrono::NaiveTime::from_hms_opt(hour, min, sec)
+}
+
+/// A title without the file name it opens with (`memory/2026-03-01.md -
+/// Daily Log` → `Daily Log`, `USER.md — About` → `About`); a title that
+/// is only a file name is left as it is.
+pub fn without_file_name(t: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)^\s*[\w./~-]*\w\.(?:md|markdown|txt)\s*(?:[-–—:|·]\s*)?")
+            .expect("the file-name prefix")
+    });
+    match re.replace(t, "").trim() {
+        "" => t.trim().to_string(),
+        rest => rest.to_string(),
+    }
 }
 
 /// A heading without its leading time (`3:30 AM Session — X` → `Session —
@@ -473,6 +668,80 @@ mod tests {
         assert!(placeholder("TBD"));
         assert!(!placeholder("UTC+7 (Vietnam)"));
         assert!(!placeholder("Asia/Shanghai"));
+    }
+
+    #[test]
+    fn a_title_without_its_file_name() {
+        assert_eq!(
+            without_file_name("memory/2026-03-01.md - Daily Log"),
+            "Daily Log"
+        );
+        assert_eq!(
+            without_file_name("USER.md — About Your Human"),
+            "About Your Human"
+        );
+        assert_eq!(without_file_name("MEMORY.md"), "MEMORY.md");
+        assert_eq!(
+            without_file_name("Notes on README.md"),
+            "Notes on README.md"
+        );
+        assert_eq!(
+            without_file_name("2026-03-04 - Sessão FortiGate 40F"),
+            "2026-03-04 - Sessão FortiGate 40F"
+        );
+    }
+
+    #[test]
+    fn a_profile_kept_in_tables() {
+        let t = "# USER.md\n\n## Basic Info\n\n| Field | Value |\n|-------|-------|\n| **Name** | Cássio |\n| **Pronouns** | — |\n| **Timezone** | America/Belem (GMT-3) |\n| Pipe \\| key | a \\| b |\n\n## Active Work\n| Project | Status | Notes |\n|---|:---:|---|\n| **OpenClaw Setup** | ✅ Complete | Gateway configured |\n| Cron Jobs | ⚠️ Needs fix | |\n\n## Changes\n| Date | Change |\n|--|--|\n| 2026-03-01 | Initial setup |\n\n```\n| Name | in code |\n|---|---|\n| Name | no |\n```\n| not | a table |\n| without | separator |\n";
+        let kv = key_values(t);
+        let keys: Vec<(&str, &str)> = kv.iter().map(|k| (k.1.as_str(), k.2.as_str())).collect();
+        assert_eq!(
+            keys,
+            [
+                ("Name", "Cássio"),
+                ("Pronouns", "—"),
+                ("Timezone", "America/Belem (GMT-3)"),
+                ("Pipe | key", "a | b"),
+            ],
+            "{kv:?}"
+        );
+        let items: Vec<(String, String)> = outline(t)
+            .into_iter()
+            .filter_map(|l| match l {
+                Line::Item { group, text, .. } => Some((group, text)),
+                Line::Key { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            items,
+            [
+                (
+                    "Active Work".to_string(),
+                    "OpenClaw Setup (Status: ✅ Complete; Notes: Gateway configured)".to_string()
+                ),
+                (
+                    "Active Work".into(),
+                    "Cron Jobs (Status: ⚠️ Needs fix)".into()
+                ),
+                (
+                    "Changes".into(),
+                    "2026-03-01 (Change: Initial setup)".into()
+                ),
+            ]
+        );
+        let t = "# USER.md - About Your Human\n\n_This is who you're helping._\n\n- _Last updated: 2026-03-01_\n";
+        assert!(
+            outline(t).iter().all(|l| matches!(l, Line::Key { .. })),
+            "{:?}",
+            outline(t)
+        );
+        assert_eq!(key_values(t)[0].1, "Last updated");
+        assert_eq!(key_values(t)[0].2, "2026-03-01");
+        // a ragged row, an empty table, a lone pipe: no panic
+        let odd = "| a | b | c |\n|---|---|---|\n| only one |\n| x | y | z | extra |\n|\n|-|\n";
+        assert_eq!(tables(odd).len(), 4, "{:?}", tables(odd));
+        assert!(key_values("|\n|-|\n|\n").is_empty());
     }
 
     #[test]

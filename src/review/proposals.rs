@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 mod drift;
 mod policy;
 pub use drift::retitle;
-use drift::{drift, retitle_and_mark, same_shape, show_again};
+use drift::{drift, retitle_and_mark, same_change, same_shape, show_again};
 pub use policy::{AGENTS_DECIDE, CLASSES, IMPORT, policies, policy, set_policy};
 
 /// A change a phase wants to make, before it is staged.
@@ -723,14 +723,22 @@ fn apply_items(
     // each later item is checked again just before it applies: an earlier
     // item of the same approval may have moved what it was previewed on
     // (a merge removes the node a new link would hang on)
+    // (unless what it would change is still exactly what was shown: the
+    // same fields of the same elements from the same values to the same
+    // values, when an earlier item only changed other fields of them)
     for (n, it) in chosen.into_iter().enumerate() {
         if n > 0
             && let Some(why) = drift(nx, &it, edits.contains_key(&it.seq), policy, existing)?
         {
-            show_again(nx, &it, &why)?;
-            out.stale.push(it.seq);
-            out.changed.insert(it.seq, why);
-            continue;
+            let still = !edits.contains_key(&it.seq)
+                && preview_of(nx, &it.class, &it.commands, &it.params)
+                    .is_ok_and(|(now, _)| same_change(&it.preview, &now));
+            if !still {
+                show_again(nx, &it, &why)?;
+                out.stale.push(it.seq);
+                out.changed.insert(it.seq, why);
+                continue;
+            }
         }
         let (cmds, edited) = match edits.get(&it.seq) {
             Some(text) => {

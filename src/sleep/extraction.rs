@@ -1,9 +1,11 @@
 //! What an Event teaches, read offline: a cue that opens a clause
 //! ("prefers", "decided", "learned that") and what follows it up to the
 //! clause's end is the knowledge extracted. Cues are listed for English,
-//! French, German and Spanish (words between spaces) and for Chinese
-//! (written without spaces: a cue is found inside the clause, and the
-//! clause ends at Chinese punctuation as well).
+//! French, German, Spanish, Portuguese, Italian and Russian (words between
+//! spaces), for Chinese (written without spaces: a cue is found inside the
+//! clause, and the clause ends at Chinese punctuation as well) and for
+//! Japanese and Korean (what is liked comes before the cue). A standing
+//! instruction ("Never …", "NUNCA …", "永远不要…") is kept in its own words.
 
 use super::views::{EventView, Extracted};
 
@@ -64,6 +66,74 @@ pub const EXTRACTION_CUES: &[(&str, &str)] = &[
     ("decidió", "decision"),
     ("eligió", "decision"),
     ("planea", "plan"),
+    // Portuguese (a negation before the liking it negates)
+    ("não gosta de", "preference"),
+    ("nao gosta de", "preference"),
+    ("não gosta", "preference"),
+    ("odeia", "preference"),
+    ("prefere", "preference"),
+    ("gosta de", "preference"),
+    ("adora", "preference"),
+    ("decidiu", "decision"),
+    ("decidimos", "decision"),
+    ("escolheu", "decision"),
+    ("optou por", "decision"),
+    ("planeja", "plan"),
+    ("pretende", "plan"),
+    // Italian
+    ("non gli piace", "preference"),
+    ("non le piace", "preference"),
+    ("preferisce", "preference"),
+    ("gli piace", "preference"),
+    ("le piace", "preference"),
+    ("ha deciso di", "decision"),
+    ("abbiamo deciso di", "decision"),
+    ("ha scelto", "decision"),
+    ("ha intenzione di", "plan"),
+    // Russian
+    ("не любит", "preference"),
+    ("ненавидит", "preference"),
+    ("избегает", "preference"),
+    ("предпочитает", "preference"),
+    ("любит", "preference"),
+    ("решил", "decision"),
+    ("решила", "decision"),
+    ("решили", "decision"),
+    ("выбрал", "decision"),
+    ("выбрала", "decision"),
+    ("планирует", "plan"),
+    ("собирается", "plan"),
+];
+
+/// Words that open a standing instruction ("Never reboot the laptop
+/// without asking", "NUNCA reiniciar…", "Immer auf Deutsch antworten"):
+/// at a clause's start, or after the colon that says who said it
+/// ("Usuário alertou: NUNCA …"), what follows is kept whole, the word
+/// included.
+pub const INSTRUCTION_CUES: &[&str] = &[
+    "never",
+    "always",
+    "nunca",
+    "sempre",
+    "jamais",
+    "toujours",
+    "niemals",
+    "immer",
+    "siempre",
+    "никогда",
+    "всегда",
+];
+
+/// The same, for languages written without spaces.
+pub const INSTRUCTION_CUES_UNSPACED: &[&str] = &[
+    "永远不要",
+    "千万不要",
+    "千万别",
+    "绝对不要",
+    "绝不",
+    "务必",
+    "一定要",
+    "絶対に",
 ];
 
 /// Cues of languages written without spaces (Chinese), found anywhere in a
@@ -103,6 +173,15 @@ const AVERSIONS: &[&str] = &[
     "no le gustan",
     "odia",
     "evita",
+    "não gosta de",
+    "nao gosta de",
+    "não gosta",
+    "odeia",
+    "non gli piace",
+    "non le piace",
+    "не любит",
+    "ненавидит",
+    "избегает",
     "不喜欢",
     "讨厌",
 ];
@@ -267,15 +346,52 @@ const CLAUSE_ENDS: &[&str] = &[
     " denn ",
     " porque ",
     " pero ",
+    " mas ",
+    " perché ",
+    " ma ",
+    " потому что ",
+    " но ",
 ];
 
 /// Words that point at what another clause named ("Matt loves it 🎉")
 /// or only say how much: a statement made of these and symbols says
 /// nothing by itself, and is not extracted.
 const DEIXIS: &[&str] = &[
-    "it", "this", "that", "them", "these", "those", "him", "her", "so", "much", "very", "too", "a",
-    "lot", "really", "all", "of", "ça", "cela", "ceci", "beaucoup", "es", "das", "sehr", "eso",
-    "esto", "ello", "mucho",
+    "it",
+    "this",
+    "that",
+    "them",
+    "these",
+    "those",
+    "him",
+    "her",
+    "so",
+    "much",
+    "very",
+    "too",
+    "a",
+    "lot",
+    "really",
+    "all",
+    "of",
+    "ça",
+    "cela",
+    "ceci",
+    "beaucoup",
+    "es",
+    "das",
+    "sehr",
+    "eso",
+    "esto",
+    "ello",
+    "mucho",
+    "isso",
+    "isto",
+    "muito",
+    "questo",
+    "molto",
+    "это",
+    "очень",
 ];
 
 /// Whether a statement's words are only [`DEIXIS`] (and emoji or marks).
@@ -297,13 +413,18 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         .find(|(t, n)| t == "Person" && !n.starts_with('$'))
         .map(|(_, n)| n.clone());
     let mut out: Vec<Extracted> = Vec::new();
-    for clause in e
+    // the emphasis a note puts on what it says (`**NUNCA** …`) is no part
+    // of it
+    let summary = e
         .summary
-        .split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，'])
-    {
+        .replace("**", "")
+        .replace("__", "")
+        .replace('`', "");
+    for clause in summary.split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，']) {
         if unspaced(clause) {
-            let Some((cue, kind, stated)) =
-                unspaced_cue(clause.trim()).or_else(|| cue_before(clause.trim()))
+            let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
+                .or_else(|| cue_before(clause.trim()))
+                .or_else(|| instruction(clause.trim()))
             else {
                 continue;
             };
@@ -316,6 +437,9 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
                 .find(&format!(" {c} "))
                 .map(|i| (*c, *k, i + c.len() + 2))
         }) else {
+            if let Some((cue, kind, stated)) = instruction(clause.trim()) {
+                push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
+            }
             continue;
         };
         let mut rest = lower[at..].trim().to_string();
@@ -340,9 +464,70 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
     out
 }
 
+/// A standing instruction a clause opens with (or states after the colon
+/// that says who gave it): the cue and what follows it, up to the
+/// clause's end, kept in the clause's own words (`Nunca reiniciar laptop
+/// sem permissão explícita`).
+fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
+    let lead = |t: &str| {
+        t.trim_start_matches(|c: char| !c.is_alphanumeric() || c.is_ascii_digit())
+            .to_string()
+    };
+    let mut heads = vec![lead(clause)];
+    if let Some((_, after)) = clause.split_once([':', '：']) {
+        heads.push(lead(after));
+    }
+    for head in heads {
+        let lower = head.to_lowercase();
+        let spaced = INSTRUCTION_CUES
+            .iter()
+            .find(|c| lower.starts_with(&format!("{c} ")));
+        let unspaced = INSTRUCTION_CUES_UNSPACED
+            .iter()
+            .find(|c| lower.starts_with(**c));
+        let Some(cue) = spaced.or(unspaced) else {
+            continue;
+        };
+        let mut rest = head.clone();
+        let low = rest.to_lowercase();
+        for end in CLAUSE_ENDS.iter().chain(CLAUSE_ENDS_UNSPACED) {
+            if let Some(i) = low.find(end)
+                && i > cue.len()
+                && rest.is_char_boundary(i)
+            {
+                rest.truncate(i);
+            }
+        }
+        let rest = rest.trim().trim_end_matches([',', '，', ':', '：']).trim();
+        let body = rest.get(cue.len()..).unwrap_or("").trim();
+        let enough = if unspaced.is_some() {
+            (2..=EXTRACTION_MAX_CHARS_UNSPACED).contains(&body.chars().count())
+        } else {
+            let words: Vec<&str> = body.split_whitespace().collect();
+            !words.is_empty() && words.len() <= EXTRACTION_MAX_WORDS && !only_deixis(&words)
+        };
+        if !enough {
+            continue;
+        }
+        // the cue as a word of the sentence, not shouted
+        let mut name = cue.to_string();
+        if let Some(c) = name.chars().next() {
+            name = c.to_uppercase().collect::<String>() + &name[c.len_utf8()..];
+        }
+        let name = if unspaced.is_some() {
+            format!("{name}{body}")
+        } else {
+            format!("{name} {body}")
+        };
+        return Some((cue, "instruction", name));
+    }
+    None
+}
+
 /// Adds what a cue states, once, named in the memory's words: `Prefers …`
-/// or `Avoids …` for a preference, the statement itself for a decision or
-/// a plan.
+/// or `Avoids …` for a preference, the statement itself for a decision, a
+/// plan or a standing instruction (kept as a preference: how its holder
+/// wants things done).
 fn push(
     out: &mut Vec<Extracted>,
     e: &EventView,
@@ -361,6 +546,7 @@ fn push(
             };
             ("Preference", format!("{verb} {stated}"))
         }
+        "instruction" => ("Preference", stated),
         _ => {
             let mut n = stated;
             if let Some(c) = n.chars().next() {
@@ -379,7 +565,51 @@ fn push(
         kind: kind.into(),
         cue: cue.into(),
         holder: holder.clone(),
+        clause: original.to_string(),
     });
+}
+
+/// Words for the user, in the languages the cues are listed for.
+const USER_WORDS: &[&str] = &[
+    "user",
+    "usuário",
+    "usuária",
+    "usuario",
+    "usuaria",
+    "utilisateur",
+    "utilisatrice",
+    "nutzer",
+    "nutzerin",
+    "benutzer",
+    "utente",
+    "пользователь",
+    "用户",
+    "使用者",
+    "ユーザー",
+    "사용자",
+];
+
+/// Whether a clause says who holds what it states is the user: a word for
+/// the user ("Usuário alertou: …"), or a word of the user's name ("Cássio
+/// prefere …"), as a whole word.
+pub fn names_the_user(clause: &str, user: &str) -> bool {
+    let lower = clause.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let name = user.to_lowercase();
+    let name_words: Vec<&str> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .collect();
+    words
+        .iter()
+        .any(|w| USER_WORDS.contains(w) || name_words.contains(w))
+        || USER_WORDS
+            .iter()
+            .filter(|u| !u.is_ascii() && u.chars().all(|c| c as u32 >= 0x3000))
+            .any(|u| clause.contains(u))
 }
 
 #[cfg(test)]
@@ -480,5 +710,66 @@ mod tests {
         );
         assert_eq!(names("The power plant is down again"), Vec::<String>::new());
         assert_eq!(names("She prefers the red car"), ["Prefers the red car"]);
+        // Portuguese, Italian, Russian
+        assert_eq!(
+            names("Cássio prefere respostas curtas porque lê no celular"),
+            ["Prefers respostas curtas"]
+        );
+        assert_eq!(
+            names("Ele não gosta de reuniões cedo."),
+            ["Avoids reuniões cedo"]
+        );
+        assert_eq!(names("Decidimos usar Tailscale"), ["Usar Tailscale"]);
+        assert_eq!(
+            names("Giulia preferisce il tè verde"),
+            ["Prefers il tè verde"]
+        );
+        assert_eq!(names("Он не любит кофе вечером"), ["Avoids кофе вечером"]);
+        assert_eq!(names("Мария любит это очень"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn who_holds_what_a_clause_states() {
+        assert!(names_the_user(
+            "- ⚠️ Usuário alertou: NUNCA reiniciar",
+            "Cássio"
+        ));
+        assert!(names_the_user(
+            "Cássio prefere respostas curtas",
+            "Cássio Jones"
+        ));
+        assert!(names_the_user("用户不喜欢早上开会", "陈明"));
+        assert!(!names_the_user("Never push to main", "Cássio"));
+        assert!(!names_the_user("The users table is big", "Al"));
+    }
+
+    #[test]
+    fn a_standing_instruction_is_kept_in_its_own_words() {
+        // a real Portuguese daily note: the user's warning, in bold
+        assert_eq!(
+            names("- ⚠️ Usuário alertou: **NUNCA reiniciar laptop sem permissão explícita**"),
+            ["Nunca reiniciar laptop sem permissão explícita"]
+        );
+        assert_eq!(
+            names("Never push to main, because CI deploys it"),
+            ["Never push to main"]
+        );
+        assert_eq!(
+            names("1. Always answer in German"),
+            ["Always answer in German"]
+        );
+        assert_eq!(
+            names("Immer auf Deutsch antworten"),
+            ["Immer auf Deutsch antworten"]
+        );
+        assert_eq!(names("永远不要在周末发消息"), ["永远不要在周末发消息"]);
+        // inside a sentence, or with nothing after it, it instructs nothing
+        assert_eq!(names("I never said that"), Vec::<String>::new());
+        assert_eq!(names("Always."), Vec::<String>::new());
+        assert_eq!(names("Never it"), Vec::<String>::new());
+        assert_eq!(
+            names("Always check the calendar before you book anything for the whole team"),
+            Vec::<String>::new()
+        );
     }
 }

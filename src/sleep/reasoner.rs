@@ -68,7 +68,8 @@ pub trait Reasoner: Send {
 pub struct Heuristic;
 
 /// Salience cues (sleep-mode 1B bands), strongest first, in English,
-/// Chinese, Japanese, French, German and Spanish: an Event is never scored
+/// Chinese, Japanese, French, German, Spanish, Portuguese, Italian and
+/// Russian: an Event is never scored
 /// low for the language it is written in. Matched as substrings of the
 /// lower-cased text (CJK needs no word boundaries for a cue).
 const CUES: &[(&[&str], f64, &str)] = &[
@@ -95,6 +96,19 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "en realidad",
             "corrección",
             "equivoc",
+            "na verdade",
+            "correção",
+            "corrigido",
+            "errado",
+            "engano",
+            "in realtà",
+            "correzione",
+            "sbagliato",
+            "errore",
+            "на самом деле",
+            "исправлен",
+            "ошибк",
+            "неправильно",
         ],
         88.0,
         "explicit correction",
@@ -119,6 +133,13 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "verärgert",
             "enojad",
             "molest",
+            "frustrad",
+            "irritad",
+            "chatead",
+            "arrabbiat",
+            "infastidit",
+            "раздраж",
+            "недовол",
         ],
         82.0,
         "frustration",
@@ -148,6 +169,16 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "compromiso",
             "plazo",
             "fecha límite",
+            "prometi",
+            "promessa",
+            "compromisso",
+            "prazo",
+            "promesso",
+            "scadenza",
+            "обещал",
+            "обещани",
+            "дедлайн",
+            "срок ",
         ],
         80.0,
         "commitment",
@@ -175,6 +206,13 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "por fin",
             "hito ",
             "primera vez",
+            "finalmente",
+            "primeira vez",
+            "prima volta",
+            "traguardo",
+            "наконец",
+            "впервые",
+            "прорыв",
         ],
         78.0,
         "breakthrough or first",
@@ -217,6 +255,18 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "prefiero",
             "me llamo",
             "correo",
+            "meu nome",
+            "fuso horário",
+            "aniversário",
+            "prefere",
+            "mi chiamo",
+            "fuso orario",
+            "compleanno",
+            "preferisce",
+            "меня зовут",
+            "часовой пояс",
+            "день рождения",
+            "предпочитает",
         ],
         75.0,
         "the user's own details or preferences",
@@ -255,6 +305,16 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "decisión",
             "acordamos",
             "elegí",
+            "decidi",
+            "decisão",
+            "escolhi",
+            "combinamos",
+            "ho deciso",
+            "abbiamo deciso",
+            "decisione",
+            "решил",
+            "решение",
+            "договорились",
         ],
         68.0,
         "decision or plan",
@@ -293,6 +353,22 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "arreglé",
             "nuevo",
             "nueva",
+            "descobri",
+            "aprendi",
+            "corrigi",
+            "novo ",
+            "nova ",
+            "scoperto",
+            "imparato",
+            "risolto",
+            "nuovo",
+            "nuova",
+            "обнаружил",
+            "узнал",
+            "исправил",
+            "новый",
+            "новая",
+            "новое",
         ],
         50.0,
         "novel information",
@@ -319,6 +395,13 @@ const CUES: &[(&[&str], f64, &str)] = &[
             "hola",
             "gracias",
             "rutina",
+            "olá",
+            "obrigad",
+            "rotina",
+            "ciao",
+            "grazie",
+            "привет",
+            "спасибо",
         ],
         15.0,
         "routine",
@@ -691,13 +774,17 @@ impl Reasoner for Heuristic {
                     Gist {
                         event: e.name.clone(),
                         rationale: if into.is_empty() {
-                            // nothing it names to live in: what it states
+                            // nothing it names to live in: the clauses that
+                            // state something (not the whole note again)
                             format!(
-                                "\"{}\" states {}",
-                                e.summary,
+                                "{} says {}",
+                                e.name,
                                 extracted
                                     .iter()
-                                    .map(|x| format!("{} \"{}\"", x.kind, x.name))
+                                    .map(|x| match x.clause.as_str() {
+                                        "" => format!("{} \"{}\"", x.kind, x.name),
+                                        c => format!("\"{c}\""),
+                                    })
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             )
@@ -823,7 +910,7 @@ mod salience_tests {
         }
     }
 
-    /// The same moments, in six languages, score in the same band.
+    /// The same moments, in nine languages, score in the same band.
     #[test]
     fn salience_does_not_depend_on_the_language() {
         for (band, texts) in [
@@ -867,6 +954,21 @@ mod salience_tests {
             for t in texts {
                 assert_eq!(score(t).0, band, "{t}: {:?}", score(t));
             }
+        }
+        // Portuguese, Italian, Russian
+        for (band, t) in [
+            (88.0, "Na verdade a reunião é quinta"),
+            (88.0, "In realtà la riunione è giovedì"),
+            (88.0, "На самом деле встреча в четверг"),
+            (80.0, "Prometi enviar o relatório até sexta"),
+            (80.0, "Ho promesso il rapporto: scadenza venerdì"),
+            (75.0, "Meu fuso horário é America/Belem"),
+            (75.0, "Меня зовут Ирина"),
+            (68.0, "Decidi usar Postgres"),
+            (68.0, "Abbiamo deciso di usare Postgres"),
+            (68.0, "Мы договорились перейти на Postgres"),
+        ] {
+            assert_eq!(score(t).0, band, "{t}: {:?}", score(t));
         }
     }
 }

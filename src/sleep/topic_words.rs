@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 
 /// Words of a note's scaffolding (when and how it was written), never a
 /// theme: times of day, days, months, and the headings notes are made of,
-/// in English, French, German, Spanish and Chinese.
+/// in English, French, German, Spanish, Portuguese, Italian, Russian and
+/// Chinese.
 pub const SCAFFOLDING: &[&str] = &[
     "morning",
     "afternoon",
@@ -98,6 +99,38 @@ pub const SCAFFOLDING: &[&str] = &[
     "更新",
     "备注",
     "笔记",
+    "session",
+    "sessions",
+    "manhã",
+    "noite",
+    "hoje",
+    "ontem",
+    "amanhã",
+    "resumo",
+    "mês",
+    "ano",
+    "notas",
+    "sessão",
+    "mattina",
+    "sera",
+    "oggi",
+    "ieri",
+    "domani",
+    "riepilogo",
+    "settimana",
+    "mese",
+    "anno",
+    "sessione",
+    "утро",
+    "вечер",
+    "сегодня",
+    "вчера",
+    "завтра",
+    "итоги",
+    "неделя",
+    "месяц",
+    "заметки",
+    "сессия",
     // what an agent's notes are made of, in every note: no topic (a
     // transcript's speakers among them: `user:`, `assistant:`)
     "agent",
@@ -105,6 +138,18 @@ pub const SCAFFOLDING: &[&str] = &[
     "tasks",
     "user",
     "assistant",
+    "utilisateur",
+    "nutzer",
+    "benutzer",
+    "usuario",
+    "usuário",
+    "usuária",
+    "utente",
+    "assistente",
+    "пользователь",
+    "ассистент",
+    "用户",
+    "助手",
     "编号",
     "任务",
     "项目",
@@ -171,6 +216,25 @@ pub const STATUS_WORDS: &[&str] = &[
     "terminado",
     "paso",
     "pendiente",
+    "concluído",
+    "concluída",
+    "pendente",
+    "pendentes",
+    "pendências",
+    "próximo",
+    "próximos",
+    "passo",
+    "passos",
+    "atual",
+    "feito",
+    "completato",
+    "prossimo",
+    "fatto",
+    "готово",
+    "завершено",
+    "следующий",
+    "шаг",
+    "статус",
     "完成",
     "进度",
     "状态",
@@ -284,6 +348,10 @@ mod tests {
         }
         assert!(!never_a_theme("heartbeat"));
         assert!(never_a_theme("Woche") && never_a_theme("semaine"));
+        // a Portuguese log's "Decisões do Usuário", "Status Atual"
+        for w in ["Usuário", "atual", "Sessão", "utente", "Пользователь"] {
+            assert!(never_a_theme(w), "{w}");
+        }
     }
 
     #[test]

@@ -79,13 +79,17 @@ pub struct Extracted {
     pub ty: String,
     pub name: String,
     pub description: String,
-    /// `preference`, `decision` or `plan`.
+    /// `preference`, `decision`, `plan` or `instruction` (a standing
+    /// instruction, kept as a Preference).
     pub kind: String,
     /// The cue phrase, as written.
     pub cue: String,
     /// The Person it is about, when the Event names one.
     #[serde(default)]
     pub holder: Option<String>,
+    /// The clause that states it, as written.
+    #[serde(default)]
+    pub clause: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -890,3 +890,96 @@ fn archived_and_pinned_events_no_longer_wait_and_the_next_cycle_reaches_the_rest
     );
     assert_eq!(e, json!([null]));
 }
+
+/// A real Portuguese daily note: the user's standing instruction ("Usuário
+/// alertou: **NUNCA reiniciar laptop sem permissão explícita**") becomes a
+/// Preference the user holds, not an archived line; and a note holding a
+/// password is both archived and redacted by one approval of the whole
+/// proposal (the redaction changes another field of the Event the
+/// archival moved, so it still does exactly what was shown).
+#[test]
+fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r####"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "Cássio"} SET ATTRIBUTES { relationship_to_self: "user" } }
+  CONCEPT ?a { {type: "Event", name: "2026-10-04 Decisões do Usuário"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-04T00:00:00Z",
+      content_summary: "## Decisões do Usuário\n- ✅ Usuário autorizou aplicar modificações\n- ⚠️ Usuário alertou: **NUNCA reiniciar laptop sem permissão explícita**" } }
+  CONCEPT ?b { {type: "Event", name: "2026-10-04 Infraestrutura Descoberta"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-04T00:00:00Z",
+      content_summary: "### Hardware\n- **Modelo:** FortiGate 40F\n- **Credenciais:** admin / @CiaoMiau2955" } }
+} WITH METADATA { source: "moltbot:memory/2026-10-04.md:1", author: "moltbot" }"####,
+    );
+    let rep = cycle(&mut nx);
+    let id = rep.proposal.expect("a proposal");
+    let items = proposals::items(&nx, id).expect("items");
+    let titles: Vec<&str> = items.iter().map(|i| i.title.as_str()).collect();
+    let kept = items
+        .iter()
+        .find(|i| i.title.contains("2026-10-04 Decisões do Usuário"))
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    assert!(
+        kept.title
+            .contains("Preference:Nunca reiniciar laptop sem permissão explícita"),
+        "{titles:?}"
+    );
+    assert!(
+        kept.rationale.contains("an instruction"),
+        "{}",
+        kept.rationale
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| *t
+                == "Archive 2026-10-04 Infraestrutura Descoberta (nothing durable to extract)"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t.starts_with(
+            "Redact 1 secret (password) in Event \"2026-10-04 Infraestrutura Descoberta\""
+        )),
+        "{titles:?}"
+    );
+    let done = proposals::approve(
+        &mut nx,
+        id,
+        None,
+        &Default::default(),
+        &somnus::audit::Who {
+            actor: "operator".into(),
+            trigger: "test".into(),
+            reason: None,
+        },
+    )
+    .expect("approve");
+    assert!(done.stale.is_empty(), "{:?}", done.changed);
+    assert_eq!(done.applied.len(), items.len());
+    let held = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?u {type: "Person", name: "Cássio"} (?u, "prefers", ?p) }"#,
+    );
+    assert_eq!(
+        held,
+        json!(["Nunca reiniciar laptop sem permissão explícita"])
+    );
+    let b = kip(
+        &mut nx,
+        r#"FIND(?e) WHERE { ?e {type: "Event", name: "2026-10-04 Infraestrutura Descoberta"} }"#,
+    );
+    let summary = b[0]["attributes"]["content_summary"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(summary.contains("admin / [redacted password]"), "{summary}");
+    assert!(!summary.contains("CiaoMiau"), "{summary}");
+    assert_eq!(
+        b[0]["attributes"]["consolidation_status"],
+        json!("archived")
+    );
+    assert_eq!(
+        b[0]["metadata"]["source"],
+        json!("moltbot:memory/2026-10-04.md:1")
+    );
+}

@@ -392,7 +392,7 @@ pub(super) fn plain(title: &str) -> String {
     let t = title
         .trim()
         .trim_start_matches(|c: char| !(c.is_alphanumeric() || "([{\"'#@$&<¿¡«“„‘".contains(c)))
-        .trim_end_matches(['*', '_'])
+        .trim_end_matches(['*', '_', ':', '：'])
         .trim();
     if t.is_empty() {
         title.trim().to_string()
@@ -425,6 +425,51 @@ pub(super) fn title_day(title: &str) -> Option<(chrono::NaiveDate, String)> {
         .trim()
         .to_string();
     Some((day, rest))
+}
+
+/// Whether a block says something before its first `### ` block (a
+/// rule or a template's blank is nothing).
+fn has_own_text(b: &Block) -> bool {
+    b.body.iter().any(|l| {
+        let t = l.trim();
+        !t.is_empty()
+            && !t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
+            && !placeholder(super::bullet(t).unwrap_or(t))
+    })
+}
+
+/// `### ` blocks that are parts of their `## ` block's note: under a
+/// block that says something of its own (`## Network (FortiGate 40F)`
+/// with its host, then `### Topology`, `### VLANs`), each `### ` block
+/// that is neither about the user nor dated is kept in that note, its
+/// heading included, and not as a note named `Topology`. Under a block
+/// that only groups them (`## Core Facts` › `### About Me`), they stay
+/// blocks of their own.
+fn fold_subs(blocks: Vec<Block>, aliases: &[String]) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
+    let mut open: Option<usize> = None;
+    for b in blocks {
+        if b.parent.is_none() {
+            let own = has_own_text(&b);
+            out.push(b);
+            open = own.then(|| out.len() - 1);
+            continue;
+        }
+        match open {
+            Some(i) if !b.about_user(aliases) && title_day(&b.title).is_none() => {
+                let top = &mut out[i];
+                if top.body.last().is_some_and(|l| !l.trim().is_empty()) {
+                    top.body.push(String::new());
+                }
+                top.body.push(format!("### {}", b.title));
+                top.body.extend(b.body);
+                top.bullets.extend(b.bullets);
+                top.subs -= 1;
+            }
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
 /// What a title's parentheses say that is no name.
@@ -472,6 +517,7 @@ impl Reader {
         }
         let mut user_attrs = Map::new();
         let mut user_at = None;
+        let blocks = fold_subs(blocks, &self.aliases);
         for b in blocks {
             let key = b.key();
             let Some(v) = b.value() else {
@@ -743,6 +789,40 @@ mod tests {
     }
 
     #[test]
+    fn sub_blocks_of_a_block_with_text_of_its_own_are_part_of_its_note() {
+        let (b, _) = parse(
+            "## Rede (FortiGate 40F)\n**Hostname:** Firewall-LSA\n---\n### Topologia Física:\n| Porta | Função |\n|---|---|\n| wan | WAN |\n### About My Human\n- likes VLANs\n### 2026-03-04\n- sessão\n### Problema Pendente:\n- hard-switch\n## Core Facts\n---\n### About Me\n- I am Aria\n",
+        );
+        let folded = fold_subs(b, &[]);
+        let titles: Vec<(&str, usize)> =
+            folded.iter().map(|b| (b.title.as_str(), b.subs)).collect();
+        assert_eq!(
+            titles,
+            [
+                ("Rede (FortiGate 40F)", 2),
+                ("About My Human", 0),
+                ("2026-03-04", 0),
+                ("Core Facts", 1),
+                ("About Me", 0),
+            ]
+        );
+        let text = folded[0].text();
+        assert!(text.contains("**Hostname:** Firewall-LSA"), "{text}");
+        assert!(
+            text.contains("### Topologia Física:\n| Porta | Função |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("### Problema Pendente:\n- hard-switch"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("likes VLANs") && !text.contains("sessão"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_name_line() {
         let mut b = block(&[
             "- Name: Евгений (Evgeny) Нечаев, goes by Ev / @Evolv3",
@@ -773,6 +853,8 @@ mod tests {
         assert_eq!(plain("🛠️ Tools"), "Tools");
         assert_eq!(plain("(Draft) notes"), "(Draft) notes");
         assert_eq!(plain("🎉"), "🎉");
+        assert_eq!(plain("Topologia Física:"), "Topologia Física");
+        assert_eq!(plain("关键偏好："), "关键偏好");
         let d = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).expect("a day");
         assert_eq!(
             title_day("2026-02-13"),

@@ -11,6 +11,7 @@
 use super::super::draft::{Concept, short};
 use super::super::markdown::{
     Line, dated_name, heading_time, key_values, outline, placeholder, split, strip_time,
+    without_file_name,
 };
 use super::super::predicate_name;
 use super::Reader;
@@ -355,7 +356,9 @@ impl Reader {
     /// at its own day and time.
     fn daily(&mut self, p: &Path, day: chrono::NaiveDate, topic: Option<String>) {
         let Some(text) = self.d.text(p) else { return };
-        let doc = split(&text);
+        let mut doc = split(&text);
+        // (`# memory/2026-03-01.md - Daily Log` is titled `Daily Log`)
+        doc.title = doc.title.map(|t| without_file_name(&t));
         let rel = self.d.rel(p);
         let archived = rel.contains("/archive/") || rel.starts_with("archive/");
         let pre_says = doc

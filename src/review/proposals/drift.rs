@@ -86,6 +86,72 @@ pub(super) fn drift(
     Ok((!why.is_empty()).then_some(why))
 }
 
+/// What one change of a preview does, as the operator reads it: for an
+/// update, each field (the name, an attribute, a metadata key, a link's
+/// ends) whose value it changes, with the value before and after; the
+/// element's version and update time, which every write moves, are no
+/// part of it.
+fn delta(c: &Value) -> Option<(String, Vec<(String, Value, Value)>)> {
+    if c["op"].as_str() != Some("update") {
+        return None;
+    }
+    let el = c["element"].as_str()?.to_string();
+    let (b, a) = (&c["before"], &c["after"]);
+    let mut out = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for side in [b, a] {
+        if let Some(o) = side.as_object() {
+            for (k, v) in o {
+                if matches!(k.as_str(), "id" | "version" | "updated_at") {
+                    continue;
+                }
+                // attributes and metadata, key by key
+                if let Some(inner) = v.as_object()
+                    && matches!(k.as_str(), "attributes" | "metadata")
+                {
+                    keys.extend(inner.keys().map(|ik| format!("{k}.{ik}")));
+                } else {
+                    keys.push(k.clone());
+                }
+            }
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    let at = |side: &Value, key: &str| -> Value {
+        match key.split_once('.') {
+            Some((outer, inner)) if matches!(outer, "attributes" | "metadata") => {
+                side[outer][inner].clone()
+            }
+            _ => side[key].clone(),
+        }
+    };
+    for k in keys {
+        let (x, y) = (at(b, &k), at(a, &k));
+        if x != y {
+            out.push((k, x, y));
+        }
+    }
+    Some((el, out))
+}
+
+/// Whether a preview made now changes exactly what the one the operator
+/// saw changes: the same elements, each only updated, the same fields
+/// from the same values to the same values. An item whose element an
+/// earlier item of the same approval moved elsewhere (an archival beside
+/// a redaction of one Event) still does exactly what was shown.
+pub(super) fn same_change(then: &[Value], now: &[Value]) -> bool {
+    if then.len() != now.len() || then.is_empty() {
+        return false;
+    }
+    then.iter()
+        .zip(now)
+        .all(|(t, n)| match (delta(t), delta(n)) {
+            (Some(x), Some(y)) => x == y && !x.1.is_empty(),
+            _ => false,
+        })
+}
+
 /// "Person: Ines Duarte was created by operator (proposal #1 item 1) at
 /// 2026-11-27T15:59:12.332Z": the latest audited change of an element.
 fn last_change(nx: &Nexus, el: i64, gone: bool) -> KipResult<String> {

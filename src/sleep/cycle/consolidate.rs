@@ -171,7 +171,14 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                         g.extracted
                             .iter()
                             .filter(|x| new.iter().any(|(_, n)| *n == x.name))
-                            .map(|x| format!("a {} (\"{}\": {})", x.kind, x.cue, x.name))
+                            .map(|x| {
+                                let article = if x.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                                    "an"
+                                } else {
+                                    "a"
+                                };
+                                format!("{article} {} (\"{}\": {})", x.kind, x.cue, x.name)
+                            })
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
@@ -212,7 +219,25 @@ fn extraction_commands(
 ) -> KipResult<(Vec<String>, Vec<TypeName>)> {
     let mut commands = Vec::new();
     let mut new = Vec::new();
+    // the memory's one user, who holds what a clause says of the user
+    let user = if extracted.iter().any(|x| x.holder.is_none()) {
+        let v = find(
+            nx,
+            r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") } LIMIT 2"#,
+            json!({}),
+        )?;
+        match strs(Some(&v)).as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
+    } else {
+        None
+    };
     for (k, x) in extracted.iter().enumerate() {
+        let holder = x.holder.clone().or_else(|| {
+            user.clone()
+                .filter(|u| crate::sleep::extraction::names_the_user(&x.clause, u))
+        });
         let known = count_of(&find(
             nx,
             r#"FIND(COUNT(?c)) WHERE { ?c {type: "$ConceptType", name: :t} }"#,
@@ -263,7 +288,7 @@ fn extraction_commands(
 WITH METADATA {{ source: "SleepConsolidation", author: "$system", created_at: :ts, confidence: 0.7 }}"#
         ));
         if x.ty == "Preference"
-            && let Some(h) = &x.holder
+            && let Some(h) = &holder
         {
             params.insert(format!("xh{k}"), json!(h));
             commands.push(format!(
