@@ -476,7 +476,7 @@ fn memory_md_names_the_user_when_no_profile_does() {
     for line in [
         "MEMORY.md:11: block `About My Human` names the user: Person `Евгений Нечаев`",
         "MEMORY.md:8: block `Core Facts › Preferences of Ev` is about the user: kept on Person `Евгений Нечаев` as memory_core_facts_preferences_of_ev",
-        "MEMORY.md:5: block `Core Facts › About Me`: a note of its own, Insight `About Me`",
+        "MEMORY.md:5: block `Core Facts › About Me`: a note of its own, Insight `Core Facts › About Me`",
         "MEMORY.md:15: block `Lessons Learned`: a note of its own, Insight `Lessons Learned`",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
@@ -512,7 +512,7 @@ fn memory_md_names_the_user_when_no_profile_does() {
         notes,
         json!([
             [
-                "About Me",
+                "Core Facts › About Me",
                 "- I am Aria Blue, created January 2026",
                 "Core Facts"
             ],
@@ -723,7 +723,7 @@ fn a_profile_in_tables_and_a_memory_block_with_its_parts() {
         "{said}"
     );
     assert!(!said.contains("Insight `Topologia Física"), "{said}");
-    assert!(said.contains("Insight `About Me`"), "{said}");
+    assert!(said.contains("Insight `Core Facts › About Me`"), "{said}");
     let mut nx = Nexus::open(&db).expect("open");
     let user = kip(
         &mut nx,

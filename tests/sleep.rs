@@ -630,7 +630,9 @@ fn why_never_says_archived_of_what_is_only_proposed() {
         caffeine.rationale
     );
     assert!(
-        caffeine.rationale.contains("states decision"),
+        caffeine
+            .rationale
+            .contains("says \"decided no coffee after 2pm\" (a decision)"),
         "{}",
         caffeine.rationale
     );

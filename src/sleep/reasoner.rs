@@ -782,8 +782,8 @@ impl Reasoner for Heuristic {
                                 extracted
                                     .iter()
                                     .map(|x| match x.clause.as_str() {
-                                        "" => format!("{} \"{}\"", x.kind, x.name),
-                                        c => format!("\"{c}\""),
+                                        "" => format!("{} \"{}\"", x.a_kind(), x.name),
+                                        c => format!("\"{c}\" ({})", x.a_kind()),
                                     })
                                     .collect::<Vec<_>>()
                                     .join(", ")

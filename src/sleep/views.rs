@@ -92,6 +92,18 @@ pub struct Extracted {
     pub clause: String,
 }
 
+impl Extracted {
+    /// Its kind as a sentence says it: "a decision", "an instruction".
+    pub fn a_kind(&self) -> String {
+        let article = if self.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {}", self.kind)
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cluster {
     pub holder: String,

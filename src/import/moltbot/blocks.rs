@@ -95,10 +95,19 @@ pub(super) const CALL_KEYS: [&str; 5] = [
 /// Words of a block's title that say it is about the user (whole words,
 /// any case): "About the user", "User preferences", "My human",
 /// "Über den Nutzer", "Sobre el usuario".
-const USER_WORDS: [&str; 18] = [
+const USER_WORDS: [&str; 27] = [
     "user",
     "human",
     "owner",
+    "humano",
+    "humana",
+    "humain",
+    "umano",
+    "mensch",
+    "menschen",
+    "пользователя",
+    "пользователю",
+    "пользователем",
     "nutzer",
     "nutzerin",
     "benutzer",
@@ -633,10 +642,13 @@ impl Reader {
     /// `我们的关系`), pinned.
     fn block_note(&mut self, p: &Path, b: &Block) {
         let r = self.d.rel(p);
-        // a block with no title is named by where it is
-        let title = match plain(&b.title).as_str() {
-            "" => format!("MEMORY.md line {}", b.at),
-            t => t.to_string(),
+        // a block with no title is named by where it is; a part of a
+        // block that only groups its parts by the block it is part of
+        // (`Core Facts › About Me`, `Права доступа › Без подтверждения`)
+        let title = match (plain(&b.title).as_str(), b.parent.as_deref().map(plain)) {
+            ("", _) => format!("MEMORY.md line {}", b.at),
+            (t, Some(p)) if !p.is_empty() => format!("{p} › {t}"),
+            (t, _) => t.to_string(),
         };
         let name = self.unique("Insight", &short(&title, 80));
         self.d.note(format!(
@@ -728,6 +740,10 @@ mod tests {
             .collect();
         for t in [
             "关于用户",
+            "О пользователе",
+            "Предпочтения пользователя",
+            "Sobre o meu humano",
+            "Über meinen Menschen",
             "About the user",
             "User preferences",
             "My human",

@@ -171,14 +171,7 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                         g.extracted
                             .iter()
                             .filter(|x| new.iter().any(|(_, n)| *n == x.name))
-                            .map(|x| {
-                                let article = if x.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                                    "an"
-                                } else {
-                                    "a"
-                                };
-                                format!("{article} {} (\"{}\": {})", x.kind, x.cue, x.name)
-                            })
+                            .map(|x| format!("{} (\"{}\": {})", x.a_kind(), x.cue, x.name))
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
