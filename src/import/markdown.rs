@@ -566,6 +566,29 @@ pub fn strip_time(h: &str) -> String {
         t if t.trim().is_empty() => s,
         t => t,
     };
+    // and the time inside it, after the part of the day it is in
+    // (`中午 12:41 - 讨论`, `Session at 3:30 PM`), never one end of a range
+    // (`10:00-11:00`)
+    static INSIDE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let inside = INSIDE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(?:\s+(?:at|um|à|a las|alle|às|в))?\s*\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?P<next>\s*[-–~]\s*\d)?",
+        )
+        .expect("the time inside")
+    });
+    let s = match inside.captures(&s) {
+        Some(c) if c.name("next").is_none() => {
+            let whole = c.get(0).map_or(0..0, |m| m.range());
+            let mut t = s.clone();
+            t.replace_range(whole, " ");
+            let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            let t = t
+                .trim_matches(|c: char| c.is_whitespace() || "-–—:|·,".contains(c))
+                .to_string();
+            if t.is_empty() { s } else { t }
+        }
+        _ => s,
+    };
     if s.trim().is_empty() {
         h.to_string()
     } else {

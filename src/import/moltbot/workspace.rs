@@ -802,6 +802,14 @@ mod tests {
         assert_eq!(strip_time("08:55 整理 続報 (08:55-13:02 UTC)"), "整理 続報");
         assert_eq!(strip_time("18:45 Project (2026-02-12T18:45)"), "Project");
         assert_eq!(strip_time("09:00 Call (with Ana)"), "Call (with Ana)");
+        // a time after the part of the day it is in, once
+        assert_eq!(strip_time("中午 12:41 - 讨论"), "中午 - 讨论");
+        assert_eq!(strip_time("Session at 3:30 PM"), "Session");
+        assert_eq!(
+            strip_time("Meeting 10:00-11:00 with Ana"),
+            "Meeting 10:00-11:00 with Ana"
+        );
+        assert_eq!(strip_time("Ratio 3:2 works"), "Ratio 3:2 works");
         assert!(!says_more_than_when("Session: 2026-02-21 20:43:39 UTC"));
         assert!(says_more_than_when("CAD 工程量计算技能开发项目"));
         assert!(says_more_than_when("Edit failure lesson"));
