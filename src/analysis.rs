@@ -13,7 +13,10 @@
 //! 3. **Stem, then fold.** Each word is lowercased, reduced to its Snowball
 //!    stem in that language, then stripped of diacritics ("Dvořák" and
 //!    "Dvorak" meet). A word holding a digit is a code or a number and is
-//!    kept whole ("d17", "2023").
+//!    kept whole ("d17", "2023"). A text's word with diacritics is also
+//!    indexed as its plain spelling stems (a stemmer reads "lavapies" and
+//!    "lavapiés" differently: "lavapi", "lavapie"), so a question typed
+//!    without accents finds it.
 //!
 //! A question also drops its stop words (the ISO lists of its language
 //! and of English; never all of its words) and looks each remaining word
@@ -244,7 +247,17 @@ pub fn document(text: &str, part: Part) -> String {
             if !out.is_empty() {
                 out.push(' ');
             }
-            out.push_str(&term(&w, lang));
+            let t = term(&w, lang);
+            out.push_str(&t);
+            // typed without its accents, a word stems otherwise
+            let plain = fold(&w);
+            if plain != w {
+                let p = term(&plain, lang);
+                if p != t {
+                    out.push(' ');
+                    out.push_str(&p);
+                }
+            }
         }
     }
     out

@@ -794,7 +794,8 @@ fn other_attributes_are_found_on_postgresql() {
 }
 
 /// A memory from before the other attributes were indexed (schema 21)
-/// finds them once it is opened again.
+/// finds them, and its accented words without their accents, once it is
+/// opened again.
 #[test]
 fn a_postgresql_memory_from_before_other_attributes_counted_finds_them() {
     let Some(url) = server() else { return };
@@ -810,6 +811,7 @@ fn a_postgresql_memory_from_before_other_attributes_counted_finds_them() {
     c.batch_execute(
         "ALTER TABLE concepts DROP COLUMN search;
          DROP FUNCTION somnus_rest(jsonb);
+         DROP FUNCTION somnus_fold(text);
          ALTER TABLE concepts ADD COLUMN search tsvector GENERATED ALWAYS AS (
              setweight(to_tsvector('simple'::regconfig, name), 'A')
              || setweight(to_tsvector('simple'::regconfig, COALESCE(attributes ->> 'description', '')), 'B')
@@ -823,6 +825,11 @@ fn a_postgresql_memory_from_before_other_attributes_counted_finds_them() {
     let mut pg = m.open();
     assert_eq!(
         search_attributes::search_all(&mut pg, "kiln"),
+        ["Lucía Ortega"]
+    );
+    // and what is written with accents, without them (schema 23)
+    assert_eq!(
+        search_attributes::search_all(&mut pg, "Lavapies"),
         ["Lucía Ortega"]
     );
 }

@@ -280,3 +280,31 @@ fn a_memory_indexed_before_other_attributes_counted_is_reindexed_when_opened() {
     drop(nx);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A memory of schema 22 is indexed again when opened (schema 23 adds a
+/// word's plain spelling stems): what it holds is found, and found without
+/// its accents.
+#[test]
+fn a_memory_of_schema_22_is_indexed_again_when_opened() {
+    let dir = std::env::temp_dir().join(format!("somnus-search-fold-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("memory.db");
+    {
+        let mut nx = Nexus::open(&path).expect("open");
+        for c in PROFILE {
+            kip(&mut nx, c);
+        }
+    }
+    // an index that does not hold them
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw");
+        conn.execute_batch("DELETE FROM concept_fts; PRAGMA user_version = 22;")
+            .expect("downgrade");
+    }
+    let mut nx = Nexus::open(&path).expect("reopen");
+    assert_eq!(search_all(&mut nx, "Lavapies"), ["Lucía Ortega"]);
+    assert_eq!(search_all(&mut nx, "shelves"), ["Studio visit"]);
+    drop(nx);
+    let _ = std::fs::remove_dir_all(&dir);
+}

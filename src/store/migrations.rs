@@ -984,4 +984,36 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE INDEX concepts_search ON concepts USING GIN (search);
     "#,
     },
+    // 23: PostgreSQL's search document is folded as SQLite's is and as a
+    //     query's words are (`analysis::fold`): a letter's diacritics are
+    //     dropped (`usuário` is found by "usuario", `Lavapiés` by
+    //     "lavapies"), and a `/` parts words (`Europe/Madrid` holds
+    //     "europe" and "madrid", which the `simple` parser read as one
+    //     path). `somnus_fold` maps each precomposed Latin letter to its
+    //     base letter (those Unicode decomposes into a letter and marks)
+    //     and drops combining marks; SQLite's tokenizer does both. On SQLite, a word with diacritics
+    //     is also indexed as its plain spelling stems
+    //     (`analysis::document`): every concept is indexed again.
+    Migration {
+        sqlite: r#"
+    DELETE FROM fts_dirty;
+    INSERT INTO fts_dirty(id) SELECT id FROM concepts;
+    "#,
+        postgres: r#"
+    CREATE FUNCTION somnus_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT translate(t, '/ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳḀḁḂḃḄḅḆḇḈḉḊḋḌḍḎḏḐḑḒḓḔḕḖḗḘḙḚḛḜḝḞḟḠḡḢḣḤḥḦḧḨḩḪḫḬḭḮḯḰḱḲḳḴḵḶḷḸḹḺḻḼḽḾḿṀṁṂṃṄṅṆṇṈṉṊṋṌṍṎṏṐṑṒṓṔṕṖṗṘṙṚṛṜṝṞṟṠṡṢṣṤṥṦṧṨṩṪṫṬṭṮṯṰṱṲṳṴṵṶṷṸṹṺṻṼṽṾṿẀẁẂẃẄẅẆẇẈẉẊẋẌẍẎẏẐẑẒẓẔẕẖẗẘẙẠạẢảẤấẦầẨẩẪẫẬậẮắẰằẲẳẴẵẶặẸẹẺẻẼẽẾếỀềỂểỄễỆệỈỉỊịỌọỎỏỐốỒồỔổỖỗỘộỚớỜờỞởỠỡỢợỤụỦủỨứỪừỬửỮữỰựỲỳỴỵỶỷỸỹ̴̵̶̷̸̡̢̧̨̛̖̗̘̙̜̝̞̟̠̣̤̥̦̩̪̫̬̭̮̯̰̱̲̳̹̺̻̼͇͈͉͍͎̀́̂̃̄̅̆̇̈̉̊̋̌̍̎̏̐̑̒̓̔̽̾̿̀́͂̓̈́͆͊͋͌̕̚ͅ͏͓͔͕͖͙͚͐͑͒͗͛ͣͤͥͦͧͨͩͪͫͬͭͮͯ͘͜͟͢͝͞͠͡', ' AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooouuuuyyAaAaAaCcCcCcCcDdEeEeEeEeEeGgGgGgGgHhIiIiIiIiIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUuUuUuUuWwYyYZzZzZzOoUuAaIiOoUuUuUuUuUuAaAaGgKkOoOojGgNnAaAaAaEeEeIiIiOoOoRrRrUuUuSsTtHhAaEeOoOoOoOoYyAaBbBbBbCcDdDdDdDdDdEeEeEeEeEeFfGgHhHhHhHhHhIiIiKkKkKkLlLlLlLlMmMmMmNnNnNnNnOoOoOoOoPpPpRrRrRrRrSsSsSsSsSsTtTtTtTtUuUuUuUuUuVvVvWwWwWwWwWwXxXxYyZzZzZzhtwyAaAaAaAaAaAaAaAaAaAaAaAaEeEeEeEeEeEeEeEeIiIiOoOoOoOoOoOoOoOoOoOoOoOoUuUuUuUuUuUuUuYyYyYyYy')
+    $$;
+    ALTER TABLE concepts DROP COLUMN search;
+    ALTER TABLE concepts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('simple'::regconfig, somnus_fold(name)), 'A')
+        || setweight(to_tsvector('simple'::regconfig, somnus_fold(COALESCE(attributes -> 'aliases', '[]'::jsonb)::text)), 'A')
+        || setweight(to_tsvector('simple'::regconfig, somnus_fold(COALESCE(attributes ->> 'description', ''))), 'B')
+        || setweight(to_tsvector('simple'::regconfig, somnus_fold(
+               COALESCE(attributes ->> 'content_summary', '') || ' ' || COALESCE(attributes ->> 'summary', '') || ' '
+               || COALESCE(attributes ->> 'title', '') || ' ' || COALESCE(attributes ->> 'content', ''))), 'C')
+        || setweight(to_tsvector('simple'::regconfig, somnus_fold(CASE WHEN left(type, 1) = '$' THEN '' ELSE somnus_rest(attributes) END)), 'D')
+    ) STORED;
+    CREATE INDEX concepts_search ON concepts USING GIN (search);
+    "#,
+    },
 ];

@@ -61,4 +61,17 @@ pub fn other_attributes_are_found(nx: &mut Nexus) {
     );
     assert!(search_all(nx, "kiln").is_empty());
     assert_eq!(search_all(nx, "lunch"), ["Lucía Ortega"]);
+    // a word is found without its accents, in any field, and a path's
+    // parts are words (`Europe/Madrid`)
+    assert_eq!(search_all(nx, "lucia"), ["Lucía Ortega"]);
+    assert_eq!(search_all(nx, "Lavapies"), ["Lucía Ortega"]);
+    assert_eq!(search_all(nx, "Lavapiés"), ["Lucía Ortega"]);
+    assert_eq!(search_all(nx, "Europe"), ["Lucía Ortega"]);
+    kip(
+        nx,
+        r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Cássio"} SET ATTRIBUTES { description: "O usuário prefere respostas curtas", timezone: "America/Belem" } } } WITH METADATA { source: "test", author: "$self" }"#,
+    );
+    assert_eq!(search_all(nx, "usuario"), ["Cássio"]);
+    assert_eq!(search_all(nx, "cassio"), ["Cássio"]);
+    assert_eq!(search_all(nx, "Belem"), ["Cássio"]);
 }
