@@ -763,6 +763,77 @@ fn a_profile_in_tables_and_a_memory_block_with_its_parts() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// OpenClaw's memory promotion as real MEMORY.md files hold it: each
+/// promoted line (after its `openclaw-memory-promotion` marker, ending in
+/// its score) is an Insight of its own in its own words, with the daily
+/// note and lines it came from, its day and score; the markers and scores
+/// are no text of a note; importing again changes nothing.
+#[test]
+fn lines_openclaw_promoted_into_memory_md_are_memories_of_their_own() {
+    let dir = tmp("promoted");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# Long-Term Memory\n\n## Rules\n- 先查再答\n\n## Promoted From Short-Term Memory (2026-05-20)\n\n<!-- openclaw-memory-promotion:memory:memory/2026-05-14.md:6:6 -->\n- 为飞书多维表格\"选品\"视图中已勾选商品生成电商套图，上传回\"商品主图\"字段。 [score=0.868 recalls=0 avg=0.620 source=memory/2026-05-14.md:6-6]\n<!-- openclaw-memory-promotion:memory:memory/2026-05-14.md:9:10 -->\n- Oracle 串行排队，不并发 [score=0.812 recalls=3 avg=0.620 source=memory/2026-05-14.md:9-10]\n",
+    );
+    put(
+        &ws,
+        "memory/2026-05-14.md",
+        "# 2026-05-14\n\n## 09:00 选品\n- 为飞书多维表格生成套图\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("MEMORY.md:6: block `Promoted From Short-Term Memory (2026-05-20)`: 2 lines OpenClaw promoted from daily notes, each an Insight of its own"),
+        "{said}"
+    );
+    assert!(!said.contains("is empty or a template's blank"), "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let got = kip(
+        &mut nx,
+        r#"FIND(?n.name, ?n.attributes.description, ?n.attributes.promoted_from, ?n.attributes.promoted_on, ?n.attributes.promotion_score, ?n.attributes.promotion_recalls, ?n.metadata.source) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.insight_class == "promoted") } ORDER BY ?n.attributes.promotion_score DESC"#,
+    );
+    assert_eq!(
+        got,
+        json!([
+            [
+                "为飞书多维表格\"选品\"视图中已勾选商品生成电商套图，上传回\"商品主图\"字段。",
+                "为飞书多维表格\"选品\"视图中已勾选商品生成电商套图，上传回\"商品主图\"字段。",
+                "memory/2026-05-14.md:6-6",
+                "2026-05-20",
+                0.868,
+                0,
+                "moltbot:MEMORY.md:9"
+            ],
+            [
+                "Oracle 串行排队，不并发",
+                "Oracle 串行排队，不并发",
+                "memory/2026-05-14.md:9-10",
+                "2026-05-20",
+                0.812,
+                3,
+                "moltbot:MEMORY.md:11"
+            ]
+        ]),
+        "{got}"
+    );
+    // no note holds the markers or the scores
+    let all = all_text(&db);
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?n.attributes.description) WHERE { ?n {type: "Insight"} FILTER(?n.attributes.insight_class == "note") }"#,
+    );
+    assert!(!notes.to_string().contains("score="), "{notes}");
+    assert!(all.contains("先查再答"));
+    drop(nx);
+    let (ok, again) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{again}");
+    assert!(again.contains("created 0 elements"), "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Writes `text` at `dir/rel`, making its folders.
 fn put(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);

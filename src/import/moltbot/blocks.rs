@@ -526,12 +526,34 @@ impl Reader {
         }
         let mut user_attrs = Map::new();
         let mut user_at = None;
+        // what OpenClaw's memory promotion copied in: a memory each
+        let mut blocks = blocks;
+        let mut promoting = std::collections::HashSet::new();
+        for b in blocks.iter_mut() {
+            let items = super::promoted::take(b);
+            if items.is_empty() {
+                continue;
+            }
+            promoting.insert(b.at);
+            self.d.note(format!(
+                "{r}:{}: block `{}`: {} {} OpenClaw promoted from daily notes, each an Insight of its own",
+                b.at,
+                b.label(),
+                items.len(),
+                if items.len() == 1 { "line" } else { "lines" }
+            ));
+            let section = b.label();
+            for it in &items {
+                self.promoted_note(p, &section, it);
+            }
+        }
         let blocks = fold_subs(blocks, &self.aliases);
         for b in blocks {
             let key = b.key();
             let Some(v) = b.value() else {
-                // a `## ` block whose lines are all in its `### ` blocks
-                if b.subs == 0 {
+                // a `## ` block whose lines are all in its `### ` blocks,
+                // or all promoted lines
+                if b.subs == 0 && !promoting.contains(&b.at) {
                     self.d.note(format!(
                         "{r}:{}: block `{}` is empty or a template's blank: nothing to keep",
                         b.at,

@@ -20,6 +20,7 @@
 
 mod blocks;
 mod extra;
+mod promoted;
 mod workspace;
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
