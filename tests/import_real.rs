@@ -819,6 +819,22 @@ fn lines_openclaw_promoted_into_memory_md_are_memories_of_their_own() {
         ]),
         "{got}"
     );
+    // each is derived from the daily note's Event it came from
+    let from = kip(
+        &mut nx,
+        r#"FIND(?n.name, ?e.name) WHERE { ?n {type: "Insight"} (?n, "derived_from", ?e) } ORDER BY ?n.attributes.promotion_score DESC"#,
+    );
+    assert_eq!(
+        from,
+        json!([
+            [
+                "为飞书多维表格\"选品\"视图中已勾选商品生成电商套图，上传回\"商品主图\"字段。",
+                "Oracle 串行排队，不并发"
+            ],
+            ["2026-05-14 09:00 选品", "2026-05-14 09:00 选品"]
+        ]),
+        "{from}"
+    );
     // no note holds the markers or the scores
     let all = all_text(&db);
     let notes = kip(

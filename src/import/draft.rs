@@ -246,6 +246,11 @@ impl Draft {
 
     /// Adds a link; one whose predicate or either end has no name is
     /// reported instead.
+    /// The concepts drafted so far.
+    pub fn concepts(&self) -> &[Concept] {
+        &self.concepts
+    }
+
     pub fn link(&mut self, l: Link) {
         if [&l.predicate, &l.from.1, &l.to.1]
             .iter()

@@ -983,3 +983,30 @@ fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
         json!("moltbot:memory/2026-10-04.md:1")
     );
 }
+
+/// A stale Event whose knowledge a concept already keeps (a line OpenClaw's
+/// memory promotion copied into MEMORY.md, `derived_from` the Event) is
+/// consolidated into it, not archived as if nothing durable were in it.
+#[test]
+fn an_event_a_promoted_line_came_from_is_consolidated_into_it() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?e { {type: "Event", name: "2026-10-04 10:00 Browser"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-04T10:00:00Z",
+      content_summary: "- The browser lane is now hybrid: managed for isolated work" } }
+  CONCEPT ?i { {type: "Insight", name: "The browser lane is now hybrid"}
+    SET ATTRIBUTES { insight_class: "promoted", description: "The browser lane is now hybrid: managed for isolated work", promoted_from: "memory/2026-10-04.md:3-3" }
+    SET PROPOSITIONS { ("derived_from", {type: "Event", name: "2026-10-04 10:00 Browser"}) } }
+} WITH METADATA { source: "moltbot:MEMORY.md:9", author: "moltbot" }"#,
+    );
+    let rep = cycle(&mut nx);
+    let titles = proposed(&nx, &rep, "consolidate");
+    assert!(
+        titles.iter().any(|t| t
+            == "Consolidate 2026-10-04 10:00 Browser into Insight:The browser lane is now hybrid"),
+        "{titles:?}"
+    );
+    assert!(proposed(&nx, &rep, "archive").is_empty());
+}

@@ -50,6 +50,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         aliases: Vec::new(),
         known: HashMap::new(),
         names: std::collections::HashSet::new(),
+        promoted: Vec::new(),
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
     // the workspace's own files (OpenClaw): who the user is, who the agent is
@@ -73,6 +74,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         r.notes_in(&mem, &mem);
     }
     r.extra_paths(dir, &mem, extra);
+    r.link_promoted();
     for k in r.decay.keys() {
         r.d.note(format!(
             "meta/decay-scores.json: `{k}` scores nothing that was imported"
@@ -95,6 +97,9 @@ struct Reader {
     known: HashMap<String, (String, String)>,
     /// Names given to notes and daily-note Events so far (each unique).
     names: std::collections::HashSet<(String, String)>,
+    /// Promoted lines kept so far: the Insight's name, the daily note
+    /// and first line they came from, and where the Insight was read.
+    promoted: Vec<(String, String, usize, String)>,
 }
 
 impl Reader {

@@ -171,6 +171,10 @@ impl Reader {
         if let Some(r) = it.recalls {
             attrs.insert("promotion_recalls".into(), json!(r));
         }
+        if let Some((file, first)) = it.from.as_deref().and_then(file_and_line) {
+            self.promoted
+                .push((name.clone(), file, first, source.clone()));
+        }
         self.d.concept(Concept {
             ty: "Insight".into(),
             name,
@@ -180,6 +184,53 @@ impl Reader {
             source,
         });
     }
+
+    /// Links each promoted line to the daily note's Event it came from
+    /// (`derived_from`: the Event whose section holds its first line), once
+    /// every note is read; a line whose note was not imported keeps only
+    /// its `promoted_from`.
+    pub(super) fn link_promoted(&mut self) {
+        let promoted = std::mem::take(&mut self.promoted);
+        if promoted.is_empty() {
+            return;
+        }
+        let prefix = format!("{}:", self.d.author);
+        let events: Vec<(String, String, usize)> = self
+            .d
+            .concepts()
+            .iter()
+            .filter(|c| c.ty == "Event")
+            .filter_map(|c| {
+                let rest = c.source.strip_prefix(&prefix)?;
+                let (file, line) = rest.rsplit_once(':')?;
+                Some((c.name.clone(), file.to_string(), line.parse().ok()?))
+            })
+            .collect();
+        for (name, file, first, source) in promoted {
+            let Some((event, _, _)) = events
+                .iter()
+                .filter(|(_, f, l)| *f == file && *l <= first)
+                .max_by_key(|(_, _, l)| *l)
+            else {
+                continue;
+            };
+            let meta = self.d.provenance(&source);
+            self.d.link(super::Link {
+                from: ("Insight".into(), name),
+                predicate: "derived_from".into(),
+                to: ("Event".into(), event.clone()),
+                meta,
+                source,
+            });
+        }
+    }
+}
+
+/// `memory/2026-04-29.md:42-42` → (`memory/2026-04-29.md`, 42).
+fn file_and_line(from: &str) -> Option<(String, usize)> {
+    let (file, lines) = from.rsplit_once(':')?;
+    let first = lines.split('-').next()?.trim().parse().ok()?;
+    Some((file.to_string(), first))
 }
 
 #[cfg(test)]

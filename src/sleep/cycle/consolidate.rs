@@ -19,6 +19,22 @@ pub(super) fn linked_of(nx: &mut Nexus, e: &mut EventView) -> KipResult<()> {
                 .collect()
         })
         .unwrap_or_default();
+    // what already keeps its knowledge elsewhere: a concept derived from
+    // it (a line OpenClaw's memory promotion copied into MEMORY.md)
+    let kept = find(
+        nx,
+        r#"FIND(?x.type, ?x.name) WHERE { ?e {type: "Event", name: :n} (?x, "derived_from", ?e) } LIMIT 50"#,
+        json!({"n": e.name}),
+    )?;
+    for row in kept.as_array().into_iter().flatten() {
+        let pair = (
+            row[0].as_str().unwrap_or_default().to_string(),
+            row[1].as_str().unwrap_or_default().to_string(),
+        );
+        if pair.0 != "Event" && !pair.1.is_empty() && !e.linked.contains(&pair) {
+            e.linked.push(pair);
+        }
+    }
     let d = find(
         nx,
         r#"FIND(?d.name) WHERE { ?e {type: "Event", name: :n} (?e, "belongs_to_domain", ?d) } LIMIT 10"#,
