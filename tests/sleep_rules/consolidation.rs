@@ -932,9 +932,7 @@ fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
     );
     assert!(
         titles
-            .iter()
-            .any(|t| *t
-                == "Archive 2026-10-04 Infraestrutura Descoberta (nothing durable to extract)"),
+            .contains(&"Archive 2026-10-04 Infraestrutura Descoberta (nothing durable to extract)"),
         "{titles:?}"
     );
     assert!(

@@ -86,12 +86,15 @@ pub(super) fn drift(
     Ok((!why.is_empty()).then_some(why))
 }
 
+/// A field a change moves, with its value before and after.
+type Moved = (String, Value, Value);
+
 /// What one change of a preview does, as the operator reads it: for an
 /// update, each field (the name, an attribute, a metadata key, a link's
 /// ends) whose value it changes, with the value before and after; the
 /// element's version and update time, which every write moves, are no
 /// part of it.
-fn delta(c: &Value) -> Option<(String, Vec<(String, Value, Value)>)> {
+fn delta(c: &Value) -> Option<(String, Vec<Moved>)> {
     if c["op"].as_str() != Some("update") {
         return None;
     }
