@@ -530,7 +530,7 @@ impl Reader {
         let mut blocks = blocks;
         let mut promoting = std::collections::HashSet::new();
         for b in blocks.iter_mut() {
-            let items = super::promoted::take(b);
+            let items = super::promoted::take(b.at, &mut b.body, &mut b.bullets);
             if items.is_empty() {
                 continue;
             }

@@ -9,7 +9,6 @@
 //! never a note whose text is the markers and scores.
 
 use super::super::draft::{Concept, short};
-use super::blocks::Block;
 use super::{Reader, core_meta};
 use serde_json::{Map, json};
 use std::path::Path;
@@ -58,18 +57,24 @@ pub(super) fn promoted_on(title: &str) -> Option<chrono::NaiveDate> {
     chrono::NaiveDate::parse_from_str(c.get(1)?.as_str(), "%Y-%m-%d").ok()
 }
 
-/// Takes the promoted lines out of a block (each marker and the lines up
-/// to the next marker, blank line or heading); what else it holds stays.
-/// A block's body line `i` is line `at + 1 + i` of the file.
-pub(super) fn take(b: &mut Block) -> Vec<Promoted> {
-    if !b.body.iter().any(|l| marker().is_match(l)) {
+/// Takes the promoted lines out of a block's lines (`body`, the lines
+/// under its title at line `at`, and `bullets`, those of them that are
+/// bullets with their line): each marker and the lines up to the next
+/// marker, blank line or heading. What else it holds stays. Body line `i`
+/// is line `at + 1 + i` of the file.
+pub(super) fn take(
+    at: usize,
+    body: &mut Vec<String>,
+    bullets: &mut Vec<(usize, String)>,
+) -> Vec<Promoted> {
+    if !body.iter().any(|l| marker().is_match(l)) {
         return Vec::new();
     }
     let mut out = Vec::new();
     let mut taken = std::collections::HashSet::new();
     let mut i = 0;
-    while i < b.body.len() {
-        let Some(c) = marker().captures(&b.body[i]) else {
+    while i < body.len() {
+        let Some(c) = marker().captures(&body[i]) else {
             i += 1;
             continue;
         };
@@ -83,8 +88,8 @@ pub(super) fn take(b: &mut Block) -> Vec<Promoted> {
         let first = i + 1;
         let mut j = first;
         let mut lines: Vec<String> = Vec::new();
-        while j < b.body.len() {
-            let t = b.body[j].trim();
+        while j < body.len() {
+            let t = body[j].trim();
             if t.is_empty() || t.starts_with('#') || marker().is_match(t) {
                 break;
             }
@@ -117,24 +122,21 @@ pub(super) fn take(b: &mut Block) -> Vec<Promoted> {
             continue;
         }
         out.push(Promoted {
-            line: b.at + 1 + first,
+            line: at + 1 + first,
             text: t.to_string(),
             from,
             score,
             recalls,
         });
     }
-    let at = b.at;
-    let kept: Vec<String> = b
-        .body
+    let kept: Vec<String> = body
         .iter()
         .enumerate()
         .filter(|(i, _)| !taken.contains(i))
         .map(|(_, l)| l.clone())
         .collect();
-    b.body = kept;
-    b.bullets
-        .retain(|(n, _)| n.checked_sub(at + 1).is_none_or(|i| !taken.contains(&i)));
+    *body = kept;
+    bullets.retain(|(n, _)| n.checked_sub(at + 1).is_none_or(|i| !taken.contains(&i)));
     out
 }
 
@@ -240,9 +242,14 @@ mod tests {
     #[test]
     fn promoted_lines_are_taken_with_their_source_and_score() {
         let text = "## Promoted From Short-Term Memory (2026-05-04)\n\n<!-- openclaw-memory-promotion:memory:memory/2026-04-29.md:42:42 -->\n- ** Engineering（工程实践）** [score=0.876 recalls=0 avg=0.620 source=memory/2026-04-29.md:42-42]\n<!-- openclaw-memory-promotion:memory:memory/2026-04-15.md:449:449 -->\n- - Candidate: Possible Lasting Truths: none [score=0.845 recalls=2 avg=0.620 source=memory/2026-04-15.md:449-449]\n<!-- openclaw-memory-promotion:memory:memory/project alpha/2026-04-01.md:2:3 -->\n- Woke up for the first time.\n  No memory files existed yet.\n<!-- openclaw-memory-promotion:memory:memory/x.md:1:1 -->\n\nA line of the block's own.\n";
-        let (mut blocks, _) = super::super::blocks::parse(text);
-        let b = &mut blocks[0];
-        let got = take(b);
+        let mut lines: Vec<String> = text.lines().skip(1).map(str::to_string).collect();
+        let mut bullets: Vec<(usize, String)> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("- "))
+            .map(|(i, l)| (i + 2, l[2..].to_string()))
+            .collect();
+        let got = take(1, &mut lines, &mut bullets);
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0].text, "** Engineering（工程实践）**");
         assert_eq!(got[0].line, 4);
@@ -262,8 +269,8 @@ mod tests {
         );
         assert_eq!(got[2].score, None);
         // what the block says besides stays in it; the markers do not
-        assert_eq!(b.text(), "A line of the block's own.");
-        assert!(b.bullets.is_empty(), "{:?}", b.bullets);
+        assert_eq!(lines.join("\n").trim(), "A line of the block's own.");
+        assert!(bullets.is_empty(), "{bullets:?}");
         assert_eq!(
             promoted_on("Promoted From Short-Term Memory (2026-05-04)"),
             chrono::NaiveDate::from_ymd_opt(2026, 5, 4)
