@@ -357,6 +357,11 @@ pub fn find(text: &str) -> Vec<Finding> {
             );
         }
     }
+    let password = |m: regex::Match<'_>| Finding {
+        rule: "password".into(),
+        start: m.start(),
+        end: m.end(),
+    };
     for caps in password_rule().captures_iter(text) {
         // after a word (`is`), only a value that looks like a password
         // (a digit, a symbol, a capital inside): `the password is stored`
@@ -366,28 +371,15 @@ pub fn find(text: &str) -> Vec<Finding> {
             && !placeholder(m.as_str())
             && (!worded || looks_like_password(m.as_str()))
         {
-            add(
-                Finding {
-                    rule: "password".into(),
-                    start: m.start(),
-                    end: m.end(),
-                },
-                &mut out,
-            );
+            add(password(m), &mut out);
         }
     }
+    // the second half of a `user / password` pair
     for caps in credential_rule().captures_iter(text) {
         if let Some(m) = caps.get(1)
             && !placeholder(m.as_str())
         {
-            add(
-                Finding {
-                    rule: "password".into(),
-                    start: m.start(),
-                    end: m.end(),
-                },
-                &mut out,
-            );
+            add(password(m), &mut out);
         }
     }
     for (start, end) in seed_phrases(text) {

@@ -250,18 +250,23 @@ fn a_huge_attribute_is_indexed_up_to_its_bound_and_written_whole() {
     assert_eq!(v[0].as_str().map(str::len), Some(text.len()));
 }
 
-#[test]
-fn a_memory_indexed_before_other_attributes_counted_is_reindexed_when_opened() {
-    let dir = std::env::temp_dir().join(format!("somnus-search-rest-{}", std::process::id()));
+/// A memory file in a fresh folder holding [`PROFILE`]: the folder and
+/// the file.
+fn profile_on_disk(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("somnus-search-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("memory.db");
-    {
-        let mut nx = Nexus::open(&path).expect("open");
-        for c in PROFILE {
-            kip(&mut nx, c);
-        }
+    let mut nx = Nexus::open(&path).expect("open");
+    for c in PROFILE {
+        kip(&mut nx, c);
     }
+    (dir, path)
+}
+
+#[test]
+fn a_memory_indexed_before_other_attributes_counted_is_reindexed_when_opened() {
+    let (dir, path) = profile_on_disk("rest");
     // the index as schema 21 kept it: five columns
     {
         let conn = rusqlite::Connection::open(&path).expect("raw");
@@ -286,16 +291,7 @@ fn a_memory_indexed_before_other_attributes_counted_is_reindexed_when_opened() {
 /// its accents.
 #[test]
 fn a_memory_of_schema_22_is_indexed_again_when_opened() {
-    let dir = std::env::temp_dir().join(format!("somnus-search-fold-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("memory.db");
-    {
-        let mut nx = Nexus::open(&path).expect("open");
-        for c in PROFILE {
-            kip(&mut nx, c);
-        }
-    }
+    let (dir, path) = profile_on_disk("fold");
     // an index that does not hold them
     {
         let conn = rusqlite::Connection::open(&path).expect("raw");

@@ -32,6 +32,15 @@ fn cycle_at(nx: &mut Nexus, now: &str, params: Params) -> sleep::Report {
     sleep::run(nx, &o, &mut Heuristic, None, None).expect("cycle")
 }
 
+/// The person who approves in these tests.
+fn operator() -> somnus::audit::Who {
+    somnus::audit::Who {
+        actor: "operator".into(),
+        trigger: "test".into(),
+        reason: None,
+    }
+}
+
 fn cycle(nx: &mut Nexus) -> sleep::Report {
     cycle_at(nx, NOW, Params::default())
 }

@@ -51,11 +51,7 @@ fn consolidation_extracts_what_an_event_states() {
         p.id,
         Some(&[it.seq]),
         &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
+        &operator(),
     )
     .unwrap();
     let v = kip(
@@ -114,11 +110,7 @@ fn a_pattern_marks_its_source_events_consolidated() {
         p.id,
         Some(&[it.seq]),
         &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
+        &operator(),
     )
     .unwrap();
     let v = kip(
@@ -206,18 +198,7 @@ fn patterns_are_preferences_and_routines_as_well_as_insights() {
         .filter(|i| i.class == "pattern")
         .map(|i| i.seq)
         .collect();
-    proposals::approve(
-        &mut nx,
-        p.id,
-        Some(&seqs),
-        &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
-    )
-    .unwrap();
+    proposals::approve(&mut nx, p.id, Some(&seqs), &Default::default(), &operator()).unwrap();
     let v = kip(
         &mut nx,
         r#"FIND(?p.attributes.pattern_kind, ?p.attributes.evidence_count) WHERE { ({type: "Person", name: "Ada Park"}, "prefers", ?p) }"#,
@@ -305,11 +286,7 @@ fn duplicates_are_proposed_per_cluster_and_a_cluster_merges_in_one_step() {
         id,
         Some(&[item.seq]),
         &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
+        &operator(),
     )
     .expect("approve");
     assert_eq!(done.applied, vec![item.seq]);
@@ -404,18 +381,8 @@ fn secrets_are_counted_proposed_for_redaction_and_never_shown() {
             i.seq
         })
         .collect();
-    let done = proposals::approve(
-        &mut nx,
-        id,
-        Some(&items),
-        &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
-    )
-    .expect("approve");
+    let done = proposals::approve(&mut nx, id, Some(&items), &Default::default(), &operator())
+        .expect("approve");
     assert_eq!(done.applied.len(), 2);
     let ada = kip(
         &mut nx,
@@ -695,11 +662,7 @@ fn a_merge_keeps_the_duplicates_better_values_and_names_those_it_drops() {
         id,
         Some(&[item.seq]),
         &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
+        &operator(),
     )
     .expect("approve");
     let v = kip(
@@ -941,18 +904,8 @@ fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
         )),
         "{titles:?}"
     );
-    let done = proposals::approve(
-        &mut nx,
-        id,
-        None,
-        &Default::default(),
-        &somnus::audit::Who {
-            actor: "operator".into(),
-            trigger: "test".into(),
-            reason: None,
-        },
-    )
-    .expect("approve");
+    let done =
+        proposals::approve(&mut nx, id, None, &Default::default(), &operator()).expect("approve");
     assert!(done.stale.is_empty(), "{:?}", done.changed);
     assert_eq!(done.applied.len(), items.len());
     let held = kip(

@@ -494,7 +494,7 @@ impl Reader {
     /// Identity block), the first block about the user that gives a
     /// `Name:` line, or a name in its title's parentheses, makes the
     /// user's Person.
-    pub(super) fn other_blocks(&mut self, p: &Path, blocks: Vec<Block>) {
+    pub(super) fn other_blocks(&mut self, p: &Path, mut blocks: Vec<Block>) {
         let r = self.d.rel(p);
         if self.user.is_none()
             && let Some((b, (name, whole))) = blocks
@@ -527,7 +527,6 @@ impl Reader {
         let mut user_attrs = Map::new();
         let mut user_at = None;
         // what OpenClaw's memory promotion copied in: a memory each
-        let mut blocks = blocks;
         let mut promoting = std::collections::HashSet::new();
         for b in blocks.iter_mut() {
             let items = super::promoted::take(b.at, &mut b.body, &mut b.bullets);
