@@ -340,6 +340,10 @@ pub enum Cmd {
         /// With --compare: the largest size the reference engine runs at
         #[arg(long, default_value_t = 5000)]
         reference_max: usize,
+        /// With --compare: only these workloads (their keys: insert, lookup, one_hop,
+        /// five_hop, search, …; all by default)
+        #[arg(long, value_delimiter = ',', requires = "compare")]
+        workloads: Vec<String>,
         /// With --compare: where the Markdown table, the JSON and the plot (SVG, PNG) go
         #[arg(long, default_value = "bench")]
         out: std::path::PathBuf,

@@ -97,11 +97,73 @@ struct Rules {
 }
 
 fn compile(src: &str) -> Option<Regex> {
-    RegexBuilder::new(src)
+    RegexBuilder::new(&ascii_classes(src))
         .size_limit(64 << 20)
         .dfa_size_limit(64 << 20)
         .build()
         .ok()
+}
+
+/// `src` with the classes `\\w`, `\\d`, `\\s` and `\\b` read as gitleaks reads
+/// them (Go's regular expressions: ASCII only), where this engine would
+/// read them as Unicode: `[\\w.=-]{10,150}` is a key's characters, never a
+/// sentence in Chinese after `token:`.
+fn ascii_classes(src: &str) -> String {
+    let mut out = String::with_capacity(src.len() + 32);
+    let mut chars = src.chars().peekable();
+    let mut in_class = false;
+    // the first character of a class is literal (`[]…]`, `[^]…]`)
+    let mut class_start = false;
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let Some(n) = chars.next() else {
+                out.push(c);
+                break;
+            };
+            let swap = match (in_class, n) {
+                (true, 'w') => Some("0-9A-Za-z_"),
+                (true, 'd') => Some("0-9"),
+                (true, 's') => Some("\\t\\n\\x0C\\r "),
+                (false, 'w') => Some("[0-9A-Za-z_]"),
+                (false, 'd') => Some("[0-9]"),
+                (false, 's') => Some("[\\t\\n\\x0C\\r ]"),
+                (false, 'b') => Some("(?-u:\\b)"),
+                _ => None,
+            };
+            match swap {
+                Some(t) => out.push_str(t),
+                None => {
+                    out.push(c);
+                    out.push(n);
+                }
+            }
+            class_start = false;
+            continue;
+        }
+        if in_class && c == '[' && chars.peek() == Some(&':') {
+            // a POSIX class inside a class (`[[:alnum:]]`), whole
+            out.push(c);
+            for p in chars.by_ref() {
+                out.push(p);
+                if p == ']' {
+                    break;
+                }
+            }
+            class_start = false;
+            continue;
+        }
+        if in_class {
+            if c == ']' && !class_start {
+                in_class = false;
+            }
+            class_start = class_start && c == '^';
+        } else if c == '[' {
+            in_class = true;
+            class_start = true;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn allow_set(a: Allow) -> Option<AllowSet> {
@@ -295,14 +357,73 @@ fn placeholder(v: &str) -> bool {
         )
 }
 
+/// `text` as the rules read it, every character at the same byte offset:
+/// Markdown's bold marks (`**API Key**: …`) become spaces, a full-width
+/// colon, equals sign or quote (`API Key：sk-…`, as CJK text writes them)
+/// becomes its ASCII form followed by two spaces, and the other
+/// full-width and CJK punctuation that ends a phrase (`，。；、（）「」【】《》`)
+/// becomes three spaces. gitleaks' rules are written for source code,
+/// where a value ends at a quote, a space or a semicolon.
+fn scannable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() && !text.contains("**") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let ascii = match c {
+            '：' => Some(':'),
+            '＝' => Some('='),
+            '＂' => Some('"'),
+            '＇' => Some('\''),
+            '｀' => Some('`'),
+            '，' | '。' | '；' | '、' | '（' | '）' | '「' | '」' | '『' | '』' | '【' | '】'
+            | '《' | '》' => Some(' '),
+            _ => None,
+        };
+        match ascii {
+            // each of these is three bytes in UTF-8
+            Some(a) => {
+                out.push(a);
+                out.push_str("  ");
+            }
+            None if c == '*' && chars.peek() == Some(&'*') => {
+                chars.next();
+                out.push_str("  ");
+            }
+            None => out.push(c),
+        }
+    }
+    debug_assert_eq!(out.len(), text.len());
+    std::borrow::Cow::Owned(out)
+}
+
 /// Secrets in `text`, in order, none overlapping (the first rule to find
-/// a span keeps it).
+/// a span keeps it). Offsets are into `text` itself, on its character
+/// boundaries.
 pub fn find(text: &str) -> Vec<Finding> {
     let mut cut = text.len().min(MAX_SCANNED_BYTES);
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    let text = &text[..cut];
+    let original = &text[..cut];
+    let normal = scannable(original);
+    let mut out = find_in(&normal);
+    // a span that ends inside a character the scan saw as ASCII
+    // punctuation ends before it
+    for f in &mut out {
+        while !original.is_char_boundary(f.end) {
+            f.end -= 1;
+        }
+        while f.start < f.end && !original.is_char_boundary(f.start) {
+            f.start += 1;
+        }
+    }
+    out.retain(|f| f.end > f.start);
+    out
+}
+
+fn find_in(text: &str) -> Vec<Finding> {
     let r = rules();
     // the rules whose keywords the text holds (all of them, were the
     // keywords not searchable)
@@ -519,6 +640,24 @@ mod tests {
     }
 
     #[test]
+    fn classes_are_read_as_ascii_as_gitleaks_reads_them() {
+        assert_eq!(ascii_classes(r"[\w.=-]{10}"), "[0-9A-Za-z_.=-]{10}");
+        assert_eq!(
+            ascii_classes(r"\b\w+\s\d"),
+            r"(?-u:\b)[0-9A-Za-z_]+[\t\n\x0C\r ][0-9]"
+        );
+        assert_eq!(
+            ascii_classes(r"[]\w]\[\w\]"),
+            r"[]0-9A-Za-z_]\[[0-9A-Za-z_]\]"
+        );
+        assert_eq!(ascii_classes(r"[^\s]\W"), r"[^\t\n\x0C\r ]\W");
+        assert_eq!(
+            ascii_classes(r"[[:alnum:]\w]\w"),
+            r"[[:alnum:]0-9A-Za-z_][0-9A-Za-z_]"
+        );
+    }
+
+    #[test]
     fn the_rule_set_loads_and_compiles() {
         let (n, unusable) = rule_count();
         assert!(n > 200, "{n}");
@@ -576,6 +715,41 @@ mod tests {
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
+    }
+
+    #[test]
+    fn keys_in_markdown_and_cjk_punctuation_are_found() {
+        let key = format!("sk-cp-{}", "kQ7mZ2xR9vT4bN8pL3wJ6yH1cF5dS0gA");
+        let token = "UxEmbaiGxaP9RKsQqi3cTW9Dnug";
+        for text in [
+            format!("  - API Key：{key}"),
+            format!("- **API Key**: `{key}`"),
+            format!("自动写入飞书多维表格（联系人表 app_token: {token}）"),
+            format!("app_token＝{token}，然后"),
+        ] {
+            let f = find(&text);
+            assert_eq!(f.len(), 1, "{text}: {f:?}");
+            let secret = &text[f[0].start..f[0].end];
+            assert!(secret == key || secret == token, "{text}: {secret}");
+            let (red, _) = redact(&text);
+            assert!(!red.contains(secret), "{red}");
+        }
+        // a span never ends inside a character the scan read as ASCII
+        for text in [
+            "密码：abcd1234（备注）",
+            "密码：ab：cd1234）",
+            "**密码**：x（y）z1234",
+        ] {
+            for f in find(text) {
+                assert!(text.is_char_boundary(f.start) && text.is_char_boundary(f.end));
+            }
+            let _ = redact(text);
+        }
+        assert!(find("**The key takeaway**：keep the migration behind a flag").is_empty());
+        // a sentence after a label is no key: the rules' classes are ASCII
+        // as gitleaks reads them
+        assert!(find("**OAuth授权**：本地回调地址无法被外网飞书访问").is_empty());
+        assert!(find("API Key：调用失败了没有返回任何结果").is_empty());
     }
 
     #[test]

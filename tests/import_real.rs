@@ -527,6 +527,50 @@ fn memory_md_names_the_user_when_no_profile_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Japanese agent's MEMORY.md with no USER.md: it opens with its user's
+/// profile, titled "about konuki" (`konukiについて`) with a name line in
+/// Japanese (`**名前:** konuki (Akira)`), and keeps what happened in
+/// blocks whose day is followed by what the day was about in full-width
+/// parentheses. The user is a Person with the profile and its parts, and
+/// the days are named without the parentheses.
+#[test]
+fn a_japanese_memory_md_names_its_user_by_a_profile_block() {
+    let dir = tmp("memory-ja");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md - 長期記憶\n\n## konukiについて\n\n- **名前:** konuki (Akira)\n- **タイムゾーン:** JST (Asia/Tokyo)\n\n### コミュニケーション傾向\n- 構造化された説明を好む\n- 冗長さを嫌う\n\n## 学んだこと・決定事項\n\n### 2026-02-09（タスク選定戦略）\n- 二軸戦略を採用\n\n### 2026-02-09（タスク選定戦略）\n- 二軸戦略を採用\n\n## 重要な連絡先\n\n- **池内先生** — 理論面の助言者\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    for line in [
+        "MEMORY.md:3: block `konukiについて` names the user: Person `konuki`",
+        "block `konukiについて › コミュニケーション傾向` is about the user: kept on Person `konuki`",
+        "what happened on 2026-02-09, Event `2026-02-09 タスク選定戦略`",
+        // the same block written twice
+        "MEMORY.md:17: block `学んだこと・決定事項 › 2026-02-09（タスク選定戦略）` repeats the block at line 14 word for word: kept once",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p) WHERE { ?p {type: "Person", name: "konuki"} }"#,
+    );
+    let a = &user[0]["attributes"];
+    assert_eq!(a["relationship_to_self"], json!("user"), "{a}");
+    let all = a.to_string();
+    assert!(
+        all.contains("構造化された説明を好む") && all.contains("Asia/Tokyo"),
+        "{a}"
+    );
+    let days = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} }"#);
+    assert_eq!(days, json!(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hostile `MEMORY.md`: 1,000 blocks of one title, a title of 50,000
 /// characters, a code block never closed. Every block is a note of its
 /// own (`Notes`, `Notes (2)`, …), the long title is cut to a name, the

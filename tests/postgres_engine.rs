@@ -487,6 +487,7 @@ fn the_comparison_runs_on_postgres_with_the_same_answers_as_its_sql() {
         reference_max: 0,
         verbose: false,
         postgres: Some(url.clone()),
+        workloads: Workload::ALL.to_vec(),
     })
     .expect("the comparison runs");
     let _ = std::fs::remove_dir_all(&dir);

@@ -160,3 +160,41 @@ fn a_transcripts_metadata_and_reply_tags_found_no_domain() {
         "{domains:?}"
     );
 }
+
+/// A real Chinese MEMORY.md kept its working method as one block,
+/// `工作方法论（海星图总结）` (named for a "starfish" retrospective), with five
+/// parts (Keep, Stop, More, Less, Start). Each part became a note named
+/// `Block › Part`, and the cycle proposed a domain "海星" for the five:
+/// the block's title, shared by how the notes were written, not a theme
+/// of five things. A day's log's headings ("明日待处理", "今日下班总结")
+/// are no theme either.
+#[test]
+fn the_parts_of_one_block_and_a_logs_headings_found_no_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (part, text) in [
+        ("Keep - 验证有效的方法", "先验证再深入"),
+        ("Stop - 避免的思维", "先入为主假设"),
+        ("More - 可以加强的", "接口测试模板化"),
+        ("Less - 可以简化的", "权限检查重复"),
+        ("Start - 养成习惯", "卡点超15分钟换思路"),
+    ] {
+        note(&mut nx, &format!("工作方法论（海星图总结） › {part}"), text);
+    }
+    for (name, text) in [
+        ("明日待处理 1", "修正则表达式"),
+        ("明日待处理 2", "更换搜索网址格式"),
+        ("今日下班总结 1", "发布了三篇文章"),
+        ("今日下班总结 2", "测试渠道结果"),
+    ] {
+        note(&mut nx, name, text);
+    }
+    let domains = new_domains(&mut nx);
+    for word in ["海星", "方法论", "工作方法论", "待处理", "明日", "下班"] {
+        assert!(
+            !domains
+                .iter()
+                .any(|d| d.starts_with(&format!("New domain \"{word}"))),
+            "{word}: {domains:?}"
+        );
+    }
+}

@@ -243,6 +243,8 @@ pub struct Options {
     /// A PostgreSQL database (`postgres://…`): somnus and hand-written SQL
     /// run there too, on a throwaway memory per size.
     pub postgres: Option<String>,
+    /// The workloads measured, in this order.
+    pub workloads: Vec<Workload>,
 }
 
 fn ok(o: Outcome, what: &str) -> Result<Value, String> {
@@ -335,7 +337,7 @@ pub fn run(opts: &Options) -> Result<Comparison, String> {
             Some(url) => Some(OnPostgres::build(url, shape, opts, &mut out)?),
             None => None,
         };
-        for w in Workload::ALL {
+        for &w in &opts.workloads {
             let runs = w.runs(shape, opts.runs);
             let ks = picks(n, runs);
             let mut sides = vec![Side::Somnus, Side::Sql];
@@ -1110,6 +1112,7 @@ mod tests {
             reference_max: 0,
             verbose: false,
             postgres: None,
+            workloads: Workload::ALL.to_vec(),
         })
         .expect("the comparison runs");
         let _ = std::fs::remove_dir_all(&dir);

@@ -16,16 +16,39 @@ use crate::Nexus;
 use crate::protocol::Outcome;
 use std::time::{Duration, Instant};
 
+/// What `somnus bench --compare` is asked to measure.
+pub struct ComparePlan {
+    pub sizes: Vec<usize>,
+    pub runs: usize,
+    pub reference_max: usize,
+    /// Workload keys (`lookup`, `one_hop`, …); empty: all of them.
+    pub workloads: Vec<String>,
+    pub postgres: Option<String>,
+}
+
 /// `somnus bench --compare`: runs the comparison and writes
 /// `compare.md`, `compare.json`, `compare.svg` and `compare.png` to `out`.
-pub fn compare_to_files(
-    sizes: &[usize],
-    runs: usize,
-    reference_max: usize,
-    postgres: Option<String>,
-    out: &std::path::Path,
-) -> color_eyre::Result<()> {
+pub fn compare_to_files(plan: ComparePlan, out: &std::path::Path) -> color_eyre::Result<()> {
     use color_eyre::eyre::eyre;
+    let mut workloads = Vec::new();
+    for key in &plan.workloads {
+        match workload::Workload::ALL
+            .iter()
+            .find(|w| w.key() == key.trim())
+        {
+            Some(w) => workloads.push(*w),
+            None => {
+                let keys: Vec<&str> = workload::Workload::ALL.iter().map(|w| w.key()).collect();
+                return Err(eyre!(
+                    "no workload is called {key:?}; they are: {}",
+                    keys.join(", ")
+                ));
+            }
+        }
+    }
+    if workloads.is_empty() {
+        workloads = workload::Workload::ALL.to_vec();
+    }
     std::fs::create_dir_all(out)?;
     if !cfg!(feature = "reference") {
         eprintln!(
@@ -33,12 +56,13 @@ pub fn compare_to_files(
         );
     }
     let opts = compare::Options {
-        sizes: sizes.to_vec(),
-        runs: runs.clamp(5, 1000),
+        sizes: plan.sizes,
+        runs: plan.runs.clamp(5, 1000),
         dir: std::env::temp_dir().join(format!("somnus-compare-{}", std::process::id())),
-        reference_max,
+        reference_max: plan.reference_max,
         verbose: true,
-        postgres,
+        postgres: plan.postgres,
+        workloads,
     };
     let c = compare::run(&opts).map_err(|e| eyre!(e))?;
     let _ = std::fs::remove_dir_all(&opts.dir);

@@ -21,6 +21,7 @@ pub(super) fn run(cmd: Cmd, target: &Target) -> Result<i32> {
             compare: true,
             sizes,
             reference_max,
+            workloads,
             out,
             runs,
             from,
@@ -30,7 +31,14 @@ pub(super) fn run(cmd: Cmd, target: &Target) -> Result<i32> {
             match from {
                 Some(f) => crate::bench::rerender(&f, &out)?,
                 None => {
-                    crate::bench::compare_to_files(&sizes, runs, reference_max, postgres, &out)?
+                    let plan = crate::bench::ComparePlan {
+                        sizes,
+                        runs,
+                        reference_max,
+                        workloads,
+                        postgres,
+                    };
+                    crate::bench::compare_to_files(plan, &out)?
                 }
             }
             Ok(0)

@@ -544,6 +544,7 @@ pub fn strip_time(h: &str) -> String {
         regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
             .expect("the time prefix")
     });
+    let led = re.is_match(h);
     let mut s = re.replace(h, "").to_string();
     // a bracket the time opened closes after it (`【23:14 · GEO 项目】`)
     for (open, close) in [('【', '】'), ('[', ']'), ('(', ')'), ('（', '）')] {
@@ -568,7 +569,8 @@ pub fn strip_time(h: &str) -> String {
     };
     // and the time inside it, after the part of the day it is in
     // (`中午 12:41 - 讨论`, `Session at 3:30 PM`), never one end of a range
-    // (`10:00-11:00`)
+    // (`10:00-11:00`), nor a second time after the one the heading opened
+    // with (`7:35 早间新闻任务 ✅ (7:55完成)`: done at 7:55)
     static INSIDE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let inside = INSIDE.get_or_init(|| {
         regex::Regex::new(
@@ -577,7 +579,7 @@ pub fn strip_time(h: &str) -> String {
         .expect("the time inside")
     });
     let s = match inside.captures(&s) {
-        Some(c) if c.name("next").is_none() => {
+        Some(c) if c.name("next").is_none() && !led => {
             let whole = c.get(0).map_or(0..0, |m| m.range());
             let mut t = s.clone();
             t.replace_range(whole, " ");

@@ -122,6 +122,9 @@ pub const INSTRUCTION_CUES: &[&str] = &[
     "siempre",
     "никогда",
     "всегда",
+    "항상",
+    "절대",
+    "반드시",
 ];
 
 /// The same, for languages written without spaces.
@@ -134,6 +137,13 @@ pub const INSTRUCTION_CUES_UNSPACED: &[&str] = &[
     "务必",
     "一定要",
     "絶対に",
+    "必ず",
+    // a prohibition opening its clause is addressed to the one who reads
+    // it ("不要反复问": don't ask again and again); "必须" (must) and "禁止"
+    // (forbidden) state as often what an API requires or refuses
+    "不要",
+    "请勿",
+    "切勿",
 ];
 
 /// Cues of languages written without spaces (Chinese), found anywhere in a
@@ -599,6 +609,14 @@ pub fn names_the_user(clause: &str, user: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     let name = user.to_lowercase();
+    // a name in Chinese or Japanese is two or three characters, written
+    // inside the words around it ("强哥核心工作准则")
+    if name.chars().count() >= 2
+        && name.chars().all(|c| c as u32 >= 0x3000)
+        && lower.contains(&name)
+    {
+        return true;
+    }
     let name_words: Vec<&str> = name
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
@@ -739,6 +757,8 @@ mod tests {
             "Cássio Jones"
         ));
         assert!(names_the_user("用户不喜欢早上开会", "陈明"));
+        assert!(names_the_user("2026-03-24 强哥核心工作准则", "强哥"));
+        assert!(!names_the_user("强调核心工作准则", "强哥"));
         assert!(!names_the_user("Never push to main", "Cássio"));
         assert!(!names_the_user("The users table is big", "Al"));
     }
@@ -763,6 +783,15 @@ mod tests {
             ["Immer auf Deutsch antworten"]
         );
         assert_eq!(names("永远不要在周末发消息"), ["永远不要在周末发消息"]);
+        // a real Chinese MEMORY.md: the user's rule of work, after what it
+        // is called
+        assert_eq!(
+            names("- **自己完成** = 遇到问题自己想解法，不要反复问、不要卡住就停"),
+            ["不要反复问、不要卡住就停"]
+        );
+        assert_eq!(names("항상 한국어로 답하기"), ["항상 한국어로 답하기"]);
+        // "don't want it any more" is no instruction
+        assert_eq!(names("不要了"), Vec::<String>::new());
         // inside a sentence, or with nothing after it, it instructs nothing
         assert_eq!(names("I never said that"), Vec::<String>::new());
         assert_eq!(names("Always."), Vec::<String>::new());

@@ -228,9 +228,22 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
     if words.iter().any(|w| USER_WORDS.contains(w)) || USER_PARTS.iter().any(|p| t.contains(p)) {
         return true;
     }
+    let cjk_title = t.chars().any(|c| !spaced(c) && c.is_alphanumeric());
     aliases.iter().any(|a| {
         if !a.chars().all(|c| spaced(c) || c.is_whitespace()) {
             return t.contains(a.as_str());
+        }
+        // a name in Latin letters inside a title in Chinese, Japanese or
+        // Korean (`konukiについて`: about konuki; `konukiの好み`: konuki's
+        // preferences), as a word of its own
+        if cjk_title && a.chars().count() >= 3 {
+            let a = a.to_lowercase();
+            return t.match_indices(a.as_str()).any(|(i, m)| {
+                let before = t[..i].chars().next_back();
+                let after = t[i + m.len()..].chars().next();
+                let latin = |c: Option<char>| c.is_some_and(|c| spaced(c) && c.is_alphanumeric());
+                !latin(before) && !latin(after)
+            });
         }
         // a name in a title of words of the spaced scripts: the title is
         // about the user when it is the name's (`Lucía's projects`) or
@@ -433,6 +446,15 @@ pub(super) fn title_day(title: &str) -> Option<(chrono::NaiveDate, String)> {
         .trim_start_matches(|c: char| c.is_whitespace() || "—–-:|·,：，".contains(c))
         .trim()
         .to_string();
+    // what the day is about, in parentheses after it
+    // (`2026-02-09（FY26タスク選定戦略）`)
+    let rest = match rest
+        .strip_prefix(['(', '（'])
+        .and_then(|r| r.strip_suffix([')', '）']))
+    {
+        Some(inner) if !inner.contains(['(', '（', ')', '）']) => inner.trim().to_string(),
+        _ => rest,
+    };
     Some((day, rest))
 }
 
@@ -496,11 +518,26 @@ impl Reader {
     /// user's Person.
     pub(super) fn other_blocks(&mut self, p: &Path, mut blocks: Vec<Block>) {
         let r = self.d.rel(p);
-        if self.user.is_none()
-            && let Some((b, (name, whole))) = blocks
+        // the user's block: one whose title says so and gives a name, or
+        // else the first block with a `Name:` line whose title is about
+        // that name (`## konukiについて` with `**名前:** konuki (Akira)`,
+        // `## About Lu` with `Name: Lu Chen`): an agent's memory with no
+        // profile of its own opens with its user's
+        let said = || {
+            blocks
                 .iter()
                 .filter(|b| b.about_user(&[]))
                 .find_map(|b| b.name_line().or_else(|| b.title_name()).map(|n| (b, n)))
+        };
+        let named = || {
+            let b = blocks.iter().find(|b| b.name_line().is_some())?;
+            let (name, whole) = b.name_line()?;
+            let mut own = aliases_of(&name);
+            own.extend(aliases_of(&whole));
+            b.about_user(&own).then_some((b, (name, whole)))
+        };
+        if self.user.is_none()
+            && let Some((b, (name, whole))) = said().or_else(named)
         {
             self.d.note(format!(
                 "{r}:{}: block `{}` names the user: Person `{name}`",
@@ -547,8 +584,24 @@ impl Reader {
             }
         }
         let blocks = fold_subs(blocks, &self.aliases);
+        // a block written twice word for word, title and text, is one
+        // memory (the file itself stays whole in `memory_md`)
+        let mut seen: std::collections::HashMap<(String, String), usize> =
+            std::collections::HashMap::new();
         for b in blocks {
             let key = b.key();
+            if b.value().is_some() {
+                let twin = (b.label(), b.text());
+                if let Some(first) = seen.get(&twin) {
+                    self.d.note(format!(
+                        "{r}:{}: block `{}` repeats the block at line {first} word for word: kept once",
+                        b.at,
+                        b.label()
+                    ));
+                    continue;
+                }
+                seen.insert(twin, b.at);
+            }
             let Some(v) = b.value() else {
                 // a `## ` block whose lines are all in its `### ` blocks,
                 // or all promoted lines
@@ -793,6 +846,14 @@ mod tests {
         ] {
             assert!(!about_user(t, &al), "{t}");
         }
+        // a name in Latin letters inside a Japanese title
+        let konuki = aliases_of("konuki (Akira)");
+        for t in ["konukiについて", "konukiの好み", "Akiraとの約束"] {
+            assert!(about_user(t, &konuki), "{t}");
+        }
+        for t in ["konukitoolsの設定", "運用ルール"] {
+            assert!(!about_user(t, &konuki), "{t}");
+        }
     }
 
     #[test]
@@ -908,6 +969,14 @@ mod tests {
         assert_eq!(
             title_day("2026-02-08 03:19 — First call"),
             Some((d(2026, 2, 8), "03:19 — First call".into()))
+        );
+        assert_eq!(
+            title_day("2026-02-09（FY26タスク選定戦略）"),
+            Some((d(2026, 2, 9), "FY26タスク選定戦略".into()))
+        );
+        assert_eq!(
+            title_day("2026-02-09 (v1) → (v2)"),
+            Some((d(2026, 2, 9), "(v1) → (v2)".into()))
         );
         assert_eq!(title_day("2026-02-30"), None);
         assert_eq!(title_day("2026-02-131"), None);

@@ -806,6 +806,10 @@ mod tests {
         assert_eq!(strip_time("中午 12:41 - 讨论"), "中午 - 讨论");
         assert_eq!(strip_time("Session at 3:30 PM"), "Session");
         assert_eq!(
+            strip_time("7:35 早间新闻任务 ✅ (7:55完成)"),
+            "早间新闻任务 ✅ (7:55完成)"
+        );
+        assert_eq!(
             strip_time("Meeting 10:00-11:00 with Ana"),
             "Meeting 10:00-11:00 with Ana"
         );

@@ -349,10 +349,17 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         }
         // an Event's name is made of where it was written (a file name, a
         // heading, a day): its theme is what its text says
+        // (and a part of a block, `工作方法论（海星图总结） › Keep`, shares
+        // the block's title with its siblings by how it was written: the
+        // parts of one block are no theme of several items)
         let text = if it.ty == "Event" && !it.text.trim().is_empty() {
             super::super::topic_words::prose(&it.text)
         } else {
-            format!("{} {}", it.name, super::super::topic_words::prose(&it.text))
+            format!(
+                "{} {}",
+                own_name(&it.name),
+                super::super::topic_words::prose(&it.text)
+            )
         };
         // where something was written down (`SOUL.md`, a link) is not what
         // it is about
@@ -428,9 +435,12 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // a topic is what items are named for: a theme that many of its items
     // say in their names ("Heartbeat 15:50") goes before one their texts
     // only share ("cron" in every heartbeat, "create" in a log of steps)
-    let name_stems: Vec<HashSet<String>> = left.iter().map(|it| theme_stems(&it.name)).collect();
+    let name_stems: Vec<HashSet<String>> = left
+        .iter()
+        .map(|it| theme_stems(own_name(&it.name)))
+        .collect();
     let carries = |key: &str, i: usize| match key.strip_prefix("cjk:") {
-        Some(w) => left[i].name.contains(w),
+        Some(w) => own_name(&left[i].name).contains(w),
         None => name_stems[i].contains(key),
     };
     let named = |key: &str, items: &[usize]| {
@@ -607,6 +617,12 @@ WHERE {{
         taken.extend(members.iter().map(|m| m.id.clone()));
     }
     Ok((drafts, taken, routine))
+}
+
+/// An item's own name: a part of a block is named `Block › Part` (by the
+/// import), and only the part is its own.
+fn own_name(name: &str) -> &str {
+    name.rsplit(" › ").next().unwrap_or(name)
 }
 
 /// A theme as a domain's name: its first letter capitalised, a word

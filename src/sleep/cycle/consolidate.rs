@@ -243,9 +243,13 @@ fn extraction_commands(
         None
     };
     for (k, x) in extracted.iter().enumerate() {
+        // (or the Event's own heading does: "强哥核心工作准则", the user's
+        // core rules of work)
         let holder = x.holder.clone().or_else(|| {
-            user.clone()
-                .filter(|u| crate::sleep::extraction::names_the_user(&x.clause, u))
+            user.clone().filter(|u| {
+                crate::sleep::extraction::names_the_user(&x.clause, u)
+                    || crate::sleep::extraction::names_the_user(&e.name, u)
+            })
         });
         let known = count_of(&find(
             nx,
