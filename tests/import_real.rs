@@ -551,6 +551,8 @@ fn a_japanese_memory_md_names_its_user_by_a_profile_block() {
         "what happened on 2026-02-09, Event `2026-02-09 タスク選定戦略`",
         // the same block written twice
         "MEMORY.md:17: block `学んだこと・決定事項 › 2026-02-09（タスク選定戦略）` repeats the block at line 14 word for word: kept once",
+        // the people the user deals with
+        "MEMORY.md:20: block `重要な連絡先` lists people: 1 Person (池内先生)",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
     }
@@ -568,6 +570,16 @@ fn a_japanese_memory_md_names_its_user_by_a_profile_block() {
     );
     let days = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} }"#);
     assert_eq!(days, json!(1));
+    let advisor = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "池内先生"} }"#,
+    );
+    assert_eq!(
+        advisor[0]["description"],
+        json!("理論面の助言者"),
+        "{advisor}"
+    );
+    assert_eq!(advisor[0]["aliases"], json!(["池内"]), "{advisor}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -618,7 +618,10 @@ impl Reader {
             let Some((ty, name)) = user else {
                 match title_day(&b.title) {
                     Some((day, rest)) => self.block_event(p, &b, day, &rest),
-                    None => self.block_note(p, &b),
+                    None => {
+                        self.people_of(p, &b);
+                        self.block_note(p, &b)
+                    }
                 }
                 continue;
             };

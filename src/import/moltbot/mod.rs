@@ -19,6 +19,7 @@
 //! `Unsorted` domain, for the sleep cycle to file them.
 
 mod blocks;
+mod contacts;
 mod extra;
 mod promoted;
 mod workspace;
