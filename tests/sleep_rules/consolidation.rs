@@ -961,3 +961,57 @@ fn an_event_a_promoted_line_came_from_is_consolidated_into_it() {
     );
     assert!(proposed(&nx, &rep, "archive").is_empty());
 }
+
+/// An imported memory knows its people by name only: a block of contacts
+/// made `池内先生` and `Ana Lima` Persons, and the Events that name them
+/// (`池内先生ディスカッション`, "lunch with Ana Lima") link no one. The cycle
+/// proposes `mentions` links from each Event to the person it names, by an
+/// alias too (`大坪` for `大坪さん`), never a name inside a word ("Analysis"
+/// is not Ana), nor a Person called `User`, and approving them leaves
+/// neither "linked to nothing".
+#[test]
+fn events_are_linked_to_the_people_they_name() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT {
+  CONCEPT ?a { {type: "Person", name: "池内先生"} SET ATTRIBUTES { description: "理論面の助言者" } }
+  CONCEPT ?b { {type: "Person", name: "大坪さん"} SET ATTRIBUTES { aliases: ["大坪"] } }
+  CONCEPT ?c { {type: "Person", name: "Ana"} SET ATTRIBUTES { description: "designer" } }
+  CONCEPT ?u { {type: "Person", name: "User"} SET ATTRIBUTES { relationship_to_self: "user" } }
+  CONCEPT ?e1 { {type: "Event", name: "2026-11-17 池内先生ディスカッション"} SET ATTRIBUTES { event_class: "memory_entry", start_time: "2026-11-17T00:00:00Z", content_summary: "GMRフレームワークの適用で合意" } }
+  CONCEPT ?e2 { {type: "Event", name: "2026-11-18 決裁"} SET ATTRIBUTES { event_class: "memory_entry", start_time: "2026-11-18T00:00:00Z", content_summary: "部門長承認(大坪紹二さん)。User asked for the summary." } }
+  CONCEPT ?e3 { {type: "Event", name: "2026-11-18 Analysis"} SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-11-18T10:00:00Z", content_summary: "Analysis of the logs; the user reviewed it." } }
+  CONCEPT ?e4 { {type: "Event", name: "2026-11-19 Lunch"} SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-11-19T12:00:00Z", content_summary: "Lunch with Ana, then the mockups." } }
+}"#,
+    );
+    let rep = cycle(&mut nx);
+    let mut got = proposed(&nx, &rep, "connection");
+    got.retain(|t| t.contains(" mentions "));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "2026-11-17 池内先生ディスカッション mentions 池内先生",
+            "2026-11-18 決裁 mentions 大坪さん",
+            "2026-11-19 Lunch mentions Ana",
+        ],
+        "{got:?}"
+    );
+    let p = proposals::get(&nx, rep.proposal.expect("a proposal"))
+        .expect("read")
+        .expect("the proposal");
+    let seqs: Vec<i64> = p
+        .items
+        .iter()
+        .filter(|i| i.title.contains(" mentions "))
+        .map(|i| i.seq)
+        .collect();
+    proposals::approve(&mut nx, p.id, Some(&seqs), &Default::default(), &operator())
+        .expect("approved");
+    let linked = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { (?e, "mentions", ?p) ?p {type: "Person"} } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(linked, json!(["Ana", "大坪さん", "池内先生"]));
+}

@@ -207,6 +207,8 @@ WITH METADATA {{ source: "CrossDomainInference", author: "$system", confidence: 
             "Proposed {n} implicit connections from shared Events"
         ));
     }
+    // the people an Event names
+    super::mentions::people_named(cx, nx)?;
     // 10B: schema completeness
     super::completeness::completeness(cx, nx)?;
     // 10C: belief trajectories

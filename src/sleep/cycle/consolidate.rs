@@ -359,6 +359,7 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         })
         .unwrap_or_default();
     let n_stale = stale.len();
+    cx.stale = Some(stale.clone());
     cx.step("stale Events", 0, n_stale as u64);
     let drafts = consolidation_drafts(cx, nx, stale)?;
     let archive = drafts.iter().filter(|d| d.class == "archive").count();

@@ -67,6 +67,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) phase: PhaseReport,
     /// The lookback window's Events, once read.
     pub(crate) recent: Option<Vec<EventView>>,
+    /// The stale Events phase 5 read this cycle.
+    pub(crate) stale: Option<Vec<EventView>>,
     /// When the phase's current transaction began.
     pub(crate) slice_start: Instant,
     /// How long a phase holds the write lock before it commits a batch at

@@ -36,6 +36,7 @@ mod finalise;
 mod growth_timeline;
 mod inbox;
 mod learning_value;
+mod mentions;
 pub mod options;
 mod orphans;
 mod prospective;
@@ -360,6 +361,7 @@ fn run_started(
         },
         phase: PhaseReport::default(),
         recent: None,
+        stale: None,
         slice_start: Instant::now(),
         slice: slice(),
         health_issues: Vec::new(),
