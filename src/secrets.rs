@@ -293,11 +293,21 @@ fn password_rule() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
         Regex::new(&format!(
-            r#"{PASSWORD_LABELS}(?:\**\s*[:：=]\**|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?([^\s`'"，。,;*]{{4,128}})"#
+            r#"{PASSWORD_LABELS}(?P<qual>(?:[ \t]+[^\s:：=`'"*]{{1,20}}){{1,3}}?)?(?:\**\s*[:：=]\**|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?(?P<value>[^\s`'"，。,;*]{{4,128}})"#
         ))
         .expect("the password rule compiles")
     })
 }
+
+/// Words after a password label that say what is said of passwords, not
+/// what one is for: `Password manager: 1Password`, `Password policy: 12+`.
+const NOT_A_PASSWORDS_USE: &[&str] = &[
+    "manager", "managers", "policy", "policies", "reset", "hint", "hints", "length", "rule",
+    "rules", "requirement", "requirements", "change", "changed", "changes", "expiry", "expires",
+    "strength", "field", "fields", "protected", "recovery", "vault", "store", "stored", "storage",
+    "file", "files", "location", "path", "format", "manager.", "gestor", "política", "gerenciador",
+    "verwaltung", "richtlinie", "gestionnaire", "politique",
+];
 
 /// Labels a `user / password` pair follows, lower case, in several
 /// languages.
@@ -486,11 +496,25 @@ fn find_in(text: &str) -> Vec<Finding> {
     for caps in password_rule().captures_iter(text) {
         // after a word (`is`), only a value that looks like a password
         // (a digit, a symbol, a capital inside): `the password is stored`
-        // is prose
+        // is prose; and so after what the password is for (`Password
+        // sudo: 7907`, `Senha do wifi: …`), unless that says it is about
+        // passwords, not one (`Password manager: 1Password`), or the value
+        // is where one is kept (a path, an address)
         let worded = caps.name("word").is_some();
-        if let Some(m) = caps.get(2)
+        let qualified = caps.name("qual").is_some_and(|q| !q.as_str().trim().is_empty());
+        if qualified
+            && caps.name("qual").is_some_and(|q| {
+                q.as_str()
+                    .split_whitespace()
+                    .any(|w| NOT_A_PASSWORDS_USE.contains(&w.to_lowercase().as_str()))
+            })
+        {
+            continue;
+        }
+        if let Some(m) = caps.name("value")
             && !placeholder(m.as_str())
-            && (!worded || looks_like_password(m.as_str()))
+            && (!(worded || qualified) || looks_like_password(m.as_str()))
+            && !(qualified && (m.as_str().contains(['/', '~', '\\']) || m.as_str().contains("://")))
         {
             add(password(m), &mut out);
         }
@@ -699,6 +723,9 @@ mod tests {
             ("**Credenciais:** admin / @CiaoMiau2955", "@CiaoMiau2955"),
             ("- Credentials: `root` / `toor1234`", "toor1234"),
             ("Login: admin / admin", "admin"),
+            // what the password is for, between its label and its colon
+            ("- Password sudo: 7907", "7907"),
+            ("Senha do wifi: Casa2024!", "Casa2024!"),
         ] {
             let f = find(text);
             assert_eq!(f.len(), 1, "{text}: {f:?}");
@@ -712,6 +739,10 @@ mod tests {
             "Credentials: stored in Keychain / rotated monthly",
             "credentials: admin / <password>",
             "Login / logout flow",
+            "Password manager: 1Password",
+            "Password reset link: https://example.org/reset",
+            "Password file: ~/.config/vdirsyncer/icloud_app_password",
+            "password of the week: rotated",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
