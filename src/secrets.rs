@@ -302,11 +302,45 @@ fn password_rule() -> &'static Regex {
 /// Words after a password label that say what is said of passwords, not
 /// what one is for: `Password manager: 1Password`, `Password policy: 12+`.
 const NOT_A_PASSWORDS_USE: &[&str] = &[
-    "manager", "managers", "policy", "policies", "reset", "hint", "hints", "length", "rule",
-    "rules", "requirement", "requirements", "change", "changed", "changes", "expiry", "expires",
-    "strength", "field", "fields", "protected", "recovery", "vault", "store", "stored", "storage",
-    "file", "files", "location", "path", "format", "manager.", "gestor", "política", "gerenciador",
-    "verwaltung", "richtlinie", "gestionnaire", "politique",
+    "manager",
+    "managers",
+    "policy",
+    "policies",
+    "reset",
+    "hint",
+    "hints",
+    "length",
+    "rule",
+    "rules",
+    "requirement",
+    "requirements",
+    "change",
+    "changed",
+    "changes",
+    "expiry",
+    "expires",
+    "strength",
+    "field",
+    "fields",
+    "protected",
+    "recovery",
+    "vault",
+    "store",
+    "stored",
+    "storage",
+    "file",
+    "files",
+    "location",
+    "path",
+    "format",
+    "manager.",
+    "gestor",
+    "política",
+    "gerenciador",
+    "verwaltung",
+    "richtlinie",
+    "gestionnaire",
+    "politique",
 ];
 
 /// Labels a `user / password` pair follows, lower case, in several
@@ -501,7 +535,9 @@ fn find_in(text: &str) -> Vec<Finding> {
         // passwords, not one (`Password manager: 1Password`), or the value
         // is where one is kept (a path, an address)
         let worded = caps.name("word").is_some();
-        let qualified = caps.name("qual").is_some_and(|q| !q.as_str().trim().is_empty());
+        let qualified = caps
+            .name("qual")
+            .is_some_and(|q| !q.as_str().trim().is_empty());
         if qualified
             && caps.name("qual").is_some_and(|q| {
                 q.as_str()

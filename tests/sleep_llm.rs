@@ -53,6 +53,25 @@ fn reply(req: &Value) -> Value {
             }
         };
     }
+    if user.starts_with("Phase 5A") && user.contains("Decisões do dia") {
+        // the user's standing instruction, as the model reads it
+        let g: Vec<Value> = input["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                if e["name"].as_str().unwrap_or("").contains("Decisões do dia") {
+                    json!({"event": e["name"], "into": [], "archive": false, "rationale": "the user's warning",
+                        "extracted": [{"ty": "Preference", "name": "Nunca reiniciar o laptop sem permissão",
+                            "description": "the user's warning", "kind": "instruction", "cue": "NUNCA",
+                            "clause": "NUNCA reiniciar o laptop sem permissão", "holder": "Cássio"}]})
+                } else {
+                    json!({"event": e["name"], "into": [], "archive": true, "rationale": "nothing durable"})
+                }
+            })
+            .collect();
+        return content(json!({"gists": g}));
+    }
     if user.starts_with("Phase 9") && user.contains("born_in") {
         // a wrong answer: a birthplace "changed"
         let r: Vec<Value> = input["conflicts"]
@@ -311,4 +330,67 @@ fn a_wrong_answer_does_not_override_what_the_graph_rules_out() {
         let u = q["messages"][1]["content"].as_str().unwrap_or("");
         u.starts_with("Phase 9") && u.contains("\"immutable\": true") && u.contains("observed_at")
     }));
+}
+
+/// Phase 5A asks the model for standing instructions too, with the clause
+/// that states them: the user's "NUNCA reiniciar o laptop sem permissão"
+/// becomes the Preference the user holds, proposed, never archived.
+#[test]
+fn the_model_keeps_the_users_standing_instruction() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(seen.clone());
+    let mut nx = somnus::Nexus::open_in_memory().unwrap();
+    let r = nx.execute(&somnus::protocol::Request::command(
+        r#"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "Cássio"} SET ATTRIBUTES { relationship_to_self: "user" } }
+  CONCEPT ?e { {type: "Event", name: "2026-10-01 Decisões do dia"} SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-01T09:00:00Z", content_summary: "Usuário alertou: NUNCA reiniciar o laptop sem permissão" } }
+}"#,
+    ));
+    assert!(format!("{r:?}").contains("Ok"), "{r:?}");
+    let mut llm = small_llm(url, None);
+    let rep = sleep::run(
+        &mut nx,
+        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
+        &mut llm,
+        None,
+        None,
+    )
+    .unwrap();
+    let requests = seen.lock().unwrap().clone();
+    let asked = requests
+        .iter()
+        .filter_map(|r| r["messages"].as_array())
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.starts_with("Phase 5A"))
+        .expect("phase 5A asked")
+        .to_string();
+    assert!(
+        asked.contains("standing instruction") && asked.contains("\"clause\""),
+        "{asked}"
+    );
+    let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
+    let item = p
+        .items
+        .iter()
+        .find(|i| {
+            i.title
+                .contains("Preference:Nunca reiniciar o laptop sem permissão")
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{:#?}",
+                p.items.iter().map(|i| &i.title).collect::<Vec<_>>()
+            )
+        });
+    assert!(
+        item.rationale.contains("an instruction"),
+        "{}",
+        item.rationale
+    );
+    assert!(
+        item.commands.iter().any(|c| c.contains("\"prefers\"")),
+        "{:?}",
+        item.commands
+    );
 }

@@ -479,9 +479,9 @@ impl Reasoner for Llm {
         let n = events.len();
         self.judge(
             look,
-            "Phase 5A: for each stale Event, name the existing concepts its stable knowledge belongs to (from its linked concepts), extract stable knowledge it states that no concept holds yet (a preference, a decision, a plan) as new concepts, or archive it when nothing durable remains.",
+            "Phase 5A: for each stale Event, name the existing concepts its stable knowledge belongs to (from its linked concepts), extract stable knowledge it states that no concept holds yet (a preference, a decision, a plan, or a standing instruction someone gave: \"never restart the laptop without asking\", kept as a Preference in its own words) as new concepts, with the clause that states it as written, or archive it when nothing durable remains; what the user told the agent is never archived as holding nothing.",
             json!({"events": events}),
-            r#"{"gists": [{"event": "<name>", "into": [["<type>", "<name>"]], "extracted": [{"ty": "Preference|Insight", "name": "<name>", "description": "<what the Event says>", "kind": "preference|decision|plan", "cue": "<the phrase>", "holder": "<Person name or null>"}], "archive": false, "rationale": "<why>"}]}"#,
+            r#"{"gists": [{"event": "<name>", "into": [["<type>", "<name>"]], "extracted": [{"ty": "Preference|Insight", "name": "<name>", "description": "<what the Event says>", "kind": "preference|decision|plan|instruction", "cue": "<the phrase>", "clause": "<the clause, as written>", "holder": "<Person name or null>"}], "archive": false, "rationale": "<why>"}]}"#,
             |v| {
                 let g: Vec<Gist> = arr(v, "gists")?
                     .iter()
