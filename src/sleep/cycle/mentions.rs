@@ -31,7 +31,11 @@ pub(crate) fn names(text: &str, name: &str) -> bool {
     if name.chars().count() < 3 {
         return false;
     }
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    // (a letter of a script written without spaces is no part of a Latin
+    // name: `konukiが言った`)
+    let word = |c: Option<char>| {
+        c.is_some_and(|c| (c.is_alphanumeric() && (c as u32) < 0x3000) || c == '_')
+    };
     text.match_indices(name).any(|(i, m)| {
         !word(text[..i].chars().next_back()) && !word(text[i + m.len()..].chars().next())
     })
@@ -146,5 +150,7 @@ mod tests {
         assert!(names("池内先生ディスカッション", "池内先生"));
         assert!(!names("池", "池"));
         assert!(names("Dinner with Lucía, finally", "Lucía"));
+        assert!(names("konukiが言ったことを記録する", "konuki"));
+        assert!(!names("konukitoolsを入れた", "konuki"));
     }
 }
