@@ -22,23 +22,82 @@ const NO_ONES_NAME: &[&str] = &["user", "human", "owner", "me", "you", "self", "
 /// applies as well).
 pub(crate) const MENTION_MAX: usize = 200;
 
-/// Whether `name` is written in `text`: as a word of its own, or, for a
-/// name in Chinese or Japanese, anywhere.
-pub(crate) fn names(text: &str, name: &str) -> bool {
-    if name.chars().all(|c| c as u32 >= 0x3000) {
-        return name.chars().count() >= 2 && text.contains(name);
+/// Whether a name may be looked for: two characters or more in Chinese
+/// or Japanese, three or more letters otherwise.
+fn searchable(name: &str) -> bool {
+    let n = name.chars().count();
+    if cjk(name) { n >= 2 } else { n >= 3 }
+}
+
+fn cjk(name: &str) -> bool {
+    name.chars().all(|c| c as u32 >= 0x3000)
+}
+
+/// Whether the match `at..end` of a name in `text` is the name itself: a
+/// name in Chinese or Japanese anywhere, any other as a word of its own (a
+/// letter of a script written without spaces is no part of a Latin name:
+/// `konukiが言った`).
+fn whole(text: &str, at: usize, end: usize, name: &str) -> bool {
+    if cjk(name) {
+        return true;
     }
-    if name.chars().count() < 3 {
-        return false;
-    }
-    // (a letter of a script written without spaces is no part of a Latin
-    // name: `konukiが言った`)
     let word = |c: Option<char>| {
         c.is_some_and(|c| (c.is_alphanumeric() && (c as u32) < 0x3000) || c == '_')
     };
-    text.match_indices(name).any(|(i, m)| {
-        !word(text[..i].chars().next_back()) && !word(text[i + m.len()..].chars().next())
-    })
+    !word(text[..at].chars().next_back()) && !word(text[end..].chars().next())
+}
+
+/// Whether `name` is written in `text` (see [`whole`]).
+#[cfg(test)]
+fn names(text: &str, name: &str) -> bool {
+    searchable(name)
+        && text
+            .match_indices(name)
+            .any(|(i, m)| whole(text, i, i + m.len(), name))
+}
+
+/// Every name of every Person, found in one pass over a text.
+struct Finder {
+    ac: aho_corasick::AhoCorasick,
+    /// Each pattern's name and Person (an index into the people).
+    names: Vec<(String, usize)>,
+}
+
+impl Finder {
+    fn new(people: &[(String, Vec<String>)]) -> Option<Finder> {
+        let mut names = Vec::new();
+        for (i, (_, known)) in people.iter().enumerate() {
+            for n in known.iter().filter(|n| searchable(n)) {
+                names.push((n.clone(), i));
+            }
+        }
+        let ac = aho_corasick::AhoCorasick::new(names.iter().map(|(n, _)| n.as_str())).ok()?;
+        Some(Finder { ac, names })
+    }
+
+    /// The people `text` names, in the order it first names them, each
+    /// with the name it used there (the longest at that place: `大坪さん`
+    /// rather than `大坪`).
+    fn people(&self, text: &str) -> Vec<(usize, String)> {
+        // person → (where first named, the name)
+        let mut first: Vec<(usize, usize, &str)> = Vec::new();
+        for m in self.ac.find_overlapping_iter(text) {
+            let (name, who) = &self.names[m.pattern().as_usize()];
+            if !whole(text, m.start(), m.end(), name) {
+                continue;
+            }
+            match first.iter_mut().find(|(w, _, _)| w == who) {
+                Some(f) if f.1 == m.start() && name.len() > f.2.len() => f.2 = name,
+                Some(_) => {}
+                None => first.push((*who, m.start(), name)),
+            }
+        }
+        first.sort_by_key(|(_, at, _)| *at);
+        first
+            .into_iter()
+            .map(|(who, _, name)| (who, name.to_string()))
+            .collect()
+    }
 }
 
 pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
@@ -63,9 +122,9 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         known.retain(|n| !NO_ONES_NAME.contains(&n.to_lowercase().as_str()));
         people.push((name.to_string(), known));
     }
-    if people.is_empty() {
+    let Some(finder) = Finder::new(&people) else {
         return Ok(());
-    }
+    };
     let mut events = recent_events(cx, nx)?;
     events.extend(cx.stale.clone().unwrap_or_default());
     let mut seen = std::collections::HashSet::new();
@@ -80,25 +139,20 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         }
         let text = format!("{}\n{}", e.name, e.summary);
         // (a participant the Event lists is linked already)
-        let named: Vec<&(String, Vec<String>)> = people
-            .iter()
-            .filter(|(person, known)| {
-                !e.participants.contains(person) && known.iter().any(|n| names(&text, n))
-            })
+        let named: Vec<(usize, String)> = finder
+            .people(&text)
+            .into_iter()
+            .filter(|(who, _)| !e.participants.contains(&people[*who].0))
             .collect();
         if named.is_empty() {
             continue;
         }
         super::consolidate::linked_of(nx, e)?;
-        for (person, known) in named {
+        for (who, said) in named {
+            let person = &people[who].0;
             if e.linked.iter().any(|(t, n)| t == "Person" && n == person) {
                 continue;
             }
-            let said = known
-                .iter()
-                .find(|n| names(&text, n))
-                .cloned()
-                .unwrap_or_else(|| person.clone());
             drafts.push(Draft {
                 class: "connection".into(),
                 key: format!("mentions:{}:{person}", e.id),
@@ -139,7 +193,25 @@ WITH METADATA { source: "SleepConnections", author: "$system", confidence: 0.7, 
 
 #[cfg(test)]
 mod tests {
-    use super::names;
+    use super::{Finder, names};
+
+    #[test]
+    fn one_pass_finds_each_person_once_by_any_of_their_names() {
+        let people = vec![
+            (
+                "大坪さん".to_string(),
+                vec!["大坪さん".to_string(), "大坪".to_string()],
+            ),
+            ("Ana".to_string(), vec!["Ana".to_string()]),
+            ("Al".to_string(), vec!["Al".to_string()]),
+        ];
+        let f = Finder::new(&people).expect("a finder");
+        assert_eq!(
+            f.people("Analysis, then 大坪さん approved; Ana and Al too. 大坪 again"),
+            vec![(0, "大坪さん".to_string()), (1, "Ana".to_string())]
+        );
+        assert!(f.people("Analysis only").is_empty());
+    }
 
     #[test]
     fn a_name_as_a_word_or_inside_cjk_text() {
