@@ -570,6 +570,18 @@ fn a_japanese_memory_md_names_its_user_by_a_profile_block() {
     );
     let days = kip(&mut nx, r#"FIND(COUNT(?e)) WHERE { ?e {type: "Event"} }"#);
     assert_eq!(days, json!(1));
+    // a block titled by a name alone may be the agent's own: no user
+    let agent = dir.join("agent");
+    put(
+        &agent,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Karina\n- Nombre: Karina Schneider\n- Voz: cercana\n",
+    );
+    let (ok, said) = somnus(
+        &dir.join("a.db"),
+        &["import", "openclaw", agent.to_str().expect("utf-8")],
+    );
+    assert!(ok && !said.contains("names the user"), "{said}");
     let advisor = kip(
         &mut nx,
         r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "池内先生"} }"#,

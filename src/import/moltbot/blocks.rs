@@ -529,12 +529,19 @@ impl Reader {
                 .filter(|b| b.about_user(&[]))
                 .find_map(|b| b.name_line().or_else(|| b.title_name()).map(|n| (b, n)))
         };
+        // (a title that is the name and nothing else, `## Karina` with
+        // `Nombre: Karina Schneider`, is as often the agent's own)
         let named = || {
             let b = blocks.iter().find(|b| b.name_line().is_some())?;
             let (name, whole) = b.name_line()?;
             let mut own = aliases_of(&name);
             own.extend(aliases_of(&whole));
-            b.about_user(&own).then_some((b, (name, whole)))
+            let mut rest = b.title.to_lowercase();
+            for a in &own {
+                rest = rest.replace(a.as_str(), " ");
+            }
+            let more = rest.chars().any(char::is_alphanumeric);
+            (more && b.about_user(&own)).then_some((b, (name, whole)))
         };
         if self.user.is_none()
             && let Some((b, (name, whole))) = said().or_else(named)
