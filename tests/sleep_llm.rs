@@ -137,14 +137,7 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
         max_rounds: 6,
         ..Default::default()
     });
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
-        &mut llm,
-        None,
-        None,
-    )
-    .unwrap();
+    let rep = full_cycle(&mut nx, &mut llm);
     assert_eq!(rep.status, "completed", "{:?}", rep.error);
     assert_eq!(rep.reasoner, "llm");
 
@@ -230,6 +223,18 @@ fn the_llm_reasoner_reads_through_its_tool_and_its_writes_wait_for_approval() {
     assert!(note.to_json().to_string().contains("the model's idea"));
 }
 
+/// A full cycle with the LLM reasoner, at the tests' clock.
+fn full_cycle(nx: &mut somnus::Nexus, llm: &mut Llm) -> sleep::Report {
+    sleep::run(
+        nx,
+        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
+        llm,
+        None,
+        None,
+    )
+    .unwrap()
+}
+
 fn small_llm(url: String, output_budget: Option<u64>) -> Llm {
     Llm::new(LlmConfig {
         base_url: url,
@@ -245,14 +250,7 @@ fn each_judgement_gets_its_phase_rules_and_the_cycle_counts_and_caps_its_tokens(
     let url = serve(seen.clone());
     let mut nx = somnus::demo::in_memory().unwrap();
     let mut llm = small_llm(url, Some(100));
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
-        &mut llm,
-        None,
-        None,
-    )
-    .unwrap();
+    let rep = full_cycle(&mut nx, &mut llm);
     let requests = seen.lock().unwrap().clone();
     // the rules of the judgement's phase, not the whole 49 KB document
     let system = requests[0]["messages"][0]["content"].as_str().unwrap();
@@ -300,14 +298,7 @@ fn a_wrong_answer_does_not_override_what_the_graph_rules_out() {
         );
     }
     let mut llm = small_llm(url, None);
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
-        &mut llm,
-        None,
-        None,
-    )
-    .unwrap();
+    let rep = full_cycle(&mut nx, &mut llm);
     let p = proposals::get(&nx, rep.proposal.unwrap()).unwrap().unwrap();
     let titles: Vec<&str> = p.items.iter().map(|i| i.title.as_str()).collect();
     // the model said "same" for two people born 39 years apart
@@ -348,14 +339,7 @@ fn the_model_keeps_the_users_standing_instruction() {
     ));
     assert!(format!("{r:?}").contains("Ok"), "{r:?}");
     let mut llm = small_llm(url, None);
-    let rep = sleep::run(
-        &mut nx,
-        &Options::new(Scope::Full, "2026-11-20T03:00:00Z"),
-        &mut llm,
-        None,
-        None,
-    )
-    .unwrap();
+    let rep = full_cycle(&mut nx, &mut llm);
     let requests = seen.lock().unwrap().clone();
     let asked = requests
         .iter()

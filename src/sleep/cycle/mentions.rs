@@ -130,7 +130,7 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut seen = std::collections::HashSet::new();
     events.retain(|e| seen.insert(e.id.clone()));
     let mut drafts = Vec::new();
-    for (i, e) in events.iter_mut().enumerate() {
+    for (i, e) in events.iter().enumerate() {
         if drafts.len() >= MENTION_MAX {
             break;
         }
@@ -147,10 +147,16 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         if named.is_empty() {
             continue;
         }
-        super::consolidate::linked_of(nx, e)?;
+        // the people it links already (one query: not the rest of what
+        // phase 5 reads of an Event)
+        let linked = strs(Some(&find(
+            nx,
+            r#"FIND(?x.name) WHERE { ?e {type: "Event", name: :n} (?e, "mentions" | "involves", ?x) ?x {type: "Person"} } LIMIT 200"#,
+            json!({"n": e.name}),
+        )?));
         for (who, said) in named {
             let person = &people[who].0;
-            if e.linked.iter().any(|(t, n)| t == "Person" && n == person) {
+            if linked.contains(person) {
                 continue;
             }
             drafts.push(Draft {
