@@ -289,6 +289,14 @@ fn line_at(text: &str, at: usize) -> &str {
 /// Labels a password follows, lower case, in several languages.
 const PASSWORD_LABELS: &str = r"(?i)(?:password|passwort|passwd|pwd|mot de passe|contraseña|contrasena|senha|parola d'ordine|wachtwoord|hasło|пароль|密码|密碼|口令|パスワード|비밀번호)";
 
+fn telegram_rule() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?-u:\b)[0-9]{8,10}:AA[0-9A-Za-z_-]{33}(?-u:\b)")
+            .expect("the Telegram token pattern")
+    })
+}
+
 fn password_rule() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
@@ -563,6 +571,20 @@ fn find_in(text: &str) -> Vec<Finding> {
             add(password(m), &mut out);
         }
     }
+    // a Telegram bot's token by its shape alone, whatever its label says
+    // (`Bot Token: 8114115093:AA…` under a `## Telegram` heading): the
+    // bot's id, a colon, then 35 characters that begin with `AA`
+    // (gitleaks' rule needs "telegr" on the line)
+    for m in telegram_rule().find_iter(text) {
+        add(
+            Finding {
+                rule: "telegram-bot-api-token".into(),
+                start: m.start(),
+                end: m.end(),
+            },
+            &mut out,
+        );
+    }
     for (start, end) in seed_phrases(text) {
         add(
             Finding {
@@ -817,6 +839,19 @@ mod tests {
         // as gitleaks reads them
         assert!(find("**OAuth授权**：本地回调地址无法被外网飞书访问").is_empty());
         assert!(find("API Key：调用失败了没有返回任何结果").is_empty());
+    }
+
+    #[test]
+    fn a_telegram_bots_token_is_found_without_the_word_telegram() {
+        let t = "- Bot Token: 8114115093:AAFvRoF_xnhshKM92bMdcwZ3DBCCe4KpwxQ\n- Chris Telegram ID: 8772213652";
+        assert_eq!(rules_of(t), vec!["telegram-bot-api-token"]);
+        let f = find(t);
+        assert_eq!(
+            &t[f[0].start..f[0].end],
+            "8114115093:AAFvRoF_xnhshKM92bMdcwZ3DBCCe4KpwxQ"
+        );
+        // a time and a short id are no token
+        assert!(find("ID 8772213652 at 12:30, build 20260323:AAB").is_empty());
     }
 
     #[test]

@@ -263,25 +263,111 @@ fn a_session_transcript_keeps_its_senders_time_zone() {
         &mut nx,
         r#"FIND(?e.name, ?e.attributes.start_time, ?e.attributes.topic) WHERE { ?e {type: "Event"} } ORDER BY ?e.name ASC"#,
     );
+    // a saved session is one conversation, from its first message (at
+    // the offset its sender's stamp gives) to when it was saved
     assert_eq!(
         events,
         json!([
             ["2026-02-06", "2026-02-06T00:00:00Z", null],
-            ["2026-02-07 04:31 Session", "2026-02-07T04:31:00Z", null],
             [
-                "2026-02-07 10:52 are you there",
+                "2026-02-07 04:31 conversation",
                 "2026-02-07T10:52:00+08:00",
                 null
             ],
             [
-                "2026-02-07 10:53 hello again",
-                "2026-02-07T10:53:00+08:00",
+                "2026-02-08 09:15 conversation",
+                "2026-02-08T09:15:00Z",
                 null
-            ],
-            ["2026-02-08 09:15 Session", "2026-02-08T09:15:00Z", null]
+            ]
         ]),
         "{events}"
     );
+    let talk = kip(
+        &mut nx,
+        r#"FIND(?e.attributes) WHERE { ?e {type: "Event", name: "2026-02-07 04:31 conversation"} }"#,
+    );
+    let a = &talk[0];
+    assert_eq!(a["event_class"], json!("Conversation"), "{a}");
+    assert_eq!(a["end_time"], json!("2026-02-07T04:31:14Z"), "{a}");
+    assert_eq!(
+        a["content_summary"],
+        json!("user (10:52): are you there\n\nuser (10:53): hello again\n\nassistant: here"),
+        "{a}"
+    );
+    assert_eq!(a["participants"], json!(["$self", "Ana"]), "{a}");
+    assert_eq!(a["context"]["channel"], json!("telegram"), "{a}");
+    let with = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { (?e, "involves", ?p) ?e {type: "Event", name: "2026-02-07 04:31 conversation"} }"#,
+    );
+    assert_eq!(with, json!(["Ana"]), "{with}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A conversation OpenClaw saved as its session ended (its
+/// session-memory hook), as a real German workspace holds them: one
+/// `Conversation` Event of what was said, without the metadata the
+/// gateway quotes, the memories a recall plugin injected, system notices
+/// and OpenClaw's own prompts (each counted in `left_out`, and the
+/// import says so); the sender the metadata names is a Person the
+/// conversation involves; and the cycle reads what the user said, not the
+/// agent's answers, and leaves a note whose `Label: value` lines it
+/// cannot read as it is instead of archiving it as "nothing durable".
+#[test]
+fn a_saved_conversation_is_one_event_of_what_was_said() {
+    let dir = tmp("session-saved");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "memory/2026-02-20-gateway-fix.md",
+        "# Session: 2026-02-20 08:08:25 UTC\n\n- **Session Key**: agent:main:main\n- **Session ID**: 956e9532\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: System: [2026-02-20 08:48:55 GMT+1] Cron (error): Gamma Daily Note bereit\n\nA scheduled reminder has been triggered. The reminder content is:\n\nCron (error): Gamma Daily Note bereit\n\nPlease relay this reminder to the user in a helpful and friendly way.\nCurrent time: Friday, February 20th, 2026 — 8:48 AM (Europe/Berlin)\nassistant: Gamma Daily Note von gestern ist da.\nuser: Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"dd47\",\n  \"sender\": \"gateway-client\"\n}\n```\n\nSender (untrusted metadata):\n```json\n{\n  \"label\": \"Paul Weber (+4915100000000)\",\n  \"name\": \"Paul Weber\"\n}\n```\n\n[Fri 2026-02-20 08:50 GMT+1] der Gateway war disconnected, bitte prüfen\nassistant: [[reply_to_current]] Ursache: 429 quota exceeded.\n\n## Option A\nPrefers the file-based memory.\nuser: <relevant-memories>\nThe following memories may be relevant:\n- [sqlite/fact] Dashboard control.example\n</relevant-memories>\n\n[Fri 2026-02-20 09:04 GMT+1] Option A\nassistant: NO_REPLY\n",
+    );
+    put(
+        &ws,
+        "memory/2026-02-15.md",
+        "# 2026-02-15 — Day One\n\n## Bootstrap\n- Came online\n- Sprache: Deutsch default\n- Wohnort: Berlin, seit neun Jahren\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("memory/2026-02-20-gateway-fix.md: a saved conversation (telegram, 4 messages, 2 of them the user's): Event `2026-02-20 08:08 gateway fix`; left out: 2 OpenClaw's own prompts, 2 metadata blocks, 1 recalled memories, 1 silent replies, 1 system notices"),
+        "{said}"
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let e = kip(
+        &mut nx,
+        r#"FIND(?e.attributes) WHERE { ?e {type: "Event", name: "2026-02-20 08:08 gateway fix"} }"#,
+    );
+    let a = &e[0];
+    assert_eq!(
+        a["content_summary"],
+        json!(
+            "assistant: Gamma Daily Note von gestern ist da.\n\nuser (08:50): der Gateway war disconnected, bitte prüfen\n\nassistant: Ursache: 429 quota exceeded.\n\n## Option A\nPrefers the file-based memory.\n\nuser (09:04): Option A"
+        ),
+        "{a}"
+    );
+    assert_eq!(a["start_time"], json!("2026-02-20T08:50:00+01:00"), "{a}");
+    assert_eq!(a["end_time"], json!("2026-02-20T08:08:25Z"), "{a}");
+    assert_eq!(a["participants"], json!(["$self", "Paul Weber"]), "{a}");
+    assert_eq!(a["context"]["session_key"], json!("agent:main:main"), "{a}");
+    drop(nx);
+    // a week later, a cycle: the agent's "Prefers …" is no preference of
+    // the user's, and the day note is left as it is, not archived
+    let (ok, said) = somnus(&db, &["sleep", "--now", "2026-03-01T03:00:00Z"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("Left 1 stale Event as it is") && said.contains("2026-02-15 Bootstrap"),
+        "{said}"
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let prefs = kip(
+        &mut nx,
+        r#"FIND(COUNT(?p)) WHERE { ?p {type: "Preference"} }"#,
+    );
+    assert_eq!(prefs, json!(0), "{said}");
+    let (_, shown) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(!shown.contains("Archive 2026-02-15 Bootstrap"), "{shown}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -476,7 +562,7 @@ fn memory_md_names_the_user_when_no_profile_does() {
     for line in [
         "MEMORY.md:11: block `About My Human` names the user: Person `Евгений Нечаев`",
         "MEMORY.md:8: block `Core Facts › Preferences of Ev` is about the user: kept on Person `Евгений Нечаев` as memory_core_facts_preferences_of_ev",
-        "MEMORY.md:5: block `Core Facts › About Me`: a note of its own, Insight `Core Facts › About Me`",
+        "MEMORY.md:5: block `Core Facts › About Me` is the agent's own: kept on $self as memory_core_facts_about_me",
         "MEMORY.md:15: block `Lessons Learned`: a note of its own, Insight `Lessons Learned`",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
@@ -510,18 +596,11 @@ fn memory_md_names_the_user_when_no_profile_does() {
     // heading inside the code block read as one of its lines
     assert_eq!(
         notes,
-        json!([
-            [
-                "Core Facts › About Me",
-                "- I am Aria Blue, created January 2026",
-                "Core Facts"
-            ],
-            [
-                "Lessons Learned",
-                "[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```",
-                null
-            ]
-        ]),
+        json!([[
+            "Lessons Learned",
+            "[Mistakes made, corrections received]\n\n```markdown\n## About My Human\n- a template in a code block\n```",
+            null
+        ]]),
         "{notes}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -592,6 +671,74 @@ fn a_japanese_memory_md_names_its_user_by_a_profile_block() {
         "{advisor}"
     );
     assert_eq!(advisor[0]["aliases"], json!(["池内"]), "{advisor}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// German `MEMORY.md` files as agents write them: the user's block named
+/// `Name (User)`, the agent's own `Name (Ich)` (kept on `$self`, never
+/// taken for the user), a family block whose people are set in bold with
+/// another name and a Telegram id in parentheses and what is known of
+/// each in the bullets under them; and a setup note whose `Kann: …`
+/// lines are no people.
+#[test]
+fn a_german_memory_md_names_its_user_its_agent_and_its_family() {
+    let dir = tmp("memory-de");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md - Langzeitgedächtnis\n\n## Jan Bernd Gudel (User)\n\n- **Rolle:** Produktmanager\n- **Sprache:** Deutsch\n\n## Klausi (Ich)\n\n- **Name:** Klausi\n- **Rolle:** KI-Entwickler auf Jan Bernds Server\n\n## Familie & Kommunikation\n- **Michael Estel (Mitch)** (Telegram 6882251060) – Der Chef, autorisierte Quelle\n  - Telefon: +49 152 0000000\n- **Mara** (Telegram 8665383554) – Tochter von Mitch, 10 Jahre\n  - Interessiert sich für Roblox\n\n### Sprachnachrichten-Regeln\n- **Mitch:** Nur Sprachnachrichten senden, wenn er eine schickt\n\n## Outlook Kontakte (verbunden 23.03.2026)\n- 145 Kontakte im Konto\n- Kann: Kontakte suchen, Geburtstage abfragen\n- Bekannte Kontakte: Familie Mandel, Ewalds\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    for line in [
+        "MEMORY.md:3: block `Jan Bernd Gudel (User)` names the user: Person `Jan Bernd Gudel`",
+        "MEMORY.md:8: block `Klausi (Ich)` is the agent's own: kept on $self as memory_klausi_ich",
+        "MEMORY.md:13: block `Familie & Kommunikation` lists people: 2 Persons (Michael Estel, Mara)",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
+    assert!(
+        !said.contains("Outlook Kontakte (verbunden 23.03.2026)` lists people"),
+        "{said}"
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(
+        people,
+        json!([
+            "$self",
+            "$system",
+            "Jan Bernd Gudel",
+            "Mara",
+            "Michael Estel"
+        ]),
+        "{people}"
+    );
+    let chef = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "Michael Estel"} }"#,
+    );
+    assert_eq!(chef[0]["aliases"], json!(["Mitch"]), "{chef}");
+    assert_eq!(
+        chef[0]["description"],
+        json!("Der Chef, autorisierte Quelle (Telegram 6882251060)"),
+        "{chef}"
+    );
+    assert_eq!(
+        chef[0]["details"],
+        json!(["Telefon: +49 152 0000000"]),
+        "{chef}"
+    );
+    let me = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.memory_klausi_ich) WHERE { ?p {type: "Person", name: "$self"} }"#,
+    );
+    assert!(me.to_string().contains("KI-Entwickler"), "{me}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -791,7 +938,10 @@ fn a_profile_in_tables_and_a_memory_block_with_its_parts() {
         "{said}"
     );
     assert!(!said.contains("Insight `Topologia Física"), "{said}");
-    assert!(said.contains("Insight `Core Facts › About Me`"), "{said}");
+    assert!(
+        said.contains("block `Core Facts › About Me` is the agent's own"),
+        "{said}"
+    );
     let mut nx = Nexus::open(&db).expect("open");
     let user = kip(
         &mut nx,

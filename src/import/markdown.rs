@@ -560,7 +560,7 @@ pub fn strip_time(h: &str) -> String {
     // UTC)`, `(08:55-13:02 UTC)`
     static TAIL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let tail = TAIL.get_or_init(|| {
-        regex::Regex::new(r"(?i)\s*[(（\[][\d\s:/.\-–T~]*\d{1,2}:\d{2}[\d\s:/.\-–~]*(?:utc|gmt|[a-z]{2,4}t)?[)）\]]\s*$")
+        regex::Regex::new(r"(?i)\s*[(（\[][\d\s:/.\-–T~]*\d{1,2}:\d{2}[\d\s:/.\-–~]*(?:utc|gmt|uhr|h|[a-z]{2,4}t)?[)）\]]\s*$")
             .expect("the time remark")
     });
     let s = match tail.replace(&s, "").to_string() {

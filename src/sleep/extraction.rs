@@ -423,13 +423,15 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         .find(|(t, n)| t == "Person" && !n.starts_with('$'))
         .map(|(_, n)| n.clone());
     let mut out: Vec<Extracted> = Vec::new();
+    // in a conversation, what the user said (the agent's answers state
+    // nothing the user holds)
+    let said = match e.class.as_str() {
+        "Conversation" => users_turns(&e.summary),
+        _ => e.summary.clone(),
+    };
     // the emphasis a note puts on what it says (`**NUNCA** …`) is no part
     // of it
-    let summary = e
-        .summary
-        .replace("**", "")
-        .replace("__", "")
-        .replace('`', "");
+    let summary = said.replace("**", "").replace("__", "").replace('`', "");
     for clause in summary.split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，']) {
         if unspaced(clause) {
             let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
@@ -599,6 +601,90 @@ const USER_WORDS: &[&str] = &[
     "사용자",
 ];
 
+/// A conversation's messages (each opens a line with its role: `user
+/// (08:50): …`, `assistant: …`) that the user sent, joined.
+pub fn users_turns(transcript: &str) -> String {
+    // a conversation not written as messages is what it says
+    if !transcript.lines().any(|l| turn_opening(l).is_some()) {
+        return transcript.to_string();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    let mut user = false;
+    for line in transcript.lines() {
+        if let Some((role, rest)) = turn_opening(line) {
+            user = role == "user";
+            if user {
+                out.push(rest);
+            }
+            continue;
+        }
+        if user {
+            out.push(line);
+        }
+    }
+    out.join("\n")
+}
+
+/// `user (08:50): text` → (`user`, `text`).
+fn turn_opening(line: &str) -> Option<(&str, &str)> {
+    for role in ["user", "assistant"] {
+        let Some(rest) = line.strip_prefix(role) else {
+            continue;
+        };
+        let rest = match rest.strip_prefix(" (") {
+            Some(r) => r.split_once(')')?.1,
+            None => rest,
+        };
+        if let Some(text) = rest.strip_prefix(": ").or_else(|| rest.strip_prefix(':')) {
+            return Some((role, text));
+        }
+    }
+    None
+}
+
+/// Whether a text states something a reader would keep in a form no cue
+/// reads: a line that gives a label its value (`Sprache: Deutsch default`,
+/// `API-Kostenregel (explizit von Paul): OpenAI API-Key nur für …`,
+/// `**E-Mail Setup:** Himalaya + Gmail`). A time (`18:00`), an address
+/// (`https:`), a line of code or a line that gives a secret is no such
+/// label. What the heuristic
+/// reasoner cannot extract from such a text is not "nothing durable".
+pub fn states_knowledge(text: &str) -> bool {
+    static TIME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let time = TIME
+        .get_or_init(|| regex::Regex::new(r"\d{1,2}:\d{2}(?::\d{2})?").expect("the time pattern"));
+    let mut fence = false;
+    text.lines().any(|line| {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            return false;
+        }
+        if fence || t.starts_with('#') || t.starts_with('|') {
+            return false;
+        }
+        let t = t.trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace());
+        let t = t.replace("**", "").replace("__", "").replace('`', "");
+        let t = time.replace_all(&t, "");
+        let Some((label, value)) = t.split_once([':', '：']) else {
+            return false;
+        };
+        // a credential is no knowledge to keep (it is to be redacted)
+        if !crate::secrets::find(&t).is_empty() {
+            return false;
+        }
+        let label = label.trim();
+        let value = value.trim();
+        let label_words = label.split_whitespace().count();
+        (1..=6).contains(&label_words)
+            && label.chars().count() <= 60
+            && label.chars().next().is_some_and(char::is_alphabetic)
+            && !value.starts_with("//")
+            && (!label.contains(['{', '}', '(', '=', '"']) || label.contains(" ("))
+            && (value.split_whitespace().count() >= 2 || value.chars().count() >= 8)
+    })
+}
+
 /// Whether a clause says who holds what it states is the user: a word for
 /// the user ("Usuário alertou: …"), or a word of the user's name ("Cássio
 /// prefere …"), as a whole word.
@@ -761,6 +847,44 @@ mod tests {
         assert!(!names_the_user("强调核心工作准则", "强哥"));
         assert!(!names_the_user("Never push to main", "Cássio"));
         assert!(!names_the_user("The users table is big", "Al"));
+    }
+
+    #[test]
+    fn a_note_of_label_lines_states_something_and_a_log_does_not() {
+        assert!(states_knowledge(
+            "- Came online\n- Sprache: Deutsch default\n- Wohnort: Berlin"
+        ));
+        assert!(states_knowledge(
+            "- API-Kostenregel (explizit von Paul): OpenAI API-Key nur für Voice-Memos"
+        ));
+        assert!(states_knowledge("- **E-Mail Setup:** Himalaya + Gmail"));
+        for log in [
+            "- Heartbeat 18:00 checked mail",
+            "- 18:00: ok",
+            "See https://example.org/a",
+            "```\nkey: value of code\n```",
+            "- **Credenciais:** admin / @CiaoMiau2955",
+            "- Status: ok",
+        ] {
+            assert!(!states_knowledge(log), "{log}");
+        }
+    }
+
+    #[test]
+    fn in_a_conversation_only_the_users_messages_are_read() {
+        let t =
+            "user (08:50): Sprache: Deutsch\nmore of it\n\nassistant: Prefers tea: yes\n\nuser: ok";
+        assert_eq!(users_turns(t), "Sprache: Deutsch\nmore of it\n\nok");
+        // not written as messages: the whole text
+        assert_eq!(users_turns("Prefers tea"), "Prefers tea");
+        let mut e =
+            event("assistant: The user prefers tea.\n\nuser (09:00): I prefer coffee, thanks");
+        e.class = "Conversation".into();
+        assert!(
+            extract(&e).iter().all(|x| !x.name.contains("tea")),
+            "{:?}",
+            extract(&e)
+        );
     }
 
     #[test]

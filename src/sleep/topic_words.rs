@@ -301,11 +301,60 @@ pub const STATUS_WORDS: &[&str] = &[
     "確認",
 ];
 
-/// An English past participle ("approved", "completed", "fixed"): what
-/// happened to something, never what it is about.
+/// A past participle, what happened to something, never what it is
+/// about: English ("approved", "completed", "fixed"), and German as it is
+/// written, in lower case ("eingerichtet", "festgelegt", "abgeschlossen",
+/// "aktualisiert"; a German noun is capitalised, so "Gesetz" is not one).
 pub fn past_participle(w: &str) -> bool {
     let l = w.to_lowercase();
-    l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed")
+    if l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed") {
+        return true;
+    }
+    if w != l || l.chars().count() < 7 || !l.chars().all(|c| c.is_alphabetic()) {
+        return false;
+    }
+    // -ieren verbs: `aktualisiert`, `konfiguriert`, `perfektioniert`
+    if l.ends_with("iert") {
+        return true;
+    }
+    // ge- after a separable prefix or none: `eingerichtet`, `gemacht`,
+    // `angelegt`, `abgeschlossen`, `aufgesetzt`
+    const SEPARABLE: [&str; 16] = [
+        "", "ab", "an", "auf", "aus", "bei", "ein", "fest", "her", "hin", "mit", "nach", "vor",
+        "weg", "zu", "zurück",
+    ];
+    SEPARABLE.iter().any(|p| {
+        l.strip_prefix(p)
+            .and_then(|r| r.strip_prefix("ge"))
+            .is_some_and(|r| r.chars().count() >= 3 && (r.ends_with('t') || r.ends_with("en")))
+    })
+}
+
+/// A name without its remarks of when: a parenthesis that holds a day or
+/// a number (`Token Watcher (eingerichtet 22.03.2026, verbessert …)`,
+/// `Telegram (set up 2026-03-23)`) says when something was done to it,
+/// not what it is.
+pub fn without_dated_remarks(name: &str) -> String {
+    let mut out = String::new();
+    let mut rest = name;
+    while let Some(i) = rest.find(['(', '（']) {
+        let open = rest[i..].chars().next().map_or(1, char::len_utf8);
+        let Some(j) = rest[i + open..].find([')', '）']) else {
+            break;
+        };
+        let inner = &rest[i + open..i + open + j];
+        let close = rest[i + open + j..]
+            .chars()
+            .next()
+            .map_or(1, char::len_utf8);
+        out.push_str(&rest[..i]);
+        if !inner.chars().any(|c| c.is_ascii_digit()) {
+            out.push_str(&rest[i..i + open + j + close]);
+        }
+        rest = &rest[i + open + j + close..];
+    }
+    out.push_str(rest);
+    out.trim().to_string()
 }
 
 /// A word that is never a theme: scaffolding, a status, a number, a

@@ -872,7 +872,7 @@ fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
       content_summary: "## Decisões do Usuário\n- ✅ Usuário autorizou aplicar modificações\n- ⚠️ Usuário alertou: **NUNCA reiniciar laptop sem permissão explícita**" } }
   CONCEPT ?b { {type: "Event", name: "2026-10-04 Infraestrutura Descoberta"}
     SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-04T00:00:00Z",
-      content_summary: "### Hardware\n- **Modelo:** FortiGate 40F\n- **Credenciais:** admin / @CiaoMiau2955" } }
+      content_summary: "### Hardware\n- voltei ao roteador\n- **Credenciais:** admin / @CiaoMiau2955" } }
 } WITH METADATA { source: "moltbot:memory/2026-10-04.md:1", author: "moltbot" }"####,
     );
     let rep = cycle(&mut nx);

@@ -21,6 +21,10 @@ pub(super) struct Block {
     pub title: String,
     pub at: usize,
     pub bullets: Vec<(usize, String)>,
+    /// The lines of its bullets that are indented under another.
+    pub nested: std::collections::HashSet<usize>,
+    /// Where the `### ` blocks folded into it begin (its own lines end).
+    pub own_until: usize,
     pub body: Vec<String>,
     pub parent: Option<String>,
     /// `### ` blocks within it.
@@ -51,6 +55,8 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
             title: title.trim().trim_matches('#').trim().to_string(),
             at: n,
             bullets: Vec::new(),
+            nested: std::collections::HashSet::new(),
+            own_until: usize::MAX,
             body: Vec::new(),
             parent,
             subs: 0,
@@ -73,6 +79,9 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
             Some(b) => {
                 if let Some(item) = super::bullet(line) {
                     b.bullets.push((n, item.trim().to_string()));
+                    if line.starts_with([' ', '\t']) {
+                        b.nested.insert(n);
+                    }
                 }
                 b.body.push(line.to_string());
             }
@@ -392,10 +401,19 @@ impl Block {
     /// (`### About My Human (Najia)`): a name's shape (a capital first,
     /// at most three words, no digit), never a remark (`(Draft)`).
     fn title_name(&self) -> Option<(String, String)> {
-        let (_, rest) = self.title.split_once(['(', '（'])?;
+        let (before, rest) = self.title.split_once(['(', '（'])?;
         let (name, _) = rest.split_once([')', '）'])?;
-        let name = name.trim().to_string();
-        let lower = name.to_lowercase();
+        let mut name = name.trim().to_string();
+        let mut lower = name.to_lowercase();
+        // `## Jan Bernd Gudel (User)`: the name is what the parentheses
+        // follow
+        if USER_WORDS.contains(&lower.as_str()) || USER_PARTS.contains(&lower.as_str()) {
+            name = plain(before);
+            lower = name.to_lowercase();
+            if about_user(&name, &[]) {
+                return None;
+            }
+        }
         let named = name.chars().count() >= 2
             && name.chars().next().is_some_and(|c| !c.is_lowercase())
             && name.split_whitespace().count() <= 3
@@ -404,6 +422,56 @@ impl Block {
             && !REMARKS.contains(&lower.as_str())
             && !USER_WORDS.contains(&lower.as_str());
         named.then(|| (name.clone(), name))
+    }
+}
+
+/// What a title's parentheses say when the block is the agent's own
+/// (`## Klausi (Ich)`), and whole titles that say so (`## About me`,
+/// `## Über mich`, `## Sobre mí`, `## 关于我`): the agent writes its
+/// memory in the first person.
+const SELF_WORDS: [&str; 13] = [
+    "ich", "me", "myself", "self", "i", "yo", "moi", "eu", "io", "я", "我", "私", "나",
+];
+const SELF_TITLES: [&str; 22] = [
+    "about me",
+    "about myself",
+    "who i am",
+    "myself",
+    "über mich",
+    "ueber mich",
+    "wer ich bin",
+    "sobre mí",
+    "sobre mi",
+    "sobre mim",
+    "quién soy",
+    "quem sou eu",
+    "à propos de moi",
+    "qui je suis",
+    "chi sono",
+    "su di me",
+    "обо мне",
+    "кто я",
+    "关于我",
+    "關於我",
+    "私について",
+    "나에 대해",
+];
+
+impl Block {
+    /// Whether the block is the agent's own profile (its title says so),
+    /// and not a block about the user.
+    pub(super) fn about_self(&self) -> bool {
+        let t = plain(&self.title).to_lowercase();
+        if SELF_TITLES.contains(&t.as_str()) {
+            return true;
+        }
+        let Some((before, rest)) = t.split_once(['(', '（']) else {
+            return false;
+        };
+        let Some((inner, _)) = rest.split_once([')', '）']) else {
+            return false;
+        };
+        SELF_WORDS.contains(&inner.trim()) && !about_user(before, &[])
     }
 }
 
@@ -495,6 +563,8 @@ fn fold_subs(blocks: Vec<Block>, aliases: &[String]) -> Vec<Block> {
                 top.body.push(format!("### {}", b.title));
                 top.body.extend(b.body);
                 top.bullets.extend(b.bullets);
+                top.nested.extend(b.nested);
+                top.own_until = top.own_until.min(b.at);
                 top.subs -= 1;
             }
             _ => out.push(b),
@@ -526,13 +596,15 @@ impl Reader {
         let said = || {
             blocks
                 .iter()
-                .filter(|b| b.about_user(&[]))
+                .filter(|b| b.about_user(&[]) && !b.about_self())
                 .find_map(|b| b.name_line().or_else(|| b.title_name()).map(|n| (b, n)))
         };
         // (a title that is the name and nothing else, `## Karina` with
         // `Nombre: Karina Schneider`, is as often the agent's own)
         let named = || {
-            let b = blocks.iter().find(|b| b.name_line().is_some())?;
+            let b = blocks
+                .iter()
+                .find(|b| b.name_line().is_some() && !b.about_self())?;
             let (name, whole) = b.name_line()?;
             let mut own = aliases_of(&name);
             own.extend(aliases_of(&whole));
@@ -570,6 +642,8 @@ impl Reader {
         }
         let mut user_attrs = Map::new();
         let mut user_at = None;
+        let mut self_attrs = Map::new();
+        let mut self_at = None;
         // what OpenClaw's memory promotion copied in: a memory each
         let mut promoting = std::collections::HashSet::new();
         for b in blocks.iter_mut() {
@@ -621,6 +695,23 @@ impl Reader {
                 }
                 continue;
             };
+            // the agent's own profile (`## Klausi (Ich)`, `## About me`)
+            if b.about_self() && !b.about_user(&self.aliases) {
+                self_at.get_or_insert(b.at);
+                self.d.note(format!(
+                    "{r}:{}: block `{}` is the agent's own: kept on $self as memory_{key}",
+                    b.at,
+                    b.label()
+                ));
+                let key = format!("memory_{key}");
+                match self_attrs.get_mut(&key) {
+                    Some(slot) => append(slot, v),
+                    None => {
+                        self_attrs.insert(key, v);
+                    }
+                }
+                continue;
+            }
             let user = self.user.clone().filter(|_| b.about_user(&self.aliases));
             let Some((ty, name)) = user else {
                 match title_day(&b.title) {
@@ -647,6 +738,18 @@ impl Reader {
                     user_attrs.insert(key, v);
                 }
             }
+        }
+        if let Some(at) = self_at {
+            let source = self.d.at(p, at);
+            let meta = core_meta(&self.d, source.clone());
+            self.d.concept(Concept {
+                ty: "Person".into(),
+                name: "$self".into(),
+                attrs: self_attrs,
+                meta,
+                what: "$self (MEMORY.md, the agent's own block)".into(),
+                source,
+            });
         }
         if let (Some((ty, name)), Some(at)) = (self.user.clone(), user_at) {
             let source = self.d.at(p, at);
@@ -774,6 +877,8 @@ mod tests {
                 .enumerate()
                 .filter_map(|(i, l)| l.strip_prefix("- ").map(|b| (i + 2, b.to_string())))
                 .collect(),
+            nested: Default::default(),
+            own_until: usize::MAX,
             body: body.iter().map(|l| l.to_string()).collect(),
             parent: None,
             subs: 0,

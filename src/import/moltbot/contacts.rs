@@ -33,6 +33,19 @@ const PEOPLE_WORDS: &[&str] = &[
     "контакты",
     "люди",
     "команда",
+    "family",
+    "familie",
+    "familia",
+    "família",
+    "famille",
+    "famiglia",
+    "семья",
+    "friends",
+    "freunde",
+    "amigos",
+    "amis",
+    "amici",
+    "друзья",
 ];
 const PEOPLE_PARTS: &[&str] = &[
     "連絡先",
@@ -46,6 +59,12 @@ const PEOPLE_PARTS: &[&str] = &[
     "關係人",
     "연락처",
     "인물",
+    "家族",
+    "家人",
+    "가족",
+    "友人",
+    "朋友",
+    "친구",
 ];
 
 /// Honorifics after a name (Japanese, Chinese, Korean) and titles before
@@ -78,91 +97,153 @@ pub(super) fn lists_people(title: &str) -> bool {
 }
 
 /// One person of such a block: their name as written, what they are to
-/// the user, and the name without its honorific when it has one.
+/// the user, the other names it gives them (without an honorific,
+/// `池内先生` → `池内`; in parentheses, `Michael Estel (Mitch)` → `Mitch`),
+/// and whether the name was set in bold.
 #[derive(Debug, PartialEq)]
 pub(super) struct Contact {
     pub line: usize,
     pub name: String,
     pub role: String,
-    pub alias: Option<String>,
+    pub aliases: Vec<String>,
+    pub bold: bool,
+}
+
+/// A name's shape: at most four words and 40 characters, no digit, no
+/// address, a capital (or a letter of a script without case) first.
+fn name_shaped(name: &str) -> bool {
+    let n = name.chars().count();
+    (2..=40).contains(&n)
+        && name.split_whitespace().count() <= 4
+        && !name.chars().any(|c| c.is_ascii_digit())
+        && !name.contains(['@', '/', '`', '[', '(', '（', ':', '：'])
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_lowercase() && c.is_alphanumeric())
+}
+
+/// `Name (Alias)`: the name and what the parentheses hold.
+fn split_paren(s: &str) -> (String, Option<String>) {
+    match s.split_once(['(', '（']) {
+        Some((before, rest)) => {
+            let inner = rest.split([')', '）']).next().unwrap_or(rest);
+            (before.trim().to_string(), Some(inner.trim().to_string()))
+        }
+        None => (s.trim().to_string(), None),
+    }
 }
 
 /// A line of a people block as a person, when it has the shape of one:
-/// a name (at most four words and 40 characters, no digit, no address)
-/// and, after a dash or a colon, a role that is no address, handle or
-/// number (`Email: ana@…`, `Phone: +351…` are not people).
+/// a name ([`name_shaped`]) and, after a dash or a colon, a role that is
+/// no address, handle or number (`Email: ana@…`, `Phone: +351…` are not
+/// people). What the parentheses after a bold name hold is another name
+/// when it has a name's shape, else a detail kept with the role
+/// (`**Maja** (Telegram 8775438063) – Tochter von Mitch`).
 pub(super) fn contact(line: usize, bullet: &str) -> Option<Contact> {
     let b = bullet.trim();
-    let (name, rest) = match b.strip_prefix("**") {
+    let (name, rest, bold) = match b.strip_prefix("**") {
         Some(inner) => {
             let (n, r) = inner.split_once("**")?;
-            (n.to_string(), r.to_string())
+            (n.to_string(), r.to_string(), true)
         }
         None => {
             let at = [" — ", " – ", " - ", ": ", "：", "—"]
                 .iter()
                 .filter_map(|sep| b.find(sep).map(|i| (i, sep.len())))
                 .min()?;
-            (b[..at.0].to_string(), b[at.0 + at.1..].to_string())
+            (b[..at.0].to_string(), b[at.0 + at.1..].to_string(), false)
         }
     };
     let name = name.trim().trim_end_matches([':', '：']).trim().to_string();
-    let role = rest
+    let mut aliases = Vec::new();
+    let (name, inner) = split_paren(&name);
+    if let Some(a) = inner.filter(|a| name_shaped(a)) {
+        aliases.push(a);
+    }
+    let mut rest = rest
+        .trim_start_matches([':', '：'])
+        .trim_start()
+        .to_string();
+    let mut details = None;
+    if bold && rest.starts_with(['(', '（']) {
+        let (_, inner) = split_paren(&rest);
+        let close = rest
+            .find([')', '）'])
+            .map(|i| i + rest[i..].chars().next().map_or(1, char::len_utf8));
+        if let (Some(inner), Some(close)) = (inner, close) {
+            if name_shaped(&inner) {
+                aliases.push(inner);
+            } else {
+                details = Some(inner);
+            }
+            rest = rest[close..].to_string();
+        }
+    }
+    let mut role = rest
         .trim_start_matches(|c: char| c.is_whitespace() || "—–-:：,".contains(c))
         .trim()
         .to_string();
-    let n = name.chars().count();
-    let shaped = (2..=40).contains(&n)
-        && name.split_whitespace().count() <= 4
-        && !name.chars().any(|c| c.is_ascii_digit())
-        && !name.contains(['@', '/', '`', '[', '(', '（'])
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| !c.is_lowercase() && c.is_alphanumeric());
     let reachable = role.contains('@')
         || role.contains("://")
         || role.starts_with(|c: char| c == '+' || c.is_ascii_digit());
-    if !shaped || role.is_empty() || reachable {
+    if !name_shaped(&name) || role.is_empty() || reachable {
         return None;
     }
-    let mut alias = None;
+    if let Some(d) = details {
+        role = format!("{role} ({d})");
+    }
     for t in TITLES_BEFORE {
         if let Some(r) = name.strip_prefix(t) {
-            alias = Some(r.trim().to_string());
+            aliases.insert(0, r.trim().to_string());
         }
     }
     for h in HONORIFICS_AFTER {
         if let Some(r) = name.strip_suffix(h)
             && r.chars().count() >= 2
         {
-            alias = Some(r.trim().to_string());
+            aliases.insert(0, r.trim().to_string());
         }
     }
+    aliases.retain(|a| !a.is_empty() && *a != name);
+    aliases.dedup();
     Some(Contact {
         line,
         name,
         role,
-        alias: alias.filter(|a| !a.is_empty()),
+        aliases,
+        bold,
     })
 }
 
 impl Reader {
     /// The people a block lists, each a `Person` (the user, were they
-    /// listed, is left to the user's own block).
+    /// listed, is left to the user's own block). Only the block's own
+    /// bullets are people; the bullets under one say more of that person
+    /// (kept as its `details`). A block whose names are not set in bold
+    /// lists people only when every one of its bullets is one (a setup
+    /// note with `Kann: Kontakte suchen` lines is no list of people).
     pub(super) fn people_of(&mut self, p: &Path, b: &Block) {
         if !lists_people(&b.title) {
             return;
         }
         let r = self.d.rel(p);
         let user = self.user.as_ref().map(|(_, n)| n.clone());
-        let contacts: Vec<Contact> = b
+        // its own bullets, not those of the `### ` blocks folded into it
+        let top: Vec<&(usize, String)> = b
             .bullets
+            .iter()
+            .filter(|(line, _)| !b.nested.contains(line) && *line < b.own_until)
+            .collect();
+        let mut contacts: Vec<Contact> = top
             .iter()
             .filter_map(|(line, text)| contact(*line, text))
             .filter(|c| Some(&c.name) != user.as_ref())
             .collect();
-        if contacts.is_empty() {
+        // (a name another line gives as someone's other name is that one)
+        let others: Vec<String> = contacts.iter().flat_map(|c| c.aliases.clone()).collect();
+        contacts.retain(|c| !others.contains(&c.name));
+        if contacts.is_empty() || (!contacts.iter().any(|c| c.bold) && contacts.len() < top.len()) {
             return;
         }
         self.d.note(format!(
@@ -178,14 +259,29 @@ impl Reader {
                 .join(", ")
         ));
         for c in contacts {
+            // the bullets under this one, up to the block's next own bullet
+            let next = top
+                .iter()
+                .map(|(l, _)| *l)
+                .find(|l| *l > c.line)
+                .unwrap_or(usize::MAX);
+            let details: Vec<String> = b
+                .bullets
+                .iter()
+                .filter(|(l, _)| *l > c.line && *l < next && b.nested.contains(l))
+                .map(|(_, t)| t.clone())
+                .collect();
             let source = self.d.at(p, c.line);
             let meta = core_meta(&self.d, source.clone());
             let mut attrs = Map::new();
             attrs.insert("description".into(), json!(c.role));
+            if !details.is_empty() {
+                attrs.insert("details".into(), json!(details));
+            }
             attrs.insert("note_file".into(), json!(r));
             attrs.insert("note_section".into(), json!(b.title));
-            if let Some(a) = &c.alias {
-                attrs.insert("aliases".into(), json!([a]));
+            if !c.aliases.is_empty() {
+                attrs.insert("aliases".into(), json!(c.aliases));
             }
             self.d.concept(Concept {
                 ty: "Person".into(),
@@ -214,6 +310,9 @@ mod tests {
         ] {
             assert!(lists_people(t), "{t}");
         }
+        for t in ["Familie & Kommunikation", "Family", "家族"] {
+            assert!(lists_people(t), "{t}");
+        }
         for t in ["Contact", "Peoplesoft migration", "Lessons", "关于用户"] {
             assert!(!lists_people(t), "{t}");
         }
@@ -230,7 +329,8 @@ mod tests {
                 line: 3,
                 name: "池内先生".into(),
                 role: "RFAの理論的アドバイザー（GMR/ICF/PTG/STG）".into(),
-                alias: Some("池内".into()),
+                aliases: vec!["池内".into()],
+                bold: true,
             })
         );
         assert_eq!(
@@ -239,7 +339,8 @@ mod tests {
                 line: 4,
                 name: "Dr. Ana Lima".into(),
                 role: "cardiologist, sees Mum every March".into(),
-                alias: Some("Ana Lima".into()),
+                aliases: vec!["Ana Lima".into()],
+                bold: false,
             })
         );
         assert_eq!(
@@ -257,5 +358,36 @@ mod tests {
         ] {
             assert_eq!(contact(1, line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_name_with_another_in_parentheses_and_a_detail_before_the_role() {
+        assert_eq!(
+            contact(
+                4,
+                "**Michael Estel (Mitch)** (Telegram 6882251060) – Der Chef, autorisierte Quelle"
+            ),
+            Some(Contact {
+                line: 4,
+                name: "Michael Estel".into(),
+                role: "Der Chef, autorisierte Quelle (Telegram 6882251060)".into(),
+                aliases: vec!["Mitch".into()],
+                bold: true,
+            })
+        );
+        assert_eq!(
+            contact(5, "**Robin Mandel** — Sohn von Chris"),
+            Some(Contact {
+                line: 5,
+                name: "Robin Mandel".into(),
+                role: "Sohn von Chris".into(),
+                aliases: vec![],
+                bold: true,
+            })
+        );
+        assert_eq!(
+            contact(6, "**Ana** (Ani): my sister").map(|c| (c.name, c.aliases, c.role)),
+            Some(("Ana".into(), vec!["Ani".into()], "my sister".into()))
+        );
     }
 }

@@ -22,6 +22,7 @@ mod blocks;
 mod contacts;
 mod extra;
 mod promoted;
+mod sessions;
 mod workspace;
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};

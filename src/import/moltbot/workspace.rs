@@ -356,6 +356,11 @@ impl Reader {
     /// at its own day and time.
     fn daily(&mut self, p: &Path, day: chrono::NaiveDate, topic: Option<String>) {
         let Some(text) = self.d.text(p) else { return };
+        // a conversation OpenClaw saved when its session ended
+        if super::sessions::is_session(&text) {
+            self.session(p, day, topic, &text);
+            return;
+        }
         let mut doc = split(&text);
         // (`# memory/2026-03-01.md - Daily Log` is titled `Daily Log`)
         doc.title = doc.title.map(|t| without_file_name(&t));
@@ -800,6 +805,8 @@ mod tests {
             "エージェント数修正"
         );
         assert_eq!(strip_time("08:55 整理 続報 (08:55-13:02 UTC)"), "整理 続報");
+        assert_eq!(strip_time("Status-Update (14:20 Uhr)"), "Status-Update");
+        assert_eq!(strip_time("Check-in (9:05h)"), "Check-in");
         assert_eq!(strip_time("18:45 Project (2026-02-12T18:45)"), "Project");
         assert_eq!(strip_time("09:00 Call (with Ana)"), "Call (with Ana)");
         // a time after the part of the day it is in, once

@@ -437,7 +437,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // only share ("cron" in every heartbeat, "create" in a log of steps)
     let name_stems: Vec<HashSet<String>> = left
         .iter()
-        .map(|it| theme_stems(own_name(&it.name)))
+        .map(|it| theme_stems(&own_name(&it.name)))
         .collect();
     let carries = |key: &str, i: usize| match key.strip_prefix("cjk:") {
         Some(w) => own_name(&left[i].name).contains(w),
@@ -621,8 +621,8 @@ WHERE {{
 
 /// An item's own name: a part of a block is named `Block › Part` (by the
 /// import), and only the part is its own.
-fn own_name(name: &str) -> &str {
-    name.rsplit(" › ").next().unwrap_or(name)
+fn own_name(name: &str) -> String {
+    topic_words::without_dated_remarks(name.rsplit(" › ").next().unwrap_or(name))
 }
 
 /// A theme as a domain's name: its first letter capitalised, a word

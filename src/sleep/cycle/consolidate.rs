@@ -78,6 +78,7 @@ pub(super) fn consolidation_drafts(
     let gists = cx.reasoner.gist(&mut Look(nx), &events)?;
     let mut drafts = Vec::new();
     let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut unread: Vec<String> = Vec::new();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
@@ -105,6 +106,21 @@ pub(super) fn consolidation_drafts(
             // a tool call's log may expire; any other Event archived with
             // nothing extracted is the only copy of what it says: kept
             let transient = crate::sleep::reasoner::is_transient_class(&e.class);
+            // the heuristic reasoner reads cues; a note that states things
+            // in another form (`Sprache: Deutsch default`) is not "nothing
+            // durable": it stays as it is, for a reasoner that reads it or
+            // for the operator (said in the report)
+            let said = match e.class.as_str() {
+                "Conversation" => crate::sleep::extraction::users_turns(&e.summary),
+                _ => e.summary.clone(),
+            };
+            if !transient
+                && cx.reasoner.name() == "heuristic"
+                && crate::sleep::extraction::states_knowledge(&said)
+            {
+                unread.push(e.name.clone());
+                continue;
+            }
             let mut commands = vec![
                 r#"UPSERT {
   CONCEPT ?event {
@@ -207,6 +223,20 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                 .map(|n| format!("\"{n}\""))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ));
+    }
+    if !unread.is_empty() {
+        cx.count("stale_events_unread", unread.len() as i64);
+        let one = unread.len() == 1;
+        cx.line(format!(
+            "Left {} stale Event{} as {}: {} things in a form the heuristic reasoner does not read (`Label: value` lines), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
+            unread.len(),
+            if one { "" } else { "s" },
+            if one { "it is" } else { "they are" },
+            if one { "it states" } else { "they state" },
+            if one { "it is" } else { "they are" },
+            if one { "it" } else { "them" },
+            unread.join(", ")
         ));
     }
     Ok(drafts)
@@ -363,13 +393,18 @@ pub(super) fn consolidate(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     cx.step("stale Events", 0, n_stale as u64);
     let drafts = consolidation_drafts(cx, nx, stale)?;
     let archive = drafts.iter().filter(|d| d.class == "archive").count();
+    let into = drafts.iter().filter(|d| d.class == "consolidate").count();
     stage(cx, nx, drafts)?;
     cx.count("stale_events", n_stale as i64);
-    if n_stale > 0 {
+    if archive + into > 0 {
+        let of = if archive + into < n_stale {
+            format!(" of {n_stale}")
+        } else {
+            String::new()
+        };
         cx.line(format!(
-            "Proposed consolidating {} stale Events ({} into semantic concepts, {archive} archived)",
-            n_stale,
-            n_stale - archive
+            "Proposed consolidating {}{of} stale Events ({into} into semantic concepts, {archive} archived)",
+            archive + into,
         ));
     }
     cx.cancelled()?;

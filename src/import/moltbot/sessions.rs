@@ -1,0 +1,605 @@
+//! A conversation OpenClaw saved when its session ended (its
+//! session-memory hook, on `/new` or a reset): `memory/YYYY-MM-DD-slug.md`
+//! with `# Session: 2026-02-20 08:08:25 UTC`, the session's key, id and
+//! channel as `- **Source**: telegram` lines, then `## Conversation
+//! Summary` and the last messages, each opening with its role (`user: `,
+//! `assistant: `).
+//!
+//! The conversation is one `Event` (`event_class: "Conversation"`): what
+//! the user said and what the agent answered, each message on lines of
+//! its own opening with its role (and, for the user's, the time it was
+//! sent). What the gateway wraps around a message is no part of it and is
+//! left out, counted in `left_out`: the metadata it quotes as JSON (whose
+//! sender names who spoke), the memories a recall plugin injected
+//! (`<relevant-memories>`), system notices (`System: [..] Exec completed`)
+//! and the prompts OpenClaw itself adds (a new session's greeting
+//! instruction, a reminder's relay instruction), the agent's reply tags
+//! (`[[reply_to_current]]`) and its silent replies (`NO_REPLY`,
+//! `HEARTBEAT_OK`). The file itself stays where it is, and the Event's
+//! source points at it.
+
+use super::super::draft::{Concept, Link, short};
+use super::super::markdown::heading_time;
+use super::Reader;
+use super::workspace::zone_of;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Turn {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// When it was sent, as the gateway stamped it (`2026-02-20T08:50:00+01:00`).
+    pub at: Option<String>,
+    pub text: String,
+}
+
+/// A saved session, read.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Session {
+    /// `Session Key`, `Session ID`, `Source` as written.
+    pub header: BTreeMap<String, String>,
+    pub turns: Vec<Turn>,
+    /// Who the metadata says sent the user's messages (a person's name,
+    /// never a client's id such as `gateway-client`).
+    pub senders: Vec<String>,
+    /// What was left out, by kind, and how many of each.
+    pub left_out: BTreeMap<&'static str, usize>,
+}
+
+/// Whether a note is a saved session: it opens with `# Session:` and
+/// holds `## Conversation Summary`.
+pub(super) fn is_session(text: &str) -> bool {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    first.trim_start().starts_with("# Session:")
+        && text.lines().any(|l| {
+            let t = l.trim();
+            t.eq_ignore_ascii_case("## Conversation Summary")
+                || t.replace("**", "").starts_with("- Session Key:")
+        })
+}
+
+/// The roles a message opens with, as the hook writes them.
+const ROLES: [&str; 4] = ["user", "assistant", "system", "toolResult"];
+
+/// Whether a line opens a message: `user: …`, `assistant: …`.
+fn opens(line: &str) -> Option<(&'static str, &str)> {
+    ROLES.iter().find_map(|r| {
+        line.strip_prefix(r)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|rest| (*r, rest.strip_prefix(' ').unwrap_or(rest)))
+    })
+}
+
+/// Lines OpenClaw adds to a message that nobody wrote.
+const PROMPTS: [&str; 7] = [
+    "A new session was started via /new or /reset",
+    "A scheduled reminder has been triggered",
+    "Please relay this reminder to the user",
+    "Current time:",
+    "Read HEARTBEAT.md if it exists",
+    "✅ New session started",
+    "Pre-compaction memory flush",
+];
+
+/// What the agent answers when it has nothing to say.
+const SILENT: [&str; 3] = ["NO_REPLY", "HEARTBEAT_OK", "ANNOUNCE_SKIP"];
+
+/// Machine identities a message's metadata gives as its sender.
+fn a_persons_name(s: &str) -> bool {
+    let s = s.trim();
+    s.chars().any(char::is_alphabetic)
+        && s.chars().count() <= 60
+        && !s.contains(['@', '/', ':'])
+        // `gateway-client`, `openclaw-control-ui`, `cli`: a client
+        && !s
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Reads a saved session.
+pub(super) fn read(text: &str) -> Session {
+    let mut s = Session::default();
+    let lines: Vec<&str> = text.lines().collect();
+    let summary = lines
+        .iter()
+        .position(|l| l.trim().eq_ignore_ascii_case("## Conversation Summary"))
+        .unwrap_or(lines.len());
+    for l in &lines[..summary] {
+        let t = l.trim().trim_start_matches(['-', '*']).trim();
+        let t = t.replace("**", "");
+        if let Some((k, v)) = t.split_once(':')
+            && !k.trim().is_empty()
+            && !k.contains('#')
+        {
+            s.header.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+    // the messages, each with its lines
+    let mut raw: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    for l in lines.iter().skip(summary + 1) {
+        match opens(l) {
+            Some((role, first)) => raw.push((role, vec![first])),
+            None => match raw.last_mut() {
+                Some((_, body)) => body.push(l),
+                None if l.trim().is_empty() => {}
+                None => raw.push(("assistant", vec![l])),
+            },
+        }
+    }
+    for (role, body) in raw {
+        let (text, at) = clean(&body, &mut s);
+        if text.is_empty() {
+            continue;
+        }
+        let role = match role {
+            "user" => "user",
+            "assistant" => "assistant",
+            _ => {
+                *s.left_out.entry("system notices").or_default() += 1;
+                continue;
+            }
+        };
+        if role == "assistant" && SILENT.contains(&text.trim()) {
+            *s.left_out.entry("silent replies").or_default() += 1;
+            continue;
+        }
+        s.turns.push(Turn {
+            role: role.into(),
+            at,
+            text,
+        });
+    }
+    s
+}
+
+/// A message without what the gateway wrapped around it, and the time
+/// the user's was sent (`[Fri 2026-02-20 08:50 GMT+1] …`).
+fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
+    let mut out: Vec<String> = Vec::new();
+    let mut at = None;
+    let mut i = 0;
+    while i < body.len() {
+        let l = body[i];
+        let t = l.trim();
+        // `Conversation info (untrusted metadata):` and a fenced block
+        if t.ends_with("(untrusted metadata):") {
+            let mut j = i + 1;
+            while j < body.len() && body[j].trim().is_empty() {
+                j += 1;
+            }
+            if j < body.len() && body[j].trim_start().starts_with("```") {
+                let mut k = j + 1;
+                let mut json = String::new();
+                while k < body.len() && !body[k].trim_start().starts_with("```") {
+                    json.push_str(body[k]);
+                    json.push('\n');
+                    k += 1;
+                }
+                sender_of(&json, s);
+                *s.left_out.entry("metadata blocks").or_default() += 1;
+                i = k + 1;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        // memories a recall plugin put before the message
+        if t.starts_with("<relevant-memories>") {
+            let mut k = i;
+            while k < body.len() && !body[k].contains("</relevant-memories>") {
+                k += 1;
+            }
+            *s.left_out.entry("recalled memories").or_default() += 1;
+            i = k + 1;
+            continue;
+        }
+        // `System: [2026-02-20 08:48:55 GMT+1] Cron (error): …`
+        if t.starts_with("System: [")
+            || t.starts_with("System (untrusted): [")
+            || t.starts_with("[System Message]")
+        {
+            *s.left_out.entry("system notices").or_default() += 1;
+            i += 1;
+            continue;
+        }
+        // a reminder's relay: its content between the two instructions
+        if t.starts_with("A scheduled reminder has been triggered") {
+            let mut k = i + 1;
+            while k < body.len() && !body[k].trim().starts_with("Please relay this reminder") {
+                k += 1;
+            }
+            if k < body.len() {
+                *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+                i = k + 1;
+                continue;
+            }
+        }
+        if PROMPTS.iter().any(|p| t.starts_with(p)) {
+            *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+            i += 1;
+            continue;
+        }
+        let mut line = l.replace("[[reply_to_current]]", "");
+        if let Some(k) = line.find("[[reply_to:")
+            && let Some(e) = line[k..].find("]]")
+        {
+            line.replace_range(k..k + e + 2, "");
+        }
+        if line.len() != l.len() && l.trim_start().starts_with("[[") {
+            line = line.trim_start().to_string();
+        }
+        // the stamp the gateway puts before what the user typed
+        if at.is_none()
+            && let Some(rest) = line.trim_start().strip_prefix('[')
+            && let Some((stamp, after)) = rest.split_once(']')
+            && let Some(when) = stamp_time(stamp)
+        {
+            at = Some(when);
+            if let Some(n) = stamp_sender(stamp)
+                && !s.senders.contains(&n)
+            {
+                s.senders.push(n);
+            }
+            line = after.trim_start().to_string();
+        }
+        out.push(line);
+        i += 1;
+    }
+    // the lines kept, without blank ones at either end
+    while out.first().is_some_and(|l| l.trim().is_empty()) {
+        out.remove(0);
+    }
+    while out.last().is_some_and(|l| l.trim().is_empty()) {
+        out.pop();
+    }
+    (out.join("\n"), at)
+}
+
+/// `Fri 2026-02-20 08:50 GMT+1` as RFC 3339 (`2026-02-20T08:50:00+01:00`).
+fn stamp_time(stamp: &str) -> Option<String> {
+    let day = stamp
+        .split_whitespace()
+        .find_map(|w| chrono::NaiveDate::parse_from_str(w, "%Y-%m-%d").ok())?;
+    let time = heading_time(stamp)?;
+    let zone = zone_of(stamp).unwrap_or_else(|| "Z".into());
+    Some(format!("{day}T{}{zone}", time.format("%H:%M:%S")))
+}
+
+/// The sender an older gateway's stamp names after its channel
+/// (`Telegram Ana Lima id:42 +18m 2026-02-07 10:52 GMT+8` → `Ana Lima`).
+fn stamp_sender(stamp: &str) -> Option<String> {
+    const CHANNELS: [&str; 8] = [
+        "telegram", "whatsapp", "discord", "signal", "slack", "imessage", "webchat", "matrix",
+    ];
+    let mut words = stamp.split_whitespace();
+    let first = words.next()?.to_lowercase();
+    if !CHANNELS.contains(&first.as_str()) {
+        return None;
+    }
+    let name: Vec<&str> = words
+        .take_while(|w| {
+            !w.starts_with("id:")
+                && !w.starts_with(['@', '+', '('])
+                && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .collect();
+    let name = name.join(" ");
+    (!name.is_empty() && a_persons_name(&name)).then_some(name)
+}
+
+/// The sender a metadata block names, when it is a person.
+fn sender_of(json: &str, s: &mut Session) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return;
+    };
+    for key in ["name", "sender"] {
+        if let Some(n) = v.get(key).and_then(|n| n.as_str())
+            && a_persons_name(n)
+            && !s.senders.iter().any(|x| x == n.trim())
+        {
+            s.senders.push(n.trim().to_string());
+            return;
+        }
+    }
+}
+
+impl Session {
+    /// The conversation as the Event keeps it: a message a paragraph,
+    /// opening with its role, and the time for the user's.
+    pub fn transcript(&self) -> String {
+        self.turns
+            .iter()
+            .map(|t| {
+                let when =
+                    t.at.as_deref()
+                        .and_then(|a| a.get(11..16))
+                        .map(|hm| format!(" ({hm})"))
+                        .unwrap_or_default();
+                format!("{}{when}: {}", t.role, t.text)
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// What was left out, said in a line (`3 metadata blocks, 1 recalled
+    /// memories`).
+    pub fn left_out_said(&self) -> Option<String> {
+        (!self.left_out.is_empty()).then(|| {
+            self.left_out
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+}
+
+impl Reader {
+    /// A saved session: one `Conversation` Event at its first message's
+    /// time, named by its day, the time it was saved and its file's topic
+    /// (`2026-02-20 08:08 gateway fix`), involving the user (and the
+    /// people its metadata names as senders, each a `Person`).
+    pub(super) fn session(
+        &mut self,
+        p: &Path,
+        day: chrono::NaiveDate,
+        topic: Option<String>,
+        text: &str,
+    ) {
+        let rel = self.d.rel(p);
+        let s = read(text);
+        if s.turns.is_empty() {
+            self.d.note(format!(
+                "{rel}: a saved conversation with no message anyone wrote, nothing imported"
+            ));
+            return;
+        }
+        let title = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let saved = heading_time(title);
+        let topic = topic
+            .filter(|t| !(3..=6).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_digit()))
+            .map(|t| t.replace(['-', '_'], " ").trim().to_string());
+        let label = match saved {
+            Some(t) => format!(
+                "{day} {} {}",
+                t.format("%H:%M"),
+                topic.as_deref().unwrap_or("conversation")
+            ),
+            None => format!("{day} {}", topic.as_deref().unwrap_or("conversation")),
+        };
+        let name = self.unique("Event", &short(&label, 80));
+        let saved_at = saved.map(|t| format!("{day}T{}Z", t.format("%H:%M:%S")));
+        let start = s
+            .turns
+            .iter()
+            .find_map(|t| t.at.clone())
+            .or_else(|| saved_at.clone())
+            .unwrap_or_else(|| format!("{day}T00:00:00Z"));
+        let mut people: Vec<String> = Vec::new();
+        if let Some((_, u)) = &self.user {
+            people.push(u.clone());
+        }
+        for n in &s.senders {
+            if !people.contains(n) {
+                people.push(n.clone());
+            }
+        }
+        let src = self.d.at(p, 1);
+        let mut attrs = Map::new();
+        attrs.insert("event_class".into(), json!("Conversation"));
+        attrs.insert("content_summary".into(), json!(s.transcript()));
+        attrs.insert("start_time".into(), json!(start));
+        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        if let Some(end) = &saved_at
+            && instant(end) > instant(&start)
+        {
+            attrs.insert("end_time".into(), json!(end));
+        }
+        if saved.is_none() && s.turns.iter().all(|t| t.at.is_none()) {
+            attrs.insert("time_precision".into(), json!("day"));
+        }
+        let mut participants = vec!["$self".to_string()];
+        participants.extend(people.iter().cloned());
+        attrs.insert("participants".into(), json!(participants));
+        let mut context = Map::new();
+        for (k, key) in [
+            ("Source", "channel"),
+            ("Session Key", "session_key"),
+            ("Session ID", "session_id"),
+        ] {
+            if let Some(v) = s.header.get(k) {
+                context.insert(key.into(), json!(v));
+            }
+        }
+        if !context.is_empty() {
+            attrs.insert("context".into(), Value::Object(context));
+        }
+        if let Some(t) = &topic {
+            attrs.insert("topic".into(), json!(t));
+        }
+        if !s.left_out.is_empty() {
+            attrs.insert("left_out".into(), json!(s.left_out));
+        }
+        let mut meta = self.d.provenance(&src);
+        meta.insert("created_at".into(), json!(start));
+        self.d.concept(Concept {
+            ty: "Event".into(),
+            name: name.clone(),
+            attrs,
+            meta,
+            what: "Event (a saved conversation)".into(),
+            source: src.clone(),
+        });
+        let users = s.turns.iter().filter(|t| t.role == "user").count();
+        self.d.note(format!(
+            "{rel}: a saved conversation ({}, {} messages, {users} of them the user's): Event `{name}`{}",
+            s.header.get("Source").map_or("no channel", String::as_str),
+            s.turns.len(),
+            s.left_out_said()
+                .map(|l| format!("; left out: {l}"))
+                .unwrap_or_default()
+        ));
+        for n in &people {
+            if self.user.as_ref().map(|(_, u)| u) != Some(n) {
+                let mut attrs = Map::new();
+                attrs.insert(
+                    "description".into(),
+                    json!(format!("sent messages in a conversation saved in {rel}")),
+                );
+                let meta = self.d.provenance(&src);
+                self.d.concept(Concept {
+                    ty: "Person".into(),
+                    name: n.clone(),
+                    attrs,
+                    meta,
+                    what: "Person (a conversation's sender)".into(),
+                    source: src.clone(),
+                });
+            }
+            let ty = match &self.user {
+                Some((ty, u)) if u == n => ty.clone(),
+                _ => "Person".into(),
+            };
+            let meta = self.d.provenance(&src);
+            self.d.link(Link {
+                from: ("Event".into(), name.clone()),
+                predicate: "involves".into(),
+                to: (ty, n.clone()),
+                meta,
+                source: src.clone(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAVED: &str = r#"# Session: 2026-02-20 08:08:25 UTC
+
+- **Session Key**: agent:main:main
+- **Session ID**: 956e9532-2adf-41ba-be44-2b67a19c5b47
+- **Source**: telegram
+
+## Conversation Summary
+
+user: System: [2026-02-20 08:48:55 GMT+1] Cron (error): Gamma Daily Note bereit
+
+A scheduled reminder has been triggered. The reminder content is:
+
+Cron (error): Gamma Daily Note bereit
+
+Please relay this reminder to the user in a helpful and friendly way.
+Current time: Friday, February 20th, 2026 — 8:48 AM (Europe/Berlin)
+assistant: Gamma Daily Note von gestern ist da.
+user: Conversation info (untrusted metadata):
+```json
+{
+  "message_id": "dd472109",
+  "sender": "gateway-client"
+}
+```
+
+Sender (untrusted metadata):
+```json
+{
+  "label": "Can Ozgel (+971585126812)",
+  "name": "Can Ozgel"
+}
+```
+
+[Fri 2026-02-20 08:50 GMT+1] Max loss per position is 15%.
+Never trade on margin.
+assistant: [[reply_to_current]] Understood: 15% max loss.
+
+## 1) Why
+Because.
+user: <relevant-memories>
+The following memories may be relevant:
+- [sqlite/fact] Dashboard lives at control.example
+</relevant-memories>
+
+[Fri 2026-02-20 09:04 GMT+1] 1
+assistant: NO_REPLY
+"#;
+
+    #[test]
+    fn a_saved_session_is_its_messages_without_what_the_gateway_wrapped_around_them() {
+        assert!(is_session(SAVED));
+        assert!(!is_session("# 2026-02-20\n\n## Conversation Summary\n"));
+        // saved before anything was said: still a session, of no message
+        let empty = "# Session: 2026-02-17 16:00:59 UTC\n\n- **Session Key**: agent:main:main\n";
+        assert!(is_session(empty));
+        assert!(read(empty).turns.is_empty());
+        let s = read(SAVED);
+        assert_eq!(s.header.get("Source").map(String::as_str), Some("telegram"));
+        assert_eq!(
+            s.header.get("Session Key").map(String::as_str),
+            Some("agent:main:main")
+        );
+        assert_eq!(s.senders, vec!["Can Ozgel".to_string()]);
+        let said: Vec<(&str, Option<&str>, &str)> = s
+            .turns
+            .iter()
+            .map(|t| (t.role.as_str(), t.at.as_deref(), t.text.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                ("assistant", None, "Gamma Daily Note von gestern ist da."),
+                (
+                    "user",
+                    Some("2026-02-20T08:50:00+01:00"),
+                    "Max loss per position is 15%.\nNever trade on margin."
+                ),
+                (
+                    "assistant",
+                    None,
+                    "Understood: 15% max loss.\n\n## 1) Why\nBecause."
+                ),
+                ("user", Some("2026-02-20T09:04:00+01:00"), "1"),
+            ]
+        );
+        assert_eq!(
+            s.left_out_said().as_deref(),
+            Some(
+                "2 OpenClaw's own prompts, 2 metadata blocks, 1 recalled memories, 1 silent replies, 1 system notices"
+            )
+        );
+        assert!(s.transcript().starts_with(
+            "assistant: Gamma Daily Note von gestern ist da.\n\nuser (08:50): Max loss per position is 15%."
+        ));
+    }
+
+    #[test]
+    fn an_older_stamp_names_its_sender() {
+        assert_eq!(
+            stamp_sender("Telegram Ana Lima id:42 +18m 2026-02-07 10:52 GMT+8").as_deref(),
+            Some("Ana Lima")
+        );
+        assert_eq!(stamp_sender("Fri 2026-02-20 08:50 GMT+1"), None);
+        assert_eq!(
+            stamp_time("Telegram Ana id:42 +18m 2026-02-07 10:52 GMT+8").as_deref(),
+            Some("2026-02-07T10:52:00+08:00")
+        );
+    }
+
+    #[test]
+    fn a_client_is_no_sender() {
+        for n in [
+            "gateway-client",
+            "openclaw-control-ui",
+            "cli",
+            "+971585126812",
+        ] {
+            assert!(!a_persons_name(n), "{n}");
+        }
+        for n in ["Can Ozgel", "Paul", "Мария"] {
+            assert!(a_persons_name(n), "{n}");
+        }
+    }
+}
