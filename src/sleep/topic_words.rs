@@ -168,6 +168,24 @@ pub const SCAFFOLDING: &[&str] = &[
     "general",
     "important",
     "overview",
+    // German note headings: "important", "decisions", "insights",
+    // "technical", "installed", "rules"
+    "wichtig",
+    "wichtige",
+    "wichtiger",
+    "wichtiges",
+    "wichtigen",
+    "entscheidungen",
+    "erkenntnisse",
+    "technisches",
+    "installierte",
+    "installiert",
+    "regeln",
+    "importante",
+    "importantes",
+    "importanti",
+    "важное",
+    "важные",
     "decisões",
     "lições",
     "aprendidas",
@@ -258,6 +276,16 @@ pub const STATUS_WORDS: &[&str] = &[
     "fertig",
     "erledigt",
     "schritt",
+    "offen",
+    "offene",
+    "offenen",
+    "offener",
+    "geplant",
+    "abgeschlossen",
+    "nächste",
+    "nächsten",
+    "punkte",
+    "verschoben",
     "completado",
     "terminado",
     "paso",
@@ -355,6 +383,40 @@ pub fn without_dated_remarks(name: &str) -> String {
     }
     out.push_str(rest);
     out.trim().to_string()
+}
+
+/// A text without the labels its list items open with (`- **Spec:**
+/// features/…`, `- Status: Deployed`): a field of a list is how a note is
+/// laid out, repeated in every note of a kind, not what one is about; what
+/// follows it is kept. A sentence that opens with what it is about
+/// (`Security: injection attempt blocked`) is no list item and keeps it.
+pub fn without_labels(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let t = line.trim_start();
+            let Some(body) = t
+                .strip_prefix("- ")
+                .or_else(|| t.strip_prefix("* "))
+                .or_else(|| t.strip_prefix("+ "))
+            else {
+                return line.to_string();
+            };
+            let plain = body.replace("**", "").replace("__", "");
+            match plain.split_once([':', '：']) {
+                Some((label, value))
+                    if (1..=3).contains(&label.split_whitespace().count())
+                        && label.chars().count() <= 30
+                        && label.chars().next().is_some_and(char::is_alphabetic)
+                        && !label.contains(['(', '/', '.', '`'])
+                        && (value.is_empty() || value.starts_with(' ')) =>
+                {
+                    value.trim().to_string()
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A word that is never a theme: scaffolding, a status, a number, a
@@ -462,6 +524,43 @@ mod tests {
             assert!(never_a_theme(w), "{w}");
         }
         assert!(!never_a_theme("博客"));
+        // a German memory's "Wichtige Entscheidungen", "Offene Punkte"
+        for w in ["Wichtige", "Entscheidungen", "Offene", "Punkte", "geplant"] {
+            assert!(never_a_theme(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn what_was_done_when_and_how_lines_are_labelled_is_no_theme() {
+        for w in [
+            "eingerichtet",
+            "festgelegt",
+            "aktualisiert",
+            "abgeschlossen",
+            "approved",
+        ] {
+            assert!(past_participle(w), "{w}");
+        }
+        // a German noun is capitalised; an English word is no participle
+        for w in [
+            "Gesetz", "Eingang", "general", "benefit", "getter", "Telegram",
+        ] {
+            assert!(!past_participle(w), "{w}");
+        }
+        assert_eq!(
+            without_dated_remarks("Token Watcher (eingerichtet 22.03.2026, verbessert 23.03.2026)"),
+            "Token Watcher"
+        );
+        assert_eq!(
+            without_dated_remarks("PROJ-19 Tourenverwaltung (ehemals Auftragsverwaltung)"),
+            "PROJ-19 Tourenverwaltung (ehemals Auftragsverwaltung)"
+        );
+        assert_eq!(
+            without_labels(
+                "- **Spec:** features/PROJ-22.md\n- **Status:** Deployed\nSecurity: a sentence\nsee https://x.org"
+            ),
+            "features/PROJ-22.md\nDeployed\nSecurity: a sentence\nsee https://x.org"
+        );
     }
 
     #[test]

@@ -364,6 +364,8 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         // where something was written down (`SOUL.md`, a link) is not what
         // it is about
         let text = topic_words::without_files(&text);
+        // nor how its lines are labelled (`**Spec:** …` in every note)
+        let text = topic_words::without_labels(&text);
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
         // Chinese and Japanese: the text's rarer nouns, segmented by a
