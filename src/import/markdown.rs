@@ -598,6 +598,39 @@ pub fn strip_time(h: &str) -> String {
     }
 }
 
+/// The offset from UTC a stamp gives after its time, as RFC 3339 writes
+/// it: `GMT+8` and `UTC+05:30` (`+08:00`, `+05:30`), `10:53 +0800`,
+/// `10:53-05:00`; `UTC` or `GMT` alone is `Z`. An elapsed time (`+18m`)
+/// is none, nor an offset past 14 hours.
+pub fn zone_of(stamp: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(?:\b(?:gmt|utc)\s*(?:([+-])(\d{1,2})(?::?(\d{2}))?)?\b|\d{1,2}:\d{2}(?::\d{2})?\s*([+-])(\d{2}):?(\d{2})\b)",
+        )
+        .expect("the zone pattern")
+    });
+    let c = re.captures(stamp)?;
+    let (sign, h, m) = match (c.get(1), c.get(4)) {
+        (Some(s), _) => (
+            s.as_str(),
+            c.get(2)?.as_str(),
+            c.get(3).map_or("0", |m| m.as_str()),
+        ),
+        (None, Some(s)) => (s.as_str(), c.get(5)?.as_str(), c.get(6)?.as_str()),
+        (None, None) => return Some("Z".into()),
+    };
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 14 || m > 59 {
+        return None;
+    }
+    Some(if h == 0 && m == 0 {
+        "Z".into()
+    } else {
+        format!("{sign}{h:02}:{m:02}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

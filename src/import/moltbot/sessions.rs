@@ -19,9 +19,8 @@
 //! source points at it.
 
 use super::super::draft::{Concept, Link, short};
-use super::super::markdown::heading_time;
+use super::super::markdown::{heading_time, zone_of};
 use super::Reader;
-use super::workspace::zone_of;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
