@@ -483,6 +483,12 @@ pub fn placeholder(v: &str) -> bool {
     BLANK.contains(&l.as_str()) || NOT_YET.iter().any(|w| l.starts_with(w))
 }
 
+/// A dated file name's rest as a topic, unless it only says when the
+/// note was written (`2026-02-06-2012.md`: 20:12, a note of no topic).
+pub fn named_topic(rest: Option<String>) -> Option<String> {
+    rest.filter(|t| !(3..=6).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The day a file's name gives (`2026-02-11.md`, `2026-02-11-topic.md`),
 /// and the rest of the name as a topic (`topic`).
 pub fn dated_name(stem: &str) -> Option<(chrono::NaiveDate, Option<String>)> {

@@ -573,6 +573,19 @@ fn fold_subs(blocks: Vec<Block>, aliases: &[String]) -> Vec<Block> {
     out
 }
 
+/// Keeps a block as `memory_<key>` on the user or `$self`: two blocks
+/// under one title, the later one follows the earlier one, never
+/// replaces it.
+fn keep_block(attrs: &mut Map<String, Value>, key: &str, v: Value) {
+    let key = format!("memory_{key}");
+    match attrs.get_mut(&key) {
+        Some(slot) => append(slot, v),
+        None => {
+            attrs.insert(key, v);
+        }
+    }
+}
+
 /// What a title's parentheses say that is no name.
 const REMARKS: [&str; 12] = [
     "draft", "wip", "old", "new", "private", "public", "updated", "todo", "partial", "summary",
@@ -703,13 +716,7 @@ impl Reader {
                     b.at,
                     b.label()
                 ));
-                let key = format!("memory_{key}");
-                match self_attrs.get_mut(&key) {
-                    Some(slot) => append(slot, v),
-                    None => {
-                        self_attrs.insert(key, v);
-                    }
-                }
+                keep_block(&mut self_attrs, &key, v);
                 continue;
             }
             let user = self.user.clone().filter(|_| b.about_user(&self.aliases));
@@ -729,15 +736,7 @@ impl Reader {
                 b.at,
                 b.label()
             ));
-            // two blocks under one title: the later one follows the
-            // earlier one, never replaces it
-            let key = format!("memory_{key}");
-            match user_attrs.get_mut(&key) {
-                Some(slot) => append(slot, v),
-                None => {
-                    user_attrs.insert(key, v);
-                }
-            }
+            keep_block(&mut user_attrs, &key, v);
         }
         if let Some(at) = self_at {
             let source = self.d.at(p, at);

@@ -19,7 +19,7 @@
 //! source points at it.
 
 use super::super::draft::{Concept, Link, short};
-use super::super::markdown::{heading_time, zone_of};
+use super::super::markdown::{heading_time, named_topic, zone_of};
 use super::Reader;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -358,16 +358,13 @@ impl Reader {
         }
         let title = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let saved = heading_time(title);
-        let topic = topic
-            .filter(|t| !(3..=6).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_digit()))
-            .map(|t| t.replace(['-', '_'], " ").trim().to_string());
+        let topic = named_topic(topic);
+        let about = topic.as_deref().map_or("conversation".to_string(), |t| {
+            t.replace(['-', '_'], " ").trim().to_string()
+        });
         let label = match saved {
-            Some(t) => format!(
-                "{day} {} {}",
-                t.format("%H:%M"),
-                topic.as_deref().unwrap_or("conversation")
-            ),
-            None => format!("{day} {}", topic.as_deref().unwrap_or("conversation")),
+            Some(t) => format!("{day} {} {about}", t.format("%H:%M")),
+            None => format!("{day} {about}"),
         };
         let name = self.unique("Event", &short(&label, 80));
         let saved_at = saved.map(|t| format!("{day}T{}Z", t.format("%H:%M:%S")));

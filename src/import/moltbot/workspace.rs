@@ -10,8 +10,8 @@
 
 use super::super::draft::{Concept, short};
 use super::super::markdown::{
-    Line, dated_name, heading_time, key_values, outline, placeholder, split, strip_time,
-    without_file_name, zone_of,
+    Line, dated_name, heading_time, key_values, named_topic, outline, placeholder, split,
+    strip_time, without_file_name, zone_of,
 };
 use super::super::predicate_name;
 use super::Reader;
@@ -380,8 +380,7 @@ impl Reader {
             topic.is_some() && !doc.sections.is_empty() && timed * 2 < doc.sections.len();
         // `2026-02-06-2012.md`: the rest of the name is when it was
         // written (20:12), a note of its own but of no topic
-        let topic =
-            topic.filter(|t| !(3..=6).contains(&t.len()) || !t.bytes().all(|b| b.is_ascii_digit()));
+        let topic = named_topic(topic);
         let mut parts: Vec<(usize, String, String)> = Vec::new();
         if document {
             let heading = doc
