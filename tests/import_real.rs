@@ -742,6 +742,90 @@ fn a_german_memory_md_names_its_user_its_agent_and_its_family() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A consultant's workspace with no USER.md and no profile in MEMORY.md
+/// (OpenClaw's `mission-control` layout): the user is named by a note's
+/// profile block (`### Identity & Communication`, `- Name: Paul`, `-
+/// Timezone: …`), never by the agent's own (`- Name: Turtok`, IDENTITY.md's
+/// name). Before, the user was no Person, and the cycle proposed a domain
+/// "Paul" for the 17 notes that name him. A saved conversation in which
+/// the user tells the agent of their plans, in words no cue reads, is left
+/// as it is, not archived as "nothing durable".
+#[test]
+fn a_profile_note_names_the_user_when_no_user_file_does() {
+    let dir = tmp("profile-note");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md\n\n- **Name:** Turtok\n- **Emoji:** 🐢\n",
+    );
+    put(
+        &ws,
+        "memory/AGENT-NOTES.md",
+        "# Agent\n\n## Wer ich bin\n- Name: Turtok\n- Sprache: Deutsch\n\n## Setup\n- Name: Turtok\n- Timezone: Europe/Berlin\n",
+    );
+    put(
+        &ws,
+        "memory/MEMORY-BASELINE.md",
+        "# MEMORY Baseline\n\n## Keep (persistent)\n\n### Identity & Communication\n- Name: Paul\n- Timezone: Europe/Berlin\n- Sprache: Deutsch als Standard\n",
+    );
+    for (day, text) in [
+        (
+            "2026-02-15",
+            "## Bootstrap\n- Came online, met Paul\n- Paul lebt in Berlin\n",
+        ),
+        (
+            "2026-02-16",
+            "## Termine\n- Paul hat morgen drei Kundentermine\n",
+        ),
+        ("2026-02-17", "## Abend\n- Abend-Update an Paul gesendet\n"),
+    ] {
+        put(
+            &ws,
+            &format!("memory/{day}.md"),
+            &format!("# {day}\n\n{text}"),
+        );
+    }
+    put(
+        &ws,
+        "memory/2026-02-19-content-strategy.md",
+        "# Session: 2026-02-19 15:09:00 UTC\n\n- **Session Key**: agent:main:main\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: Ja das wird ein Mix. Ich werd Talking Heads machen, gleichzeitig will ich aber auch Selfie-Videos machen\nassistant: Gut. Frage 1 von 10: Was ist dein Vorteil?\nuser: keep going\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("memory/MEMORY-BASELINE.md:5: block `Keep (persistent) › Identity & Communication` names the user: Person `Paul`"),
+        "{said}"
+    );
+    let mut nx = Nexus::open(&db).expect("open");
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.relationship_to_self) WHERE { ?p {type: "Person"} } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(
+        people,
+        json!([["$self", null], ["$system", null], ["Paul", "user"]]),
+        "{people}"
+    );
+    drop(nx);
+    let (ok, said) = somnus(&db, &["sleep", "--now", "2026-03-01T03:00:00Z"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("Left 1 conversation as it is: the user told the agent of themselves")
+            && said.contains("2026-02-19 15:09 content strategy"),
+        "{said}"
+    );
+    let (_, shown) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(!shown.contains("New domain \"Paul\""), "{shown}");
+    assert!(!shown.contains("Archive 2026-02-19 15:09"), "{shown}");
+    assert!(
+        shown.contains("2026-02-16 Termine mentions Paul"),
+        "{shown}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hostile `MEMORY.md`: 1,000 blocks of one title, a title of 50,000
 /// characters, a code block never closed. Every block is a note of its
 /// own (`Notes`, `Notes (2)`, …), the long title is cut to a name, the

@@ -198,3 +198,66 @@ fn the_parts_of_one_block_and_a_logs_headings_found_no_domain() {
         );
     }
 }
+
+/// A German consultant's daily notes: German writes nouns and names with
+/// a capital and adverbs, adjectives and verbs without, so "Aktuell"
+/// opening a title, said in lower case in other notes ("nutzt aktuell
+/// Perspective"), was proposed as a domain, and "Outlook", said in a mail
+/// address (`ernst@outlook.de`), must not count as lower case. What the
+/// notes are about (BAFA, Outlook) is proposed; how they are written is not.
+#[test]
+fn a_german_theme_is_a_noun_or_a_name_never_an_adverb() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let notes = [
+        (
+            "Montag",
+            "Aktuell wartet der BAFA Antrag auf die Unterlagen. Paul nutzt aktuell Perspective.",
+        ),
+        (
+            "Dienstag",
+            "Aktuell ist der BAFA Bescheid da. Die Kunden fragen aktuell nach Terminen.",
+        ),
+        (
+            "Mittwoch",
+            "Aktuell liegt der BAFA Zuschuss bei 80 Prozent, das ist aktuell gut.",
+        ),
+        (
+            "Kontakte",
+            "Die Outlook Kontakte sind verbunden, 145 Kontakte in ernst@outlook.de gefunden.",
+        ),
+        (
+            "Mail Setup",
+            "Das Outlook Konto ist eingerichtet, Mails von robin@outlook.de werden gelesen.",
+        ),
+        (
+            "Kalender",
+            "Der Outlook Kalender zeigt heute drei Termine mit Kunden.",
+        ),
+        (
+            "Einkauf",
+            "Brot, Milch und Kaffee für das Wochenende gekauft.",
+        ),
+        (
+            "Laufen",
+            "Fünf Kilometer am Kanal entlang gelaufen, bei Regen.",
+        ),
+    ];
+    for (name, text) in notes {
+        note(&mut nx, name, text);
+    }
+    let domains = new_domains(&mut nx);
+    assert!(
+        domains.iter().all(|d| !d.contains("\"Aktuell\"")),
+        "{domains:?}"
+    );
+    assert!(
+        domains.iter().any(|d| d.starts_with("New domain \"BAFA\"")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|d| d.starts_with("New domain \"Outlook\"")),
+        "{domains:?}"
+    );
+}

@@ -642,6 +642,46 @@ fn turn_opening(line: &str) -> Option<(&str, &str)> {
     None
 }
 
+/// First-person words (singular) in the languages the cues are listed for:
+/// a user who says "I" or "my" of more than a few words tells the agent
+/// something about themselves, their plans or their work.
+const FIRST_PERSON: &[&str] = &[
+    "i", "i'm", "i've", "i'll", "i'd", "my", "me", "mine", "ich", "mein", "meine", "meinen",
+    "meinem", "meiner", "mich", "mir", "je", "j'ai", "moi", "mon", "ma", "mes", "yo", "mi", "mis",
+    "eu", "meu", "minha", "meus", "minhas", "io", "mio", "mia", "я", "мой", "моя", "моё", "мои",
+    "меня", "мне",
+];
+
+/// The first-person characters of Chinese, Japanese and Korean, which are
+/// written inside the words around them.
+const FIRST_PERSON_CJK: &[&str] = &["我", "私", "僕", "俺", "나는", "내가", "저는", "제가"];
+
+/// Whether the user's messages in a conversation tell something of the
+/// user: a message of at least eight words (twelve characters in Chinese,
+/// Japanese or Korean) that speaks in the first person singular ("Ich werd
+/// Talking Heads machen, gleichzeitig will ich …"). A reply ("Ja", "keep
+/// going", "1") tells nothing. The heuristic reasoner reads only the cues
+/// it has; what the user told of themselves in other words is not
+/// "nothing durable".
+pub fn tells_of_self(users_turns: &str) -> bool {
+    users_turns.split("\n\n").any(|message| {
+        let lower = message.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let cjk = lower
+            .chars()
+            .filter(|c| super::similarity::segment::is_cjk(*c))
+            .count();
+        (words.len() >= 8
+            && words
+                .iter()
+                .any(|w| FIRST_PERSON.contains(&w.replace('’', "'").as_str())))
+            || (cjk >= 12 && FIRST_PERSON_CJK.iter().any(|p| lower.contains(p)))
+    })
+}
+
 /// Whether a text states something a reader would keep in a form no cue
 /// reads: a line that gives a label its value (`Sprache: Deutsch default`,
 /// `API-Kostenregel (explizit von Paul): OpenAI API-Key nur für …`,
@@ -867,6 +907,27 @@ mod tests {
             "- Status: ok",
         ] {
             assert!(!states_knowledge(log), "{log}");
+        }
+    }
+
+    #[test]
+    fn a_user_who_speaks_of_themselves_tells_something() {
+        for told in [
+            "Ja das wird ein Mix. Ich werd Talking Heads machen, gleichzeitig will ich aber auch Videos machen",
+            "ok\n\nI've been running the shop since 2019 and my partner does the books",
+            "我下个月要搬到上海去工作，公司那边已经谈好了",
+            "Je pense que mon équipe a besoin de plus de temps pour le projet",
+        ] {
+            assert!(tells_of_self(told), "{told}");
+        }
+        for reply in [
+            "Ja",
+            "keep going\n\n1\n\nok",
+            "Please restart the gateway and check the logs for errors today",
+            "I agree",
+            "好的，继续",
+        ] {
+            assert!(!tells_of_self(reply), "{reply}");
         }
     }
 

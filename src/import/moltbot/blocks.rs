@@ -425,6 +425,56 @@ impl Block {
     }
 }
 
+/// Keys a person's profile gives besides a name (OpenClaw's USER.md
+/// template: what to call them, pronouns, timezone; and where they live,
+/// their language), in the languages the titles are read in.
+const PROFILE_KEYS: [&str; 30] = [
+    "timezone",
+    "time zone",
+    "zeitzone",
+    "fuseau horaire",
+    "zona horaria",
+    "fuso horário",
+    "fuso orario",
+    "часовой пояс",
+    "时区",
+    "時區",
+    "タイムゾーン",
+    "pronouns",
+    "pronomen",
+    "what to call them",
+    "location",
+    "wohnort",
+    "standort",
+    "lives in",
+    "sprache",
+    "language",
+    "idioma",
+    "langue",
+    "lingua",
+    "язык",
+    "语言",
+    "言語",
+    "city",
+    "stadt",
+    "ciudad",
+    "ville",
+];
+
+impl Block {
+    /// The name a person's profile gives: a `Name:` line beside a line
+    /// of a key only a person's profile has (`Timezone:`, `Pronouns:`).
+    pub(super) fn profile_name(&self) -> Option<(String, String)> {
+        let keyed = self.bullets.iter().any(|(_, b)| {
+            let plain = b.replace("**", "").replace("__", "");
+            plain
+                .split_once([':', '：'])
+                .is_some_and(|(k, _)| PROFILE_KEYS.contains(&k.trim().to_lowercase().as_str()))
+        });
+        if keyed { self.name_line() } else { None }
+    }
+}
+
 /// What a title's parentheses say when the block is the agent's own
 /// (`## Klausi (Ich)`), and whole titles that say so (`## About me`,
 /// `## Über mich`, `## Sobre mí`, `## 关于我`): the agent writes its
@@ -631,27 +681,7 @@ impl Reader {
         if self.user.is_none()
             && let Some((b, (name, whole))) = said().or_else(named)
         {
-            self.d.note(format!(
-                "{r}:{}: block `{}` names the user: Person `{name}`",
-                b.at,
-                b.label()
-            ));
-            self.user = Some(("Person".into(), name.clone()));
-            self.aliases.extend(aliases_of(&name));
-            self.aliases.extend(aliases_of(&whole));
-            let source = self.d.at(p, b.at);
-            let mut meta = core_meta(&self.d, source.clone());
-            meta.insert("pinned".into(), json!(true));
-            let mut attrs = Map::new();
-            attrs.insert("relationship_to_self".into(), json!("user"));
-            self.d.concept(Concept {
-                ty: "Person".into(),
-                name,
-                attrs,
-                meta,
-                what: "Person (the user, MEMORY.md)".into(),
-                source,
-            });
+            self.name_user(p, b, name, whole);
         }
         let mut user_attrs = Map::new();
         let mut user_at = None;
@@ -761,6 +791,54 @@ impl Reader {
                 what: "Person (the user, MEMORY.md)".into(),
                 source,
             });
+        }
+    }
+
+    /// The user's Person, from a block that names them.
+    fn name_user(&mut self, p: &Path, b: &Block, name: String, whole: String) {
+        let r = self.d.rel(p);
+        self.d.note(format!(
+            "{r}:{}: block `{}` names the user: Person `{name}`",
+            b.at,
+            b.label()
+        ));
+        self.user = Some(("Person".into(), name.clone()));
+        self.aliases.extend(aliases_of(&name));
+        self.aliases.extend(aliases_of(&whole));
+        let source = self.d.at(p, b.at);
+        let mut meta = core_meta(&self.d, source.clone());
+        meta.insert("pinned".into(), json!(true));
+        let mut attrs = Map::new();
+        attrs.insert("relationship_to_self".into(), json!("user"));
+        self.d.concept(Concept {
+            ty: "Person".into(),
+            name,
+            attrs,
+            meta,
+            what: format!("Person (the user, {r})"),
+            source,
+        });
+    }
+
+    /// In a workspace whose USER.md and MEMORY.md name no user, a note's
+    /// profile of a person that is not the agent names the user
+    /// (`### Identity & Communication` with `- Name: Paul` and `-
+    /// Timezone: Europe/Berlin`): an agent keeps one profile of a person,
+    /// its user's. The note stays whole as it is.
+    pub(super) fn profile_in_note(&mut self, p: &Path, text: &str) {
+        if self.user.is_some() {
+            return;
+        }
+        let (blocks, _) = parse(text);
+        let agent = self.agent.clone();
+        let found = blocks.iter().filter(|b| !b.about_self()).find_map(|b| {
+            let (name, whole) = b.profile_name()?;
+            let own = aliases_of(&name);
+            let agents = agent.as_deref().map(aliases_of).unwrap_or_default();
+            (!own.iter().any(|a| agents.contains(a))).then_some((b, name, whole))
+        });
+        if let Some((b, name, whole)) = found {
+            self.name_user(p, b, name, whole);
         }
     }
 

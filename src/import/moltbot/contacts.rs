@@ -19,7 +19,22 @@ const PEOPLE_WORDS: &[&str] = &[
     "people",
     "persons",
     "team",
+    "staff",
+    "colleagues",
+    "coworkers",
     "stakeholders",
+    "équipe",
+    "equipe",
+    "collègues",
+    "equipo",
+    "colegas",
+    "equipa",
+    "squadra",
+    "colleghi",
+    "mitarbeiter",
+    "kollegen",
+    "коллеги",
+    "сотрудники",
     "kontakte",
     "personen",
     "ansprechpartner",
@@ -184,8 +199,11 @@ pub(super) fn contact(line: usize, bullet: &str) -> Option<Contact> {
         .trim_start_matches(|c: char| c.is_whitespace() || "—–-:：,".contains(c))
         .trim()
         .to_string();
-    let reachable = role.contains('@')
-        || role.contains("://")
+    // (a role that is an address; one that gives an address after what
+    // the person is, `Propriétaire (jiji@gmail.com)`, is a role)
+    let first = role.split_whitespace().next().unwrap_or("");
+    let reachable = first.contains('@')
+        || first.contains("://")
         || role.starts_with(|c: char| c == '+' || c.is_ascii_digit());
     if !name_shaped(&name) || role.is_empty() || reachable {
         return None;
@@ -347,8 +365,21 @@ mod tests {
             contact(5, "Priya: design lead").map(|c| c.name),
             Some("Priya".into())
         );
+        // an address after what the person is
+        assert_eq!(
+            contact(
+                6,
+                "**Adam Wilson** - Collaborateur (wilson.adam@example.org)"
+            )
+            .map(|c| (c.name, c.role)),
+            Some((
+                "Adam Wilson".into(),
+                "Collaborateur (wilson.adam@example.org)".into()
+            ))
+        );
         for line in [
             "Email: ana@example.org",
+            "Email: ana@example.org (work)",
             "Phone: +351 912 345 678",
             "Site: https://example.org",
             "the team meets on Mondays",

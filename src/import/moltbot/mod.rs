@@ -49,6 +49,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         d: Draft::new(dir, "moltbot"),
         decay: HashMap::new(),
         user: None,
+        agent: None,
         aliases: Vec::new(),
         known: HashMap::new(),
         names: std::collections::HashSet::new(),
@@ -91,6 +92,8 @@ struct Reader {
     decay: HashMap<String, Value>,
     /// The user's (type, name), from MEMORY.md Identity.
     user: Option<(String, String)>,
+    /// The agent's name, from IDENTITY.md.
+    agent: Option<String>,
     /// What the files call the user (name, first name, what to call
     /// them), lowercase: a `MEMORY.md` block whose title names one is
     /// about the user.

@@ -51,6 +51,7 @@ pub(super) struct Session {
 /// Whether a note is a saved session: it opens with `# Session:` and
 /// holds `## Conversation Summary`.
 pub(super) fn is_session(text: &str) -> bool {
+    let text = after_front_matter(text);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     first.trim_start().starts_with("# Session:")
         && text.lines().any(|l| {
@@ -58,6 +59,26 @@ pub(super) fn is_session(text: &str) -> bool {
             t.eq_ignore_ascii_case("## Conversation Summary")
                 || t.replace("**", "").starts_with("- Session Key:")
         })
+}
+
+/// A note's text after the YAML front matter a vault tool puts before it
+/// (`---`, `date: …`, `tags: […]`, `---`), or the whole text.
+pub(super) fn after_front_matter(text: &str) -> &str {
+    let body = text.trim_start_matches('\u{feff}');
+    let Some(rest) = body
+        .strip_prefix("---\n")
+        .or_else(|| body.strip_prefix("---\r\n"))
+    else {
+        return text;
+    };
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_end() == "---" {
+            return &rest[at..];
+        }
+    }
+    text
 }
 
 /// The roles a message opens with, as the hook writes them.
@@ -82,6 +103,10 @@ const PROMPTS: [&str; 7] = [
     "✅ New session started",
     "Pre-compaction memory flush",
 ];
+
+/// Prompts OpenClaw sends as a whole message, with what follows them
+/// (the boot check quotes BOOT.md).
+const WHOLE_PROMPTS: [&str; 1] = ["You are running a boot check"];
 
 /// What the agent answers when it has nothing to say.
 const SILENT: [&str; 3] = ["NO_REPLY", "HEARTBEAT_OK", "ANNOUNCE_SKIP"];
@@ -129,6 +154,15 @@ pub(super) fn read(text: &str) -> Session {
         }
     }
     for (role, body) in raw {
+        // a message that is OpenClaw's own prompt whole, with the file it
+        // quotes (`You are running a boot check. … BOOT.md: …`)
+        if body
+            .first()
+            .is_some_and(|l| WHOLE_PROMPTS.iter().any(|p| l.trim_start().starts_with(p)))
+        {
+            *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+            continue;
+        }
         let (text, at) = clean(&body, &mut s);
         if text.is_empty() {
             continue;
@@ -177,6 +211,15 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                     json.push('\n');
                     k += 1;
                 }
+                // a fence never closed (a file cut short) ends where its
+                // JSON ends: what the user wrote after it is kept
+                if k == body.len() {
+                    k = j + 1;
+                    while k < body.len() && json_line(body[k]) {
+                        k += 1;
+                    }
+                    k -= 1;
+                }
                 sender_of(&json, s);
                 *s.left_out.entry("metadata blocks").or_default() += 1;
                 i = k + 1;
@@ -191,8 +234,42 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             while k < body.len() && !body[k].contains("</relevant-memories>") {
                 k += 1;
             }
+            // a block never closed (a file cut short) ends where its
+            // memories end: what the user wrote after them is kept
+            if k == body.len() {
+                k = i + 1;
+                while k < body.len() && recalled_line(body[k]) {
+                    k += 1;
+                }
+                k -= 1;
+            }
             *s.left_out.entry("recalled memories").or_default() += 1;
             i = k + 1;
+            continue;
+        }
+        // a reasoning model's thinking before its answer (`<think>` …
+        // `</think>`), not said to anyone; one never closed is kept
+        if let Some(rest) = t.strip_prefix("<think>") {
+            let close = std::iter::once(rest)
+                .chain(body[i + 1..].iter().copied())
+                .position(|l| l.contains("</think>"));
+            if let Some(n) = close {
+                *s.left_out.entry("reasoning").or_default() += 1;
+                let last = body[i + n];
+                let after = last[last.find("</think>").unwrap_or(0)..]
+                    .trim_start_matches("</think>")
+                    .trim();
+                if !after.is_empty() {
+                    out.push(after.to_string());
+                }
+                i += n + 1;
+                continue;
+            }
+        }
+        // the gateway's `[message_id: 3687]` under a message
+        if t.starts_with("[message_id:") && t.ends_with(']') {
+            *s.left_out.entry("metadata blocks").or_default() += 1;
+            i += 1;
             continue;
         }
         // `System: [2026-02-20 08:48:55 GMT+1] Cron (error): …`
@@ -221,7 +298,10 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             i += 1;
             continue;
         }
-        let mut line = l.replace("[[reply_to_current]]", "");
+        let mut line = l
+            .replace("[[reply_to_current]]", "")
+            .replace("<final>", "")
+            .replace("</final>", "");
         if let Some(k) = line.find("[[reply_to:")
             && let Some(e) = line[k..].find("]]")
         {
@@ -349,6 +429,7 @@ impl Reader {
         text: &str,
     ) {
         let rel = self.d.rel(p);
+        let text = after_front_matter(text);
         let s = read(text);
         if s.turns.is_empty() {
             self.d.note(format!(
@@ -471,6 +552,19 @@ impl Reader {
     }
 }
 
+/// A line of what a recall plugin puts before a message: its
+/// introduction, a memory (`- [sqlite/fact] …`), or a blank between.
+fn recalled_line(l: &str) -> bool {
+    let t = l.trim();
+    t.is_empty() || t.starts_with("- [") || t.starts_with("The following memories")
+}
+
+/// A line of a metadata block's JSON.
+fn json_line(l: &str) -> bool {
+    let t = l.trim();
+    t.starts_with(['{', '}', '"', '[', ']'])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,6 +663,87 @@ assistant: NO_REPLY
         assert!(s.transcript().starts_with(
             "assistant: Gamma Daily Note von gestern ist da.\n\nuser (08:50): Max loss per position is 15%."
         ));
+    }
+
+    /// A file cut short inside what the gateway wraps around a message
+    /// (a recall block or a metadata fence never closed) loses none of
+    /// what the user wrote after it.
+    #[test]
+    fn a_block_never_closed_keeps_what_follows_it() {
+        let cut = "# Session: 2026-02-20 08:08:25 UTC\n\n## Conversation Summary\n\nuser: <relevant-memories>\nThe following memories may be relevant:\n- [sqlite/fact] Dashboard lives at control.example\n\n[Fri 2026-02-20 09:04 GMT+1] Ich ziehe im März nach Hamburg\nassistant: Notiert.\nuser: Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"dd47\"\n}\n\nBitte die Adresse ändern\n";
+        let s = read(cut);
+        let said: Vec<(&str, &str)> = s
+            .turns
+            .iter()
+            .map(|t| (t.role.as_str(), t.text.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                ("user", "Ich ziehe im März nach Hamburg"),
+                ("assistant", "Notiert."),
+                ("user", "Bitte die Adresse ändern"),
+            ]
+        );
+        assert_eq!(
+            s.left_out_said().as_deref(),
+            Some("1 metadata blocks, 1 recalled memories")
+        );
+    }
+
+    /// Shapes other gateways and models write: a vault's front matter
+    /// before the title, a reasoning model's `<think>` and `<final>`, an
+    /// older gateway's `[message_id: …]` line, a boot check's prompt with
+    /// the BOOT.md it quotes.
+    #[test]
+    fn thinking_front_matter_and_a_boot_check_are_no_conversation() {
+        let text = "---\ndate: 2026-03-06\ntitle: # Session: 2026-03-06 12:16:18 UTC\n---\n\n# Session: 2026-03-06 12:16:18 UTC\n\n- **Session Key**: agent:main:main\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: [Telegram Vitalii Shymko (@Vatalion) id:241338773 +1m 2026-03-06 15:06 GMT+2] бро шо не так\n[message_id: 3687]\nuser: You are running a boot check. Follow BOOT.md instructions exactly.\n\nBOOT.md:\n# BOOT.md\nIf nothing needs attention, reply with ONLY: NO_REPLY.\nassistant: <think>\n用戶回傳了一個「？」\n</think>\nassistant: <final>Ken，備份已經成功完成。</final>\nassistant: <think>short</think> Done.\nassistant: <think>\nnever closed, kept\n";
+        assert!(is_session(text));
+        let s = read(after_front_matter(text));
+        assert_eq!(s.header.get("Source").map(String::as_str), Some("telegram"));
+        let said: Vec<(&str, &str)> = s
+            .turns
+            .iter()
+            .map(|t| (t.role.as_str(), t.text.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                ("user", "бро шо не так"),
+                ("assistant", "Ken，備份已經成功完成。"),
+                ("assistant", "Done."),
+                ("assistant", "<think>\nnever closed, kept"),
+            ]
+        );
+        assert_eq!(s.senders, vec!["Vitalii Shymko".to_string()]);
+        assert_eq!(
+            s.left_out_said().as_deref(),
+            Some("1 OpenClaw's own prompts, 1 metadata blocks, 2 reasoning")
+        );
+    }
+
+    /// A hostile file: 20,000 messages, a line of a megabyte, 5,000
+    /// nested fences and recall blocks: read in one pass, nothing lost.
+    #[test]
+    fn a_huge_session_file_is_read_whole() {
+        let mut text =
+            String::from("# Session: 2026-02-20 08:08:25 UTC\n\n## Conversation Summary\n\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("user: message {i}\nassistant: reply {i}\n"));
+        }
+        text.push_str(&format!("user: {}\n", "x".repeat(1 << 20)));
+        for _ in 0..5_000 {
+            text.push_str("user: <relevant-memories>\n```json\n{\n");
+        }
+        text.push_str("user: the last words\n");
+        let s = read(&text);
+        // (an opened fence with no caption is what the user wrote: kept)
+        assert_eq!(s.turns.len(), 40_000 + 1 + 5_000 + 1);
+        assert_eq!(
+            s.turns.last().map(|t| t.text.as_str()),
+            Some("the last words")
+        );
+        assert_eq!(s.turns[40_000].text.len(), 1 << 20);
     }
 
     #[test]

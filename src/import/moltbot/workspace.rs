@@ -220,6 +220,9 @@ impl Reader {
                     id.entry(key).or_insert(json!(v));
                 }
             }
+            if let Some(n) = id.get("name").and_then(Value::as_str) {
+                self.agent = Some(n.to_string());
+            }
             if !id.is_empty() {
                 attrs.insert("identity".into(), Value::Object(id));
             }
@@ -541,6 +544,7 @@ impl Reader {
             .filter(|t| !t.trim().is_empty())
             .unwrap_or(stem);
         let name = self.unique("Insight", &short(title.trim(), 80));
+        self.profile_in_note(p, &text);
         let src = self.d.at(p, 1);
         let mut attrs = Map::new();
         attrs.insert("description".into(), json!(text.trim()));

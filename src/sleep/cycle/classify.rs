@@ -341,37 +341,42 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             e.0.push(i);
         }
     };
+    let texts: Vec<String> = left.iter().map(theme_text).collect();
+    // German writes its nouns (and names) with a capital, and its verbs,
+    // adjectives and adverbs without: in a German text, a theme is a word
+    // with a capital, and not one the German texts also write in lower
+    // case ("direkt", "aktuell"), capitalised only where it opens a line
+    // or a title ("Direkt relevant für …")
+    let german: Vec<bool> = texts
+        .iter()
+        .map(|t| crate::analysis::language(t).is_some_and(|l| l.code() == "de"))
+        .collect();
+    let lower_in_german: HashSet<&str> = texts
+        .iter()
+        .zip(&german)
+        .filter(|(_, de)| **de)
+        .flat_map(|(t, _)| t.split_whitespace())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        // a word of prose, not of an address (`ernst@outlook.de`), a path
+        // or code
+        .filter(|w| {
+            w.chars().next().is_some_and(char::is_lowercase)
+                && w.chars().all(|c| c.is_alphabetic() || c == '-')
+        })
+        .collect();
     for (i, it) in left.iter().enumerate() {
         // a person is not about a theme: people are filed by what they
         // are linked to (phase 4), never into a domain named for a word
         if it.ty == "Person" {
             continue;
         }
-        // an Event's name is made of where it was written (a file name, a
-        // heading, a day): its theme is what its text says
-        // (and a part of a block, `工作方法论（海星图总结） › Keep`, shares
-        // the block's title with its siblings by how it was written: the
-        // parts of one block are no theme of several items)
-        let text = if it.ty == "Event" && !it.text.trim().is_empty() {
-            super::super::topic_words::prose(&it.text)
-        } else {
-            format!(
-                "{} {}",
-                own_name(&it.name),
-                super::super::topic_words::prose(&it.text)
-            )
-        };
-        // where something was written down (`SOUL.md`, a link) is not what
-        // it is about
-        let text = topic_words::without_files(&text);
-        // nor how its lines are labelled (`**Spec:** …` in every note)
-        let text = topic_words::without_labels(&text);
+        let text = &texts[i];
         // the item's own type is what it is, not what it is about
         let kind: HashSet<String> = similarity::stems_of(&it.ty);
         // Chinese and Japanese: the text's rarer nouns, segmented by a
         // dictionary (a run of characters between punctuation is a
         // phrase, and a common word such as 工作 says nothing of a topic)
-        for w in similarity::segment::cjk_theme_words(&text) {
+        for w in similarity::segment::cjk_theme_words(text) {
             if personal.contains(&w)
                 || topic_words::never_a_theme(&w)
                 || domain_text.iter().any(|d| d.contains(&w))
@@ -405,6 +410,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
                 || topic_words::never_a_theme(&w)
                 || past_participle(&w)
+                || (german[i] && !noun_in_german(&w, &lower_in_german))
             {
                 continue;
             }
@@ -619,6 +625,37 @@ WHERE {{
         taken.extend(members.iter().map(|m| m.id.clone()));
     }
     Ok((drafts, taken, routine))
+}
+
+/// Whether a word of a German text can be a noun or a name: it opens
+/// with a capital, and is not one the memory's German texts also write in
+/// lower case (`Direkt` opening a title), unless it has capitals of its
+/// own (`OpenClaw`).
+fn noun_in_german(w: &str, lower: &HashSet<&str>) -> bool {
+    let mut chars = w.chars();
+    if !chars.next().is_some_and(char::is_uppercase) {
+        return false;
+    }
+    !chars.all(char::is_lowercase) || !lower.contains(w.to_lowercase().as_str())
+}
+
+/// The words an item's theme is read from.
+fn theme_text(it: &ItemView) -> String {
+    // an Event's name is made of where it was written (a file name, a
+    // heading, a day): its theme is what its text says
+    // (and a part of a block, `工作方法论（海星图总结） › Keep`, shares
+    // the block's title with its siblings by how it was written: the
+    // parts of one block are no theme of several items)
+    let text = if it.ty == "Event" && !it.text.trim().is_empty() {
+        topic_words::prose(&it.text)
+    } else {
+        format!("{} {}", own_name(&it.name), topic_words::prose(&it.text))
+    };
+    // where something was written down (`SOUL.md`, a link) is not what
+    // it is about
+    let text = topic_words::without_files(&text);
+    // nor how its lines are labelled (`**Spec:** …` in every note)
+    topic_words::without_labels(&text)
 }
 
 /// An item's own name: a part of a block is named `Block › Part` (by the

@@ -79,6 +79,7 @@ pub(super) fn consolidation_drafts(
     let mut drafts = Vec::new();
     let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut unread: Vec<String> = Vec::new();
+    let mut untold: Vec<String> = Vec::new();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
@@ -114,12 +115,17 @@ pub(super) fn consolidation_drafts(
                 "Conversation" => crate::sleep::extraction::users_turns(&e.summary),
                 _ => e.summary.clone(),
             };
-            if !transient
-                && cx.reasoner.name() == "heuristic"
-                && crate::sleep::extraction::states_knowledge(&said)
-            {
-                unread.push(e.name.clone());
-                continue;
+            if !transient && cx.reasoner.name() == "heuristic" {
+                if crate::sleep::extraction::states_knowledge(&said) {
+                    unread.push(e.name.clone());
+                    continue;
+                }
+                // what the user told of themselves in a conversation, in
+                // words no cue reads, is not "nothing durable" either
+                if e.class == "Conversation" && crate::sleep::extraction::tells_of_self(&said) {
+                    untold.push(e.name.clone());
+                    continue;
+                }
             }
             let mut commands = vec![
                 r#"UPSERT {
@@ -237,6 +243,19 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
             if one { "it is" } else { "they are" },
             if one { "it" } else { "them" },
             unread.join(", ")
+        ));
+    }
+    if !untold.is_empty() {
+        cx.count("stale_conversations_unread", untold.len() as i64);
+        let one = untold.len() == 1;
+        cx.line(format!(
+            "Left {} conversation{} as {}: the user told the agent of themselves in words the heuristic reasoner does not read (a message of eight words or more in the first person), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
+            untold.len(),
+            if one { "" } else { "s" },
+            if one { "it is" } else { "they are" },
+            if one { "it is" } else { "they are" },
+            if one { "it" } else { "them" },
+            untold.join(", ")
         ));
     }
     Ok(drafts)
