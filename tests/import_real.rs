@@ -826,6 +826,49 @@ fn a_profile_note_names_the_user_when_no_user_file_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Spanish agent's MEMORY.md opens with who its user is, in prose,
+/// with no `Name:` line (`## Quién es Sandra`, `Sandra Caicedo — agente
+/// de … Tú eres **Alfa**, su asistente autónomo`): the user is a Person,
+/// by the fuller name the block gives, and the block is kept on her. A
+/// block that says who the agent is (IDENTITY.md names it) never is.
+#[test]
+fn a_block_that_says_who_the_user_is_names_the_user() {
+    let dir = tmp("who-is");
+    for (agent_first, expect) in [(false, Some("Sandra Caicedo")), (true, None)] {
+        let ws = dir.join(format!("ws{agent_first}"));
+        let who = if agent_first { "Alfa" } else { "Sandra" };
+        put(&ws, "IDENTITY.md", "# IDENTITY.md\n\n- **Name:** Alfa\n");
+        put(
+            &ws,
+            "MEMORY.md",
+            &format!(
+                "# MEMORY.md — Memoria permanente\n\n## Quién es {who}\n{who} Caicedo — agente de **Grupo Galilea** en Madrid. Tú eres **Alfa**, su asistente autónomo.\n\n## Club Contable\n- Web: clubcontable.com\n"
+            ),
+        );
+        let db = dir.join(format!("m{agent_first}.db"));
+        let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+        assert!(ok, "{said}");
+        let mut nx = Nexus::open(&db).expect("open");
+        let user = kip(
+            &mut nx,
+            r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+        );
+        match expect {
+            Some(name) => {
+                assert_eq!(user[0][0], json!(name), "{said}");
+                assert!(
+                    user[0][1]["memory_quién_es_sandra"]
+                        .to_string()
+                        .contains("Grupo Galilea"),
+                    "{user}"
+                );
+            }
+            None => assert_eq!(user, json!([]), "{said}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hostile `MEMORY.md`: 1,000 blocks of one title, a title of 50,000
 /// characters, a code block never closed. Every block is a note of its
 /// own (`Notes`, `Notes (2)`, …), the long title is cut to a name, the

@@ -274,7 +274,20 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
 
 /// Words a title about someone is made of besides their name: `About
 /// Lu`, `Preferences of Ev`, `Lucía: key facts`, in a few languages.
-const ABOUT_WORDS: [&str; 40] = [
+const ABOUT_WORDS: [&str; 52] = [
+    "who",
+    "quién",
+    "quien",
+    "es",
+    "quem",
+    "é",
+    "wer",
+    "ist",
+    "qui",
+    "est",
+    "chi",
+    "è",
+    "кто",
     "about",
     "of",
     "on",
@@ -284,7 +297,6 @@ const ABOUT_WORDS: [&str; 40] = [
     "my",
     "our",
     "is",
-    "who",
     "profile",
     "preferences",
     "preference",
@@ -316,6 +328,88 @@ const ABOUT_WORDS: [&str; 40] = [
     "la",
     "el",
 ];
+
+/// How a title asks who someone is, in the languages the titles are read
+/// in: `Who is Lu`, `Quién es Sandra`, `Wer ist Jan`, `Кто такая Женя`.
+const WHO_IS: [&str; 15] = [
+    "who is ",
+    "who's ",
+    "quién es ",
+    "quien es ",
+    "quem é ",
+    "quem e ",
+    "wer ist ",
+    "qui est ",
+    "chi è ",
+    "chi e ",
+    "wie is ",
+    "kim jest ",
+    "кто такой ",
+    "кто такая ",
+    "кто ",
+];
+
+/// The name a title that asks who someone is gives (`Quién es Sandra` →
+/// `Sandra`): a name's shape, a capital first, at most three words.
+fn who_is(title: &str) -> Option<String> {
+    let t = plain(title);
+    let lower = t.to_lowercase();
+    let prefix = WHO_IS.iter().find(|p| lower.starts_with(*p))?;
+    // (the prefix is as long in lower case: its letters are all ones whose
+    // lower case is as long)
+    let name = t
+        .get(prefix.len()..)
+        .or_else(|| {
+            let n = prefix.chars().count();
+            t.char_indices().nth(n).map(|(i, _)| &t[i..])
+        })?
+        .trim()
+        .trim_end_matches(['?', '？', ':', '.'])
+        .trim();
+    let named = name.chars().next().is_some_and(char::is_uppercase)
+        && (1..=3).contains(&name.split_whitespace().count())
+        && !name.contains(|c: char| c.is_numeric() || "()[]`/".contains(c));
+    named.then(|| name.to_string())
+}
+
+/// Words by which a text says the agent assists someone: `Tú eres
+/// **Alfa**, su asistente`, `You are her assistant`, `Du bist sein
+/// Assistent`.
+fn assists(line: &str) -> bool {
+    const WORDS: [&str; 8] = [
+        "assistant",
+        "asistente",
+        "assistente",
+        "assistent",
+        "ассистент",
+        "помощник",
+        "助手",
+        "アシスタント",
+    ];
+    let l = line.to_lowercase();
+    WORDS.iter().any(|w| l.contains(w))
+}
+
+/// The fuller name a block's first line gives for the name in its title
+/// (`Sandra Caicedo — agente de …` under `## Quién es Sandra`).
+fn full_name(name: &str, body: &[String]) -> Option<String> {
+    let first = body.iter().find(|l| !l.trim().is_empty())?;
+    let line = first.replace("**", "").replace("__", "");
+    let head = line
+        .split([',', ':', '(', '—', '–'])
+        .next()?
+        .split(" - ")
+        .next()?
+        .trim();
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let shaped = words.len() > name.split_whitespace().count()
+        && words.len() <= 4
+        && head.starts_with(name)
+        && words.iter().all(|w| {
+            w.chars().next().is_some_and(char::is_uppercase) && !w.contains(char::is_numeric)
+        });
+    shaped.then(|| head.to_string())
+}
 
 /// Adds a second block's value under a title already kept: two lists
 /// become one, in order; with a text, both are kept as text.
@@ -678,8 +772,27 @@ impl Reader {
             let more = rest.chars().any(char::is_alphanumeric);
             (more && b.about_user(&own)).then_some((b, (name, whole)))
         };
+        // a block that says who someone is (`## Quién es Sandra`, `##
+        // Who is Lu`), of someone the agent assists (`Tú eres **Alfa**, su
+        // asistente`) or opening the file, is the user's: an agent's
+        // memory opens with its user
+        let agent = self.agent.clone();
+        let who = || {
+            blocks.iter().enumerate().find_map(|(i, b)| {
+                let name = who_is(&b.title)?;
+                let assists = b.body.iter().any(|l| assists(l));
+                let agents = agent.as_deref().map(aliases_of).unwrap_or_default();
+                let own = aliases_of(&name);
+                if b.about_self() || own.iter().any(|a| agents.contains(a)) || !(assists || i == 0)
+                {
+                    return None;
+                }
+                let whole = full_name(&name, &b.body).unwrap_or_else(|| name.clone());
+                Some((b, (whole, name)))
+            })
+        };
         if self.user.is_none()
-            && let Some((b, (name, whole))) = said().or_else(named)
+            && let Some((b, (name, whole))) = said().or_else(named).or_else(who)
         {
             self.name_user(p, b, name, whole);
         }
@@ -1134,6 +1247,24 @@ mod tests {
         }
         b.title = "About my human (涂家鑫)".into();
         assert_eq!(b.title_name().map(|n| n.0), Some("涂家鑫".to_string()));
+    }
+
+    #[test]
+    fn a_title_that_asks_who_someone_is() {
+        assert_eq!(who_is("Quién es Sandra").as_deref(), Some("Sandra"));
+        assert_eq!(who_is("👤 Who is Lu Chen?").as_deref(), Some("Lu Chen"));
+        assert_eq!(who_is("Кто такая Женя").as_deref(), Some("Женя"));
+        assert_eq!(who_is("Wer ist Jan Bernd").as_deref(), Some("Jan Bernd"));
+        assert_eq!(who_is("Who is responsible for deploys"), None);
+        assert_eq!(who_is("Club Contable"), None);
+        assert_eq!(
+            full_name("Sandra", &["Sandra Caicedo — agente de seguros".into()]).as_deref(),
+            Some("Sandra Caicedo")
+        );
+        assert_eq!(
+            full_name("Sandra", &["Sandra vende seguros en Madrid".into()]),
+            None
+        );
     }
 
     #[test]

@@ -328,9 +328,40 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         })
         .collect();
     // stem → the items that use it, and the word as written
-    const RECORD_WORDS: [&str; 14] = [
-        "episode", "episodes", "event", "events", "entry", "entries", "note", "notes", "record",
-        "records", "item", "items", "memory", "session",
+    const RECORD_WORDS: [&str; 33] = [
+        "episode",
+        "episodes",
+        "event",
+        "events",
+        "entry",
+        "entries",
+        "note",
+        "notes",
+        "record",
+        "records",
+        "item",
+        "items",
+        "memory",
+        "session",
+        "sessions",
+        "sesión",
+        "sesion",
+        "sesiones",
+        "sessão",
+        "sessao",
+        "sessões",
+        "sessione",
+        "sessioni",
+        "séance",
+        "sitzung",
+        "sitzungen",
+        "eintrag",
+        "einträge",
+        "notiz",
+        "notizen",
+        "registro",
+        "registros",
+        "сессия",
     ];
     // stem → the items that use it, and how often each form is written
     let mut themes: BTreeMap<String, (Vec<usize>, BTreeMap<String, usize>)> = BTreeMap::new();
