@@ -746,7 +746,8 @@ fn a_german_memory_md_names_its_user_its_agent_and_its_family() {
 /// (OpenClaw's `mission-control` layout): the user is named by a note's
 /// profile block (`### Identity & Communication`, `- Name: Paul`, `-
 /// Timezone: …`), never by the agent's own (`- Name: Turtok`, IDENTITY.md's
-/// name). Before, the user was no Person, and the cycle proposed a domain
+/// name), nor by a client's card in a folder of cards. Before, the user
+/// was no Person, and the cycle proposed a domain
 /// "Paul" for the 17 notes that name him. A saved conversation in which
 /// the user tells the agent of their plans, in words no cue reads, is left
 /// as it is, not archived as "nothing durable".
@@ -763,6 +764,12 @@ fn a_profile_note_names_the_user_when_no_user_file_does() {
         &ws,
         "memory/AGENT-NOTES.md",
         "# Agent\n\n## Wer ich bin\n- Name: Turtok\n- Sprache: Deutsch\n\n## Setup\n- Name: Turtok\n- Timezone: Europe/Berlin\n",
+    );
+    // a client's card, one of several, is no user's profile
+    put(
+        &ws,
+        "memory/clients/hans.md",
+        "# Hans\n\n## Kontakt\n- Name: Hans Müller\n- Timezone: Europe/Vienna\n- Sprache: Deutsch\n",
     );
     put(
         &ws,
@@ -823,6 +830,16 @@ fn a_profile_note_names_the_user_when_no_user_file_does() {
         shown.contains("2026-02-16 Termine mentions Paul"),
         "{shown}"
     );
+    // the client's card alone names nobody
+    let ws2 = dir.join("ws2");
+    put(
+        &ws2,
+        "memory/clients/hans.md",
+        "# Hans\n\n## Kontakt\n- Name: Hans Müller\n- Timezone: Europe/Vienna\n",
+    );
+    let db2 = dir.join("m2.db");
+    let (ok, said) = somnus(&db2, &["import", "openclaw", ws2.to_str().expect("utf-8")]);
+    assert!(ok && !said.contains("names the user"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

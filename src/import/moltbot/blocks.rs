@@ -519,10 +519,11 @@ impl Block {
     }
 }
 
-/// Keys a person's profile gives besides a name (OpenClaw's USER.md
-/// template: what to call them, pronouns, timezone; and where they live,
-/// their language), in the languages the titles are read in.
-const PROFILE_KEYS: [&str; 30] = [
+/// Keys a user's profile gives besides a name (OpenClaw's USER.md
+/// template: what to call them, pronouns, timezone; and the language to
+/// speak), in the languages the titles are read in. Where someone lives
+/// is left out: a note about a client says it as often.
+const PROFILE_KEYS: [&str; 22] = [
     "timezone",
     "time zone",
     "zeitzone",
@@ -537,10 +538,6 @@ const PROFILE_KEYS: [&str; 30] = [
     "pronouns",
     "pronomen",
     "what to call them",
-    "location",
-    "wohnort",
-    "standort",
-    "lives in",
     "sprache",
     "language",
     "idioma",
@@ -549,10 +546,6 @@ const PROFILE_KEYS: [&str; 30] = [
     "язык",
     "语言",
     "言語",
-    "city",
-    "stadt",
-    "ciudad",
-    "ville",
 ];
 
 impl Block {
@@ -939,7 +932,11 @@ impl Reader {
     /// Timezone: Europe/Berlin`): an agent keeps one profile of a person,
     /// its user's. The note stays whole as it is.
     pub(super) fn profile_in_note(&mut self, p: &Path, text: &str) {
-        if self.user.is_some() {
+        // (a note in a folder of its own, `memory/clients/hans.md`, is
+        // one of several people's: none of them is the user by it)
+        let rel = self.d.rel(p);
+        let top = rel.strip_prefix("memory/").unwrap_or(&rel);
+        if self.user.is_some() || top.contains('/') {
             return;
         }
         let (blocks, _) = parse(text);
