@@ -23,6 +23,7 @@ mod contacts;
 mod extra;
 mod promoted;
 mod sessions;
+mod who;
 mod workspace;
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short, wiki_links};
