@@ -665,6 +665,14 @@ assistant: NO_REPLY
         ));
     }
 
+    /// Each message's role and text, in order.
+    fn roles_and_texts(s: &Session) -> Vec<(&str, &str)> {
+        s.turns
+            .iter()
+            .map(|t| (t.role.as_str(), t.text.as_str()))
+            .collect()
+    }
+
     /// A file cut short inside what the gateway wraps around a message
     /// (a recall block or a metadata fence never closed) loses none of
     /// what the user wrote after it.
@@ -672,13 +680,8 @@ assistant: NO_REPLY
     fn a_block_never_closed_keeps_what_follows_it() {
         let cut = "# Session: 2026-02-20 08:08:25 UTC\n\n## Conversation Summary\n\nuser: <relevant-memories>\nThe following memories may be relevant:\n- [sqlite/fact] Dashboard lives at control.example\n\n[Fri 2026-02-20 09:04 GMT+1] Ich ziehe im März nach Hamburg\nassistant: Notiert.\nuser: Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"dd47\"\n}\n\nBitte die Adresse ändern\n";
         let s = read(cut);
-        let said: Vec<(&str, &str)> = s
-            .turns
-            .iter()
-            .map(|t| (t.role.as_str(), t.text.as_str()))
-            .collect();
         assert_eq!(
-            said,
+            roles_and_texts(&s),
             vec![
                 ("user", "Ich ziehe im März nach Hamburg"),
                 ("assistant", "Notiert."),
@@ -701,13 +704,8 @@ assistant: NO_REPLY
         assert!(is_session(text));
         let s = read(after_front_matter(text));
         assert_eq!(s.header.get("Source").map(String::as_str), Some("telegram"));
-        let said: Vec<(&str, &str)> = s
-            .turns
-            .iter()
-            .map(|t| (t.role.as_str(), t.text.as_str()))
-            .collect();
         assert_eq!(
-            said,
+            roles_and_texts(&s),
             vec![
                 ("user", "бро шо не так"),
                 ("assistant", "Ken，備份已經成功完成。"),
