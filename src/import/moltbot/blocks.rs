@@ -29,6 +29,8 @@ pub(super) struct Block {
     pub parent: Option<String>,
     /// `### ` blocks within it.
     pub subs: usize,
+    /// Its tables' rows below their headers, with their lines.
+    pub rows: Vec<(usize, Vec<String>)>,
 }
 
 /// `## ` blocks whose lines are read as the seed's layout, `### `
@@ -60,6 +62,7 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
             body: Vec::new(),
             parent,
             subs: 0,
+            rows: Vec::new(),
         };
         if !fence && let Some(h) = line.strip_prefix("## ") {
             top = Some((h.trim().to_string(), blocks.len()));
@@ -81,6 +84,17 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
                     b.bullets.push((n, item.trim().to_string()));
                     if line.starts_with([' ', '\t']) {
                         b.nested.insert(n);
+                    }
+                }
+                // a table's rows; the row above the line under a header
+                // is that header
+                if !fence && let Some(cells) = super::tables::cells(line) {
+                    if super::tables::separator(&cells) {
+                        if b.rows.last().is_some_and(|(at, _)| *at + 1 == n) {
+                            b.rows.pop();
+                        }
+                    } else {
+                        b.rows.push((n, cells));
                     }
                 }
                 b.body.push(line.to_string());
@@ -136,7 +150,15 @@ const USER_WORDS: [&str; 27] = [
 
 /// The same in scripts that do not part words with spaces: "关于用户",
 /// "ユーザーについて", "사용자 정보".
-const USER_PARTS: [&str; 6] = ["用户", "用戶", "使用者", "主人", "ユーザー", "사용자"];
+const USER_PARTS: [&str; 7] = [
+    "用户",
+    "用戶",
+    "使用者",
+    "主人",
+    "ユーザー",
+    "사용자",
+    "유저",
+];
 
 impl Block {
     /// What the block holds: its bullets as a list when every line that
@@ -349,8 +371,21 @@ fn append(slot: &mut Value, v: Value) {
 
 /// Keys of a line that gives the user's name in a block about the user
 /// (`- **Name:** Евгений (Evgeny) Нечаев, goes by Ev`).
-const NAME_KEYS: [&str; 8] = [
-    "name", "名字", "姓名", "nombre", "nom", "nome", "имя", "名前",
+const NAME_KEYS: [&str; 14] = [
+    "name",
+    "full name",
+    "名字",
+    "姓名",
+    "名稱",
+    "名称",
+    "nombre",
+    "nom",
+    "nome",
+    "nome completo",
+    "имя",
+    "名前",
+    "이름",
+    "성명",
 ];
 
 /// How a block is named, and whom it is about.
@@ -383,10 +418,9 @@ impl Block {
     /// The name a `Name:` line gives (up to a comma, without what is in
     /// parentheses: `Евгений Нечаев`), and the whole value.
     pub(super) fn name_line(&self) -> Option<(String, String)> {
-        self.bullets.iter().find_map(|(_, b)| {
-            let plain = b.replace("**", "").replace("__", "");
-            let (k, v) = plain.split_once([':', '：'])?;
-            if !NAME_KEYS.contains(&k.trim().to_lowercase().as_str()) || placeholder(v) {
+        self.pairs().into_iter().find_map(|(_, k, v)| {
+            let v = v.as_str();
+            if !NAME_KEYS.contains(&k.to_lowercase().as_str()) || placeholder(v) {
                 return None;
             }
             let head = v.split([',', ';', '，', '；']).next().unwrap_or(v);
@@ -444,7 +478,16 @@ impl Block {
 const SELF_WORDS: [&str; 13] = [
     "ich", "me", "myself", "self", "i", "yo", "moi", "eu", "io", "я", "我", "私", "나",
 ];
-const SELF_TITLES: [&str; 22] = [
+const SELF_TITLES: [&str; 31] = [
+    "my identity",
+    "meine identität",
+    "mi identidad",
+    "minha identidade",
+    "mon identité",
+    "我的身份",
+    "我的身分",
+    "私のアイデンティティ",
+    "나의 정체성",
     "about me",
     "about myself",
     "who i am",
@@ -576,6 +619,7 @@ fn fold_subs(blocks: Vec<Block>, aliases: &[String]) -> Vec<Block> {
                 top.body.extend(b.body);
                 top.bullets.extend(b.bullets);
                 top.nested.extend(b.nested);
+                top.rows.extend(b.rows);
                 top.own_until = top.own_until.min(b.at);
                 top.subs -= 1;
             }
@@ -659,8 +703,11 @@ impl Reader {
                 Some((b, (whole, name)))
             })
         };
+        // a block whose title is the user's name and nothing else
+        // (`## 阿杰`, `## 加藤さん`, `### Bilal`), by what it says
+        let titled = || super::who::named_for_user(&blocks, agent.as_deref());
         if self.user.is_none()
-            && let Some((b, (name, whole))) = said().or_else(named).or_else(who)
+            && let Some((b, (name, whole))) = said().or_else(named).or_else(who).or_else(titled)
         {
             self.name_user(p, b, name, whole);
         }
@@ -892,6 +939,7 @@ mod tests {
             body: body.iter().map(|l| l.to_string()).collect(),
             parent: None,
             subs: 0,
+            rows: Vec::new(),
         }
     }
 

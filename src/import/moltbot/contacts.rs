@@ -82,6 +82,90 @@ const PEOPLE_PARTS: &[&str] = &[
     "친구",
 ];
 
+/// What a person's role says when they are of the user's family, in the
+/// spaced scripts (a word of the role) and the others (anywhere in it).
+const FAMILY_ROLES: &[&str] = &[
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "mother",
+    "father",
+    "mom",
+    "mum",
+    "dad",
+    "brother",
+    "sister",
+    "child",
+    "kid",
+    "filho",
+    "filha",
+    "esposa",
+    "marido",
+    "companheira",
+    "companheiro",
+    "mãe",
+    "pai",
+    "irmã",
+    "irmão",
+    "hijo",
+    "hija",
+    "esposo",
+    "madre",
+    "padre",
+    "hermano",
+    "hermana",
+    "pareja",
+    "sohn",
+    "tochter",
+    "ehefrau",
+    "ehemann",
+    "mutter",
+    "vater",
+    "bruder",
+    "schwester",
+    "lebensgefährtin",
+    "lebensgefährte",
+    "fils",
+    "fille",
+    "femme",
+    "mari",
+    "mère",
+    "père",
+    "frère",
+    "sœur",
+    "figlio",
+    "figlia",
+    "moglie",
+    "marito",
+    "fratello",
+    "sorella",
+    "сын",
+    "дочь",
+    "жена",
+    "муж",
+    "мать",
+    "мама",
+    "отец",
+    "папа",
+    "брат",
+    "сестра",
+];
+const FAMILY_PARTS: &[&str] = &[
+    "儿子", "女儿", "妻子", "丈夫", "老婆", "老公", "妈妈", "爸爸", "母亲", "父亲", "兒子", "女兒",
+    "媽媽", "母親", "父親", "息子", "長女", "長男", "次女", "次男", "아들", "딸", "아내", "남편",
+    "엄마", "아빠",
+];
+
+/// Whether a person's role says they are of the user's family (`Filho`,
+/// `Tochter von Mitch`, `妻子`).
+pub(super) fn family_role(role: &str) -> bool {
+    let r = role.to_lowercase();
+    r.split(|c: char| !c.is_alphanumeric())
+        .any(|w| FAMILY_ROLES.contains(&w))
+        || FAMILY_PARTS.iter().any(|p| r.contains(p))
+}
+
 /// Honorifics after a name (Japanese, Chinese, Korean) and titles before
 /// one.
 const HONORIFICS_AFTER: &[&str] = &[
@@ -253,9 +337,14 @@ impl Reader {
             .iter()
             .filter(|(line, _)| !b.nested.contains(line) && *line < b.own_until)
             .collect();
+        // (a table's rows are people as its bullets are: `| Noah | Filho
+        // | 15 anos |`)
+        let rows: Vec<(usize, String)> = b.row_lines().filter(|(l, _)| *l < b.own_until).collect();
         let mut contacts: Vec<Contact> = top
             .iter()
-            .filter_map(|(line, text)| contact(*line, text))
+            .map(|(line, text)| (*line, text.as_str()))
+            .chain(rows.iter().map(|(line, text)| (*line, text.as_str())))
+            .filter_map(|(line, text)| contact(line, text))
             .filter(|c| Some(&c.name) != user.as_ref())
             .collect();
         // (a name another line gives as someone's other name is that one)

@@ -23,6 +23,7 @@ mod contacts;
 mod extra;
 mod promoted;
 mod sessions;
+mod tables;
 mod who;
 mod workspace;
 

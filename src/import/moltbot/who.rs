@@ -6,6 +6,7 @@
 
 use super::super::draft::Concept;
 use super::blocks::{Block, aliases_of, parse, plain};
+use super::contacts::{contact, family_role, lists_people};
 use super::{Reader, core_meta};
 use serde_json::{Map, json};
 use std::path::Path;
@@ -14,7 +15,12 @@ use std::path::Path;
 /// template: what to call them, pronouns, timezone; and the language to
 /// speak), in the languages the titles are read in. Where someone lives
 /// is left out: a note about a client says it as often.
-const PROFILE_KEYS: [&str; 22] = [
+const PROFILE_KEYS: [&str; 27] = [
+    "fuso",
+    "타임존",
+    "시간대",
+    "언어",
+    "偏好語言",
     "timezone",
     "time zone",
     "zeitzone",
@@ -43,13 +49,19 @@ impl Block {
     /// The name a person's profile gives: a `Name:` line beside a line
     /// of a key only a person's profile has (`Timezone:`, `Pronouns:`).
     pub(super) fn profile_name(&self) -> Option<(String, String)> {
-        let keyed = self.bullets.iter().any(|(_, b)| {
-            let plain = b.replace("**", "").replace("__", "");
-            plain
-                .split_once([':', '：'])
-                .is_some_and(|(k, _)| PROFILE_KEYS.contains(&k.trim().to_lowercase().as_str()))
-        });
-        if keyed { self.name_line() } else { None }
+        if self.has_profile_key() {
+            self.name_line()
+        } else {
+            None
+        }
+    }
+
+    /// Whether a line (or a table row) gives a key only a person's
+    /// profile has.
+    pub(super) fn has_profile_key(&self) -> bool {
+        self.pairs()
+            .iter()
+            .any(|(_, k, _)| PROFILE_KEYS.contains(&k.to_lowercase().as_str()))
     }
 }
 
@@ -152,6 +164,119 @@ impl Block {
     }
 }
 
+/// Honorifics by which an agent speaks of someone else (`加藤さん`,
+/// `민수 씨`): it never writes its own name so.
+const POLITE: [&str; 7] = ["さん", "様", "さま", "ちゃん", "くん", "씨", "님"];
+
+/// Whether a character is of a script written without spaces between
+/// words (Han, kana, Hangul).
+fn unspaced(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// A title that is a name and nothing else (`## 阿杰`, `## 加藤さん`, `###
+/// Bilal`, `## Ana Lima`): the name without its honorific, and whether it
+/// had one. Words with a capital inside (`BooknGo`) or a digit are a
+/// product's, not a person's.
+fn bare_name(title: &str) -> Option<(String, bool)> {
+    let t = plain(title);
+    let t = t.trim();
+    let (name, polite) = match POLITE.iter().find_map(|h| t.strip_suffix(h)) {
+        Some(n) => (n.trim(), true),
+        None => (t, false),
+    };
+    let n = name.chars().count();
+    let cjk = (2..=4).contains(&n) && name.chars().all(unspaced);
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let spaced = (1..=3).contains(&words.len())
+        && words.iter().all(|w| {
+            let mut cs = w.chars();
+            cs.next().is_some_and(char::is_uppercase)
+                && w.chars().count() >= 2
+                && cs.all(|c| c.is_lowercase() || c == '\'' || c == '-')
+        });
+    (cjk || spaced).then(|| (name.to_string(), polite))
+}
+
+/// Whether a text names someone: as a word of its own in the spaced
+/// scripts, anywhere in the others.
+fn mentions(text: &str, name: &str) -> bool {
+    if name.chars().any(unspaced) {
+        return text.contains(name);
+    }
+    text.match_indices(name).any(|(i, m)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + m.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The names of the people a file's lists of people give, and of those
+/// of them who are of the user's family (`| Noah | Filho |`).
+fn listed(blocks: &[Block]) -> (Vec<String>, Vec<String>) {
+    let mut all = Vec::new();
+    let mut family = Vec::new();
+    for b in blocks {
+        if !lists_people(&b.title) && !b.parent.as_deref().is_some_and(lists_people) {
+            continue;
+        }
+        let lines = b.bullets.iter().cloned().chain(b.row_lines());
+        for c in lines.filter_map(|(l, t)| contact(l, &t)) {
+            let names = std::iter::once(c.name.clone()).chain(c.aliases.clone());
+            if family_role(&c.role) {
+                family.extend(names.clone());
+            }
+            all.extend(names);
+        }
+    }
+    (all, family)
+}
+
+/// The block named for the user, in a file that says nothing else of who
+/// the user is: a block whose title is a name and nothing else, of
+/// someone who is not the agent and not one of the people the file lists,
+/// and which says it is the user's by one of
+/// - a line only a person's profile has (`## 阿杰` with `- 時區:
+///   Asia/Taipei`);
+/// - an honorific the agent speaks of someone else with, the name said
+///   again in another block (`## 加藤さん`, then `加藤さんメッセージに👀`);
+/// - people the file lists as family, named in it, the name said again
+///   in another block (`### Bilal`: `Vive em Sintra com Daniela`, and
+///   `| Daniela Alves | Companheira |` in the people list).
+///
+/// The name (without its honorific) and the whole (with it).
+pub(super) fn named_for_user<'a>(
+    blocks: &'a [Block],
+    agent: Option<&str>,
+) -> Option<(&'a Block, (String, String))> {
+    let (people, family) = listed(blocks);
+    let agents = agent.map(aliases_of).unwrap_or_default();
+    blocks.iter().find_map(|b| {
+        let (name, polite) = bare_name(&b.title)?;
+        let own = aliases_of(&name);
+        if b.about_self()
+            || own.iter().any(|a| agents.contains(a))
+            || people.contains(&name)
+            || lists_people(&b.title)
+            || b.parent.as_deref().is_some_and(lists_people)
+        {
+            return None;
+        }
+        let text = b.text();
+        let again = blocks
+            .iter()
+            .filter(|o| o.at != b.at)
+            .any(|o| mentions(&o.text(), &name));
+        let kin = family.iter().any(|f| *f != name && mentions(&text, f));
+        let whole = if polite {
+            plain(&b.title).trim().to_string()
+        } else {
+            name.clone()
+        };
+        (b.has_profile_key() || (again && (polite || kin))).then_some((b, (name, whole)))
+    })
+}
+
 impl Reader {
     /// The user's Person, from a block that names them.
     pub(super) fn name_user(&mut self, p: &Path, b: &Block, name: String, whole: String) {
@@ -209,6 +334,20 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_that_is_a_name() {
+        assert_eq!(bare_name("阿杰"), Some(("阿杰".into(), false)));
+        assert_eq!(bare_name("加藤さん"), Some(("加藤".into(), true)));
+        assert_eq!(bare_name("👤 Bilal"), Some(("Bilal".into(), false)));
+        assert_eq!(bare_name("Ana Lima"), Some(("Ana Lima".into(), false)));
+        assert_eq!(bare_name("BooknGo"), None);
+        assert_eq!(bare_name("FY26事業計画"), None);
+        assert_eq!(bare_name("Projectos Activos (Fev 2026)"), None);
+        assert!(mentions("Bilal pediu finalizar", "Bilal"));
+        assert!(!mentions("Bilala", "Bilal"));
+        assert!(mentions("加藤さんは夜参戦", "加藤"));
+    }
 
     #[test]
     fn a_title_that_asks_who_someone_is() {

@@ -9,8 +9,9 @@
 //! a name in Chinese or Japanese, written inside the words around it, as
 //! it is written (two characters or more). Words for the user (`User`,
 //! `Human`), names shorter than three letters, and the agent itself are
-//! never looked for. The Events read are the lookback window's and the
-//! stale ones phase 5 read this cycle.
+//! never looked for. The Events read are the lookback window's, those
+//! written into the memory (or changed) within it whenever they happened,
+//! and the stale ones phase 5 read this cycle.
 
 use super::context::*;
 
@@ -127,6 +128,15 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     };
     let mut events = recent_events(cx, nx)?;
     events.extend(cx.stale.clone().unwrap_or_default());
+    // and the Events written into the memory (or changed) within the
+    // window, whenever they happened: an imported diary's people are
+    // linked by the first cycle that reads it, not only its last weeks'
+    let written = find(
+        nx,
+        r#"FIND(?e) WHERE { ?e {type: "Event"} FILTER(?e.metadata._updated_at >= :since) } LIMIT 5000"#,
+        json!({"since": cx.days_ago(LOOKBACK_DAYS)}),
+    )?;
+    events.extend(written.as_array().into_iter().flatten().map(event_view));
     let mut seen = std::collections::HashSet::new();
     events.retain(|e| seen.insert(e.id.clone()));
     let mut drafts = Vec::new();

@@ -1,0 +1,188 @@
+//! Who the user is, in the shapes real `MEMORY.md` files in Chinese,
+//! Japanese, Korean and Portuguese give it: a profile kept as a table, a
+//! block titled with the user's name and nothing else, the people a
+//! table lists; and a cycle that links an imported diary's Events to the
+//! people they name, however long ago they happened.
+
+mod common;
+
+use common::tmp;
+use serde_json::{Value, json};
+use somnus::Nexus;
+use std::path::Path;
+
+fn somnus(db: &Path, args: &[&str]) -> (bool, String) {
+    let out = common::somnus(db, args);
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn kip(nx: &mut Nexus, cmd: &str) -> Value {
+    let r = nx.kip(cmd).to_json();
+    assert!(r.get("error").is_none(), "{cmd}: {r}");
+    r["result"].clone()
+}
+
+fn put(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("folders");
+    std::fs::write(p, text).expect("write");
+}
+
+/// Imports a workspace of one `MEMORY.md` (and an `IDENTITY.md`, when
+/// given) and returns the user's name and attributes (`null` for none),
+/// with all the import said.
+fn user_of(dir: &Path, case: &str, memory: &str, identity: Option<&str>) -> (Value, String) {
+    let ws = dir.join(case);
+    put(&ws, "MEMORY.md", memory);
+    if let Some(id) = identity {
+        put(&ws, "IDENTITY.md", id);
+    }
+    let db = dir.join(format!("{case}.db"));
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    (user.get(0).cloned().unwrap_or(Value::Null), said)
+}
+
+/// A profile kept as a table of keys and values names the user; the
+/// agent's own table beside it (`我的身份`, "my identity") is the agent's;
+/// a Korean profile (`유저 정보`, "user info", `이름:`) names the user too.
+#[test]
+fn a_profile_kept_as_a_table_names_the_user() {
+    let dir = tmp("profile-table");
+    let (user, said) = user_of(
+        &dir,
+        "zh",
+        "# MEMORY.md - 長期記憶\n\n## 👤 用戶資料\n\n| 項目 | 內容 |\n|------|------|\n| **名稱** | 林小明 |\n| **時區** | Asia/Taipei (GMT+8) |\n\n## ✨ 我的身份\n\n| 項目 | 內容 |\n|---|---|\n| **名稱** | 星語 |\n| **角色** | AI 助手 |\n\n## 排程任務\n\n| 任務 | 時間 |\n|---|---|\n| 每日備份 | 00:00 |\n",
+        None,
+    );
+    assert_eq!(user[0], json!("林小明"), "{said}");
+    assert!(
+        user[1]["memory_用戶資料"]
+            .to_string()
+            .contains("Asia/Taipei"),
+        "{user}"
+    );
+    assert!(
+        said.contains("block `✨ 我的身份` is the agent's own"),
+        "{said}"
+    );
+    let (user, said) = user_of(
+        &dir,
+        "ko",
+        "# MEMORY.md - 장기 기억\n\n## 👤 유저 정보\n- **이름:** Minho Park (Min)\n- **타임존:** Asia/Seoul\n\n## 🔧 환경 설정\n- **채널:** Telegram\n",
+        None,
+    );
+    assert_eq!(user[0], json!("Minho Park"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A block whose title is a name and nothing else names the user by what
+/// it says: a line only a profile has (`時區`), or an honorific the agent
+/// speaks of someone else with and the name said again elsewhere. The
+/// same shapes of the agent's own name, of a product, or of a client the
+/// file lists, name nobody.
+#[test]
+fn a_block_titled_with_a_name_names_the_user_by_what_it_says() {
+    let dir = tmp("titled-user");
+    let (user, said) = user_of(
+        &dir,
+        "keyed",
+        "# MEMORY.md - 長期記憶\n\n## 阿明\n\n- 時區: Asia/Taipei (UTC+8)\n- 工作：電商平台開發\n\n## 技術偏好\n- Docker Compose 部署\n",
+        None,
+    );
+    assert_eq!(user[0], json!("阿明"), "{said}");
+    let (user, said) = user_of(
+        &dir,
+        "polite",
+        "# MEMORY.md - 長期記憶\n\n## 佐藤さん\n- ECコンサルタント、マネージャー職\n- プログラミング知識ゼロ → 画面操作レベルで説明\n\n## 運用\n- 佐藤さんのメッセージに👀で受信確認\n",
+        None,
+    );
+    assert_eq!(user[0], json!("佐藤"), "{said}");
+    assert!(
+        user[1]["memory_佐藤さん"]
+            .to_string()
+            .contains("マネージャー"),
+        "{user}"
+    );
+    // the agent's own name, under a title of nothing else
+    let (user, said) = user_of(
+        &dir,
+        "agent",
+        "# MEMORY.md\n\n## 星語\n- 時區: Asia/Taipei\n- 我是助手\n",
+        Some("# IDENTITY.md\n\n- **Name:** 星語\n"),
+    );
+    assert_eq!(user, Value::Null, "{said}");
+    // a product named in other blocks, and a client the file lists
+    let (user, said) = user_of(
+        &dir,
+        "product",
+        "# MEMORY.md\n\n## Aurora\n- Dashboard for Paula, sells frozen food\n\n## Pessoas\n- **Paula** — Cliente, Aurora\n\n## Timeline\n- Aurora deployed\n- Aurora sync fixed\n",
+        None,
+    );
+    assert_eq!(user, Value::Null, "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A block titled with a name that speaks of the people the file lists as
+/// family is the user's (`### Bilal`: "vive em Sintra com Daniela",
+/// `| Daniela Alves | Companheira |`); the people table gives a Person
+/// per row, with what the other cells say; a cycle months after the
+/// Events happened proposes linking the Events that name the user to the
+/// user, since they were written into the memory within its window.
+#[test]
+fn family_in_a_people_table_says_whose_block_it_is_and_the_cycle_links_the_diary() {
+    let dir = tmp("family-table");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md - Memória de Longo Prazo\n\n## ⚠️ NOTA\n**Estamos em 2026.**\n\n## 🎯 Contexto Atual\n\n### Rafael\n- Vive em Sintra com Daniela\n- Tomás (15 anos) - quartas e fins de semana alternados\n- **NUNCA usar emoji 🤖!** Rafael odeia.\n\n### Projectos\n| Projecto | Cliente | Notas |\n|---|---|---|\n| **BooknGo** | Interno | Rafael pediu ir para produção |\n\n## 📅 Timeline\n\n### 2026-02-10\n- Rafael pediu: BooknGo produção, IVA finalizar\n\n### 2026-02-08\n- Pesquisa gerador MXR2300 para Rafael\n\n## 🔗 Pessoas Importantes\n\n| Pessoa | Relação | Notas |\n|--------|---------|-------|\n| Tomás | Filho | 15 anos |\n| Daniela Alves | Companheira | Terapeuta |\n| Paula | Cliente | - |\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user, json!(["Rafael"]), "{said}");
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.description) WHERE { ?p {type: "Person"} FILTER(?p.attributes.note_section == "🔗 Pessoas Importantes") } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(
+        people,
+        json!([
+            ["Daniela Alves", "Companheira — Terapeuta"],
+            ["Paula", "Cliente"],
+            ["Tomás", "Filho — 15 anos"]
+        ]),
+        "{said}"
+    );
+    drop(nx);
+    // months later: the diary's days are far outside the cycle's window
+    let (ok, said) = somnus(&db, &["sleep", "--quiet", "--now", "2026-06-01T09:00:00Z"]);
+    assert!(ok, "{said}");
+    let (ok, shown) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(ok, "{shown}");
+    assert!(
+        shown.contains("2026-02-10 Timeline mentions Rafael")
+            && shown.contains("2026-02-08 Timeline mentions Rafael"),
+        "{shown}"
+    );
+    assert!(!shown.contains("New domain \"Rafael\""), "{shown}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
