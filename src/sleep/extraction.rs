@@ -725,6 +725,248 @@ pub fn states_knowledge(text: &str) -> bool {
     })
 }
 
+/// Words of a heading or a label that say what follows is a decision, a
+/// lesson, a rule or what was learned, in the spaced scripts (a word of
+/// it) and the others (anywhere in it).
+const LESSON_WORDS: &[&str] = &[
+    "decision",
+    "decisions",
+    "decided",
+    "lesson",
+    "lessons",
+    "learned",
+    "learnt",
+    "learning",
+    "learnings",
+    "takeaway",
+    "takeaways",
+    "rule",
+    "rules",
+    "entscheidung",
+    "entscheidungen",
+    "entschieden",
+    "lektion",
+    "lektionen",
+    "gelernt",
+    "erkenntnis",
+    "erkenntnisse",
+    "regel",
+    "regeln",
+    "décision",
+    "décisions",
+    "leçon",
+    "leçons",
+    "appris",
+    "règle",
+    "règles",
+    "decisión",
+    "decisiones",
+    "lección",
+    "lecciones",
+    "aprendido",
+    "aprendizaje",
+    "aprendizajes",
+    "regla",
+    "reglas",
+    "decisão",
+    "decisões",
+    "lição",
+    "lições",
+    "aprendizado",
+    "aprendizados",
+    "regra",
+    "regras",
+    "decisione",
+    "decisioni",
+    "lezione",
+    "lezioni",
+    "imparato",
+    "regola",
+    "regole",
+    "решение",
+    "решения",
+    "урок",
+    "уроки",
+    "выводы",
+    "правило",
+    "правила",
+];
+const LESSON_PARTS: &[&str] = &[
+    "決定",
+    "决定",
+    "決めた",
+    "教訓",
+    "教训",
+    "学んだ",
+    "学び",
+    "经验",
+    "經驗",
+    "心得",
+    "规则",
+    "規則",
+    "ルール",
+    "결정",
+    "교훈",
+    "배운",
+    "규칙",
+];
+
+/// What a section says when it has nothing to say: `なし（定常運用日）`,
+/// `None`, `keine`, `—`.
+const NOTHING: &[&str] = &[
+    "none",
+    "nothing",
+    "n/a",
+    "keine",
+    "nichts",
+    "aucun",
+    "aucune",
+    "rien",
+    "ninguno",
+    "ninguna",
+    "nada",
+    "nenhum",
+    "nenhuma",
+    "nessuno",
+    "нет",
+    "なし",
+    "特になし",
+    "無し",
+    "无",
+    "無",
+    "没有",
+    "없음",
+];
+
+/// Whether a line says nothing: a mark, or a word for "none" with at most
+/// a short remark after it.
+fn says_nothing(line: &str) -> bool {
+    let t = line
+        .trim()
+        .trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace())
+        .trim()
+        .to_lowercase();
+    if t.chars().all(|c| !c.is_alphanumeric()) {
+        return true;
+    }
+    NOTHING.iter().any(|n| {
+        t.strip_prefix(n).is_some_and(|rest| {
+            !rest.starts_with(|c: char| {
+                c.is_alphanumeric() && !super::similarity::segment::is_cjk(c)
+            }) && rest.chars().filter(|c| c.is_alphanumeric()).count() <= 12
+        })
+    })
+}
+
+/// Whether a heading or a label says a decision, a lesson, a rule or what
+/// was learned follows.
+fn lesson_heading(text: &str) -> bool {
+    let t = text.to_lowercase();
+    t.split(|c: char| !c.is_alphanumeric())
+        .any(|w| LESSON_WORDS.contains(&w))
+        || LESSON_PARTS.iter().any(|p| t.contains(p))
+}
+
+/// Whether an Event records a decision, a lesson, a rule or what was
+/// learned: its heading (its name) says so (`2026-02-15 決定事項`,
+/// `LINEスタンプ制作の教訓`, `Lessons learned`) and its text says more
+/// than "none", or a label in its text says so and gives a value
+/// (`**教訓**: 別チャンネルで続きやるなら…`). The heuristic reasoner reads
+/// cue phrases; a decision written as a note's section is no "nothing
+/// durable" either.
+pub fn records_lessons(name: &str, text: &str) -> bool {
+    let body: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    if body.is_empty() {
+        return false;
+    }
+    if lesson_heading(name) && !body.iter().all(|l| says_nothing(l)) {
+        return true;
+    }
+    body.iter().any(|l| {
+        let t = l
+            .trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace())
+            .replace("**", "")
+            .replace("__", "");
+        t.split_once([':', '：']).is_some_and(|(label, value)| {
+            label.chars().count() <= 30
+                && lesson_heading(label)
+                && value.trim().chars().filter(|c| c.is_alphanumeric()).count() >= 4
+                && !says_nothing(value)
+        })
+    })
+}
+
+/// How a heading says its section is about someone or something: at its
+/// end in Chinese, Japanese and Korean (`かっぴーについて`, `かっぴー情報`,
+/// `客户信息`), at its start in the spaced scripts (`About Ana`, `Über
+/// den Kunden`).
+const ABOUT_ENDS: &[&str] = &[
+    "について",
+    "に関して",
+    "情報",
+    "信息",
+    "资料",
+    "資料",
+    "정보",
+    "에 대해",
+    "에 대하여",
+];
+const ABOUT_STARTS: &[&str] = &[
+    "关于",
+    "關於",
+    "about ",
+    "über ",
+    "sobre ",
+    "à propos de ",
+    "acerca de ",
+    "про ",
+    "info on ",
+];
+
+/// Whether an Event's heading says it is about someone or something
+/// (`2026-01-25 かっぴーについて`, `2026-02-11 かっぴー情報（追加）`, `About
+/// the landlord`), and its text says more than "none": what a section
+/// about someone says is what the memory knows of them, in whatever form.
+pub fn describes(name: &str, text: &str) -> bool {
+    // the heading: the name without its day and time, and a remark in
+    // parentheses at its end
+    let mut h = name.trim();
+    for _ in 0..3 {
+        let first = h.split_whitespace().next().unwrap_or("");
+        if first.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && first
+                .chars()
+                .all(|c| c.is_ascii_digit() || "-:/.".contains(c))
+        {
+            h = h[first.len()..].trim_start();
+        }
+    }
+    let h = match h.strip_suffix([')', '）']) {
+        Some(open) => open
+            .rsplit_once(['(', '（'])
+            .map_or(h, |(before, _)| before),
+        None => h,
+    }
+    .trim()
+    .to_lowercase();
+    let about = ABOUT_ENDS
+        .iter()
+        .any(|e| h.ends_with(e) && h.len() > e.len())
+        || ABOUT_STARTS
+            .iter()
+            .any(|p| h.starts_with(p) && h.len() > p.len());
+    about
+        && text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .any(|l| !says_nothing(l))
+}
+
 /// Whether a clause says who holds what it states is the user: a word for
 /// the user ("Usuário alertou: …"), or a word of the user's name ("Cássio
 /// prefere …"), as a whole word.
@@ -754,6 +996,62 @@ pub fn names_the_user(clause: &str, user: &str) -> bool {
             .iter()
             .filter(|u| !u.is_ascii() && u.chars().all(|c| c as u32 >= 0x3000))
             .any(|u| clause.contains(u))
+}
+
+#[cfg(test)]
+mod lessons {
+    use super::*;
+
+    #[test]
+    fn a_section_of_decisions_or_lessons_is_kept_unless_it_says_none() {
+        assert!(records_lessons(
+            "2026-02-15 決定事項",
+            "## 決定事項\n- 全てのメッセージで Gemini 3 Flash をデフォルトとする。"
+        ));
+        assert!(records_lessons(
+            "2026-02-12 LINEスタンプ制作の教訓",
+            "- rembg背景切り抜きは写真によっては「生首感」が出る"
+        ));
+        assert!(records_lessons(
+            "2026-02-12 案件管理アプリ壁打ち",
+            "- 楽楽販売の代替Webアプリ\n- **教訓**: 別チャンネルで続きやるなら最初からsessions_sendで文脈送ること"
+        ));
+        assert!(records_lessons(
+            "2026-03-01 Lessons learned",
+            "- Always pin the model version before a demo"
+        ));
+        assert!(!records_lessons(
+            "2026-02-03 学んだこと・決定事項",
+            "## 学んだこと・決定事項\n\nなし（定常運用日）"
+        ));
+        assert!(!records_lessons("2026-03-01 Decisions", "- None"));
+        assert!(!records_lessons(
+            "2026-02-10 筋トレメニュー",
+            "- 火曜: 上半身A\n- 木曜: 下半身B"
+        ));
+        assert!(!records_lessons("2026-03-01 Rules", ""));
+    }
+
+    #[test]
+    fn a_section_about_someone_is_kept() {
+        assert!(describes(
+            "2026-01-25 かっぴーについて",
+            "- ECコンサルの仕事をしている"
+        ));
+        assert!(describes(
+            "2026-02-11 かっぴー情報（追加）",
+            "- Logicool G604 LIGHTSPEED使用"
+        ));
+        assert!(describes(
+            "2026-03-02 09:15 About the landlord",
+            "- Calls on Sundays only"
+        ));
+        assert!(!describes("2026-03-02 About", "- x"));
+        assert!(!describes("2026-03-02 Talked (about) prices", "- x"));
+        assert!(!describes("2026-03-02 情報", "- x"));
+        assert!(!describes("2026-03-02 かっぴーについて", "なし"));
+        assert!(!describes("2026-02-10 筋トレメニュー", "- 火曜: 上半身A"));
+    }
 }
 
 #[cfg(test)]

@@ -1015,3 +1015,55 @@ fn events_are_linked_to_the_people_they_name() {
     );
     assert_eq!(linked, json!(["Ana", "大坪さん", "池内先生"]));
 }
+
+/// Real Japanese daily notes: the heuristic reasoner reads no cue in a
+/// section of decisions (`決定事項`), of lessons (`LINEスタンプ制作の教訓`)
+/// or about someone (`かっぴーについて`), and leaves each as it is, named
+/// in the report, instead of proposing it archived as "nothing durable";
+/// a section that says there was none (`学んだこと・決定事項: なし`) and a
+/// routine summary are still proposed archived.
+#[test]
+fn decisions_lessons_and_sections_about_someone_are_not_nothing_durable() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r####"UPSERT {
+  CONCEPT ?a { {type: "Event", name: "2026-10-15 決定事項"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-15T00:00:00Z",
+      content_summary: "## 決定事項\n- 全てのメッセージ・作業報告において Gemini 3 Flash をデフォルトとする。" } }
+  CONCEPT ?b { {type: "Event", name: "2026-10-12 LINEスタンプ制作の教訓"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-12T00:00:00Z",
+      content_summary: "## LINEスタンプ制作の教訓\n- rembg背景切り抜きは写真によっては「生首感」が出る\n- v3（角丸フレーム＋背景色）が一番マシだった" } }
+  CONCEPT ?c { {type: "Event", name: "2026-10-11 かっぴー情報（追加）"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-11T00:00:00Z",
+      content_summary: "## かっぴー情報（追加）\n- Logicool G604 LIGHTSPEED使用（多ボタンマウス）\n- デュアルモニター環境" } }
+  CONCEPT ?d { {type: "Event", name: "2026-10-03 学んだこと・決定事項"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-03T00:00:00Z",
+      content_summary: "## 学んだこと・決定事項\n\nなし（定常運用日）" } }
+  CONCEPT ?e { {type: "Event", name: "2026-10-06 概要"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-06T00:00:00Z",
+      content_summary: "## 概要\n- 定常運用日。特記事項なし。" } }
+} WITH METADATA { source: "moltbot:memory/2026-10.md:1", author: "moltbot" }"####,
+    );
+    let rep = cycle(&mut nx);
+    let archived = proposed(&nx, &rep, "archive");
+    assert_eq!(
+        archived,
+        vec![
+            "Archive 2026-10-03 学んだこと・決定事項 (nothing durable to extract)".to_string(),
+            "Archive 2026-10-06 概要 (nothing durable to extract)".to_string(),
+        ]
+    );
+    let said: Vec<&String> = rep.phases.iter().flat_map(|p| p.lines.iter()).collect();
+    let left = said
+        .iter()
+        .find(|l| l.contains("decisions, lessons or rules"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    for name in [
+        "2026-10-15 決定事項",
+        "2026-10-12 LINEスタンプ制作の教訓",
+        "2026-10-11 かっぴー情報（追加）",
+    ] {
+        assert!(left.contains(name), "{left}");
+    }
+}

@@ -80,6 +80,7 @@ pub(super) fn consolidation_drafts(
     let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut unread: Vec<String> = Vec::new();
     let mut untold: Vec<String> = Vec::new();
+    let mut lessons: Vec<String> = Vec::new();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
@@ -118,6 +119,15 @@ pub(super) fn consolidation_drafts(
             if !transient && cx.reasoner.name() == "heuristic" {
                 if crate::sleep::extraction::states_knowledge(&said) {
                     unread.push(e.name.clone());
+                    continue;
+                }
+                // nor is a section of decisions, lessons or rules
+                // (`決定事項`, `LINEスタンプ制作の教訓`, `Lessons learned`)
+                // (or a section about someone or something, `かっぴーについて`)
+                if crate::sleep::extraction::records_lessons(&e.name, &said)
+                    || crate::sleep::extraction::describes(&e.name, &said)
+                {
+                    lessons.push(e.name.clone());
                     continue;
                 }
                 // what the user told of themselves in a conversation, in
@@ -256,6 +266,20 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
             if one { "it is" } else { "they are" },
             if one { "it" } else { "them" },
             untold.join(", ")
+        ));
+    }
+    if !lessons.is_empty() {
+        cx.count("stale_lessons_unread", lessons.len() as i64);
+        let one = lessons.len() == 1;
+        cx.line(format!(
+            "Left {} stale Event{} as {}: {} decisions, lessons or rules, or what someone or something is, in words the heuristic reasoner does not read (a section or a label that says so), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
+            lessons.len(),
+            if one { "" } else { "s" },
+            if one { "it is" } else { "they are" },
+            if one { "it records" } else { "they record" },
+            if one { "it is" } else { "they are" },
+            if one { "it" } else { "them" },
+            lessons.join(", ")
         ));
     }
     Ok(drafts)
