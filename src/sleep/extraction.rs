@@ -146,21 +146,30 @@ pub const INSTRUCTION_CUES_UNSPACED: &[&str] = &[
     "切勿",
 ];
 
-/// Cues of languages written without spaces (Chinese), found anywhere in a
-/// clause: a negation before the liking it negates, the longer before the
+/// Cues of languages written without spaces (Chinese, in its simplified
+/// and traditional characters), found anywhere in a clause: a negation before the liking it negates, the longer before the
 /// shorter. "计划" alone is left out: as a noun ("按计划执行") it states no plan.
 pub const EXTRACTION_CUES_UNSPACED: &[(&str, &str)] = &[
     ("不喜欢", "preference"),
+    ("不喜歡", "preference"),
     ("讨厌", "preference"),
+    ("討厭", "preference"),
     ("更喜欢", "preference"),
+    ("更喜歡", "preference"),
     ("偏好", "preference"),
     ("喜欢", "preference"),
+    ("喜歡", "preference"),
     ("爱吃", "preference"),
+    ("愛吃", "preference"),
     ("爱喝", "preference"),
+    ("愛喝", "preference"),
     ("决定", "decision"),
+    ("決定", "decision"),
     ("选择了", "decision"),
+    ("選擇了", "decision"),
     ("打算", "plan"),
     ("计划要", "plan"),
+    ("計劃要", "plan"),
 ];
 
 /// Cues that state an aversion, in every language listed.
@@ -194,6 +203,8 @@ const AVERSIONS: &[&str] = &[
     "избегает",
     "不喜欢",
     "讨厌",
+    "不喜歡",
+    "討厭",
 ];
 
 /// Words that end what an unspaced cue states: a reason or a contrast.
@@ -549,6 +560,12 @@ fn push(
     kind: &str,
     stated: String,
 ) {
+    // a heading names the section under it (`### 阿杰設計偏好 ⚠️`: the
+    // design preferences follow), it states none; and what is stated is
+    // a word, not a mark or an emoji
+    if original.trim_start().starts_with('#') || !stated.chars().any(char::is_alphanumeric) {
+        return;
+    }
     let (ty, name) = match kind {
         "preference" => {
             let verb = if AVERSIONS.contains(&cue) || AVERSIONS_BEFORE.contains(&cue) {
@@ -704,6 +721,12 @@ pub fn states_knowledge(text: &str) -> bool {
             return false;
         }
         let t = t.trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace());
+        // (and a numbered item's number: `1. **語言**：兩個專案皆使用繁體中文`)
+        let digits = t.chars().take_while(char::is_ascii_digit).count();
+        let t = match t[digits..].strip_prefix(['.', ')']) {
+            Some(rest) if (1..=3).contains(&digits) => rest.trim_start(),
+            _ => t,
+        };
         let t = t.replace("**", "").replace("__", "").replace('`', "");
         let t = time.replace_all(&t, "");
         let Some((label, value)) = t.split_once([':', '：']) else {
@@ -742,6 +765,17 @@ const LESSON_WORDS: &[&str] = &[
     "takeaways",
     "rule",
     "rules",
+    "principle",
+    "principles",
+    "guidelines",
+    "conventions",
+    "grundsätze",
+    "richtlinien",
+    "principes",
+    "principios",
+    "princípios",
+    "convenciones",
+    "convenções",
     "entscheidung",
     "entscheidungen",
     "entschieden",
@@ -792,6 +826,13 @@ const LESSON_WORDS: &[&str] = &[
     "правила",
 ];
 const LESSON_PARTS: &[&str] = &[
+    "規範",
+    "规范",
+    "原則",
+    "原则",
+    "方針",
+    "方针",
+    "원칙",
     "決定",
     "决定",
     "決めた",
@@ -897,6 +938,19 @@ pub fn records_lessons(name: &str, text: &str) -> bool {
                 && value.trim().chars().filter(|c| c.is_alphanumeric()).count() >= 4
                 && !says_nothing(value)
         })
+    })
+}
+
+/// Whether a text holds a task still open (`- [ ] 等待娛樂城 Casino API
+/// 文件`): what is still to be done is no "nothing durable".
+pub fn holds_open_tasks(text: &str) -> bool {
+    text.lines().any(|l| {
+        let t = l
+            .trim_start()
+            .trim_start_matches(['-', '*', '+'])
+            .trim_start();
+        t.strip_prefix("[ ]")
+            .is_some_and(|rest| rest.chars().any(char::is_alphanumeric))
     })
 }
 
@@ -1033,6 +1087,19 @@ mod lessons {
     }
 
     #[test]
+    fn open_tasks_and_numbered_labels() {
+        assert!(holds_open_tasks(
+            "## 待辦\n- [ ] 等待娛樂城 Casino API 文件"
+        ));
+        assert!(!holds_open_tasks("- [x] done\n- [ ]"));
+        assert!(states_knowledge("1. **語言**：兩個專案皆使用繁體中文"));
+        assert!(records_lessons(
+            "2026-02-07 開發規範確認",
+            "1. 需求 → 記錄 → 確認 → 開發"
+        ));
+    }
+
+    #[test]
     fn a_section_about_someone_is_kept() {
         assert!(describes(
             "2026-01-25 かっぴーについて",
@@ -1079,6 +1146,21 @@ mod tests {
             .into_iter()
             .map(|x| x.name)
             .collect()
+    }
+
+    #[test]
+    fn a_heading_or_an_emoji_states_no_preference() {
+        // a real workspace's section of its user's design preferences
+        assert_eq!(
+            names("### 阿杰設計偏好 ⚠️\n- **不喜歡大面積強調色**"),
+            vec!["Avoids 大面積強調色".to_string()]
+        );
+        assert_eq!(names("### 阿杰設計偏好 ⚠️"), Vec::<String>::new());
+        assert_eq!(names("我偏好 ⚠️"), Vec::<String>::new());
+        assert_eq!(
+            names("我偏好深色主题"),
+            vec!["Prefers 深色主题".to_string()]
+        );
     }
 
     #[test]

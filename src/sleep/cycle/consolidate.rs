@@ -124,8 +124,10 @@ pub(super) fn consolidation_drafts(
                 // nor is a section of decisions, lessons or rules
                 // (`決定事項`, `LINEスタンプ制作の教訓`, `Lessons learned`)
                 // (or a section about someone or something, `かっぴーについて`)
+                // (or one that holds tasks still open, `- [ ] …`)
                 if crate::sleep::extraction::records_lessons(&e.name, &said)
                     || crate::sleep::extraction::describes(&e.name, &said)
+                    || crate::sleep::extraction::holds_open_tasks(&said)
                 {
                     lessons.push(e.name.clone());
                     continue;
@@ -272,7 +274,7 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
         cx.count("stale_lessons_unread", lessons.len() as i64);
         let one = lessons.len() == 1;
         cx.line(format!(
-            "Left {} stale Event{} as {}: {} decisions, lessons or rules, or what someone or something is, in words the heuristic reasoner does not read (a section or a label that says so), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
+            "Left {} stale Event{} as {}: {} decisions, lessons or rules, tasks still open, or what someone or something is, in words the heuristic reasoner does not read (a section or a label that says so, a `- [ ]` line), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
             lessons.len(),
             if one { "" } else { "s" },
             if one { "it is" } else { "they are" },
