@@ -231,6 +231,17 @@ fn unspaced(text: &str) -> bool {
     cjk > 0 && cjk * 2 >= other
 }
 
+/// Whether what follows a text is inside quotation marks it opened: more
+/// opening marks than closing ones (`“`, `「`, `『`), or an odd number of
+/// straight ones.
+fn quoted(before: &str) -> bool {
+    let count = |c: char| before.chars().filter(|x| *x == c).count();
+    count('"') % 2 == 1
+        || count('“') > count('”')
+        || count('「') > count('」')
+        || count('『') > count('』')
+}
+
 /// The cue of an unspaced clause and what it states.
 fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
     let (cue, kind, at) = EXTRACTION_CUES_UNSPACED
@@ -240,6 +251,11 @@ fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
     // a cue opening its clause has no one who holds it ("喜欢的话…": "if you
     // like it…"), and one followed by 的 qualifies a noun ("喜欢的颜色")
     if at == 0 {
+        return None;
+    }
+    // inside quotation marks it is an example, not a statement
+    // ("记忆用陈述式（"X偏好Y" vs "总是做Y"）": "X prefers Y" is quoted)
+    if quoted(&clause[..at]) {
         return None;
     }
     // after a number it is a count ("13 喜欢 / 31 书签": 13 likes)
@@ -413,6 +429,16 @@ const DEIXIS: &[&str] = &[
     "molto",
     "это",
     "очень",
+    // "decided otherwise": a decision that only says it differs
+    "otherwise",
+    "differently",
+    "else",
+    "anders",
+    "autrement",
+    "altrimenti",
+    "diversamente",
+    "иначе",
+    "подругому", // (по-другому, its letters)
 ];
 
 /// Whether a statement's words are only [`DEIXIS`] (and emoji or marks).
@@ -1149,6 +1175,16 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_that_only_says_it_differs_is_not_extracted() {
+        // a real Russian daily note: "не нужен, решили иначе"
+        assert_eq!(
+            names("Fragrantica parser — не нужен, решили иначе"),
+            Vec::<String>::new()
+        );
+        assert_eq!(names("We decided otherwise"), Vec::<String>::new());
+    }
+
+    #[test]
     fn a_heading_or_an_emoji_states_no_preference() {
         // a real workspace's section of its user's design preferences
         assert_eq!(
@@ -1156,6 +1192,12 @@ mod tests {
             vec!["Avoids 大面積強調色".to_string()]
         );
         assert_eq!(names("### 阿杰設計偏好 ⚠️"), Vec::<String>::new());
+        // a cue quoted as an example
+        assert_eq!(
+            names("- 记忆用陈述式，不用命令式（\"X偏好Y\" vs \"总是做Y\"）"),
+            Vec::<String>::new()
+        );
+        assert_eq!(names("他说「我偏好咖啡」"), Vec::<String>::new());
         assert_eq!(names("我偏好 ⚠️"), Vec::<String>::new());
         assert_eq!(
             names("我偏好深色主题"),
