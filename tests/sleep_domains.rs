@@ -261,3 +261,54 @@ fn a_german_theme_is_a_noun_or_a_name_never_an_adverb() {
         "{domains:?}"
     );
 }
+
+/// A real Russian memory's titles open with adjectives, prepositions and
+/// infinitives ("Ключевые решения", "Новый сервер", "Вместо …",
+/// "Добавить …"), which Russian writes in lower case like its nouns: none
+/// of them names a domain; the product the notes share does.
+#[test]
+fn a_russian_theme_is_never_an_adjective_a_preposition_or_an_infinitive() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let notes = [
+        (
+            "Ключевые решения",
+            "Ключевые решения по Beflora: новый каталог.",
+        ),
+        (
+            "Ключевые метрики",
+            "Ключевые метрики Beflora за неделю выросли.",
+        ),
+        (
+            "Ключевые клиенты",
+            "Ключевые клиенты Beflora: три салона в Москве.",
+        ),
+        (
+            "Новый сервер",
+            "Новый сервер для парсера поднят на Timeweb.",
+        ),
+        ("Новый бот", "Новый бот для Telegram отвечает клиентам."),
+        ("Новый домен", "Новый домен подключён к почте."),
+        ("Вместо GPT", "Вместо GPT теперь локальная модель."),
+        ("Вместо таблицы", "Вместо таблицы теперь база."),
+        ("Вместо рассылки", "Вместо рассылки теперь звонки."),
+        ("Добавить отзывы", "Добавить отзывы на сайт."),
+        ("Добавить фото", "Добавить фото товаров."),
+        ("Добавить оплату", "Добавить оплату картой."),
+    ];
+    for (name, text) in notes {
+        note(&mut nx, name, text);
+    }
+    let domains = new_domains(&mut nx);
+    for word in ["Ключевые", "Новый", "Вместо", "Добавить"] {
+        assert!(
+            domains.iter().all(|d| !d.contains(&format!("\"{word}\""))),
+            "{word}: {domains:?}"
+        );
+    }
+    assert!(
+        domains
+            .iter()
+            .any(|d| d.starts_with("New domain \"Beflora\"")),
+        "{domains:?}"
+    );
+}

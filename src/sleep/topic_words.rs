@@ -427,6 +427,58 @@ pub fn never_a_theme(word: &str) -> bool {
         || STATUS_WORDS.contains(&l.as_str())
         || l.chars().any(|c| c.is_ascii_digit())
         || crate::analysis::never_a_topic(word)
+        || russian_modifier(&l)
+}
+
+/// Russian prepositions the stop-word lists lack, which open a title as
+/// often as anything ("Вместо …": instead of).
+const RUSSIAN_PREPOSITIONS: [&str; 16] = [
+    "вместо",
+    "после",
+    "перед",
+    "через",
+    "около",
+    "кроме",
+    "между",
+    "среди",
+    "против",
+    "вокруг",
+    "внутри",
+    "благодаря",
+    "согласно",
+    "вроде",
+    "ради",
+    "насчёт",
+];
+
+/// Endings only a Russian adjective (or participle) has, in the forms a
+/// title opens with: "Ключевые решения" (key decisions), "Новый сервер",
+/// "Технические проблемы". A noun ending in -ие (`решение`), -ий
+/// (`сценарий`) or -ой (`герой`) is not one.
+const RUSSIAN_ADJECTIVE_ENDINGS: [&str; 14] = [
+    "ые", "ый", "ая", "ое", "ых", "ым", "ую", "кие", "гие", "хие", "жие", "шие", "щие", "чие",
+];
+
+/// Endings of a Russian verb's infinitive ("Добавить": to add, "Сделать",
+/// "Разобраться"); a noun in -ость or -есть (`безопасность`, `новость`)
+/// or in -мять (`память`) is not one.
+const RUSSIAN_INFINITIVE_ENDINGS: [&str; 8] =
+    ["ать", "ять", "ить", "еть", "уть", "ыть", "ться", "тись"];
+
+/// Whether a word (in lower case) is a Russian preposition, or has an
+/// adjective's or an infinitive's ending: it says what kind, how or what
+/// to do, never what about.
+pub fn russian_modifier(l: &str) -> bool {
+    let cyrillic = !l.is_empty() && l.chars().all(|c| matches!(c, 'а'..='я' | 'ё'));
+    let n = l.chars().count();
+    cyrillic
+        && (RUSSIAN_PREPOSITIONS.contains(&l)
+            || (n >= 5 && RUSSIAN_ADJECTIVE_ENDINGS.iter().any(|e| l.ends_with(e)))
+            || (n >= 6
+                && !l.ends_with("ость")
+                && !l.ends_with("есть")
+                && !l.ends_with("мять")
+                && RUSSIAN_INFINITIVE_ENDINGS.iter().any(|e| l.ends_with(e))))
 }
 
 /// What a note says in prose: its text without fenced blocks (```` ``` ````
@@ -501,6 +553,25 @@ pub fn counts_for_fit(stem: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_russian_adjective_or_preposition_is_no_theme() {
+        for w in ["Ключевые", "Новый", "Вместо", "Технические", "новая"]
+        {
+            assert!(never_a_theme(w), "{w}");
+        }
+        for w in [
+            "Сервер",
+            "решение",
+            "Парфюм",
+            "сценарий",
+            "Beflora",
+            "безопасность",
+            "память",
+        ] {
+            assert!(!russian_modifier(&w.to_lowercase()), "{w}");
+        }
+    }
 
     #[test]
     fn dates_times_and_statuses_never_count() {
