@@ -148,7 +148,7 @@ fn family_in_a_people_table_says_whose_block_it_is_and_the_cycle_links_the_diary
     put(
         &ws,
         "MEMORY.md",
-        "# MEMORY.md - Memória de Longo Prazo\n\n## ⚠️ NOTA\n**Estamos em 2026.**\n\n## 🎯 Contexto Atual\n\n### Rafael\n- Vive em Sintra com Daniela\n- Tomás (15 anos) - quartas e fins de semana alternados\n- **NUNCA usar emoji 🤖!** Rafael odeia.\n\n### Projectos\n| Projecto | Cliente | Notas |\n|---|---|---|\n| **BooknGo** | Interno | Rafael pediu ir para produção |\n\n## 📅 Timeline\n\n### 2026-02-10\n- Rafael pediu: BooknGo produção, IVA finalizar\n\n### 2026-02-08\n- Pesquisa gerador MXR2300 para Rafael\n\n## 🔗 Pessoas Importantes\n\n| Pessoa | Relação | Notas |\n|--------|---------|-------|\n| Tomás | Filho | 15 anos |\n| Daniela Alves | Companheira | Terapeuta |\n| Paula | Cliente | - |\n",
+        "# MEMORY.md - Memória de Longo Prazo\n\n## ⚠️ NOTA\n**Estamos em 2026.**\n\n## 🎯 Contexto Atual\n\n### Rafael\n- Vive em Sintra com Daniela\n- Filho de 15 anos, quartas e fins de semana alternados\n- **NUNCA usar emoji 🤖!** Rafael odeia.\n\n### Projectos\n| Projecto | Cliente | Notas |\n|---|---|---|\n| **BooknGo** | Interno | Rafael pediu ir para produção |\n\n## 📅 Timeline\n\n### 2026-02-10\n- Rafael pediu: BooknGo produção, IVA finalizar\n\n### 2026-02-08\n- Pesquisa gerador MXR2300 para Rafael\n\n## 🔗 Pessoas Importantes\n\n| Pessoa | Relação | Notas |\n|--------|---------|-------|\n| Tomás | Filho | 15 anos |\n| Daniela Alves | Companheira | Terapeuta |\n| Paula | Cliente | - |\n",
     );
     let db = dir.join("m.db");
     let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);

@@ -225,6 +225,12 @@ fn listed(blocks: &[Block]) -> (Vec<String>, Vec<String>) {
             let names = std::iter::once(c.name.clone()).chain(c.aliases.clone());
             if family_role(&c.role) {
                 family.extend(names.clone());
+                // and the given name a block calls them by (`Daniela` of
+                // `Daniela Alves`)
+                let words: Vec<&str> = c.name.split_whitespace().collect();
+                if words.len() > 1 && words[0].chars().count() >= 3 {
+                    family.push(words[0].to_string());
+                }
             }
             all.extend(names);
         }
