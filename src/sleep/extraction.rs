@@ -1047,6 +1047,29 @@ pub fn describes(name: &str, text: &str) -> bool {
             .any(|l| !says_nothing(l))
 }
 
+/// The heading nearest above a clause in a text (`### 阿杰設計偏好 ⚠️` over
+/// `- 不喜歡大面積強調色`): whose preferences a section lists, its heading
+/// says.
+pub fn heading_over<'a>(text: &'a str, clause: &str) -> Option<&'a str> {
+    let clause = clause.trim();
+    if clause.is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    // (the clause was read without the text's emphasis marks)
+    let at = lines.iter().position(|l| {
+        l.replace("**", "")
+            .replace("__", "")
+            .replace('`', "")
+            .contains(clause)
+    })?;
+    lines[..at]
+        .iter()
+        .rev()
+        .find(|l| l.trim_start().starts_with('#'))
+        .map(|l| l.trim_start().trim_start_matches('#').trim())
+}
+
 /// Whether a clause says who holds what it states is the user: a word for
 /// the user ("Usuário alertou: …"), or a word of the user's name ("Cássio
 /// prefere …"), as a whole word.
@@ -1110,6 +1133,21 @@ mod lessons {
             "- 火曜: 上半身A\n- 木曜: 下半身B"
         ));
         assert!(!records_lessons("2026-03-01 Rules", ""));
+    }
+
+    #[test]
+    fn the_heading_over_a_clause() {
+        let t = "### RWD\n- 子代理重寫\n### 阿杰設計偏好 ⚠️\n- **不喜歡大面積強調色**\n";
+        assert_eq!(
+            heading_over(t, "- 不喜歡大面積強調色"),
+            Some("阿杰設計偏好 ⚠️")
+        );
+        assert_eq!(
+            heading_over(t, "不喜歡大面積強調色"),
+            Some("阿杰設計偏好 ⚠️")
+        );
+        assert_eq!(heading_over(t, "子代理重寫"), Some("RWD"));
+        assert_eq!(heading_over("- a\n- b", "b"), None);
     }
 
     #[test]

@@ -1067,3 +1067,37 @@ fn decisions_lessons_and_sections_about_someone_are_not_nothing_durable() {
         assert!(left.contains(name), "{left}");
     }
 }
+
+/// A real Taiwanese daily note lists its user's design preferences under
+/// a heading that names him (`### 阿杰設計偏好 ⚠️`), in traditional
+/// characters: the cycle extracts `Avoids 大面積強調色` (not `Prefers ⚠️`
+/// from the heading) and, once approved, the user holds it.
+#[test]
+fn a_preference_under_a_heading_that_names_the_user_is_the_users() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r####"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "阿杰"} SET ATTRIBUTES { relationship_to_self: "user" } }
+  CONCEPT ?a { {type: "Event", name: "2026-10-12 RWD + 配色調整"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-12T00:00:00Z",
+      content_summary: "## RWD + 配色調整\n### RWD 響應式重構 ✅\n- 子代理重寫所有 17 個頁面\n### 阿杰設計偏好 ⚠️\n- **不喜歡大面積強調色**" } }
+} WITH METADATA { source: "moltbot:memory/2026-10-12.md:1", author: "moltbot" }"####,
+    );
+    let rep = cycle(&mut nx);
+    let consolidated = proposed(&nx, &rep, "consolidate");
+    assert_eq!(
+        consolidated,
+        vec![
+            "Consolidate 2026-10-12 RWD + 配色調整 into Preference:Avoids 大面積強調色 (1 new)"
+                .to_string()
+        ]
+    );
+    let id = rep.proposal.expect("a proposal");
+    proposals::approve(&mut nx, id, None, &Default::default(), &operator()).expect("approve");
+    let held = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?u {type: "Person", name: "阿杰"} (?u, "prefers", ?p) }"#,
+    );
+    assert_eq!(held, json!(["Avoids 大面積強調色"]));
+}

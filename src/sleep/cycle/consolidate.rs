@@ -320,10 +320,14 @@ fn extraction_commands(
     for (k, x) in extracted.iter().enumerate() {
         // (or the Event's own heading does: "强哥核心工作准则", the user's
         // core rules of work)
+        // (or the heading of the section it is in: "### 阿杰設計偏好", the
+        // user's design preferences)
         let holder = x.holder.clone().or_else(|| {
             user.clone().filter(|u| {
                 crate::sleep::extraction::names_the_user(&x.clause, u)
                     || crate::sleep::extraction::names_the_user(&e.name, u)
+                    || crate::sleep::extraction::heading_over(&e.summary, &x.clause)
+                        .is_some_and(|h| crate::sleep::extraction::names_the_user(h, u))
             })
         });
         let known = count_of(&find(
