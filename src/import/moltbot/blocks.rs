@@ -183,6 +183,28 @@ impl Block {
         Some(json!(self.text()))
     }
 
+    /// Its table rows below their headers, each as a bullet's text would
+    /// be (`**Noah** — Filho — 15 anos`).
+    pub(super) fn row_lines(&self) -> impl Iterator<Item = (usize, String)> {
+        super::tables::row_lines(&self.rows).into_iter()
+    }
+
+    /// The block's keys and values: its bullets of the shape `Key:
+    /// value`, and its table rows' first two cells.
+    pub(super) fn pairs(&self) -> Vec<(usize, String, String)> {
+        let mut out: Vec<(usize, String, String)> = self
+            .bullets
+            .iter()
+            .filter_map(|(at, b)| {
+                let plain = b.replace("**", "").replace("__", "");
+                let (k, v) = plain.split_once([':', '：'])?;
+                Some((*at, k.trim().to_string(), v.trim().to_string()))
+            })
+            .collect();
+        out.extend(super::tables::row_pairs(&self.rows));
+        out
+    }
+
     /// Every line under the title, the blank ones around them trimmed.
     pub fn text(&self) -> String {
         self.body.join("\n").trim_matches('\n').to_string()
@@ -705,7 +727,7 @@ impl Reader {
         };
         // a block whose title is the user's name and nothing else
         // (`## 阿杰`, `## 加藤さん`, `### Bilal`), by what it says
-        let titled = || super::who::named_for_user(&blocks, agent.as_deref());
+        let titled = || self.titled_user(&blocks);
         if self.user.is_none()
             && let Some((b, (name, whole))) = said().or_else(named).or_else(who).or_else(titled)
         {

@@ -4,8 +4,6 @@
 //! Filho | 15 anos |` under `## 🔗 Pessoas Importantes`). The block itself
 //! stays as written; its rows are read as its bullets are.
 
-use super::blocks::Block;
-
 /// A table's row as its cells (without their bold marks), when the line
 /// is one: it opens with `|` and parts at least two cells.
 pub(super) fn cells(line: &str) -> Option<Vec<String>> {
@@ -40,12 +38,11 @@ fn empty(cell: &str) -> bool {
         .all(|c| c.is_whitespace() || "-—–…./".contains(c))
 }
 
-impl Block {
-    /// Its table rows below their headers, each as a bullet's text would
-    /// be: `key: value` for a row of two cells, `**name** — what the
-    /// other cells say` for a longer one.
-    pub(super) fn row_lines(&self) -> impl Iterator<Item = (usize, String)> + '_ {
-        self.rows.iter().filter_map(|(at, cells)| {
+/// A table's rows below their headers, each as a bullet's text would be:
+/// `**name** — what the other cells say`.
+pub(super) fn row_lines(rows: &[(usize, Vec<String>)]) -> Vec<(usize, String)> {
+    rows.iter()
+        .filter_map(|(at, cells)| {
             let first = cells.first()?.trim();
             if first.is_empty() {
                 return None;
@@ -60,26 +57,17 @@ impl Block {
             }
             Some((*at, format!("**{first}** — {}", rest.join(" — "))))
         })
-    }
+        .collect()
+}
 
-    /// The block's keys and values: its bullets of the shape `Key:
-    /// value`, and its table rows' first two cells.
-    pub(super) fn pairs(&self) -> Vec<(usize, String, String)> {
-        let mut out: Vec<(usize, String, String)> = self
-            .bullets
-            .iter()
-            .filter_map(|(at, b)| {
-                let plain = b.replace("**", "").replace("__", "");
-                let (k, v) = plain.split_once([':', '：'])?;
-                Some((*at, k.trim().to_string(), v.trim().to_string()))
-            })
-            .collect();
-        out.extend(self.rows.iter().filter_map(|(at, cells)| {
+/// A table's rows as keys and values: each row's first two cells.
+pub(super) fn row_pairs(rows: &[(usize, Vec<String>)]) -> Vec<(usize, String, String)> {
+    rows.iter()
+        .filter_map(|(at, cells)| {
             let (k, v) = (cells.first()?, cells.get(1)?);
             (!k.is_empty() && !empty(v)).then(|| (*at, k.clone(), v.clone()))
-        }));
-        out
-    }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -96,5 +84,11 @@ mod tests {
         assert_eq!(cells("| a | b |").map(|c| separator(&c)), Some(false));
         assert_eq!(cells("no | table"), None);
         assert_eq!(cells("|one|"), None);
+        let rows = vec![(3, vec!["Noah".to_string(), "Filho".into(), "-".into()])];
+        assert_eq!(row_lines(&rows), vec![(3, "**Noah** — Filho".to_string())]);
+        assert_eq!(
+            row_pairs(&rows),
+            vec![(3, "Noah".to_string(), "Filho".to_string())]
+        );
     }
 }

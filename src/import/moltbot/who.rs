@@ -251,7 +251,7 @@ fn listed(blocks: &[Block]) -> (Vec<String>, Vec<String>) {
 ///   `| Daniela Alves | Companheira |` in the people list).
 ///
 /// The name (without its honorific) and the whole (with it).
-pub(super) fn named_for_user<'a>(
+fn named_for_user<'a>(
     blocks: &'a [Block],
     agent: Option<&str>,
 ) -> Option<(&'a Block, (String, String))> {
@@ -284,6 +284,15 @@ pub(super) fn named_for_user<'a>(
 }
 
 impl Reader {
+    /// The block named for the user ([`named_for_user`]), by the agent's
+    /// name this reader knows.
+    pub(super) fn titled_user<'a>(
+        &self,
+        blocks: &'a [Block],
+    ) -> Option<(&'a Block, (String, String))> {
+        named_for_user(blocks, self.agent.as_deref())
+    }
+
     /// The user's Person, from a block that names them.
     pub(super) fn name_user(&mut self, p: &Path, b: &Block, name: String, whole: String) {
         let r = self.d.rel(p);
