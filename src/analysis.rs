@@ -44,6 +44,13 @@ pub fn is_unspaced(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
 }
 
+/// Whether a character is Chinese, Japanese or Korean script (Han, kana,
+/// Hangul).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
 /// The languages a Snowball stemmer exists for, as whatlang names them.
 const STEMMED: [(Lang, Algorithm, &str); 17] = [
     (Lang::Eng, Algorithm::English, "en"),

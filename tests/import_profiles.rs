@@ -12,15 +12,7 @@ use somnus::Nexus;
 use std::path::Path;
 
 fn somnus(db: &Path, args: &[&str]) -> (bool, String) {
-    let out = common::somnus(db, args);
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::run(db, args)
 }
 
 fn kip(nx: &mut Nexus, cmd: &str) -> Value {

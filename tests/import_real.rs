@@ -17,15 +17,7 @@ use common::tmp;
 
 /// The binary's answer: whether it succeeded, and all it said.
 fn somnus(db: &Path, args: &[&str]) -> (bool, String) {
-    let out = common::somnus(db, args);
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::run(db, args)
 }
 
 fn kip(nx: &mut Nexus, cmd: &str) -> Value {

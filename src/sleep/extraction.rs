@@ -221,8 +221,7 @@ pub const EXTRACTION_MAX_CHARS_UNSPACED: usize = 24;
 fn unspaced(text: &str) -> bool {
     let (mut cjk, mut other) = (0usize, 0usize);
     for c in text.chars().filter(|c| c.is_alphanumeric()) {
-        if matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-        {
+        if crate::analysis::is_cjk(c) {
             cjk += 1;
         } else {
             other += 1;

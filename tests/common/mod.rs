@@ -28,6 +28,20 @@ pub fn somnus(db: &Path, args: &[&str]) -> Output {
         .expect("run somnus")
 }
 
+/// The binary's answer: whether it succeeded, and all it said (its
+/// output, then its errors).
+pub fn run(db: &Path, args: &[&str]) -> (bool, String) {
+    let out = somnus(db, args);
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
 pub fn kip(db: &Path, command: &str) -> Value {
     let out = somnus(db, &["kip", command]);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {

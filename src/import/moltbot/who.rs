@@ -8,6 +8,7 @@ use super::super::draft::Concept;
 use super::blocks::{Block, aliases_of, parse, plain};
 use super::contacts::{contact, family_role, lists_people};
 use super::{Reader, core_meta};
+use crate::analysis::is_cjk;
 use serde_json::{Map, json};
 use std::path::Path;
 
@@ -168,12 +169,6 @@ impl Block {
 /// `민수 씨`): it never writes its own name so.
 const POLITE: [&str; 7] = ["さん", "様", "さま", "ちゃん", "くん", "씨", "님"];
 
-/// Whether a character is of a script written without spaces between
-/// words (Han, kana, Hangul).
-fn unspaced(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
 /// A title that is a name and nothing else (`## 阿杰`, `## 加藤さん`, `###
 /// Bilal`, `## Ana Lima`): the name without its honorific, and whether it
 /// had one. Words with a capital inside (`BooknGo`) or a digit are a
@@ -186,7 +181,7 @@ fn bare_name(title: &str) -> Option<(String, bool)> {
         None => (t, false),
     };
     let n = name.chars().count();
-    let cjk = (2..=4).contains(&n) && name.chars().all(unspaced);
+    let cjk = (2..=4).contains(&n) && name.chars().all(is_cjk);
     let words: Vec<&str> = name.split_whitespace().collect();
     let spaced = (1..=3).contains(&words.len())
         && words.iter().all(|w| {
@@ -201,7 +196,7 @@ fn bare_name(title: &str) -> Option<(String, bool)> {
 /// Whether a text names someone: as a word of its own in the spaced
 /// scripts, anywhere in the others.
 fn mentions(text: &str, name: &str) -> bool {
-    if name.chars().any(unspaced) {
+    if name.chars().any(is_cjk) {
         return text.contains(name);
     }
     text.match_indices(name).any(|(i, m)| {

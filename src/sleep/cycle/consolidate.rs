@@ -243,48 +243,55 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                 .join(", ")
         ));
     }
-    if !unread.is_empty() {
-        cx.count("stale_events_unread", unread.len() as i64);
-        let one = unread.len() == 1;
-        cx.line(format!(
-            "Left {} stale Event{} as {}: {} things in a form the heuristic reasoner does not read (`Label: value` lines), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
-            unread.len(),
-            if one { "" } else { "s" },
-            if one { "it is" } else { "they are" },
-            if one { "it states" } else { "they state" },
-            if one { "it is" } else { "they are" },
-            if one { "it" } else { "them" },
-            unread.join(", ")
-        ));
-    }
-    if !untold.is_empty() {
-        cx.count("stale_conversations_unread", untold.len() as i64);
-        let one = untold.len() == 1;
-        cx.line(format!(
-            "Left {} conversation{} as {}: the user told the agent of themselves in words the heuristic reasoner does not read (a message of eight words or more in the first person), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
-            untold.len(),
-            if one { "" } else { "s" },
-            if one { "it is" } else { "they are" },
-            if one { "it is" } else { "they are" },
-            if one { "it" } else { "them" },
-            untold.join(", ")
-        ));
-    }
-    if !lessons.is_empty() {
-        cx.count("stale_lessons_unread", lessons.len() as i64);
-        let one = lessons.len() == 1;
-        cx.line(format!(
-            "Left {} stale Event{} as {}: {} decisions, lessons or rules, tasks still open, or what someone or something is, in words the heuristic reasoner does not read (a section or a label that says so, a `- [ ]` line), so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
-            lessons.len(),
-            if one { "" } else { "s" },
-            if one { "it is" } else { "they are" },
-            if one { "it records" } else { "they record" },
-            if one { "it is" } else { "they are" },
-            if one { "it" } else { "them" },
-            lessons.join(", ")
-        ));
-    }
+    left_as_they_are(cx, "stale_events_unread", "stale Event", &unread, |one| {
+        format!(
+            "{} things in a form the heuristic reasoner does not read (`Label: value` lines)",
+            if one { "it states" } else { "they state" }
+        )
+    });
+    left_as_they_are(
+        cx,
+        "stale_conversations_unread",
+        "conversation",
+        &untold,
+        |_| {
+            "the user told the agent of themselves in words the heuristic reasoner does not read (a message of eight words or more in the first person)".to_string()
+        },
+    );
+    left_as_they_are(cx, "stale_lessons_unread", "stale Event", &lessons, |one| {
+        format!(
+            "{} decisions, lessons or rules, tasks still open, or what someone or something is, in words the heuristic reasoner does not read (a section or a label that says so, a `- [ ]` line)",
+            if one { "it records" } else { "they record" }
+        )
+    });
     Ok(drafts)
+}
+
+/// Reports (and counts as `metric`) the Events the heuristic reasoner left
+/// as they are rather than call them "nothing durable", and why (`why`,
+/// told whether there is one).
+fn left_as_they_are(
+    cx: &mut Cx,
+    metric: &str,
+    noun: &str,
+    names: &[String],
+    why: impl Fn(bool) -> String,
+) {
+    if names.is_empty() {
+        return;
+    }
+    cx.count(metric, names.len() as i64);
+    let one = names.len() == 1;
+    cx.line(format!(
+        "Left {} {noun}{} as {}: {}, so {} not \"nothing durable\"; an LLM reasoner or the operator can consolidate {}: {}",
+        names.len(),
+        if one { "" } else { "s" },
+        if one { "it is" } else { "they are" },
+        why(one),
+        if one { "it is" } else { "they are" },
+        if one { "it" } else { "them" },
+        names.join(", ")
+    ));
 }
 
 /// The commands that create what an Event states (5A): each new concept

@@ -34,11 +34,7 @@ fn tfidf() -> &'static TfIdf {
     T.get_or_init(TfIdf::default)
 }
 
-/// Whether a character is Chinese, Japanese or Korean script.
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
+pub use crate::analysis::is_cjk;
 
 /// Whether a text holds any CJK script.
 pub fn has_cjk(text: &str) -> bool {
