@@ -178,3 +178,27 @@ fn family_in_a_people_table_says_whose_block_it_is_and_the_cycle_links_the_diary
     assert!(!shown.contains("New domain \"Rafael\""), "{shown}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hostile table: a profile of 20,000 rows, one row of 20,000 cells, a
+/// row of pipes only, a header line never followed by its separator, and
+/// a people table whose cells are empty. The import finishes, names the
+/// user from the first name row, keeps the block whole, and makes no
+/// Person of an empty cell.
+#[test]
+fn a_hostile_table_imports_whole() {
+    let dir = tmp("table-hostile");
+    let mut text = String::from(
+        "# MEMORY.md\n\n## 👤 用戶資料\n\n| 項目 | 內容 |\n|---|---|\n| **名稱** | 林小明 |\n| **時區** | Asia/Taipei |\n",
+    );
+    for i in 0..20_000 {
+        text.push_str(&format!("| key {i} | value {i} |\n"));
+    }
+    text.push_str(&format!("|{}\n", " x |".repeat(20_000)));
+    text.push_str("||||||\n| only a header |\n\n## 🔗 Pessoas\n\n| Pessoa | Relação |\n|---|---|\n| | |\n| - | - |\n");
+    let (user, said) = user_of(&dir, "hostile", &text, None);
+    assert_eq!(user[0], json!("林小明"), "{said}");
+    let kept = user[1]["memory_用戶資料"].as_str().unwrap_or_default();
+    assert!(kept.contains("value 19999"), "{}", kept.len());
+    assert!(!said.contains("block `🔗 Pessoas` lists people"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
