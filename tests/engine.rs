@@ -1088,3 +1088,89 @@ fn a_find_of_one_statement_begins_no_transaction() {
     drop(nx);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The concepts a FIND returns whole are carried by its statement beside
+/// their ids: by a lookup in place, by a join after a walk. Either way each
+/// is the concept whole (odd names, attributes, metadata with its version),
+/// in the order asked for, page after page.
+#[test]
+fn concepts_returned_whole_keep_their_order_and_every_field() {
+    let mut nx = nexus();
+    let mut kml =
+        String::from(r#"UPSERT { CONCEPT ?hub { {type: "Drug", name: "Hub"} SET PROPOSITIONS {"#);
+    for i in 0..40 {
+        kml.push_str(&format!(
+            r#" ("treats", {{type: "Symptom", name: "S{i} \"quoted\" 頭痛 {i}"}})"#
+        ));
+    }
+    kml.push_str(" } } }");
+    let mut setup = String::from("UPSERT {");
+    for i in 0..40 {
+        setup.push_str(&format!(
+            r#" CONCEPT ?s{i} {{ {{type: "Symptom", name: "S{i} \"quoted\" 頭痛 {i}"}} SET ATTRIBUTES {{ rank: {}, tags: ["a", {{"deep": {i}}}] }} }}"#,
+            (i * 7) % 40
+        ));
+    }
+    setup.push_str(r#" } WITH METADATA { source: "test", note: "line\nbreak" }"#);
+    for c in [setup.as_str(), kml.as_str()] {
+        let r = run(&mut nx, c);
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    // one concept looked up by name is the same object the walk returns
+    let by_name = |nx: &mut Nexus, name: &str| {
+        let r = run(
+            nx,
+            &format!(
+                r#"FIND(?s) WHERE {{ ?s {{type: "Symptom", name: {}}} }}"#,
+                json!(name)
+            ),
+        );
+        r["result"][0].clone()
+    };
+    let walk = r#"FIND(?s) WHERE { ?h {type: "Drug", name: "Hub"} (?h, "treats", ?s) } ORDER BY ?s.attributes.rank DESC LIMIT 7"#;
+    let mut ranks = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let cmd = match &cursor {
+            Some(c) => format!(r#"{walk} CURSOR "{c}""#),
+            None => walk.to_string(),
+        };
+        let r = run(&mut nx, &cmd);
+        assert!(r.get("error").is_none(), "{r}");
+        for s in r["result"].as_array().cloned().unwrap_or_default() {
+            let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(
+                keys,
+                ["_type", "id", "type", "name", "attributes", "metadata"]
+            );
+            assert_eq!(s["metadata"]["source"], "test");
+            assert_eq!(s["metadata"]["note"], "line\nbreak");
+            assert!(s["metadata"]["_version"].as_i64().is_some(), "{s}");
+            assert!(s["metadata"]["_updated_at"].as_str().is_some(), "{s}");
+            let name = s["name"].as_str().unwrap().to_string();
+            assert!(name.contains("\"quoted\" 頭痛"), "{name}");
+            assert_eq!(by_name(&mut nx, &name), s);
+            ranks.push(s["attributes"]["rank"].as_i64().unwrap());
+        }
+        match r["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(ranks, (0..40).rev().collect::<Vec<i64>>());
+    // with no ORDER BY: by id, as they were written; labels and the whole
+    // concept of one variable side by side
+    let r = run(
+        &mut nx,
+        r#"FIND(?s.name, ?s) WHERE { ?h {type: "Drug", name: "Hub"} (?h, "treats", ?s) }"#,
+    );
+    // (two projections of one variable: a row of both per solution)
+    let rows = r["result"].as_array().unwrap();
+    assert_eq!(rows.len(), 40);
+    for (i, row) in rows.iter().enumerate() {
+        let (n, s) = (&row[0], &row[1]);
+        assert_eq!(n, &s["name"]);
+        assert!(n.as_str().unwrap().starts_with(&format!("S{i} ")), "{n}");
+        assert_eq!(by_name(&mut nx, n.as_str().unwrap()), *s);
+    }
+}

@@ -172,7 +172,7 @@ impl<'c> Hydrator<'c> {
 
     /// Takes what the answer carried of element `id` (nothing when it is
     /// not a concept).
-    pub fn carried(&mut self, id: i64, what: Carry, v: Val) -> KipResult<()> {
+    pub fn carried(&mut self, id: i64, what: Carry, v: Vec<Val>) -> KipResult<()> {
         match plan::read_carried(id, what, v)? {
             None => {}
             Some(Carried::Labels(ty, name)) => {
@@ -391,11 +391,14 @@ pub fn execute(conn: Db<'_>, q: &FindQuery, unsnapped: bool) -> KipResult<FindOu
     let elements = bound_elements(&rows);
     let row_count = rows.len() as u64;
     let mut h = Hydrator::new(conn);
+    let backend = conn.backend();
     let carried = compiled.map(|c| c.carried).unwrap_or_default();
     let rows: Vec<Vec<Binding>> = rows
         .into_iter()
         .map(|(keys, values)| {
-            for (&(vi, what), v) in carried.iter().zip(values) {
+            let mut values = values.into_iter();
+            for &(vi, what) in &carried {
+                let v: Vec<Val> = values.by_ref().take(what.width(backend)).collect();
                 if let Some(Binding::Elem(id)) = keys.get(vi) {
                     h.carried(*id, what, v)?;
                 }

@@ -1416,7 +1416,8 @@ pub fn run_carrying(
     nvars: usize,
 ) -> KipResult<Vec<(Vec<Binding>, Vec<Val>)>> {
     let rows = answer(conn, c)?;
-    let n = c.carried.len();
+    let backend = conn.backend();
+    let n: usize = c.carried.iter().map(|(_, w)| w.width(backend)).sum();
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
         let keys = bindings(&mut r, nvars);

@@ -509,9 +509,11 @@ impl<'a> Db<'a> {
                 let n = st.column_count();
                 let np = st.parameter_count();
                 let rows = st.query_map(rusqlite::params_from_iter(args.iter().take(np)), |r| {
-                    (0..n)
-                        .map(|i| sqlite_val(r.get_ref(i)?))
-                        .collect::<rusqlite::Result<Vec<Val>>>()
+                    let mut row = Vec::with_capacity(n);
+                    for i in 0..n {
+                        row.push(sqlite_val(r.get_ref(i)?)?);
+                    }
+                    Ok(row)
                 })?;
                 let mut out = Vec::new();
                 for r in rows {
@@ -832,7 +834,12 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Val> {
         ValueRef::Null => Val::Null,
         ValueRef::Integer(i) => Val::Int(i),
         ValueRef::Real(f) => Val::Real(f),
-        ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+        // (checked whole first, the common case, which is faster than
+        // the lossy reading byte by byte)
+        ValueRef::Text(t) => Val::Text(match std::str::from_utf8(t) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(t).into_owned(),
+        }),
         ValueRef::Blob(b) => Val::Bytes(b.to_vec()),
     })
 }

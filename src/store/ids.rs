@@ -1,7 +1,12 @@
 //! KIP element ids: `C:<n>` for concepts, `P:<n>:<predicate>` for propositions.
 
 pub fn concept_id(n: i64) -> String {
-    format!("C:{n}")
+    let mut digits = itoa::Buffer::new();
+    let d = digits.format(n);
+    let mut s = String::with_capacity(2 + d.len());
+    s.push_str("C:");
+    s.push_str(d);
+    s
 }
 
 pub fn prop_id(n: i64, predicate: &str) -> String {
