@@ -906,7 +906,7 @@ const NOTHING: &[&str] = &[
 
 /// Whether a line says nothing: a mark, or a word for "none" with at most
 /// a short remark after it.
-fn says_nothing(line: &str) -> bool {
+pub(crate) fn says_nothing(line: &str) -> bool {
     let t = line
         .trim()
         .trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace())
@@ -1011,27 +1011,7 @@ const ABOUT_STARTS: &[&str] = &[
 /// the landlord`), and its text says more than "none": what a section
 /// about someone says is what the memory knows of them, in whatever form.
 pub fn describes(name: &str, text: &str) -> bool {
-    // the heading: the name without its day and time, and a remark in
-    // parentheses at its end
-    let mut h = name.trim();
-    for _ in 0..3 {
-        let first = h.split_whitespace().next().unwrap_or("");
-        if first.chars().next().is_some_and(|c| c.is_ascii_digit())
-            && first
-                .chars()
-                .all(|c| c.is_ascii_digit() || "-:/.".contains(c))
-        {
-            h = h[first.len()..].trim_start();
-        }
-    }
-    let h = match h.strip_suffix([')', '）']) {
-        Some(open) => open
-            .rsplit_once(['(', '（'])
-            .map_or(h, |(before, _)| before),
-        None => h,
-    }
-    .trim()
-    .to_lowercase();
+    let h = heading_of(name);
     let about = ABOUT_ENDS
         .iter()
         .any(|e| h.ends_with(e) && h.len() > e.len())
@@ -1044,6 +1024,31 @@ pub fn describes(name: &str, text: &str) -> bool {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .any(|l| !says_nothing(l))
+}
+
+/// A section Event's heading, lowercased: its name without the day and
+/// time before it and a remark in parentheses at its end
+/// (`2026-02-11 かっぴー情報（追加）` → `かっぴー情報`).
+pub fn heading_of(name: &str) -> String {
+    let mut h = name.trim();
+    for _ in 0..3 {
+        let first = h.split_whitespace().next().unwrap_or("");
+        if first.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && first
+                .chars()
+                .all(|c| c.is_ascii_digit() || "-:/.".contains(c))
+        {
+            h = h[first.len()..].trim_start();
+        }
+    }
+    match h.strip_suffix([')', '）']) {
+        Some(open) => open
+            .rsplit_once(['(', '（'])
+            .map_or(h, |(before, _)| before),
+        None => h,
+    }
+    .trim()
+    .to_lowercase()
 }
 
 /// The heading nearest above a clause in a text (`### 阿杰設計偏好 ⚠️` over

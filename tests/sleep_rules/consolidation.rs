@@ -857,7 +857,8 @@ fn archived_and_pinned_events_no_longer_wait_and_the_next_cycle_reaches_the_rest
 /// A real Portuguese daily note: the user's standing instruction ("Usuário
 /// alertou: **NUNCA reiniciar laptop sem permissão explícita**") becomes a
 /// Preference the user holds, not an archived line; and a note holding a
-/// password is both archived and redacted by one approval of the whole
+/// password (a routine section, found on another day too) is both
+/// archived and redacted by one approval of the whole
 /// proposal (the redaction changes another field of the Event the
 /// archival moved, so it still does exactly what was shown).
 #[test]
@@ -873,6 +874,9 @@ fn a_users_instruction_is_kept_and_a_redaction_beside_an_archival_applies() {
   CONCEPT ?b { {type: "Event", name: "2026-10-04 Infraestrutura Descoberta"}
     SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-04T00:00:00Z",
       content_summary: "### Hardware\n- voltei ao roteador\n- **Credenciais:** admin / @CiaoMiau2955" } }
+  CONCEPT ?c { {type: "Event", name: "2026-10-03 Infraestrutura Descoberta"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-10-03T00:00:00Z",
+      content_summary: "### Hardware\n- roteador reiniciado\n- sem mudanças" } }
 } WITH METADATA { source: "moltbot:memory/2026-10-04.md:1", author: "moltbot" }"####,
     );
     let rep = cycle(&mut nx);
@@ -1100,4 +1104,65 @@ fn a_preference_under_a_heading_that_names_the_user_is_the_users() {
         r#"FIND(?p.name) WHERE { ?u {type: "Person", name: "阿杰"} (?u, "prefers", ?p) }"#,
     );
     assert_eq!(held, json!(["Avoids 大面積強調色"]));
+}
+
+/// A real Japanese workspace's daily notes hold routine sections (`概要`
+/// every day, a heartbeat) and sections of their own: technical memos on
+/// two days (`X APIは有料化済み（Basic: $100/月）`), notes from a client's
+/// meeting. The heuristic reasoner reads no cue in either. It proposes only
+/// the routine ones archived; a section of notes, or whose heading no other
+/// day has, that says something of its own is left as it is and named in
+/// the report.
+#[test]
+fn only_routine_sections_of_daily_notes_are_nothing_durable() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    let mut kml = String::from("UPSERT {");
+    for (i, (name, text)) in [
+        ("2026-10-05 概要", "## 概要\\n- 定常運用日\\n- cron 3件実行"),
+        ("2026-10-06 概要", "## 概要\\n- 定常運用日\\n- cron 2件実行"),
+        ("2026-10-07 概要", "## 概要\\n- 定常運用日\\n- メール確認"),
+        ("2026-10-05 Heartbeat 09:00", "## Heartbeat 09:00\\n- OK\\n- inbox empty"),
+        ("2026-10-06 Heartbeat 18:30", "## Heartbeat 18:30\\n- OK\\n- inbox empty"),
+        ("2026-10-05 技術メモ", "## 技術メモ\\n- X APIは有料化済み（Basic: $100/月）\\n- Brave Search API設定が必要（web検索機能）"),
+        ("2026-10-07 技術メモ", "## 技術メモ\\n- PyMuPDFでPDF読み取り可能に\\n- image toolはclaude-sonnet-4-5指定で成功"),
+        ("2026-10-07 AWC（定例後）", "## AWC（定例後）\\n- 次回までに見積もりを再提出\\n- 担当は佐藤さんに変更\\n- 納期は11月末"),
+        ("2026-10-06 セッションリセット", "## セッションリセット\\n- 実施"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        kml.push_str(&format!(
+            r#" CONCEPT ?e{i} {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "daily_note", start_time: "{}T00:00:00Z", content_summary: "{text}" }} }}"#,
+            &name[..10]
+        ));
+    }
+    kml.push_str(
+        r#" } WITH METADATA { source: "moltbot:memory/2026-10.md:1", author: "moltbot" }"#,
+    );
+    kip(&mut nx, &kml);
+    let rep = cycle(&mut nx);
+    let archived = proposed(&nx, &rep, "archive");
+    assert_eq!(
+        archived,
+        vec![
+            "Archive 2026-10-05 概要 (nothing durable to extract)".to_string(),
+            "Archive 2026-10-05 Heartbeat 09:00 (nothing durable to extract)".to_string(),
+            "Archive 2026-10-06 概要 (nothing durable to extract)".to_string(),
+            "Archive 2026-10-06 Heartbeat 18:30 (nothing durable to extract)".to_string(),
+            "Archive 2026-10-06 セッションリセット (nothing durable to extract)".to_string(),
+            "Archive 2026-10-07 概要 (nothing durable to extract)".to_string(),
+        ]
+    );
+    let said: Vec<&String> = rep.phases.iter().flat_map(|p| p.lines.iter()).collect();
+    let left = said
+        .iter()
+        .find(|l| l.contains("no other day's note has"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    for name in [
+        "2026-10-05 技術メモ",
+        "2026-10-07 技術メモ",
+        "2026-10-07 AWC（定例後）",
+    ] {
+        assert!(left.contains(name), "{left}");
+    }
 }

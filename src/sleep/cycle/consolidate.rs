@@ -81,6 +81,8 @@ pub(super) fn consolidation_drafts(
     let mut unread: Vec<String> = Vec::new();
     let mut untold: Vec<String> = Vec::new();
     let mut lessons: Vec<String> = Vec::new();
+    let mut one_off: Vec<String> = Vec::new();
+    let mut headings = super::routine::Headings::default();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
@@ -136,6 +138,14 @@ pub(super) fn consolidation_drafts(
                 // words no cue reads, is not "nothing durable" either
                 if e.class == "Conversation" && crate::sleep::extraction::tells_of_self(&said) {
                     untold.push(e.name.clone());
+                    continue;
+                }
+                // nor is a daily note's section of notes or tasks
+                // (`技術メモ`), or on a subject no other day has (a
+                // client's meeting), saying something of its own: only a
+                // routine section (`概要`, a heartbeat) is a log's line
+                if headings.of_its_own(nx, e)? {
+                    one_off.push(e.name.clone());
                     continue;
                 }
             }
@@ -256,6 +266,23 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
         &untold,
         |_| {
             "the user told the agent of themselves in words the heuristic reasoner does not read (a message of eight words or more in the first person)".to_string()
+        },
+    );
+    left_as_they_are(
+        cx,
+        "stale_notes_of_their_own",
+        "stale Event",
+        &one_off,
+        |one| {
+            format!(
+                "{} of notes or tasks, or on a subject no other day's note has, saying something of {} own in words the heuristic reasoner does not read (only a routine section, one that recurs from day to day, is archived as holding nothing)",
+                if one {
+                    "it is a daily note's section"
+                } else {
+                    "they are daily notes' sections"
+                },
+                if one { "its" } else { "their" }
+            )
         },
     );
     left_as_they_are(cx, "stale_lessons_unread", "stale Event", &lessons, |one| {

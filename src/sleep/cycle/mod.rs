@@ -42,6 +42,7 @@ mod orphans;
 mod prospective;
 mod reclaim;
 mod report;
+mod routine;
 pub(crate) mod run_lock;
 pub mod secrets;
 mod self_model;

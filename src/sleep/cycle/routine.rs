@@ -1,0 +1,193 @@
+//! Which of a workspace's daily-note sections are routine.
+//!
+//! A daily note repeats its regular sections day after day (`概要`,
+//! `活動時間`, `Heartbeat 14:00`): such an entry holding nothing the
+//! reasoner reads is a log's line, and archiving it is what the seeds ask.
+//! A section whose heading no other day has (a client's meeting, a workout
+//! plan) is the only record of its subject, and a section of notes or of
+//! tasks still to do (`技術メモ`, `未完了タスク・次回への申し送り`, `Next
+//! steps`) holds what the day left to keep, however often its heading
+//! comes back. The heuristic reasoner reads cues, not meaning, so it cannot
+//! tell whether such a section holds anything durable: when the section
+//! says something of its own (two lines or more, or a line of 40
+//! characters: a sentence) it is left as it is and the report says so. A
+//! reasoner that reads the text (an LLM) decides.
+
+use super::context::{find, strs};
+use crate::engine::Nexus;
+use crate::kip::KipResult;
+use crate::sleep::extraction::{heading_of, says_nothing};
+use crate::sleep::views::EventView;
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+
+/// Daily notes whose headings are counted, at most.
+pub const MAX_COUNTED: usize = 100_000;
+/// Lines a section says at least to be one of its own…
+const MIN_LINES: usize = 2;
+/// …or characters on its one line.
+const MIN_CHARS: usize = 40;
+
+/// Words of a heading (whole words) that say its section keeps notes or
+/// tasks still to do.
+const NOTES_WORDS: &[&str] = &[
+    "memo",
+    "memos",
+    "notes",
+    "tips",
+    "todo",
+    "notizen",
+    "aufgaben",
+    "notas",
+    "tareas",
+    "tâches",
+    "appunti",
+    "заметки",
+    "задачи",
+];
+/// The same, as parts of a heading (phrases, and words of languages
+/// written without spaces).
+const NOTES_PARTS: &[&str] = &[
+    "next steps",
+    "to do",
+    "to-do",
+    "action items",
+    "open tasks",
+    "follow up",
+    "follow-up",
+    "メモ",
+    "備忘",
+    "备忘",
+    "笔记",
+    "筆記",
+    "메모",
+    "未完了",
+    "申し送り",
+    "待办",
+    "待辦",
+    "할 일",
+];
+
+/// Whether a heading says its section keeps notes or tasks to do.
+fn of_notes(name: &str) -> bool {
+    let h = heading_of(name);
+    // (a word ends where Chinese or Japanese text begins: `明日のTODO`)
+    h.split(|c: char| !c.is_alphanumeric() || crate::analysis::is_cjk(c))
+        .any(|w| NOTES_WORDS.contains(&w))
+        || NOTES_PARTS.iter().any(|p| h.contains(p))
+}
+
+/// A heading's letters alone: what recurs whatever the time, the number or
+/// the emoji around it (`Heartbeat 14:00` and `Heartbeat 18:30` are one).
+fn key(name: &str) -> Option<String> {
+    let k: String = heading_of(name)
+        .chars()
+        .filter(|c| c.is_alphabetic())
+        .collect();
+    (!k.is_empty()).then_some(k)
+}
+
+/// The day a section Event is of: its name's first word.
+fn day(name: &str) -> &str {
+    name.split_whitespace().next().unwrap_or("")
+}
+
+/// Whether a section says something of its own (lines that are not
+/// headings and say more than "none").
+fn substantive(text: &str) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !says_nothing(l))
+        .collect();
+    lines.len() >= MIN_LINES || lines.iter().map(|l| l.chars().count()).sum::<usize>() >= MIN_CHARS
+}
+
+/// On how many days each heading of the memory's daily notes appears,
+/// read once, when first asked.
+#[derive(Default)]
+pub(super) struct Headings(Option<HashMap<String, usize>>);
+
+impl Headings {
+    /// Whether `e` is a daily note's section of notes or tasks, or with a
+    /// heading no other day has, saying something of its own.
+    pub fn of_its_own(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<bool> {
+        if e.class != "daily_note" || !substantive(&e.summary) {
+            return Ok(false);
+        }
+        if of_notes(&e.name) {
+            return Ok(true);
+        }
+        let Some(k) = key(&e.name) else {
+            return Ok(false);
+        };
+        if self.0.is_none() {
+            self.0 = Some(days_of_headings(nx)?);
+        }
+        let days = self.0.as_ref().and_then(|m| m.get(&k)).copied();
+        Ok(days.unwrap_or(0) <= 1)
+    }
+}
+
+fn days_of_headings(nx: &mut Nexus) -> KipResult<HashMap<String, usize>> {
+    let v = find(
+        nx,
+        &format!(
+            r#"FIND(?e.name) WHERE {{ ?e {{type: "Event"}} FILTER(?e.attributes.event_class == "daily_note") }} LIMIT {MAX_COUNTED}"#
+        ),
+        json!({}),
+    )?;
+    let mut days: HashMap<String, HashSet<String>> = HashMap::new();
+    for name in strs(Some(&v)) {
+        if let Some(k) = key(&name) {
+            days.entry(k).or_default().insert(day(&name).to_string());
+        }
+    }
+    Ok(days.into_iter().map(|(k, d)| (k, d.len())).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heading_is_its_letters_without_day_time_or_remark() {
+        assert_eq!(
+            key("2026-02-07 📊 モデル切り替え（続き）").as_deref(),
+            Some("モデル切り替え")
+        );
+        assert_eq!(
+            key("2026-02-01 14:12 Heartbeat").as_deref(),
+            Some("heartbeat")
+        );
+        assert_eq!(
+            key("2026-02-01 Heartbeat 18:30"),
+            key("2026-02-02 Heartbeat 09:00")
+        );
+        assert_eq!(key("2026-02-01 12:00"), None);
+    }
+
+    #[test]
+    fn notes_and_tasks_are_named_by_their_heading() {
+        assert!(of_notes("2026-02-10 技術メモ"));
+        assert!(of_notes("2026-02-05 未完了タスク・次回への申し送り"));
+        assert!(of_notes("2026-02-15 明日のTODO (2/21)"));
+        assert!(of_notes("2026-03-01 Next steps"));
+        assert!(!of_notes("2026-03-01 Memory upkeep"));
+        assert!(!of_notes("2026-02-04 概要"));
+    }
+
+    #[test]
+    fn a_section_of_its_own_says_two_things_or_a_long_one() {
+        assert!(substantive(
+            "## 技術メモ\n- X APIは有料化済み\n- Brave Search API設定が必要"
+        ));
+        assert!(!substantive("## 学んだこと\n- なし"));
+        assert!(!substantive("## セッションリセット\n- 実施"));
+        assert!(substantive(&format!("## Note\n{}", "a".repeat(40))));
+        assert!(substantive(
+            "## キャンプ場予約設定変更\n- かっぴーから「満員情報いらんよー」→空きがある日程のみ報告に（既存ルール確認）"
+        ));
+        assert!(!substantive("## 概要\n- 定常運用日。特記事項なし。"));
+    }
+}
