@@ -55,6 +55,16 @@ fn proposed(nx: &Nexus, rep: &sleep::Report, class: &str) -> Vec<String> {
         .collect()
 }
 
+/// The report's line that contains `needle` (every line, should none).
+fn report_line(rep: &sleep::Report, needle: &str) -> String {
+    let lines: Vec<&String> = rep.phases.iter().flat_map(|p| p.lines.iter()).collect();
+    lines
+        .iter()
+        .find(|l| l.contains(needle))
+        .map(|l| l.to_string())
+        .unwrap_or_else(|| panic!("no line says {needle:?}: {lines:?}"))
+}
+
 /// Ada and a few registered predicates of every kind.
 fn schema(nx: &mut Nexus) {
     kip(
@@ -600,13 +610,7 @@ fn concepts_fade_like_links_but_not_people_promises_or_certainties() {
         r#"FIND(?c.metadata.confidence) WHERE { ?c {type: "Event"} FILTER(?c.name == "Chat about harbour jazz") }"#,
     );
     assert_eq!(c, json!([0.8]));
-    let line = rep
-        .phases
-        .iter()
-        .flat_map(|p| p.lines.iter())
-        .find(|l| l.contains("concepts:"))
-        .cloned()
-        .unwrap_or_default();
+    let line = report_line(&rep, "concepts:");
     assert!(
         line.starts_with("Decayed memory strength on 3 concepts"),
         "{line}"

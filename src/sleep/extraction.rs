@@ -941,11 +941,7 @@ fn lesson_heading(text: &str) -> bool {
 /// cue phrases; a decision written as a note's section is no "nothing
 /// durable" either.
 pub fn records_lessons(name: &str, text: &str) -> bool {
-    let body: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
+    let body: Vec<&str> = body_lines(text).collect();
     if body.is_empty() {
         return false;
     }
@@ -1018,12 +1014,14 @@ pub fn describes(name: &str, text: &str) -> bool {
         || ABOUT_STARTS
             .iter()
             .any(|p| h.starts_with(p) && h.len() > p.len());
-    about
-        && text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .any(|l| !says_nothing(l))
+    about && body_lines(text).any(|l| !says_nothing(l))
+}
+
+/// A section's lines below its headings, trimmed, the empty ones left out.
+pub(crate) fn body_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A section Event's heading, lowercased: its name without the day and

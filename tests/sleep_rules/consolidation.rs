@@ -1058,11 +1058,7 @@ fn decisions_lessons_and_sections_about_someone_are_not_nothing_durable() {
             "Archive 2026-10-06 概要 (nothing durable to extract)".to_string(),
         ]
     );
-    let said: Vec<&String> = rep.phases.iter().flat_map(|p| p.lines.iter()).collect();
-    let left = said
-        .iter()
-        .find(|l| l.contains("decisions, lessons or rules"))
-        .unwrap_or_else(|| panic!("{said:?}"));
+    let left = report_line(&rep, "decisions, lessons or rules");
     for name in [
         "2026-10-15 決定事項",
         "2026-10-12 LINEスタンプ制作の教訓",
@@ -1153,11 +1149,7 @@ fn only_routine_sections_of_daily_notes_are_nothing_durable() {
             "Archive 2026-10-07 概要 (nothing durable to extract)".to_string(),
         ]
     );
-    let said: Vec<&String> = rep.phases.iter().flat_map(|p| p.lines.iter()).collect();
-    let left = said
-        .iter()
-        .find(|l| l.contains("no other day's note has"))
-        .unwrap_or_else(|| panic!("{said:?}"));
+    let left = report_line(&rep, "no other day's note has");
     for name in [
         "2026-10-05 技術メモ",
         "2026-10-07 技術メモ",

@@ -476,13 +476,7 @@ fn the_growth_timeline_is_curated_and_a_legacy_growth_log_migrated() {
     assert!(u[0][0].get("expires_at").is_none(), "{u}");
     let m = event_meta(&mut nx, "GrowthMilestone:2026-03-01T09:00:capability_gain");
     assert_eq!(m[0][0]["expires_at"], "2027-11-20T03:00:00Z", "{m}");
-    let line = rep
-        .phases
-        .iter()
-        .flat_map(|p| p.lines.iter())
-        .find(|l| l.starts_with("Growth timeline curated"))
-        .cloned()
-        .unwrap_or_default();
+    let line = report_line(&rep, "Growth timeline curated");
     assert!(
         line.contains("legacy growth_log migrated (3 entries"),
         "{line}"

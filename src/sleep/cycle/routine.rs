@@ -16,7 +16,7 @@
 use super::context::{find, strs};
 use crate::engine::Nexus;
 use crate::kip::KipResult;
-use crate::sleep::extraction::{heading_of, says_nothing};
+use crate::sleep::extraction::{body_lines, heading_of, says_nothing};
 use crate::sleep::views::EventView;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -95,11 +95,7 @@ fn day(name: &str) -> &str {
 /// Whether a section says something of its own (lines that are not
 /// headings and say more than "none").
 fn substantive(text: &str) -> bool {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !says_nothing(l))
-        .collect();
+    let lines: Vec<&str> = body_lines(text).filter(|l| !says_nothing(l)).collect();
     lines.len() >= MIN_LINES || lines.iter().map(|l| l.chars().count()).sum::<usize>() >= MIN_CHARS
 }
 
