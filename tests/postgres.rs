@@ -733,3 +733,182 @@ fn a_nul_in_a_value_is_a_clear_error_and_connection_errors_say_why() {
     assert!(e.message.contains("does not exist"), "{}", e.message);
     assert!(!e.message.contains("hunter2"), "{}", e.message);
 }
+
+/// The body of the function `name` as the first migration that creates it
+/// wrote it (`CREATE FUNCTION name(…) … AS $$ body $$`).
+fn first_body(name: &str) -> String {
+    let head = format!("CREATE FUNCTION {name}(");
+    let text = MIGRATIONS
+        .iter()
+        .map(|m| m.postgres)
+        .find(|t| t.contains(&head))
+        .expect("a migration creates it");
+    let from = text.find(&head).expect("head");
+    let body = &text[from..];
+    let open = body.find("AS $$").expect("body") + 5;
+    let close = body[open..].find("$$;").expect("end") + open;
+    body[open..close].to_string()
+}
+
+#[test]
+fn the_search_documents_text_is_the_same_from_the_compiled_functions() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "t_fold");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    // the functions as the migrations first wrote them, beside the ones
+    // the memory now has
+    c.batch_execute(&format!(
+        "CREATE FUNCTION pg_temp.old_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ {} $$;
+         CREATE FUNCTION pg_temp.old_rest(a jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$ {} $$;",
+        first_body("somnus_fold"),
+        first_body("somnus_rest")
+    ))
+    .expect("the old functions");
+    // every letter the fold maps and the ones just past its ranges, ASCII
+    // with and without a slash, other scripts, marks alone, empty, NULL
+    let mapped: String = (0xC0u32..=0x24F)
+        .chain(0x300..=0x36F)
+        .chain(0x1E00..=0x1EFF)
+        .filter_map(char::from_u32)
+        .collect();
+    let mut texts: Vec<Option<String>> = vec![
+        None,
+        Some(String::new()),
+        Some("Europe/Madrid".into()),
+        Some("plain ascii, no slash".into()),
+        Some("Lavapiés / Malasaña".into()),
+        Some("東京/大阪 の メモ".into()),
+        Some("Москва/Питер".into()),
+        Some("Ελληνικά".into()),
+        Some("e\u{301}\u{308}".into()),
+        Some("\u{BF}\u{250}\u{2FF}\u{370}\u{1DFF}\u{1F00}/".into()),
+        Some("🚨 ИНЦИДЕНТ — Ǆemal".into()),
+        Some(mapped.clone()),
+    ];
+    // each letter alone in a word, with no slash beside it: the regular
+    // expression that lets a text through unfolded must see every one
+    let words: Vec<String> = (0xA0u32..0x2000)
+        .filter_map(char::from_u32)
+        .map(|ch| format!("a{ch}b"))
+        .collect();
+    let differ: Vec<String> = c
+        .query(
+            "SELECT t FROM unnest($1::text[]) t WHERE somnus_fold(t) IS DISTINCT FROM pg_temp.old_fold(t)",
+            &[&words],
+        )
+        .expect("every letter")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(differ.is_empty(), "{differ:?}");
+    for t in &texts {
+        let row = c
+            .query_one(
+                "SELECT somnus_fold($1) IS NOT DISTINCT FROM pg_temp.old_fold($1), somnus_fold($1)",
+                &[t],
+            )
+            .expect("fold");
+        assert!(row.get::<_, bool>(0), "{t:?} folds to {:?}", row.get::<_, Option<String>>(1));
+    }
+    for a in [
+        json!({}),
+        json!([1, 2]),
+        json!("text"),
+        json!({"role": "lead", "born": "1815-12-10", "met": "2026-01-02T10:00:00Z"}),
+        json!({"description": "left out", "notes_md": "left out", "team": {"lead": "Ada", "ids": [1, "x-9"]}}),
+        json!({"tags": ["東京", "Lavapiés"], "n": 3, "ok": true, "none": null}),
+    ] {
+        let row = c
+            .query_one(
+                "SELECT somnus_rest($1) IS NOT DISTINCT FROM pg_temp.old_rest($1), somnus_rest($1)",
+                &[&a],
+            )
+            .expect("rest");
+        assert!(row.get::<_, bool>(0), "{a} gives {:?}", row.get::<_, Option<String>>(1));
+    }
+    // the search document of a row written now is the one the old
+    // functions would have made
+    let id = insert_concept(
+        &mut c,
+        "Place",
+        "Malasaña/Madrid",
+        json!({"description": "barrio de Madrid", "aliases": ["Maravillas"], "district": "Centro"}),
+    );
+    let same: bool = c
+        .query_one(
+            "SELECT search = setweight(to_tsvector('simple', pg_temp.old_fold(name)), 'A')
+                || setweight(to_tsvector('simple', pg_temp.old_fold(COALESCE(attributes -> 'aliases', '[]')::text)), 'A')
+                || setweight(to_tsvector('simple', pg_temp.old_fold(COALESCE(attributes ->> 'description', ''))), 'B')
+                || setweight(to_tsvector('simple', pg_temp.old_fold(
+                       COALESCE(attributes ->> 'content_summary', '') || ' ' || COALESCE(attributes ->> 'summary', '') || ' '
+                       || COALESCE(attributes ->> 'title', '') || ' ' || COALESCE(attributes ->> 'content', ''))), 'C')
+                || setweight(to_tsvector('simple', pg_temp.old_fold(pg_temp.old_rest(attributes))), 'D')
+             FROM concepts WHERE id = $1",
+            &[&id],
+        )
+        .expect("document")
+        .get(0);
+    assert!(same);
+}
+
+#[test]
+fn the_triggers_find_the_memory_from_a_session_on_another_search_path() {
+    let Some(url) = server() else { return };
+    let m = Memory::new(&url, "t_path");
+    let mut c = m.loc.connect().expect("connect");
+    pg::migrate(&mut c, &m.loc).expect("migrate");
+    let schema = format!("\"{}\"", m.loc.schema());
+    // no trigger switches the session's path at each row any more
+    let set: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = $1 AND p.proconfig IS NOT NULL",
+            &[&m.loc.schema()],
+        )
+        .expect("proconfig")
+        .get(0);
+    assert_eq!(set, 0);
+    let id = insert_concept(&mut c, "Person", "Ada", json!({"role": "engineer"}));
+    // a session whose path does not hold the memory: the audit, the
+    // re-embed queue and the change counter still find their tables
+    c.batch_execute("SET search_path TO public").expect("path");
+    let mut tx = c.transaction().expect("tx");
+    tx.execute(
+        "SELECT set_config('somnus.audit_entry', '9', true), set_config('somnus.audit_first_id', '0', true)",
+        &[],
+    )
+    .expect("entry");
+    tx.execute(
+        &format!("UPDATE {schema}.concepts SET attributes = $1, version = version + 1 WHERE id = $2"),
+        &[&json!({"role": "lead"}), &id],
+    )
+    .expect("update");
+    tx.execute(
+        &format!("INSERT INTO {schema}.audit_log(at, actor, trigger_name, command, kind) VALUES ($1, 'agent', 'test', 'x', 'UPSERT')"),
+        &[&NOW],
+    )
+    .expect("an entry");
+    tx.commit().expect("commit");
+    let (op, after): (String, String) = {
+        let r = c
+            .query_one(
+                &format!("SELECT op, after FROM {schema}.audit_changes WHERE entry = 9 AND element = $1"),
+                &[&id],
+            )
+            .expect("the change");
+        (r.get(0), r.get(1))
+    };
+    assert_eq!(op, "update");
+    assert!(after.contains("lead"), "{after}");
+    let queued: i64 = c
+        .query_one(&format!("SELECT count(*) FROM {schema}.embed_queue WHERE id = $1"), &[&id])
+        .expect("queue")
+        .get(0);
+    assert_eq!(queued, 1);
+    let counted: i64 = c
+        .query_one(&format!("SELECT count(*) FROM {schema}.changes"), &[])
+        .expect("changes")
+        .get(0);
+    assert!(counted >= 1);
+}

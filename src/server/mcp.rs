@@ -184,7 +184,7 @@ impl ServerHandler for KipMcp {
                 .write(move |nx| super::gate::stage(nx, &req, &caller).to_json())
                 .await
         } else {
-            let read_only = super::is_read_only(&req);
+            let read_only = self.pool.separates_reads() && super::is_read_only(&req);
             let run = move |nx: &mut crate::Nexus| {
                 let (r, served) = super::answer(nx, &req, logging);
                 (r.to_json(), served)

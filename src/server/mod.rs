@@ -246,7 +246,7 @@ async fn kip(
     let out = if gate::stages(&req, &id) {
         s.pool.write(move |nx| gate::stage(nx, &req, &id)).await
     } else {
-        let read_only = is_read_only(&req);
+        let read_only = s.pool.separates_reads() && is_read_only(&req);
         let run = move |nx: &mut Nexus| answer(nx, &req, logging);
         let answered = if read_only {
             s.pool.read(run).await

@@ -76,6 +76,13 @@ impl Pool {
         self.any(f).await
     }
 
+    /// Whether reads go elsewhere than writes (SQLite with readers): only
+    /// then is it worth parsing a request to know whether it only reads.
+    /// On PostgreSQL every connection writes, and both go to the next idle.
+    pub fn separates_reads(&self) -> bool {
+        self.writer.is_some() && self.readers > 0
+    }
+
     /// Runs `f` on an idle connection of the shared set.
     async fn any<T: Send + 'static>(
         &self,

@@ -411,7 +411,7 @@ fn migrate_in(c: &mut impl Admin, loc: &Location) -> KipResult<bool> {
         ));
     }
     for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        c.batch_execute(m.postgres)
+        c.batch_execute(&m.postgres.replace("@schema@", &ident(&schema)))
             .map_err(|e| pg_error(&format!("migration {}", i + 1), &e))?;
     }
     if found < latest {
