@@ -809,7 +809,11 @@ fn the_search_documents_text_is_the_same_from_the_compiled_functions() {
                 &[t],
             )
             .expect("fold");
-        assert!(row.get::<_, bool>(0), "{t:?} folds to {:?}", row.get::<_, Option<String>>(1));
+        assert!(
+            row.get::<_, bool>(0),
+            "{t:?} folds to {:?}",
+            row.get::<_, Option<String>>(1)
+        );
     }
     for a in [
         json!({}),
@@ -825,7 +829,11 @@ fn the_search_documents_text_is_the_same_from_the_compiled_functions() {
                 &[&a],
             )
             .expect("rest");
-        assert!(row.get::<_, bool>(0), "{a} gives {:?}", row.get::<_, Option<String>>(1));
+        assert!(
+            row.get::<_, bool>(0),
+            "{a} gives {:?}",
+            row.get::<_, Option<String>>(1)
+        );
     }
     // the search document of a row written now is the one the old
     // functions would have made
@@ -880,7 +888,9 @@ fn the_triggers_find_the_memory_from_a_session_on_another_search_path() {
     )
     .expect("entry");
     tx.execute(
-        &format!("UPDATE {schema}.concepts SET attributes = $1, version = version + 1 WHERE id = $2"),
+        &format!(
+            "UPDATE {schema}.concepts SET attributes = $1, version = version + 1 WHERE id = $2"
+        ),
         &[&json!({"role": "lead"}), &id],
     )
     .expect("update");
@@ -893,7 +903,9 @@ fn the_triggers_find_the_memory_from_a_session_on_another_search_path() {
     let (op, after): (String, String) = {
         let r = c
             .query_one(
-                &format!("SELECT op, after FROM {schema}.audit_changes WHERE entry = 9 AND element = $1"),
+                &format!(
+                    "SELECT op, after FROM {schema}.audit_changes WHERE entry = 9 AND element = $1"
+                ),
                 &[&id],
             )
             .expect("the change");
@@ -902,7 +914,10 @@ fn the_triggers_find_the_memory_from_a_session_on_another_search_path() {
     assert_eq!(op, "update");
     assert!(after.contains("lead"), "{after}");
     let queued: i64 = c
-        .query_one(&format!("SELECT count(*) FROM {schema}.embed_queue WHERE id = $1"), &[&id])
+        .query_one(
+            &format!("SELECT count(*) FROM {schema}.embed_queue WHERE id = $1"),
+            &[&id],
+        )
         .expect("queue")
         .get(0);
     assert_eq!(queued, 1);

@@ -1158,3 +1158,44 @@ fn only_routine_sections_of_daily_notes_are_nothing_durable() {
         assert!(left.contains(name), "{left}");
     }
 }
+
+#[test]
+fn a_project_named_in_its_notes_titles_is_their_domain_not_a_word_of_their_text() {
+    // three notes on one app, each titled "Le Nez — …": both words of the
+    // name are short, and "подбора" (of selecting) is the only longer
+    // word two of their texts share
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (name, text) in [
+        (
+            "2025-02-13 Le Nez — TikTok видео",
+            "Сделали видео для TikTok: алгоритм подбора парфюма по настроению, монтаж в Remotion.",
+        ),
+        (
+            "2026-02-13 Le Nez — iOS приложение Кирилла",
+            "iOS приложение: экран подбора, каталог ароматов, авторизация через Apple.",
+        ),
+        (
+            "2026-02-16 Le Nez — Алгоритм подбора парфюма 🌸",
+            "Новый алгоритм подбора: ноты, сезон, стойкость; веса настроены вручную.",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Le Nez\" for 3 items")),
+        "{domains:?}"
+    );
+    common::assert_no_new_domain(&domains, &["Подбора", "Алгоритм"], false);
+}

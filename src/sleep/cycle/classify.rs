@@ -447,6 +447,26 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             }
             add(stem, w, i);
         }
+        // what a title names before its dash or colon ("Le Nez — TikTok
+        // видео", "Timly HR - Package System") is its subject: a name of
+        // several words is a theme as a whole (its words alone may be too
+        // short to be one, or say something else)
+        // (not when it names the kind of record the item is: "Security
+        // Event — 4:00 AM" is about security)
+        if let Some(head) = title_head(&it.name) {
+            let key = head.to_lowercase();
+            let words = similarity::segment::words(&head);
+            if !words.iter().any(|w| personal.contains(w))
+                && !head.split_whitespace().any(|w| {
+                    RECORD_WORDS.contains(&w.to_lowercase().as_str())
+                        || similarity::stem_whole(w).is_some_and(|st| kind.contains(&st))
+                })
+                && !domain_text.iter().any(|d| d.to_lowercase().contains(&key))
+                && !theme_stems(&head).iter().all(|st| covered.contains(st))
+            {
+                add(format!("head:{key}"), head, i);
+            }
+        }
     }
     // a word most of the items say ("step" in a log of "approved next
     // step: …") is what the memory is, not a part of it: no topic
@@ -478,9 +498,14 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .iter()
         .map(|it| theme_stems(&own_name(&it.name)))
         .collect();
-    let carries = |key: &str, i: usize| match key.strip_prefix("cjk:") {
-        Some(w) => own_name(&left[i].name).contains(w),
-        None => name_stems[i].contains(key),
+    let carries = |key: &str, i: usize| {
+        if let Some(w) = key.strip_prefix("cjk:") {
+            own_name(&left[i].name).contains(w)
+        } else if let Some(h) = key.strip_prefix("head:") {
+            title_head(&left[i].name).is_some_and(|t| t.to_lowercase() == h)
+        } else {
+            name_stems[i].contains(key)
+        }
     };
     let named = |key: &str, items: &[usize]| {
         let n = items.iter().filter(|&&i| carries(key, i)).count();
@@ -691,6 +716,53 @@ fn theme_text(it: &ItemView) -> String {
 
 /// An item's own name: a part of a block is named `Block › Part` (by the
 /// import), and only the part is its own.
+/// The subject a title names before its dash or colon, if it names one:
+/// "2026-02-16 Le Nez — Алгоритм подбора" is about "Le Nez". The day it
+/// opens with, an emoji, and a remark in parentheses ("Scoutly (Timly HR)
+/// — …") are not part of it; it is two or three words, each opening with
+/// a capital (a name, not the start of a sentence: "Работа по ТЗ: …" is
+/// not), with no digit and none of four letters or more that is never a
+/// theme ("Key Decisions", "Next Steps" are how notes are laid out), and
+/// what follows is not empty.
+fn title_head(name: &str) -> Option<String> {
+    let own = own_name(name);
+    let mut own = own.as_str();
+    // the day or time it opens with
+    while let Some((first, rest)) = own.split_once(' ')
+        && first.chars().any(|c| c.is_ascii_digit())
+        && first
+            .chars()
+            .all(|c| c.is_ascii_digit() || "-:./T".contains(c))
+    {
+        own = rest.trim_start();
+    }
+    let own = own.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let cut = [" — ", " – ", " - ", ": "]
+        .iter()
+        .filter_map(|sep| own.find(sep).map(|i| (i, sep.len())))
+        .min()?;
+    let (head, rest) = (&own[..cut.0], &own[cut.0 + cut.1..]);
+    if !rest.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    let head = match head.find(['(', '（']) {
+        Some(i) => &head[..i],
+        None => head,
+    };
+    let head = head.trim().trim_end_matches(|c: char| !c.is_alphanumeric());
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let named = (2..=3).contains(&words.len())
+        && words
+            .iter()
+            .all(|w| w.chars().next().is_some_and(char::is_uppercase))
+        && !head.chars().any(|c| c.is_ascii_digit())
+        && !words
+            .iter()
+            .any(|w| w.chars().count() >= 4 && topic_words::never_a_theme(w))
+        && !words.iter().all(|w| topic_words::never_a_theme(w));
+    named.then(|| words.join(" "))
+}
+
 fn own_name(name: &str) -> String {
     topic_words::without_dated_remarks(name.rsplit(" › ").next().unwrap_or(name))
 }
@@ -814,9 +886,14 @@ fn routine_home(
         }
         let sharing = texts
             .iter()
-            .filter(|(text, stems)| match key.strip_prefix("cjk:") {
-                Some(_) => text.contains(word),
-                None => stems.contains(key),
+            .filter(|(text, stems)| {
+                if key.starts_with("cjk:") {
+                    text.contains(word)
+                } else if key.starts_with("head:") {
+                    text.to_lowercase().contains(&word.to_lowercase())
+                } else {
+                    stems.contains(key)
+                }
             })
             .count();
         if sharing * 2 >= texts.len() {
@@ -829,6 +906,35 @@ fn routine_home(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_names_its_subject_before_its_dash() {
+        let head = |n: &str| title_head(n);
+        assert_eq!(
+            head("2026-02-16 Le Nez — Алгоритм подбора парфюма 🌸").as_deref(),
+            Some("Le Nez")
+        );
+        assert_eq!(
+            head("2026-02-16 Scoutly (Timly HR) — Баг исправлен ✅"),
+            None,
+            "one word: a word theme"
+        );
+        assert_eq!(
+            head("Timly HR - Package System").as_deref(),
+            Some("Timly HR")
+        );
+        assert_eq!(
+            head("memory/2026-02-10.md › Timly HR — Работа по ТЗ").as_deref(),
+            Some("Timly HR")
+        );
+        // a sentence, a layout heading, nothing after the dash, a number
+        assert_eq!(head("Работа по ТЗ: пакеты"), None);
+        assert_eq!(head("Key Decisions: none"), None);
+        assert_eq!(head("Next Steps — review"), None);
+        assert_eq!(head("Le Nez — ✅"), None);
+        assert_eq!(head("Release 2 Plan — notes"), None);
+        assert_eq!(head("Le Nez iOS app"), None);
+    }
 
     #[test]
     fn a_domain_is_named_as_a_word_not_shouted() {
