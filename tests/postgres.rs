@@ -772,7 +772,7 @@ fn the_search_documents_text_is_the_same_from_the_compiled_functions() {
         .chain(0x1E00..=0x1EFF)
         .filter_map(char::from_u32)
         .collect();
-    let mut texts: Vec<Option<String>> = vec![
+    let texts: Vec<Option<String>> = vec![
         None,
         Some(String::new()),
         Some("Europe/Madrid".into()),
