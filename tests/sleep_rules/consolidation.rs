@@ -1199,3 +1199,50 @@ fn a_project_named_in_its_notes_titles_is_their_domain_not_a_word_of_their_text(
     );
     common::assert_no_new_domain(&domains, &["Подбора", "Алгоритм"], false);
 }
+
+#[test]
+fn a_japanese_action_is_no_theme_however_rare_the_dictionary_finds_it() {
+    // 削除 (delete) and 作成 (create) are what was done in these notes, as
+    // "削除した" and "作成する" say; the Chinese dictionary that segments
+    // them finds both rare, so each looked like a topic of its own
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (name, text) in [
+        (
+            "2026-01-26 削除したもの",
+            "不要になったcronジョブを削除した。古いログファイルも削除。",
+        ),
+        (
+            "2026-01-27 トークン最適化",
+            "プロンプトを短くしてトークンを削減。使わない設定を削除した。",
+        ),
+        (
+            "2026-01-28 クライアント情報の最終調整",
+            "クライアント情報を整理し、重複した項目を削除した。",
+        ),
+        (
+            "2026-01-29 りんちゃんLP作成 🐕",
+            "りんちゃんのLPを作成。ヒーロー画像とボタンを作成した。",
+        ),
+        (
+            "2026-01-30 作成・変更したもの",
+            "バナーを作成した。フォルダ構成を変更。",
+        ),
+        (
+            "2026-01-31 次回作業のメモ",
+            "見積書を作成する。請求書の作成も忘れずに。",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    common::assert_no_new_domain(&domains, &["削除", "作成"], false);
+}

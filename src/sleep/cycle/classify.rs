@@ -395,6 +395,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 && w.chars().all(|c| c.is_alphabetic() || c == '-')
         })
         .collect();
+    // Japanese writes an action as a noun and する ("削除した", "作成する",
+    // "確認済み"): a word some note inflects so is something done, not
+    // what the notes are about (the dictionary, made for Chinese, finds
+    // such Japanese words rare, so they pass as themes)
+    let mut done: HashMap<String, bool> = HashMap::new();
     for (i, it) in left.iter().enumerate() {
         // a person is not about a theme: people are filed by what they
         // are linked to (phase 4), never into a domain named for a word
@@ -411,6 +416,9 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             if personal.contains(&w)
                 || topic_words::never_a_theme(&w)
                 || domain_text.iter().any(|d| d.contains(&w))
+                || *done
+                    .entry(w.clone())
+                    .or_insert_with(|| texts.iter().any(|t| inflected_as_a_verb(t, &w)))
             {
                 continue;
             }
@@ -716,6 +724,22 @@ fn theme_text(it: &ItemView) -> String {
 
 /// An item's own name: a part of a block is named `Block › Part` (by the
 /// import), and only the part is its own.
+/// How Japanese goes on after a noun it uses as a verb: する and its
+/// forms, できる (can be done), 済み (done).
+const VERB_TAILS: [&str; 10] = [
+    "する", "した", "して", "しな", "しま", "しよ", "され", "させ", "でき", "済",
+];
+
+/// Whether `text` writes `word` (a Chinese or Japanese word) as a verb:
+/// followed by one of [`VERB_TAILS`] ("削除したもの", "作成済み").
+fn inflected_as_a_verb(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, m)| {
+        VERB_TAILS
+            .iter()
+            .any(|t| text[i + m.len()..].starts_with(t))
+    })
+}
+
 /// The subject a title names before its dash or colon, if it names one:
 /// "2026-02-16 Le Nez — Алгоритм подбора" is about "Le Nez". The day it
 /// opens with, an emoji, and a remark in parentheses ("Scoutly (Timly HR)
@@ -906,6 +930,16 @@ fn routine_home(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_japanese_noun_followed_by_suru_is_an_action() {
+        assert!(inflected_as_a_verb("不要なファイルを削除したもの", "削除"));
+        assert!(inflected_as_a_verb("LPを作成する", "作成"));
+        assert!(inflected_as_a_verb("設定は確認済み", "確認"));
+        assert!(!inflected_as_a_verb("箱根ガラスの森リゾート", "箱根"));
+        assert!(!inflected_as_a_verb("顧客として扱う", "顧客"));
+        assert!(!inflected_as_a_verb("心跳检查正常", "心跳"));
+    }
 
     #[test]
     fn a_title_names_its_subject_before_its_dash() {
