@@ -53,23 +53,29 @@ pub enum ProposalsCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Approve all pending items, or --items 1,3; --edit N=FILE replaces item N's commands
+    /// Approve all pending items, or --items 1,3, or --class connection; --edit N=FILE replaces item N's commands
     Approve {
         id: i64,
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', conflicts_with = "class")]
         items: Option<Vec<i64>>,
+        /// Only the pending items of this class (merge, archive, connection, …)
+        #[arg(long)]
+        class: Option<String>,
         #[arg(long)]
         edit: Vec<String>,
         #[arg(long, default_value = "operator")]
         by: String,
     },
-    /// Reject all undecided items, or --items 1,3, with a reason (kept)
+    /// Reject all undecided items, or --items 1,3, or --class connection, with a reason (kept)
     Reject {
         id: i64,
         #[arg(long)]
         reason: String,
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', conflicts_with = "class")]
         items: Option<Vec<i64>>,
+        /// Only the undecided items of this class
+        #[arg(long)]
+        class: Option<String>,
         #[arg(long, default_value = "operator")]
         by: String,
     },

@@ -849,3 +849,106 @@ fn an_edited_item_is_recorded_as_it_was_applied() {
         "{human}"
     );
 }
+
+/// `--class` approves or rejects the items of one class and no other; a
+/// class the proposal has no undecided item of is refused, naming those
+/// it has, and it goes with `--items` in no command.
+#[test]
+fn a_class_of_items_is_approved_or_rejected_at_once() {
+    let db = tmp("by-class").join("memory.db");
+    let mut nx = somnus::Nexus::open(&db).expect("open");
+    for (name, text) in [
+        (
+            "2026-02-13 Le Nez — TikTok видео",
+            "Видео для TikTok, Ана смонтировала.",
+        ),
+        (
+            "2026-02-14 Le Nez — iOS приложение",
+            "Экран каталога; Ана проверила сборку.",
+        ),
+        (
+            "2026-02-16 Le Nez — Алгоритм подбора",
+            "Новый алгоритм подбора ароматов.",
+        ),
+    ] {
+        let cmd = format!(
+            r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+        );
+        assert!(
+            matches!(nx.kip(&cmd), somnus::protocol::Outcome::Ok { .. }),
+            "{cmd}"
+        );
+    }
+    assert!(matches!(
+        nx.kip(r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Ана"} SET ATTRIBUTES { role: "editor" } } }"#),
+        somnus::protocol::Outcome::Ok { .. }
+    ));
+    let items = full_cycle(&mut nx, "2026-11-26T09:00:00Z");
+    drop(nx);
+    let pid = items.first().expect("a proposal").proposal.to_string();
+    let of = |class: &str| items.iter().filter(|i| i.class == class).count();
+    assert_eq!(
+        of("connection"),
+        2,
+        "{:?}",
+        items.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    assert!(of("domain") >= 1);
+    // a class with nothing undecided: refused, nothing changes
+    let (done, said) = run(&db, &["proposals", "approve", &pid, "--class", "merge"]);
+    assert!(!done);
+    assert!(
+        said.contains("no pending item of class `merge`") && said.contains("connection"),
+        "{said}"
+    );
+    let (done, said) = run(
+        &db,
+        &[
+            "proposals",
+            "approve",
+            &pid,
+            "--class",
+            "connection",
+            "--items",
+            "1",
+        ],
+    );
+    assert!(!done, "{said}");
+    ok(&somnus(
+        &db,
+        &["proposals", "approve", &pid, "--class", "connection"],
+    ));
+    ok(&somnus(
+        &db,
+        &[
+            "proposals",
+            "reject",
+            &pid,
+            "--class",
+            "domain",
+            "--reason",
+            "not a domain",
+        ],
+    ));
+    let out = somnus(&db, &["proposals", "show", &pid, "--json"]);
+    ok(&out);
+    let p: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for it in p["items"].as_array().expect("items") {
+        let want = match it["class"].as_str() {
+            Some("connection") => "applied",
+            Some("domain") => "rejected",
+            _ => "pending",
+        };
+        assert_eq!(it["status"], want, "{it}");
+    }
+    let out = somnus(
+        &db,
+        &[
+            "kip",
+            r#"FIND(COUNT(?e)) WHERE { (?e, "mentions", {type: "Person", name: "Ана"}) }"#,
+        ],
+    );
+    ok(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["result"], json!(2), "{v}");
+}

@@ -386,9 +386,14 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
         ProposalsCmd::Approve {
             id,
             items,
+            class,
             edit,
             by,
         } => {
+            let items = match of_class(nx, id, items, class.as_deref(), &["pending"]) {
+                Ok(i) => i,
+                Err(e) => return fail(e),
+            };
             let mut edits = BTreeMap::new();
             for e in edit {
                 let (n, file) = e
@@ -449,8 +454,11 @@ pub fn proposals(nx: &mut Nexus, what: ProposalsCmd) -> Result<i32> {
             id,
             reason,
             items,
+            class,
             by,
-        } => match proposals::reject(nx, id, items.as_deref(), &reason, &by) {
+        } => match of_class(nx, id, items, class.as_deref(), &["pending", "stale"])
+            .and_then(|items| proposals::reject(nx, id, items.as_deref(), &reason, &by))
+        {
             Ok(n) => {
                 crate::say!(
                     "rejected {n} item{} of proposal #{id}; the graph is unchanged",
@@ -606,4 +614,48 @@ pub fn why(nx: &Nexus, element: &str, json_out: bool) -> Result<i32> {
         crate::say!("{l}");
     }
     Ok(0)
+}
+
+/// The items `--class` names: those of the proposal in that class and in
+/// one of `statuses` (`--items` as given when no class is). A class the
+/// proposal has no such item of is an error naming the classes it has.
+fn of_class(
+    nx: &Nexus,
+    id: i64,
+    items: Option<Vec<i64>>,
+    class: Option<&str>,
+    statuses: &[&str],
+) -> Result<Option<Vec<i64>>, crate::kip::KipError> {
+    let Some(class) = class else {
+        return Ok(items);
+    };
+    let all = proposals::items(nx, id)?;
+    let chosen: Vec<i64> = all
+        .iter()
+        .filter(|i| i.class == class && statuses.contains(&i.status.as_str()))
+        .map(|i| i.seq)
+        .collect();
+    if chosen.is_empty() {
+        let mut classes: Vec<&str> = all
+            .iter()
+            .filter(|i| statuses.contains(&i.status.as_str()))
+            .map(|i| i.class.as_str())
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        return Err(crate::kip::KipError::new(
+            crate::kip::ErrorCode::NotFound,
+            format!(
+                "proposal #{id} has no {} item of class `{class}`; its {} items are of: {}",
+                statuses.join(" or "),
+                statuses.join(" or "),
+                if classes.is_empty() {
+                    "none".to_string()
+                } else {
+                    classes.join(", ")
+                }
+            ),
+        ));
+    }
+    Ok(Some(chosen))
 }
