@@ -871,13 +871,7 @@ fn a_class_of_items_is_approved_or_rejected_at_once() {
             "Новый алгоритм подбора ароматов.",
         ),
     ] {
-        let cmd = format!(
-            r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-        );
-        assert!(
-            matches!(nx.kip(&cmd), somnus::protocol::Outcome::Ok { .. }),
-            "{cmd}"
-        );
+        note_in(&mut nx, name, text, "Unsorted");
     }
     assert!(matches!(
         nx.kip(r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Ана"} SET ATTRIBUTES { role: "editor" } } }"#),

@@ -187,3 +187,18 @@ pub fn assert_no_new_domain(domains: &[String], names: &[&str], whole: bool) {
         );
     }
 }
+
+/// Writes a note Event (`event_class: "Note"`, its text as the summary,
+/// 2026-11-19) filed in `domain`, the way the domain rules' tests lay out
+/// a memory's notes; the name and text go as parameters, quotes and all.
+pub fn note_in(nx: &mut somnus::Nexus, name: &str, text: &str, domain: &str) {
+    let out = nx.kip_with(
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: :name} SET ATTRIBUTES { event_class: "Note", content_summary: :text, start_time: "2026-11-19T10:00:00Z" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: :domain}) } } }"#,
+        json!({"name": name, "text": text, "domain": domain}),
+    );
+    assert!(
+        matches!(out, somnus::protocol::Outcome::Ok { .. }),
+        "{name}: {}",
+        out.to_json()
+    );
+}

@@ -451,18 +451,10 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
             "Rewrote SOUL.md after the talk; still at Context-Graph.",
         ),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        common::note_in(&mut nx, name, text, "Unsorted");
     }
     let rep = cycle(&mut nx);
-    let domains: Vec<String> = proposed(&nx, &rep, "domain")
-        .into_iter()
-        .filter(|t| t.starts_with("New domain"))
-        .collect();
+    let domains = new_domains(&nx, &rep);
     common::assert_no_new_domain(
         &domains,
         &[
@@ -498,14 +490,7 @@ fn a_new_domain_is_named_by_a_theme_the_text_shares_never_by_scaffolding() {
 #[test]
 fn notes_are_filed_by_what_they_are_about_never_by_a_passing_mention_or_a_date() {
     let mut nx = Nexus::open_in_memory().expect("memory");
-    let event = |nx: &mut Nexus, name: &str, text: &str, domain: &str| {
-        kip(
-            nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "{domain}"}}) }} }} }}"#
-            ),
-        );
-    };
+    let event = common::note_in;
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Heartbeat"} SET ATTRIBUTES { description: "heartbeat checks", status: "active" } } }"#,
@@ -617,10 +602,7 @@ fn chinese_themes_are_segmented_words_that_say_something_and_one_routine_is_one_
         );
     }
     let rep = cycle(&mut nx);
-    let domains: Vec<String> = proposed(&nx, &rep, "domain")
-        .into_iter()
-        .filter(|t| t.starts_with("New domain"))
-        .collect();
+    let domains = new_domains(&nx, &rep);
     common::assert_no_new_domain(
         &domains,
         &["工作", "测试", "Sayelf", "SAYELF", "检查"],
@@ -1179,18 +1161,10 @@ fn a_project_named_in_its_notes_titles_is_their_domain_not_a_word_of_their_text(
             "Новый алгоритм подбора: ноты, сезон, стойкость; веса настроены вручную.",
         ),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        common::note_in(&mut nx, name, text, "Unsorted");
     }
     let rep = cycle(&mut nx);
-    let domains: Vec<String> = proposed(&nx, &rep, "domain")
-        .into_iter()
-        .filter(|t| t.starts_with("New domain"))
-        .collect();
+    let domains = new_domains(&nx, &rep);
     assert!(
         domains
             .iter()
@@ -1232,17 +1206,17 @@ fn a_japanese_action_is_no_theme_however_rare_the_dictionary_finds_it() {
             "見積書を作成する。請求書の作成も忘れずに。",
         ),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?e {{ {{type: "Event", name: "{name}"}} SET ATTRIBUTES {{ event_class: "Note", content_summary: "{text}", start_time: "2026-11-19T10:00:00Z" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        common::note_in(&mut nx, name, text, "Unsorted");
     }
     let rep = cycle(&mut nx);
-    let domains: Vec<String> = proposed(&nx, &rep, "domain")
+    let domains = new_domains(&nx, &rep);
+    common::assert_no_new_domain(&domains, &["削除", "作成"], false);
+}
+
+/// The titles of the new domains a cycle proposed.
+fn new_domains(nx: &Nexus, rep: &somnus::sleep::Report) -> Vec<String> {
+    proposed(nx, rep, "domain")
         .into_iter()
         .filter(|t| t.starts_with("New domain"))
-        .collect();
-    common::assert_no_new_domain(&domains, &["削除", "作成"], false);
+        .collect()
 }

@@ -399,6 +399,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // "確認済み"): a word some note inflects so is something done, not
     // what the notes are about (the dictionary, made for Chinese, finds
     // such Japanese words rare, so they pass as themes)
+    // (only texts with hiragana can: a Chinese memory reads none again)
+    let kana: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.chars().any(|c| ('\u{3041}'..='\u{309F}').contains(&c)))
+        .collect();
     let mut done: HashMap<String, bool> = HashMap::new();
     for (i, it) in left.iter().enumerate() {
         // a person is not about a theme: people are filed by what they
@@ -418,7 +423,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || domain_text.iter().any(|d| d.contains(&w))
                 || *done
                     .entry(w.clone())
-                    .or_insert_with(|| texts.iter().any(|t| inflected_as_a_verb(t, &w)))
+                    .or_insert_with(|| kana.iter().any(|t| inflected_as_a_verb(t, &w)))
             {
                 continue;
             }
