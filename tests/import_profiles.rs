@@ -2,7 +2,8 @@
 //! Japanese, Korean and Portuguese give it: a profile kept as a table, a
 //! block titled with the user's name and nothing else, the people a
 //! table lists; and a cycle that links an imported diary's Events to the
-//! people they name, however long ago they happened.
+//! people they name, however long ago they happened; and the times a
+//! daily note's headings give as people write them.
 
 mod common;
 
@@ -201,4 +202,59 @@ fn a_hostile_table_imports_whole() {
     assert!(kept.contains("value 19999"), "{}", kept.len());
     assert!(!said.contains("block `🔗 Pessoas` lists people"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A daily note's headings give their time as people write it: a range
+/// with its part of the day at its end (`1:22-2:16 PM`, `6:10-16 PM`), a
+/// 24-hour time that says PM as well (`13:10 PM`), a remark of the day
+/// after the time (`12:10 AM (April 4)`). Each Event starts when its
+/// section did and is named for what it is about, no piece of a time left
+/// in its name.
+#[test]
+fn a_daily_notes_time_ranges_give_each_section_its_start() {
+    let dir = tmp("heading-times");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "memory/2026-03-16.md",
+        "# 2026-03-16\n\n## 1:22-2:16 PM - Roles Filter Fix & Railway Deploy Issues\n- Fixed the roles filter\n\n## 6:10-16 PM - Railway Success\n- Deploy went green\n\n## 13:10 PM - Auto-save Checkpoint\n- Session status: idle\n\n## 12:10 AM (April 4) - Night Watch\n- Overnight monitoring\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "daily_note") } ORDER BY ?e.attributes.start_time ASC"#,
+    );
+    let got: Vec<(String, String)> = events
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap_or("").to_string(),
+                r[1].as_str()
+                    .unwrap_or("")
+                    .get(..16)
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("2026-03-16 00:10 Night Watch", "2026-03-16T00:10"),
+        ("2026-03-16 13:10 Auto-save Checkpoint", "2026-03-16T13:10"),
+        (
+            "2026-03-16 13:22 Roles Filter Fix & Railway Deploy Issues",
+            "2026-03-16T13:22",
+        ),
+        ("2026-03-16 18:10 Railway Success", "2026-03-16T18:10"),
+    ];
+    assert_eq!(
+        got,
+        want.iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect::<Vec<_>>()
+    );
 }

@@ -2,11 +2,14 @@
 //! small memory, built for it (not the demo). Here decay, archival,
 //! commitments, the core structure and the cycle's own bookkeeping;
 //! `sleep_rules/consolidation.rs` what Events become and where things are
-//! filed; `sleep_rules/learning.rs` the Experience Learning profile.
+//! filed; `sleep_rules/daily_logs.rs` how an agent's own daily logs are
+//! read; `sleep_rules/learning.rs` the Experience Learning profile.
 
 mod common;
 #[path = "sleep_rules/consolidation.rs"]
 mod consolidation;
+#[path = "sleep_rules/daily_logs.rs"]
+mod daily_logs;
 #[path = "sleep_rules/learning.rs"]
 mod learning;
 
@@ -52,6 +55,14 @@ fn proposed(nx: &Nexus, rep: &sleep::Report, class: &str) -> Vec<String> {
         .into_iter()
         .filter(|i| i.class == class)
         .map(|i| i.title)
+        .collect()
+}
+
+/// The titles of the new domains a cycle proposes.
+fn new_domains(nx: &Nexus, rep: &sleep::Report) -> Vec<String> {
+    proposed(nx, rep, "domain")
+        .into_iter()
+        .filter(|t| t.starts_with("New domain"))
         .collect()
 }
 

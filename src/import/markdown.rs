@@ -504,7 +504,7 @@ pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r"(?i)(?:^|[^\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:[^\d:]|$)",
+            r"(?i)(?:^|[^\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*[-–~]\s*(\d{1,2})(?::\d{2})?\s*(am|pm|a\.m\.|p\.m\.))?(?:[^\d:]|$)",
         )
         .expect("the time pattern")
     });
@@ -512,8 +512,27 @@ pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
     let mut hour: u32 = c.get(1)?.as_str().parse().ok()?;
     let min: u32 = c.get(2)?.as_str().parse().ok()?;
     let sec: u32 = c.get(3).and_then(|s| s.as_str().parse().ok()).unwrap_or(0);
-    if let Some(ap) = c.get(4) {
+    // a range says its part of the day once, at its end (`1:22-2:16 PM`
+    // starts at 13:22; `11:40-12:10 PM` at 11:40 in the morning; the
+    // end's minutes may go unsaid, `6:10-16 PM`)
+    let ap = c.get(4).or_else(|| {
+        let end: u32 = c.get(5)?.as_str().parse().ok()?;
+        let end_pm = c.get(6)?.as_str().to_ascii_lowercase().starts_with('p');
+        // (`6:10-16 PM`: the end's hour is its minutes)
+        let end = if c.get(0)?.as_str().contains(&format!("{end}:")) || end <= 12 {
+            end
+        } else {
+            hour
+        };
+        let same_half = !(end_pm && end == 12 && hour < 12) && !(end_pm && hour > end && hour < 12);
+        if same_half { c.get(6) } else { None }
+    });
+    if let Some(ap) = ap {
         let pm = ap.as_str().to_ascii_lowercase().starts_with('p');
+        // (`13:10 PM`: a 24-hour time that says PM as well)
+        if hour > 12 && hour < 24 && pm {
+            return chrono::NaiveTime::from_hms_opt(hour, min, sec);
+        }
         if hour == 0 || hour > 12 {
             return None;
         }
@@ -547,7 +566,7 @@ pub fn without_file_name(t: &str) -> String {
 pub fn strip_time(h: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?\W*")
+        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*[-–~]\s*\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?)?[^\w(（]*(?:[(（][^)）]*\d[^)）]*[)）][^\w(（]*)?")
             .expect("the time prefix")
     });
     let led = re.is_match(h);
@@ -822,6 +841,21 @@ mod tests {
         assert_eq!(t("05:23 心跳检查").as_deref(), Some("05:23"));
         assert_eq!(t("[21:40] Deploy").as_deref(), Some("21:40"));
         assert_eq!(t("12:05 PM lunch").as_deref(), Some("12:05"));
+        // a range's part of the day is said at its end
+        assert_eq!(
+            t("1:22-2:16 PM - Roles Filter Fix").as_deref(),
+            Some("13:22")
+        );
+        assert_eq!(t("6:10-16 PM - Railway Success").as_deref(), Some("18:10"));
+        assert_eq!(t("12:26-28 PM - Obsidian Note").as_deref(), Some("12:26"));
+        assert_eq!(t("11:40-12:10 PM - Standup").as_deref(), Some("11:40"));
+        assert_eq!(t("10:00-11:00 Meeting").as_deref(), Some("10:00"));
+        // a 24-hour time that says PM as well
+        assert_eq!(t("13:10 PM - Auto-save").as_deref(), Some("13:10"));
+        assert_eq!(
+            t("12:10 AM (April 4) - Night Watch").as_deref(),
+            Some("00:10")
+        );
         assert_eq!(t("TODO"), None);
         assert_eq!(t("Version 2026-02-11"), None);
         let (d, topic) = dated_name("2026-02-11-nanobankr-architecture").expect("dated");

@@ -370,6 +370,10 @@ fn cue_before(clause: &str) -> Option<(&'static str, &'static str, String)> {
 /// Words that end the knowledge a cue states: a reason or a condition
 /// is context, not the knowledge.
 const CLAUSE_ENDS: &[&str] = &[
+    // (a dash opens a remark: "Always ask before push/merge — added to
+    // USER.md")
+    " — ",
+    " – ",
     " because ",
     " since ",
     " but ",
@@ -451,6 +455,71 @@ fn only_deixis(words: &[&str]) -> bool {
 /// An extracted statement is at most this many words.
 pub const EXTRACTION_MAX_WORDS: usize = 8;
 
+/// A text's clauses: cut at a line's end and at the marks that end a
+/// sentence or a clause, in every script; a full stop ends a sentence only
+/// before a space or the text's end, so that a file (`USER.md`), a domain
+/// (`noma.dk`) or a number (`3.5`) stays whole.
+fn clauses(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends = match c {
+            ';' | '!' | '?' | '\n' | '。' | '；' | '！' | '？' | '，' => true,
+            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            out.push(&text[from..i]);
+            from = i + c.len_utf8();
+        }
+    }
+    out.push(&text[from..]);
+    out
+}
+
+/// Words that deny the cue right after them ("hasn't decided yet", "not
+/// decided"): what follows is no knowledge.
+const NEGATIONS: &[&str] = &[
+    "not", "never", "no", "nicht", "nie", "non", "não", "nao", "не",
+];
+
+/// Whether the words before a cue (`before`, lower case) end with a
+/// negation of it.
+fn negated(before: &str) -> bool {
+    let mut words = before.split_whitespace().rev();
+    let Some(last) = words.next() else {
+        return false;
+    };
+    // ("has not yet decided", "hasn't already…")
+    let last = match last {
+        "yet" | "already" | "really" | "even" => words.next().unwrap_or(""),
+        w => w,
+    };
+    NEGATIONS.contains(&last) || last.ends_with("n't") || last.ends_with("n’t")
+}
+
+/// Whether a subject-less statement says what something does, not what to
+/// do: its verb is in the third person ("Never auto-applies — always
+/// presents for admin approval", of a module under its heading), where an
+/// instruction's is not ("Never apply …"). English only: its third person
+/// is read from the word alone.
+fn described(body: &str) -> bool {
+    let Some(first) = body.split_whitespace().next() else {
+        return false;
+    };
+    let verb = first
+        .rsplit('-')
+        .next()
+        .unwrap_or(first)
+        .trim_matches(|c: char| !c.is_alphabetic())
+        .to_lowercase();
+    verb.chars().count() >= 4
+        && verb.is_ascii()
+        && verb.ends_with('s')
+        && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e))
+}
+
 /// The knowledge an Event's summary states outright, by cue phrase.
 pub fn extract(e: &EventView) -> Vec<Extracted> {
     let holder = e
@@ -468,7 +537,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
     // the emphasis a note puts on what it says (`**NUNCA** …`) is no part
     // of it
     let summary = said.replace("**", "").replace("__", "").replace('`', "");
-    for clause in summary.split(['.', ';', '!', '?', '\n', '。', '；', '！', '？', '，']) {
+    for clause in clauses(&summary) {
         if unspaced(clause) {
             let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
                 .or_else(|| cue_before(clause.trim()))
@@ -483,6 +552,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         let Some((cue, kind, at)) = EXTRACTION_CUES.iter().find_map(|(c, k)| {
             lower
                 .find(&format!(" {c} "))
+                .filter(|&i| !negated(&lower[..i + 1]))
                 .map(|i| (*c, *k, i + c.len() + 2))
         }) else {
             if let Some((cue, kind, stated)) = instruction(clause.trim()) {
@@ -557,6 +627,14 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
         if !enough {
             continue;
         }
+        // a statement of what something does is the knowledge of what it
+        // is about (a habit of the user's when the user is who it is
+        // about): not an instruction
+        let kind = if ["never", "always"].contains(cue) && described(body) {
+            "habit"
+        } else {
+            "instruction"
+        };
         // the cue as a word of the sentence, not shouted
         let mut name = cue.to_string();
         if let Some(c) = name.chars().next() {
@@ -567,7 +645,7 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
         } else {
             format!("{name} {body}")
         };
-        return Some((cue, "instruction", name));
+        return Some((cue, kind, name));
     }
     None
 }
@@ -600,7 +678,7 @@ fn push(
             };
             ("Preference", format!("{verb} {stated}"))
         }
-        "instruction" => ("Preference", stated),
+        "instruction" | "habit" => ("Preference", stated),
         _ => {
             let mut n = stated;
             if let Some(c) = n.chars().next() {
@@ -1104,348 +1182,4 @@ pub fn names_the_user(clause: &str, user: &str) -> bool {
 }
 
 #[cfg(test)]
-mod lessons {
-    use super::*;
-
-    #[test]
-    fn a_section_of_decisions_or_lessons_is_kept_unless_it_says_none() {
-        assert!(records_lessons(
-            "2026-02-15 決定事項",
-            "## 決定事項\n- 全てのメッセージで Gemini 3 Flash をデフォルトとする。"
-        ));
-        assert!(records_lessons(
-            "2026-02-12 LINEスタンプ制作の教訓",
-            "- rembg背景切り抜きは写真によっては「生首感」が出る"
-        ));
-        assert!(records_lessons(
-            "2026-02-12 案件管理アプリ壁打ち",
-            "- 楽楽販売の代替Webアプリ\n- **教訓**: 別チャンネルで続きやるなら最初からsessions_sendで文脈送ること"
-        ));
-        assert!(records_lessons(
-            "2026-03-01 Lessons learned",
-            "- Always pin the model version before a demo"
-        ));
-        assert!(!records_lessons(
-            "2026-02-03 学んだこと・決定事項",
-            "## 学んだこと・決定事項\n\nなし（定常運用日）"
-        ));
-        assert!(!records_lessons("2026-03-01 Decisions", "- None"));
-        assert!(!records_lessons(
-            "2026-02-10 筋トレメニュー",
-            "- 火曜: 上半身A\n- 木曜: 下半身B"
-        ));
-        assert!(!records_lessons("2026-03-01 Rules", ""));
-    }
-
-    #[test]
-    fn the_heading_over_a_clause() {
-        let t = "### RWD\n- 子代理重寫\n### 阿杰設計偏好 ⚠️\n- **不喜歡大面積強調色**\n";
-        assert_eq!(
-            heading_over(t, "- 不喜歡大面積強調色"),
-            Some("阿杰設計偏好 ⚠️")
-        );
-        assert_eq!(
-            heading_over(t, "不喜歡大面積強調色"),
-            Some("阿杰設計偏好 ⚠️")
-        );
-        assert_eq!(heading_over(t, "子代理重寫"), Some("RWD"));
-        assert_eq!(heading_over("- a\n- b", "b"), None);
-    }
-
-    #[test]
-    fn open_tasks_and_numbered_labels() {
-        assert!(holds_open_tasks(
-            "## 待辦\n- [ ] 等待娛樂城 Casino API 文件"
-        ));
-        assert!(!holds_open_tasks("- [x] done\n- [ ]"));
-        assert!(states_knowledge("1. **語言**：兩個專案皆使用繁體中文"));
-        assert!(records_lessons(
-            "2026-02-07 開發規範確認",
-            "1. 需求 → 記錄 → 確認 → 開發"
-        ));
-    }
-
-    #[test]
-    fn a_section_about_someone_is_kept() {
-        assert!(describes(
-            "2026-01-25 かっぴーについて",
-            "- ECコンサルの仕事をしている"
-        ));
-        assert!(describes(
-            "2026-02-11 かっぴー情報（追加）",
-            "- Logicool G604 LIGHTSPEED使用"
-        ));
-        assert!(describes(
-            "2026-03-02 09:15 About the landlord",
-            "- Calls on Sundays only"
-        ));
-        assert!(!describes("2026-03-02 About", "- x"));
-        assert!(!describes("2026-03-02 Talked (about) prices", "- x"));
-        assert!(!describes("2026-03-02 情報", "- x"));
-        assert!(!describes("2026-03-02 かっぴーについて", "なし"));
-        assert!(!describes("2026-02-10 筋トレメニュー", "- 火曜: 上半身A"));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(summary: &str) -> EventView {
-        EventView {
-            id: "C:1".into(),
-            name: "e".into(),
-            class: "Conversation".into(),
-            summary: summary.into(),
-            start: "2026-10-01T10:00:00Z".into(),
-            key_concepts: vec![],
-            participants: vec![],
-            salience: None,
-            linked: vec![],
-            domains: vec![],
-            expires_at: None,
-        }
-    }
-
-    fn names(summary: &str) -> Vec<String> {
-        extract(&event(summary))
-            .into_iter()
-            .map(|x| x.name)
-            .collect()
-    }
-
-    #[test]
-    fn a_decision_that_only_says_it_differs_is_not_extracted() {
-        // a real Russian daily note: "не нужен, решили иначе"
-        assert_eq!(
-            names("Fragrantica parser — не нужен, решили иначе"),
-            Vec::<String>::new()
-        );
-        assert_eq!(names("We decided otherwise"), Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_heading_or_an_emoji_states_no_preference() {
-        // a real workspace's section of its user's design preferences
-        assert_eq!(
-            names("### 阿杰設計偏好 ⚠️\n- **不喜歡大面積強調色**"),
-            vec!["Avoids 大面積強調色".to_string()]
-        );
-        assert_eq!(names("### 阿杰設計偏好 ⚠️"), Vec::<String>::new());
-        // a cue quoted as an example
-        assert_eq!(
-            names("- 记忆用陈述式，不用命令式（\"X偏好Y\" vs \"总是做Y\"）"),
-            Vec::<String>::new()
-        );
-        assert_eq!(names("他说「我偏好咖啡」"), Vec::<String>::new());
-        assert_eq!(names("我偏好 ⚠️"), Vec::<String>::new());
-        assert_eq!(
-            names("我偏好深色主题"),
-            vec!["Prefers 深色主题".to_string()]
-        );
-    }
-
-    #[test]
-    fn a_statement_that_only_points_elsewhere_is_not_extracted() {
-        // a real workspace's "Matt loves it 🎉" after a list of what was built
-        assert_eq!(names("Matt loves it 🎉"), Vec::<String>::new());
-        assert_eq!(names("She likes that a lot!"), Vec::<String>::new());
-        assert_eq!(names("Er mag es sehr"), Vec::<String>::new());
-        assert_eq!(names("Matt loves live music 🎉"), ["Prefers live music 🎉"]);
-        assert_eq!(
-            names("Matt loves it when builds are green"),
-            ["Prefers it when builds are green"]
-        );
-    }
-
-    #[test]
-    fn what_a_note_states_is_read_in_each_listed_language() {
-        assert_eq!(
-            names("用户喜欢深色主题，因为晚上看屏幕眼睛累"),
-            ["Prefers 深色主题"]
-        );
-        assert_eq!(names("他不喜欢早上开会。"), ["Avoids 早上开会"]);
-        assert_eq!(
-            names("我们决定下周把数据库迁移到PostgreSQL"),
-            ["下周把数据库迁移到PostgreSQL"]
-        );
-        assert_eq!(names("按计划执行部署"), Vec::<String>::new());
-        // a cue with no one before it, or qualifying a noun, states nothing
-        assert_eq!(names("喜欢的话记得点赞收藏哦～"), Vec::<String>::new());
-        assert_eq!(names("我最喜欢的颜色是蓝色"), Vec::<String>::new());
-        // Japanese and Korean: what is liked or decided comes before
-        assert_eq!(names("野球が好き"), ["Prefers 野球"]);
-        assert_eq!(
-            names("私は辛い食べ物が大好きです。"),
-            ["Prefers 辛い食べ物"]
-        );
-        assert_eq!(names("ユーザーは朝の会議が苦手"), ["Avoids 朝の会議"]);
-        assert_eq!(names("納豆が好きではない"), ["Avoids 納豆"]);
-        assert_eq!(names("来月から毎朝走ることにした"), ["来月から毎朝走る"]);
-        assert_eq!(
-            names("사용자는 매운 음식을 좋아한다"),
-            ["Prefers 매운 음식"]
-        );
-        assert_eq!(names("그는 아침 회의를 싫어한다"), ["Avoids 아침 회의"]);
-        assert_eq!(names("새 서버는 부산으로 결정했다"), ["부산"]);
-        assert_eq!(names("まだ好き"), Vec::<String>::new());
-        assert_eq!(names("来週は東京に行く予定です"), ["東京に行く"]);
-        assert_eq!(names("今日の予定を確認した"), Vec::<String>::new());
-        assert_eq!(
-            names("- 互动：4,346 查看 / 13 喜欢 / 31 书签"),
-            Vec::<String>::new()
-        );
-        assert_eq!(names("团队决定了使用Rust"), ["使用Rust"]);
-        assert_eq!(names("| 需要决定是否 Fork | 待定 |"), Vec::<String>::new());
-        assert_eq!(
-            names("Marie préfère le thé vert parce que le café l'énerve."),
-            ["Prefers le thé vert"]
-        );
-        assert_eq!(
-            names("Jonas mag keinen Kaffee am Abend."),
-            ["Avoids Kaffee am Abend"]
-        );
-        assert_eq!(
-            names("A Lucía le gusta el café solo."),
-            ["Prefers el café solo"]
-        );
-        // English as before, and a German cue word in English text is not one
-        assert_eq!(
-            names("Ada prefers window seats because she sleeps"),
-            ["Prefers window seats"]
-        );
-        assert_eq!(names("The power plant is down again"), Vec::<String>::new());
-        assert_eq!(names("She prefers the red car"), ["Prefers the red car"]);
-        // Portuguese, Italian, Russian
-        assert_eq!(
-            names("Cássio prefere respostas curtas porque lê no celular"),
-            ["Prefers respostas curtas"]
-        );
-        assert_eq!(
-            names("Ele não gosta de reuniões cedo."),
-            ["Avoids reuniões cedo"]
-        );
-        assert_eq!(names("Decidimos usar Tailscale"), ["Usar Tailscale"]);
-        assert_eq!(
-            names("Giulia preferisce il tè verde"),
-            ["Prefers il tè verde"]
-        );
-        assert_eq!(names("Он не любит кофе вечером"), ["Avoids кофе вечером"]);
-        assert_eq!(names("Мария любит это очень"), Vec::<String>::new());
-    }
-
-    #[test]
-    fn who_holds_what_a_clause_states() {
-        assert!(names_the_user(
-            "- ⚠️ Usuário alertou: NUNCA reiniciar",
-            "Cássio"
-        ));
-        assert!(names_the_user(
-            "Cássio prefere respostas curtas",
-            "Cássio Jones"
-        ));
-        assert!(names_the_user("用户不喜欢早上开会", "陈明"));
-        assert!(names_the_user("2026-03-24 强哥核心工作准则", "强哥"));
-        assert!(!names_the_user("强调核心工作准则", "强哥"));
-        assert!(!names_the_user("Never push to main", "Cássio"));
-        assert!(!names_the_user("The users table is big", "Al"));
-    }
-
-    #[test]
-    fn a_note_of_label_lines_states_something_and_a_log_does_not() {
-        assert!(states_knowledge(
-            "- Came online\n- Sprache: Deutsch default\n- Wohnort: Berlin"
-        ));
-        assert!(states_knowledge(
-            "- API-Kostenregel (explizit von Paul): OpenAI API-Key nur für Voice-Memos"
-        ));
-        assert!(states_knowledge("- **E-Mail Setup:** Himalaya + Gmail"));
-        for log in [
-            "- Heartbeat 18:00 checked mail",
-            "- 18:00: ok",
-            "See https://example.org/a",
-            "```\nkey: value of code\n```",
-            "- **Credenciais:** admin / @CiaoMiau2955",
-            "- Status: ok",
-        ] {
-            assert!(!states_knowledge(log), "{log}");
-        }
-    }
-
-    #[test]
-    fn a_user_who_speaks_of_themselves_tells_something() {
-        for told in [
-            "Ja das wird ein Mix. Ich werd Talking Heads machen, gleichzeitig will ich aber auch Videos machen",
-            "ok\n\nI've been running the shop since 2019 and my partner does the books",
-            "我下个月要搬到上海去工作，公司那边已经谈好了",
-            "Je pense que mon équipe a besoin de plus de temps pour le projet",
-        ] {
-            assert!(tells_of_self(told), "{told}");
-        }
-        for reply in [
-            "Ja",
-            "keep going\n\n1\n\nok",
-            "Please restart the gateway and check the logs for errors today",
-            "I agree",
-            "好的，继续",
-        ] {
-            assert!(!tells_of_self(reply), "{reply}");
-        }
-    }
-
-    #[test]
-    fn in_a_conversation_only_the_users_messages_are_read() {
-        let t =
-            "user (08:50): Sprache: Deutsch\nmore of it\n\nassistant: Prefers tea: yes\n\nuser: ok";
-        assert_eq!(users_turns(t), "Sprache: Deutsch\nmore of it\n\nok");
-        // not written as messages: the whole text
-        assert_eq!(users_turns("Prefers tea"), "Prefers tea");
-        let mut e =
-            event("assistant: The user prefers tea.\n\nuser (09:00): I prefer coffee, thanks");
-        e.class = "Conversation".into();
-        assert!(
-            extract(&e).iter().all(|x| !x.name.contains("tea")),
-            "{:?}",
-            extract(&e)
-        );
-    }
-
-    #[test]
-    fn a_standing_instruction_is_kept_in_its_own_words() {
-        // a real Portuguese daily note: the user's warning, in bold
-        assert_eq!(
-            names("- ⚠️ Usuário alertou: **NUNCA reiniciar laptop sem permissão explícita**"),
-            ["Nunca reiniciar laptop sem permissão explícita"]
-        );
-        assert_eq!(
-            names("Never push to main, because CI deploys it"),
-            ["Never push to main"]
-        );
-        assert_eq!(
-            names("1. Always answer in German"),
-            ["Always answer in German"]
-        );
-        assert_eq!(
-            names("Immer auf Deutsch antworten"),
-            ["Immer auf Deutsch antworten"]
-        );
-        assert_eq!(names("永远不要在周末发消息"), ["永远不要在周末发消息"]);
-        // a real Chinese MEMORY.md: the user's rule of work, after what it
-        // is called
-        assert_eq!(
-            names("- **自己完成** = 遇到问题自己想解法，不要反复问、不要卡住就停"),
-            ["不要反复问、不要卡住就停"]
-        );
-        assert_eq!(names("항상 한국어로 답하기"), ["항상 한국어로 답하기"]);
-        // "don't want it any more" is no instruction
-        assert_eq!(names("不要了"), Vec::<String>::new());
-        // inside a sentence, or with nothing after it, it instructs nothing
-        assert_eq!(names("I never said that"), Vec::<String>::new());
-        assert_eq!(names("Always."), Vec::<String>::new());
-        assert_eq!(names("Never it"), Vec::<String>::new());
-        assert_eq!(
-            names("Always check the calendar before you book anything for the whole team"),
-            Vec::<String>::new()
-        );
-    }
-}
+mod tests;

@@ -79,8 +79,10 @@ pub struct Extracted {
     pub ty: String,
     pub name: String,
     pub description: String,
-    /// `preference`, `decision`, `plan` or `instruction` (a standing
-    /// instruction, kept as a Preference).
+    /// `preference`, `decision`, `plan`, `instruction` (a standing
+    /// instruction, kept as a Preference) or `habit` (what someone or
+    /// something always or never does, said without a subject: a
+    /// Preference when it is said of the user).
     pub kind: String,
     /// The cue phrase, as written.
     pub cue: String,

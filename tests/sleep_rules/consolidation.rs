@@ -1212,11 +1212,3 @@ fn a_japanese_action_is_no_theme_however_rare_the_dictionary_finds_it() {
     let domains = new_domains(&nx, &rep);
     common::assert_no_new_domain(&domains, &["削除", "作成"], false);
 }
-
-/// The titles of the new domains a cycle proposed.
-fn new_domains(nx: &Nexus, rep: &somnus::sleep::Report) -> Vec<String> {
-    proposed(nx, rep, "domain")
-        .into_iter()
-        .filter(|t| t.starts_with("New domain"))
-        .collect()
-}

@@ -764,6 +764,24 @@ mod tests {
             "Session — The Core Vision"
         );
         assert_eq!(strip_time("05:23 心跳检查"), "心跳检查");
+        // a range and its part of the day; a remark of the day after it
+        assert_eq!(
+            strip_time("1:22-2:16 PM - Roles Filter Fix & Railway Deploy Issues"),
+            "Roles Filter Fix & Railway Deploy Issues"
+        );
+        assert_eq!(
+            strip_time("6:10-16 PM - Railway Success"),
+            "Railway Success"
+        );
+        assert_eq!(
+            strip_time("13:10 PM - Auto-save Checkpoint"),
+            "Auto-save Checkpoint"
+        );
+        assert_eq!(
+            strip_time("12:10 AM (April 4) - Night Watch"),
+            "Night Watch"
+        );
+        assert_eq!(strip_time("9:00 (Standup) notes"), "(Standup) notes");
         assert_eq!(strip_time("TODO"), "TODO");
         assert_eq!(
             strip_time("【23:14 · GEO 工具开源项目】[重要事件]"),

@@ -633,6 +633,18 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         if items.len() < NEW_DOMAIN_MIN_ITEMS {
             continue;
         }
+        // a name is written as its items write it: "Llorona" is "La
+        // Llorona" in every note
+        let word = if key.contains(':') {
+            word
+        } else {
+            let of = |i: usize| [left[i].name.as_str(), left[i].text.as_str()];
+            written_whole(
+                &word,
+                items.iter().flat_map(|&i| of(i)),
+                (0..left.len()).flat_map(of),
+            )
+        };
         let domain = domain_name(&word);
         let members: Vec<&ItemView> = items.iter().map(|&i| &left[i]).collect();
         let mut commands = vec![
@@ -792,6 +804,73 @@ fn title_head(name: &str) -> Option<String> {
     named.then(|| words.join(" "))
 }
 
+/// A name as its texts write it whole: the capitalised word that comes
+/// before it in four of five places or more ("La Llorona", "Claude Code"),
+/// at least twice, and is itself written before it at least every other
+/// time, is part of it ("Agent" of "Market Research Agent Paper
+/// validation", said of many other things, is not).
+/// (`texts` are its items', `all` every text of the memory that was read.)
+fn written_whole<'a>(
+    word: &str,
+    texts: impl Iterator<Item = &'a str>,
+    all: impl Iterator<Item = &'a str>,
+) -> String {
+    if !word.chars().next().is_some_and(char::is_uppercase) {
+        return word.to_string();
+    }
+    let split = |text: &'a str| -> Vec<&'a str> {
+        text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+            .collect()
+    };
+    let mut before: HashMap<&str, usize> = HashMap::new();
+    let mut total = 0;
+    for text in texts {
+        let words = split(text);
+        for (i, w) in words.iter().enumerate() {
+            if *w != word {
+                continue;
+            }
+            total += 1;
+            // (the word right before, with nothing but a space between:
+            // an empty piece is a mark)
+            if let Some(p) = i.checked_sub(1).map(|j| words[j])
+                && !p.is_empty()
+                && text.contains(&format!("{p} {word}"))
+            {
+                *before.entry(p).or_default() += 1;
+            }
+        }
+    }
+    let Some((p, n)) = before.into_iter().max_by_key(|(p, n)| (*n, *p)) else {
+        return word.to_string();
+    };
+    if n < 2
+        || n * 5 < total * 4
+        || !p.chars().next().is_some_and(char::is_uppercase)
+        || !p.chars().all(char::is_alphabetic)
+    {
+        return word.to_string();
+    }
+    // how often the memory writes it, and how often before the word
+    let (mut alone, mut paired) = (0, 0);
+    for text in all {
+        let words = split(text);
+        for (i, w) in words.iter().enumerate() {
+            if *w == p {
+                alone += 1;
+                if words.get(i + 1) == Some(&word) {
+                    paired += 1;
+                }
+            }
+        }
+    }
+    if paired * 2 >= alone {
+        format!("{p} {word}")
+    } else {
+        word.to_string()
+    }
+}
+
 fn own_name(name: &str) -> String {
     topic_words::without_dated_remarks(name.rsplit(" › ").next().unwrap_or(name))
 }
@@ -944,6 +1023,27 @@ mod tests {
         assert!(!inflected_as_a_verb("箱根ガラスの森リゾート", "箱根"));
         assert!(!inflected_as_a_verb("顧客として扱う", "顧客"));
         assert!(!inflected_as_a_verb("心跳检查正常", "心跳"));
+    }
+
+    #[test]
+    fn a_name_is_written_whole_when_its_texts_always_do() {
+        let notes = [
+            "Synced La Llorona.",
+            "La Llorona sync failed; La Llorona retried",
+            "Market Research Agent Paper validation; Agent Paper run",
+        ];
+        let all = [
+            notes[0],
+            notes[1],
+            notes[2],
+            "Agent rules, Agent profile, Agent source, Agent handoff",
+        ];
+        let whole = |w: &str| written_whole(w, notes.iter().copied(), all.iter().copied());
+        assert_eq!(whole("Llorona"), "La Llorona");
+        // "Agent" is said of many other things
+        assert_eq!(whole("Paper"), "Paper");
+        assert_eq!(whole("sync"), "sync");
+        assert_eq!(whole("Research"), "Research");
     }
 
     #[test]

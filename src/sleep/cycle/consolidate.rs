@@ -118,8 +118,13 @@ pub(super) fn consolidation_drafts(
                 "Conversation" => crate::sleep::extraction::users_turns(&e.summary),
                 _ => e.summary.clone(),
             };
+            // (a log's regular entry, `Auto-save Checkpoint` written every
+            // half hour, states the moment's state in such lines:
+            // `Session status: Idle`)
+            let mut regular = None;
             if !transient && cx.reasoner.name() == "heuristic" {
-                if crate::sleep::extraction::states_knowledge(&said) {
+                regular = headings.routine(nx, e)?;
+                if crate::sleep::extraction::states_knowledge(&said) && regular.is_none() {
                     unread.push(e.name.clone());
                     continue;
                 }
@@ -175,8 +180,14 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                 )
             } else {
                 format!(
-                    "{}; archived and kept whole (its text is held nowhere else, so no TTL)",
-                    g.rationale
+                    "{}{}; archived and kept whole (its text is held nowhere else, so no TTL)",
+                    g.rationale,
+                    regular.map_or(String::new(), |s| format!(
+                        "; its heading is a log's regular entry, written {} times on {} {}",
+                        s.sections,
+                        s.days,
+                        if s.days == 1 { "day" } else { "days" }
+                    ))
                 )
             };
             drafts.push(Draft {
@@ -364,6 +375,12 @@ fn extraction_commands(
                         .is_some_and(|h| crate::sleep::extraction::names_the_user(h, u))
             })
         });
+        // what something does ("Never auto-applies", of a module) is the
+        // user's habit only when the user is who it is said of
+        if x.kind == "habit" && holder.is_none() {
+            cx.rule("consolidation: extract a habit", false);
+            continue;
+        }
         let known = count_of(&find(
             nx,
             r#"FIND(COUNT(?c)) WHERE { ?c {type: "$ConceptType", name: :t} }"#,

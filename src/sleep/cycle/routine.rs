@@ -99,14 +99,55 @@ fn substantive(text: &str) -> bool {
     lines.len() >= MIN_LINES || lines.iter().map(|l| l.chars().count()).sum::<usize>() >= MIN_CHARS
 }
 
-/// On how many days each heading of the memory's daily notes appears,
-/// read once, when first asked.
+/// How often each heading of the memory's daily notes appears: on how
+/// many days, in how many sections. Read once, when first asked.
 #[derive(Default)]
-pub(super) struct Headings(Option<HashMap<String, usize>>);
+pub(super) struct Headings(Option<HashMap<String, Seen>>);
+
+/// How often a heading appears.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Seen {
+    /// The days whose notes have it.
+    pub days: usize,
+    /// The sections that have it (`Auto-save Checkpoint` at 4:46, 5:46,
+    /// 6:16 … of one day).
+    pub sections: usize,
+}
+
+impl Seen {
+    /// Whether a heading is a log's regular entry: written
+    /// [`ROUTINE_MIN_SECTIONS`] times or more.
+    pub fn routine(self) -> bool {
+        self.sections >= ROUTINE_MIN_SECTIONS
+    }
+}
+
+/// A heading written this many times is a log's regular entry (a status
+/// written every half hour, a daily summary): what its sections say in
+/// `Label: value` lines (`Session status: Idle`) is the state of the
+/// moment, and the section is archived (kept whole) like any routine one.
+pub const ROUTINE_MIN_SECTIONS: usize = 3;
 
 impl Headings {
+    fn seen(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<Option<Seen>> {
+        let Some(k) = key(&e.name) else {
+            return Ok(None);
+        };
+        if self.0.is_none() {
+            self.0 = Some(days_of_headings(nx)?);
+        }
+        Ok(Some(
+            self.0
+                .as_ref()
+                .and_then(|m| m.get(&k))
+                .copied()
+                .unwrap_or_default(),
+        ))
+    }
+
     /// Whether `e` is a daily note's section of notes or tasks, or with a
-    /// heading no other day has, saying something of its own.
+    /// heading no other day has (and not written again and again that
+    /// day), saying something of its own.
     pub fn of_its_own(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<bool> {
         if e.class != "daily_note" || !substantive(&e.summary) {
             return Ok(false);
@@ -114,18 +155,23 @@ impl Headings {
         if of_notes(&e.name) {
             return Ok(true);
         }
-        let Some(k) = key(&e.name) else {
-            return Ok(false);
-        };
-        if self.0.is_none() {
-            self.0 = Some(days_of_headings(nx)?);
+        Ok(self
+            .seen(nx, e)?
+            .is_some_and(|s| s.days <= 1 && !s.routine()))
+    }
+
+    /// How often `e`'s heading is written, when `e` is a daily note's
+    /// regular entry (see [`Seen::routine`]) and not a section of notes or
+    /// tasks.
+    pub fn routine(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<Option<Seen>> {
+        if e.class != "daily_note" || of_notes(&e.name) {
+            return Ok(None);
         }
-        let days = self.0.as_ref().and_then(|m| m.get(&k)).copied();
-        Ok(days.unwrap_or(0) <= 1)
+        Ok(self.seen(nx, e)?.filter(|s| s.routine()))
     }
 }
 
-fn days_of_headings(nx: &mut Nexus) -> KipResult<HashMap<String, usize>> {
+fn days_of_headings(nx: &mut Nexus) -> KipResult<HashMap<String, Seen>> {
     let v = find(
         nx,
         &format!(
@@ -133,13 +179,26 @@ fn days_of_headings(nx: &mut Nexus) -> KipResult<HashMap<String, usize>> {
         ),
         json!({}),
     )?;
-    let mut days: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut days: HashMap<String, (HashSet<String>, usize)> = HashMap::new();
     for name in strs(Some(&v)) {
         if let Some(k) = key(&name) {
-            days.entry(k).or_default().insert(day(&name).to_string());
+            let e = days.entry(k).or_default();
+            e.0.insert(day(&name).to_string());
+            e.1 += 1;
         }
     }
-    Ok(days.into_iter().map(|(k, d)| (k, d.len())).collect())
+    Ok(days
+        .into_iter()
+        .map(|(k, (d, n))| {
+            (
+                k,
+                Seen {
+                    days: d.len(),
+                    sections: n,
+                },
+            )
+        })
+        .collect())
 }
 
 #[cfg(test)]
