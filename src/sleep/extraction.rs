@@ -466,7 +466,9 @@ fn clauses(text: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let ends = match c {
             ';' | '!' | '?' | '\n' | '。' | '；' | '！' | '？' | '，' => true,
-            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            '.' => {
+                chars.peek().is_none_or(|(_, n)| n.is_whitespace()) && !abbreviated(&text[from..i])
+            }
             _ => false,
         };
         if ends {
@@ -476,6 +478,38 @@ fn clauses(text: &str) -> Vec<&str> {
     }
     out.push(&text[from..]);
     out
+}
+
+/// Whether a text ends with an abbreviation its full stop belongs to
+/// (`e.g.`, `i.e.`, `vs.`, `Dr.`), not a sentence's end.
+fn abbreviated(before: &str) -> bool {
+    let last = before
+        .rsplit(char::is_whitespace)
+        .next()
+        .unwrap_or("")
+        .trim_start_matches(['(', '['])
+        .to_lowercase();
+    [
+        "e.g", "i.e", "vs", "cf", "dr", "mr", "mrs", "ms", "approx", "z.b", "p.ex", "ex",
+    ]
+    .contains(&last.as_str())
+}
+
+/// Words a statement does not end with: one that does was cut short (a
+/// snippet a tool saved, "never overwrite, replace, or").
+/// (No word of one letter: "Plan A", "vitamin E".)
+const DANGLING: &[&str] = &[
+    "or", "and", "to", "the", "an", "of", "for", "with", "but", "ou", "de", "und", "oder", "et",
+    "или",
+];
+
+/// Whether a statement was cut short: it ends with a word that joins it
+/// to what should follow.
+fn cut_short(stated: &str) -> bool {
+    stated
+        .split_whitespace()
+        .next_back()
+        .is_some_and(|w| DANGLING.contains(&w.to_lowercase().as_str()))
 }
 
 /// Words that deny the cue right after them ("hasn't decided yet", "not
@@ -666,7 +700,15 @@ fn push(
     // a heading names the section under it (`### 阿杰設計偏好 ⚠️`: the
     // design preferences follow), it states none; and what is stated is
     // a word, not a mark or an emoji
-    if original.trim_start().starts_with('#') || !stated.chars().any(char::is_alphanumeric) {
+    // (a remark's comma cut off with the remark: "prefers mixed PT/EN in
+    // conversation, but wants …")
+    let stated = stated
+        .trim_end_matches([',', ';', ':', '，', '、', ' '])
+        .to_string();
+    if original.trim_start().starts_with('#')
+        || !stated.chars().any(char::is_alphanumeric)
+        || cut_short(&stated)
+    {
         return;
     }
     let (ty, name) = match kind {

@@ -184,7 +184,7 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                     g.rationale,
                     regular.map_or(String::new(), |s| format!(
                         "; its heading is a log's regular entry, written {} times on {} {}",
-                        s.sections,
+                        s.written(),
                         s.days,
                         if s.days == 1 { "day" } else { "days" }
                     ))

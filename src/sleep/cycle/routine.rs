@@ -92,6 +92,15 @@ fn day(name: &str) -> &str {
     name.split_whitespace().next().unwrap_or("")
 }
 
+/// The time of day a section Event's name gives after its day (`2026-03-16
+/// 04:46 Auto-save Checkpoint`).
+fn time(name: &str) -> Option<&str> {
+    let t = name.split_whitespace().nth(1)?;
+    let (h, m) = t.split_once(':')?;
+    (h.len() == 2 && m.len() == 2 && (h.to_owned() + m).chars().all(|c| c.is_ascii_digit()))
+        .then_some(t)
+}
+
 /// Whether a section says something of its own (lines that are not
 /// headings and say more than "none").
 fn substantive(text: &str) -> bool {
@@ -109,16 +118,24 @@ pub(super) struct Headings(Option<HashMap<String, Seen>>);
 pub(super) struct Seen {
     /// The days whose notes have it.
     pub days: usize,
-    /// The sections that have it (`Auto-save Checkpoint` at 4:46, 5:46,
-    /// 6:16 … of one day).
-    pub sections: usize,
+    /// The times it was written at (`Auto-save Checkpoint` at 4:46, 5:46,
+    /// 6:16 … of one day): sections whose names give a time of day, each
+    /// day and time once.
+    pub times: usize,
 }
 
 impl Seen {
-    /// Whether a heading is a log's regular entry: written
-    /// [`ROUTINE_MIN_SECTIONS`] times or more.
+    /// Whether a heading is a log's regular entry: written on
+    /// [`ROUTINE_MIN_TIMES`] days or more, or at as many times of day. (A
+    /// section copied under the same heading, with no time, `Project —
+    /// state on 2026-05-10 (2)`, is one entry, not a routine.)
     pub fn routine(self) -> bool {
-        self.sections >= ROUTINE_MIN_SECTIONS
+        self.days >= ROUTINE_MIN_TIMES || self.times >= ROUTINE_MIN_TIMES
+    }
+
+    /// How many times it was written, as the report says it.
+    pub fn written(self) -> usize {
+        self.days.max(self.times)
     }
 }
 
@@ -126,7 +143,7 @@ impl Seen {
 /// written every half hour, a daily summary): what its sections say in
 /// `Label: value` lines (`Session status: Idle`) is the state of the
 /// moment, and the section is archived (kept whole) like any routine one.
-pub const ROUTINE_MIN_SECTIONS: usize = 3;
+pub const ROUTINE_MIN_TIMES: usize = 3;
 
 impl Headings {
     fn seen(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<Option<Seen>> {
@@ -179,22 +196,24 @@ fn days_of_headings(nx: &mut Nexus) -> KipResult<HashMap<String, Seen>> {
         ),
         json!({}),
     )?;
-    let mut days: HashMap<String, (HashSet<String>, usize)> = HashMap::new();
+    let mut days: HashMap<String, (HashSet<String>, HashSet<String>)> = HashMap::new();
     for name in strs(Some(&v)) {
         if let Some(k) = key(&name) {
             let e = days.entry(k).or_default();
             e.0.insert(day(&name).to_string());
-            e.1 += 1;
+            if let Some(t) = time(&name) {
+                e.1.insert(format!("{} {t}", day(&name)));
+            }
         }
     }
     Ok(days
         .into_iter()
-        .map(|(k, (d, n))| {
+        .map(|(k, (d, t))| {
             (
                 k,
                 Seen {
                     days: d.len(),
-                    sections: n,
+                    times: t.len(),
                 },
             )
         })
@@ -220,6 +239,14 @@ mod tests {
             key("2026-02-02 Heartbeat 09:00")
         );
         assert_eq!(key("2026-02-01 12:00"), None);
+    }
+
+    #[test]
+    fn a_sections_time_is_the_one_its_name_gives_after_its_day() {
+        assert_eq!(time("2026-03-16 04:46 Auto-save Checkpoint"), Some("04:46"));
+        assert_eq!(time("2026-03-16 Key IDs"), None);
+        assert_eq!(time("2026-03-16 4:46 x"), None);
+        assert_eq!(time("2026-03-16"), None);
     }
 
     #[test]

@@ -355,7 +355,19 @@ mod clauses {
             ]
         );
         assert_eq!(clauses("end."), vec!["end", ""]);
+        assert_eq!(
+            clauses("exclude transfers, e.g. to himself. Done"),
+            vec!["exclude transfers, e.g. to himself", " Done"]
+        );
         assert_eq!(clauses("一。二"), vec!["一", "二"]);
+    }
+
+    #[test]
+    fn a_statement_cut_short_is_none() {
+        assert!(cut_short("Never overwrite, replace, or"));
+        assert!(cut_short("Always ask before the"));
+        assert!(!cut_short("Always ask before push"));
+        assert!(!cut_short(""));
     }
 
     #[test]
