@@ -258,3 +258,36 @@ fn a_daily_notes_time_ranges_give_each_section_its_start() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A `MEMORY.md` heading that says it all, with nothing under it, is kept
+/// as a note whose text is the heading; a section's title left empty
+/// (`## Lessons Learned`) still holds nothing.
+#[test]
+fn a_heading_that_states_a_rule_with_nothing_under_it_is_kept() {
+    let dir = tmp("heading-rule");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md — Persistent Context\n\n## ⚠️ Filesystem: case-insensitive (virtiofs macOS). NEVER create files that differ only in case.\n\n## Workspace\n- Mounted via virtiofs, survives resets.\n\n## Lessons Learned\n\n## Pending\n- Renew the domain\n",
+    );
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let kept = kip(
+        &mut nx,
+        r#"FIND(?i.attributes.description) WHERE { ?i {type: "Insight"} FILTER(CONTAINS(?i.attributes.description, "NEVER create files")) }"#,
+    );
+    assert_eq!(
+        kept,
+        json!([
+            "⚠️ Filesystem: case-insensitive (virtiofs macOS). NEVER create files that differ only in case."
+        ])
+    );
+    assert!(
+        said.contains("block `Lessons Learned` is empty or a template's blank: nothing to keep"),
+        "{said}"
+    );
+    assert!(!said.contains("only in case.` is empty"), "{said}");
+}

@@ -412,6 +412,21 @@ const NAME_KEYS: [&str; 14] = [
 
 /// How a block is named, and whom it is about.
 impl Block {
+    /// Whether a heading says something, not only names a section: a
+    /// sentence (a full stop or an exclamation inside or at its end), a
+    /// label with a statement after its colon, or eight words or more.
+    pub(super) fn states(title: &str) -> bool {
+        let t = title.trim();
+        if placeholder(t) {
+            return false;
+        }
+        let words = t.split_whitespace().count();
+        let after_colon = t
+            .split_once(": ")
+            .map_or(0, |(_, rest)| rest.split_whitespace().count());
+        t.contains(". ") || t.ends_with(['.', '!', '。', '！']) || after_colon >= 3 || words >= 8
+    }
+
     /// The block's title as reported: `Core Facts › About My Human`.
     pub(super) fn label(&self) -> String {
         match &self.parent {
@@ -762,7 +777,18 @@ impl Reader {
         // memory (the file itself stays whole in `memory_md`)
         let mut seen: std::collections::HashMap<(String, String), usize> =
             std::collections::HashMap::new();
-        for b in blocks {
+        for mut b in blocks {
+            // a heading that says it all, with nothing under it (`## ⚠️
+            // Filesystem: case-insensitive. NEVER create files that
+            // differ only in case.`): what it says is the block's text
+            if b.value().is_none()
+                && b.subs == 0
+                && !promoting.contains(&b.at)
+                && b.bullets.is_empty()
+                && Block::states(&b.title)
+            {
+                b.body = vec![b.title.clone()];
+            }
             let key = b.key();
             if b.value().is_some() {
                 let twin = (b.label(), b.text());
