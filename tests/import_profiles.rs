@@ -291,3 +291,50 @@ fn a_heading_that_states_a_rule_with_nothing_under_it_is_kept() {
     );
     assert!(!said.contains("only in case.` is empty"), "{said}");
 }
+
+/// A workspace (its `SOUL.md`, `USER.md` …) without `memory/` is still a
+/// workspace: its project folders are named, not read as notes. Its
+/// `memory/` moved into one of its folders (`backup/memory/`), alone
+/// there, is read as its memory, and the folder's other notes are named.
+#[test]
+fn a_workspace_without_memory_reads_its_moved_memory_and_names_its_projects() {
+    let dir = tmp("moved-memory");
+    let ws = dir.join("ws");
+    put(&ws, "SOUL.md", "# SOUL.md\n\nBe direct.\n");
+    put(&ws, "USER.md", "# USER.md\n\n- **Name:** Franco\n");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Pending\n- Renew the domain\n",
+    );
+    put(
+        &ws,
+        "backup/memory/2026-02-18.md",
+        "# 2026-02-18\n\n## Conversación con Franco\n- Quiere lanzar la consultora en marzo\n",
+    );
+    put(
+        &ws,
+        "backup/research/report.md",
+        "# Report\n\nMarket gaps.\n",
+    );
+    put(&ws, "platform/README.md", "# Platform\n\nRun `make up`.\n");
+    put(&ws, "platform/requirements.txt", "fastapi==0.110\n");
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let events = kip(&mut nx, r#"FIND(?e.name) WHERE { ?e {type: "Event"} }"#);
+    assert_eq!(events, json!(["2026-02-18 Conversación con Franco"]));
+    let notes = kip(
+        &mut nx,
+        r#"FIND(COUNT(?i)) WHERE { ?i {type: "Insight"} FILTER(CONTAINS(?i.attributes.note_file, "platform") || CONTAINS(?i.attributes.note_file, "research")) }"#,
+    );
+    assert_eq!(notes, json!(0));
+    for line in [
+        "no memory/ folder: backup/memory/, the one memory folder in the workspace, read as its memory",
+        "backup/: 1 note (3 lines) beside the memory folder in it not imported",
+        "platform/: 2 notes",
+    ] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+}

@@ -89,7 +89,7 @@ impl Reader {
     /// line (how many, how long, and how to import one), every other
     /// file in another.
     fn other_files(&mut self, dir: &Path) {
-        if !dir.join("memory").is_dir() {
+        if !super::workspace::is_workspace(dir) {
             return;
         }
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -197,7 +197,7 @@ impl Reader {
     /// Names the workspace's folders not read that hold notes (how many),
     /// and in one line those that hold none.
     fn other_folders(&mut self, dir: &Path, mem: &Path) {
-        if !dir.join("memory").is_dir() {
+        if !super::workspace::is_workspace(dir) {
             return;
         }
         // (real folders only: a link was named with the workspace's files)
@@ -216,15 +216,38 @@ impl Reader {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            if name.starts_with('.') || f == mem || name == "vault" || self.d.read_under(&f) {
+            // (the folder a moved `memory/` is in, `backup/`: its other
+            // notes are named)
+            let holds_memory = mem != f && mem.starts_with(&f);
+            if name.starts_with('.')
+                || f == mem
+                || name == "vault"
+                || (self.d.read_under(&f) && !holds_memory)
+            {
                 continue;
             }
-            let (n, lines) = count_notes(&f, 0);
+            let (n, lines) = if holds_memory {
+                let (all, all_lines) = count_notes(&f, 0);
+                let (read, read_lines) = count_notes(mem, 0);
+                (
+                    all.saturating_sub(read),
+                    all_lines.saturating_sub(read_lines),
+                )
+            } else {
+                count_notes(&f, 0)
+            };
             if n == 0 {
                 empty.push(format!("{name}/"));
                 continue;
             }
             let many = if n >= MAX_COUNTED { "at least " } else { "" };
+            if holds_memory {
+                self.d.note(format!(
+                    "{name}/: {many}{n} note{} ({lines} lines) beside the memory folder in it not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {name}/<folder or file>` imports one",
+                    if n == 1 { "" } else { "s" }
+                ));
+                continue;
+            }
             self.d.note(format!(
                 "{name}/: {many}{n} note{} ({lines} lines) not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {name}` imports them",
                 if n == 1 { "" } else { "s" }

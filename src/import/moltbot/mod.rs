@@ -42,11 +42,17 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
-    let mem = if dir.join("memory").is_dir() {
+    let mem = if workspace::is_workspace(dir) {
         dir.join("memory")
     } else {
         dir.to_path_buf()
     };
+    // a workspace whose `memory/` was moved into one of its folders
+    // (`backup/memory/`), and is there alone, keeps its daily notes there
+    let moved = (!mem.is_dir() && mem != dir)
+        .then(|| workspace::moved_memory(dir))
+        .flatten();
+    let mem = moved.clone().unwrap_or(mem);
     let mut r = Reader {
         d: Draft::new(dir, "moltbot"),
         decay: HashMap::new(),
@@ -74,6 +80,14 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     }
     // daily notes, side notes and every other file of the memory folder
     if mem != dir {
+        if let Some(m) = &moved {
+            let rel = r.d.rel(m);
+            r.d.note(format!(
+                "no memory/ folder: {rel}/, the one memory folder in the workspace, read as its memory"
+            ));
+        } else if !mem.is_dir() {
+            r.d.note("no memory/ folder: no daily notes imported");
+        }
         r.notes(&mem);
     } else {
         r.notes_in(&mem, &mem);

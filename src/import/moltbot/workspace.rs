@@ -31,6 +31,33 @@ pub(super) const AGENT_FILES: [&str; 5] = [
 /// The user's profile.
 pub(super) const USER_FILE: &str = "USER.md";
 
+/// Whether a folder is an OpenClaw workspace, not a memory folder given
+/// alone: it has `memory/`, or the agent's or the user's own files
+/// (`SOUL.md`, `USER.md` …), which a memory folder never holds. A
+/// workspace with no `memory/` has no daily notes: its other folders (a
+/// project's code, a backup) are named, not read as notes.
+/// The one `memory/` folder a workspace without its own holds one level
+/// down (`backup/memory/`), if there is exactly one.
+pub(super) fn moved_memory(dir: &Path) -> Option<PathBuf> {
+    let mut found = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path().join("memory"))
+        .filter(|m| m.is_dir());
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
+}
+
+pub(super) fn is_workspace(dir: &Path) -> bool {
+    dir.join("memory").is_dir()
+        || AGENT_FILES
+            .iter()
+            .chain(std::iter::once(&USER_FILE))
+            .any(|f| dir.join(f).is_file())
+}
+
 /// Folders of the memory folder that the seed's layout reads its own way.
 const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
 
