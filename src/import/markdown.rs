@@ -524,8 +524,9 @@ pub fn heading_time(h: &str) -> Option<chrono::NaiveTime> {
         } else {
             hour
         };
-        let same_half = !(end_pm && end == 12 && hour < 12) && !(end_pm && hour > end && hour < 12);
-        if same_half { c.get(6) } else { None }
+        // (a range that crosses noon starts in the morning)
+        let crosses_noon = end_pm && hour < 12 && (end == 12 || hour > end);
+        if crosses_noon { None } else { c.get(6) }
     });
     if let Some(ap) = ap {
         let pm = ap.as_str().to_ascii_lowercase().starts_with('p');
