@@ -26,12 +26,16 @@ fn daily(nx: &mut Nexus, sections: &[(&str, &str)]) {
 #[test]
 fn a_status_written_every_half_hour_is_archived_and_a_one_off_list_of_labels_is_not() {
     let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "Hector"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
+    );
     daily(
         &mut nx,
         &[
             (
                 "2026-10-16 04:46 Auto-save Checkpoint",
-                "## 4:46 AM - Auto-save Checkpoint\n- Session status: No active work in progress\n- WhatsApp gateway stable and tested",
+                "## 4:46 AM - Auto-save Checkpoint\n- Session status: No active work in progress\n- WhatsApp gateway stable and tested; Hector asleep",
             ),
             (
                 "2026-10-16 05:16 Auto-save Checkpoint",
@@ -43,7 +47,7 @@ fn a_status_written_every_half_hour_is_archived_and_a_one_off_list_of_labels_is_
             ),
             (
                 "2026-10-16 Key IDs",
-                "## Key IDs\n- La Llorona restaurant_id: 13 (mirror r13)\n- Chef role id: 8 in every restaurant",
+                "## Key IDs\n- La Llorona restaurant_id: 13 (mirror r13)\n- Chef role id: 8 in every restaurant (Hector's rule)",
             ),
             // one section the note holds three copies of, with no time:
             // one entry, not a routine
@@ -81,6 +85,12 @@ fn a_status_written_every_half_hour_is_archived_and_a_one_off_list_of_labels_is_
         why.iter()
             .all(|w| w.contains("a log's regular entry, written 3 times on 1 day")),
         "{why:?}"
+    );
+    // who a status names in passing is not linked; who a note of its own
+    // names is
+    assert_eq!(
+        proposed(&nx, &rep, "connection"),
+        vec!["2026-10-16 Key IDs mentions Hector"]
     );
     let left = report_line(&rep, "`Label: value` lines");
     for name in [

@@ -190,6 +190,9 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                     ))
                 )
             };
+            if regular.is_some() {
+                cx.regular_entries.insert(e.id.clone());
+            }
             drafts.push(Draft {
                 class: "archive".into(),
                 key: format!("archive:{}", e.id),

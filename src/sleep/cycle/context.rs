@@ -69,6 +69,10 @@ pub(crate) struct Cx<'a> {
     pub(crate) recent: Option<Vec<EventView>>,
     /// The stale Events phase 5 read this cycle.
     pub(crate) stale: Option<Vec<EventView>>,
+    /// The Events phase 5 proposed archived this cycle as a log's regular
+    /// entries (a status written every half hour): who they name is no
+    /// link worth proposing.
+    pub(crate) regular_entries: std::collections::HashSet<String>,
     /// When the phase's current transaction began.
     pub(crate) slice_start: Instant,
     /// How long a phase holds the write lock before it commits a batch at

@@ -11,7 +11,8 @@
 //! `Human`), names shorter than three letters, and the agent itself are
 //! never looked for. The Events read are the lookback window's, those
 //! written into the memory (or changed) within it whenever they happened,
-//! and the stale ones phase 5 read this cycle.
+//! and the stale ones phase 5 read this cycle, but for those it proposed
+//! archived as a log's regular entries.
 
 use super::context::*;
 
@@ -139,6 +140,11 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     events.extend(written.as_array().into_iter().flatten().map(event_view));
     let mut seen = std::collections::HashSet::new();
     events.retain(|e| seen.insert(e.id.clone()));
+    // (a log's regular entry this cycle proposes archived, `Heartbeat`
+    // every half hour, names the user in passing: no link of its own)
+    let regular = events.len();
+    events.retain(|e| !cx.regular_entries.contains(&e.id));
+    let regular = regular - events.len();
     let mut drafts = Vec::new();
     for (i, e) in events.iter().enumerate() {
         if drafts.len() >= MENTION_MAX {
@@ -199,6 +205,11 @@ WITH METADATA { source: "SleepConnections", author: "$system", confidence: 0.7, 
     let n = drafts.len();
     stage(cx, nx, drafts)?;
     cx.count("mentions", n as i64);
+    if regular > 0 {
+        cx.line(format!(
+            "Left out {regular} Events proposed archived as a log's regular entries: the people they name are not looked for"
+        ));
+    }
     if n > 0 {
         cx.line(format!(
             "Proposed {n} links from Events to the people they name"

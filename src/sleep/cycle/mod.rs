@@ -363,6 +363,7 @@ fn run_started(
         phase: PhaseReport::default(),
         recent: None,
         stale: None,
+        regular_entries: Default::default(),
         slice_start: Instant::now(),
         slice: slice(),
         health_issues: Vec::new(),
