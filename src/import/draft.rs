@@ -486,9 +486,38 @@ pub fn short(s: &str, n: usize) -> String {
     let cut: String = s.chars().take(n).collect();
     match cut.rfind(' ') {
         Some(i) if i > n / 2 => cut[..i].trim().to_string(),
-        _ => cut.trim().to_string(),
+        // a long word (a path, `agent-system/tools/check-consistency.py`)
+        // is kept whole when it ends soon after, not cut inside
+        _ => {
+            let whole: String = s
+                .chars()
+                .take(n + SHORT_WORD_SLACK)
+                .take_while({
+                    let mut k = 0;
+                    move |c| {
+                        k += 1;
+                        // (a script written without spaces has no words
+                        // to end: cut at the length)
+                        k <= n || (!c.is_whitespace() && (*c as u32) < 0x3000)
+                    }
+                })
+                .collect();
+            let ends = s
+                .chars()
+                .nth(whole.chars().count())
+                .is_none_or(char::is_whitespace);
+            if ends {
+                whole.trim().trim_end_matches([',', ';', ':']).to_string()
+            } else {
+                cut.trim().to_string()
+            }
+        }
     }
 }
+
+/// Characters a name cut at [`short`]'s length may run on to end the
+/// word it is in.
+const SHORT_WORD_SLACK: usize = 24;
 
 /// How the readers file a concept under `Unsorted` (the link an import
 /// leaves out when the concept was filed elsewhere since).
@@ -496,3 +525,33 @@ pub const UNSORTED: [&str; 2] = [
     r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) WITH METADATA { expires_at: null } }"#,
     r#" SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) }"#,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::short;
+
+    #[test]
+    fn a_name_is_cut_between_words_and_a_long_word_is_kept_whole() {
+        assert_eq!(short("short enough", 60), "short enough");
+        assert_eq!(
+            short(
+                "Doanh approved next step: update integration roadmap to include Phase 5",
+                56
+            ),
+            "Doanh approved next step: update integration roadmap to"
+        );
+        // the cut falls inside a path that ends soon after: kept whole
+        assert_eq!(
+            short(
+                "Doanh approved creating `agent-system/tools/check-consistency.py`, running it",
+                60
+            ),
+            "Doanh approved creating `agent-system/tools/check-consistency.py`"
+        );
+        // a word that runs on and on is cut at the length
+        let long = format!("see {}", "x".repeat(200));
+        assert_eq!(short(&long, 20).chars().count(), 20);
+        // no panic on scripts without spaces
+        assert_eq!(short("阿杰設計偏好不喜歡大面積強調色", 5), "阿杰設計偏");
+    }
+}

@@ -567,7 +567,7 @@ pub fn without_file_name(t: &str) -> String {
 pub fn strip_time(h: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*[-–~]\s*\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?)?[^\w(（]*(?:[(（][^)）]*\d[^)）]*[)）][^\w(（]*)?")
+        regex::Regex::new(r"(?i)^\W*\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*[-–~]\s*\d{1,2}(?::\d{2}\s*(?:am|pm|a\.m\.|p\.m\.)?|\s*(?:am|pm|a\.m\.|p\.m\.)))?[^\w(（]*(?:[(（][^)）]*\d[^)）]*[)）][^\w(（]*)?")
             .expect("the time prefix")
     });
     let led = re.is_match(h);

@@ -809,6 +809,14 @@ mod tests {
             "Night Watch"
         );
         assert_eq!(strip_time("9:00 (Standup) notes"), "(Standup) notes");
+        // a number after the dash is no end of a range
+        assert_eq!(
+            strip_time("21:40 PM - 17.5+ Hour Crisis Status"),
+            "17.5+ Hour Crisis Status"
+        );
+        assert_eq!(strip_time("01:10 AM - 21+ Hour Status"), "21+ Hour Status");
+        assert_eq!(strip_time("03:41 - 05:10 AM Session"), "Session");
+        assert_eq!(strip_time("10:00 - 11:00 Standup"), "Standup");
         assert_eq!(strip_time("TODO"), "TODO");
         assert_eq!(
             strip_time("【23:14 · GEO 工具开源项目】[重要事件]"),
