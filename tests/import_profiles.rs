@@ -28,6 +28,15 @@ fn put(dir: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).expect("write");
 }
 
+/// Imports the workspace `ws` into a memory in `dir`, and opens it, with
+/// all the import said.
+fn imported(dir: &Path, ws: &Path) -> (Nexus, String) {
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    (Nexus::open(&db).expect("open"), said)
+}
+
 /// Imports a workspace of one `MEMORY.md` (and an `IDENTITY.md`, when
 /// given) and returns the user's name and attributes (`null` for none),
 /// with all the import said.
@@ -143,10 +152,8 @@ fn family_in_a_people_table_says_whose_block_it_is_and_the_cycle_links_the_diary
         "MEMORY.md",
         "# MEMORY.md - Memória de Longo Prazo\n\n## ⚠️ NOTA\n**Estamos em 2026.**\n\n## 🎯 Contexto Atual\n\n### Rafael\n- Vive em Sintra com Daniela\n- Filho de 15 anos, quartas e fins de semana alternados\n- **NUNCA usar emoji 🤖!** Rafael odeia.\n\n### Projectos\n| Projecto | Cliente | Notas |\n|---|---|---|\n| **BooknGo** | Interno | Rafael pediu ir para produção |\n\n## 📅 Timeline\n\n### 2026-02-10\n- Rafael pediu: BooknGo produção, IVA finalizar\n\n### 2026-02-08\n- Pesquisa gerador MXR2300 para Rafael\n\n## 🔗 Pessoas Importantes\n\n| Pessoa | Relação | Notas |\n|--------|---------|-------|\n| Tomás | Filho | 15 anos |\n| Daniela Alves | Companheira | Terapeuta |\n| Paula | Cliente | - |\n",
     );
+    let (mut nx, said) = imported(&dir, &ws);
     let db = dir.join("m.db");
-    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
-    assert!(ok, "{said}");
-    let mut nx = Nexus::open(&db).expect("open");
     let user = kip(
         &mut nx,
         r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
@@ -219,10 +226,7 @@ fn a_daily_notes_time_ranges_give_each_section_its_start() {
         "memory/2026-03-16.md",
         "# 2026-03-16\n\n## 1:22-2:16 PM - Roles Filter Fix & Railway Deploy Issues\n- Fixed the roles filter\n\n## 6:10-16 PM - Railway Success\n- Deploy went green\n\n## 13:10 PM - Auto-save Checkpoint\n- Session status: idle\n\n## 12:10 AM (April 4) - Night Watch\n- Overnight monitoring\n",
     );
-    let db = dir.join("m.db");
-    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
-    assert!(ok, "{said}");
-    let mut nx = Nexus::open(&db).expect("open");
+    let (mut nx, _) = imported(&dir, &ws);
     let events = kip(
         &mut nx,
         r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "daily_note") } ORDER BY ?e.attributes.start_time ASC"#,
@@ -271,10 +275,7 @@ fn a_heading_that_states_a_rule_with_nothing_under_it_is_kept() {
         "MEMORY.md",
         "# MEMORY.md — Persistent Context\n\n## ⚠️ Filesystem: case-insensitive (virtiofs macOS). NEVER create files that differ only in case.\n\n## Workspace\n- Mounted via virtiofs, survives resets.\n\n## Lessons Learned\n\n## Pending\n- Renew the domain\n",
     );
-    let db = dir.join("m.db");
-    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
-    assert!(ok, "{said}");
-    let mut nx = Nexus::open(&db).expect("open");
+    let (mut nx, said) = imported(&dir, &ws);
     let kept = kip(
         &mut nx,
         r#"FIND(?i.attributes.description) WHERE { ?i {type: "Insight"} FILTER(CONTAINS(?i.attributes.description, "NEVER create files")) }"#,
@@ -319,10 +320,7 @@ fn a_workspace_without_memory_reads_its_moved_memory_and_names_its_projects() {
     );
     put(&ws, "platform/README.md", "# Platform\n\nRun `make up`.\n");
     put(&ws, "platform/requirements.txt", "fastapi==0.110\n");
-    let db = dir.join("m.db");
-    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
-    assert!(ok, "{said}");
-    let mut nx = Nexus::open(&db).expect("open");
+    let (mut nx, said) = imported(&dir, &ws);
     let events = kip(&mut nx, r#"FIND(?e.name) WHERE { ?e {type: "Event"} }"#);
     assert_eq!(events, json!(["2026-02-18 Conversación con Franco"]));
     let notes = kip(

@@ -478,7 +478,9 @@ pub fn first_sentence(s: &str) -> String {
     s.trim_end_matches(['.', '!', '?']).trim().to_string()
 }
 
-/// At most `n` characters, cut at a word.
+/// About `n` characters, cut at a word: at most `n`, or, when the cut
+/// falls inside a long word that ends within [`SHORT_WORD_SLACK`] more,
+/// that word whole.
 pub fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         return s.trim().to_string();
@@ -487,27 +489,23 @@ pub fn short(s: &str, n: usize) -> String {
     match cut.rfind(' ') {
         Some(i) if i > n / 2 => cut[..i].trim().to_string(),
         // a long word (a path, `agent-system/tools/check-consistency.py`)
-        // is kept whole when it ends soon after, not cut inside
+        // is kept whole when it ends soon after, not cut inside (a script
+        // written without spaces has no words to end: cut at the length)
         _ => {
-            let whole: String = s
+            let tail: String = s
                 .chars()
-                .take(n + SHORT_WORD_SLACK)
-                .take_while({
-                    let mut k = 0;
-                    move |c| {
-                        k += 1;
-                        // (a script written without spaces has no words
-                        // to end: cut at the length)
-                        k <= n || (!c.is_whitespace() && (*c as u32) < 0x3000)
-                    }
-                })
+                .skip(n)
+                .take_while(|c| !c.is_whitespace() && (*c as u32) < 0x3000)
+                .take(SHORT_WORD_SLACK + 1)
                 .collect();
-            let ends = s
-                .chars()
-                .nth(whole.chars().count())
-                .is_none_or(char::is_whitespace);
+            let len = tail.chars().count();
+            let ends =
+                len <= SHORT_WORD_SLACK && s.chars().nth(n + len).is_none_or(char::is_whitespace);
             if ends {
-                whole.trim().trim_end_matches([',', ';', ':']).to_string()
+                format!("{cut}{tail}")
+                    .trim()
+                    .trim_end_matches([',', ';', ':'])
+                    .to_string()
             } else {
                 cut.trim().to_string()
             }

@@ -18,6 +18,15 @@ fn daily(nx: &mut Nexus, sections: &[(&str, &str)]) {
     }
 }
 
+/// Writes the memory's user, `name`.
+fn user(nx: &mut Nexus, name: &str) {
+    let out = nx.kip_with(
+        r#"UPSERT { CONCEPT ?u { {type: "Person", name: :name} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
+        json!({"name": name}),
+    );
+    assert!(matches!(out, Outcome::Ok { .. }), "{}", out.to_json());
+}
+
 /// A status the agent writes every half hour (`Session status: Idle`,
 /// `WhatsApp gateway stable`) is the moment's state: its sections are
 /// archived, kept whole, like any routine entry. A section written once
@@ -26,10 +35,7 @@ fn daily(nx: &mut Nexus, sections: &[(&str, &str)]) {
 #[test]
 fn a_status_written_every_half_hour_is_archived_and_a_one_off_list_of_labels_is_not() {
     let mut nx = Nexus::open_in_memory().expect("memory");
-    kip(
-        &mut nx,
-        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "Hector"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
-    );
+    user(&mut nx, "Hector");
     daily(
         &mut nx,
         &[
@@ -108,10 +114,7 @@ fn a_status_written_every_half_hour_is_archived_and_a_one_off_list_of_labels_is_
 #[test]
 fn a_file_or_a_site_does_not_end_a_statement_and_a_decision_not_made_is_none() {
     let mut nx = Nexus::open_in_memory().expect("memory");
-    kip(
-        &mut nx,
-        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "Hector"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
-    );
+    user(&mut nx, "Hector");
     daily(
         &mut nx,
         &[
@@ -149,10 +152,7 @@ fn a_file_or_a_site_does_not_end_a_statement_and_a_decision_not_made_is_none() {
 #[test]
 fn what_a_module_always_does_is_no_instruction_and_what_the_user_always_does_is_theirs() {
     let mut nx = Nexus::open_in_memory().expect("memory");
-    kip(
-        &mut nx,
-        r#"UPSERT { CONCEPT ?u { {type: "Person", name: "Hector"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
-    );
+    user(&mut nx, "Hector");
     daily(
         &mut nx,
         &[
