@@ -336,3 +336,76 @@ fn a_workspace_without_memory_reads_its_moved_memory_and_names_its_projects() {
         assert!(said.contains(line), "{line}: {said}");
     }
 }
+
+/// A group chat's saved session quotes as JSON the messages the agent had
+/// not answered and the one a user replied to. On a real Malaysian
+/// workspace the agent's own analysis, replied to, stayed in the user's
+/// message as JSON with its `\n` escapes, and the cycle read "she chose
+/// the CEO over the institution.\n\n───\n\nTHE TENGKU TAUFIK PROBLEM" as
+/// the user's decision. A person's message is kept, quoted under their
+/// name; the agent's own, a picture's placeholder and a message said
+/// again after the block are left out, and counted.
+#[test]
+fn a_group_chats_quoted_messages_are_kept_as_said_never_as_json() {
+    let dir = tmp("group-quotes");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# Memory\n\n## Family\n- Arif lives in Bangi.\n",
+    );
+    put(
+        &ws,
+        "memory/2026-04-10-rhetoric-reality.md",
+        r#"# Session: 2026-04-10 13:56:00 UTC
+
+- **Source**: telegram
+
+## Conversation Summary
+
+user: Replied message (untrusted, for context):
+```json
+{
+  "sender_label": "arifOS_bot",
+  "body": "Board analysis.\n\n───\n\nStaying silent = she chose the CEO over the institution.\n\n───\n\nTHE TENGKU TAUFIK PROBLEM"
+}
+```
+
+Betul ke analisis ni?
+assistant: Ya, berdasarkan laporan tahunan.
+user: Chat history since last reply (untrusted, for context):
+```json
+[
+  {"sender": "Nur Farhana MR id:99", "body": "Arif, jgn menekan2 lydia"},
+  {"sender": "Arif (@ariffazil) id:267378578", "body": "<media:image>"},
+  {"sender": "Arif (@ariffazil) id:267378578", "body": "Ni Putrajaya story. Berbaloi ka pi"}
+]
+```
+
+Ni Putrajaya story. Berbaloi ka pi
+assistant: Berbaloi.
+"#,
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    assert!(said.contains("3 quoted messages said elsewhere"), "{said}");
+    let text = kip(
+        &mut nx,
+        r#"FIND(?e.attributes.content_summary) WHERE { ?e {type: "Event"} FILTER(?e.attributes.event_class == "Conversation") }"#,
+    );
+    let text = text[0].as_str().expect("the conversation").to_string();
+    assert!(
+        text.contains("> Nur Farhana MR wrote:\n> Arif, jgn menekan2 lydia"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sender_label") && !text.contains("\\n") && !text.contains("TENGKU"),
+        "{text}"
+    );
+    assert_eq!(text.matches("Ni Putrajaya story").count(), 1, "{text}");
+    let items = common::full_cycle(&mut nx, "2026-12-20T09:00:00Z");
+    assert!(
+        items.iter().all(|i| !i.title.contains("chose")),
+        "{:?}",
+        items.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+}

@@ -267,6 +267,42 @@ fn proposal_cap_bounds_the_items_of_one_class() {
     assert_eq!(items(&b, &rep, "archive").len(), 2);
 }
 
+/// `inbox_batch` is how many Unsorted items one cycle files: the rest
+/// wait, and a theme is found only among those read.
+#[test]
+fn inbox_batch_bounds_the_unsorted_items_one_cycle_files() {
+    fn setup(nx: &mut Nexus) {
+        for i in 0..6 {
+            kip(
+                nx,
+                &format!(
+                    r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "Tulip note {i}"}} SET ATTRIBUTES {{ content: "Planted tulips by the fence, bed {i}." }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+                ),
+            );
+        }
+    }
+    let filed = |nx: &Nexus, rep: &sleep::Report| {
+        items(nx, rep, "domain")
+            .iter()
+            .find(|i| i.title.starts_with("New domain"))
+            .map(|i| i.title.clone())
+    };
+    let (a, rep) = run(setup, json!({}));
+    let all = filed(&a, &rep).expect("a domain for the tulips");
+    assert!(all.contains("for 6 items"), "{all}");
+    let (b, rep) = run(setup, json!({"inbox_batch": 4}));
+    let some = filed(&b, &rep).expect("a domain for the tulips read");
+    assert!(some.contains("for 4 items"), "{some}");
+    // two are read: too few for a theme
+    let (c, rep) = run(setup, json!({"inbox_batch": 2}));
+    assert_eq!(filed(&c, &rep), None);
+    assert!(
+        Params::default()
+            .with_json(&json!({"inbox_batch": 0}))
+            .is_err()
+    );
+}
+
 /// Processes saving different parameters at once: each one's value is
 /// kept (the saved set is read and written in one transaction), none lost
 /// to another's read-modify-write.

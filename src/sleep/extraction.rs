@@ -554,6 +554,57 @@ fn described(body: &str) -> bool {
         && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e))
 }
 
+/// Whether a subject-less `never`/`always` tells what happened, not what
+/// to do: its verb, after an adverb of how often, is in the past ("never
+/// once asked whether the domain was registered"). English only.
+fn narrated(body: &str) -> bool {
+    let Some(verb) = body
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
+        .find(|w| !["once", "ever", "even", "really", "actually"].contains(&w.as_str()))
+    else {
+        return false;
+    };
+    const PAST: &[&str] = &[
+        "was", "were", "did", "had", "got", "made", "said", "went", "told", "knew", "thought",
+        "took", "came", "saw", "found", "gave", "wrote", "sent", "ran",
+    ];
+    PAST.contains(&verb.as_str())
+        || (verb.is_ascii()
+            && verb.len() > 4
+            && verb.ends_with("ed")
+            && !verb.ends_with("eed")
+            && !["embed", "shred"].contains(&verb.as_str()))
+}
+
+/// A statement without the closing quotation mark its clause's end left
+/// behind (`Never trust this source without cross-check”`, cut from a
+/// quotation that opened before the cue).
+fn unquoted_end(stated: &str) -> String {
+    const PAIRS: &[(char, char)] = &[
+        ('“', '”'),
+        ('«', '»'),
+        ('「', '」'),
+        ('『', '』'),
+        ('„', '“'),
+    ];
+    let mut out = stated.trim_end().to_string();
+    if let Some(last) = out.chars().last() {
+        let opened = |open: char| out.chars().filter(|c| *c == open).count();
+        let unmatched = match last {
+            '"' => out.chars().filter(|c| *c == '"').count() % 2 == 1,
+            c => PAIRS
+                .iter()
+                .any(|(o, cl)| *cl == c && opened(*o) < out.chars().filter(|x| x == cl).count()),
+        };
+        if unmatched {
+            out.pop();
+            out = out.trim_end().to_string();
+        }
+    }
+    out
+}
+
 /// The knowledge an Event's summary states outright, by cue phrase.
 pub fn extract(e: &EventView) -> Vec<Extracted> {
     let holder = e
@@ -658,7 +709,7 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
             let words: Vec<&str> = body.split_whitespace().collect();
             !words.is_empty() && words.len() <= EXTRACTION_MAX_WORDS && !only_deixis(&words)
         };
-        if !enough {
+        if !enough || (["never", "always"].contains(cue) && narrated(body)) {
             continue;
         }
         // a statement of what something does is the knowledge of what it
@@ -679,7 +730,7 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
         } else {
             format!("{name} {body}")
         };
-        return Some((cue, kind, name));
+        return Some((cue, kind, unquoted_end(&name)));
     }
     None
 }

@@ -33,6 +33,10 @@ pub struct Params {
     pub cleanup_cap: usize,
     /// Items of one class per proposal.
     pub proposal_cap: usize,
+    /// Unsorted items one cycle files: the themes new
+    /// domains are named for are found among them, and the rest wait for
+    /// the next cycle.
+    pub inbox_batch: usize,
 }
 
 impl Default for Params {
@@ -51,6 +55,7 @@ impl Default for Params {
             task_ttl_days: crate::review::proposals::SETTLED_TASK_TTL_DAYS,
             cleanup_cap: 500,
             proposal_cap: 200,
+            inbox_batch: 50,
         }
     }
 }
@@ -60,7 +65,7 @@ pub const MAX_DAYS: i64 = 36_500;
 
 /// `(key, least, most)` for every parameter; whole numbers are those whose
 /// default is an integer.
-pub const RANGES: [(&str, f64, f64); 13] = [
+pub const RANGES: [(&str, f64, f64); 14] = [
     ("stale_event_threshold_days", 0.0, MAX_DAYS as f64),
     ("memory_strength_decay_factor", 0.01, 1.0),
     ("unsorted_max_backlog", 0.0, 1_000_000.0),
@@ -74,6 +79,7 @@ pub const RANGES: [(&str, f64, f64); 13] = [
     ("task_ttl_days", 0.0, MAX_DAYS as f64),
     ("cleanup_cap", 0.0, 1_000_000.0),
     ("proposal_cap", 1.0, 100_000.0),
+    ("inbox_batch", 1.0, 100_000.0),
 ];
 
 /// The range of `key`, if it is a parameter.

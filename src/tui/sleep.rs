@@ -54,7 +54,7 @@ pub struct SleepPane {
 }
 
 /// The cycle's parameters, with what each one does.
-pub const PARAMS: [(&str, &str); 13] = [
+pub const PARAMS: [(&str, &str); 14] = [
     (
         "stale_event_threshold_days",
         "Events older than this are stale and consolidated",
@@ -98,6 +98,7 @@ pub const PARAMS: [(&str, &str); 13] = [
     ),
     ("cleanup_cap", "hard deletions per cycle (nodes and links)"),
     ("proposal_cap", "items of one class per proposal"),
+    ("inbox_batch", "Unsorted items one cycle files"),
 ];
 
 fn param_value(p: &Params, key: &str) -> Value {

@@ -199,33 +199,26 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         let t = l.trim();
         // `Conversation info (untrusted metadata):` and a fenced block
         if t.ends_with("(untrusted metadata):") {
-            let mut j = i + 1;
-            while j < body.len() && body[j].trim().is_empty() {
-                j += 1;
-            }
-            if j < body.len() && body[j].trim_start().starts_with("```") {
-                let mut k = j + 1;
-                let mut json = String::new();
-                while k < body.len() && !body[k].trim_start().starts_with("```") {
-                    json.push_str(body[k]);
-                    json.push('\n');
-                    k += 1;
-                }
-                // a fence never closed (a file cut short) ends where its
-                // JSON ends: what the user wrote after it is kept
-                if k == body.len() {
-                    k = j + 1;
-                    while k < body.len() && json_line(body[k]) {
-                        k += 1;
-                    }
-                    k -= 1;
-                }
+            if let Some((json, k)) = fenced_json(body, i + 1) {
                 sender_of(&json, s);
                 *s.left_out.entry("metadata blocks").or_default() += 1;
                 i = k + 1;
                 continue;
             }
             i += 1;
+            continue;
+        }
+        // `Chat history since last reply (untrusted, for context):`, `Replied
+        // message (untrusted, for context):`: what others said before the
+        // message, quoted as JSON
+        if t.ends_with("(untrusted, for context):")
+            && let Some((json, k)) = fenced_json(body, i + 1)
+        {
+            let after = body[k + 1..].join("\n");
+            for quote in context_quotes(&json, &after, s) {
+                out.push(quote);
+            }
+            i = k + 1;
             continue;
         }
         // memories a recall plugin put before the message
@@ -335,6 +328,100 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         out.pop();
     }
     (out.join("\n"), at)
+}
+
+/// The JSON a fence opening at (or after blank lines from) `from` holds,
+/// and the index of its closing line. A fence never closed (a file cut
+/// short) ends where its JSON ends: what the user wrote after it is kept.
+fn fenced_json(body: &[&str], from: usize) -> Option<(String, usize)> {
+    let mut j = from;
+    while j < body.len() && body[j].trim().is_empty() {
+        j += 1;
+    }
+    if j >= body.len() || !body[j].trim_start().starts_with("```") {
+        return None;
+    }
+    let mut k = j + 1;
+    let mut json = String::new();
+    while k < body.len() && !body[k].trim_start().starts_with("```") {
+        json.push_str(body[k]);
+        json.push('\n');
+        k += 1;
+    }
+    if k == body.len() {
+        k = j + 1;
+        while k < body.len() && json_line(body[k]) {
+            k += 1;
+        }
+        k -= 1;
+    }
+    Some((json, k))
+}
+
+/// The messages a context block quotes (the chat's messages since the
+/// agent last replied, the message replied to), each a quoted line
+/// under its sender's (`> Nur Farhana MR wrote:`, `> Arif, jgn menekan2 lydia`).
+/// Left out, and counted: what the message after the block says again, a
+/// file or a picture's placeholder (`<media:image>`), and a message of the
+/// agent's own (a bot's: its name ends with `bot`), which is in the
+/// conversation where the agent sent it.
+fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(json) else {
+        // not JSON after all: kept as written
+        return json.lines().map(|l| format!("> {l}")).collect();
+    };
+    let entries: Vec<&Value> = match &v {
+        Value::Array(a) => a.iter().collect(),
+        o => vec![o],
+    };
+    let said_after: String = after.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = Vec::new();
+    for e in entries {
+        let body = e.get("body").and_then(Value::as_str).unwrap_or("").trim();
+        let sender = ["sender_label", "sender", "from", "name"]
+            .iter()
+            .find_map(|k| e.get(*k).and_then(Value::as_str))
+            .unwrap_or("");
+        // `Arif (@ariffazil) id:267378578` → `Arif (@ariffazil)`
+        let sender = match sender.find(" id:") {
+            Some(i) => &sender[..i],
+            None => sender,
+        }
+        .trim();
+        let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        let media = body.starts_with("<media:") && body.ends_with('>');
+        let agents = a_bots_name(sender);
+        if body.is_empty() || media || agents || said_after.contains(&flat) {
+            *s.left_out
+                .entry("quoted messages said elsewhere")
+                .or_default() += 1;
+            continue;
+        }
+        // (the sender on a line of its own: `Arif: forge this` would read
+        // as a label given its value)
+        if !sender.is_empty() {
+            out.push(format!("> {sender} wrote:"));
+        }
+        out.extend(body.lines().map(|l| format!("> {l}")));
+    }
+    out
+}
+
+/// Whether a sender is a bot: its name or its handle says so as a chat
+/// platform's bots are named (`arifOS_bot`, `(@AGI_ASI_bot)`, `ClawdBot`),
+/// not as a person may be (`Talbot`).
+fn a_bots_name(sender: &str) -> bool {
+    sender
+        .split(|c: char| c.is_whitespace() || "()[]".contains(c))
+        .map(|w| w.trim_start_matches('@'))
+        .any(|w| {
+            let lower = w.to_lowercase();
+            lower == "bot"
+                || lower.ends_with("_bot")
+                || lower.ends_with("-bot")
+                || (w.ends_with("Bot") && w.len() > 3)
+                || (sender.contains(&format!("@{w}")) && lower.ends_with("bot"))
+        })
 }
 
 /// `Fri 2026-02-20 08:50 GMT+1` as RFC 3339 (`2026-02-20T08:50:00+01:00`).
@@ -616,6 +703,86 @@ The following memories may be relevant:
 [Fri 2026-02-20 09:04 GMT+1] 1
 assistant: NO_REPLY
 "#;
+
+    /// A group chat's saved session, where the gateway quotes as JSON the
+    /// messages the agent had not answered and the one a user replied to.
+    const GROUP: &str = r#"# Session: 2026-04-04 04:14:00 UTC
+
+- **Source**: telegram
+
+## Conversation Summary
+
+user: Chat history since last reply (untrusted, for context):
+```json
+[
+  {
+    "sender": "Arif (@ariffazil) id:267378578",
+    "body": "<media:image>"
+  },
+  {
+    "sender": "Arif (@ariffazil) id:267378578",
+    "body": "Wawa sila belajar pasal Putrajaya"
+  },
+  {
+    "sender": "Arif (@ariffazil) id:267378578",
+    "body": "Ni Putrajaya story. Berbaloi ka pi"
+  }
+]
+```
+
+@AGI_ASI_bot Ni Putrajaya story. Berbaloi ka pi
+assistant: Berbaloi.
+user: Replied message (untrusted, for context):
+```json
+{
+  "sender_label": "arifOS_bot",
+  "body": "Board analysis.\n\n───\n\nTHE CORE PROBLEM: she chose the CEO over the institution."
+}
+```
+
+Betul ke?
+user: Replied message (untrusted, for context):
+```json
+{
+  "sender_label": "Nur Farhana MR",
+  "body": "Arif, jgn menekan2 lydia 😂\nSerius"
+}
+```
+
+@AGI_ASI_bot ni hang x reti baca ka
+"#;
+
+    #[test]
+    fn what_a_group_chat_quotes_is_each_message_once_and_never_its_json() {
+        let s = read(GROUP);
+        let user: Vec<&str> = s
+            .turns
+            .iter()
+            .filter(|t| t.role == "user")
+            .map(|t| t.text.as_str())
+            .collect();
+        // a message of the chat's not answered yet is kept, quoted with its
+        // sender; the picture and the message said again after it are not
+        assert_eq!(
+            user[0],
+            "> Arif (@ariffazil) wrote:\n> Wawa sila belajar pasal Putrajaya\n\n@AGI_ASI_bot Ni Putrajaya story. Berbaloi ka pi"
+        );
+        // the agent's own message replied to is where the agent sent it
+        assert_eq!(user[1], "Betul ke?");
+        // a person's, replied to, is kept with its lines
+        assert_eq!(
+            user[2],
+            "> Nur Farhana MR wrote:\n> Arif, jgn menekan2 lydia 😂\n> Serius\n\n@AGI_ASI_bot ni hang x reti baca ka"
+        );
+        assert!(
+            s.turns
+                .iter()
+                .all(|t| !t.text.contains("\\n") && !t.text.contains('{'))
+        );
+        assert_eq!(s.left_out.get("quoted messages said elsewhere"), Some(&3));
+        assert!(a_bots_name("arifOS_bot") && a_bots_name("arifOS (@AGI_ASI_bot)"));
+        assert!(a_bots_name("ClawdBot") && !a_bots_name("Talbot") && !a_bots_name("Arif"));
+    }
 
     #[test]
     fn a_saved_session_is_its_messages_without_what_the_gateway_wrapped_around_them() {

@@ -6,8 +6,8 @@ use super::context::*;
 pub(super) fn unsorted_drafts(cx: &mut Cx, nx: &mut Nexus) -> KipResult<Vec<Draft>> {
     let v = find(
         nx,
-        r#"FIND(?n) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT 50"#,
-        json!({}),
+        r#"FIND(?n) WHERE { (?n, "belongs_to_domain", {type: "Domain", name: "Unsorted"}) } LIMIT :batch"#,
+        json!({"batch": cx.opts.params.inbox_batch}),
     )?;
     let items: Vec<(String, String)> = v
         .as_array()

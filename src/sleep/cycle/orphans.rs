@@ -3,6 +3,10 @@
 use super::classify::classify_drafts;
 use super::context::*;
 
+/// Orphans of one type one cycle reads (and files or leaves to
+/// consolidation).
+pub const ORPHANS_PER_TYPE: usize = 100;
+
 pub(super) fn orphans(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     let mut orphans = Vec::new();
     let mut left_to_consolidation = 0;
@@ -13,8 +17,8 @@ pub(super) fn orphans(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         cx.step(&format!("orphans of type {t}"), 0, 0);
         let v = find(
             nx,
-            r#"FIND(?n) WHERE { ?n {type: :type} NOT { (?n, "belongs_to_domain", ?d) } } LIMIT 100"#,
-            json!({"type": t}),
+            r#"FIND(?n) WHERE { ?n {type: :type} NOT { (?n, "belongs_to_domain", ?d) } } LIMIT :batch"#,
+            json!({"type": t, "batch": ORPHANS_PER_TYPE}),
         )?;
         for n in v.as_array().cloned().unwrap_or_default() {
             let name = s(&n, &["name"]);

@@ -388,4 +388,38 @@ mod clauses {
         assert!(!described("focus on one thing"));
         assert!(!described("use it"));
     }
+
+    #[test]
+    fn never_with_a_verb_in_the_past_tells_what_happened() {
+        assert!(narrated("once asked whether it was registered"));
+        assert!(narrated("checked the domain"));
+        assert!(narrated("was asked"));
+        assert!(!narrated("exceed the budget"));
+        assert!(!narrated("commit work to the wrong repo"));
+        assert!(!narrated("embed secrets"));
+        assert!(!narrated(""));
+        // a real daily note: the failure it lists is no instruction
+        let told = super::names(
+            "2. Confirmation checking failed: never once asked \"is arifOS-fazil.com actually registered?\" — just assumed from context.\n- Always verify: does Arif own this domain",
+        );
+        assert_eq!(told, vec!["Always verify: does Arif own this domain"]);
+    }
+
+    #[test]
+    fn a_quotation_mark_left_without_its_opening_is_dropped() {
+        assert_eq!(
+            unquoted_end("Never trust this data source without cross-check”"),
+            "Never trust this data source without cross-check"
+        );
+        assert_eq!(
+            unquoted_end("Never say \"it thinks\""),
+            "Never say \"it thinks\""
+        );
+        assert_eq!(unquoted_end("Always write “done”"), "Always write “done”");
+        assert_eq!(unquoted_end("Never guess\""), "Never guess");
+        assert_eq!(
+            super::names("- “Never trust this data source without cross‑check”"),
+            vec!["Never trust this data source without cross‑check"]
+        );
+    }
 }
