@@ -554,6 +554,25 @@ fn described(body: &str) -> bool {
         && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e))
 }
 
+/// A text without its fenced blocks (between lines opening with three
+/// backticks or tildes); a fence never closed runs to the text's end.
+fn unfenced(text: &str) -> String {
+    let mut fence = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if !fence {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Whether a subject-less `never`/`always` tells what happened, not what
 /// to do: its verb, after an adverb of how often, is in the past ("never
 /// once asked whether the domain was registered"). English only.
@@ -621,7 +640,12 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
     };
     // the emphasis a note puts on what it says (`**NUNCA** …`) is no part
     // of it
-    let summary = said.replace("**", "").replace("__", "").replace('`', "");
+    // (and what a fence holds is code or a diagram, not a statement: "Never
+    // check back" in a flow drawn under "**NOT:**")
+    let summary = unfenced(&said)
+        .replace("**", "")
+        .replace("__", "")
+        .replace('`', "");
     for clause in clauses(&summary) {
         if unspaced(clause) {
             let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
@@ -709,7 +733,9 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
             let words: Vec<&str> = body.split_whitespace().collect();
             !words.is_empty() && words.len() <= EXTRACTION_MAX_WORDS && !only_deixis(&words)
         };
-        if !enough || (["never", "always"].contains(cue) && narrated(body)) {
+        // ("NEVER AGAIN!", "never mind": an exclamation)
+        let exclaimed = ["again", "ever", "mind", "more"].contains(&body.to_lowercase().as_str());
+        if !enough || exclaimed || (["never", "always"].contains(cue) && narrated(body)) {
             continue;
         }
         // a statement of what something does is the knowledge of what it

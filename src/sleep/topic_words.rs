@@ -233,6 +233,36 @@ pub const SCAFFOLDING: &[&str] = &[
 /// above and Japanese: every log says it of everything, so it is no topic
 /// ("Research Agent Complete", "Health Check-in", "Next Steps", "Phase 4",
 /// "approved next step: create …").
+/// How much a note says something matters, or whether a process runs:
+/// how it is marked (`## FFmpeg Thumbnail Generation (CRITICAL)`,
+/// `Status: running`), never what it is about.
+pub const EMPHASIS: &[&str] = &[
+    "critical",
+    "important",
+    "urgent",
+    "crucial",
+    "priority",
+    "warning",
+    "running",
+    "kritisch",
+    "wichtig",
+    "dringend",
+    "crítico",
+    "crítica",
+    "importante",
+    "urgente",
+    "critique",
+    "urgence",
+    "critico",
+    "важно",
+    "срочно",
+    "критично",
+    "重要",
+    "紧急",
+    "緊急",
+    "关键",
+];
+
 pub const STATUS_WORDS: &[&str] = &[
     "phase",
     "phases",
@@ -425,6 +455,7 @@ pub fn never_a_theme(word: &str) -> bool {
     let l = word.to_lowercase();
     SCAFFOLDING.contains(&l.as_str())
         || STATUS_WORDS.contains(&l.as_str())
+        || EMPHASIS.contains(&l.as_str())
         || l.chars().any(|c| c.is_ascii_digit())
         || crate::analysis::never_a_topic(word)
         || russian_modifier(&l)

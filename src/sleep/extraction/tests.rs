@@ -422,4 +422,15 @@ mod clauses {
             vec!["Never trust this data source without cross‑check"]
         );
     }
+
+    #[test]
+    fn a_fenced_flow_or_an_exclamation_is_no_instruction() {
+        // a real daily note: the anti-pattern drawn under "NOT:"
+        let said = super::names(
+            "**NOT:**\n```\nSend Discord message\n    ↓\nNever check back\n```\n- NEVER let task go silent without update\n- ❌ Go silent for hours (NEVER AGAIN!)",
+        );
+        assert_eq!(said, vec!["Never let task go silent without update"]);
+        assert_eq!(unfenced("a\n```\nb\n```\nc"), "a\nc\n");
+        assert_eq!(unfenced("a\n~~~\nb"), "a\n");
+    }
 }
