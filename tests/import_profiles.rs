@@ -409,3 +409,50 @@ assistant: Berbaloi.
         items.iter().map(|i| &i.title).collect::<Vec<_>>()
     );
 }
+
+/// On a real Singaporean workspace, `## 👥 用户权限` ("user permissions")
+/// lists what the user's wife and colleagues may ask the agent, each
+/// under a heading that names the user and what they are to him
+/// (`### +6597777239 (Tianshu 太太)`: Tianshu's wife). Each was kept on
+/// the user's own Person, as if the wife's permissions were his. A
+/// heading that says what someone is to the user is about that person: a
+/// note of its own.
+#[test]
+fn a_block_about_the_users_wife_or_colleague_is_not_the_users() {
+    let dir = tmp("users-relations");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md\n\n- **Name:** Tianshu\n- **Timezone:** Asia/Singapore\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## 👥 用户权限\n\n### +6597777239 (Tianshu 太太)\n- 独立 session\n- 一般查询\n\n### +6596249687 (Tianshu 同事 Hchen)\n- ✅ 可使用 Platts 接口\n- ❌ 不可访问个人信息\n\n## Tianshu's wife\n- Prefers WhatsApp over Telegram\n\n## About Tianshu\n- Trades refined products\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "Tianshu"} }"#,
+    );
+    let keys: Vec<&String> = user[0].as_object().expect("the user").keys().collect();
+    assert!(
+        keys.iter().any(|k| k.starts_with("memory_about")),
+        "{keys:?}\n{said}"
+    );
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k.contains("太太") || k.contains("同事") || k.contains("wife")),
+        "{keys:?}\n{said}"
+    );
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?i.name) WHERE { ?i {type: "Insight"} } ORDER BY ?i.name"#,
+    );
+    let notes = notes.to_string();
+    for n in ["Tianshu 太太", "Tianshu 同事 Hchen", "Tianshu's wife"] {
+        assert!(notes.contains(n), "{n}: {notes}\n{said}");
+    }
+}

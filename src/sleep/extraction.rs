@@ -210,6 +210,25 @@ const AVERSIONS: &[&str] = &[
 /// Words that end what an unspaced cue states: a reason or a contrast.
 const CLAUSE_ENDS_UNSPACED: &[&str] = &["因为", "但是", "但", "所以", "不过", "|"];
 
+/// Where a clause written without spaces ends at `end`: not at a "but"
+/// that joins two words of one thing ("相关但不等价的数字", numbers related
+/// but not equivalent), only at one that opens what follows ("但不要…",
+/// but do not …).
+fn unspaced_end(text: &str, end: &str) -> Option<usize> {
+    text.match_indices(end).map(|(i, _)| i).find(|&i| {
+        if end != "但" {
+            return true;
+        }
+        let after = &text[i + end.len()..];
+        let modifier = (after.starts_with('不')
+            && !["不要", "不能", "不用", "不可", "不得", "不必", "不应"]
+                .iter()
+                .any(|m| after.starts_with(m)))
+            || after.starts_with('非');
+        !modifier
+    })
+}
+
 /// What follows a cue as a question, not a statement: "决定是否…" (to decide
 /// whether), "如何" (how).
 const OPEN_QUESTIONS_UNSPACED: &[&str] = &["是否", "要不要", "如何", "怎么", "什么"];
@@ -270,7 +289,7 @@ fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
     }
     let mut rest = after.trim_start_matches('了').to_string();
     for end in CLAUSE_ENDS_UNSPACED {
-        if let Some(i) = rest.find(end) {
+        if let Some(i) = unspaced_end(&rest, end) {
             rest.truncate(i);
         }
     }
@@ -717,8 +736,12 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
         };
         let mut rest = head.clone();
         let low = rest.to_lowercase();
-        for end in CLAUSE_ENDS.iter().chain(CLAUSE_ENDS_UNSPACED) {
-            if let Some(i) = low.find(end)
+        let ends = CLAUSE_ENDS
+            .iter()
+            .map(|e| low.find(e))
+            .chain(CLAUSE_ENDS_UNSPACED.iter().map(|e| unspaced_end(&low, e)));
+        for at in ends {
+            if let Some(i) = at
                 && i > cue.len()
                 && rest.is_char_boundary(i)
             {

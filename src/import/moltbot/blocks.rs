@@ -443,8 +443,13 @@ impl Block {
         }
     }
 
-    /// Whether it is about the user: its title or its `## ` block's.
+    /// Whether it is about the user: its title or its `## ` block's, unless
+    /// its own title says what someone is to the user (`### +65… (Tianshu
+    /// 太太)` under `## 用户权限`: the permissions of his wife).
     fn about_user(&self, aliases: &[String]) -> bool {
+        if super::contacts::names_a_relation(&self.title) {
+            return false;
+        }
         about_user(&self.title, aliases)
             || self
                 .parent

@@ -152,9 +152,9 @@ const FAMILY_ROLES: &[&str] = &[
     "сестра",
 ];
 const FAMILY_PARTS: &[&str] = &[
-    "儿子", "女儿", "妻子", "丈夫", "老婆", "老公", "妈妈", "爸爸", "母亲", "父亲", "兒子", "女兒",
-    "媽媽", "母親", "父親", "息子", "長女", "長男", "次女", "次男", "아들", "딸", "아내", "남편",
-    "엄마", "아빠",
+    "儿子", "女儿", "妻子", "太太", "丈夫", "老婆", "老公", "妈妈", "爸爸", "母亲", "父亲", "兒子",
+    "女兒", "媽媽", "母親", "父親", "息子", "長女", "長男", "次女", "次男", "아들", "딸", "아내",
+    "남편", "엄마", "아빠",
 ];
 
 /// Whether a person's role says they are of the user's family (`Filho`,
@@ -164,6 +164,44 @@ pub(super) fn family_role(role: &str) -> bool {
     r.split(|c: char| !c.is_alphanumeric())
         .any(|w| FAMILY_ROLES.contains(&w))
         || FAMILY_PARTS.iter().any(|p| r.contains(p))
+}
+
+/// What someone is to the user besides family, in the spaced scripts (a
+/// word) and the others (anywhere in it).
+const OTHER_ROLES: &[&str] = &[
+    "colleague",
+    "coworker",
+    "friend",
+    "boss",
+    "client",
+    "kollege",
+    "kollegin",
+    "freund",
+    "freundin",
+    "collègue",
+    "ami",
+    "amie",
+    "colega",
+    "amigo",
+    "amiga",
+    "collega",
+    "коллега",
+    "друг",
+    "подруга",
+];
+const OTHER_PARTS: &[&str] = &[
+    "同事", "朋友", "老板", "客户", "同学", "同學", "上司", "同僚", "部下", "동료", "친구",
+];
+
+/// Whether a title says what someone is to the user (`Tianshu 太太`, his
+/// wife; `Tianshu 同事`, a colleague; `Ana's boss`): it is about that
+/// person, whoever else it names.
+pub(super) fn names_a_relation(title: &str) -> bool {
+    let t = title.to_lowercase();
+    family_role(title)
+        || t.split(|c: char| !c.is_alphanumeric())
+            .any(|w| OTHER_ROLES.contains(&w))
+        || OTHER_PARTS.iter().any(|p| t.contains(p))
 }
 
 /// Honorifics after a name (Japanese, Chinese, Korean) and titles before

@@ -146,12 +146,19 @@ impl Reader {
     /// lines, `promoted_on` the block's day, its score and recalls;
     /// pinned, as `MEMORY.md`'s long-term memory is.
     pub(super) fn promoted_note(&mut self, p: &Path, section: &str, it: &Promoted) {
-        let label: String = it
+        // (a newer OpenClaw promotes a whole chunk of a note flattened to a
+        // line: its headings' and list items' marks, `# 2026-02-02 Daily
+        // Log ## 00:08 - …`, are no part of its name)
+        let words: Vec<&str> = it
             .text
-            .replace("**", "")
             .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+            .filter(|w| !w.chars().all(|c| c == '#'))
+            .collect();
+        let words = match words.first() {
+            Some(&"-" | &"*") => &words[1..],
+            _ => &words[..],
+        };
+        let label: String = words.join(" ").replace("**", "");
         let name = self.unique("Insight", &short(&label, 80));
         let source = self.d.at(p, it.line);
         let mut meta = core_meta(&self.d, source.clone());

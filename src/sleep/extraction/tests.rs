@@ -433,4 +433,23 @@ mod clauses {
         assert_eq!(unfenced("a\n```\nb\n```\nc"), "a\nc\n");
         assert_eq!(unfenced("a\n~~~\nb"), "a\n");
     }
+
+    #[test]
+    fn a_chinese_but_between_two_words_of_one_thing_ends_nothing() {
+        // a real daily note: "do not back-calculate from numbers related but
+        // not equivalent and pass it off as a reasonable estimate"
+        assert_eq!(
+            super::names("不要用相关但不等价的数字倒推并装作是合理估算"),
+            vec!["不要用相关但不等价的数字倒推并装作是合理估算"]
+        );
+        assert_eq!(
+            unspaced_end("可以用X但不要用Y", "但"),
+            Some("可以用X".len())
+        );
+        assert_eq!(unspaced_end("相关但不等价", "但"), None);
+        assert_eq!(
+            unspaced_end("相关但非等价，但是", "但是"),
+            Some("相关但非等价，".len())
+        );
+    }
 }
