@@ -474,6 +474,11 @@ fn only_deixis(words: &[&str]) -> bool {
 /// An extracted statement is at most this many words.
 pub const EXTRACTION_MAX_WORDS: usize = 8;
 
+/// An extracted statement of words parted by spaces is at most this many
+/// characters: a longer "word" is a blob (a hash, a path, a line of
+/// data), no statement.
+pub const EXTRACTION_MAX_CHARS: usize = 160;
+
 /// A text's clauses: cut at a line's end and at the marks that end a
 /// sentence or a clause, in every script; a full stop ends a sentence only
 /// before a space or the text's end, so that a file (`USER.md`), a domain
@@ -695,7 +700,11 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             }
         }
         let words: Vec<&str> = rest.split_whitespace().collect();
-        if words.is_empty() || words.len() > EXTRACTION_MAX_WORDS || only_deixis(&words) {
+        if words.is_empty()
+            || words.len() > EXTRACTION_MAX_WORDS
+            || rest.chars().count() > EXTRACTION_MAX_CHARS
+            || only_deixis(&words)
+        {
             continue;
         }
         // the knowledge as the Event wrote it (its case kept)
@@ -754,7 +763,10 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
             (2..=EXTRACTION_MAX_CHARS_UNSPACED).contains(&body.chars().count())
         } else {
             let words: Vec<&str> = body.split_whitespace().collect();
-            !words.is_empty() && words.len() <= EXTRACTION_MAX_WORDS && !only_deixis(&words)
+            !words.is_empty()
+                && words.len() <= EXTRACTION_MAX_WORDS
+                && body.chars().count() <= EXTRACTION_MAX_CHARS
+                && !only_deixis(&words)
         };
         // ("NEVER AGAIN!", "never mind": an exclamation)
         let exclaimed = ["again", "ever", "mind", "more"].contains(&body.to_lowercase().as_str());

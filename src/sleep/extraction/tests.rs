@@ -452,4 +452,35 @@ mod clauses {
             Some("相关但非等价，".len())
         );
     }
+
+    /// A hostile summary of a few megabytes (runs of full stops, an
+    /// abbreviation repeated without end, quotation marks never closed,
+    /// a Chinese run without a mark, fences never closed, cues without
+    /// end) is read in time linear in its length, and every statement it
+    /// yields stays within its bounds.
+    #[test]
+    fn a_hostile_summary_is_read_whole_and_fast() {
+        let mut text = String::new();
+        text.push_str(&".".repeat(300_000));
+        text.push_str(&"e.g. ".repeat(100_000));
+        text.push_str(&"Never say \u{201c}".repeat(20_000));
+        text.push_str(&"不要用相关但不等价的数字".repeat(20_000));
+        text.push('\n');
+        text.push_str(&"```\nNever run\n".repeat(10_000));
+        text.push_str(&"Always ".repeat(50_000));
+        text.push_str("\nPrefers ");
+        text.push_str(&"x".repeat(500_000));
+        let start = std::time::Instant::now();
+        let out = extract(&super::event(&text));
+        let took = start.elapsed();
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        for x in &out {
+            assert!(
+                x.name.chars().count() <= EXTRACTION_MAX_CHARS + 16,
+                "{}",
+                x.name.len()
+            );
+        }
+        assert!(clauses(&text).len() > 1);
+    }
 }
