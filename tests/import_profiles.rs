@@ -456,3 +456,75 @@ fn a_block_about_the_users_wife_or_colleague_is_not_the_users() {
         assert!(notes.contains(n), "{n}: {notes}\n{said}");
     }
 }
+
+/// On a real Malaysian workspace, the user's profile (`## 👤 About Arif
+/// (Permanent Facts)`, `Full Name: Muhammad Arif bin Fazil`, `Telegram
+/// @ariffazil`) was a note and not the user, since its title adds a
+/// remark in parentheses; and the sender of every saved conversation,
+/// `Arif` with the handle `ariffazil`, became a second Person no one
+/// linked to the user. A title's remark in parentheses is a remark; a
+/// sender with a handle the user's profile gives is the user, and the
+/// name they go by there is one the user is known by. A sender with
+/// another handle stays someone else.
+#[test]
+fn a_sender_with_the_users_handle_is_the_user() {
+    let dir = tmp("sender-handle");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# Memory\n\n## 👤 About Arif (Permanent Facts)\n\n- **Full Name:** Muhammad Arif bin Fazil\n- **Timezone:** Asia/Kuala Lumpur\n- **Alert preference:** Telegram @ariffazil\n",
+    );
+    let session = |name: &str, user: &str, said: &str| {
+        format!(
+            "# Session: 2026-04-01 00:24:00 UTC\n\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: Sender (untrusted metadata):\n```json\n{{\n  \"label\": \"{name} (267378578)\",\n  \"name\": \"{name}\",\n  \"username\": \"{user}\"\n}}\n```\n\n{said}\nassistant: Noted.\n"
+        )
+    };
+    put(
+        &ws,
+        "memory/2026-04-01-workspace-setup.md",
+        &session("Arif", "AriffAzil", "Set up the workspace today"),
+    );
+    put(
+        &ws,
+        "memory/2026-04-02-brunch.md",
+        &session("Nur Farhana", "farhana_mr", "Brunch at Bangi on Sunday"),
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.relationship_to_self, ?p.attributes.aliases) WHERE { ?p {type: "Person"} FILTER(!STARTS_WITH(?p.name, "$")) } ORDER BY ?p.name"#,
+    );
+    assert_eq!(
+        people,
+        json!([
+            ["Muhammad Arif bin Fazil", "user", ["Arif"]],
+            ["Nur Farhana", null, null]
+        ]),
+        "{said}"
+    );
+    assert!(
+        said.contains("the sender `Arif` (@ariffazil) is the user `Muhammad Arif bin Fazil`"),
+        "{said}"
+    );
+    let involved = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?p.name) WHERE { ?e {type: "Event"} (?e, "involves", ?p) } ORDER BY ?e.name"#,
+    );
+    // (the user takes part in every conversation; the other sender in hers)
+    assert_eq!(
+        involved,
+        json!([
+            [
+                "2026-04-01 00:24 workspace setup",
+                "2026-04-02 00:24 brunch",
+                "2026-04-02 00:24 brunch"
+            ],
+            [
+                "Muhammad Arif bin Fazil",
+                "Muhammad Arif bin Fazil",
+                "Nur Farhana"
+            ]
+        ])
+    );
+}

@@ -251,6 +251,15 @@ impl Draft {
         &self.concepts
     }
 
+    /// The attributes of the first concept drafted as `ty` `name`, to add
+    /// to what a later file says of it.
+    pub fn attrs_of(&mut self, ty: &str, name: &str) -> Option<&mut Map<String, Value>> {
+        self.concepts
+            .iter_mut()
+            .find(|c| c.ty == ty && c.name == name)
+            .map(|c| &mut c.attrs)
+    }
+
     pub fn link(&mut self, l: Link) {
         if [&l.predicate, &l.from.1, &l.to.1]
             .iter()

@@ -303,6 +303,28 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
         // says nothing but about whom it is (`About Lu`, `Preferences of
         // Ev`); a name in a longer phrase (`When Karel Leaves a Note`, a
         // workflow) is no title about the user
+        // (what parentheses add is a remark: `About Arif (Permanent Facts)`
+        // is a title about Arif)
+        let mut depth = 0usize;
+        let outside: String = t
+            .chars()
+            .map(|c| match c {
+                '(' | '（' => {
+                    depth += 1;
+                    ' '
+                }
+                ')' | '）' => {
+                    depth = depth.saturating_sub(1);
+                    ' '
+                }
+                c if depth > 0 => ' ',
+                c => c,
+            })
+            .collect();
+        let words: Vec<&str> = outside
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
         let name: Vec<&str> = a.split_whitespace().collect();
         let at = words.windows(name.len()).position(|w| w == name.as_slice());
         let Some(at) = at else { return false };
@@ -842,6 +864,7 @@ impl Reader {
                 continue;
             };
             user_at.get_or_insert(b.at);
+            self.handles.extend(super::who::handles_in(&b.text()));
             self.d.note(format!(
                 "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
                 b.at,

@@ -59,6 +59,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         user: None,
         agent: None,
         aliases: Vec::new(),
+        handles: Vec::new(),
         known: HashMap::new(),
         names: std::collections::HashSet::new(),
         promoted: Vec::new(),
@@ -114,6 +115,10 @@ struct Reader {
     /// them), lowercase: a `MEMORY.md` block whose title names one is
     /// about the user.
     aliases: Vec<String>,
+    /// The user's handles on chat platforms (`Telegram @ariffazil` in a
+    /// block about the user, in `USER.md`), lowercase without the `@`: a
+    /// saved conversation's sender with one of them is the user.
+    handles: Vec<String>,
     /// Entity ids (`person--alex`) to (type, name).
     known: HashMap<String, (String, String)>,
     /// Names given to notes and daily-note Events so far (each unique).

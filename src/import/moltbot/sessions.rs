@@ -46,6 +46,8 @@ pub(super) struct Session {
     pub senders: Vec<String>,
     /// What was left out, by kind, and how many of each.
     pub left_out: BTreeMap<&'static str, usize>,
+    /// A sender's handle, as the metadata gives it (`username`), by name.
+    pub handles: BTreeMap<String, String>,
 }
 
 /// Whether a note is a saved session: it opens with `# Session:` and
@@ -464,9 +466,16 @@ fn sender_of(json: &str, s: &mut Session) {
     for key in ["name", "sender"] {
         if let Some(n) = v.get(key).and_then(|n| n.as_str())
             && a_persons_name(n)
-            && !s.senders.iter().any(|x| x == n.trim())
         {
-            s.senders.push(n.trim().to_string());
+            if let Some(h) = v.get("username").and_then(Value::as_str) {
+                s.handles.insert(
+                    n.trim().to_string(),
+                    h.trim_start_matches('@').to_lowercase(),
+                );
+            }
+            if !s.senders.iter().any(|x| x == n.trim()) {
+                s.senders.push(n.trim().to_string());
+            }
             return;
         }
     }
@@ -547,6 +556,31 @@ impl Reader {
             people.push(u.clone());
         }
         for n in &s.senders {
+            // a sender with a handle the user's profile gives is the user
+            // (`Arif`, `@ariffazil`, of `Telegram @ariffazil`)
+            if let (Some((_, u)), Some(h)) = (&self.user, s.handles.get(n))
+                && self.handles.contains(h)
+            {
+                if u != n {
+                    self.d.note(format!(
+                        "{rel}: the sender `{n}` (@{h}) is the user `{u}`: the user's profile gives that handle"
+                    ));
+                    // (the name they go by in it is one the user is known by)
+                    let (ty, u) = (
+                        self.user.clone().map(|x| x.0).unwrap_or_default(),
+                        u.clone(),
+                    );
+                    if let Some(attrs) = self.d.attrs_of(&ty, &u) {
+                        let known = attrs.entry("aliases").or_insert_with(|| json!([]));
+                        if let Some(list) = known.as_array_mut()
+                            && !list.iter().any(|x| x.as_str() == Some(n.as_str()))
+                        {
+                            list.push(json!(n));
+                        }
+                    }
+                }
+                continue;
+            }
             if !people.contains(n) {
                 people.push(n.clone());
             }
