@@ -317,7 +317,7 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
                     depth = depth.saturating_sub(1);
                     ' '
                 }
-                c if depth > 0 => ' ',
+                _ if depth > 0 => ' ',
                 c => c,
             })
             .collect();
