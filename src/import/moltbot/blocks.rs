@@ -469,7 +469,7 @@ impl Block {
     /// its own title says what someone is to the user (`### +65… (Tianshu
     /// 太太)` under `## 用户权限`: the permissions of his wife).
     fn about_user(&self, aliases: &[String]) -> bool {
-        if super::contacts::names_a_relation(&self.title) {
+        if super::relations::names_a_relation(&self.title) {
             return false;
         }
         about_user(&self.title, aliases)
@@ -864,7 +864,7 @@ impl Reader {
                 continue;
             };
             user_at.get_or_insert(b.at);
-            self.handles.extend(super::who::handles_in(&b.text()));
+            self.handles.extend(super::relations::handles_in(&b.text()));
             self.d.note(format!(
                 "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
                 b.at,

@@ -22,6 +22,7 @@ mod blocks;
 mod contacts;
 mod extra;
 mod promoted;
+mod relations;
 mod sessions;
 mod tables;
 mod who;

@@ -6,7 +6,8 @@
 
 use super::super::draft::Concept;
 use super::blocks::{Block, aliases_of, parse, plain};
-use super::contacts::{contact, family_role, lists_people};
+use super::contacts::{contact, lists_people};
+use super::relations::family_role;
 use super::{Reader, core_meta};
 use crate::analysis::is_cjk;
 use serde_json::{Map, json};
@@ -341,24 +342,6 @@ impl Reader {
     }
 }
 
-/// The handles a text gives (`Telegram @ariffazil`), lowercase without
-/// the `@`; never an address's (`ana@example.com`).
-pub(super) fn handles_in(text: &str) -> Vec<String> {
-    static HANDLE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = HANDLE.get_or_init(|| {
-        regex::Regex::new(r"(?:^|[^\w.@])@([A-Za-z0-9_][A-Za-z0-9_.]{2,31})")
-            .expect("the handle pattern")
-    });
-    let mut out: Vec<String> = Vec::new();
-    for c in re.captures_iter(text) {
-        let h = c[1].trim_end_matches('.').to_lowercase();
-        if !out.contains(&h) {
-            out.push(h);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,14 +376,5 @@ mod tests {
             full_name("Sandra", &["Sandra vende seguros en Madrid".into()]),
             None
         );
-    }
-
-    #[test]
-    fn a_handle_is_never_an_address() {
-        assert_eq!(
-            handles_in("Alert preference: Telegram @ariffazil. Mail ana@example.com, @Ana_Lima"),
-            vec!["ariffazil".to_string(), "ana_lima".to_string()]
-        );
-        assert!(handles_in("@ab and x@yz and email@host.com").is_empty());
     }
 }

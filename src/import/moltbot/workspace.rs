@@ -122,7 +122,7 @@ impl Reader {
     /// `profile_md`.
     fn user_file(&mut self, p: &Path) {
         let Some(text) = self.d.text(p) else { return };
-        self.handles.extend(super::who::handles_in(&text));
+        self.handles.extend(super::relations::handles_in(&text));
         let lines = outline(&text);
         let kv: Vec<(String, String)> = lines
             .iter()
