@@ -402,6 +402,12 @@ assistant: Berbaloi.
         "{text}"
     );
     assert_eq!(text.matches("Ni Putrajaya story").count(), 1, "{text}");
+    // the person quoted took part in the conversation
+    let involved = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?e {type: "Event"} (?e, "involves", ?p) }"#,
+    );
+    assert_eq!(involved, json!(["Nur Farhana MR"]));
     let items = common::full_cycle(&mut nx, "2026-12-20T09:00:00Z");
     assert!(
         items.iter().all(|i| !i.title.contains("chose")),

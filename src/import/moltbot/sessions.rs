@@ -403,6 +403,21 @@ fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
         // as a label given its value)
         if !sender.is_empty() {
             out.push(format!("> {sender} wrote:"));
+            // a person quoted took part in the conversation (`Arif
+            // (@ariffazil)`: the name, and the handle that may say they
+            // are the user)
+            let (name, handle) = match sender.split_once(" (@") {
+                Some((n, h)) => (n.trim(), Some(h.trim_end_matches(')').to_lowercase())),
+                None => (sender, None),
+            };
+            if a_persons_name(name) {
+                if let Some(h) = handle {
+                    s.handles.insert(name.to_string(), h);
+                }
+                if !s.senders.iter().any(|x| x == name) {
+                    s.senders.push(name.to_string());
+                }
+            }
         }
         out.extend(body.lines().map(|l| format!("> {l}")));
     }
@@ -814,6 +829,12 @@ user: Replied message (untrusted, for context):
                 .all(|t| !t.text.contains("\\n") && !t.text.contains('{'))
         );
         assert_eq!(s.left_out.get("quoted messages said elsewhere"), Some(&3));
+        // who is quoted took part, with the handle their label gives
+        assert_eq!(
+            s.senders,
+            vec!["Arif".to_string(), "Nur Farhana MR".to_string()]
+        );
+        assert_eq!(s.handles.get("Arif").map(String::as_str), Some("ariffazil"));
         assert!(a_bots_name("arifOS_bot") && a_bots_name("arifOS (@AGI_ASI_bot)"));
         assert!(a_bots_name("ClawdBot") && !a_bots_name("Talbot") && !a_bots_name("Arif"));
     }
