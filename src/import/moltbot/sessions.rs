@@ -360,6 +360,10 @@ fn fenced_json(body: &[&str], from: usize) -> Option<(String, usize)> {
     Some((json, k))
 }
 
+/// How much of the message after a context block is compared with what
+/// the block quotes.
+const SAID_AFTER_MAX: usize = 8 * 1024;
+
 /// The messages a context block quotes (the chat's messages since the
 /// agent last replied, the message replied to), each a quoted line
 /// under its sender's (`> Nur Farhana MR wrote:`, `> Arif, jgn menekan2 lydia`).
@@ -376,7 +380,16 @@ fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
         Value::Array(a) => a.iter().collect(),
         o => vec![o],
     };
-    let said_after: String = after.split_whitespace().collect::<Vec<_>>().join(" ");
+    // (what the message says is compared over its first 8 KiB: a
+    // hostile file of many quotes and a long message stays linear)
+    let mut cut = after.len().min(SAID_AFTER_MAX);
+    while !after.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let said_after: String = after[..cut]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut out = Vec::new();
     for e in entries {
         let body = e.get("body").and_then(Value::as_str).unwrap_or("").trim();
@@ -800,6 +813,27 @@ user: Replied message (untrusted, for context):
 
 @AGI_ASI_bot ni hang x reti baca ka
 "#;
+
+    /// A hostile saved session: a chat history of 50,000 quoted messages
+    /// before a message of megabytes is read in time linear in its size.
+    #[test]
+    fn a_chat_history_of_many_quotes_before_a_long_message_is_read_fast() {
+        let mut text = String::from(
+            "# Session: 2026-04-04 04:14:00 UTC\n\n## Conversation Summary\n\nuser: Chat history since last reply (untrusted, for context):\n```json\n[\n",
+        );
+        for i in 0..50_000 {
+            text.push_str(&format!(
+                "  {{\"sender\": \"Ana Lima\", \"body\": \"message {i}\"}},\n"
+            ));
+        }
+        text.push_str("  {\"sender\": \"Ana Lima\", \"body\": \"last\"}\n]\n```\n\n");
+        text.push_str(&"word ".repeat(400_000));
+        let start = std::time::Instant::now();
+        let s = read(&text);
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        assert_eq!(s.senders, vec!["Ana Lima".to_string()]);
+        assert!(s.turns[0].text.contains("> message 49999"));
+    }
 
     #[test]
     fn what_a_group_chat_quotes_is_each_message_once_and_never_its_json() {
