@@ -586,7 +586,7 @@ impl Reader {
         for n in &s.senders {
             // a sender with a handle the user's profile gives is the user
             // (`Arif`, `@ariffazil`, of `Telegram @ariffazil`)
-            if let (Some((_, u)), Some(h)) = (&self.user, s.handles.get(n))
+            if let (Some((ty, u)), Some(h)) = (&self.user, s.handles.get(n))
                 && self.handles.contains(h)
             {
                 if u != n {
@@ -594,11 +594,7 @@ impl Reader {
                         "{rel}: the sender `{n}` (@{h}) is the user `{u}`: the user's profile gives that handle"
                     ));
                     // (the name they go by in it is one the user is known by)
-                    let (ty, u) = (
-                        self.user.clone().map(|x| x.0).unwrap_or_default(),
-                        u.clone(),
-                    );
-                    if let Some(attrs) = self.d.attrs_of(&ty, &u) {
+                    if let Some(attrs) = self.d.attrs_of(ty, u) {
                         let known = attrs.entry("aliases").or_insert_with(|| json!([]));
                         if let Some(list) = known.as_array_mut()
                             && !list.iter().any(|x| x.as_str() == Some(n.as_str()))
