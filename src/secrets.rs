@@ -389,6 +389,15 @@ fn placeholder(v: &str) -> bool {
         || low.starts_with('$')
         || low.starts_with("{{")
         || low.contains("redacted")
+        // a sample's stand-in (`PASSWORD = 'your_password'`), or the name
+        // of a field where a format is described
+        // (`username:password:email:email_password`)
+        || low.starts_with("your")
+        || ["example", "placeholder", "dummy", "sample"]
+            .iter()
+            .any(|w| low.contains(w))
+        || low.ends_with("password")
+        || low.ends_with("passwd")
         || matches!(
             low,
             "none"
@@ -801,6 +810,10 @@ mod tests {
             "Password reset link: https://example.org/reset",
             "Password file: ~/.config/vdirsyncer/icloud_app_password",
             "password of the week: rotated",
+            // a research note's code sample and a format (a real memory)
+            "PASSWORD = 'your_password'",
+            "twscrape add_accounts ./accounts.txt username:password:email:email_password",
+            "password: example-pass-1",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

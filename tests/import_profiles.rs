@@ -534,3 +534,108 @@ fn a_sender_with_the_users_handle_is_the_user() {
         ])
     );
 }
+
+/// A workspace kept in a repository with the agent's files in one folder
+/// (`config/`, a real French workspace) reads them from there: the user
+/// from `config/USER.md`, the core memory from `config/MEMORY.md`, and
+/// the block the operator is named in (`Opérateur — Blaise`) kept on the
+/// user. The folder's other notes are named. A block holding nothing but
+/// a template's HTML comment is nothing; a profile's line in italics
+/// (the template's hint) is no fact; `IDENTITY.md`'s name and emoji are
+/// `$self`'s `name` and `avatar`.
+#[test]
+fn agent_files_kept_in_one_folder_are_the_workspaces() {
+    let dir = tmp("agent-files-folder");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "config/USER.md",
+        "# USER.md - About Your Human\n\n*Learn about the person you're helping. Update this as you go.*\n\n- **Name:** Blaise\n- **Timezone:** Europe/Paris\n\n## Context\n\n*(What do they care about?)*\n\nBuilds multi-agent systems.\n",
+    );
+    put(
+        &ws,
+        "config/MEMORY.md",
+        "# Ralph — MEMORY.md\n\n## Opérateur — Blaise\n\n- Profil : technique avancé, basé Nancy\n- Comm : français par défaut\n\n## Services\n\n<!-- One line per service endpoint after registration -->\n\n## Heuristiques\n\n- Constraints > freedom\n",
+    );
+    put(
+        &ws,
+        "config/IDENTITY.md",
+        "# IDENTITY.md - Who Am I?\n\n- **Name:** Ralph\n- **Emoji:** 🦞\n- **Avatar:**\n",
+    );
+    put(&ws, "config/BOOTSTRAP.md", "# Bootstrap\n\nHello, world.\n");
+    put(
+        &ws,
+        "memory/2026-02-13.md",
+        "# 2026-02-13\n\n## Setup\n\n- Gateway configured\n",
+    );
+    put(&ws, "README.md", "# LobsterOps\n");
+    let (mut nx, said) = imported(&dir, &ws);
+    assert!(
+        said.contains("config/, the one folder that holds them, read as the workspace's own"),
+        "{said}"
+    );
+    assert!(
+        said.contains("config/BOOTSTRAP.md (3 lines): 1 note in config/ beside the agent's files, not imported"),
+        "{said}"
+    );
+    assert!(!said.contains("no MEMORY.md"), "{said}");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user[0][0], json!("Blaise"), "{said}");
+    let attrs = &user[0][1];
+    assert_eq!(attrs["timezone"], json!("Europe/Paris"));
+    assert_eq!(attrs["context"], json!(["Builds multi-agent systems."]));
+    // (the file itself is kept verbatim as `profile_md`; no fact says it)
+    let mut facts = attrs.clone();
+    facts["profile_md"] = Value::Null;
+    assert!(
+        !facts.to_string().contains("Learn about the person"),
+        "{attrs}"
+    );
+    assert!(
+        attrs.to_string().contains("technique avancé, basé Nancy"),
+        "the operator's block is the user's: {attrs}\n{said}"
+    );
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?n.name) WHERE { ?n {type: "Insight"} } ORDER BY ?n.name"#,
+    );
+    assert_eq!(notes, json!(["Heuristiques"]), "{said}");
+    assert!(
+        said.contains("block `Services` is empty or a template's blank"),
+        "{said}"
+    );
+    let me = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.name, ?s.attributes.avatar, ?s.attributes.identity.emoji) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(
+        me,
+        json!([["Ralph", {"type": "emoji", "value": "🦞"}, "🦞"]])
+    );
+}
+
+/// A folder given alone that holds daily notes is a memory folder, even
+/// with copies of the agent's files in one of its folders: those are its
+/// notes, not the workspace's own.
+#[test]
+fn a_memory_folders_backup_of_the_agent_files_is_no_workspace() {
+    let dir = tmp("memory-folder-backup");
+    let mem = dir.join("memory");
+    put(
+        &mem,
+        "2026-02-13.md",
+        "# 2026-02-13\n\n## Setup\n\n- Gateway configured\n",
+    );
+    put(&mem, "backup/USER.md", "# USER.md\n\n- **Name:** Blaise\n");
+    put(&mem, "backup/MEMORY.md", "# Memory\n\n## Notes\n\n- kept\n");
+    let (mut nx, said) = imported(&dir, &mem);
+    assert!(!said.contains("read as the workspace's own"), "{said}");
+    let users = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(users, json!([]), "{said}");
+}

@@ -358,8 +358,12 @@ pub fn outline(text: &str) -> Vec<Line> {
     // under the file's `# ` title
     let mut title = false;
     let mut fence = false;
+    let comments = comment_only(text.lines());
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
+        if comments[i] {
+            continue;
+        }
         if t.starts_with("```") || t.starts_with("~~~") {
             fence = !fence;
             continue;
@@ -400,7 +404,7 @@ pub fn outline(text: &str) -> Vec<Line> {
         }
         // the template's hint under the file's title (`_This is who
         // you're helping. Know them well._`) is no fact
-        if title && label.is_none() && t.len() > 2 && t.starts_with('_') && t.ends_with('_') {
+        if title && label.is_none() && t.len() > 2 && italic(t) {
             continue;
         }
         if t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=')) {
@@ -428,6 +432,9 @@ pub fn outline(text: &str) -> Vec<Line> {
         let Some(group) = label.clone().or_else(|| heading.clone()) else {
             continue;
         };
+        // (a line in italics, `*Learn about the person you're helping.*`,
+        // keeps its words, not its marks)
+        let t = if italic(t) { &t[1..t.len() - 1] } else { t };
         let item = t.trim_start_matches(['-', '*', '+']).trim_start();
         let item = match item.split_once(['.', ')']) {
             Some((n, rest))
@@ -447,6 +454,60 @@ pub fn outline(text: &str) -> Vec<Line> {
         });
     }
     out
+}
+
+/// Whether a line is one run of italics: `_…_` or `*…*` (never a bullet,
+/// `* item`, nor bold, `**…**`).
+fn italic(t: &str) -> bool {
+    let b = t.as_bytes();
+    if b.len() < 3 {
+        return false;
+    }
+    let (first, second, last) = (b[0], b[1], b[b.len() - 1]);
+    (first == b'_' && last == b'_' && second != b'_')
+        || (first == b'*'
+            && last == b'*'
+            && second != b'*'
+            && second != b' '
+            && b[b.len() - 2] != b'*')
+}
+
+/// For each line, whether it holds nothing but an HTML comment or a part
+/// of one (`<!-- One line per service endpoint after registration -->`,
+/// a template's hint that no reader of the rendered file sees).
+pub fn comment_only<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<bool> {
+    let mut open = false;
+    lines
+        .into_iter()
+        .map(|line| {
+            let mut rest = line;
+            let mut said = false;
+            loop {
+                if open {
+                    match rest.find("-->") {
+                        Some(i) => {
+                            open = false;
+                            rest = &rest[i + 3..];
+                        }
+                        None => break,
+                    }
+                } else {
+                    match rest.find("<!--") {
+                        Some(i) => {
+                            said |= !rest[..i].trim().is_empty();
+                            open = true;
+                            rest = &rest[i + 4..];
+                        }
+                        None => {
+                            said |= !rest.trim().is_empty();
+                            break;
+                        }
+                    }
+                }
+            }
+            !said && !line.trim().is_empty()
+        })
+        .collect()
 }
 
 /// Whether a profile value is the template's blank, not a fact:
@@ -752,6 +813,27 @@ mod tests {
         assert!(placeholder("TBD"));
         assert!(!placeholder("UTC+7 (Vietnam)"));
         assert!(!placeholder("Asia/Shanghai"));
+    }
+
+    #[test]
+    fn comments_and_italics_are_a_templates_hints() {
+        assert_eq!(
+            comment_only([
+                "<!-- One line per service -->",
+                "<!--",
+                "hint",
+                "-->",
+                "kept <!-- a remark -->",
+                "",
+                "<!-- a --> said",
+            ]),
+            vec![true, true, true, true, false, false, false]
+        );
+        assert!(italic("*Learn about the person you're helping.*"));
+        assert!(italic("_(optional)_"));
+        assert!(!italic("* item *"));
+        assert!(!italic("**bold**"));
+        assert!(!italic("*a"));
     }
 
     #[test]

@@ -557,6 +557,64 @@ fn negated(before: &str) -> bool {
     NEGATIONS.contains(&last) || last.ends_with("n't") || last.ends_with("n’t")
 }
 
+/// Labels whose value says what something brings about, or why, not what
+/// anyone wants (`**Impact :** Évite pollution docs…`, under a lesson's
+/// `**Règle établie :**`): a cue after one states no preference.
+const EFFECT_LABELS: &[&str] = &[
+    "impact",
+    "impacto",
+    "effect",
+    "effet",
+    "efecto",
+    "effekt",
+    "wirkung",
+    "auswirkung",
+    "result",
+    "résultat",
+    "resultado",
+    "ergebnis",
+    "outcome",
+    "benefit",
+    "bénéfice",
+    "beneficio",
+    "benefício",
+    "vorteil",
+    "avantage",
+    "ventaja",
+    "vantagem",
+    "consequence",
+    "conséquence",
+    "consecuencia",
+    "consequência",
+    "why",
+    "pourquoi",
+    "warum",
+    "por qué",
+    "porque",
+    "reason",
+    "raison",
+    "grund",
+    "razón",
+    "motivo",
+];
+
+/// Whether the words before a cue (`before`, lower case) are a label of
+/// [`EFFECT_LABELS`] and its colon.
+fn after_effect_label(before: &str) -> bool {
+    let Some(label) = before.trim_end().strip_suffix([':', '：']) else {
+        return false;
+    };
+    let label = label.trim();
+    let label = label
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim();
+    EFFECT_LABELS.contains(&label)
+        || label
+            .rsplit(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+            .is_some_and(|w| EFFECT_LABELS.contains(&w) && label.split_whitespace().count() <= 2)
+}
+
 /// Whether a subject-less statement says what something does, not what to
 /// do: its verb is in the third person ("Never auto-applies — always
 /// presents for admin approval", of a module under its heading), where an
@@ -685,7 +743,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         let Some((cue, kind, at)) = EXTRACTION_CUES.iter().find_map(|(c, k)| {
             lower
                 .find(&format!(" {c} "))
-                .filter(|&i| !negated(&lower[..i + 1]))
+                .filter(|&i| !negated(&lower[..i + 1]) && !after_effect_label(&lower[..i + 1]))
                 .map(|i| (*c, *k, i + c.len() + 2))
         }) else {
             if let Some((cue, kind, stated)) = instruction(clause.trim()) {

@@ -55,6 +55,15 @@ pub const SCAFFOLDING: &[&str] = &[
     "update",
     "updates",
     "notes",
+    // a section every kind of note has: what it happened in, what is to
+    // be done ("Strategic Context", "Contexte Session", "Next Actions")
+    "context",
+    "contexte",
+    "kontext",
+    "contexto",
+    "contesto",
+    "контекст",
+    "actions",
     "later",
     "week",
     "month",
@@ -237,6 +246,10 @@ pub const SCAFFOLDING: &[&str] = &[
 /// how it is marked (`## FFmpeg Thumbnail Generation (CRITICAL)`,
 /// `Status: running`), never what it is about.
 pub const EMPHASIS: &[&str] = &[
+    "major",
+    "minor",
+    "majeur",
+    "majeure",
     "critical",
     "important",
     "urgent",
@@ -277,6 +290,12 @@ pub const STATUS_WORDS: &[&str] = &[
     "proceed",
     "complete",
     "completion",
+    "complet",
+    "complète",
+    "completo",
+    "completa",
+    "komplett",
+    "vollständig",
     "finish",
     "finished",
     "progress",
@@ -368,6 +387,21 @@ pub fn past_participle(w: &str) -> bool {
     if l.is_ascii() && l.len() >= 6 && l.ends_with("ed") && !l.ends_with("eed") {
         return true;
     }
+    if IRREGULAR_PARTICIPLES.contains(&l.as_str()) {
+        return true;
+    }
+    // French, of a verb in -er: `créé`, `terminé`, `déployé`, `configurés`
+    // (never a noun in -té, `sécurité`, `santé`, nor one of the few others
+    // that end so: `marché`, `café`, `résumé`)
+    let fr = l.strip_suffix('s').unwrap_or(&l);
+    if fr.chars().count() >= 4
+        && fr.ends_with('é')
+        && !fr.ends_with("té")
+        && !FRENCH_NOUNS_IN_E.contains(&fr)
+        && fr.chars().all(char::is_alphabetic)
+    {
+        return true;
+    }
     if w != l || l.chars().count() < 7 || !l.chars().all(|c| c.is_alphabetic()) {
         return false;
     }
@@ -387,6 +421,68 @@ pub fn past_participle(w: &str) -> bool {
             .is_some_and(|r| r.chars().count() >= 3 && (r.ends_with('t') || r.ends_with("en")))
     })
 }
+
+/// English past participles that do not end in -ed: what was done
+/// ("Built", "Done", "Written"), never what a note is about. (Those that
+/// are as often nouns, "set", "run", "cut", are left out.)
+const IRREGULAR_PARTICIPLES: [&str; 40] = [
+    "built",
+    "done",
+    "made",
+    "written",
+    "taken",
+    "given",
+    "sent",
+    "found",
+    "kept",
+    "begun",
+    "broken",
+    "chosen",
+    "drawn",
+    "driven",
+    "fallen",
+    "forgotten",
+    "frozen",
+    "gotten",
+    "grown",
+    "hidden",
+    "known",
+    "risen",
+    "seen",
+    "shaken",
+    "shown",
+    "spoken",
+    "stolen",
+    "thrown",
+    "woken",
+    "bought",
+    "brought",
+    "caught",
+    "fought",
+    "sought",
+    "taught",
+    "paid",
+    "sold",
+    "told",
+    "spent",
+    "dealt",
+];
+
+/// French nouns in -é that are no participle (besides those in -té).
+const FRENCH_NOUNS_IN_E: [&str; 12] = [
+    "marché",
+    "café",
+    "comité",
+    "résumé",
+    "degré",
+    "congé",
+    "canapé",
+    "lycée",
+    "musée",
+    "employé",
+    "délégué",
+    "député",
+];
 
 /// A name without its remarks of when: a parenthesis that holds a day or
 /// a number (`Token Watcher (eingerichtet 22.03.2026, verbessert …)`,
@@ -642,8 +738,16 @@ mod tests {
             "aktualisiert",
             "abgeschlossen",
             "approved",
+            // what real daily notes' section titles say was done
+            "Built",
+            "Créé",
+            "terminé",
+            "déployés",
         ] {
             assert!(past_participle(w), "{w}");
+        }
+        for w in ["sécurité", "Marché", "café", "idée", "année", "Set"] {
+            assert!(!past_participle(w), "{w}");
         }
         // a German noun is capitalised; an English word is no participle
         for w in [

@@ -8,7 +8,7 @@
 //! cycle files by topic), pinned, as the curated long-term memory it is.
 
 use super::super::draft::{Concept, short};
-use super::super::markdown::{heading_time, placeholder, strip_time};
+use super::super::markdown::{comment_only, heading_time, placeholder, strip_time};
 use super::super::predicate_name;
 use super::{Reader, core_meta};
 use serde_json::{Map, Value, json};
@@ -167,12 +167,14 @@ impl Block {
     /// only a template's blanks.
     pub fn value(&self) -> Option<Value> {
         let lines = self.body.iter().filter(|l| !l.trim().is_empty()).count();
-        // a template's blanks only (`[Fill in after first conversation]`)
-        let blank = |l: &String| {
+        // a template's blanks only (`[Fill in after first conversation]`,
+        // `<!-- One line per service endpoint -->`)
+        let comments = comment_only(self.body.iter().map(String::as_str));
+        let blank = |(i, l): (usize, &String)| {
             let t = l.trim();
-            t.is_empty() || placeholder(super::bullet(t).unwrap_or(t))
+            t.is_empty() || comments[i] || placeholder(super::bullet(t).unwrap_or(t))
         };
-        if lines == 0 || self.body.iter().all(blank) {
+        if lines == 0 || self.body.iter().enumerate().all(blank) {
             return None;
         }
         if self.bullets.len() == lines {
@@ -334,9 +336,25 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| !(at..at + name.len()).contains(i))
-                .all(|(_, w)| ABOUT_WORDS.contains(w) || USER_WORDS.contains(w))
+                .all(|(_, w)| {
+                    ABOUT_WORDS.contains(w) || USER_WORDS.contains(w) || OPERATOR_WORDS.contains(w)
+                })
     })
 }
+
+/// What a workspace calls its human when it names them beside their name
+/// (`Opérateur — Blaise`, `Operator: Sam`). Alone, or with other words
+/// (`Kubernetes Operator`), the word says nothing of the user.
+const OPERATOR_WORDS: [&str; 8] = [
+    "operator",
+    "opérateur",
+    "opératrice",
+    "operador",
+    "operadora",
+    "operatore",
+    "operatrice",
+    "betreiber",
+];
 
 /// Words a title about someone is made of besides their name: `About
 /// Lu`, `Preferences of Ev`, `Lucía: key facts`, in a few languages.
@@ -648,9 +666,11 @@ pub(super) fn title_day(title: &str) -> Option<(chrono::NaiveDate, String)> {
 /// Whether a block says something before its first `### ` block (a
 /// rule or a template's blank is nothing).
 fn has_own_text(b: &Block) -> bool {
-    b.body.iter().any(|l| {
+    let comments = comment_only(b.body.iter().map(String::as_str));
+    b.body.iter().enumerate().any(|(i, l)| {
         let t = l.trim();
         !t.is_empty()
+            && !comments[i]
             && !t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
             && !placeholder(super::bullet(t).unwrap_or(t))
     })

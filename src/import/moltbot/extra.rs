@@ -32,7 +32,15 @@ const MAX_COUNTED_BYTES: u64 = 4 * 1024 * 1024;
 impl Reader {
     /// Imports the extra paths (the configuration's, then `given`), each
     /// once, then names the workspace's other folders that hold notes.
-    pub(super) fn extra_paths(&mut self, dir: &Path, mem: &Path, given: &[PathBuf]) {
+    /// `own` is the folder the agent's and the user's files were read
+    /// from when the workspace's top has none (`config/`).
+    pub(super) fn extra_paths(
+        &mut self,
+        dir: &Path,
+        mem: &Path,
+        own: Option<&Path>,
+        given: &[PathBuf],
+    ) {
         let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         // (the path, as it was written, and where)
         let mut paths: Vec<(PathBuf, String, String)> = self
@@ -81,17 +89,29 @@ impl Reader {
                 self.note_or_skip(&inside);
             }
         }
-        self.other_files(dir);
-        self.other_folders(dir, mem);
+        self.other_files(dir, "");
+        self.other_folders(dir, mem, "");
+        if let Some(o) = own {
+            let rel = format!("{}/", self.d.rel(o));
+            self.other_files(o, &rel);
+            self.other_folders(o, mem, &rel);
+        }
     }
 
     /// Names the workspace's top-level files not read: its notes in one
     /// line (how many, how long, and how to import one), every other
     /// file in another.
-    fn other_files(&mut self, dir: &Path) {
-        if !super::workspace::is_workspace(dir) {
+    /// `inside` is the folder's path in the workspace (`config/`), empty
+    /// for its top.
+    fn other_files(&mut self, dir: &Path, inside: &str) {
+        if inside.is_empty() && !super::workspace::is_workspace(dir) {
             return;
         }
+        let place = if inside.is_empty() {
+            "at the workspace's top level".to_string()
+        } else {
+            format!("in {inside} beside the agent's files")
+        };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|rd| {
                 rd.filter_map(Result::ok)
@@ -122,15 +142,15 @@ impl Reader {
                         .map(|b| b.iter().filter(|&&c| c == b'\n').count())
                         .unwrap_or(0);
                 }
-                notes.push(name);
+                notes.push(format!("{inside}{name}"));
             } else {
-                others.push(name);
+                others.push(format!("{inside}{name}"));
             }
         }
         if !notes.is_empty() {
             let n = notes.len();
             self.d.note(format!(
-                "{} ({lines} line{}): {n} note{} at the workspace's top level, not imported: OpenClaw's memory is MEMORY.md and memory/ and the paths its memorySearch.extraPaths add; `--extra-path {}` imports {}",
+                "{} ({lines} line{}): {n} note{} {place}, not imported: OpenClaw's memory is MEMORY.md and memory/ and the paths its memorySearch.extraPaths add; `--extra-path {}` imports {}",
                 listed(&notes),
                 if lines == 1 { "" } else { "s" },
                 if n == 1 { "" } else { "s" },
@@ -141,7 +161,7 @@ impl Reader {
         if !others.is_empty() {
             let n = others.len();
             self.d.note(format!(
-                "{}: {n} file{} at the workspace's top level, not memory files, skipped",
+                "{}: {n} file{} {place}, not memory files, skipped",
                 listed(&others),
                 if n == 1 { "" } else { "s" },
             ));
@@ -196,8 +216,8 @@ impl Reader {
 
     /// Names the workspace's folders not read that hold notes (how many),
     /// and in one line those that hold none.
-    fn other_folders(&mut self, dir: &Path, mem: &Path) {
-        if !super::workspace::is_workspace(dir) {
+    fn other_folders(&mut self, dir: &Path, mem: &Path, inside: &str) {
+        if inside.is_empty() && !super::workspace::is_workspace(dir) {
             return;
         }
         // (real folders only: a link was named with the workspace's files)
@@ -237,19 +257,19 @@ impl Reader {
                 count_notes(&f, 0)
             };
             if n == 0 {
-                empty.push(format!("{name}/"));
+                empty.push(format!("{inside}{name}/"));
                 continue;
             }
             let many = if n >= MAX_COUNTED { "at least " } else { "" };
             if holds_memory {
                 self.d.note(format!(
-                    "{name}/: {many}{n} note{} ({lines} lines) beside the memory folder in it not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {name}/<folder or file>` imports one",
+                    "{inside}{name}/: {many}{n} note{} ({lines} lines) beside the memory folder in it not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {inside}{name}/<folder or file>` imports one",
                     if n == 1 { "" } else { "s" }
                 ));
                 continue;
             }
             self.d.note(format!(
-                "{name}/: {many}{n} note{} ({lines} lines) not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {name}` imports them",
+                "{inside}{name}/: {many}{n} note{} ({lines} lines) not imported: OpenClaw's memory is MEMORY.md and memory/ and the folders its memorySearch.extraPaths add; `--extra-path {inside}{name}` imports them",
                 if n == 1 { "" } else { "s" }
             ));
         }

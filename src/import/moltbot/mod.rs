@@ -66,9 +66,18 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         promoted: Vec::new(),
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
-    // the workspace's own files (OpenClaw): who the user is, who the agent is
-    r.workspace(dir);
-    let core = [dir.join("MEMORY.md"), mem.join("MEMORY.md")];
+    // the workspace's own files (OpenClaw): who the user is, who the agent
+    // is; kept in one folder of it (`config/`) when none is at its top
+    let own = workspace::moved_files(dir);
+    if let Some(o) = &own {
+        let rel = r.d.rel(o);
+        r.d.note(format!(
+            "no USER.md, MEMORY.md or agent files at the workspace's top: {rel}/, the one folder that holds them, read as the workspace's own"
+        ));
+    }
+    r.workspace(own.as_deref().unwrap_or(dir));
+    let mut core = vec![dir.join("MEMORY.md"), mem.join("MEMORY.md")];
+    core.extend(own.iter().map(|o| o.join("MEMORY.md")));
     match core.iter().find(|p| p.is_file()) {
         Some(p) => r.core(p),
         None => r.d.note("no MEMORY.md: no core memory imported"),
@@ -94,7 +103,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     } else {
         r.notes_in(&mem, &mem);
     }
-    r.extra_paths(dir, &mem, extra);
+    r.extra_paths(dir, &mem, own.as_deref(), extra);
     r.link_promoted();
     for k in r.decay.keys() {
         r.d.note(format!(

@@ -51,11 +51,50 @@ pub(super) fn moved_memory(dir: &Path) -> Option<PathBuf> {
 }
 
 pub(super) fn is_workspace(dir: &Path) -> bool {
-    dir.join("memory").is_dir()
-        || AGENT_FILES
-            .iter()
-            .chain(std::iter::once(&USER_FILE))
-            .any(|f| dir.join(f).is_file())
+    dir.join("memory").is_dir() || own_files(dir) > 0 || moved_files(dir).is_some()
+}
+
+/// How many of the agent's and the user's files (`SOUL.md`, `USER.md`,
+/// `MEMORY.md` …) a folder holds.
+fn own_files(dir: &Path) -> usize {
+    AGENT_FILES
+        .iter()
+        .chain([&USER_FILE, &"MEMORY.md"])
+        .filter(|f| dir.join(f).is_file())
+        .count()
+}
+
+/// The one folder one level down that holds the agent's and the user's
+/// files (`config/USER.md`, `config/MEMORY.md`, `config/SOUL.md`) when the
+/// workspace has none at its top: two of them at least, in exactly one
+/// folder. A memory folder given alone (daily notes at its top) has none
+/// moved: a copy of them in its `backup/` is a note.
+pub(super) fn moved_files(dir: &Path) -> Option<PathBuf> {
+    if own_files(dir) > 0 {
+        return None;
+    }
+    let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .collect();
+    let daily = entries.iter().any(|e| {
+        let name = e.file_name().to_string_lossy().to_string();
+        name.ends_with(".md") && dated_name(name.trim_end_matches(".md")).is_some()
+    });
+    if daily {
+        return None;
+    }
+    let mut found = entries
+        .iter()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            !name.starts_with('.') && name != "memory" && !NOT_NOTES.contains(&name.as_str())
+        })
+        .map(|e| e.path())
+        .filter(|f| own_files(f) >= 2);
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
 }
 
 /// Folders of the memory folder that the seed's layout reads its own way.
@@ -244,12 +283,38 @@ impl Reader {
             let mut id = Map::new();
             for (_, k, v) in key_values(&text) {
                 let key = predicate_name(&k);
-                if !key.is_empty() && !placeholder(&v) {
-                    id.entry(key).or_insert(json!(v));
+                // (an emoji is no letter, yet no blank: `Emoji: 🐢`)
+                let emoji = key == "emoji"
+                    && v.trim()
+                        .chars()
+                        .any(|c| c as u32 >= 0x2600 && !c.is_alphanumeric());
+                if !key.is_empty() && (emoji || !placeholder(&v)) {
+                    id.entry(key).or_insert(json!(v.trim()));
                 }
             }
             if let Some(n) = id.get("name").and_then(Value::as_str) {
                 self.agent = Some(n.to_string());
+                // the name `$self` goes by (the Person schema's `name`)
+                attrs.insert("name".into(), json!(n));
+            }
+            // its avatar, as the Person schema keeps one: a picture's
+            // address, else its emoji
+            let avatar = id
+                .get("avatar")
+                .and_then(Value::as_str)
+                .filter(|a| {
+                    ["http://", "https://", "data:image/"]
+                        .iter()
+                        .any(|p| a.starts_with(p))
+                })
+                .map(|a| json!({ "type": "url", "value": a }))
+                .or_else(|| {
+                    id.get("emoji")
+                        .and_then(Value::as_str)
+                        .map(|e| json!({ "type": "emoji", "value": e }))
+                });
+            if let Some(a) = avatar {
+                attrs.insert("avatar".into(), a);
             }
             if !id.is_empty() {
                 attrs.insert("identity".into(), Value::Object(id));

@@ -453,6 +453,25 @@ mod clauses {
         );
     }
 
+    #[test]
+    fn what_a_lesson_brings_about_is_no_preference() {
+        // a real daily note's lesson: its rule, then its impact
+        let said = super::names(
+            "### Grok Reliability\n**Constat :** Grok peut halluciner des outils\n**Règle établie :** Toujours cross-checker Grok avec sources web\n**Impact :** Évite pollution docs LobsterOps avec infos non vérifiables\n- Why: avoids a second build",
+        );
+        assert!(!said.iter().any(|n| n.contains("pollution")), "{said:?}");
+        assert!(!said.iter().any(|n| n.contains("second build")), "{said:?}");
+        assert!(after_effect_label(" impact : "));
+        assert!(after_effect_label(" - impact: "));
+        assert!(!after_effect_label(" preference: "));
+        assert!(!after_effect_label(" the impact of the user "));
+        // a preference under a label that names none of these is one
+        assert_eq!(
+            super::names("- Preference: avoids long meetings"),
+            vec!["Avoids long meetings"]
+        );
+    }
+
     /// A hostile summary of a few megabytes (runs of full stops, an
     /// abbreviation repeated without end, quotation marks never closed,
     /// a Chinese run without a mark, fences never closed, cues without
