@@ -639,3 +639,36 @@ fn a_memory_folders_backup_of_the_agent_files_is_no_workspace() {
     );
     assert_eq!(users, json!([]), "{said}");
 }
+
+/// A folder of the memory with no note in it (a vector index a real
+/// workspace keeps in `memory/vector_db/`, 175 `.lance` files) is named
+/// in one line with its count, not file by file.
+#[test]
+fn a_memory_folder_without_notes_is_named_once() {
+    let dir = tmp("folder-without-notes");
+    let ws = dir.join("ws");
+    put(&ws, "USER.md", "# USER.md\n\n- **Name:** Ayman\n");
+    put(
+        &ws,
+        "memory/2026-02-03.md",
+        "# 2026-02-03\n\n## Setup\n\n- Gateway configured\n",
+    );
+    for i in 0..40 {
+        put(
+            &ws,
+            &format!("memory/vector_db/chunks.lance/data/{i}.lance"),
+            "\u{1}binary",
+        );
+    }
+    put(&ws, "memory/state.json", "{}");
+    let (_, said) = imported(&dir, &ws);
+    assert!(
+        said.contains("memory/vector_db/: 40 files and no markdown or text note, skipped"),
+        "{said}"
+    );
+    assert!(!said.contains(".lance: not a markdown"), "{said}");
+    assert!(
+        said.contains("memory/state.json: not a markdown or text note, skipped"),
+        "{said}"
+    );
+}

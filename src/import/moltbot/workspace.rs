@@ -104,6 +104,47 @@ const SEED_FOLDERS: [&str; 4] = ["episodes", "graph", "procedures", "meta"];
 /// agent's notes: never read, never counted as notes.
 pub(super) const NOT_NOTES: [&str; 4] = ["node_modules", "target", "__pycache__", "venv"];
 
+/// How many files a count of a folder's files reads at most.
+const MAX_FILES_COUNTED: usize = 100_000;
+
+/// Whether a folder holds a note anywhere in it (hidden files and
+/// folders, and dependencies, left out), and how many files it holds
+/// when it holds none (counted to [`MAX_FILES_COUNTED`], 12 folders deep).
+fn holds_notes(dir: &Path, depth: usize) -> (bool, usize) {
+    let mut files = 0;
+    if depth > 12 {
+        return (false, 0);
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return (false, 0);
+    };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Ok(t) = e.file_type() else { continue };
+        if name.starts_with('.') {
+            continue;
+        }
+        if t.is_dir() {
+            if NOT_NOTES.contains(&name.as_str()) {
+                continue;
+            }
+            let (notes, n) = holds_notes(&e.path(), depth + 1);
+            if notes {
+                return (true, 0);
+            }
+            files += n;
+        } else if is_note(&e.path()) {
+            return (true, 0);
+        } else {
+            files += 1;
+        }
+        if files >= MAX_FILES_COUNTED {
+            break;
+        }
+    }
+    (false, files.min(MAX_FILES_COUNTED))
+}
+
 /// Whether a file is a note: Markdown or text.
 pub(super) fn is_note(p: &Path) -> bool {
     p.extension()
@@ -390,6 +431,24 @@ impl Reader {
                     self.d.note(format!(
                         "{r}/: a project's dependencies or build output, not notes: skipped"
                     ));
+                    continue;
+                }
+                // a folder with no note anywhere in it (a vector index's
+                // files, `vector_db/…/*.lance`): one line, not one a file
+                let (notes, files) = holds_notes(&p, 0);
+                if !notes {
+                    if files > 0 {
+                        let r = self.d.rel(&p);
+                        let many = if files >= MAX_FILES_COUNTED {
+                            "at least "
+                        } else {
+                            ""
+                        };
+                        self.d.note(format!(
+                            "{r}/: {many}{files} file{} and no markdown or text note, skipped",
+                            if files == 1 { "" } else { "s" }
+                        ));
+                    }
                     continue;
                 }
                 self.notes_in(&p, top);
