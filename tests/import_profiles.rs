@@ -672,3 +672,46 @@ fn a_memory_folder_without_notes_is_named_once() {
         "{said}"
     );
 }
+
+/// An older gateway's stamp gives its sender's handle in parentheses
+/// (`[Telegram A J (@Aymanmj12) id:1186936952 …]`, a real Saudi
+/// workspace): it is the sender's `handle`, and a sender whose handle the
+/// user's profile gives is the user.
+#[test]
+fn a_stamps_handle_is_the_senders_and_names_the_user() {
+    let dir = tmp("stamp-handle");
+    let session = |who: &str, said: &str| {
+        format!(
+            "# Session: 2026-02-01 21:08:40 UTC\n\n- **Session Key**: agent:main:telegram:dm:1186936952\n- **Source**: telegram\n\n## Conversation Summary\n\nassistant: Restart complete.\nuser: [Telegram {who} id:1186936952 +1m 2026-02-01 21:03 UTC] {said}\n[message_id: 1147]\nassistant: On it.\n"
+        )
+    };
+    // the user's profile without the handle: the sender stays someone
+    // else, with the handle they wrote under
+    let ws = dir.join("without");
+    put(&ws, "USER.md", "# USER.md\n\n- **Name:** Ayman\n");
+    put(
+        &ws,
+        "memory/2026-02-01-context-optimization.md",
+        &session("A J (@Aymanmj12)", "Ok so how can we optimize it more ?"),
+    );
+    let (mut nx, said) = imported(&dir.join("a"), &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.handle) WHERE { ?p {type: "Person"} FILTER(!STARTS_WITH(?p.name, "$") && ?p.attributes.relationship_to_self != "user") }"#,
+    );
+    assert_eq!(people, json!([["A J", "@aymanmj12"]]), "{said}");
+    // with it: the sender is the user
+    let ws = dir.join("with");
+    put(&ws, "USER.md", "# USER.md\n\n- **Name:** Ayman\n- **Telegram:** @Aymanmj12\n");
+    put(
+        &ws,
+        "memory/2026-02-01-context-optimization.md",
+        &session("A J (@Aymanmj12)", "Ok so how can we optimize it more ?"),
+    );
+    let (mut nx, said) = imported(&dir.join("b"), &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.aliases) WHERE { ?p {type: "Person"} FILTER(!STARTS_WITH(?p.name, "$")) }"#,
+    );
+    assert_eq!(people, json!([["Ayman", ["A J"]]]), "{said}");
+}

@@ -315,6 +315,10 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             if let Some(n) = stamp_sender(stamp)
                 && !s.senders.contains(&n)
             {
+                // (and the handle after it: `A J (@Aymanmj12) id:…`)
+                if let Some(h) = stamp_handle(stamp) {
+                    s.handles.entry(n.clone()).or_insert(h);
+                }
                 s.senders.push(n);
             }
             line = after.trim_start().to_string();
@@ -484,6 +488,21 @@ fn stamp_sender(stamp: &str) -> Option<String> {
         .collect();
     let name = name.join(" ");
     (!name.is_empty() && a_persons_name(&name)).then_some(name)
+}
+
+/// The handle an older gateway's stamp gives its sender in parentheses
+/// (`Telegram A J (@Aymanmj12) id:1186936952 …` → `aymanmj12`), lower
+/// case without the `@`, as the metadata's `username` is kept.
+fn stamp_handle(stamp: &str) -> Option<String> {
+    let at = stamp.find("(@")?;
+    let rest = &stamp[at + 2..];
+    let end = rest.find(')')?;
+    let h = &rest[..end];
+    (!h.is_empty()
+        && h.len() <= 64
+        && h.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
+    .then(|| h.to_lowercase())
 }
 
 /// The sender a metadata block names, when it is a person.
@@ -671,6 +690,10 @@ impl Reader {
                     "description".into(),
                     json!(format!("sent messages in a conversation saved in {rel}")),
                 );
+                // (the handle they wrote under, the Person schema's `handle`)
+                if let Some(h) = s.handles.get(n) {
+                    attrs.insert("handle".into(), json!(format!("@{h}")));
+                }
                 let meta = self.d.provenance(&src);
                 self.d.concept(Concept {
                     ty: "Person".into(),
@@ -998,6 +1021,15 @@ user: Replied message (untrusted, for context):
 
     #[test]
     fn an_older_stamp_names_its_sender() {
+        assert_eq!(
+            stamp_handle("Telegram A J (@Aymanmj12) id:1186936952 +1m 2026-02-01 21:03 UTC")
+                .as_deref(),
+            Some("aymanmj12")
+        );
+        assert_eq!(
+            stamp_handle("Telegram Ana id:42 +18m 2026-02-07 10:52 GMT+8"),
+            None
+        );
         assert_eq!(
             stamp_sender("Telegram Ana Lima id:42 +18m 2026-02-07 10:52 GMT+8").as_deref(),
             Some("Ana Lima")
