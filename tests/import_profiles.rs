@@ -702,7 +702,11 @@ fn a_stamps_handle_is_the_senders_and_names_the_user() {
     assert_eq!(people, json!([["A J", "@aymanmj12"]]), "{said}");
     // with it: the sender is the user
     let ws = dir.join("with");
-    put(&ws, "USER.md", "# USER.md\n\n- **Name:** Ayman\n- **Telegram:** @Aymanmj12\n");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md\n\n- **Name:** Ayman\n- **Telegram:** @Aymanmj12\n",
+    );
     put(
         &ws,
         "memory/2026-02-01-context-optimization.md",

@@ -204,6 +204,26 @@ pub const SCAFFOLDING: &[&str] = &[
     "contexto",
     "arquivos",
     "gerados",
+    // Swedish note headings: technical, measures, solved, ongoing,
+    // recurring, important, notes, insights, lessons, decisions, tasks
+    // ("Teknisk konfiguration", "Systemfel och åtgärder", "… - LÖST")
+    "teknisk",
+    "tekniska",
+    "åtgärd",
+    "åtgärder",
+    "löst",
+    "lösta",
+    "klar",
+    "klart",
+    "pågående",
+    "återkommande",
+    "viktigt",
+    "viktiga",
+    "noteringar",
+    "insikter",
+    "lärdomar",
+    "beslut",
+    "uppgifter",
     // what an agent's notes are made of, in every note: no topic (a
     // transcript's speakers among them: `user:`, `assistant:`)
     "agent",
@@ -388,6 +408,14 @@ pub fn past_participle(w: &str) -> bool {
         return true;
     }
     if IRREGULAR_PARTICIPLES.contains(&l.as_str()) {
+        return true;
+    }
+    // Swedish, of a verb in -era, capitalised as a heading's first word or
+    // not: `Implementerad`, `konfigurerade`
+    if l.chars().count() >= 8
+        && (l.ends_with("erad") || l.ends_with("erade"))
+        && l.chars().all(char::is_alphabetic)
+    {
         return true;
     }
     // French, of a verb in -er: `créé`, `terminé`, `déployé`, `configurés`
@@ -743,6 +771,7 @@ mod tests {
             "Créé",
             "terminé",
             "déployés",
+            "Implementerad",
         ] {
             assert!(past_participle(w), "{w}");
         }

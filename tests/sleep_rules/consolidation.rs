@@ -247,6 +247,39 @@ fn a_type_name_is_no_theme_for_a_new_domain() {
     );
 }
 
+/// A person's name with its genitive written on to it, as Swedish writes
+/// it ("Annas prioriteringar", Anna's priorities; a real workspace's
+/// notes), names no domain, as the name itself does not.
+#[test]
+fn a_persons_genitive_is_no_theme_for_a_new_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?p { {type: "Person", name: "Anna"} SET ATTRIBUTES { relationship_to_self: "user" } } }"#,
+    );
+    for (name, about) in [
+        ("Annas prioriteringar", "Annas arbete med kalendern"),
+        ("Annas önskemål", "Annas morgonrutin och skrivande"),
+        ("Vår relation", "Annas tillit och feedback"),
+        ("Transformationsfokus", "Annas andliga utveckling"),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.starts_with("New domain \"Annas\"")),
+        "{domains:?}"
+    );
+}
+
 /// Three spellings of one person and two of another are two merge items,
 /// one per group (a canonical and its duplicates), and approving the
 /// three-way one is one step: one person is left, holding every fact the

@@ -328,6 +328,20 @@ pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
             .filter(|w| !w.is_empty())
             .collect();
         let name: Vec<&str> = a.split_whitespace().collect();
+        // (the name's genitive written on to it, as Swedish, German and
+        // Dutch do: `Annas önskemål och förväntningar`, Anna's wishes, is
+        // as `Lucía's projects`)
+        let n = name.len();
+        let glued = n > 0
+            && name[n - 1].chars().count() >= 3
+            && words.windows(n).any(|w| {
+                w[..n - 1] == name[..n - 1]
+                    && w[n - 1].strip_suffix('s') == Some(name[n - 1])
+                    && !w[n - 1].ends_with("ss")
+            });
+        if glued {
+            return true;
+        }
         let at = words.windows(name.len()).position(|w| w == name.as_slice());
         let Some(at) = at else { return false };
         let after = words.get(at + name.len()).copied();
@@ -1100,6 +1114,10 @@ mod tests {
             "Preferences of Lu",
             "Lucía Fernández: key facts",
             "Lucía’s habits",
+            // the genitive written on to the name (a real Swedish
+            // MEMORY.md: `Annas önskemål och förväntningar`)
+            "Lucías önskemål och förväntningar",
+            "Opérateur — Lucía",
         ] {
             assert!(about_user(t, &al), "{t}");
         }
@@ -1112,6 +1130,7 @@ mod tests {
             "Lessons",
             "When Lucía leaves a note",
             "Deploys Lu asked for last week",
+            "Kubernetes Operator",
         ] {
             assert!(!about_user(t, &al), "{t}");
         }

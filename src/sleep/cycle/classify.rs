@@ -451,6 +451,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || w.chars().count() < 4
                 || w.chars().any(|c| c.is_ascii_digit())
                 || personal.contains(&similarity::normalise(&w))
+                // (a name's genitive written on to it, as Swedish, German
+                // and Dutch do: "Annas prioriteringar", Anna's priorities)
+                || similarity::normalise(&w)
+                    .strip_suffix('s')
+                    .is_some_and(|n| n.chars().count() >= 3 && personal.contains(n))
                 || RECORD_WORDS.contains(&w.to_lowercase().as_str())
                 || topic_words::never_a_theme(&w)
                 || past_participle(&w)
