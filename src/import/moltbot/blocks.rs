@@ -275,14 +275,10 @@ fn spaced(c: char) -> bool {
 /// Whether a block's title says it is about the user: a word for the
 /// user, or one of the names the files call the user by.
 pub(super) fn about_user(title: &str, aliases: &[String]) -> bool {
-    let t = title.to_lowercase();
-    let words: Vec<&str> = t
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    if words.iter().any(|w| USER_WORDS.contains(w)) || USER_PARTS.iter().any(|p| t.contains(p)) {
+    if super::says_any(title, &USER_WORDS, &USER_PARTS) {
         return true;
     }
+    let t = title.to_lowercase();
     let cjk_title = t.chars().any(|c| !spaced(c) && c.is_alphanumeric());
     aliases.iter().any(|a| {
         if !a.chars().all(|c| spaced(c) || c.is_whitespace()) {

@@ -105,10 +105,7 @@ const TITLES_BEFORE: &[&str] = &[
 
 /// Whether a block's title says it lists people.
 pub(super) fn lists_people(title: &str) -> bool {
-    let t = title.to_lowercase();
-    t.split(|c: char| !c.is_alphanumeric())
-        .any(|w| PEOPLE_WORDS.contains(&w))
-        || PEOPLE_PARTS.iter().any(|p| t.contains(p))
+    super::says_any(title, PEOPLE_WORDS, PEOPLE_PARTS)
 }
 
 /// One person of such a block: their name as written, what they are to

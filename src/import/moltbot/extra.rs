@@ -89,6 +89,10 @@ impl Reader {
                 self.note_or_skip(&inside);
             }
         }
+        // (a memory folder given alone has no workspace around it to name)
+        if mem == dir {
+            return;
+        }
         self.other_files(dir, "");
         self.other_folders(dir, mem, "");
         if let Some(o) = own {
@@ -104,9 +108,6 @@ impl Reader {
     /// `inside` is the folder's path in the workspace (`config/`), empty
     /// for its top.
     fn other_files(&mut self, dir: &Path, inside: &str) {
-        if inside.is_empty() && !super::workspace::is_workspace(dir) {
-            return;
-        }
         let place = if inside.is_empty() {
             "at the workspace's top level".to_string()
         } else {
@@ -217,9 +218,6 @@ impl Reader {
     /// Names the workspace's folders not read that hold notes (how many),
     /// and in one line those that hold none.
     fn other_folders(&mut self, dir: &Path, mem: &Path, inside: &str) {
-        if inside.is_empty() && !super::workspace::is_workspace(dir) {
-            return;
-        }
         // (real folders only: a link was named with the workspace's files)
         let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|rd| {

@@ -43,7 +43,10 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
-    let mem = if workspace::is_workspace(dir) {
+    // the workspace's own files kept in one folder of it (`config/`) when
+    // none is at its top
+    let own = workspace::moved_files(dir);
+    let mem = if own.is_some() || workspace::is_workspace(dir) {
         dir.join("memory")
     } else {
         dir.to_path_buf()
@@ -67,8 +70,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
     // the workspace's own files (OpenClaw): who the user is, who the agent
-    // is; kept in one folder of it (`config/`) when none is at its top
-    let own = workspace::moved_files(dir);
+    // is
     if let Some(o) = &own {
         let rel = r.d.rel(o);
         r.d.note(format!(
@@ -774,6 +776,16 @@ impl Reader {
             source: src,
         });
     }
+}
+
+/// Whether a text says one of `words` as a word of its own (the spaced
+/// scripts: `Ana's boss`) or one of `parts` anywhere in it (the scripts
+/// that do not space words: `Tianshu 同事`), case aside.
+fn says_any(text: &str, words: &[&str], parts: &[&str]) -> bool {
+    let t = text.to_lowercase();
+    t.split(|c: char| !c.is_alphanumeric())
+        .any(|w| words.contains(&w))
+        || parts.iter().any(|p| t.contains(p))
 }
 
 /// A list item's text: `- x`, `* x`, `+ x`, `1. x`, `1) x`.

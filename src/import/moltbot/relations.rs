@@ -81,10 +81,7 @@ const FAMILY_PARTS: &[&str] = &[
 /// Whether a person's role says they are of the user's family (`Filho`,
 /// `Tochter von Mitch`, `妻子`).
 pub(super) fn family_role(role: &str) -> bool {
-    let r = role.to_lowercase();
-    r.split(|c: char| !c.is_alphanumeric())
-        .any(|w| FAMILY_ROLES.contains(&w))
-        || FAMILY_PARTS.iter().any(|p| r.contains(p))
+    super::says_any(role, FAMILY_ROLES, FAMILY_PARTS)
 }
 
 /// What someone is to the user besides family, in the spaced scripts (a
@@ -118,11 +115,7 @@ const OTHER_PARTS: &[&str] = &[
 /// wife; `Tianshu 同事`, a colleague; `Ana's boss`): it is about that
 /// person, whoever else it names.
 pub(super) fn names_a_relation(title: &str) -> bool {
-    let t = title.to_lowercase();
-    family_role(title)
-        || t.split(|c: char| !c.is_alphanumeric())
-            .any(|w| OTHER_ROLES.contains(&w))
-        || OTHER_PARTS.iter().any(|p| t.contains(p))
+    family_role(title) || super::says_any(title, OTHER_ROLES, OTHER_PARTS)
 }
 
 /// The handles a text gives (`Telegram @ariffazil`), lowercase without

@@ -316,7 +316,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                 && !s.senders.contains(&n)
             {
                 // (and the handle after it: `A J (@Aymanmj12) id:…`)
-                if let Some(h) = stamp_handle(stamp) {
+                if let Some(h) = paren_handle(stamp) {
                     s.handles.entry(n.clone()).or_insert(h);
                 }
                 s.senders.push(n);
@@ -423,10 +423,8 @@ fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
             // a person quoted took part in the conversation (`Arif
             // (@ariffazil)`: the name, and the handle that may say they
             // are the user)
-            let (name, handle) = match sender.split_once(" (@") {
-                Some((n, h)) => (n.trim(), Some(h.trim_end_matches(')').to_lowercase())),
-                None => (sender, None),
-            };
+            let name = sender.split_once(" (@").map_or(sender, |(n, _)| n.trim());
+            let handle = paren_handle(sender);
             if a_persons_name(name) {
                 if let Some(h) = handle {
                     s.handles.insert(name.to_string(), h);
@@ -490,12 +488,13 @@ fn stamp_sender(stamp: &str) -> Option<String> {
     (!name.is_empty() && a_persons_name(&name)).then_some(name)
 }
 
-/// The handle an older gateway's stamp gives its sender in parentheses
-/// (`Telegram A J (@Aymanmj12) id:1186936952 …` → `aymanmj12`), lower
-/// case without the `@`, as the metadata's `username` is kept.
-fn stamp_handle(stamp: &str) -> Option<String> {
-    let at = stamp.find("(@")?;
-    let rest = &stamp[at + 2..];
+/// The handle a sender's label gives in parentheses, in an older
+/// gateway's stamp (`Telegram A J (@Aymanmj12) id:1186936952 …`) or a
+/// group chat's quote (`Arif (@ariffazil)`): `aymanmj12`, lower case
+/// without the `@`, as the metadata's `username` is kept.
+fn paren_handle(label: &str) -> Option<String> {
+    let at = label.find("(@")?;
+    let rest = &label[at + 2..];
     let end = rest.find(')')?;
     let h = &rest[..end];
     (!h.is_empty()
@@ -1022,12 +1021,12 @@ user: Replied message (untrusted, for context):
     #[test]
     fn an_older_stamp_names_its_sender() {
         assert_eq!(
-            stamp_handle("Telegram A J (@Aymanmj12) id:1186936952 +1m 2026-02-01 21:03 UTC")
+            paren_handle("Telegram A J (@Aymanmj12) id:1186936952 +1m 2026-02-01 21:03 UTC")
                 .as_deref(),
             Some("aymanmj12")
         );
         assert_eq!(
-            stamp_handle("Telegram Ana id:42 +18m 2026-02-07 10:52 GMT+8"),
+            paren_handle("Telegram Ana id:42 +18m 2026-02-07 10:52 GMT+8"),
             None
         );
         assert_eq!(

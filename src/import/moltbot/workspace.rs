@@ -31,11 +31,6 @@ pub(super) const AGENT_FILES: [&str; 5] = [
 /// The user's profile.
 pub(super) const USER_FILE: &str = "USER.md";
 
-/// Whether a folder is an OpenClaw workspace, not a memory folder given
-/// alone: it has `memory/`, or the agent's or the user's own files
-/// (`SOUL.md`, `USER.md` …), which a memory folder never holds. A
-/// workspace with no `memory/` has no daily notes: its other folders (a
-/// project's code, a backup) are named, not read as notes.
 /// The one `memory/` folder a workspace without its own holds one level
 /// down (`backup/memory/`), if there is exactly one.
 pub(super) fn moved_memory(dir: &Path) -> Option<PathBuf> {
@@ -50,8 +45,14 @@ pub(super) fn moved_memory(dir: &Path) -> Option<PathBuf> {
     found.next().is_none().then_some(one)
 }
 
+/// Whether a folder is an OpenClaw workspace, not a memory folder given
+/// alone: it has `memory/`, or the agent's or the user's own files
+/// (`SOUL.md`, `USER.md` …), which a memory folder never holds (or holds
+/// them in one folder of its own: [`moved_files`]). A workspace with no
+/// `memory/` has no daily notes: its other folders (a project's code, a
+/// backup) are named, not read as notes.
 pub(super) fn is_workspace(dir: &Path) -> bool {
-    dir.join("memory").is_dir() || own_files(dir) > 0 || moved_files(dir).is_some()
+    dir.join("memory").is_dir() || own_files(dir) > 0
 }
 
 /// How many of the agent's and the user's files (`SOUL.md`, `USER.md`,
