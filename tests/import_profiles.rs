@@ -719,3 +719,57 @@ fn a_stamps_handle_is_the_senders_and_names_the_user() {
     );
     assert_eq!(people, json!([["Ayman", ["A J"]]]), "{said}");
 }
+
+/// A profile's family, written role first (`- **Wife:** Sarah Dianne Dinn
+/// — born …`, a real Toronto workspace's `USER.md`): each is a Person
+/// named for who they are, not for the role (no Person `Wife`), in
+/// `USER.md` as in `MEMORY.md`; the profile keeps the lines too. A
+/// profile's contacts are how to reach the user, no other people.
+#[test]
+fn a_family_written_role_first_is_people_named_for_themselves() {
+    let dir = tmp("family-role-first");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:** Emerson Robert Lackey\n- **Timezone:** America/Toronto (EDT)\n\n## Family\n\n- **Wife:** Sarah Dianne Dinn — born January 7, 1983. Together since high school.\n- **Daughter:** Amelia Jean Dinn-Lackey — born June 26, 2017. Long blonde hair.\n- **Son:** Archer Emerson Dinn-Lackey — born May 24, 2022.\n\n## 📞 Emergency Contacts\n\n| Context | Method |\n|---------|--------|\n| **Urgent** | WhatsApp (+1 416 555 0199) |\n| **System Access** | pi5 (local) |\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Extended Family\n- Mom: Dale Lackey (born 1955)\n",
+    );
+    let (mut nx, said) = imported(&dir.join("m"), &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.description) WHERE { ?p {type: "Person"} FILTER(!STARTS_WITH(?p.name, "$") && ?p.attributes.relationship_to_self != "user") } ORDER BY ?p.name"#,
+    );
+    assert_eq!(
+        people,
+        json!([
+            [
+                "Amelia Jean Dinn-Lackey",
+                "Daughter — born June 26, 2017. Long blonde hair."
+            ],
+            ["Archer Emerson Dinn-Lackey", "Son — born May 24, 2022."],
+            ["Dale Lackey", "Mom — born 1955"],
+            [
+                "Sarah Dianne Dinn",
+                "Wife — born January 7, 1983. Together since high school."
+            ]
+        ]),
+        "{said}"
+    );
+    assert!(
+        said.contains("USER.md:6: block `Family` lists people: 3 Persons (Sarah Dianne Dinn, Amelia Jean Dinn-Lackey, Archer Emerson Dinn-Lackey)"),
+        "{said}"
+    );
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.wife) WHERE { ?p {type: "Person", name: "Emerson Robert Lackey"} }"#,
+    );
+    assert_eq!(
+        user,
+        json!(["Sarah Dianne Dinn — born January 7, 1983. Together since high school."])
+    );
+}

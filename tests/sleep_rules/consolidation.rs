@@ -1245,3 +1245,66 @@ fn a_japanese_action_is_no_theme_however_rare_the_dictionary_finds_it() {
     let domains = new_domains(&nx, &rep);
     common::assert_no_new_domain(&domains, &["削除", "作成"], false);
 }
+
+/// A word any note may share ("porta", "problema" in Portuguese notes on a
+/// firewall) names no domain when no item is named for it; a word rare in
+/// the language ("FortiGate") does, and a title's subject goes before its
+/// words ("Digital Twin Bidirecional", not "Bidirecional").
+#[test]
+fn a_common_word_only_texts_share_names_no_domain_and_a_title_is_written_whole() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    for (name, about) in [
+        (
+            "Configuração VLAN",
+            "Configurei a FortiGate e liguei a porta lan3 ao switch; o problema da porta ficou resolvido",
+        ),
+        (
+            "Auditoria completa",
+            "A FortiGate tem uma porta defeituosa; mudei o cabo para outra porta e o problema voltou",
+        ),
+        (
+            "Topologia atual",
+            "Uma porta da FortiGate vai ao roteador; a outra porta ao servidor, sem problema",
+        ),
+        (
+            "Digital Twin Bidirecional - Conceito",
+            "O drone envia a telemetria e recebe comandos do simulador",
+        ),
+        (
+            "Digital Twin Bidirecional - Implementação",
+            "O simulador Gazebo recebe a telemetria do drone em tempo real",
+        ),
+        (
+            "Digital Twin Bidirecional - Problemas",
+            "O contêiner do simulador não sobe; a telemetria do drone atrasa",
+        ),
+    ] {
+        kip(
+            &mut nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
+            ),
+        );
+    }
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.starts_with("New domain \"Porta\"")
+                && !t.starts_with("New domain \"Problema\"")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"FortiGate\" for 3 items")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Digital Twin Bidirecional\" for 3 items")),
+        "{domains:?}"
+    );
+}

@@ -103,6 +103,27 @@ const TITLES_BEFORE: &[&str] = &[
     "Mr. ", "Mrs. ", "Ms. ", "Dr. ", "Prof. ", "Sr. ", "Sra. ", "Herr ", "Frau ", "M. ", "Mme ",
 ];
 
+/// Words of a title that lists ways to reach someone (`## 📞 Emergency
+/// Contacts`): in `USER.md`, the user's own, no other people.
+const CONTACT_WORDS: &[&str] = &[
+    "contact",
+    "contacts",
+    "kontakt",
+    "kontakte",
+    "contacto",
+    "contactos",
+    "contato",
+    "contatos",
+    "contatti",
+    "контакты",
+];
+const CONTACT_PARTS: &[&str] = &["連絡先", "联系人", "聯絡人", "联系方式", "연락처"];
+
+/// Whether a block's title says it lists ways to reach someone.
+pub(super) fn lists_contacts(title: &str) -> bool {
+    super::says_any(title, CONTACT_WORDS, CONTACT_PARTS)
+}
+
 /// Whether a block's title says it lists people.
 pub(super) fn lists_people(title: &str) -> bool {
     super::says_any(title, PEOPLE_WORDS, PEOPLE_PARTS)
@@ -146,6 +167,74 @@ fn split_paren(s: &str) -> (String, Option<String>) {
     }
 }
 
+/// Words of a name that may be written in lower case (`Ana de Souza`,
+/// `Jan van Dijk`).
+const NAME_PARTICLES: [&str; 12] = [
+    "de", "da", "do", "dos", "das", "del", "di", "van", "von", "der", "le", "la",
+];
+
+/// A role written before a name (`Wife` of `**Wife:** Sarah Dianne Dinn —
+/// born 1983`): the name that opens the rest (its capitalised words, at
+/// most four; a run of Chinese, Japanese or Korean letters), and the role
+/// with what the rest says after the name (`Wife — born 1983`). `None`
+/// when the first part is no role of family or of others, or the rest
+/// opens with no name.
+fn role_first(first: &str, rest: &str) -> Option<(String, String)> {
+    if first.split_whitespace().count() > 3 || !super::relations::names_a_relation(first) {
+        return None;
+    }
+    let rest = rest
+        .trim_start_matches(|c: char| c.is_whitespace() || "—–-:：".contains(c))
+        .trim_start();
+    let mut end = 0;
+    let mut at = 0;
+    for (words, w) in rest.split_inclusive(char::is_whitespace).enumerate() {
+        let i = at;
+        at += w.len();
+        let bare = w.trim_end();
+        let word = bare.trim_end_matches([',', '.', ';', ':', '：']);
+        let cased = word.chars().next().is_some_and(char::is_uppercase)
+            && word.chars().count() >= 2
+            && word
+                .chars()
+                .all(|c| c.is_alphabetic() || c == '-' || c == '\'' || c == '’');
+        let unspaced = words == 0
+            && (2..=4).contains(&word.chars().count())
+            && word.chars().all(crate::analysis::is_cjk);
+        let particle = words > 0 && NAME_PARTICLES.contains(&word);
+        if words == 4 || !(cased || unspaced || particle) {
+            break;
+        }
+        end = i + word.len();
+        if word.len() != bare.len() || unspaced {
+            break;
+        }
+    }
+    let person = rest[..end].trim();
+    // (a name does not end on a particle)
+    let person = NAME_PARTICLES
+        .iter()
+        .find_map(|p| person.strip_suffix(&format!(" {p}")))
+        .unwrap_or(person);
+    if person.is_empty() || !name_shaped(person) {
+        return None;
+    }
+    let after = rest[person.len()..]
+        .trim_start_matches(|c: char| c.is_whitespace() || "—–-:：,;.".contains(c))
+        .trim();
+    let after = after
+        .strip_prefix(['(', '（'])
+        .and_then(|a| a.strip_suffix([')', '）']))
+        .filter(|a| !a.contains(['(', '（', ')', '）']))
+        .unwrap_or(after);
+    let role = if after.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} — {after}")
+    };
+    Some((person.to_string(), role))
+}
+
 /// A line of a people block as a person, when it has the shape of one:
 /// a name ([`name_shaped`]) and, after a dash or a colon, a role that is
 /// no address, handle or number (`Email: ana@…`, `Phone: +351…` are not
@@ -168,6 +257,13 @@ pub(super) fn contact(line: usize, bullet: &str) -> Option<Contact> {
         }
     };
     let name = name.trim().trim_end_matches([':', '：']).trim().to_string();
+    // a line that gives what someone is to the user first, then their
+    // name (`**Wife:** Sarah Dinn — born 1983`, `Son: Archer (born
+    // 2022)`): the person is the name
+    let (name, rest) = match role_first(&name, &rest) {
+        Some((person, role)) => (person, role),
+        None => (name, rest),
+    };
     let mut aliases = Vec::new();
     let (name, inner) = split_paren(&name);
     if let Some(a) = inner.filter(|a| name_shaped(a)) {
@@ -308,7 +404,7 @@ impl Reader {
                 name: c.name,
                 attrs,
                 meta,
-                what: "Person (MEMORY.md, a block of people)".into(),
+                what: format!("Person ({r}, a block of people)"),
                 source,
             });
         }
@@ -391,6 +487,58 @@ mod tests {
         ] {
             assert_eq!(contact(1, line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_role_written_before_the_name() {
+        let person = |l: &str| contact(1, l).map(|c| (c.name, c.role));
+        assert_eq!(
+            person(
+                "**Wife:** Sarah Dianne Dinn — born January 7, 1983. Together since high school."
+            ),
+            Some((
+                "Sarah Dianne Dinn".into(),
+                "Wife — born January 7, 1983. Together since high school.".into()
+            ))
+        );
+        assert_eq!(
+            person("**Daughter:** Amelia Jean Dinn-Lackey — born June 26, 2017."),
+            Some((
+                "Amelia Jean Dinn-Lackey".into(),
+                "Daughter — born June 26, 2017.".into()
+            ))
+        );
+        assert_eq!(
+            person("Son: Archer (born May 24, 2022)"),
+            Some(("Archer".into(), "Son — born May 24, 2022".into()))
+        );
+        assert_eq!(
+            person("**Mãe** — Maria da Silva, mora em Porto"),
+            Some(("Maria da Silva".into(), "Mãe — mora em Porto".into()))
+        );
+        assert_eq!(
+            person("Sister: Linda, lives in Leeds"),
+            Some(("Linda".into(), "Sister — lives in Leeds".into()))
+        );
+        assert_eq!(
+            person("Mother: Ana de la Cruz"),
+            Some(("Ana de la Cruz".into(), "Mother".into()))
+        );
+        assert_eq!(
+            person("**Boss:** Carl"),
+            Some(("Carl".into(), "Boss".into()))
+        );
+        assert_eq!(
+            person("**妻子：** 小林"),
+            Some(("小林".into(), "妻子".into()))
+        );
+        // a name that holds a role's word is a name; a role with no name
+        // after it is left as it was
+        assert_eq!(
+            person("**Son Heung-min** — footballer, Ana's favourite"),
+            Some(("Son Heung-min".into(), "footballer, Ana's favourite".into()))
+        );
+        assert_eq!(person("**Wife:** ana@example.org"), None);
     }
 
     #[test]

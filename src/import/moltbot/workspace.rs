@@ -310,6 +310,16 @@ impl Reader {
             what: "Person (the user, USER.md)".into(),
             source: src,
         });
+        // the people the file lists (`## Family`: `- **Wife:** Sarah …`),
+        // each a Person as in MEMORY.md; the lines stay on the user too
+        // (its contacts, `## 📞 Emergency Contacts`, are how to reach the
+        // user: `| **Urgent** | WhatsApp (+55 …) |`)
+        let (blocks, _) = super::blocks::parse(&text);
+        for b in &blocks {
+            if !super::contacts::lists_contacts(&b.title) {
+                self.people_of(p, b);
+            }
+        }
     }
 
     /// An agent file: verbatim on `$self` as `<stem>_md`; `IDENTITY.md`'s

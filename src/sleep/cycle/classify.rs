@@ -273,6 +273,49 @@ pub const NAMED_THEME_SHARE: usize = 3;
 /// share is too general to be a domain.
 pub const GENERAL_THEME_MIN_ITEMS: usize = 10;
 
+/// Words for the kind of record an item is ("episode", "entry",
+/// "session"): no theme of what it is about.
+const RECORD_WORDS: [&str; 33] = [
+    "episode",
+    "episodes",
+    "event",
+    "events",
+    "entry",
+    "entries",
+    "note",
+    "notes",
+    "record",
+    "records",
+    "item",
+    "items",
+    "memory",
+    "session",
+    "sessions",
+    "sesión",
+    "sesion",
+    "sesiones",
+    "sessão",
+    "sessao",
+    "sessões",
+    "sessione",
+    "sessioni",
+    "séance",
+    "sitzung",
+    "sitzungen",
+    "eintrag",
+    "einträge",
+    "notiz",
+    "notizen",
+    "registro",
+    "registros",
+    "сессия",
+];
+
+/// A theme only its items' texts share, not their names, is no domain
+/// when its word is at least this common (Zipf, [`crate::frequency`]) in
+/// the memory's languages or English: one in 100,000 words.
+pub const COMMON_THEME_ZIPF: f32 = 4.0;
+
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
 fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> KipResult<Themed> {
@@ -327,42 +370,6 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             )
         })
         .collect();
-    // stem → the items that use it, and the word as written
-    const RECORD_WORDS: [&str; 33] = [
-        "episode",
-        "episodes",
-        "event",
-        "events",
-        "entry",
-        "entries",
-        "note",
-        "notes",
-        "record",
-        "records",
-        "item",
-        "items",
-        "memory",
-        "session",
-        "sessions",
-        "sesión",
-        "sesion",
-        "sesiones",
-        "sessão",
-        "sessao",
-        "sessões",
-        "sessione",
-        "sessioni",
-        "séance",
-        "sitzung",
-        "sitzungen",
-        "eintrag",
-        "einträge",
-        "notiz",
-        "notizen",
-        "registro",
-        "registros",
-        "сессия",
-    ];
     // stem → the items that use it, and how often each form is written
     let mut themes: BTreeMap<String, (Vec<usize>, BTreeMap<String, usize>)> = BTreeMap::new();
     let mut add = |key: String, word: String, i: usize| {
@@ -378,10 +385,19 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // with a capital, and not one the German texts also write in lower
     // case ("direkt", "aktuell"), capitalised only where it opens a line
     // or a title ("Direkt relevant für …")
-    let german: Vec<bool> = texts
+    let langs: Vec<Option<crate::analysis::Language>> =
+        texts.iter().map(|t| crate::analysis::language(t)).collect();
+    let german: Vec<bool> = langs
         .iter()
-        .map(|t| crate::analysis::language(t).is_some_and(|l| l.code() == "de"))
+        .map(|l| l.is_some_and(|l| l.code() == "de"))
         .collect();
+    // the memory's languages, for how common a word is in them
+    let mut languages: Vec<crate::analysis::Language> = Vec::new();
+    for l in langs.iter().flatten() {
+        if !languages.contains(l) {
+            languages.push(*l);
+        }
+    }
     let lower_in_german: HashSet<&str> = texts
         .iter()
         .zip(&german)
@@ -529,13 +545,25 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         let n = items.iter().filter(|&&i| carries(key, i)).count();
         n * NAMED_THEME_SHARE >= items.len()
     };
+    // a word any text may share ("account", "problema", "active") says
+    // nothing of what its items are about unless they are named for it:
+    // a theme only their texts share is a word rare in the memory's
+    // languages ("FortiGate", "heartbeat"), or none
+    best.retain(|(key, (items, word))| {
+        key.contains(':')
+            || named(key, items)
+            || crate::frequency::commonest(word, &languages).is_none_or(|z| z < COMMON_THEME_ZIPF)
+    });
     // then the theme more items share, then the one they say more often
-    // ("PolyCop" twice in each note before the "case" it is said in once)
+    // ("PolyCop" twice in each note before the "case" it is said in once),
+    // then a title's subject ("Digital Twin Bidirecional") before its words
     best.sort_by_cached_key(|(key, (items, _))| {
         (
             std::cmp::Reverse(named(key, items)),
             std::cmp::Reverse(items.len()),
             std::cmp::Reverse(said.get(key).copied().unwrap_or(0)),
+            // (a title's whole subject before any one of its words)
+            !key.starts_with("head:"),
             key.clone(),
         )
     });
@@ -644,11 +672,16 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
             word
         } else {
             let of = |i: usize| [left[i].name.as_str(), left[i].text.as_str()];
-            written_whole(
+            let whole = written_whole(
                 &word,
                 items.iter().flat_map(|&i| of(i)),
                 (0..left.len()).flat_map(of),
-            )
+            );
+            if whole == word {
+                written_on(&word, items.iter().map(|&i| left[i].name.as_str()))
+            } else {
+                whole
+            }
         };
         let domain = domain_name(&word);
         let members: Vec<&ItemView> = items.iter().map(|&i| &left[i]).collect();
@@ -876,6 +909,51 @@ fn written_whole<'a>(
     }
 }
 
+/// A name as its items are named: the capitalised word that follows it
+/// in four of five of their names that say it, at least twice ("Light
+/// Sleep", "Digital Twin", "Lofi Shaman"), unless that word says what was
+/// done to it ("Account Created"), the kind of record the items are
+/// ("Security Event") or is a word of no topic. Written as the
+/// names write it.
+fn written_on<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let lower = word.to_lowercase();
+    let mut after: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut total = 0;
+    for name in names {
+        let words: Vec<&str> = name
+            .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            if w.to_lowercase() != lower {
+                continue;
+            }
+            total += 1;
+            if let Some(q) = words.get(i + 1)
+                && !q.is_empty()
+                && name.contains(&format!("{w} {q}"))
+            {
+                *after.entry((w, q)).or_default() += 1;
+            }
+        }
+    }
+    match after.into_iter().max_by_key(|(pair, n)| (*n, *pair)) {
+        Some(((w, q), n))
+            if n >= 2
+                && n * 5 >= total * 4
+                && w.chars().next().is_some_and(char::is_uppercase)
+                && q.chars().next().is_some_and(char::is_uppercase)
+                && q.chars().count() >= 3
+                && q.chars().all(char::is_alphabetic)
+                && !past_participle(q)
+                && !RECORD_WORDS.contains(&q.to_lowercase().as_str())
+                && !topic_words::never_a_theme(q) =>
+        {
+            format!("{w} {q}")
+        }
+        _ => word.to_string(),
+    }
+}
+
 fn own_name(name: &str) -> String {
     topic_words::without_dated_remarks(name.rsplit(" › ").next().unwrap_or(name))
 }
@@ -1049,6 +1127,28 @@ mod tests {
         assert_eq!(whole("Paper"), "Paper");
         assert_eq!(whole("sync"), "sync");
         assert_eq!(whole("Research"), "Research");
+    }
+
+    #[test]
+    fn a_name_is_written_on_when_the_items_names_always_do() {
+        let on = |w: &str, names: &[&str]| written_on(w, names.iter().copied());
+        let sleep = ["2026-04-16 Light Sleep", "2026-04-17 Light Sleep", "notes"];
+        assert_eq!(on("light", &sleep), "Light Sleep");
+        let shaman = [
+            "Lofi Shaman Video COMPLETE",
+            "Lofi Shaman Animation v2",
+            "Lofi Shaman YouTube Channel Progress",
+            "Vercel Deployment",
+        ];
+        assert_eq!(on("Lofi", &shaman), "Lofi Shaman");
+        // what was done to it, once, or less than four times in five
+        let accounts = ["Proton Mail Account Created", "Google Account Created"];
+        assert_eq!(on("Account", &accounts), "Account");
+        assert_eq!(on("Lofi", &shaman[..1]), "Lofi");
+        let security = ["Security Event — 9:53 PM", "Security Event — 1:25 AM"];
+        assert_eq!(on("Security", &security), "Security");
+        let mixed = ["Build Log", "Build Log", "Build Failure", "Build Notes"];
+        assert_eq!(on("Build", &mixed), "Build");
     }
 
     #[test]
