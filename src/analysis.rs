@@ -22,6 +22,8 @@
 //! and of English; never all of its words) and looks each remaining word
 //! up under every stem it may have (its language's and English's).
 
+pub mod frequency;
+
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{HashMap, HashSet};

@@ -9,7 +9,6 @@ pub mod cli;
 pub mod conformance;
 pub mod demo;
 pub mod engine;
-pub mod frequency;
 pub mod import;
 pub mod kip;
 pub mod protocol;

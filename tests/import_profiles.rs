@@ -723,8 +723,9 @@ fn a_stamps_handle_is_the_senders_and_names_the_user() {
 /// A profile's family, written role first (`- **Wife:** Sarah Dianne Dinn
 /// — born …`, a real Toronto workspace's `USER.md`): each is a Person
 /// named for who they are, not for the role (no Person `Wife`), in
-/// `USER.md` as in `MEMORY.md`; the profile keeps the lines too. A
-/// profile's contacts are how to reach the user, no other people.
+/// `USER.md` as in `MEMORY.md`, and a relative named by role in any block
+/// (`## Personal`: `- **Partner:** Mili`); the profile keeps the lines
+/// too. A profile's contacts are how to reach the user, no other people.
 #[test]
 fn a_family_written_role_first_is_people_named_for_themselves() {
     let dir = tmp("family-role-first");
@@ -732,7 +733,7 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
     put(
         &ws,
         "USER.md",
-        "# USER.md - About Your Human\n\n- **Name:** Emerson Robert Lackey\n- **Timezone:** America/Toronto (EDT)\n\n## Family\n\n- **Wife:** Sarah Dianne Dinn — born January 7, 1983. Together since high school.\n- **Daughter:** Amelia Jean Dinn-Lackey — born June 26, 2017. Long blonde hair.\n- **Son:** Archer Emerson Dinn-Lackey — born May 24, 2022.\n\n## 📞 Emergency Contacts\n\n| Context | Method |\n|---------|--------|\n| **Urgent** | WhatsApp (+1 416 555 0199) |\n| **System Access** | pi5 (local) |\n",
+        "# USER.md - About Your Human\n\n- **Name:** Emerson Robert Lackey\n- **Timezone:** America/Toronto (EDT)\n\n## Family\n\n- **Wife:** Sarah Dianne Dinn — born January 7, 1983. Together since high school.\n- **Daughter:** Amelia Jean Dinn-Lackey — born June 26, 2017. Long blonde hair.\n- **Son:** Archer Emerson Dinn-Lackey — born May 24, 2022.\n\n## Personal\n\n- **Partner:** Mili\n- **Gym:** goes with Agustin Lima\n\n## 📞 Emergency Contacts\n\n| Context | Method |\n|---------|--------|\n| **Urgent** | WhatsApp (+1 416 555 0199) |\n| **System Access** | pi5 (local) |\n",
     );
     put(
         &ws,
@@ -753,6 +754,7 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
             ],
             ["Archer Emerson Dinn-Lackey", "Son — born May 24, 2022."],
             ["Dale Lackey", "Mom — born 1955"],
+            ["Mili", "Partner"],
             [
                 "Sarah Dianne Dinn",
                 "Wife — born January 7, 1983. Together since high school."
@@ -762,6 +764,10 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
     );
     assert!(
         said.contains("USER.md:6: block `Family` lists people: 3 Persons (Sarah Dianne Dinn, Amelia Jean Dinn-Lackey, Archer Emerson Dinn-Lackey)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("USER.md:12: block `Personal` names the user's family: 1 Person (Mili)"),
         "{said}"
     );
     let user = kip(

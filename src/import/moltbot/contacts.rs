@@ -235,6 +235,22 @@ fn role_first(first: &str, rest: &str) -> Option<(String, String)> {
     Some((person.to_string(), role))
 }
 
+/// A line that names one of the user's family by their role, wherever it
+/// is (`- **Partner:** Mili`, `Son: Archer (born 2022)`): that person.
+fn relative(line: usize, bullet: &str) -> Option<Contact> {
+    let b = bullet.trim();
+    let label = match b.strip_prefix("**") {
+        Some(inner) => inner.split_once("**")?.0,
+        None => b.split_once([':', '：'])?.0,
+    };
+    let label = label.trim().trim_end_matches([':', '：']).trim();
+    if label.split_whitespace().count() != 1 || !super::relations::family_role(label) {
+        return None;
+    }
+    let c = contact(line, bullet)?;
+    (c.name != label).then_some(c)
+}
+
 /// A line of a people block as a person, when it has the shape of one:
 /// a name ([`name_shaped`]) and, after a dash or a colon, a role that is
 /// no address, handle or number (`Email: ana@…`, `Phone: +351…` are not
@@ -335,9 +351,9 @@ impl Reader {
     /// lists people only when every one of its bullets is one (a setup
     /// note with `Kann: Kontakte suchen` lines is no list of people).
     pub(super) fn people_of(&mut self, p: &Path, b: &Block) {
-        if !lists_people(&b.title) {
-            return;
-        }
+        // a block that does not list people may still name the user's
+        // family by role (`## Personal`: `- **Partner:** Mili`)
+        let listing = lists_people(&b.title);
         let r = self.d.rel(p);
         let user = self.user.as_ref().map(|(_, n)| n.clone());
         // its own bullets, not those of the `### ` blocks folded into it
@@ -353,19 +369,32 @@ impl Reader {
             .iter()
             .map(|(line, text)| (*line, text.as_str()))
             .chain(rows.iter().map(|(line, text)| (*line, text.as_str())))
-            .filter_map(|(line, text)| contact(line, text))
+            .filter_map(|(line, text)| {
+                if listing {
+                    contact(line, text)
+                } else {
+                    relative(line, text)
+                }
+            })
             .filter(|c| Some(&c.name) != user.as_ref())
             .collect();
         // (a name another line gives as someone's other name is that one)
         let others: Vec<String> = contacts.iter().flat_map(|c| c.aliases.clone()).collect();
         contacts.retain(|c| !others.contains(&c.name));
-        if contacts.is_empty() || (!contacts.iter().any(|c| c.bold) && contacts.len() < top.len()) {
+        if contacts.is_empty()
+            || (listing && !contacts.iter().any(|c| c.bold) && contacts.len() < top.len())
+        {
             return;
         }
         self.d.note(format!(
-            "{r}:{}: block `{}` lists people: {} Person{} ({})",
+            "{r}:{}: block `{}` {}: {} Person{} ({})",
             b.at,
             b.title,
+            if listing {
+                "lists people"
+            } else {
+                "names the user's family"
+            },
             contacts.len(),
             if contacts.len() == 1 { "" } else { "s" },
             contacts
@@ -539,6 +568,28 @@ mod tests {
             Some(("Son Heung-min".into(), "footballer, Ana's favourite".into()))
         );
         assert_eq!(person("**Wife:** ana@example.org"), None);
+    }
+
+    #[test]
+    fn a_relative_named_by_role_in_any_block() {
+        let person = |l: &str| relative(1, l).map(|c| (c.name, c.role));
+        assert_eq!(
+            person("**Partner:** Mili"),
+            Some(("Mili".into(), "Partner".into()))
+        );
+        assert_eq!(
+            person("Son: Archer (born May 24, 2022)"),
+            Some(("Archer".into(), "Son — born May 24, 2022".into()))
+        );
+        for line in [
+            "**Gym:** goes with Agustin Lima",
+            "**Boss:** Carl",
+            "**Partner:** none yet",
+            "Sister city: Porto",
+            "**Dad jokes:** Loves Them",
+        ] {
+            assert_eq!(person(line), None, "{line}");
+        }
     }
 
     #[test]

@@ -312,9 +312,10 @@ const RECORD_WORDS: [&str; 33] = [
 ];
 
 /// A theme only its items' texts share, not their names, is no domain
-/// when its word is at least this common (Zipf, [`crate::frequency`]) in
-/// the memory's languages or English: one in 100,000 words.
-pub const COMMON_THEME_ZIPF: f32 = 4.0;
+/// when its word is at least this common (Zipf, [`crate::analysis::frequency`]) in
+/// the memory's languages or English: about one in 12,000 words ("active",
+/// "model", "porta"; not "garden", 4.6, which names a real topic).
+pub const COMMON_THEME_ZIPF: f32 = 4.9;
 
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
@@ -547,12 +548,11 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     };
     // a word any text may share ("account", "problema", "active") says
     // nothing of what its items are about unless they are named for it:
-    // a theme only their texts share is a word rare in the memory's
-    // languages ("FortiGate", "heartbeat"), or none
+    // a theme only their texts share is a word not among the commonest
+    // of the memory's languages ("garden", "FortiGate"), or none
+    let zipf = |word: &str| crate::analysis::frequency::commonest(word, &languages);
     best.retain(|(key, (items, word))| {
-        key.contains(':')
-            || named(key, items)
-            || crate::frequency::commonest(word, &languages).is_none_or(|z| z < COMMON_THEME_ZIPF)
+        key.contains(':') || named(key, items) || zipf(word).is_none_or(|z| z < COMMON_THEME_ZIPF)
     });
     // then the theme more items share, then the one they say more often
     // ("PolyCop" twice in each note before the "case" it is said in once),

@@ -9,7 +9,7 @@
 //! ("FortiGate", "heartbeat"): a domain is never named for a word that is
 //! common in the memory's languages unless its items are named for it.
 
-use crate::analysis::Language;
+use super::Language;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -19,23 +19,23 @@ pub const MIN_ZIPF: f32 = 4.0;
 
 /// The lists, by the analyzer's ISO 639-1 code.
 const LISTS: [(&str, &str); 17] = [
-    ("en", include_str!("../data/wordfreq/en.txt")),
-    ("fr", include_str!("../data/wordfreq/fr.txt")),
-    ("de", include_str!("../data/wordfreq/de.txt")),
-    ("es", include_str!("../data/wordfreq/es.txt")),
-    ("pt", include_str!("../data/wordfreq/pt.txt")),
-    ("it", include_str!("../data/wordfreq/it.txt")),
-    ("nl", include_str!("../data/wordfreq/nl.txt")),
-    ("sv", include_str!("../data/wordfreq/sv.txt")),
-    ("da", include_str!("../data/wordfreq/da.txt")),
-    ("no", include_str!("../data/wordfreq/no.txt")),
-    ("fi", include_str!("../data/wordfreq/fi.txt")),
-    ("hu", include_str!("../data/wordfreq/hu.txt")),
-    ("ro", include_str!("../data/wordfreq/ro.txt")),
-    ("ru", include_str!("../data/wordfreq/ru.txt")),
-    ("tr", include_str!("../data/wordfreq/tr.txt")),
-    ("el", include_str!("../data/wordfreq/el.txt")),
-    ("ar", include_str!("../data/wordfreq/ar.txt")),
+    ("en", include_str!("../../data/wordfreq/en.txt")),
+    ("fr", include_str!("../../data/wordfreq/fr.txt")),
+    ("de", include_str!("../../data/wordfreq/de.txt")),
+    ("es", include_str!("../../data/wordfreq/es.txt")),
+    ("pt", include_str!("../../data/wordfreq/pt.txt")),
+    ("it", include_str!("../../data/wordfreq/it.txt")),
+    ("nl", include_str!("../../data/wordfreq/nl.txt")),
+    ("sv", include_str!("../../data/wordfreq/sv.txt")),
+    ("da", include_str!("../../data/wordfreq/da.txt")),
+    ("no", include_str!("../../data/wordfreq/no.txt")),
+    ("fi", include_str!("../../data/wordfreq/fi.txt")),
+    ("hu", include_str!("../../data/wordfreq/hu.txt")),
+    ("ro", include_str!("../../data/wordfreq/ro.txt")),
+    ("ru", include_str!("../../data/wordfreq/ru.txt")),
+    ("tr", include_str!("../../data/wordfreq/tr.txt")),
+    ("el", include_str!("../../data/wordfreq/el.txt")),
+    ("ar", include_str!("../../data/wordfreq/ar.txt")),
 ];
 
 /// One language's list, read on first use: word → Zipf × 10.
