@@ -4,6 +4,19 @@
 
 use super::*;
 
+/// An item of `ty` named `name`, described as `about`, filed in Unsorted.
+fn unsorted(nx: &mut Nexus, ty: &str, name: &str, about: &str) {
+    let out = nx.kip_with(
+        r#"UPSERT { CONCEPT ?n { {type: :ty, name: :name} SET ATTRIBUTES { description: :about } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } } }"#,
+        serde_json::json!({"ty": ty, "name": name, "about": about}),
+    );
+    assert!(
+        matches!(out, somnus::protocol::Outcome::Ok { .. }),
+        "{name}: {}",
+        out.to_json()
+    );
+}
+
 /// 5A: a stale Event that states a preference outright gets a new
 /// Preference, proposed, derived from it, with its holder's `prefers`
 /// link; a decision the memory has no type for is reported, not forced
@@ -230,12 +243,7 @@ fn a_type_name_is_no_theme_for_a_new_domain() {
         ("Project Gamma", "learning the cello"),
         ("Project Delta", "tax returns for the year"),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Project", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        unsorted(&mut nx, "Project", name, about);
     }
     let rep = cycle(&mut nx);
     let domains = proposed(&nx, &rep, "domain");
@@ -263,12 +271,7 @@ fn a_persons_genitive_is_no_theme_for_a_new_domain() {
         ("Vår relation", "Annas tillit och feedback"),
         ("Transformationsfokus", "Annas andliga utveckling"),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        unsorted(&mut nx, "Insight", name, about);
     }
     let rep = cycle(&mut nx);
     let domains = proposed(&nx, &rep, "domain");
@@ -1279,12 +1282,7 @@ fn a_common_word_only_texts_share_names_no_domain_and_a_title_is_written_whole()
             "O contêiner do simulador não sobe; a telemetria do drone atrasa",
         ),
     ] {
-        kip(
-            &mut nx,
-            &format!(
-                r#"UPSERT {{ CONCEPT ?n {{ {{type: "Insight", name: "{name}"}} SET ATTRIBUTES {{ description: "{about}" }} SET PROPOSITIONS {{ ("belongs_to_domain", {{type: "Domain", name: "Unsorted"}}) }} }} }}"#
-            ),
-        );
+        unsorted(&mut nx, "Insight", name, about);
     }
     let rep = cycle(&mut nx);
     let domains = proposed(&nx, &rep, "domain");

@@ -433,7 +433,11 @@ impl Reader {
                 name: c.name,
                 attrs,
                 meta,
-                what: format!("Person ({r}, a block of people)"),
+                what: if listing {
+                    format!("Person ({r}, a block of people)")
+                } else {
+                    format!("Person ({r}, a relative named by role)")
+                },
                 source,
             });
         }
@@ -568,6 +572,15 @@ mod tests {
             Some(("Son Heung-min".into(), "footballer, Ana's favourite".into()))
         );
         assert_eq!(person("**Wife:** ana@example.org"), None);
+        // a line of any length or script is read without a panic: one
+        // whose words after the role are longer than a name opens with
+        // no name, and is read as a line without a role first
+        let long = format!("**Wife:** Zoë {}", "Ä".repeat(200_000));
+        assert_eq!(person(&long).map(|(n, _)| n), Some("Wife".into()));
+        assert_eq!(
+            person("**Wife:** Zoë 🌸 Ångström"),
+            Some(("Zoë".into(), "Wife — 🌸 Ångström".into()))
+        );
     }
 
     #[test]

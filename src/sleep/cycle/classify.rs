@@ -842,6 +842,13 @@ fn title_head(name: &str) -> Option<String> {
     named.then(|| words.join(" "))
 }
 
+/// A text cut where a name's words end (an apostrophe is inside one:
+/// `O'Brien`); an empty piece is a mark between two cuts.
+fn name_pieces(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+        .collect()
+}
+
 /// A name as its texts write it whole: the capitalised word that comes
 /// before it in four of five places or more ("La Llorona", "Claude Code"),
 /// at least twice, and is itself written before it at least every other
@@ -856,10 +863,7 @@ fn written_whole<'a>(
     if !word.chars().next().is_some_and(char::is_uppercase) {
         return word.to_string();
     }
-    let split = |text: &'a str| -> Vec<&'a str> {
-        text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-            .collect()
-    };
+    let split = name_pieces;
     let mut before: HashMap<&str, usize> = HashMap::new();
     let mut total = 0;
     for text in texts {
@@ -920,9 +924,7 @@ fn written_on<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> String {
     let mut after: HashMap<(&str, &str), usize> = HashMap::new();
     let mut total = 0;
     for name in names {
-        let words: Vec<&str> = name
-            .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-            .collect();
+        let words = name_pieces(name);
         for (i, w) in words.iter().enumerate() {
             if w.to_lowercase() != lower {
                 continue;
