@@ -1306,3 +1306,102 @@ fn a_common_word_only_texts_share_names_no_domain_and_a_title_is_written_whole()
         "{domains:?}"
     );
 }
+
+/// A common word long notes each say once in passing ("pattern", "error"
+/// in a developer's lessons and day logs) is no topic of theirs: no
+/// domain. Items named for a common word ("Commit hash pointer") are
+/// about it, and when fewer than half of the items that say the word are,
+/// a domain for them takes them alone, not the long notes that mention a
+/// commit. A short note saying a word once is about it
+/// ("started tomatoes for the garden").
+#[test]
+fn a_common_word_said_in_passing_names_no_domain() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let filler = "The team met in the morning and went through the open tickets one by one, \
+                  agreed on owners and dates, moved two tasks to next week, and wrote down \
+                  what each person will check before the review on Friday afternoon";
+    for (name, about) in [
+        (
+            "Lessons Learned Today",
+            "Waiting for approval slowed us; a clear pattern in the requests showed up late.",
+        ),
+        (
+            "Decision Making",
+            "Ayman decides quickly once the numbers are on the table, a pattern worth keeping.",
+        ),
+        (
+            "Project Urgency Signals",
+            "Short replies late at night are the pattern that says a deadline is close.",
+        ),
+        (
+            "Weather Update Issue",
+            "The forecast job failed with an error from the provider and was retried twice.",
+        ),
+        (
+            "System Status",
+            "All services up after the restart; one error in the log from the mail relay.",
+        ),
+        (
+            "Auth Loading Loop",
+            "The login page loaded forever; the root cause was an error swallowed in a hook.",
+        ),
+    ] {
+        unsorted(&mut nx, "Insight", name, &format!("{about} {filler}."));
+    }
+    for (name, about) in [
+        ("Commit hash pointer 03:37", "commit 4f2a9c1 on main"),
+        ("Commit hash pointer 21:12", "commit 9be03d7 on main"),
+        ("Commit hash pointer 22:01", "commit 1c77e0a on main"),
+        (
+            "Routing rules confirmed",
+            "Agreed to route reports to the research channel and to note the commit with each.",
+        ),
+        (
+            "Report throttling",
+            "Reports now carry at most forty lines and the last commit they describe.",
+        ),
+        (
+            "Evidence lines",
+            "Evidence quotes default to twelve lines, and the commit they come from.",
+        ),
+        (
+            "Rules and environment summary",
+            "The week's rule changes, a new proxy, and the commit that holds them.",
+        ),
+    ] {
+        let about = if name.starts_with("Commit") {
+            about.to_string()
+        } else {
+            format!("{about} {filler}.")
+        };
+        unsorted(&mut nx, "Insight", name, &about);
+    }
+    for (name, about) in [
+        ("Tomato seedlings", "started tomatoes for the garden"),
+        ("Compost bin", "compost for the garden beds"),
+        ("Allotment plot", "the garden plot by the river"),
+    ] {
+        unsorted(&mut nx, "Insight", name, about);
+    }
+    let rep = cycle(&mut nx);
+    let domains = proposed(&nx, &rep, "domain");
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.starts_with("New domain \"Pattern\"")
+                && !t.starts_with("New domain \"Error\"")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Commit\" for 3 items")),
+        "{domains:?}"
+    );
+    assert!(
+        domains
+            .iter()
+            .any(|t| t.starts_with("New domain \"Garden\" for 3 items")),
+        "{domains:?}"
+    );
+}

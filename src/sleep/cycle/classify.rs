@@ -311,11 +311,20 @@ const RECORD_WORDS: [&str; 33] = [
     "сессия",
 ];
 
-/// A theme only its items' texts share, not their names, is no domain
-/// when its word is at least this common (Zipf, [`crate::analysis::frequency`]) in
-/// the memory's languages or English: about one in 12,000 words ("active",
-/// "model", "porta"; not "garden", 4.6, which names a real topic).
+/// A theme whose word is at least this common (Zipf,
+/// [`crate::analysis::frequency`]) in the memory's languages or English,
+/// about one in 12,000 words ("write", "security", "model", "porta"), is a
+/// domain only with [`NEW_DOMAIN_MIN_ITEMS`] items named for it; a listed
+/// word rarer than this ("garden", 4.6; "pattern", 4.5) with two items
+/// about it (named for it, saying it twice, or short:
+/// [`SHORT_TEXT_WORDS`]). Either way at least half of its items must be,
+/// or a domain's worth, which it then takes alone.
 pub const COMMON_THEME_ZIPF: f32 = 4.9;
+
+/// A text of at most this many words per time it says a theme is about
+/// it ("Tomato seedlings: started tomatoes for the garden"); in a longer
+/// one, a common word said once is in passing.
+pub const SHORT_TEXT_WORDS: usize = 15;
 
 /// A new topic domain for items left unfiled that share a word no domain's
 /// name or description has: proposed with their memberships.
@@ -373,7 +382,10 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .collect();
     // stem → the items that use it, and how often each form is written
     let mut themes: BTreeMap<String, (Vec<usize>, BTreeMap<String, usize>)> = BTreeMap::new();
+    // (stem, item) → how often the item says it
+    let mut says: HashMap<(String, usize), usize> = HashMap::new();
     let mut add = |key: String, word: String, i: usize| {
+        *says.entry((key.clone(), i)).or_default() += 1;
         let e = themes.entry(key).or_default();
         *e.1.entry(word).or_default() += 1;
         if !e.0.contains(&i) {
@@ -512,7 +524,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .iter()
         .map(|(key, (_, forms))| (key.clone(), forms.values().sum()))
         .collect();
-    let mut best: Vec<(String, (Vec<usize>, String))> = themes
+    let best: Vec<(String, (Vec<usize>, String))> = themes
         .into_iter()
         .map(|(key, (items, forms))| {
             let most = forms.values().copied().max().unwrap_or(0);
@@ -546,14 +558,59 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         let n = items.iter().filter(|&&i| carries(key, i)).count();
         n * NAMED_THEME_SHARE >= items.len()
     };
-    // a word any text may share ("account", "problema", "active") says
-    // nothing of what its items are about unless they are named for it:
-    // a theme only their texts share is a word not among the commonest
-    // of the memory's languages ("garden", "FortiGate"), or none
+    // a word any text may share ("pattern", "error", "account") says
+    // nothing of what its items are about unless they are about it: a
+    // theme of a word among the commonest of the memory's languages
+    // (`frequency`) is a topic only for the items named for it, saying it
+    // again, or saying little else ("started tomatoes for the garden"),
+    // and when at least half of its items are, the rest go with them; a
+    // word rarer than those ("FortiGate", "heartbeat") is a topic as it is
     let zipf = |word: &str| crate::analysis::frequency::commonest(word, &languages);
-    best.retain(|(key, (items, word))| {
-        key.contains(':') || named(key, items) || zipf(word).is_none_or(|z| z < COMMON_THEME_ZIPF)
-    });
+    let lengths: Vec<usize> = texts
+        .iter()
+        .map(|t| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .count()
+        })
+        .collect();
+    // (a word of the commonest thousands, "porta" of a firewall's notes,
+    // "problem", is said again by any text on anything: only a name says
+    // an item is about it)
+    let about = |key: &str, i: usize, z: f32| {
+        let n = says.get(&(key.to_string(), i)).copied().unwrap_or(0);
+        carries(key, i)
+            || (z < COMMON_THEME_ZIPF && (n >= 2 || (n >= 1 && n * SHORT_TEXT_WORDS >= lengths[i])))
+    };
+    let mut best: Vec<(String, (Vec<usize>, String))> = best
+        .into_iter()
+        .filter_map(|(key, (items, word))| {
+            let Some(z) = zipf(&word).filter(|_| !key.contains(':')) else {
+                return Some((key, (items, word)));
+            };
+            let on: Vec<usize> = items
+                .iter()
+                .copied()
+                .filter(|&i| about(&key, i, z))
+                .collect();
+            // (and a domain's worth of items named for it: "write",
+            // "security", "role" of one title or two are not enough)
+            let least = if z >= COMMON_THEME_ZIPF {
+                NEW_DOMAIN_MIN_ITEMS
+            } else {
+                2
+            };
+            if on.len() < least {
+                None
+            } else if on.len() * 2 >= items.len() {
+                Some((key, (items, word)))
+            } else if on.len() >= NEW_DOMAIN_MIN_ITEMS {
+                Some((key, (on, word)))
+            } else {
+                None
+            }
+        })
+        .collect();
     // then the theme more items share, then the one they say more often
     // ("PolyCop" twice in each note before the "case" it is said in once),
     // then a title's subject ("Digital Twin Bidirecional") before its words
