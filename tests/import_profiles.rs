@@ -779,3 +779,82 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
         json!(["Sarah Dianne Dinn — born January 7, 1983. Together since high school."])
     );
 }
+
+/// On a real Texan workspace, `USER.md` names the user `Alvaro Medina
+/// (Alvie)`, to be called Alvie, with `Online Handles: DiamondAlchemy,
+/// Diamond` and `Telegram ID: 8217045820`. `MEMORY.md`'s people block
+/// opens with `**Alvie (Diamond):** Primary operator`, and every saved
+/// Telegram conversation's sender is `Diamond`, id 8217045820. They were
+/// two more Persons, `Alvie` and `Diamond`, beside the user. Both are the
+/// user; the partner the same block lists, and anyone the user is
+/// related to under one of the user's names, are still people.
+#[test]
+fn the_user_under_a_name_or_handle_their_profile_gives_is_the_user() {
+    let dir = tmp("user-handles");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:** Alvaro Medina (Alvie)\n- **Online Handles:** DiamondAlchemy, Diamond\n- **What to call them:** Alvie\n- **Telegram ID:** 8217045820\n- **Timezone:** America/Chicago\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## People & Contacts\n\n- **Alvie (Diamond):** Primary operator. Telegram: 8217045820.\n- **Christian (Wannabee63):** Partner. Telegram: 7437937082.\n- **Medina:** my father, lives in El Paso.\n",
+    );
+    put(
+        &ws,
+        "memory/2026-03-05-browser-access.md",
+        r#"# Session: 2026-03-05 18:44:00 UTC
+
+- **Source**: telegram
+
+## Conversation Summary
+
+user: Conversation info (untrusted metadata):
+```json
+{
+  "message_id": "1343",
+  "sender_id": "8217045820",
+  "sender": "Diamond",
+  "timestamp": "Thu 2026-03-05 12:44 CST"
+}
+```
+
+Sender (untrusted metadata):
+```json
+{
+  "label": "Diamond (8217045820)",
+  "id": "8217045820",
+  "name": "Diamond"
+}
+```
+
+Can you open the browser on the Mac mini for me?
+assistant: Opened it.
+"#,
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name != "$self" && ?p.name != "$system") } ORDER BY ?p.name"#,
+    );
+    assert_eq!(
+        people,
+        json!(["Alvaro Medina", "Christian", "Medina"]),
+        "{said}"
+    );
+    assert!(
+        said.contains("`Alvie` is the user `Alvaro Medina`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("the sender `Diamond` (id 8217045820) is the user `Alvaro Medina`"),
+        "{said}"
+    );
+    let involved = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?e {type: "Event"} (?e, "involves", ?p) }"#,
+    );
+    assert_eq!(involved, json!(["Alvaro Medina"]), "{said}");
+}

@@ -378,6 +378,27 @@ impl Reader {
             })
             .filter(|c| Some(&c.name) != user.as_ref())
             .collect();
+        // a line on the user under another name the files give them (`**Alvie
+        // (Diamond):** Primary operator` of the user Alvaro Medina, called
+        // Alvie, handle Diamond) is the user's, no one else's; one that
+        // says what someone is to the user (`Robert: my father`) is not
+        if let Some(u) = &user {
+            let theirs = |n: &String| {
+                let n = n.to_lowercase();
+                self.aliases.contains(&n) || self.handles.contains(&n)
+            };
+            let (own, others): (Vec<Contact>, Vec<Contact>) = contacts.into_iter().partition(|c| {
+                !super::relations::names_a_relation(&c.role)
+                    && (theirs(&c.name) || c.aliases.iter().any(theirs))
+            });
+            contacts = others;
+            for c in own {
+                self.d.note(format!(
+                    "{r}:{}: `{}` is the user `{u}`: a name the user's profile gives, no one else",
+                    c.line, c.name
+                ));
+            }
+        }
         // (a name another line gives as someone's other name is that one)
         let others: Vec<String> = contacts.iter().flat_map(|c| c.aliases.clone()).collect();
         contacts.retain(|c| !others.contains(&c.name));

@@ -48,6 +48,9 @@ pub(super) struct Session {
     pub left_out: BTreeMap<&'static str, usize>,
     /// A sender's handle, as the metadata gives it (`username`), by name.
     pub handles: BTreeMap<String, String>,
+    /// A sender's id on the chat platform, as the metadata gives it (`id`,
+    /// `sender_id`: `8217045820`), by name.
+    pub ids: BTreeMap<String, String>,
 }
 
 /// Whether a note is a saved session: it opens with `# Session:` and
@@ -504,6 +507,12 @@ fn paren_handle(label: &str) -> Option<String> {
     .then(|| h.to_lowercase())
 }
 
+/// Whether a value is a chat platform's numeric id of a person
+/// (`8217045820`): five to twenty digits.
+pub(super) fn chat_id(v: &str) -> bool {
+    (5..=20).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The sender a metadata block names, when it is a person.
 fn sender_of(json: &str, s: &mut Session) {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
@@ -518,6 +527,13 @@ fn sender_of(json: &str, s: &mut Session) {
                     n.trim().to_string(),
                     h.trim_start_matches('@').to_lowercase(),
                 );
+            }
+            if let Some(id) = ["id", "sender_id"]
+                .iter()
+                .find_map(|k| v.get(*k).and_then(Value::as_str))
+                .filter(|id| chat_id(id))
+            {
+                s.ids.insert(n.trim().to_string(), id.to_string());
             }
             if !s.senders.iter().any(|x| x == n.trim()) {
                 s.senders.push(n.trim().to_string());
@@ -602,14 +618,29 @@ impl Reader {
             people.push(u.clone());
         }
         for n in &s.senders {
-            // a sender with a handle the user's profile gives is the user
-            // (`Arif`, `@ariffazil`, of `Telegram @ariffazil`)
-            if let (Some((ty, u)), Some(h)) = (&self.user, s.handles.get(n))
-                && self.handles.contains(h)
-            {
+            // a sender with a handle or an id the user's profile gives is
+            // the user (`Arif`, `@ariffazil`, of `Telegram @ariffazil`;
+            // `Diamond`, id 8217045820, of `Telegram ID: 8217045820` or
+            // `Online Handles: DiamondAlchemy, Diamond`)
+            let by = s
+                .handles
+                .get(n)
+                .filter(|h| self.handles.contains(h))
+                .map(|h| format!("@{h}"))
+                .or_else(|| {
+                    s.ids
+                        .get(n)
+                        .filter(|id| self.handles.contains(id))
+                        .map(|id| format!("id {id}"))
+                })
+                .or_else(|| {
+                    let own = n.to_lowercase();
+                    self.handles.contains(&own).then(|| format!("@{own}"))
+                });
+            if let (Some((ty, u)), Some(h)) = (&self.user, by) {
                 if u != n {
                     self.d.note(format!(
-                        "{rel}: the sender `{n}` (@{h}) is the user `{u}`: the user's profile gives that handle"
+                        "{rel}: the sender `{n}` ({h}) is the user `{u}`: the user's profile gives it"
                     ));
                     // (the name they go by in it is one the user is known by)
                     if let Some(attrs) = self.d.attrs_of(ty, u) {

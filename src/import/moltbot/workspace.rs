@@ -212,6 +212,13 @@ impl Reader {
                 Line::Item { .. } => None,
             })
             .collect();
+        for (k, v) in &kv {
+            for h in handles_given(k, v) {
+                if !self.handles.contains(&h) {
+                    self.handles.push(h);
+                }
+            }
+        }
         let name = NAME_KEYS
             .iter()
             .find_map(|k| {
@@ -898,6 +905,36 @@ fn clean_name(v: &str) -> String {
     v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
 }
 
+/// The handles and chat ids a `USER.md` line gives the user, lowercase
+/// without the `@`: each name a line of handles lists (`Online Handles:
+/// DiamondAlchemy, Diamond`, `Username: @alvie`), and the number a line of
+/// an id gives (`Telegram ID: 8217045820`).
+fn handles_given(key: &str, value: &str) -> Vec<String> {
+    let key = key.to_lowercase();
+    let words: Vec<&str> = key.split_whitespace().collect();
+    let parts = || {
+        value
+            .split([',', '/', '(', ')', ';', '|'])
+            .map(|p| p.trim().trim_matches(['*', '_', '`', '"', '\'']).trim())
+            .map(|p| p.trim_start_matches('@').to_lowercase())
+    };
+    if words
+        .iter()
+        .any(|w| matches!(*w, "handle" | "handles" | "username" | "usernames"))
+    {
+        parts()
+            .filter(|p| {
+                (2..=32).contains(&p.chars().count())
+                    && p.chars().all(|c| c.is_alphanumeric() || "_.-".contains(c))
+            })
+            .collect()
+    } else if words.last().is_some_and(|w| *w == "id" || *w == "ids") {
+        parts().filter(|p| super::sessions::chat_id(p)).collect()
+    } else {
+        Vec::new()
+    }
+}
+
 /// The kind of entry a heading names: the seed's `HH:MM | type | …`, else
 /// a daily note's section.
 fn event_class(h: &str) -> String {
@@ -910,6 +947,23 @@ fn event_class(h: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_profile_line_of_handles_or_of_an_id_gives_them() {
+        let h = |k: &str, v: &str| handles_given(k, v);
+        assert_eq!(
+            h("Online Handles", "DiamondAlchemy, Diamond"),
+            ["diamondalchemy", "diamond"]
+        );
+        assert_eq!(h("Username", "@alvie_m"), ["alvie_m"]);
+        assert_eq!(h("Telegram ID", "8217045820"), ["8217045820"]);
+        // (a name, a time zone, an id that is no number: none)
+        assert!(h("Name", "Alvaro Medina").is_empty());
+        assert!(h("Timezone", "America/Chicago").is_empty());
+        assert!(h("Discord ID", "alvie#1234").is_empty());
+        assert!(h("Handles", "the one on X, ask him").is_empty());
+    }
+
     use super::*;
 
     #[test]
