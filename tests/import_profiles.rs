@@ -857,4 +857,48 @@ assistant: Opened it.
         r#"FIND(?p.name) WHERE { ?e {type: "Event"} (?e, "involves", ?p) }"#,
     );
     assert_eq!(involved, json!(["Alvaro Medina"]), "{said}");
+    let aliases = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.aliases) WHERE { ?p {type: "Person", name: "Alvaro Medina"} }"#,
+    );
+    assert_eq!(aliases, json!([["Alvie", "Diamond"]]), "{said}");
+}
+
+/// The same workspace's notes say `Alvie` (the user, by the name
+/// `USER.md` says to call them) and `MoneyPenny` (the agent, `Name: Money
+/// Penny` in `IDENTITY.md`) in most entries, and the cycle proposed
+/// domains `Alvie` and `MoneyPenny`. Who writes the notes and whom they
+/// are for is no topic of theirs, under any name the files give them.
+#[test]
+fn no_domain_is_named_for_the_user_or_the_agent_under_another_name() {
+    let dir = tmp("user-agent-names");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md\n\n- **Name:** Alvaro Medina (Alvie)\n- **What to call them:** Alvie\n",
+    );
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md\n\n- **Name:** Money Penny\n",
+    );
+    put(
+        &ws,
+        "memory/2026-03-05.md",
+        "# 2026-03-05\n\n## Avatar setup\nAlvie asked MoneyPenny for a new avatar; MoneyPenny drew three.\n\n## Browser access\nAlvie gave MoneyPenny the browser on the Mac mini.\n\n## Backups\nMoneyPenny set the nightly backup Alvie asked for.\n\n## Contacts\nAlvie added two contacts; MoneyPenny filed them.\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let items = common::full_cycle(&mut nx, "2026-12-20T09:00:00Z");
+    let domains: Vec<&String> = items
+        .iter()
+        .map(|i| &i.title)
+        .filter(|t| t.starts_with("New domain"))
+        .collect();
+    assert!(
+        domains
+            .iter()
+            .all(|t| !t.contains("\"Alvie\"") && !t.contains("\"MoneyPenny\"")),
+        "{domains:?}\n{said}"
+    );
 }

@@ -294,6 +294,31 @@ impl Reader {
         {
             attrs.insert("description".into(), json!(d));
         }
+        // the other names the file gives (`Name: Alvaro Medina (Alvie)`,
+        // `What to call them: Alvie`): the user's `aliases`, which the
+        // cycle reads as the user's (mentions, themes)
+        let mut other: Vec<String> = Vec::new();
+        for (k, v) in &kv {
+            if !NAME_KEYS.contains(&k.to_lowercase().as_str()) || placeholder(v) {
+                continue;
+            }
+            let inside = v
+                .split(['(', '（'])
+                .skip(1)
+                .filter_map(|p| p.split([')', '）']).next())
+                .map(str::trim);
+            for n in std::iter::once(clean_name(v)).chain(inside.map(str::to_string)) {
+                let shaped = n.chars().next().is_some_and(char::is_uppercase)
+                    && n.split_whitespace().count() <= 3
+                    && n.chars().all(|c| c.is_alphabetic() || " .'-’".contains(c));
+                if shaped && n != name && !other.contains(&n) {
+                    other.push(n);
+                }
+            }
+        }
+        if !other.is_empty() && !attrs.contains_key("aliases") {
+            attrs.insert("aliases".into(), json!(other));
+        }
         attrs.insert("relationship_to_self".into(), json!("user"));
         attrs.insert("profile_md".into(), json!(text));
         let src = self.d.at(p, 1);

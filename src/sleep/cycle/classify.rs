@@ -356,7 +356,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
     // (and the agent's own name, from its identity, is who writes them)
     let people = find(
         nx,
-        r#"FIND(?p.name, ?p.attributes.name, ?p.attributes.identity.name) WHERE { ?p {type: "Person"} } LIMIT 5000"#,
+        r#"FIND(?p.name, ?p.attributes.name, ?p.attributes.identity.name, ?p.attributes.aliases) WHERE { ?p {type: "Person"} } LIMIT 5000"#,
         json!({}),
     )?;
     let personal: HashSet<String> = people
@@ -364,9 +364,20 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .into_iter()
         .flatten()
         .flat_map(|col| col.as_array().cloned().unwrap_or_default())
+        // (a Person's `aliases` are a list of names)
+        .flat_map(|n| match n {
+            Value::Array(names) => names,
+            n => vec![n],
+        })
         .filter_map(|n| n.as_str().map(str::to_string))
         .filter(|n| n != "$self")
-        .flat_map(|n| similarity::segment::words(&n))
+        // (each word, and the words written as one: `Money Penny` is
+        // `MoneyPenny` in the notes)
+        .flat_map(|n| {
+            let words = similarity::segment::words(&n);
+            let joined = (words.len() > 1).then(|| words.concat());
+            words.into_iter().chain(joined)
+        })
         .collect();
     let domain_text: Vec<String> = v
         .as_array()
