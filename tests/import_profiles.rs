@@ -786,8 +786,9 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
 /// opens with `**Alvie (Diamond):** Primary operator`, and every saved
 /// Telegram conversation's sender is `Diamond`, id 8217045820. They were
 /// two more Persons, `Alvie` and `Diamond`, beside the user. Both are the
-/// user; the partner the same block lists, and anyone the user is
-/// related to under one of the user's names, are still people.
+/// user; the partner the same block lists, anyone the user is related
+/// to under one of the user's names, and one named by a word of the
+/// user's name (`Alvaro`: the user, or another man) are still people.
 #[test]
 fn the_user_under_a_name_or_handle_their_profile_gives_is_the_user() {
     let dir = tmp("user-handles");
@@ -800,7 +801,7 @@ fn the_user_under_a_name_or_handle_their_profile_gives_is_the_user() {
     put(
         &ws,
         "MEMORY.md",
-        "# MEMORY.md\n\n## People & Contacts\n\n- **Alvie (Diamond):** Primary operator. Telegram: 8217045820.\n- **Christian (Wannabee63):** Partner. Telegram: 7437937082.\n- **Medina:** my father, lives in El Paso.\n",
+        "# MEMORY.md\n\n## People & Contacts\n\n- **Alvie (Diamond):** Primary operator. Telegram: 8217045820.\n- **Christian (Wannabee63):** Partner. Telegram: 7437937082.\n- **Medina:** my father, lives in El Paso.\n- **Alvaro:** fixes bikes on Saturdays.\n",
     );
     put(
         &ws,
@@ -841,7 +842,7 @@ assistant: Opened it.
     );
     assert_eq!(
         people,
-        json!(["Alvaro Medina", "Christian", "Medina"]),
+        json!(["Alvaro", "Alvaro Medina", "Christian", "Medina"]),
         "{said}"
     );
     assert!(

@@ -9,7 +9,7 @@
 use super::blocks::Block;
 use super::{Reader, core_meta};
 use crate::import::draft::Concept;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 use std::path::Path;
 
 /// Words of a title that lists people, in the spaced scripts (a word of
@@ -383,9 +383,21 @@ impl Reader {
         // Alvie, handle Diamond) is the user's, no one else's; one that
         // says what someone is to the user (`Robert: my father`) is not
         if let Some(u) = &user {
+            // (whole names only: a word of the user's name, `Robert` of
+            // Emerson Robert Lackey, may well be someone else's)
+            let mut names = vec![u.to_lowercase()];
+            if let Some(a) = self.d.attrs_of("Person", u).and_then(|a| a.get("aliases")) {
+                names.extend(
+                    a.as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_lowercase),
+                );
+            }
             let theirs = |n: &String| {
                 let n = n.to_lowercase();
-                self.aliases.contains(&n) || self.handles.contains(&n)
+                names.contains(&n) || self.handles.contains(&n)
             };
             let (own, others): (Vec<Contact>, Vec<Contact>) = contacts.into_iter().partition(|c| {
                 !super::relations::names_a_relation(&c.role)
