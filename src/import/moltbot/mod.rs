@@ -20,6 +20,7 @@
 
 mod blocks;
 mod contacts;
+mod dreaming;
 mod extra;
 mod promoted;
 mod relations;
@@ -67,6 +68,8 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         known: HashMap::new(),
         names: std::collections::HashSet::new(),
         promoted: Vec::new(),
+        saved_sessions: std::collections::HashSet::new(),
+        users_senders: std::collections::HashSet::new(),
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
     // the workspace's own files (OpenClaw): who the user is, who the agent
@@ -105,6 +108,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     } else {
         r.notes_in(&mem, &mem);
     }
+    r.session_corpus(&mem);
     r.extra_paths(dir, &mem, own.as_deref(), extra);
     r.link_promoted();
     for k in r.decay.keys() {
@@ -138,6 +142,11 @@ struct Reader {
     /// Promoted lines kept so far: the Insight's name, the daily note
     /// and first line they came from, and where the Insight was read.
     promoted: Vec<(String, String, usize, String)>,
+    /// The ids of the saved conversations imported (`Session ID`): a
+    /// session the session corpus also holds is read from its saved copy.
+    saved_sessions: std::collections::HashSet<String>,
+    /// The senders said to be the user so far (each said once).
+    users_senders: std::collections::HashSet<String>,
 }
 
 impl Reader {

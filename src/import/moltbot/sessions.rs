@@ -99,7 +99,7 @@ fn opens(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Lines OpenClaw adds to a message that nobody wrote.
-const PROMPTS: [&str; 7] = [
+pub(super) const PROMPTS: [&str; 7] = [
     "A new session was started via /new or /reset",
     "A scheduled reminder has been triggered",
     "Please relay this reminder to the user",
@@ -110,8 +110,58 @@ const PROMPTS: [&str; 7] = [
 ];
 
 /// Prompts OpenClaw sends as a whole message, with what follows them
-/// (the boot check quotes BOOT.md).
-const WHOLE_PROMPTS: [&str; 1] = ["You are running a boot check"];
+/// (the boot check quotes BOOT.md, a scheduled job's run its prompt, a
+/// sub-agent's the task it was given), and what each is counted as.
+const WHOLE_PROMPTS: [(&str, &str); 12] = [
+    ("You are running a boot check", "OpenClaw's own prompts"),
+    ("[Subagent Context]", "OpenClaw's own prompts"),
+    (
+        "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>",
+        "OpenClaw's own prompts",
+    ),
+    (
+        "[Startup context loaded by runtime]",
+        "OpenClaw's own prompts",
+    ),
+    (
+        "Your previous response was only an acknowledgement and did not complete this cron task",
+        "OpenClaw's own prompts",
+    ),
+    // (a model's health check)
+    ("Reply with OK. Do not use tools.", "OpenClaw's own prompts"),
+    (DREAM_PROMPT, "OpenClaw's own prompts"),
+    ("[cron:", "scheduled jobs' prompts"),
+    (
+        "An async command completion event was triggered",
+        "OpenClaw's own prompts",
+    ),
+    (
+        "An async command you ran earlier has completed",
+        "OpenClaw's own prompts",
+    ),
+    ("[OpenClaw heartbeat poll]", "OpenClaw's own prompts"),
+    (
+        "The gateway restart completed successfully",
+        "OpenClaw's own prompts",
+    ),
+];
+
+/// A message's first line without the stamp the gateway puts before
+/// what was typed (`[Sun 2026-04-12 03:02 CDT] Write a …` → `Write a …`).
+pub(super) fn unstamped(line: &str) -> &str {
+    let t = line.trim_start();
+    if let Some(rest) = t.strip_prefix('[')
+        && let Some((stamp, after)) = rest.split_once(']')
+        && stamp_time(stamp).is_some()
+    {
+        return after.trim_start();
+    }
+    t
+}
+
+/// The prompt of OpenClaw's dreaming for a dream diary entry: the
+/// session it opens is the dreaming's own, not a conversation.
+pub(super) const DREAM_PROMPT: &str = "Write a dream diary entry from these memory fragments";
 
 /// What the agent answers when it has nothing to say.
 const SILENT: [&str; 3] = ["NO_REPLY", "HEARTBEAT_OK", "ANNOUNCE_SKIP"];
@@ -161,11 +211,13 @@ pub(super) fn read(text: &str) -> Session {
     for (role, body) in raw {
         // a message that is OpenClaw's own prompt whole, with the file it
         // quotes (`You are running a boot check. … BOOT.md: …`)
-        if body
-            .first()
-            .is_some_and(|l| WHOLE_PROMPTS.iter().any(|p| l.trim_start().starts_with(p)))
-        {
-            *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+        let first = body.iter().find(|l| !l.trim().is_empty());
+        if let Some((_, kind)) = first.and_then(|l| {
+            WHOLE_PROMPTS
+                .iter()
+                .find(|(p, _)| unstamped(l).starts_with(p))
+        }) {
+            *s.left_out.entry(kind).or_default() += 1;
             continue;
         }
         let (text, at) = clean(&body, &mut s);
@@ -595,6 +647,9 @@ impl Reader {
             ));
             return;
         }
+        if let Some(id) = s.header.get("Session ID") {
+            self.saved_sessions.insert(id.trim().to_string());
+        }
         let title = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let saved = heading_time(title);
         let topic = named_topic(topic);
@@ -613,6 +668,60 @@ impl Reader {
             .find_map(|t| t.at.clone())
             .or_else(|| saved_at.clone())
             .unwrap_or_else(|| format!("{day}T00:00:00Z"));
+        let mut attrs = Map::new();
+        attrs.insert("start_time".into(), json!(start));
+        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        if let Some(end) = &saved_at
+            && instant(end) > instant(&start)
+        {
+            attrs.insert("end_time".into(), json!(end));
+        }
+        if saved.is_none() && s.turns.iter().all(|t| t.at.is_none()) {
+            attrs.insert("time_precision".into(), json!("day"));
+        }
+        let mut context = Map::new();
+        for (k, key) in [
+            ("Source", "channel"),
+            ("Session Key", "session_key"),
+            ("Session ID", "session_id"),
+        ] {
+            if let Some(v) = s.header.get(k) {
+                context.insert(key.into(), json!(v));
+            }
+        }
+        if !context.is_empty() {
+            attrs.insert("context".into(), Value::Object(context));
+        }
+        if let Some(t) = &topic {
+            attrs.insert("topic".into(), json!(t));
+        }
+        let src = self.d.at(p, 1);
+        let what = format!("saved in {rel}");
+        self.conversation(&s, &name, attrs, &src, &what);
+        let users = s.turns.iter().filter(|t| t.role == "user").count();
+        self.d.note(format!(
+            "{rel}: a saved conversation ({}, {} messages, {users} of them the user's): Event `{name}`{}",
+            s.header.get("Source").map_or("no channel", String::as_str),
+            s.turns.len(),
+            s.left_out_said()
+                .map(|l| format!("; left out: {l}"))
+                .unwrap_or_default()
+        ));
+    }
+
+    /// A conversation read (a saved session, a session of OpenClaw's
+    /// session corpus) as a `Conversation` Event named `name`, with
+    /// `attrs` (its times, context, topic) and its transcript, involving
+    /// the user and each person its metadata names as a sender (a
+    /// `Person`); `what`: where it was kept (`saved in memory/…`).
+    pub(super) fn conversation(
+        &mut self,
+        s: &Session,
+        name: &str,
+        mut attrs: Map<String, Value>,
+        src: &str,
+        what: &str,
+    ) {
         let mut people: Vec<String> = Vec::new();
         if let Some((_, u)) = &self.user {
             people.push(u.clone());
@@ -639,9 +748,14 @@ impl Reader {
                 });
             if let (Some((ty, u)), Some(h)) = (&self.user, by) {
                 if u != n {
-                    self.d.note(format!(
-                        "{rel}: the sender `{n}` ({h}) is the user `{u}`: the user's profile gives it"
-                    ));
+                    // (said once, where it is first met)
+                    if self.users_senders.insert(n.clone()) {
+                        let (from, _) = src.rsplit_once(':').unwrap_or((src, ""));
+                        let from = from.split_once(':').map_or(from, |(_, f)| f);
+                        self.d.note(format!(
+                            "{from}: the sender `{n}` ({h}) is the user `{u}`: the user's profile gives it"
+                        ));
+                    }
                     // (the name they go by in it is one the user is known by)
                     if let Some(attrs) = self.d.attrs_of(ty, u) {
                         let known = attrs.entry("aliases").or_insert_with(|| json!([]));
@@ -658,93 +772,57 @@ impl Reader {
                 people.push(n.clone());
             }
         }
-        let src = self.d.at(p, 1);
-        let mut attrs = Map::new();
         attrs.insert("event_class".into(), json!("Conversation"));
         attrs.insert("content_summary".into(), json!(s.transcript()));
-        attrs.insert("start_time".into(), json!(start));
-        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
-        if let Some(end) = &saved_at
-            && instant(end) > instant(&start)
-        {
-            attrs.insert("end_time".into(), json!(end));
-        }
-        if saved.is_none() && s.turns.iter().all(|t| t.at.is_none()) {
-            attrs.insert("time_precision".into(), json!("day"));
-        }
         let mut participants = vec!["$self".to_string()];
         participants.extend(people.iter().cloned());
         attrs.insert("participants".into(), json!(participants));
-        let mut context = Map::new();
-        for (k, key) in [
-            ("Source", "channel"),
-            ("Session Key", "session_key"),
-            ("Session ID", "session_id"),
-        ] {
-            if let Some(v) = s.header.get(k) {
-                context.insert(key.into(), json!(v));
-            }
-        }
-        if !context.is_empty() {
-            attrs.insert("context".into(), Value::Object(context));
-        }
-        if let Some(t) = &topic {
-            attrs.insert("topic".into(), json!(t));
-        }
         if !s.left_out.is_empty() {
             attrs.insert("left_out".into(), json!(s.left_out));
         }
-        let mut meta = self.d.provenance(&src);
-        meta.insert("created_at".into(), json!(start));
+        let start = attrs.get("start_time").cloned().unwrap_or(Value::Null);
+        let mut meta = self.d.provenance(src);
+        meta.insert("created_at".into(), start);
         self.d.concept(Concept {
             ty: "Event".into(),
-            name: name.clone(),
+            name: name.to_string(),
             attrs,
             meta,
             what: "Event (a saved conversation)".into(),
-            source: src.clone(),
+            source: src.to_string(),
         });
-        let users = s.turns.iter().filter(|t| t.role == "user").count();
-        self.d.note(format!(
-            "{rel}: a saved conversation ({}, {} messages, {users} of them the user's): Event `{name}`{}",
-            s.header.get("Source").map_or("no channel", String::as_str),
-            s.turns.len(),
-            s.left_out_said()
-                .map(|l| format!("; left out: {l}"))
-                .unwrap_or_default()
-        ));
         for n in &people {
             if self.user.as_ref().map(|(_, u)| u) != Some(n) {
                 let mut attrs = Map::new();
                 attrs.insert(
                     "description".into(),
-                    json!(format!("sent messages in a conversation saved in {rel}")),
+                    json!(format!("sent messages in a conversation {what}")),
                 );
                 // (the handle they wrote under, the Person schema's `handle`)
                 if let Some(h) = s.handles.get(n) {
                     attrs.insert("handle".into(), json!(format!("@{h}")));
                 }
-                let meta = self.d.provenance(&src);
+                let meta = self.d.provenance(src);
                 self.d.concept(Concept {
                     ty: "Person".into(),
                     name: n.clone(),
                     attrs,
                     meta,
                     what: "Person (a conversation's sender)".into(),
-                    source: src.clone(),
+                    source: src.to_string(),
                 });
             }
             let ty = match &self.user {
                 Some((ty, u)) if u == n => ty.clone(),
                 _ => "Person".into(),
             };
-            let meta = self.d.provenance(&src);
+            let meta = self.d.provenance(src);
             self.d.link(Link {
-                from: ("Event".into(), name.clone()),
+                from: ("Event".into(), name.to_string()),
                 predicate: "involves".into(),
                 to: (ty, n.clone()),
                 meta,
-                source: src.clone(),
+                source: src.to_string(),
             });
         }
     }

@@ -458,6 +458,14 @@ impl Reader {
             // `.memory-manager-state.json`): named, not read
             if name.starts_with('.') {
                 let r = self.d.rel(&p);
+                // (OpenClaw's dreaming's: its session corpus is read after
+                // the notes, its other files are its state)
+                if at_top && name == ".dreams" && p.join("session-corpus").is_dir() {
+                    self.d.note(format!(
+                        "{r}/: OpenClaw's dreaming's state, skipped but for its session corpus (read below)"
+                    ));
+                    continue;
+                }
                 self.d.note(if t.is_dir() {
                     format!("{r}/: a hidden folder (a tool's state), skipped")
                 } else {
@@ -467,6 +475,14 @@ impl Reader {
             }
             if t.is_dir() {
                 if at_top && SEED_FOLDERS.contains(&name.as_str()) {
+                    continue;
+                }
+                if at_top && let Some(n) = super::dreaming::reports_folder(&p) {
+                    let r = self.d.rel(&p);
+                    self.d.note(format!(
+                        "{r}/: OpenClaw's dreaming's reports ({n} file{}): its digest of the notes and conversations read here, skipped",
+                        if n == 1 { "" } else { "s" }
+                    ));
                     continue;
                 }
                 if NOT_NOTES.contains(&name.as_str()) {
@@ -553,7 +569,9 @@ impl Reader {
     /// entries (`[Tue 2026-05-26 08:35 UTC] …`) is one Event per entry,
     /// at its own day and time.
     fn daily(&mut self, p: &Path, day: chrono::NaiveDate, topic: Option<String>) {
-        let Some(text) = self.d.text(p) else { return };
+        let Some(text) = self.note_text(p) else {
+            return;
+        };
         // a conversation OpenClaw saved when its session ended
         if super::sessions::is_session(&text) {
             self.session(p, day, topic, &text);
@@ -720,7 +738,9 @@ impl Reader {
     /// by its title, the file verbatim as its `description`; in `vault/`
     /// (the user's pinned memories) it is pinned.
     fn side_note(&mut self, p: &Path) {
-        let Some(text) = self.d.text(p) else { return };
+        let Some(text) = self.note_text(p) else {
+            return;
+        };
         if text.trim().is_empty() {
             let r = self.d.rel(p);
             self.d.note(format!("{r}: an empty note, nothing imported"));
@@ -761,6 +781,21 @@ impl Reader {
 
     /// `name`, or `name (2)`, … : one not given yet to a concept of `ty`
     /// by this import.
+    /// A note's text without what OpenClaw's dreaming wrote into it
+    /// (its lines blanked, so that the rest keep their numbers).
+    fn note_text(&mut self, p: &Path) -> Option<String> {
+        let text = self.d.text(p)?;
+        let (text, n) = super::dreaming::without_dreaming(&text);
+        if n > 0 {
+            let r = self.d.rel(p);
+            self.d.note(format!(
+                "{r}: {n} line{} OpenClaw's dreaming wrote (its blocks, its dream diary) left out",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        Some(text)
+    }
+
     pub(super) fn unique(&mut self, ty: &str, name: &str) -> String {
         let mut n = 1;
         loop {
