@@ -61,6 +61,10 @@ const CORPUS_17: &str = r#"[main/sessions/46ff.jsonl.deleted.2026-04-18T06-00-34
 [main/sessions/70c3.jsonl#L3] User: Read HEARTBEAT.md if it exists (workspace context). Follow it strictly.
 [main/sessions/70c3.jsonl#L4] Assistant: HEARTBEAT_OK
 [main/sessions/9a1b.jsonl#L3] User: corrige o gateway, por favor
+[main/sessions/c1.jsonl#L3] User: queria muito que deixasses de fazer referências a gremlins
+[main/sessions/c1.jsonl#L4] Assistant: Combinado, nada de gremlins.
+[main/sessions/c2.jsonl#L3] User: yo nyx, por aqui?
+[main/sessions/c2.jsonl#L4] Assistant: Sempre!
 "#;
 
 /// The next day's corpus takes a message of the deleted session in again.
@@ -122,7 +126,7 @@ fn the_session_corpus_is_read_and_the_dreamings_reports_are_not() {
         "memory/2026-04-18.md: 11 lines OpenClaw's dreaming wrote (its blocks, its dream diary) left out",
         "memory/.dreams/: OpenClaw's dreaming's state, skipped but for its session corpus (read below)",
         "memory/.dreams/session-corpus/: 1 file not named for a day (YYYY-MM-DD.txt), skipped",
-        "memory/.dreams/session-corpus/: OpenClaw's dreaming's session corpus: 2 conversations read as Events (5 messages, 3 of them the user's; each message's first characters, as the corpus keeps them); 1 read from their saved copy instead; 1 of the dreaming's own (a dream diary's prompt and the diary) left out; 2 where no person said anything (a scheduled job's run, a sub-agent's work, the agent's output alone) left out; left out: 1 OpenClaw's own prompts, 1 metadata blocks, 1 scheduled jobs' prompts, 1 silent replies",
+        "memory/.dreams/session-corpus/: OpenClaw's dreaming's session corpus: 4 conversations read as Events (9 messages, 5 of them the user's; each message's first characters, as the corpus keeps them); 1 read from their saved copy instead; 1 of the dreaming's own (a dream diary's prompt and the diary) left out; 2 where no person said anything (a scheduled job's run, a sub-agent's work, the agent's output alone) left out; left out: 1 OpenClaw's own prompts, 1 metadata blocks, 1 scheduled jobs' prompts, 1 silent replies",
         "the sender `Tiago` (id 6384494297) is the user `Tiago Almeida`",
     ] {
         assert!(said.contains(line), "{line}\n---\n{said}");
@@ -214,9 +218,26 @@ fn the_session_corpus_is_read_and_the_dreamings_reports_are_not() {
     let (ok, again) = common::run(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
     assert!(ok, "{again}");
     assert!(again.contains("created 0 elements"), "{again}");
-    // a cycle proposes nothing about what the dreaming wrote
+    // a cycle proposes nothing about what the dreaming wrote; of the
+    // conversations the corpus kept, it archives a greeting, and leaves
+    // as they are those where the user asked the agent to keep something
+    // or set it a rule, in words no cue of its reads
     let (ok, slept) = common::run(&db, &["sleep", "--now", "2026-05-20T03:00:00Z"]);
     assert!(ok, "{slept}");
+    assert!(
+        slept.contains("Left 2 conversations as they are: the user asked the agent to remember something or set it a rule")
+            && slept.contains("can consolidate them: 2026-04-17 conversation, 2026-04-17 conversation (2)\n"),
+        "{slept}"
+    );
+    let (_, shown) = common::run(&db, &["proposals", "show", "1"]);
+    assert!(
+        shown.contains("Archive 2026-04-17 conversation (3) (nothing durable to extract)"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("Archive 2026-04-17 conversation (2)"),
+        "{shown}"
+    );
     let (ok, list) = common::run(&db, &["proposals", "list", "--json"]);
     assert!(ok, "{list}");
     let list: Value = serde_json::from_str(&list).expect("JSON");

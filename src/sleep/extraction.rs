@@ -1014,6 +1014,136 @@ pub fn tells_of_self(users_turns: &str) -> bool {
     })
 }
 
+/// What a user says to set the agent a standing rule or to have it keep
+/// something, in the languages the cues are listed for: "remember", "from
+/// now on", "stop …ing", "don't ever", "every time". Matched at word
+/// boundaries (inside the text for Chinese and Japanese).
+const KEEP_ASKED: &[&str] = &[
+    "remember",
+    "don't forget",
+    "do not forget",
+    "from now on",
+    "going forward",
+    "in future",
+    "in the future",
+    "every time",
+    "whenever",
+    "stop doing",
+    "stop using",
+    "don't ever",
+    "never again",
+    "lembra-te",
+    "lembra",
+    "lembrar",
+    "não te esqueças",
+    "a partir de agora",
+    "daqui para a frente",
+    "daqui em diante",
+    "sempre que",
+    "deixa de",
+    "deixes de",
+    "deixasses de",
+    "para de",
+    "pára de",
+    "não voltes a",
+    "recuerda",
+    "no olvides",
+    "a partir de ahora",
+    "de ahora en adelante",
+    "cada vez que",
+    "deja de",
+    "no vuelvas a",
+    "souviens-toi",
+    "rappelle-toi",
+    "n'oublie pas",
+    "désormais",
+    "à partir de maintenant",
+    "chaque fois que",
+    "arrête de",
+    "merk dir",
+    "vergiss nicht",
+    "ab jetzt",
+    "von nun an",
+    "künftig",
+    "jedes mal",
+    "hör auf",
+    "ricorda",
+    "d'ora in poi",
+    "ogni volta che",
+    "smetti di",
+    "запомни",
+    "не забудь",
+    "впредь",
+    "с этого момента",
+    "каждый раз",
+    "перестань",
+];
+
+/// The same, for languages written without spaces.
+const KEEP_ASKED_UNSPACED: &[&str] = &[
+    "记住",
+    "記住",
+    "别忘",
+    "別忘",
+    "以后",
+    "以後",
+    "从现在开始",
+    "從現在開始",
+    "每次",
+    "别再",
+    "不要再",
+    "覚えて",
+    "忘れないで",
+    "これから",
+    "今後",
+    "기억해",
+    "앞으로",
+];
+
+/// Whether the user's messages in a conversation set the agent a standing
+/// rule or ask it to keep something ("1 and remember it", "queria muito
+/// que deixasses de fazer referências a gremlins", "记住我下周三去上海"):
+/// what the heuristic reasoner cannot extract from them is not "nothing
+/// durable".
+pub fn asks_to_keep(users_turns: &str) -> bool {
+    let lower = users_turns.to_lowercase().replace('’', "'");
+    let spaced = format!(
+        " {} ",
+        lower
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '\'' || c == '-' {
+                    c
+                } else {
+                    ' '
+                }
+            })
+            .collect::<String>()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    // ("what do you remember about …", "I remember when …": a question
+    // or a recollection, not a request)
+    let told = |k: &str, at: usize| {
+        k != "remember"
+            || !spaced[..at]
+                .split_whitespace()
+                .next_back()
+                .is_some_and(|w| RECALLERS.contains(&w))
+    };
+    KEEP_ASKED.iter().any(|k| {
+        let needle = format!(" {k} ");
+        spaced.match_indices(&needle).any(|(at, _)| told(k, at))
+    }) || KEEP_ASKED_UNSPACED.iter().any(|k| lower.contains(k))
+}
+
+/// The words before "remember" that make it a question or a recollection
+/// ("do you remember", "I remember"), not a request.
+const RECALLERS: &[&str] = &[
+    "i", "you", "we", "they", "he", "she", "i'll", "we'll", "i'd", "who", "still",
+];
+
 /// Whether a text states something a reader would keep in a form no cue
 /// reads: a line that gives a label its value (`Sprache: Deutsch default`,
 /// `API-Kostenregel (explizit von Paul): OpenAI API-Key nur für …`,

@@ -80,6 +80,7 @@ pub(super) fn consolidation_drafts(
     let mut untyped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut unread: Vec<String> = Vec::new();
     let mut untold: Vec<String> = Vec::new();
+    let mut asked: Vec<String> = Vec::new();
     let mut lessons: Vec<String> = Vec::new();
     let mut one_off: Vec<String> = Vec::new();
     let mut headings = super::routine::Headings::default();
@@ -143,6 +144,12 @@ pub(super) fn consolidation_drafts(
                 // words no cue reads, is not "nothing durable" either
                 if e.class == "Conversation" && crate::sleep::extraction::tells_of_self(&said) {
                     untold.push(e.name.clone());
+                    continue;
+                }
+                // nor is what the user asked the agent to keep, or a rule
+                // they set it ("remember", "from now on", "deixa de")
+                if e.class == "Conversation" && crate::sleep::extraction::asks_to_keep(&said) {
+                    asked.push(e.name.clone());
                     continue;
                 }
                 // nor is a daily note's section of notes or tasks
@@ -280,6 +287,15 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
         &untold,
         |_| {
             "the user told the agent of themselves in words the heuristic reasoner does not read (a message of eight words or more in the first person)".to_string()
+        },
+    );
+    left_as_they_are(
+        cx,
+        "stale_conversations_asked",
+        "conversation",
+        &asked,
+        |_| {
+            "the user asked the agent to remember something or set it a rule, in words the heuristic reasoner does not read (`remember`, `from now on`, `deixa de`, `记住`)".to_string()
         },
     );
     left_as_they_are(

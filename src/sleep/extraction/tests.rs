@@ -205,6 +205,35 @@ fn a_user_who_speaks_of_themselves_tells_something() {
 }
 
 #[test]
+fn a_user_who_asks_the_agent_to_keep_something_or_sets_a_rule_is_heard() {
+    for asked in [
+        "1 and remember it",
+        "queria muito que deixasses de fazer referências a gremlins. inventa outra coisa qualquer",
+        "From now on, answer in English.",
+        "Don’t forget the dentist on Friday",
+        "Ab jetzt bitte immer auf Deutsch",
+        "Désormais, réponds en français",
+        "记住我下周三去上海出差",
+        "Запомни: встреча в пятницу",
+    ] {
+        assert!(asks_to_keep(asked), "{asked}");
+    }
+    for said in [
+        "yo nyx, por aqui?",
+        "Reply with the single word: ack",
+        "Update the claw",
+        // (inside another word, or another word ending the same)
+        "the remembrance day parade",
+        "the parade route",
+        "Hey who are you?",
+        "What do you remember about the last thing we were working on last night?",
+        "I remember the old server",
+    ] {
+        assert!(!asks_to_keep(said), "{said}");
+    }
+}
+
+#[test]
 fn in_a_conversation_only_the_users_messages_are_read() {
     let t = "user (08:50): Sprache: Deutsch\nmore of it\n\nassistant: Prefers tea: yes\n\nuser: ok";
     assert_eq!(users_turns(t), "Sprache: Deutsch\nmore of it\n\nok");
