@@ -46,6 +46,11 @@ pub fn is_unspaced(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
 }
 
+/// An IANA time zone's name, by its area (`Asia/Jakarta`, `Europe/Lisbon`,
+/// `America/Argentina/Buenos_Aires`, `Etc/GMT-3`): when a text was
+/// written, never what it is about.
+pub const TIME_ZONE_NAME: &str = r"\b(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)/[A-Za-z_+\-0-9]+(?:/[A-Za-z_]+)?";
+
 /// Whether a character is Chinese, Japanese or Korean script (Han, kana,
 /// Hangul).
 pub fn is_cjk(c: char) -> bool {

@@ -903,3 +903,101 @@ fn no_domain_is_named_for_the_user_or_the_agent_under_another_name() {
         "{domains:?}\n{said}"
     );
 }
+
+/// An agent's `MEMORY.md` lists the agents of its family in a table, its
+/// own row among them, and says under it what one of them did (a real
+/// workspace's shape, its text invented): the others are Persons, the
+/// agent's own row is `$self`'s, and a sentence before a dash (`Edgar set
+/// me up — he's the senior agent`) names no one.
+#[test]
+fn an_agent_family_table_lists_the_others_and_a_sentence_names_no_one() {
+    let dir = tmp("agent-family");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md\n\n- **Name:** Cleo\n- **Creature:** Digital owl\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Agent Family\n\n| Agent | Animal | Role |\n|---|---|---|\n| Edgar | Lobster | General assistant / infra |\n| Ada | Butterfly | Infrastructure monitoring |\n| Cleo | Owl | Clinical data |\n\n- Edgar set me up (2026-03-24/25) — he's the senior agent\n- Ada monitors infrastructure\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    assert!(
+        said.contains("MEMORY.md:9: `Cleo` is the agent (`$self`): IDENTITY.md names it so"),
+        "{said}"
+    );
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} } ORDER BY ?p.name ASC"#,
+    );
+    assert_eq!(
+        people,
+        json!(["$self", "$system", "Ada", "Edgar"]),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A daily note whose headings give their time in a named zone, as an
+/// Indonesian workspace writes them (`## 2026-03-26 19:55 (Asia/Jakarta)`),
+/// or say the zone after what they are (`## 05:14 Heartbeat — UTC`): each
+/// section starts at that zone's offset on its day, summer time included,
+/// its name keeps the time and drops the zone, and no cycle proposes a
+/// domain named for a zone's area ("Asia") that five headings share.
+#[test]
+fn a_headings_named_zone_gives_its_offset_and_names_nothing() {
+    let dir = tmp("heading-zones");
+    let ws = dir.join("ws");
+    let mut note = String::from("# 2026-03-26\n\n");
+    for (time, text) in [
+        ("19:55", "trading docs updated"),
+        ("20:25", "log rotation added"),
+        ("21:38", "dashboard fixed"),
+        ("22:45", "backtest rerun"),
+        ("23:05", "alerts muted"),
+    ] {
+        note.push_str(&format!(
+            "## 2026-03-26 {time} (Asia/Jakarta)\n- {text}\n\n"
+        ));
+    }
+    note.push_str("## 05:14 Heartbeat — UTC\n- all quiet\n");
+    put(&ws, "memory/2026-03-26.md", &note);
+    put(
+        &ws,
+        "memory/2026-07-01.md",
+        "# 2026-07-01\n\n## 09:30 (Europe/Lisbon) Dentist\n- booked\n",
+    );
+    put(
+        &ws,
+        "memory/2026-07-02.md",
+        "# 2026-07-02\n\n## 2026-07-02 (Asia/Jakarta)\n- quiet day\n",
+    );
+    let (mut nx, _) = imported(&dir, &ws);
+    let events = kip(
+        &mut nx,
+        r#"FIND(?e.name, ?e.attributes.start_time) WHERE { ?e {type: "Event"} } ORDER BY ?e.name ASC"#,
+    );
+    assert_eq!(
+        events,
+        json!([
+            ["2026-03-26 05:14 Heartbeat", "2026-03-26T05:14:00Z"],
+            ["2026-03-26 19:55", "2026-03-26T19:55:00+07:00"],
+            ["2026-03-26 20:25", "2026-03-26T20:25:00+07:00"],
+            ["2026-03-26 21:38", "2026-03-26T21:38:00+07:00"],
+            ["2026-03-26 22:45", "2026-03-26T22:45:00+07:00"],
+            ["2026-03-26 23:05", "2026-03-26T23:05:00+07:00"],
+            ["2026-07-01 09:30 Dentist", "2026-07-01T09:30:00+01:00"],
+            ["2026-07-02", "2026-07-02T00:00:00Z"]
+        ]),
+        "{events}"
+    );
+    drop(nx);
+    let db = dir.join("m.db");
+    let (ok, said) = somnus(&db, &["sleep", "--now", "2026-12-01T03:00:00Z"]);
+    assert!(ok, "{said}");
+    let (_, shown) = somnus(&db, &["proposals", "show", "1"]);
+    assert!(!shown.contains("New domain \"Asia\""), "{shown}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -685,6 +685,53 @@ pub fn strip_time(h: &str) -> String {
     }
 }
 
+/// The IANA zone a text names (`Asia/Jakarta`, `America/Argentina/Buenos_Aires`).
+fn iana_zone(text: &str) -> Option<chrono_tz::Tz> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(crate::analysis::TIME_ZONE_NAME).expect("the zone name pattern")
+    });
+    re.find_iter(text).find_map(|m| m.as_str().parse().ok())
+}
+
+/// The offset a text gives for a time on a day: a fixed one
+/// ([`zone_of`]), or an IANA zone's offset on that day at that time,
+/// summer time included (`19:55 (Asia/Jakarta)` → `+07:00`,
+/// `(Europe/Lisbon)` in July → `+01:00`).
+pub fn zone_at(text: &str, day: chrono::NaiveDate, time: chrono::NaiveTime) -> Option<String> {
+    use chrono::{Offset, TimeZone};
+    if let Some(z) = zone_of(text) {
+        return Some(z);
+    }
+    let tz = iana_zone(text)?;
+    let local = tz.from_local_datetime(&day.and_time(time)).earliest()?;
+    let secs = local.offset().fix().local_minus_utc();
+    Some(if secs == 0 {
+        "Z".into()
+    } else {
+        let sign = if secs < 0 { '-' } else { '+' };
+        let m = secs.abs() / 60;
+        format!("{sign}{:02}:{:02}", m / 60, m % 60)
+    })
+}
+
+/// A heading without the zone it gives its time in, at either end
+/// (`(Asia/Jakarta)`, `— UTC`, `GMT+8`): when, not what.
+pub fn without_zone(h: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        let zone = format!(
+            r"(?:\b(?:UTC|GMT|utc|gmt)(?:\s*[+-]\d{{1,2}}(?::?\d{{2}})?)?\b|{})",
+            crate::analysis::TIME_ZONE_NAME
+        );
+        regex::Regex::new(&format!(
+            r"^\s*[(（]?{zone}[)）]?\s*[-–—:]?\s*|\s*[-–—]?\s*[(（]?{zone}[)）]?\s*$"
+        ))
+        .expect("the zone at a heading's end")
+    });
+    re.replace_all(h, "").trim().to_string()
+}
+
 /// The offset from UTC a stamp gives after its time, as RFC 3339 writes
 /// it: `GMT+8` and `UTC+05:30` (`+08:00`, `+05:30`), `10:53 +0800`,
 /// `10:53-05:00`; `UTC` or `GMT` alone is `Z`. An elapsed time (`+18m`)
@@ -721,6 +768,42 @@ pub fn zone_of(stamp: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_zone_gives_its_offset_on_the_day_and_leaves_the_name() {
+        let d = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let t = chrono::NaiveTime::from_hms_opt(19, 55, 0).unwrap();
+        assert_eq!(
+            zone_at("2026-03-26 19:55 (Asia/Jakarta)", d("2026-03-26"), t).as_deref(),
+            Some("+07:00")
+        );
+        // summer time, and not
+        assert_eq!(
+            zone_at("19:55 Europe/Lisbon", d("2026-07-01"), t).as_deref(),
+            Some("+01:00")
+        );
+        assert_eq!(
+            zone_at("19:55 Europe/Lisbon", d("2026-01-01"), t).as_deref(),
+            Some("Z")
+        );
+        assert_eq!(
+            zone_at("(America/Argentina/Buenos_Aires)", d("2026-01-01"), t).as_deref(),
+            Some("-03:00")
+        );
+        assert_eq!(
+            zone_at("10:53 GMT+8", d("2026-01-01"), t).as_deref(),
+            Some("+08:00")
+        );
+        // a name that is no zone, a path
+        assert_eq!(zone_at("Asia/Narnia", d("2026-01-01"), t), None);
+        assert_eq!(zone_at("docs/Europe/notes", d("2026-01-01"), t), None);
+        assert_eq!(without_zone("(Asia/Jakarta)"), "");
+        assert_eq!(without_zone("Heartbeat — UTC"), "Heartbeat");
+        assert_eq!(without_zone("UTC — Deploy"), "Deploy");
+        assert_eq!(without_zone("Deploy (GMT+8)"), "Deploy");
+        assert_eq!(without_zone("Asia trip planning"), "Asia trip planning");
+        assert_eq!(without_zone("Computing"), "Computing");
+    }
 
     #[test]
     fn sections_split_at_the_highest_level_and_keep_every_line() {

@@ -670,16 +670,18 @@ pub fn prose(text: &str) -> String {
 
 /// A text without the names of files and the addresses it quotes
 /// (`SOUL.md`, `memory/2026-02-07.md`, `scripts/run.sh`,
-/// `https://example.com/x`, `jiji@gmail.com`): where something was written
-/// down, or where someone is written to, says nothing of what it is about
+/// `https://example.com/x`, `jiji@gmail.com`), and the time zones it names
+/// (`Asia/Jakarta`): where something was written down, where someone is
+/// written to, or in what zone, says nothing of what it is about
 /// ("更新了 SOUL.md" is no note about a soul, a team's mail addresses no
 /// note about Gmail).
 pub fn without_files(text: &str) -> String {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][a-z0-9+.-]*://\S+|[\w./~-]*\w\.(?:md|markdown|txt|json|jsonl|json5|ya?ml|toml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|py|rs|go|rb|java|sh|bash|zsh|ps1|html?|css|csv|tsv|log|pdf|png|jpe?g|gif|webp|svg|mp[34]|wav|db|sqlite|xml|lock|zip|tar|gz)\b",
-        )
+        regex::Regex::new(&format!(
+            r"{}|(?i)[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][a-z0-9+.-]*://\S+|[\w./~-]*\w\.(?:md|markdown|txt|json|jsonl|json5|ya?ml|toml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|py|rs|go|rb|java|sh|bash|zsh|ps1|html?|css|csv|tsv|log|pdf|png|jpe?g|gif|webp|svg|mp[34]|wav|db|sqlite|xml|lock|zip|tar|gz)\b",
+            crate::analysis::TIME_ZONE_NAME
+        ))
         .expect("the file pattern")
     });
     re.replace_all(text, " ").into_owned()

@@ -143,9 +143,12 @@ pub(super) struct Contact {
 }
 
 /// A name's shape: at most four words and 40 characters, no digit, no
-/// address, a capital (or a letter of a script without case) first.
+/// address, a capital (or a letter of a script without case) first, and
+/// in a script with case each later word a capital too but for a name's
+/// particles (`Ana de Souza`): `Edgar set me up` is a sentence.
 fn name_shaped(name: &str) -> bool {
     let n = name.chars().count();
+    let cased = name.chars().next().is_some_and(char::is_uppercase);
     (2..=40).contains(&n)
         && name.split_whitespace().count() <= 4
         && !name.chars().any(|c| c.is_ascii_digit())
@@ -154,7 +157,19 @@ fn name_shaped(name: &str) -> bool {
             .chars()
             .next()
             .is_some_and(|c| !c.is_lowercase() && c.is_alphanumeric())
+        && (!cased
+            || name.split_whitespace().skip(1).all(|w| {
+                !w.chars().next().is_some_and(char::is_lowercase)
+                    || NAME_PARTICLES.contains(&w)
+                    || LOWER_NAME_WORDS.contains(&w)
+            }))
 }
+
+/// More words a name may hold in lower case (`Muhammad Arif bin Fazil`,
+/// `Abd al Rahman`, `Pedro y Gasset`).
+const LOWER_NAME_WORDS: [&str; 12] = [
+    "bin", "binti", "bint", "ibn", "al", "el", "y", "e", "du", "des", "den", "zu",
+];
 
 /// `Name (Alias)`: the name and what the parentheses hold.
 fn split_paren(s: &str) -> (String, Option<String>) {
@@ -411,6 +426,21 @@ impl Reader {
                 ));
             }
         }
+        // a line on the agent (`| Cleo | Owl | 🦉 | Clinical data |` in a
+        // list of an agent family, of the agent IDENTITY.md names Cleo)
+        // is `$self`'s, no Person's
+        if let Some(me) = self.agent.clone() {
+            let (mine, others): (Vec<Contact>, Vec<Contact>) = contacts
+                .into_iter()
+                .partition(|c| c.name.to_lowercase() == me.to_lowercase());
+            contacts = others;
+            for c in mine {
+                self.d.note(format!(
+                    "{r}:{}: `{}` is the agent (`$self`): IDENTITY.md names it so",
+                    c.line, c.name
+                ));
+            }
+        }
         // (a name another line gives as someone's other name is that one)
         let others: Vec<String> = contacts.iter().flat_map(|c| c.aliases.clone()).collect();
         contacts.retain(|c| !others.contains(&c.name));
@@ -636,6 +666,23 @@ mod tests {
         ] {
             assert_eq!(person(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_sentence_before_a_dash_is_no_name() {
+        for name in [
+            "Ana de Souza",
+            "Muhammad Arif bin Fazil",
+            "Jan van Dijk",
+            "Money Penny",
+            "张伟",
+        ] {
+            assert!(name_shaped(name), "{name}");
+        }
+        for sentence in ["Edgar set me up", "Hugo handles iOS", "Ada monitors infra"] {
+            assert!(!name_shaped(sentence), "{sentence}");
+        }
+        assert!(contact(1, "Edgar set me up (2026-03-24/25) — he's the senior agent").is_none());
     }
 
     #[test]

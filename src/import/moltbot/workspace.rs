@@ -11,7 +11,7 @@
 use super::super::draft::{Concept, short};
 use super::super::markdown::{
     Line, dated_name, heading_time, key_values, named_topic, outline, placeholder, split,
-    strip_time, without_file_name, zone_of,
+    strip_time, without_file_name, without_zone, zone_at, zone_of,
 };
 use super::super::predicate_name;
 use super::Reader;
@@ -687,7 +687,9 @@ impl Reader {
                 Some(h) => h.to_string(),
                 None => heading,
             };
-            // at the offset the stamp gives (`… 10:53 GMT+8]`), else as UTC
+            // at the offset the stamp gives (`… 10:53 GMT+8]`) or the
+            // heading (`19:55 (Asia/Jakarta)`, on that day), else as UTC
+            let zone = zone.or_else(|| time.and_then(|t| zone_at(&heading, day, t)));
             let at = match time {
                 Some(t) => format!(
                     "{day}T{}{}",
@@ -696,9 +698,15 @@ impl Reader {
                 ),
                 None => format!("{day}T00:00:00Z"),
             };
+            // (the zone is when, not what: `19:55 (Asia/Jakarta)`,
+            // `Heartbeat — UTC`)
             let label = match time {
-                Some(t) => format!("{day} {} {}", t.format("%H:%M"), strip_time(&heading)),
-                None => format!("{day} {heading}"),
+                Some(t) => format!(
+                    "{day} {} {}",
+                    t.format("%H:%M"),
+                    without_zone(&strip_time(&heading))
+                ),
+                None => format!("{day} {}", without_zone(&heading)),
             };
             let name = self.unique("Event", &short(label.trim(), 80));
             let src = self.d.at(p, line);
