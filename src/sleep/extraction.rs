@@ -219,6 +219,11 @@ const CLAUSE_ENDS_UNSPACED: &[&str] = &["因为", "但是", "但", "所以", "�
 /// but do not …).
 fn unspaced_end(text: &str, end: &str) -> Option<usize> {
     text.match_indices(end).map(|(i, _)| i).find(|&i| {
+        // (a table's cell ends at `|`, a shell's `||` is a word of the
+        // sentence: "always use `|| true` on pipeline chains")
+        if end == "|" {
+            return !text[..i].ends_with('|') && !text[i + 1..].starts_with('|');
+        }
         if end != "但" {
             return true;
         }

@@ -205,6 +205,20 @@ fn a_user_who_speaks_of_themselves_tells_something() {
 }
 
 #[test]
+fn a_shells_or_in_an_instruction_is_no_end_of_it() {
+    let e = event(
+        "- `set -e` + pipelines = PIPESTATUS trap; always use `|| true` on pipeline chains\n- Never push | ask first",
+    );
+    let names: Vec<String> = extract(&e).into_iter().map(|x| x.name).collect();
+    assert!(
+        names.contains(&"Always use || true on pipeline chains".to_string()),
+        "{names:?}"
+    );
+    assert!(names.contains(&"Never push".to_string()), "{names:?}");
+    assert!(!names.contains(&"Always use".to_string()), "{names:?}");
+}
+
+#[test]
 fn a_user_who_asks_the_agent_to_keep_something_or_sets_a_rule_is_heard() {
     for asked in [
         "1 and remember it",
