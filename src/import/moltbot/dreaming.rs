@@ -254,7 +254,9 @@ impl Reader {
             .unwrap_or_default();
         files.sort();
         let mut sessions: Vec<CorpusSession> = Vec::new();
-        let mut by_path: std::collections::HashMap<String, usize> = Default::default();
+        // (by agent and id: a session the corpus took in before its file
+        // was deleted, and again after, is one)
+        let mut by_id: std::collections::HashMap<(String, String), usize> = Default::default();
         let mut unread = 0;
         for f in files {
             let day = f
@@ -272,8 +274,8 @@ impl Reader {
                 let Some((path, line, role, said)) = corpus_line(l) else {
                     continue;
                 };
-                let k = *by_path.entry(path.to_string()).or_insert_with(|| {
-                    let (agent, id, deleted) = session_of(path);
+                let (agent, id, deleted) = session_of(path);
+                let k = *by_id.entry((agent.clone(), id.clone())).or_insert_with(|| {
                     sessions.push(CorpusSession {
                         id,
                         agent,
@@ -283,6 +285,7 @@ impl Reader {
                     });
                     sessions.len() - 1
                 });
+                sessions[k].deleted |= deleted;
                 let m = sessions[k].messages.entry(line).or_insert_with(|| Message {
                     role,
                     pieces: Vec::new(),
@@ -300,15 +303,11 @@ impl Reader {
                 if unread == 1 { "" } else { "s" }
             ));
         }
-        // a session's several paths (the same id, deleted later) are one
-        let mut seen: std::collections::HashSet<String> = Default::default();
         let (mut read_in, mut saved, mut dreams, mut empty, mut messages, mut users) =
             (0, 0, 0, 0, 0, 0);
-        let mut left_out: BTreeMap<&'static str, usize> = BTreeMap::new();
+        // (what was left out of all of them, counted as of one)
+        let mut all = super::sessions::Session::default();
         for cs in sessions {
-            if !seen.insert(format!("{}/{}", cs.agent, cs.id)) {
-                continue;
-            }
             if self.saved_sessions.contains(&cs.id) {
                 saved += 1;
                 continue;
@@ -336,7 +335,7 @@ impl Reader {
             }
             let s = read(&text);
             for (k, n) in &s.left_out {
-                *left_out.entry(k).or_default() += n;
+                *all.left_out.entry(k).or_default() += n;
             }
             // (a scheduled job's run, a sub-agent's work: the agent's own
             // output, with nothing a person said)
@@ -399,9 +398,8 @@ impl Reader {
                 "; {empty} where no person said anything (a scheduled job's run, a sub-agent's work, the agent's output alone) left out"
             ));
         }
-        if !left_out.is_empty() {
-            let l: Vec<String> = left_out.iter().map(|(k, n)| format!("{n} {k}")).collect();
-            said.push_str(&format!("; left out: {}", l.join(", ")));
+        if let Some(l) = all.left_out_said() {
+            said.push_str(&format!("; left out: {l}"));
         }
         self.d.note(said);
     }
@@ -482,6 +480,11 @@ mod tests {
 
     #[test]
     fn a_corpus_line_gives_its_session_line_role_and_text() {
+        // (the same session before and after its file was deleted)
+        assert_eq!(
+            session_of("main/sessions/0b96.jsonl").1,
+            session_of("main/sessions/0b96.jsonl.deleted.2026-05-05T08-10-53.233Z").1
+        );
         let l = "[main/sessions/main/0b96.jsonl.deleted.2026-05-05T08-10-53.233Z#L5] User: ganda nyx: lê o email";
         let (path, line, role, text) = corpus_line(l).unwrap();
         assert_eq!((line, role, text), (5, "user", "ganda nyx: lê o email"));
