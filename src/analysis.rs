@@ -155,6 +155,28 @@ pub fn language(text: &str) -> Option<Language> {
         .map(Language)
 }
 
+/// The share of a text's words that are among English's commonest (its
+/// stop words): a good part of any English text, hardly any of another
+/// language's.
+pub fn english_stop_share(text: &str) -> f32 {
+    let stop = Language::ENGLISH.stop_words();
+    let (mut all, mut common) = (0usize, 0usize);
+    for w in text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| w.chars().any(char::is_alphabetic))
+    {
+        all += 1;
+        if stop.contains(&fold(&w.to_lowercase())) {
+            common += 1;
+        }
+    }
+    if all == 0 {
+        0.0
+    } else {
+        common as f32 / all as f32
+    }
+}
+
 /// `s` without its diacritics (NFD, combining marks dropped).
 pub fn fold(s: &str) -> String {
     s.nfd()
@@ -405,7 +427,7 @@ pub const MONTH_LOCALES: [&str; 20] = [
 /// The month a word names in one of [`MONTH_LOCALES`] (any case, a final
 /// dot dropped); a word that names different months in two of them names
 /// none.
-fn month_named(word: &str) -> Option<u32> {
+pub fn month_named(word: &str) -> Option<u32> {
     static NAMES: OnceLock<HashMap<String, u32>> = OnceLock::new();
     let names = NAMES.get_or_init(|| {
         use pure_rust_locales as l;

@@ -725,11 +725,13 @@ pub fn without_zone(h: &str) -> String {
             crate::analysis::TIME_ZONE_NAME
         );
         regex::Regex::new(&format!(
-            r"^\s*[(（]?{zone}[)）]?\s*[-–—:]?\s*|\s*[-–—]?\s*[(（]?{zone}[)）]?\s*$"
+            r"^\s*(?:[(（]{zone}[)）]|{zone})\s*[-–—:]?\s*|\s*[-–—]?\s*(?:[(（]{zone}[)）]|{zone})\s*$|\s+{zone}\s*([)）])\s*$"
         ))
         .expect("the zone at a heading's end")
     });
-    re.replace_all(h, "").trim().to_string()
+    // (a zone that closes a parenthesis leaves it closed: `(06:01–23:32
+    // Asia/Shanghai)` is `(06:01–23:32)`)
+    re.replace_all(h, "${1}").trim().to_string()
 }
 
 /// The offset from UTC a stamp gives after its time, as RFC 3339 writes
@@ -803,6 +805,14 @@ mod tests {
         assert_eq!(without_zone("Deploy (GMT+8)"), "Deploy");
         assert_eq!(without_zone("Asia trip planning"), "Asia trip planning");
         assert_eq!(without_zone("Computing"), "Computing");
+        assert_eq!(
+            without_zone("Memoria Sesión Extendida — 2026-05-03 (06:01–23:32 Asia/Shanghai)"),
+            "Memoria Sesión Extendida — 2026-05-03 (06:01–23:32)"
+        );
+        assert_eq!(
+            without_zone("Sesión (GMT+8) — cierre"),
+            "Sesión (GMT+8) — cierre"
+        );
     }
 
     #[test]

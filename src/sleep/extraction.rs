@@ -67,7 +67,11 @@ pub const EXTRACTION_CUES: &[(&str, &str)] = &[
     ("le gustan", "preference"),
     ("le encanta", "preference"),
     ("decidió", "decision"),
+    ("acordamos", "decision"),
     ("eligió", "decision"),
+    ("elegimos", "decision"),
+    ("optó por", "decision"),
+    ("optamos por", "decision"),
     ("planea", "plan"),
     // Portuguese (a negation before the liking it negates)
     ("não gosta de", "preference"),
@@ -990,6 +994,64 @@ pub fn states_knowledge(text: &str) -> bool {
     })
 }
 
+/// The languages the cues above are written in (whatlang's names): what
+/// the heuristic reasoner can read.
+const READ_LANGUAGES: &[whatlang::Lang] = &[
+    whatlang::Lang::Eng,
+    whatlang::Lang::Fra,
+    whatlang::Lang::Deu,
+    whatlang::Lang::Spa,
+    whatlang::Lang::Por,
+    whatlang::Lang::Ita,
+    whatlang::Lang::Rus,
+    whatlang::Lang::Cmn,
+    whatlang::Lang::Jpn,
+    whatlang::Lang::Kor,
+];
+
+/// The language a text is written in when the heuristic reasoner reads
+/// none of its cues (Hebrew, Indonesian, Turkish, …), by its English name:
+/// it cannot say such a text holds nothing durable. `None` when it is in
+/// a language it reads, or cannot be placed reliably (a few words, mixed
+/// scripts), which is read as it always was.
+pub fn unread_language(text: &str) -> Option<&'static str> {
+    let prose = super::topic_words::prose(text);
+    // letters by script: a text whose letters are for a good part in a
+    // script no cue is written in (Hebrew, Arabic, Thai) is in that
+    // script's language; one with Chinese, Japanese, Korean or Cyrillic
+    // in it is read (a Chinese note full of tickers and code is no
+    // Vietnamese, whatever the Latin letters look like)
+    let (mut letters, mut other, mut read_script) = (0usize, 0usize, 0usize);
+    for c in prose.chars().filter(|c| c.is_alphabetic()) {
+        letters += 1;
+        if super::topic_words::unweighed_script(c.encode_utf8(&mut [0; 4])) {
+            other += 1;
+        } else if !(c as u32 <= 0x024F || (0x1E00..=0x1EFF).contains(&(c as u32))) {
+            read_script += 1;
+        }
+    }
+    if letters < 20 {
+        return None;
+    }
+    let info = whatlang::detect(&prose)?;
+    if other * 10 >= letters * 3 {
+        return (!READ_LANGUAGES.contains(&info.lang())).then(|| info.lang().eng_name());
+    }
+    if read_script * 10 >= letters {
+        return None;
+    }
+    // Latin letters: a language none of the cues is in, placed with
+    // confidence, in a text that is not English with a few words of
+    // another (English's commonest words make up a good part of any
+    // English text, and of hardly any other)
+    let english = crate::analysis::english_stop_share(&prose);
+    (info.is_reliable()
+        && info.confidence() >= 0.9
+        && english < 0.05
+        && !READ_LANGUAGES.contains(&info.lang()))
+    .then(|| info.lang().eng_name())
+}
+
 /// Words of a heading or a label that say what follows is a decision, a
 /// lesson, a rule or what was learned, in the spaced scripts (a word of
 /// it) and the others (anywhere in it).
@@ -1165,16 +1227,29 @@ pub fn records_lessons(name: &str, text: &str) -> bool {
     if lesson_heading(name) && !body.iter().all(|l| says_nothing(l)) {
         return true;
     }
-    body.iter().any(|l| {
+    let says = |value: &str| {
+        value.trim().chars().filter(|c| c.is_alphanumeric()).count() >= 4 && !says_nothing(value)
+    };
+    body.iter().enumerate().any(|(i, l)| {
         let t = l
             .trim_start_matches(|c: char| "-*+>".contains(c) || c.is_whitespace())
             .replace("**", "")
             .replace("__", "");
         t.split_once([':', '：']).is_some_and(|(label, value)| {
-            label.chars().count() <= 30
+            // a label opened by its word may name what was learned
+            // (`Lección Aprendida #10 — Verificación Fuente Primaria >
+            // Generación Creativa:`)
+            let opens = label
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .find(|w| !w.is_empty())
+                .is_some_and(|w| LESSON_WORDS.contains(&w));
+            (label.chars().count() <= 30 || (opens && label.chars().count() <= 120))
                 && lesson_heading(label)
-                && value.trim().chars().filter(|c| c.is_alphanumeric()).count() >= 4
-                && !says_nothing(value)
+                // (its value on the line, or on the next when the label
+                // ends the line)
+                && (says(value)
+                    || (value.trim().is_empty() && body.get(i + 1).is_some_and(|next| says(next))))
         })
     })
 }

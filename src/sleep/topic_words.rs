@@ -167,6 +167,38 @@ pub const SCAFFOLDING: &[&str] = &[
     // "Ações Executadas", "Pendências")
     "accomplishments",
     "decisions",
+    // (every memory keeps its projects: "Active Projects", "Projects &
+    // Interests" is a heading of the memory's layout, what the projects
+    // are about their names say)
+    "project",
+    "projects",
+    "proyecto",
+    "proyectos",
+    "projeto",
+    "projetos",
+    "projet",
+    "projets",
+    "projekt",
+    "projekte",
+    "progetto",
+    "progetti",
+    "проект",
+    "проекты",
+    "プロジェクト",
+    // (a rule is a kind of record, as a lesson is: "REGLA CRÍTICA DE
+    // EMAIL" is about email)
+    "rule",
+    "rules",
+    "regla",
+    "reglas",
+    "regra",
+    "regras",
+    "règle",
+    "règles",
+    "regola",
+    "regole",
+    "правило",
+    "правила",
     "issues",
     "resolutions",
     "lessons",
@@ -583,6 +615,34 @@ pub fn never_a_theme(word: &str) -> bool {
         || l.chars().any(|c| c.is_ascii_digit())
         || crate::analysis::never_a_topic(word)
         || russian_modifier(&l)
+        || unweighed_script(word)
+        // (a month's name in any of the languages dates are read in:
+        // "Sesión 1 Mayo 2026" is not about May)
+        || crate::analysis::month_named(word).is_some()
+}
+
+/// Whether a word is written in a script whose words nothing here weighs
+/// (Hebrew, Arabic, Thai, Devanagari, …): no stop-word list, stemmer or
+/// dictionary says its noun from its adverb (`בפועל`, in practice), so it
+/// is never proposed as a theme. Latin, Cyrillic, Greek, Chinese,
+/// Japanese and Korean are weighed.
+pub fn unweighed_script(word: &str) -> bool {
+    word.chars().any(|c| {
+        c.is_alphabetic()
+            && !matches!(c as u32,
+                0..=0x024F              // Latin, with its supplements and extensions
+                | 0x0250..=0x02FF       // IPA, modifier letters
+                | 0x0370..=0x03FF       // Greek
+                | 0x0400..=0x052F       // Cyrillic
+                | 0x1E00..=0x1FFF       // Latin extended additional, Greek extended
+                | 0x2C60..=0x2C7F | 0xA720..=0xA7FF | 0xAB30..=0xAB6F
+                | 0x3040..=0x30FF | 0x31F0..=0x31FF // kana
+                | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // Han
+                | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF // Hangul
+                | 0xFF00..=0xFFEF       // full-width forms
+                | 0x20000..=0x3134F     // Han extensions
+            )
+    })
 }
 
 /// Russian prepositions the stop-word lists lack, which open a title as
@@ -754,6 +814,23 @@ mod tests {
             assert!(never_a_theme(w), "{w}");
         }
         assert!(!never_a_theme("博客"));
+        for w in ["Mayo", "ABRIL", "Juli", "septembre", "Regla"] {
+            assert!(never_a_theme(w), "{w}");
+        }
+        // a Hebrew memory's "המערכת" (the system), "בפועל" (in practice)
+        for w in ["המערכת", "בפועל", "النظام", "ระบบ"] {
+            assert!(never_a_theme(w), "{w}");
+        }
+        for w in [
+            "Guardian",
+            "Überblick",
+            "сервер",
+            "Σύστημα",
+            "블로그",
+            "ブログ",
+        ] {
+            assert!(!unweighed_script(w), "{w}");
+        }
         // a German memory's "Wichtige Entscheidungen", "Offene Punkte"
         for w in ["Wichtige", "Entscheidungen", "Offene", "Punkte", "geplant"] {
             assert!(never_a_theme(w), "{w}");

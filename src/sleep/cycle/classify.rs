@@ -275,7 +275,7 @@ pub const GENERAL_THEME_MIN_ITEMS: usize = 10;
 
 /// Words for the kind of record an item is ("episode", "entry",
 /// "session"): no theme of what it is about.
-const RECORD_WORDS: [&str; 33] = [
+const RECORD_WORDS: [&str; 40] = [
     "episode",
     "episodes",
     "event",
@@ -289,6 +289,14 @@ const RECORD_WORDS: [&str; 33] = [
     "item",
     "items",
     "memory",
+    "memories",
+    // (the memory's own word for itself: "Memoria Sesión Extendida")
+    "memoria",
+    "memorias",
+    "memória",
+    "mémoire",
+    "gedächtnis",
+    "память",
     "session",
     "sessions",
     "sesión",

@@ -83,6 +83,7 @@ pub(super) fn consolidation_drafts(
     let mut asked: Vec<String> = Vec::new();
     let mut lessons: Vec<String> = Vec::new();
     let mut one_off: Vec<String> = Vec::new();
+    let mut foreign: Vec<(String, &'static str)> = Vec::new();
     let mut headings = super::routine::Headings::default();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
@@ -124,6 +125,13 @@ pub(super) fn consolidation_drafts(
             // `Session status: Idle`)
             let mut regular = None;
             if !transient && cx.reasoner.name() == "heuristic" {
+                // a text in a language none of its cues is written in
+                // (Hebrew, Indonesian) is one it cannot call "nothing
+                // durable"
+                if let Some(lang) = crate::sleep::extraction::unread_language(&said) {
+                    foreign.push((e.name.clone(), lang));
+                    continue;
+                }
                 regular = headings.routine(nx, e)?;
                 if crate::sleep::extraction::states_knowledge(&said) && regular.is_none() {
                     unread.push(e.name.clone());
@@ -312,6 +320,23 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                     "they are daily notes' sections"
                 },
                 if one { "its" } else { "their" }
+            )
+        },
+    );
+    let mut languages: Vec<&str> = foreign.iter().map(|(_, l)| *l).collect();
+    languages.sort_unstable();
+    languages.dedup();
+    let foreign_names: Vec<String> = foreign.into_iter().map(|(n, _)| n).collect();
+    left_as_they_are(
+        cx,
+        "stale_events_foreign",
+        "stale Event",
+        &foreign_names,
+        |one| {
+            format!(
+                "{} written in {}, a language the heuristic reasoner reads no cue of (a reasoner that reads it, or the operator, can say what is durable there)",
+                if one { "it is" } else { "they are" },
+                languages.join(", ")
             )
         },
     );

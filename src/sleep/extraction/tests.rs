@@ -332,6 +332,15 @@ mod lessons {
             "- 火曜: 上半身A\n- 木曜: 下半身B"
         ));
         assert!(!records_lessons("2026-03-01 Rules", ""));
+        // a label that ends its line, its lesson on the next
+        assert!(records_lessons(
+            "2026-05-01 Sesión 1 Mayo 2026, 01:58-02:12",
+            "### Auditoría de Integridad\n**Lección Aprendida #10 — Verificación Fuente Primaria > Generación Creativa**:\n> NUNCA generar cifras sin anclaje explícito en el documento original."
+        ));
+        assert!(!records_lessons(
+            "2026-05-01 Sesión",
+            "**Lecciones:**\n- ninguna"
+        ));
     }
 
     #[test]
