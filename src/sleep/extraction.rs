@@ -10,7 +10,7 @@
 use super::views::{EventView, Extracted};
 
 mod told;
-pub use told::{asks_to_keep, tells_of_self, users_turns};
+pub use told::{asks_to_keep, tells_of_others, tells_of_self, users_turns};
 
 /// Cue phrases that state stable knowledge, with what they state. A cue
 /// must open a clause ("decided no coffee after 2pm"), and what follows it
@@ -748,6 +748,11 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             else {
                 continue;
             };
+            // (what a partner or a friend likes is theirs: `老婆喜欢…`)
+            let at = clause.find(cue).unwrap_or(0);
+            if kind != "instruction" && told::someone_else(&clause[..at]).is_some() {
+                continue;
+            }
             push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
             continue;
         }
@@ -763,6 +768,11 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             }
             continue;
         };
+        // what a partner, a child or a friend likes or decided is theirs
+        // ("Afu told me about their partner: name Bunga, likes food")
+        if told::someone_else(&lower[..at - cue.len() - 1]).is_some() {
+            continue;
+        }
         let mut rest = lower[at..].trim().to_string();
         for end in CLAUSE_ENDS {
             if let Some(i) = format!(" {rest} ").find(end) {

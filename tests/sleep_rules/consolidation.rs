@@ -1086,6 +1086,46 @@ fn decisions_lessons_and_sections_about_someone_are_not_nothing_durable() {
     }
 }
 
+/// Three real notes the heuristic reasoner cannot call "nothing
+/// durable", each stale: an Indonesian workspace's note of what the user's
+/// partner likes (`their partner: name Bunga, likes food and likes EXO`,
+/// once filed as the user's own preference), a Hebrew conversation (no
+/// cue is written in Hebrew), and a Spanish session whose lesson is
+/// labelled on its own line. None is filed as the user's, none archived;
+/// the report says why each was left.
+#[test]
+fn what_a_partner_likes_a_hebrew_note_and_a_lesson_on_its_own_line_are_not_nothing_durable() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r####"UPSERT {
+  CONCEPT ?u { {type: "Person", name: "Afu"} SET ATTRIBUTES { relationship_to_self: "user" } }
+  CONCEPT ?a { {type: "Event", name: "2026-03-06"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-03-06T00:00:00Z",
+      content_summary: "- Afu told me about their partner: name Bunga, likes food and likes EXO." }
+    SET PROPOSITIONS { ("involves", {type: "Person", name: "Afu"}) } }
+  CONCEPT ?b { {type: "Event", name: "2026-04-12 09:06 conversation"}
+    SET ATTRIBUTES { event_class: "Conversation", start_time: "2026-04-12T09:06:00Z",
+      content_summary: "user (09:06): אל תתייחס לעניין החדשות, אבל אהבתי את ההצעה של סוכן חקירה לפי מה שרשמת, האם זה מעמיס על המערכת?\n\nassistant: כן, זה רעיון טוב." } }
+  CONCEPT ?c { {type: "Event", name: "2026-05-01 01:58 Sesión 1 Mayo 2026, 01:58-02:12"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-05-01T01:58:00+08:00",
+      content_summary: "## Sesión 1 Mayo 2026, 01:58-02:12\n### Auditoría de Integridad\n**Lección Aprendida #10 — Verificación Fuente Primaria > Generación Creativa**:\n> Cifras sin anclaje explícito en el documento original son fraude académico." } }
+} WITH METADATA { source: "moltbot:memory/2026-05.md:1", author: "moltbot" }"####,
+    );
+    let rep = cycle(&mut nx);
+    assert_eq!(proposed(&nx, &rep, "consolidate"), Vec::<String>::new());
+    let archived = proposed(&nx, &rep, "archive");
+    for name in ["2026-03-06 ", "conversation", "Sesión"] {
+        assert!(!archived.iter().any(|a| a.contains(name)), "{archived:?}");
+    }
+    let partner = report_line(&rep, "someone close to the user");
+    assert!(partner.contains("2026-03-06"), "{partner}");
+    let hebrew = report_line(&rep, "written in Hebrew");
+    assert!(hebrew.contains("2026-04-12 09:06 conversation"), "{hebrew}");
+    let lesson = report_line(&rep, "decisions, lessons or rules");
+    assert!(lesson.contains("Sesión 1 Mayo 2026"), "{lesson}");
+}
+
 /// A real Taiwanese daily note lists its user's design preferences under
 /// a heading that names him (`### 阿杰設計偏好 ⚠️`), in traditional
 /// characters: the cycle extracts `Avoids 大面積強調色` (not `Prefers ⚠️`

@@ -84,6 +84,7 @@ pub(super) fn consolidation_drafts(
     let mut lessons: Vec<String> = Vec::new();
     let mut one_off: Vec<String> = Vec::new();
     let mut foreign: Vec<(String, &'static str)> = Vec::new();
+    let mut others: Vec<String> = Vec::new();
     let mut headings = super::routine::Headings::default();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
@@ -133,6 +134,13 @@ pub(super) fn consolidation_drafts(
                     continue;
                 }
                 regular = headings.routine(nx, e)?;
+                // nor is what someone close to the user likes or decided
+                // ("their partner … likes food"): no one's but the user's
+                // is filed
+                if crate::sleep::extraction::tells_of_others(&said) {
+                    others.push(e.name.clone());
+                    continue;
+                }
                 if crate::sleep::extraction::states_knowledge(&said) && regular.is_none() {
                     unread.push(e.name.clone());
                     continue;
@@ -337,6 +345,18 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                 "{} written in {}, a language the heuristic reasoner reads no cue of (a reasoner that reads it, or the operator, can say what is durable there)",
                 if one { "it is" } else { "they are" },
                 languages.join(", ")
+            )
+        },
+    );
+    left_as_they_are(
+        cx,
+        "stale_events_of_others",
+        "stale Event",
+        &others,
+        |one| {
+            format!(
+                "{} what someone close to the user (a partner, a friend, a colleague) likes, decided or plans, which the heuristic reasoner files as no one's",
+                if one { "it states" } else { "they state" }
             )
         },
     );

@@ -555,3 +555,45 @@ mod clauses {
         assert!(clauses(&text).len() > 1);
     }
 }
+
+#[test]
+fn what_a_partner_or_a_friend_likes_is_not_the_users() {
+    assert_eq!(
+        names("Afu told me about their partner: name Bunga, likes food and likes EXO."),
+        Vec::<String>::new()
+    );
+    assert_eq!(names("我老婆喜欢咖啡"), Vec::<String>::new());
+    assert_eq!(names("Tiago prefers dark mode"), ["Prefers dark mode"]);
+    // (after the cue, someone else is what is liked)
+    assert_eq!(
+        names("Tiago prefers to travel with his partner"),
+        ["Prefers to travel with his partner"]
+    );
+    assert!(tells_of_others("Su esposa prefiere el café sin azúcar"));
+    assert!(!tells_of_others(
+        "Prefiere el caos controlado al orden pasivo"
+    ));
+}
+
+#[test]
+fn a_language_no_cue_is_written_in_is_named() {
+    assert_eq!(
+        unread_language("אל תתייחס לעניין החדשות, אבל אהבתי את ההצעה של סוכן חקירה לפי מה שרשמת"),
+        Some("Hebrew")
+    );
+    assert_eq!(
+        unread_language(
+            "Prefiere el caos controlado al orden pasivo, y valora la curiosidad sobre la corrección"
+        ),
+        None
+    );
+    // a Chinese note full of tickers and code is no Vietnamese
+    assert_eq!(
+        unread_language(
+            "Dubai MOC 今日行情 BRENT 82.5 WTI 79.1 GASOIL 745 JET 790 VLSFO 560 HSFO 480 spread"
+        ),
+        None
+    );
+    // a few words are read as they always were
+    assert_eq!(unread_language("תעדכן אותה"), None);
+}

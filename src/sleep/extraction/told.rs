@@ -212,3 +212,218 @@ pub fn asks_to_keep(users_turns: &str) -> bool {
 const RECALLERS: &[&str] = &[
     "i", "you", "we", "they", "he", "she", "i'll", "we'll", "i'd", "who", "still",
 ];
+
+/// Words for someone close to the one a note is about (a partner, a child,
+/// a friend, a colleague), in the languages the cues are listed for: a cue
+/// after one ("their partner: name Bunga, likes food") states what that
+/// one likes, decided or plans, not the user.
+const RELATIVES: &[&str] = &[
+    "partner",
+    "wife",
+    "husband",
+    "girlfriend",
+    "boyfriend",
+    "fiance",
+    "fiancé",
+    "fiancée",
+    "son",
+    "daughter",
+    "mother",
+    "mom",
+    "mum",
+    "father",
+    "dad",
+    "brother",
+    "sister",
+    "friend",
+    "colleague",
+    "coworker",
+    "boss",
+    "kid",
+    "kids",
+    "child",
+    "children",
+    "parents",
+    "grandmother",
+    "grandfather",
+    "grandma",
+    "grandpa",
+    "cousin",
+    "uncle",
+    "aunt",
+    "niece",
+    "nephew",
+    "roommate",
+    "neighbour",
+    "neighbor", // Spanish
+    "pareja",
+    "esposa",
+    "esposo",
+    "novia",
+    "novio",
+    "hijo",
+    "hija",
+    "madre",
+    "mamá",
+    "padre",
+    "papá",
+    "hermano",
+    "hermana",
+    "amigo",
+    "amiga",
+    "jefe",
+    "jefa", // Portuguese
+    "parceiro",
+    "parceira",
+    "marido",
+    "namorada",
+    "namorado",
+    "filho",
+    "filha",
+    "mãe",
+    "pai",
+    "irmão",
+    "irmã",
+    "chefe", // French
+    "partenaire",
+    "mari",
+    "copine",
+    "copain",
+    "fils",
+    "fille",
+    "mère",
+    "père",
+    "frère",
+    "sœur",
+    "soeur",
+    "ami",
+    "amie",
+    "collègue", // German
+    "partnerin",
+    "ehefrau",
+    "ehemann",
+    "freundin",
+    "freund",
+    "sohn",
+    "tochter",
+    "mutter",
+    "vater",
+    "bruder",
+    "schwester",
+    "kollege",
+    "kollegin",
+    "chefin", // Italian
+    "moglie",
+    "marito",
+    "fidanzata",
+    "fidanzato",
+    "figlio",
+    "figlia",
+    "fratello",
+    "sorella",
+    "amico",
+    "amica",
+    "collega", // Russian
+    "жена",
+    "муж",
+    "девушка",
+    "парень",
+    "сын",
+    "дочь",
+    "мать",
+    "мама",
+    "отец",
+    "папа",
+    "брат",
+    "сестра",
+    "друг",
+    "подруга",
+    "коллега",
+    "начальник",
+];
+
+/// The same for the languages written without spaces (found anywhere
+/// before the cue; no single character, which is a part of other words:
+/// 夫 of 工夫).
+const RELATIVES_UNSPACED: &[&str] = &[
+    "老婆",
+    "妻子",
+    "老公",
+    "丈夫",
+    "女朋友",
+    "男朋友",
+    "儿子",
+    "女儿",
+    "兒子",
+    "女兒",
+    "妈妈",
+    "媽媽",
+    "母亲",
+    "母親",
+    "爸爸",
+    "父亲",
+    "父親",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "朋友",
+    "同事",
+    "老板",
+    "老闆",
+    "太太",
+    "彼女",
+    "彼氏",
+    "息子",
+    "友達",
+    "同僚",
+    "上司",
+    "奥さん",
+    "旦那",
+    "아내",
+    "남편",
+    "여자친구",
+    "남자친구",
+    "아들",
+    "딸",
+    "엄마",
+    "아빠",
+    "친구",
+    "동료",
+];
+
+/// The word for someone else (a partner, a friend) a clause names before
+/// its cue, when it does.
+pub(super) fn someone_else(before: &str) -> Option<&'static str> {
+    let lower = before.to_lowercase();
+    let words: std::collections::HashSet<&str> =
+        lower.split(|c: char| !c.is_alphanumeric()).collect();
+    RELATIVES
+        .iter()
+        .find(|r| words.contains(**r))
+        .or_else(|| RELATIVES_UNSPACED.iter().find(|r| before.contains(**r)))
+        .copied()
+}
+
+/// Whether a text states what someone close to the user likes, decided or
+/// plans (`their partner: name Bunga, likes food`): the heuristic reasoner
+/// files no one's but the user's, and such a text is not "nothing
+/// durable".
+pub fn tells_of_others(text: &str) -> bool {
+    super::clauses(text).into_iter().any(|clause| {
+        let lower = format!(" {} ", clause.trim().to_lowercase());
+        let spaced = super::EXTRACTION_CUES
+            .iter()
+            .filter_map(|(c, _)| lower.find(&format!(" {c} ")))
+            .min();
+        let unspaced = super::EXTRACTION_CUES_UNSPACED
+            .iter()
+            .filter_map(|(c, _)| lower.find(c))
+            .min();
+        spaced
+            .into_iter()
+            .chain(unspaced)
+            .min()
+            .is_some_and(|i| someone_else(&lower[..i]).is_some())
+    })
+}
