@@ -443,6 +443,22 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 && w.chars().all(|c| c.is_alphabetic() || c == '-')
         })
         .collect();
+    // Spanish, Portuguese, Italian and French put an adjective after its
+    // noun ("Sesión Extendida", "Arquitectura Empresarial", "datos
+    // reales"): a word the Romance texts only ever write right after
+    // another word of content (never after an article or a preposition,
+    // never opening a phrase) says what kind, not what about
+    let romance: Vec<bool> = langs
+        .iter()
+        .map(|l| l.is_some_and(|l| ["es", "pt", "it", "fr"].contains(&l.code())))
+        .collect();
+    let modifiers = romance_modifiers(
+        texts
+            .iter()
+            .zip(&romance)
+            .filter(|(_, r)| **r)
+            .map(|(t, _)| t.as_str()),
+    );
     // Japanese writes an action as a noun and する ("削除した", "作成する",
     // "確認済み"): a word some note inflects so is something done, not
     // what the notes are about (the dictionary, made for Chinese, finds
@@ -508,6 +524,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || topic_words::never_a_theme(&w)
                 || past_participle(&w)
                 || (german[i] && !noun_in_german(&w, &lower_in_german))
+                || modifiers.contains(&w.to_lowercase())
             {
                 continue;
             }
@@ -528,6 +545,8 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                         || similarity::stem_whole(w).is_some_and(|st| kind.contains(&st))
                 })
                 && !domain_text.iter().any(|d| d.to_lowercase().contains(&key))
+                // (nor a head of modifiers only: "Operativo Empresarial")
+                && !words.iter().all(|w| modifiers.contains(&w.to_lowercase()))
                 && !theme_stems(&head).iter().all(|st| covered.contains(st))
             {
                 add(format!("head:{key}"), head, i);
@@ -853,6 +872,47 @@ fn theme_text(it: &ItemView) -> String {
     topic_words::without_labels(&text)
 }
 
+/// How nearly always (in tenths of its uses) a word must follow another
+/// word of content to be taken for its modifier.
+pub const ROMANCE_MODIFIER_TENTHS: usize = 8;
+
+/// The words that texts in a Romance language (nearly) always write right after
+/// another word of content, on one line with nothing between (no comma,
+/// no mark): modifiers of the word before them. A word after an article,
+/// a preposition, a number or a mark, or opening a line, is not one.
+fn romance_modifiers<'a>(texts: impl Iterator<Item = &'a str>) -> HashSet<String> {
+    // word → (times written, times right after a word of content)
+    let mut seen: HashMap<String, (usize, usize)> = HashMap::new();
+    for t in texts {
+        for line in t.lines() {
+            let mut prev: Option<&str> = None;
+            for raw in line.split_whitespace() {
+                let opened = raw.trim_start_matches(|c: char| !c.is_alphanumeric());
+                let word = opened.trim_end_matches(|c: char| !c.is_alphanumeric());
+                let clean = !word.is_empty() && word.chars().all(|c| c.is_alphabetic() || c == '-');
+                if clean {
+                    // (a mark before it, `(reales`, `**Datos`, opens a phrase)
+                    let after = opened.len() == raw.len()
+                        && prev.is_some_and(|p| !crate::analysis::never_a_topic(p));
+                    let e = seen.entry(word.to_lowercase()).or_default();
+                    e.0 += 1;
+                    if after {
+                        e.1 += 1;
+                    }
+                }
+                // (a word that a mark ends, `Sesión,`, closes its phrase)
+                prev = (clean && opened.len() == word.len()).then_some(word);
+            }
+        }
+    }
+    // (nearly always: "NO empresarial" once among "Operativo Empresarial"
+    // seven times)
+    seen.into_iter()
+        .filter(|(_, (n, after))| *n >= 2 && after * 10 >= n * ROMANCE_MODIFIER_TENTHS)
+        .map(|(w, _)| w)
+        .collect()
+}
+
 /// An item's own name: a part of a block is named `Block › Part` (by the
 /// import), and only the part is its own.
 /// How Japanese goes on after a noun it uses as a verb: する and its
@@ -1174,6 +1234,24 @@ fn routine_home(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_romance_word_nearly_always_after_another_is_its_modifier() {
+        let texts = [
+            "## Memoria Sesión Extendida — 2026-05-03\nDatos reales del documento: puntajes reales, **Datos REALES**",
+            "Arquitectura Empresarial ZEUS; Sistema Operativo Empresarial; Memoria Empresarial; NO empresarial; Evolución empresarial",
+            "Criei monitor de incentivos solares. Os incentivos de Portugal; Incentivos fiscais",
+        ];
+        let m = romance_modifiers(texts.iter().copied());
+        for w in ["reales", "empresarial"] {
+            assert!(m.contains(w), "{w}: {m:?}");
+        }
+        // (a noun after an article or a preposition, or opening a line, is none)
+        for w in ["incentivos", "memoria", "datos", "zeus"] {
+            assert!(!m.contains(w), "{w}: {m:?}");
+        }
+    }
+
     use super::*;
 
     #[test]
