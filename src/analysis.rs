@@ -23,6 +23,7 @@
 //! up under every stem it may have (its language's and English's).
 
 pub mod frequency;
+pub mod relations;
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};

@@ -750,7 +750,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             };
             // (what a partner or a friend likes is theirs: `老婆喜欢…`)
             let at = clause.find(cue).unwrap_or(0);
-            if kind != "instruction" && told::someone_else(&clause[..at]).is_some() {
+            if kind != "instruction" && told::someone_else(&clause[..at]) {
                 continue;
             }
             push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
@@ -770,7 +770,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         };
         // what a partner, a child or a friend likes or decided is theirs
         // ("Afu told me about their partner: name Bunga, likes food")
-        if told::someone_else(&lower[..at - cue.len() - 1]).is_some() {
+        if told::someone_else(&lower[..at - cue.len() - 1]) {
             continue;
         }
         let mut rest = lower[at..].trim().to_string();

@@ -787,15 +787,7 @@ impl Reader {
     }
 }
 
-/// Whether a text says one of `words` as a word of its own (the spaced
-/// scripts: `Ana's boss`) or one of `parts` anywhere in it (the scripts
-/// that do not space words: `Tianshu 同事`), case aside.
-fn says_any(text: &str, words: &[&str], parts: &[&str]) -> bool {
-    let t = text.to_lowercase();
-    t.split(|c: char| !c.is_alphanumeric())
-        .any(|w| words.contains(&w))
-        || parts.iter().any(|p| t.contains(p))
-}
+use crate::analysis::relations::says_any;
 
 /// A list item's text: `- x`, `* x`, `+ x`, `1. x`, `1) x`.
 fn bullet(line: &str) -> Option<&str> {
