@@ -251,6 +251,9 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
     let mut out: Vec<String> = Vec::new();
     let mut at = None;
     let mut i = 0;
+    // where the next wrapper closes, from each line: found once, so that
+    // a message of many wrappers never closed is read in one pass
+    let closes = next_closes(body);
     while i < body.len() {
         let l = body[i];
         let t = l.trim();
@@ -290,11 +293,10 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         // else (a page, a mail) is what others wrote, left out and
         // counted. A block never closed is kept as it is.
         if t.starts_with(EXTERNAL_OPEN)
-            && let Some(n) = body[i + 1..]
-                .iter()
-                .position(|l| l.trim_start().starts_with(EXTERNAL_CLOSE))
+            && let Some(close) = closes.get(i + 1).copied().flatten()
         {
-            let inner = &body[i + 1..i + 1 + n];
+            let n = close - (i + 1);
+            let inner = &body[i + 1..close];
             match external_block(inner) {
                 External::Metadata => {
                     *s.left_out.entry("metadata blocks").or_default() += 1;
@@ -431,6 +433,26 @@ const UNTRUSTED_CAPTION: &str =
 /// How OpenClaw opens and closes what a channel passed on.
 const EXTERNAL_OPEN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT";
 const EXTERNAL_CLOSE: &str = "<<<END_EXTERNAL_UNTRUSTED_CONTENT";
+
+/// For each line, the first line at or after it that closes a wrapper
+/// (empty when the message opens none).
+fn next_closes(body: &[&str]) -> Vec<Option<usize>> {
+    if !body
+        .iter()
+        .any(|l| l.trim_start().starts_with(EXTERNAL_OPEN))
+    {
+        return Vec::new();
+    }
+    let mut out = vec![None; body.len()];
+    let mut next = None;
+    for k in (0..body.len()).rev() {
+        if body[k].trim_start().starts_with(EXTERNAL_CLOSE) {
+            next = Some(k);
+        }
+        out[k] = next;
+    }
+    out
+}
 
 /// What a wrapped block holds.
 enum External {
@@ -1146,6 +1168,34 @@ user: Replied message (untrusted, for context):
         assert_eq!(
             s.left_out_said().as_deref(),
             Some("1 attached or fetched texts, 1 metadata blocks")
+        );
+    }
+
+    /// A hostile message of 200,000 wrapper openings and one close at its
+    /// end: read in one pass (each opening used to look for its close to
+    /// the end, 200,000 times), as one wrapper from the first opening to
+    /// the close, its body kept; 200,000 openings never closed are kept
+    /// as written.
+    #[test]
+    fn many_wrappers_never_closed_are_read_in_one_pass() {
+        let mut text =
+            String::from("# Session: 2026-05-10 09:28:00 UTC\n\n## Conversation Summary\n\nuser: ");
+        for _ in 0..200_000 {
+            text.push_str("<<<EXTERNAL_UNTRUSTED_CONTENT id=\"x\">>>\n");
+        }
+        text.push_str("Source: External\n---\nUNTRUSTED Discord message body\nolá\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"x\">>>\n");
+        let s = read(&text);
+        assert_eq!(roles_and_texts(&s), vec![("user", "olá")]);
+        let open = "# Session: 2026-05-10 09:28:00 UTC\n\n## Conversation Summary\n\nuser: x\n"
+            .to_string()
+            + &"<<<EXTERNAL_UNTRUSTED_CONTENT id=\"x\">>>\n".repeat(200_000);
+        let s = read(&open);
+        let [t] = s.turns.as_slice() else {
+            panic!("one message")
+        };
+        assert_eq!(
+            t.text.matches("<<<EXTERNAL_UNTRUSTED_CONTENT").count(),
+            200_000
         );
     }
 
