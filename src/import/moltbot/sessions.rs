@@ -251,9 +251,15 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
     let mut out: Vec<String> = Vec::new();
     let mut at = None;
     let mut i = 0;
-    // where the next wrapper closes, from each line: found once, so that
-    // a message of many wrappers never closed is read in one pass
-    let closes = next_closes(body);
+    // where the next block of each kind closes, from each line: found
+    // once, so that a message of many blocks never closed is read in one
+    // pass
+    let mut wrapper_ends = Closes::new(body, |l| l.trim_start().starts_with(EXTERNAL_CLOSE));
+    let mut recall_ends = Closes::new(body, |l| l.contains("</relevant-memories>"));
+    let mut thinking_ends = Closes::new(body, |l| l.contains("</think>"));
+    let mut relay_ends = Closes::new(body, |l| l.trim().starts_with("Please relay this reminder"));
+    // the message's first lines, joined as they come
+    let (mut said, mut said_lines) = (String::new(), 0);
     while i < body.len() {
         let l = body[i];
         let t = l.trim();
@@ -274,7 +280,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         if t.ends_with("(untrusted, for context):")
             && let Some((json, k)) = fenced_json(body, i + 1)
         {
-            let after = body[k + 1..].join("\n");
+            let after = joined_up_to(&body[k + 1..], SAID_AFTER_MAX);
             for quote in context_quotes(&json, &after, s) {
                 out.push(quote);
             }
@@ -293,7 +299,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         // else (a page, a mail) is what others wrote, left out and
         // counted. A block never closed is kept as it is.
         if t.starts_with(EXTERNAL_OPEN)
-            && let Some(close) = closes.get(i + 1).copied().flatten()
+            && let Some(close) = wrapper_ends.from(i + 1)
         {
             let n = close - (i + 1);
             let inner = &body[i + 1..close];
@@ -302,7 +308,14 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                     *s.left_out.entry("metadata blocks").or_default() += 1;
                 }
                 External::Body(text) => {
-                    let said = out.join("\n");
+                    // (compared with the message's first lines only,
+                    // joined once: a message of many wrapped bodies is
+                    // read in one pass)
+                    while said.len() < SAID_BEFORE_MAX && said_lines < out.len() {
+                        said.push_str(&out[said_lines]);
+                        said.push('\n');
+                        said_lines += 1;
+                    }
                     if !text.is_empty() && !said.contains(text.trim()) {
                         out.push(text);
                     }
@@ -316,10 +329,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         }
         // memories a recall plugin put before the message
         if t.starts_with("<relevant-memories>") {
-            let mut k = i;
-            while k < body.len() && !body[k].contains("</relevant-memories>") {
-                k += 1;
-            }
+            let mut k = recall_ends.from(i).unwrap_or(body.len());
             // a block never closed (a file cut short) ends where its
             // memories end: what the user wrote after them is kept
             if k == body.len() {
@@ -336,9 +346,11 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         // a reasoning model's thinking before its answer (`<think>` …
         // `</think>`), not said to anyone; one never closed is kept
         if let Some(rest) = t.strip_prefix("<think>") {
-            let close = std::iter::once(rest)
-                .chain(body[i + 1..].iter().copied())
-                .position(|l| l.contains("</think>"));
+            let close = if rest.contains("</think>") {
+                Some(0)
+            } else {
+                thinking_ends.from(i + 1).map(|k| k - i)
+            };
             if let Some(n) = close {
                 *s.left_out.entry("reasoning").or_default() += 1;
                 let last = body[i + n];
@@ -369,11 +381,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         }
         // a reminder's relay: its content between the two instructions
         if t.starts_with("A scheduled reminder has been triggered") {
-            let mut k = i + 1;
-            while k < body.len() && !body[k].trim().starts_with("Please relay this reminder") {
-                k += 1;
-            }
-            if k < body.len() {
+            if let Some(k) = relay_ends.from(i + 1) {
                 *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
                 i = k + 1;
                 continue;
@@ -434,22 +442,58 @@ const UNTRUSTED_CAPTION: &str =
 const EXTERNAL_OPEN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT";
 const EXTERNAL_CLOSE: &str = "<<<END_EXTERNAL_UNTRUSTED_CONTENT";
 
-/// For each line, the first line at or after it that closes a wrapper
-/// (empty when the message opens none).
-fn next_closes(body: &[&str]) -> Vec<Option<usize>> {
-    if !body
-        .iter()
-        .any(|l| l.trim_start().starts_with(EXTERNAL_OPEN))
-    {
-        return Vec::new();
-    }
-    let mut out = vec![None; body.len()];
-    let mut next = None;
-    for k in (0..body.len()).rev() {
-        if body[k].trim_start().starts_with(EXTERNAL_CLOSE) {
-            next = Some(k);
+/// Where blocks of one kind close in a message: from each line, the
+/// first line at or after it that closes one. Found in one backward pass
+/// the first time it is asked, so that many openings never closed cost
+/// one pass, not one each to the message's end.
+struct Closes<'a> {
+    body: &'a [&'a str],
+    closes: fn(&str) -> bool,
+    next: Option<Vec<Option<usize>>>,
+}
+
+impl<'a> Closes<'a> {
+    fn new(body: &'a [&'a str], closes: fn(&str) -> bool) -> Self {
+        Closes {
+            body,
+            closes,
+            next: None,
         }
-        out[k] = next;
+    }
+
+    /// The first line at or after `i` that closes a block, if any.
+    fn from(&mut self, i: usize) -> Option<usize> {
+        let (body, closes) = (self.body, self.closes);
+        let next = self.next.get_or_insert_with(|| {
+            let mut out = vec![None; body.len()];
+            let mut next = None;
+            for k in (0..body.len()).rev() {
+                if closes(body[k]) {
+                    next = Some(k);
+                }
+                out[k] = next;
+            }
+            out
+        });
+        next.get(i).copied().flatten()
+    }
+}
+
+/// How much of a message is compared with a wrapped body that may say
+/// it again.
+const SAID_BEFORE_MAX: usize = 16 * 1024;
+
+/// Lines joined until `max` bytes are reached (a line may cross it).
+fn joined_up_to(lines: &[&str], max: usize) -> String {
+    let mut out = String::new();
+    for l in lines {
+        if out.len() >= max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(l);
     }
     out
 }
@@ -1197,6 +1241,42 @@ user: Replied message (untrusted, for context):
             t.text.matches("<<<EXTERNAL_UNTRUSTED_CONTENT").count(),
             200_000
         );
+    }
+
+    /// A message of many openings none of which closes: thinking, recalled
+    /// memories, a reminder's relay, a metadata caption over a fence, a
+    /// context block over a fence, many wrapped bodies, 200,000 of each.
+    /// Each opening used to look for its close to the end of the message
+    /// (a context block copied the rest of it, a body compared itself with
+    /// all said before): a minute and more each; read in one pass now
+    /// (well under a second), every line kept.
+    #[test]
+    fn many_openings_never_closed_are_read_in_one_pass() {
+        let n = 200_000;
+        for opening in [
+            "<<<EXTERNAL_UNTRUSTED_CONTENT id=\"x\">>>\nSource: External\n---\nUNTRUSTED Discord message body\nolá\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"x\">>>\nx",
+            "<think>",
+            "<relevant-memories>",
+            "A scheduled reminder has been triggered",
+            "Conversation info (untrusted metadata):\n```json",
+            "Replied message (untrusted, for context):\n```json",
+        ] {
+            let text = "# Session: 2026-05-10 09:28:00 UTC\n\n## Conversation Summary\n\nuser: x\n"
+                .to_string()
+                + &format!("{opening}\n").repeat(n)
+                + "the last words\n";
+            let started = std::time::Instant::now();
+            let s = read(&text);
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "{opening}: {:?}",
+                started.elapsed()
+            );
+            let [t] = s.turns.as_slice() else {
+                panic!("{opening}: one message")
+            };
+            assert!(t.text.ends_with("the last words"), "{opening}");
+        }
     }
 
     /// Each message's role and text, in order.
