@@ -380,12 +380,12 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             continue;
         }
         // a reminder's relay: its content between the two instructions
-        if t.starts_with("A scheduled reminder has been triggered") {
-            if let Some(k) = relay_ends.from(i + 1) {
-                *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
-                i = k + 1;
-                continue;
-            }
+        if t.starts_with("A scheduled reminder has been triggered")
+            && let Some(k) = relay_ends.from(i + 1)
+        {
+            *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+            i = k + 1;
+            continue;
         }
         if PROMPTS.iter().any(|p| t.starts_with(p)) {
             *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
