@@ -1001,3 +1001,69 @@ fn a_headings_named_zone_gives_its_offset_and_names_nothing() {
     assert!(!shown.contains("New domain \"Asia\""), "{shown}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A real `MEMORY.md` opens with the agent's identity, not the user's
+/// (`## Identity` / `- **Name:** Claw 🐧` / `- **Role:** Linux expert
+/// assistant`, the name `IDENTITY.md` gives the agent), over a block
+/// titled with the user's name. The user is who `USER.md` names, the
+/// block about them is kept on them, and no Person is named for the agent
+/// (it was the user, named `** Claw 🐧`, the bold's stars in its name).
+#[test]
+fn an_identity_block_that_is_the_agents_names_no_user() {
+    let dir = tmp("agents_identity_block");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:** Rob Oudendijk\n- **What to call them:** Rob\n- **Timezone:** Asia/Tokyo (GMT+9)\n",
+    );
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md - Who Am I?\n\n- **Name:** Claw\n- **Creature:** AI assistant — a Linux expert\n- **Emoji:** 🐧\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md - Long-Term Memory\n\n## Identity\n- **Name:** Claw 🐧\n- **Role:** Linux expert assistant\n- **Setup date:** 2026-02-24\n\n## Rob Oudendijk\n- CEO at YR-DESIGN — software engineer, designer, consultant\n- Based in Mitsue, Japan (GMT+9)\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} }"#,
+    );
+    let names: Vec<&str> = people
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r[0].as_str())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.contains("Claw")),
+        "{names:?}\n{said}"
+    );
+    let users: Vec<&Value> = people
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r[1]["relationship_to_self"] == json!("user"))
+        .collect();
+    assert_eq!(users.len(), 1, "{people}");
+    assert_eq!(users[0][0], json!("Rob Oudendijk"));
+    assert!(
+        users[0][1].to_string().contains("YR-DESIGN"),
+        "the block about the user is on them: {}",
+        users[0][1]
+    );
+    // the agent's identity is kept, on the agent
+    let me = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(
+        me[0]["agent_identity"]["role"],
+        json!("Linux expert assistant"),
+        "{me}"
+    );
+    assert!(said.contains("is the agent's"), "{said}");
+}

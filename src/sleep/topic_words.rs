@@ -166,6 +166,13 @@ pub const SCAFFOLDING: &[&str] = &[
     // "Tomorrow's Focus", "Random Notes"; "Decisões", "Lições Aprendidas",
     // "Ações Executadas", "Pendências")
     "accomplishments",
+    // what a session did to whatever it was about ("GitHub Setup",
+    // "Session: Morning Build", "Briefing Walkthrough", "Compaction Config")
+    "setup",
+    "config",
+    "configuration",
+    "walkthrough",
+    "build",
     "decisions",
     // (what a note is: "Stage1 Docs", "Estatus del Documento", a table
     // it holds: "Tabla de fuentes")
@@ -844,6 +851,12 @@ mod tests {
             assert!(never_a_theme(w), "{w}");
         }
         assert!(!never_a_theme("heartbeat"));
+        // what a session did to its subject: "GitHub Setup", "Session:
+        // Morning Build", "System Walkthrough" (a real workspace's domains
+        // `Setup`, `Build`, `Walkthrough`, `Config`)
+        for w in ["Setup", "Build", "Walkthrough", "Config", "configuration"] {
+            assert!(never_a_theme(w), "{w}");
+        }
         assert!(never_a_theme("Woche") && never_a_theme("semaine"));
         // a Portuguese log's "Decisões do Usuário", "Status Atual"
         for w in ["Usuário", "atual", "Sessão", "utente", "Пользователь"] {

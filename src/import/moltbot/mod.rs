@@ -149,6 +149,10 @@ struct Reader {
     users_senders: std::collections::HashSet<String>,
 }
 
+/// Keys only an agent's identity has (OpenClaw's IDENTITY.md template:
+/// `Creature:`, `Vibe:`, `Emoji:`).
+const AGENT_ONLY_KEYS: [&str; 3] = ["creature", "vibe", "emoji"];
+
 impl Reader {
     /// The scores decay-scores.json keeps for `key`, as metadata.
     fn scored(&mut self, key: &str, meta: &mut Map<String, Value>) {
@@ -218,15 +222,22 @@ impl Reader {
                 "identity" => {
                     let mut attrs = Map::new();
                     let mut name = None;
+                    let mut calls = Vec::new();
                     for (_, b) in bullets {
-                        if let Some((k, v)) = b.split_once(':') {
-                            let k = predicate_name(k);
+                        // `**Name:** Claw` as `Name: Claw`
+                        let kv = super::markdown::key_values(b)
+                            .into_iter()
+                            .next()
+                            .map(|(_, k, v)| (k, v))
+                            .or_else(|| b.split_once(':').map(|(k, v)| (k.into(), v.into())));
+                        if let Some((k, v)) = kv {
+                            let k = predicate_name(&k);
                             let v = v.trim().to_string();
                             if k == "name" {
                                 name = Some(v.clone());
                             }
                             if blocks::CALL_KEYS.contains(&k.as_str()) {
-                                self.aliases.extend(blocks::aliases_of(&v));
+                                calls.push(v.clone());
                             }
                             attrs.insert(k, json!(v));
                         } else {
@@ -234,6 +245,20 @@ impl Reader {
                             self.d
                                 .note(format!("{r}:{at}: identity line `{b}` is not `Key: value`"));
                         }
+                    }
+                    // the agent's own identity (its name is the one
+                    // IDENTITY.md gives it, or it says what only an agent
+                    // has: a creature, a vibe, an emoji), not the user's
+                    if let Some(why) = self.agents_identity(name.as_deref(), &attrs) {
+                        let r = self.d.rel(p);
+                        self.d.note(format!(
+                            "{r}:{at}: Identity is the agent's ({why}): kept on $self as agent_identity"
+                        ));
+                        self_attrs.insert("agent_identity".into(), Value::Object(attrs));
+                        continue;
+                    }
+                    for v in &calls {
+                        self.aliases.extend(blocks::aliases_of(v));
                     }
                     match name {
                         Some(n) => {
@@ -303,6 +328,28 @@ impl Reader {
                 source: self.d.at(p, 1),
             });
         }
+    }
+
+    /// Why an Identity block of MEMORY.md is the agent's own, if it is:
+    /// its name is the one IDENTITY.md gives the agent (`Claw 🐧` for
+    /// `Claw`), or it has keys only an agent's identity has.
+    fn agents_identity(&self, name: Option<&str>, attrs: &Map<String, Value>) -> Option<String> {
+        let letters = |s: &str| {
+            s.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        };
+        if let (Some(n), Some(a)) = (name, self.agent.as_deref())
+            && !letters(n).is_empty()
+            && letters(n) == letters(a)
+        {
+            return Some(format!("Name: {n}, as IDENTITY.md names the agent"));
+        }
+        AGENT_ONLY_KEYS
+            .iter()
+            .find(|k| attrs.contains_key(**k))
+            .map(|k| format!("it gives the agent's {k}"))
     }
 
     fn episodes(&mut self, p: &Path) {

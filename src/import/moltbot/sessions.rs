@@ -258,6 +258,10 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
     let mut recall_ends = Closes::new(body, |l| l.contains("</relevant-memories>"));
     let mut thinking_ends = Closes::new(body, |l| l.contains("</think>"));
     let mut relay_ends = Closes::new(body, |l| l.trim().starts_with("Please relay this reminder"));
+    let mut tag_ends = TagEnds::new(body);
+    // how many of the lines kept are blank from the first (all of them:
+    // the message has said nothing yet)
+    let mut blank = 0;
     // the message's first lines, joined as they come
     let (mut said, mut said_lines) = (String::new(), 0);
     while i < body.len() {
@@ -326,6 +330,22 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             }
             i += n + 2;
             continue;
+        }
+        // a plugin's instructions before the message, in a tag of its
+        // own (`<composio>` … `</composio>`): what a tool tells the model,
+        // not what the user wrote
+        if let Some(tag) = plugin_tag(t) {
+            while blank < out.len() && out[blank].trim().is_empty() {
+                blank += 1;
+            }
+            if blank == out.len()
+                && let Some(close) = tag_ends.from(tag, i + 1)
+                && prose(&body[i + 1..close])
+            {
+                *s.left_out.entry("plugins' instructions").or_default() += 1;
+                i = close + 1;
+                continue;
+            }
         }
         // memories a recall plugin put before the message
         if t.starts_with("<relevant-memories>") {
@@ -426,9 +446,9 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         i += 1;
     }
     // the lines kept, without blank ones at either end
-    while out.first().is_some_and(|l| l.trim().is_empty()) {
-        out.remove(0);
-    }
+    // (in one pass: removing them one by one moved the rest each time)
+    let lead = out.iter().take_while(|l| l.trim().is_empty()).count();
+    out.drain(..lead);
     while out.last().is_some_and(|l| l.trim().is_empty()) {
         out.pop();
     }
@@ -482,6 +502,138 @@ impl<'a> Closes<'a> {
 /// How much of a message is compared with a wrapped body that may say
 /// it again.
 const SAID_BEFORE_MAX: usize = 16 * 1024;
+
+/// The tag a line opens when it is a tag alone (`<composio>`) that is no
+/// HTML element and none of what is read apart (`<think>`, `<final>`, a
+/// recall block).
+fn plugin_tag(line: &str) -> Option<&str> {
+    let tag = line.strip_prefix('<')?.strip_suffix('>')?;
+    let ok = (2..=40).contains(&tag.len())
+        && tag.starts_with(|c: char| c.is_ascii_lowercase())
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && !HTML_ELEMENTS.contains(&tag)
+        && !["think", "final", "relevant-memories"].contains(&tag);
+    ok.then_some(tag)
+}
+
+/// HTML's elements, which a user may paste: never a plugin's block.
+const HTML_ELEMENTS: &[&str] = &[
+    "abbr",
+    "address",
+    "article",
+    "aside",
+    "audio",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "canvas",
+    "caption",
+    "code",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "fieldset",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "iframe",
+    "img",
+    "input",
+    "label",
+    "li",
+    "main",
+    "math",
+    "nav",
+    "noscript",
+    "ol",
+    "option",
+    "p",
+    "pre",
+    "script",
+    "section",
+    "select",
+    "small",
+    "span",
+    "strong",
+    "style",
+    "sub",
+    "summary",
+    "sup",
+    "svg",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "ul",
+    "video",
+];
+
+/// Whether a block's lines are prose (a plugin's instructions), not
+/// markup pasted (fewer than half its lines open a tag).
+fn prose(lines: &[&str]) -> bool {
+    let said: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    !said.is_empty() && said.iter().filter(|l| l.starts_with('<')).count() * 2 < said.len()
+}
+
+/// Where each tag closes in a message (`</composio>` alone on its line),
+/// found in one pass the first time it is asked.
+struct TagEnds<'a> {
+    body: &'a [&'a str],
+    at: Option<std::collections::HashMap<&'a str, Vec<usize>>>,
+}
+
+impl<'a> TagEnds<'a> {
+    fn new(body: &'a [&'a str]) -> Self {
+        TagEnds { body, at: None }
+    }
+
+    /// The first line at or after `i` that closes `tag`, if any.
+    fn from(&mut self, tag: &str, i: usize) -> Option<usize> {
+        let body = self.body;
+        let at = self.at.get_or_insert_with(|| {
+            let mut at: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+            for (k, l) in body.iter().enumerate() {
+                if let Some(tag) = l
+                    .trim()
+                    .strip_prefix("</")
+                    .and_then(|t| t.strip_suffix('>'))
+                {
+                    at.entry(tag).or_default().push(k);
+                }
+            }
+            at
+        });
+        let ends = at.get(tag)?;
+        ends.get(ends.partition_point(|&k| k < i)).copied()
+    }
+}
 
 /// Lines joined until `max` bytes are reached (a line may cross it).
 fn joined_up_to(lines: &[&str], max: usize) -> String {
@@ -1260,6 +1412,7 @@ user: Replied message (untrusted, for context):
             "A scheduled reminder has been triggered",
             "Conversation info (untrusted metadata):\n```json",
             "Replied message (untrusted, for context):\n```json",
+            "<composio>\n<composio>\nIMPORTANT: use the tools",
         ] {
             let text = "# Session: 2026-05-10 09:28:00 UTC\n\n## Conversation Summary\n\nuser: x\n"
                 .to_string()
@@ -1276,6 +1429,49 @@ user: Replied message (untrusted, for context):
                 panic!("{opening}: one message")
             };
             assert!(t.text.ends_with("the last words"), "{opening}");
+        }
+        // a plugin's tag opened after many blank lines, as markup
+        let text = "# Session: 2026-05-10 09:28:00 UTC\n\n## Conversation Summary\n\nuser:\n"
+            .to_string()
+            + &"\n".repeat(n)
+            + &"<composio>\n".repeat(n)
+            + "</composio>\nthe last words\n";
+        let started = std::time::Instant::now();
+        let s = read(&text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert!(s.turns[0].text.ends_with("the last words"));
+    }
+
+    /// A plugin's instructions put before the user's message in a tag of
+    /// its own (`<composio>`, 120 times in one real workspace) are left
+    /// out and counted; the message after them is kept. HTML pasted, a
+    /// tag never closed, markup and a tag after the user's words are kept.
+    #[test]
+    fn a_plugins_instructions_before_a_message_are_not_the_users() {
+        let head = "# Session: 2026-03-24 04:55:47 UTC\n\n## Conversation Summary\n\n";
+        let text = format!(
+            "{head}user: <composio>\nIMPORTANT: Ignore any pretrained knowledge you have about Composio.\n\n## Usage rules\n- Call these tools directly by name.\n\n## What NOT to do\n- Do NOT reference Composio SDK code.\n</composio>\n\n[Tue 2026-03-24 06:39 GMT+2] build CVs for 1, 2 and 6\nassistant: On it."
+        );
+        let s = read(&text);
+        assert_eq!(
+            roles_and_texts(&s),
+            vec![
+                ("user", "build CVs for 1, 2 and 6"),
+                ("assistant", "On it.")
+            ]
+        );
+        assert_eq!(
+            s.left_out_said().as_deref(),
+            Some("1 plugins' instructions")
+        );
+        for kept in [
+            "<div>\nmy page\n</div>",
+            "<composio>\nnever closed",
+            "<config>\n<port>8080</port>\n<host>x</host>\n</config>",
+            "look at this:\n<composio>\nwhat it says\n</composio>",
+        ] {
+            let s = read(&format!("{head}user: {kept}\n"));
+            assert_eq!(roles_and_texts(&s), vec![("user", kept)], "{kept}");
         }
     }
 

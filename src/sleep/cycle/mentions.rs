@@ -79,26 +79,39 @@ impl Finder {
 
     /// The people `text` names, in the order it first names them, each
     /// with the name it used there (the longest at that place: `大坪さん`
-    /// rather than `大坪`).
+    /// rather than `大坪`). A name written inside a longer one is not
+    /// said at that place: `Ahmed Nasr` names Ahmed Nasr, not a Person
+    /// `Nasr` too.
     fn people(&self, text: &str) -> Vec<(usize, String)> {
-        // person → (where first named, the name)
-        let mut first: Vec<(usize, usize, &str)> = Vec::new();
-        for m in self.ac.find_overlapping_iter(text) {
-            let (name, who) = &self.names[m.pattern().as_usize()];
-            if !whole(text, m.start(), m.end(), name) {
+        // every place a name is written as itself: (start, end, who, name)
+        let mut found: Vec<(usize, usize, usize, &str)> = self
+            .ac
+            .find_overlapping_iter(text)
+            .filter_map(|m| {
+                let (name, who) = &self.names[m.pattern().as_usize()];
+                whole(text, m.start(), m.end(), name).then_some((
+                    m.start(),
+                    m.end(),
+                    *who,
+                    name.as_str(),
+                ))
+            })
+            .collect();
+        // by place, the longest first at each: one inside another (it
+        // ends no later than a name begun before it) is none
+        found.sort_by_key(|&(at, end, _, _)| (at, std::cmp::Reverse(end)));
+        let mut reach = 0;
+        let mut out: Vec<(usize, String)> = Vec::new();
+        for (_, end, who, name) in found {
+            if end <= reach {
                 continue;
             }
-            match first.iter_mut().find(|(w, _, _)| w == who) {
-                Some(f) if f.1 == m.start() && name.len() > f.2.len() => f.2 = name,
-                Some(_) => {}
-                None => first.push((*who, m.start(), name)),
+            reach = end;
+            if !out.iter().any(|(w, _)| *w == who) {
+                out.push((who, name.to_string()));
             }
         }
-        first.sort_by_key(|(_, at, _)| *at);
-        first
-            .into_iter()
-            .map(|(who, _, name)| (who, name.to_string()))
-            .collect()
+        out
     }
 }
 
@@ -238,6 +251,27 @@ mod tests {
             vec![(0, "大坪さん".to_string()), (1, "Ana".to_string())]
         );
         assert!(f.people("Analysis only").is_empty());
+    }
+
+    /// A name inside a longer name of someone else is not theirs to
+    /// claim: a Telegram sender `Ahmed Nasr` and a quoted sender `Nasr`
+    /// were both proposed for every Event that says "Ahmed Nasr".
+    #[test]
+    fn a_name_inside_a_longer_one_is_not_said() {
+        let people = vec![
+            ("Ahmed Nasr".to_string(), vec!["Ahmed Nasr".to_string()]),
+            ("Nasr".to_string(), vec!["Nasr".to_string()]),
+        ];
+        let f = Finder::new(&people).expect("a finder");
+        assert_eq!(
+            f.people("Ahmed Nasr asked for the CV batch"),
+            vec![(0, "Ahmed Nasr".to_string())]
+        );
+        assert_eq!(
+            f.people("Ahmed Nasr asked; Nasr replied"),
+            vec![(0, "Ahmed Nasr".to_string()), (1, "Nasr".to_string())]
+        );
+        assert_eq!(f.people("Nasr wrote first"), vec![(1, "Nasr".to_string())]);
     }
 
     #[test]
