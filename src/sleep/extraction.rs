@@ -741,6 +741,21 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         .replace("__", "")
         .replace('`', "");
     for clause in clauses(&summary) {
+        // a clause that announces a list (`ALWAYS include these
+        // elements:`) states what the list says: without it, nothing
+        let listed = announced_list(&summary, clause);
+        if listed.as_ref().is_some_and(Vec::is_empty) {
+            continue;
+        }
+        let keep = |out: &mut Vec<Extracted>, original: &str, cue, kind, stated: String| {
+            match &listed {
+                Some(items) => {
+                    let original = format!("{} {}", original, items.join("; "));
+                    push(out, e, &holder, &original, cue, kind, with_list(&stated, items));
+                }
+                None => push(out, e, &holder, original, cue, kind, stated),
+            }
+        };
         if unspaced(clause) {
             let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
                 .or_else(|| cue_before(clause.trim()))
@@ -753,7 +768,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             if kind != "instruction" && told::someone_else(&clause[..at]) {
                 continue;
             }
-            push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
+            keep(&mut out, clause.trim(), cue, kind, stated);
             continue;
         }
         let lower = format!(" {} ", clause.trim().to_lowercase());
@@ -764,7 +779,7 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
                 .map(|i| (*c, *k, i + c.len() + 2))
         }) else {
             if let Some((cue, kind, stated)) = instruction(clause.trim()) {
-                push(&mut out, e, &holder, clause.trim(), cue, kind, stated);
+                keep(&mut out, clause.trim(), cue, kind, stated);
             }
             continue;
         };
@@ -794,7 +809,62 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             .get(start..start + words.join(" ").len())
             .unwrap_or(&rest)
             .to_string();
-        push(&mut out, e, &holder, original, cue, kind, stated);
+        keep(&mut out, original, cue, kind, stated);
+    }
+    out
+}
+
+/// The items of the list a clause announces (it ends with a colon, and
+/// the lines right after it are a list's: `- ✅ Rectangles, ellipses`),
+/// each without its bullet and marks; `None` when the clause announces
+/// nothing, empty when its list is missing. At most 12 items are read.
+fn announced_list(text: &str, clause: &str) -> Option<Vec<String>> {
+    if !clause.trim_end().ends_with([':', '：']) {
+        return None;
+    }
+    // (the clause is a slice of the text: where it ends in it)
+    let end = (clause.as_ptr() as usize + clause.len()).checked_sub(text.as_ptr() as usize)?;
+    let after = text.get(end..)?;
+    let mut items = Vec::new();
+    for line in after.lines().skip(1).skip_while(|l| l.trim().is_empty()) {
+        let t = line.trim_start();
+        let Some(rest) = t
+            .strip_prefix(['-', '*', '+', '•'])
+            .filter(|r| r.starts_with(' '))
+            .or_else(|| {
+                let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                (digits > 0)
+                    .then(|| t[digits..].strip_prefix(['.', ')']))
+                    .flatten()
+                    .filter(|r| r.starts_with(' '))
+            })
+        else {
+            break;
+        };
+        let item = rest
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .trim();
+        if !item.is_empty() {
+            items.push(item.to_string());
+        }
+        if items.len() == 12 {
+            break;
+        }
+    }
+    Some(items)
+}
+
+/// A statement with the list it announces, the items joined until the
+/// name would pass [`EXTRACTION_MAX_CHARS`] (the rest said by `…`).
+fn with_list(stated: &str, items: &[String]) -> String {
+    let mut out = format!("{}:", stated.trim_end_matches([':', '：']).trim_end());
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 && out.chars().count() + item.chars().count() + 2 > EXTRACTION_MAX_CHARS {
+            out.push_str("; …");
+            break;
+        }
+        out.push_str(if i == 0 { " " } else { "; " });
+        out.push_str(item);
     }
     out
 }

@@ -597,3 +597,38 @@ fn a_language_no_cue_is_written_in_is_named() {
     // a few words are read as they always were
     assert_eq!(unread_language("תעדכן אותה"), None);
 }
+
+/// A clause that announces a list states what the list says: a real
+/// daily note's `**ALWAYS include these elements:**` was proposed as the
+/// Preference `Always include these elements`, its six items lost. With
+/// its list it is kept whole; with none after it, it states nothing.
+#[test]
+fn an_instruction_that_announces_a_list_states_the_list() {
+    let listed = names(
+        "### Diagram rules\n**ALWAYS include these elements:**\n- ✅ Rectangles, ellipses, diamonds\n- ✅ Arrow connections (flow)\n- ✅ Text labels with icons\n\n### Skill File Created\n",
+    );
+    assert_eq!(
+        listed,
+        vec![
+            "Always include these elements: Rectangles, ellipses, diamonds; Arrow connections (flow); Text labels with icons"
+                .to_string()
+        ]
+    );
+    assert!(names("Always include these elements:\nthe end of the note").is_empty());
+    assert!(names("Always include these elements:").is_empty());
+    // a long list is cut at an item, and said to go on
+    let long = names(&format!(
+        "Never use these words:\n{}",
+        (1..=12)
+            .map(|i| format!("1. a rather long forbidden word number {i}\n"))
+            .collect::<String>()
+    ));
+    assert_eq!(long.len(), 1, "{long:?}");
+    assert!(long[0].ends_with("; …"), "{long:?}");
+    assert!(long[0].chars().count() <= 170, "{long:?}");
+    // a colon inside a clause announces nothing
+    assert_eq!(
+        names("Formatting: Never use em dashes"),
+        vec!["Never use em dashes".to_string()]
+    );
+}
