@@ -747,15 +747,22 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         if listed.as_ref().is_some_and(Vec::is_empty) {
             continue;
         }
-        let keep = |out: &mut Vec<Extracted>, original: &str, cue, kind, stated: String| {
-            match &listed {
+        let keep =
+            |out: &mut Vec<Extracted>, original: &str, cue, kind, stated: String| match &listed {
                 Some(items) => {
                     let original = format!("{} {}", original, items.join("; "));
-                    push(out, e, &holder, &original, cue, kind, with_list(&stated, items));
+                    push(
+                        out,
+                        e,
+                        &holder,
+                        &original,
+                        cue,
+                        kind,
+                        with_list(&stated, items),
+                    );
                 }
                 None => push(out, e, &holder, original, cue, kind, stated),
-            }
-        };
+            };
         if unspaced(clause) {
             let Some((cue, kind, stated)) = unspaced_cue(clause.trim())
                 .or_else(|| cue_before(clause.trim()))
@@ -1095,7 +1102,16 @@ const READ_LANGUAGES: &[whatlang::Lang] = &[
 /// a language it reads, or cannot be placed reliably (a few words, mixed
 /// scripts), which is read as it always was.
 pub fn unread_language(text: &str) -> Option<&'static str> {
-    let prose = super::topic_words::prose(text);
+    // (what the gateway says a message carried, `[media attached:
+    // C:\Users\…\file.jpg (image/jpeg)]`, and the files and addresses a
+    // text names are no words of its language)
+    static MARKER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let marker = MARKER.get_or_init(|| {
+        regex::Regex::new(r"\[media attached[^\]\n]*\]").expect("the marker pattern")
+    });
+    let prose = super::topic_words::without_files(&super::topic_words::prose(
+        &marker.replace_all(text, " "),
+    ));
     // letters by script: a text whose letters are for a good part in a
     // script no cue is written in (Hebrew, Arabic, Thai) is in that
     // script's language; one with Chinese, Japanese, Korean or Cyrillic

@@ -109,6 +109,36 @@ pub(super) const PROMPTS: [&str; 7] = [
     "Pre-compaction memory flush",
 ];
 
+/// How OpenClaw's prompt under a picture or a file the user sent opens
+/// and ends (`To send an image back, prefer the message tool … Keep
+/// caption in the text body.`); what follows it on its line is the
+/// user's.
+const MEDIA_PROMPT: (&str, &str) = (
+    "To send an image back, prefer the message tool",
+    "Keep caption in the text body.",
+);
+
+/// A line without OpenClaw's prompt under a picture or a file: the
+/// prompt is cut to its last sentence, or (cut short, as the session
+/// corpus keeps a message's pieces, joined by ` … `) to the next piece.
+fn without_media_prompt(line: &str) -> Option<String> {
+    let (open, end) = MEDIA_PROMPT;
+    let at = line.find(open)?;
+    let rest = &line[at..];
+    let cut = rest
+        .find(end)
+        .map(|k| k + end.len())
+        .or_else(|| rest.find(" … ").map(|k| k + " … ".len()))
+        .unwrap_or(rest.len());
+    let (before, after) = (line[..at].trim_end(), rest[cut..].trim_start());
+    let gap = if before.is_empty() || after.is_empty() {
+        ""
+    } else {
+        " "
+    };
+    Some(format!("{before}{gap}{after}"))
+}
+
 /// Prompts OpenClaw sends as a whole message, with what follows them
 /// (the boot check quotes BOOT.md, a scheduled job's run its prompt, a
 /// sub-agent's the task it was given), and what each is counted as.
@@ -259,6 +289,8 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
     let mut thinking_ends = Closes::new(body, |l| l.contains("</think>"));
     let mut relay_ends = Closes::new(body, |l| l.trim().starts_with("Please relay this reminder"));
     let mut tag_ends = TagEnds::new(body);
+    let mut reply_ends = Closes::new(body, |l| l.trim() == "[/Replying]");
+    let mut file_ends = Closes::new(body, |l| l.contains("</file>"));
     // how many of the lines kept are blank from the first (all of them:
     // the message has said nothing yet)
     let mut blank = 0;
@@ -347,6 +379,28 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                 continue;
             }
         }
+        // `[Replying to Nasr id:22779]` … `[/Replying]`: the message
+        // replied to, quoted under its sender's name (as a context block's)
+        if let Some(who) = t
+            .strip_prefix("[Replying to ")
+            .and_then(|r| r.strip_suffix(']'))
+            && let Some(close) = reply_ends.from(i + 1)
+        {
+            let who = who.rsplit_once(" id:").map_or(who, |(w, _)| w).trim();
+            out.push(format!("> {who} wrote:"));
+            out.extend(body[i + 1..close].iter().map(|l| format!("> {l}")));
+            i = close + 1;
+            continue;
+        }
+        // `<file name="…" mime="application/pdf">` … `</file>`: a file's
+        // text the gateway put in the message, what others wrote
+        if t.starts_with("<file name=")
+            && let Some(close) = file_ends.from(i)
+        {
+            *s.left_out.entry("attached or fetched texts").or_default() += 1;
+            i = close + 1;
+            continue;
+        }
         // memories a recall plugin put before the message
         if t.starts_with("<relevant-memories>") {
             let mut k = recall_ends.from(i).unwrap_or(body.len());
@@ -412,6 +466,19 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             i += 1;
             continue;
         }
+        let media;
+        let l = match without_media_prompt(l) {
+            Some(kept) => {
+                *s.left_out.entry("OpenClaw's own prompts").or_default() += 1;
+                if kept.is_empty() {
+                    i += 1;
+                    continue;
+                }
+                media = kept;
+                media.as_str()
+            }
+            None => l,
+        };
         let mut line = l
             .replace("[[reply_to_current]]", "")
             .replace("<final>", "")
@@ -1473,6 +1540,55 @@ user: Replied message (untrusted, for context):
             let s = read(&format!("{head}user: {kept}\n"));
             assert_eq!(roles_and_texts(&s), vec![("user", kept)], "{kept}");
         }
+    }
+
+    /// What a message quotes and attaches in the gateway's older form:
+    /// the message replied to (`[Replying to Nasr id:22779]` …
+    /// `[/Replying]`) is quoted under its sender's name, a file's text
+    /// (`<file name=… mime=…>` … `</file>`) and the prompt under a picture
+    /// are left out and counted.
+    #[test]
+    fn a_reply_is_quoted_and_an_attached_file_left_out() {
+        let text = "# Session: 2026-03-05 15:47:00 UTC\n\n## Conversation Summary\n\nuser: [media attached: /root/in/cv.pdf (application/pdf)]\nTo send an image back, prefer the message tool (media/path/filePath).\n\nDone\n\n[Replying to Nasr id:22779]\n#1 Confidential Government, Riyadh (70%)\n[/Replying]\n\n<file name=\"cv.pdf\" mime=\"application/pdf\">\nAhmed Nasr Dubai, UAE | +971 50 000 0000\nalways ready to relocate\n</file>\nassistant: Noted.";
+        let s = read(text);
+        let (_, said) = roles_and_texts(&s)[0];
+        assert_eq!(
+            said,
+            "[media attached: /root/in/cv.pdf (application/pdf)]\n\nDone\n\n> Nasr wrote:\n> #1 Confidential Government, Riyadh (70%)"
+        );
+        assert_eq!(
+            s.left_out_said().as_deref(),
+            Some("1 OpenClaw's own prompts, 1 attached or fetched texts")
+        );
+        // never closed: kept as written
+        let s = read(
+            "# Session: 2026-03-05 15:47:00 UTC\n\n## Conversation Summary\n\nuser: [Replying to Nasr id:1]\n<file name=\"a\">\nmine",
+        );
+        assert_eq!(
+            roles_and_texts(&s),
+            vec![("user", "[Replying to Nasr id:1]\n<file name=\"a\">\nmine")]
+        );
+    }
+
+    /// OpenClaw's prompt under a file the user sent is cut from its line,
+    /// never what follows it: in the session corpus a message's pieces
+    /// are one line (`… MEDIA … Source: External --- 1. Identidade …`),
+    /// and dropping the line lost what the user sent about themselves.
+    #[test]
+    fn the_prompt_under_a_file_is_cut_from_its_line_alone() {
+        assert_eq!(
+            without_media_prompt("[media attached: a.txt] To send an image back, prefer the message tool (media/path/filePath). If you must inline, use MEDIA:./image.jpg. Keep caption in the text body. Here is my profile").as_deref(),
+            Some("[media attached: a.txt] Here is my profile")
+        );
+        assert_eq!(
+            without_media_prompt("[media attached: a.txt] To send an image back, prefer the message tool (media/path/filePath). If you must inline, use MEDIA … Source: External --- 1. Nome: Tiago").as_deref(),
+            Some("[media attached: a.txt] Source: External --- 1. Nome: Tiago")
+        );
+        assert_eq!(
+            without_media_prompt("To send an image back, prefer the message tool (x)").as_deref(),
+            Some("")
+        );
+        assert_eq!(without_media_prompt("no prompt here"), None);
     }
 
     /// Each message's role and text, in order.

@@ -253,6 +253,13 @@ fn in_a_conversation_only_the_users_messages_are_read() {
     assert_eq!(users_turns(t), "Sprache: Deutsch\nmore of it\n\nok");
     // not written as messages: the whole text
     assert_eq!(users_turns("Prefers tea"), "Prefers tea");
+    // what a message quotes of someone else's is theirs
+    assert_eq!(
+        users_turns(
+            "user: > Arif wrote:\n> I always take the train\n\nme too, sometimes\nassistant: ok"
+        ),
+        "\n\nme too, sometimes"
+    );
     let mut e = event("assistant: The user prefers tea.\n\nuser (09:00): I prefer coffee, thanks");
     e.class = "Conversation".into();
     assert!(
@@ -596,6 +603,14 @@ fn a_language_no_cue_is_written_in_is_named() {
     );
     // a few words are read as they always were
     assert_eq!(unread_language("תעדכן אותה"), None);
+    // a picture's path in the gateway's marker is no English: a real
+    // Hebrew conversation was archived as "nothing durable" for it
+    assert_eq!(
+        unread_language(
+            "[media attached: C:\\Users\\Itzhak\\.openclaw\\media\\inbound\\file_20---f0ab51ee-eec9-4947-b8cb-8ce6456d80bf.jpg (image/jpeg) | C:\\Users\\Itzhak\\.openclaw\\media\\inbound\\file_20---f0ab51ee-eec9-4947-b8cb-8ce6456d80bf.jpg]\n\nאני ממשיך לקבל הודעות כאלו ממך"
+        ),
+        Some("Hebrew")
+    );
 }
 
 /// A clause that announces a list states what the list says: a real

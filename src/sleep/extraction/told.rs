@@ -11,14 +11,28 @@ pub fn users_turns(transcript: &str) -> String {
     }
     let mut out: Vec<&str> = Vec::new();
     let mut user = false;
-    for line in transcript.lines() {
-        if let Some((role, rest)) = turn_opening(line) {
+    // in a quote of someone's message (`> Arif wrote:` and the `> ` lines
+    // under it): their words, not the user's
+    let mut quote = false;
+    for mut line in transcript.lines() {
+        let opens = turn_opening(line);
+        if let Some((role, rest)) = opens {
             user = role == "user";
-            if user {
-                out.push(rest);
+            quote = false;
+            line = rest;
+        }
+        let t = line.trim_start();
+        if t.starts_with('>') && t.trim_end().ends_with(" wrote:") {
+            quote = true;
+        }
+        if quote && t.starts_with('>') {
+            // (a message opened by a quote still opens: its line kept blank)
+            if user && opens.is_some() {
+                out.push("");
             }
             continue;
         }
+        quote = false;
         if user {
             out.push(line);
         }
