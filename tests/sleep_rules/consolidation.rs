@@ -1439,3 +1439,41 @@ fn a_common_word_said_in_passing_names_no_domain() {
         "{domains:?}"
     );
 }
+
+/// Two real daily notes state the same rule (`- Always create task
+/// BEFORE starting work`): each is proposed consolidated into it, and the
+/// second says the first proposes it too (both items read "(1 new)"
+/// before). Approving only the second still creates it; approving both
+/// creates it once, held by both.
+#[test]
+fn a_rule_two_notes_state_is_proposed_once_new_and_the_second_says_so() {
+    let mut nx = Nexus::open_in_memory().expect("open");
+    kip(
+        &mut nx,
+        r####"UPSERT {
+  CONCEPT ?a { {type: "Event", name: "2026-02-19 Mission Control Development Day"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-02-19T00:00:00Z",
+      content_summary: "## Mission Control Development Day\n- Always create task BEFORE starting work" } }
+  CONCEPT ?b { {type: "Event", name: "2026-02-20 CV Maker Development"}
+    SET ATTRIBUTES { event_class: "daily_note", start_time: "2026-02-20T00:00:00Z",
+      content_summary: "## CV Maker Development\nAlways create task BEFORE starting work" } }
+} WITH METADATA { source: "moltbot:memory/2026-02.md:1", author: "moltbot" }"####,
+    );
+    let rep = cycle(&mut nx);
+    let mut consolidated = proposed(&nx, &rep, "consolidate");
+    consolidated.sort();
+    assert_eq!(
+        consolidated,
+        vec![
+            "Consolidate 2026-02-19 Mission Control Development Day into Preference:Always create task BEFORE starting work (1 new)".to_string(),
+            "Consolidate 2026-02-20 CV Maker Development into Preference:Always create task BEFORE starting work (1 new, as 2026-02-19 Mission Control Development Day also proposes)".to_string(),
+        ]
+    );
+    let id = rep.proposal.expect("a proposal");
+    proposals::approve(&mut nx, id, None, &Default::default(), &operator()).expect("approve");
+    let held = kip(
+        &mut nx,
+        r#"FIND(?e.name) WHERE { ?p {type: "Preference", name: "Always create task BEFORE starting work"} (?e, "consolidated_to", ?p) }"#,
+    );
+    assert_eq!(held.as_array().map(Vec::len), Some(2), "{held}");
+}

@@ -86,6 +86,9 @@ pub(super) fn consolidation_drafts(
     let mut foreign: Vec<(String, &'static str)> = Vec::new();
     let mut others: Vec<String> = Vec::new();
     let mut headings = super::routine::Headings::default();
+    // the first Event this cycle proposes each new concept from: another
+    // that states it too says so (each item still applies on its own)
+    let mut first_stated: BTreeMap<(String, String), String> = BTreeMap::new();
     for (g, e) in gists.iter().zip(&events) {
         if e.salience.unwrap_or(0.0) >= LANDMARK_SALIENCE {
             drafts.push(Draft {
@@ -232,6 +235,16 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
             );
             let mut into = g.into.clone();
             into.extend(new.iter().cloned());
+            let mut also: Vec<String> = Vec::new();
+            for n in &new {
+                match first_stated.get(n) {
+                    Some(first) if !also.contains(first) => also.push(first.clone()),
+                    Some(_) => {}
+                    None => {
+                        first_stated.insert(n.clone(), e.name.clone());
+                    }
+                }
+            }
             for (i, (t, n)) in into.iter().enumerate() {
                 text.push_str(&format!(
                     "      (\"consolidated_to\", {{type: :t{i}, name: :n{i}}})\n"
@@ -251,10 +264,10 @@ WITH METADATA { source: "SleepConsolidation", author: "$system", created_at: :ts
                         .map(|(t, n)| format!("{t}:{n}"))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    if new.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({} new)", new.len())
+                    match (new.len(), also.is_empty()) {
+                        (0, _) => String::new(),
+                        (n, true) => format!(" ({n} new)"),
+                        (n, false) => format!(" ({n} new, as {} also proposes)", also.join(", ")),
                     }
                 ),
                 commands,
