@@ -1067,3 +1067,52 @@ fn an_identity_block_that_is_the_agents_names_no_user() {
     );
     assert!(said.contains("is the agent's"), "{said}");
 }
+
+/// A real Taiwanese workspace: the user's Chinese name in full-width
+/// parentheses after the one they go by (`Leonardo（胡皓雍）`) is one of
+/// their names (it was dropped: mentions of 胡皓雍 found no one), and a
+/// line of two friends (`**明淵、朗軒** — 大學好友，每週聚餐`) is two
+/// Persons (it was one, `明淵、朗軒`).
+#[test]
+fn a_chinese_name_beside_the_users_and_a_line_of_two_friends() {
+    let dir = tmp("leo-people");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:** Leonardo（胡皓雍）\n- **What to call them:** Leo\n- **Timezone:** Asia/Taipei (GMT+8)\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## Key People\n\n- **李宏毅老師** — 指導教授\n- **明淵、朗軒** — 大學好友，每週聚餐\n- **Rocky** — 馬來西亞好友\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.name != "$self" && ?p.name != "$system") }"#,
+    );
+    let mut names: Vec<&str> = people
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r[0].as_str())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec!["Leonardo", "Rocky", "明淵", "朗軒", "李宏毅老師"],
+        "{said}"
+    );
+    let user = people
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r[0] == json!("Leonardo"))
+        .expect("the user");
+    let aliases = &user[1]["aliases"];
+    assert!(
+        aliases.as_array().is_some_and(|a| a.contains(&json!("胡皓雍"))),
+        "{aliases}"
+    );
+}

@@ -142,6 +142,31 @@ pub(super) struct Contact {
     pub bold: bool,
 }
 
+/// A line that names two people or more (`**明淵、朗軒** — 大學好友`,
+/// `Ana & Rui`): one contact each, the same role; any other, itself.
+fn each_named(c: Contact) -> Vec<Contact> {
+    let parts: Vec<&str> = c
+        .name
+        .split(['、', '，', '&', '/'])
+        .flat_map(|p| p.split(", "))
+        .flat_map(|p| p.split(" and "))
+        .map(str::trim)
+        .collect();
+    if parts.len() < 2 || !parts.iter().all(|p| name_shaped(p)) {
+        return vec![c];
+    }
+    parts
+        .into_iter()
+        .map(|p| Contact {
+            line: c.line,
+            name: p.to_string(),
+            role: c.role.clone(),
+            aliases: Vec::new(),
+            bold: c.bold,
+        })
+        .collect()
+}
+
 /// A name's shape: at most four words and 40 characters, no digit, no
 /// address, a capital (or a letter of a script without case) first, and
 /// in a script with case each later word a capital too but for a name's
@@ -391,6 +416,7 @@ impl Reader {
                     relative(line, text)
                 }
             })
+            .flat_map(each_named)
             .filter(|c| Some(&c.name) != user.as_ref())
             .collect();
         // a line on the user under another name the files give them (`**Alvie
@@ -510,6 +536,36 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line of two friends (`**明淵、朗軒** — 大學好友，每週聚餐`, a real
+    /// Taiwanese `## Key People`) was one Person `明淵、朗軒`.
+    #[test]
+    fn a_line_that_names_two_people_is_two_contacts() {
+        let two = Contact {
+            line: 30,
+            name: "明淵、朗軒".into(),
+            role: "大學好友，每週聚餐".into(),
+            aliases: vec![],
+            bold: true,
+        };
+        let names: Vec<String> = each_named(two).into_iter().map(|c| c.name).collect();
+        assert_eq!(names, vec!["明淵", "朗軒"]);
+        for (name, n) in [
+            ("Ana & Rui", 2),
+            ("Ana, Rui and Eva", 3),
+            ("Ana de Souza", 1),
+            ("R&D team", 1),
+        ] {
+            let c = Contact {
+                line: 1,
+                name: name.into(),
+                role: String::new(),
+                aliases: vec![],
+                bold: false,
+            };
+            assert_eq!(each_named(c).len(), n, "{name}");
+        }
+    }
 
     #[test]
     fn titles_that_list_people() {

@@ -308,9 +308,12 @@ impl Reader {
                 .filter_map(|p| p.split([')', '）']).next())
                 .map(str::trim);
             for n in std::iter::once(clean_name(v)).chain(inside.map(str::to_string)) {
-                let shaped = n.chars().next().is_some_and(char::is_uppercase)
+                // (or a name in Chinese, Japanese or Korean: `Leonardo（胡皓雍）`)
+                let shaped = (n.chars().next().is_some_and(char::is_uppercase)
                     && n.split_whitespace().count() <= 3
-                    && n.chars().all(|c| c.is_alphabetic() || " .'-’".contains(c));
+                    && n.chars().all(|c| c.is_alphabetic() || " .'-’".contains(c)))
+                    || ((2..=5).contains(&n.chars().count())
+                        && n.chars().all(|c| c.is_alphabetic() && c as u32 >= 0x3040));
                 if shaped && n != name && !other.contains(&n) {
                     other.push(n);
                 }
