@@ -1116,3 +1116,46 @@ fn a_chinese_name_beside_the_users_and_a_line_of_two_friends() {
         "{aliases}"
     );
 }
+
+/// A real Indonesian workspace's USER.md gives no name, and its
+/// MEMORY.md's `## User Information` does (`**Name:** Hany Andriyanto`):
+/// the user is Person `Hany Andriyanto` (it stayed `User`), the block is
+/// kept on them, and the links drafted to the user follow.
+#[test]
+fn a_users_name_that_only_memory_gives_names_the_user() {
+    let dir = tmp("user-named-in-memory");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:**\n- **What to call them:**\n- **Timezone:** Asia/Jakarta\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY.md\n\n## User Information\n\n**Name:** Hany Andriyanto\n**Timezone:** Asia/Jakarta (GMT+7)\n**Location:** Bojonggede, Bogor\n\n## GitHub Repositories\n\n- streamhub: the video platform\n",
+    );
+    put(
+        &ws,
+        "memory/2026-03-06.md",
+        "# 2026-03-06\n\n## StreamHub\n\n- Hany asked for updates every 5 minutes.\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let users = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(users.as_array().map(Vec::len), Some(1), "{users}");
+    assert_eq!(users[0][0], json!("Hany Andriyanto"), "{said}");
+    assert!(
+        users[0][1].to_string().contains("Bojonggede"),
+        "{}",
+        users[0][1]
+    );
+    assert!(said.contains("names the user, whom USER.md gives no name"), "{said}");
+    let none = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name == "User") }"#,
+    );
+    assert_eq!(none, json!([]));
+}

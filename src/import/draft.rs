@@ -246,6 +246,26 @@ impl Draft {
 
     /// Adds a link; one whose predicate or either end has no name is
     /// reported instead.
+    /// Renames a concept drafted as `ty` `from`, and the links drafted
+    /// to or from it (the user, named `User` until a later file names
+    /// them).
+    pub fn rename(&mut self, ty: &str, from: &str, to: &str) {
+        let is = |t: &str, n: &str| t == ty && n == from;
+        for c in self.concepts.iter_mut().filter(|c| is(&c.ty, &c.name)) {
+            c.name = to.to_string();
+        }
+        for l in &mut self.links {
+            for end in [&mut l.from, &mut l.to] {
+                if is(&end.0, &end.1) {
+                    end.1 = to.to_string();
+                }
+            }
+        }
+        for e in self.elsewhere.iter_mut().filter(|e| is(&e.0, &e.1)) {
+            e.1 = to.to_string();
+        }
+    }
+
     /// The concepts drafted so far.
     pub fn concepts(&self) -> &[Concept] {
         &self.concepts

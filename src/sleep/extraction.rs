@@ -475,6 +475,34 @@ const DEIXIS: &[&str] = &[
     "подругому", // (по-другому, its letters)
 ];
 
+/// Words that point at what another line says (`these mistakes`, `cette
+/// règle`), in the languages the cues are listed for.
+const DEMONSTRATIVES: &[&str] = &[
+    "this", "that", "these", "those", "ce", "cet", "cette", "ces", "dieser", "diese", "dieses",
+    "diesen", "este", "esta", "estos", "estas", "ese", "esa", "esos", "esas", "esse", "essa",
+    "esses", "essas", "questo", "questa", "questi", "queste", "этот", "эта", "это", "эти", "этих",
+    "эту",
+];
+
+/// Whether a short statement ends on what it points at elsewhere
+/// (`Never repeat these mistakes`, `Always follow this rule`): at most
+/// five words, the one before its last a demonstrative.
+fn points_back(stated: &str) -> bool {
+    let words: Vec<String> = stated
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        })
+        .filter(|w: &String| !w.is_empty())
+        .collect();
+    words.len() <= 5
+        && words.len() >= 2
+        && DEMONSTRATIVES.contains(&words[words.len() - 2].as_str())
+}
+
 /// Whether a statement's words are only [`DEIXIS`] (and emoji or marks).
 fn only_deixis(words: &[&str]) -> bool {
     words.iter().all(|w| {
@@ -761,6 +789,9 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
                         with_list(&stated, items),
                     );
                 }
+                // ("Never repeat these mistakes!": which, another
+                // line says)
+                None if points_back(&stated) => {}
                 None => push(out, e, &holder, original, cue, kind, stated),
             };
         if unspaced(clause) {

@@ -743,6 +743,31 @@ const REMARKS: [&str; 12] = [
 ];
 
 impl Reader {
+    /// The user's name a block about them gives (`**Name:** Hany
+    /// Andriyanto`) when USER.md gave none: the user's Person, drafted as
+    /// `User`, is renamed for it (and the links drafted to it).
+    fn named_user(&mut self, b: &Block) -> Option<String> {
+        if !self.user_unnamed {
+            return None;
+        }
+        let (ty, old) = self.user.clone()?;
+        // (a bullet, a table's row, or a line of its own: `**Name:** …`)
+        let name = b.name_line().map(|(n, _)| n).or_else(|| {
+            super::super::markdown::key_values(&b.text())
+                .into_iter()
+                .find(|(_, k, v)| NAME_KEYS.contains(&k.to_lowercase().as_str()) && !placeholder(v))
+                .map(|(_, _, v)| super::workspace::clean_name(&v))
+        })?;
+        if name.trim().is_empty() || name == old {
+            return None;
+        }
+        self.d.rename(&ty, &old, &name);
+        self.user = Some((ty, name.clone()));
+        self.user_unnamed = false;
+        self.aliases.extend(aliases_of(&name));
+        Some(name)
+    }
+
     /// Keeps `MEMORY.md`'s blocks of no known title: on the user's
     /// Person when the block is about the user, else as a note of its
     /// own. Each is reported. With no user known yet (no `USER.md`, no
@@ -895,6 +920,19 @@ impl Reader {
             };
             user_at.get_or_insert(b.at);
             self.handles.extend(super::relations::handles_in(&b.text()));
+            // the user's name, which USER.md did not give (`## User
+            // Information` / `**Name:** Hany Andriyanto`)
+            let (ty, name) = match self.named_user(&b) {
+                Some(n) => {
+                    self.d.note(format!(
+                        "{r}:{}: block `{}` names the user, whom USER.md gives no name: Person `{name}` is `{n}`",
+                        b.at,
+                        b.label()
+                    ));
+                    (ty, n)
+                }
+                None => (ty, name),
+            };
             self.d.note(format!(
                 "{r}:{}: block `{}` is about the user: kept on {ty} `{name}` as memory_{key}",
                 b.at,

@@ -63,6 +63,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         decay: HashMap::new(),
         user: None,
         agent: None,
+        user_unnamed: false,
         aliases: Vec::new(),
         handles: Vec::new(),
         known: HashMap::new(),
@@ -125,6 +126,9 @@ struct Reader {
     decay: HashMap<String, Value>,
     /// The user's (type, name), from MEMORY.md Identity.
     user: Option<(String, String)>,
+    /// Whether the user is `User` for want of a name (USER.md gives
+    /// none): a block about them that does names them.
+    user_unnamed: bool,
     /// The agent's name, from IDENTITY.md.
     agent: Option<String>,
     /// What the files call the user (name, first name, what to call

@@ -235,6 +235,7 @@ impl Reader {
                 self.d.note(format!(
                     "{rel}: no `Name:` line: the user is imported as Person `User`"
                 ));
+                self.user_unnamed = true;
                 "User".to_string()
             }
         };
@@ -966,7 +967,7 @@ fn unquoted(v: &str) -> String {
 
 /// A name as written on a `Name:` line, without emphasis or a trailing
 /// remark in brackets.
-fn clean_name(v: &str) -> String {
+pub(super) fn clean_name(v: &str) -> String {
     let v = v.trim().trim_matches(['*', '_', '`']).trim();
     let v = v.split(['(', '（']).next().unwrap_or(v);
     // what follows a name on its line is about the person, not the name:

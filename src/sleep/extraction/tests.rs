@@ -641,7 +641,15 @@ fn an_instruction_that_announces_a_list_states_the_list() {
     assert_eq!(long.len(), 1, "{long:?}");
     assert!(long[0].ends_with("; …"), "{long:?}");
     assert!(long[0].chars().count() <= 170, "{long:?}");
-    // a colon inside a clause announces nothing
+    // a rule that points at another line's ("**Purpose:** Never repeat
+    // these mistakes!", a real daily note) states none of its own
+    assert!(names("**Purpose:** Never repeat these mistakes!").is_empty());
+    assert!(names("Always follow this rule").is_empty());
+    assert_eq!(
+        names("Never use that API in production code"),
+        vec!["Never use that API in production code".to_string()]
+    );
+        // a colon inside a clause announces nothing
     assert_eq!(
         names("Formatting: Never use em dashes"),
         vec!["Never use em dashes".to_string()]
