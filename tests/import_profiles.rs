@@ -1112,7 +1112,9 @@ fn a_chinese_name_beside_the_users_and_a_line_of_two_friends() {
         .expect("the user");
     let aliases = &user[1]["aliases"];
     assert!(
-        aliases.as_array().is_some_and(|a| a.contains(&json!("胡皓雍"))),
+        aliases
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("胡皓雍"))),
         "{aliases}"
     );
 }
@@ -1152,10 +1154,54 @@ fn a_users_name_that_only_memory_gives_names_the_user() {
         "{}",
         users[0][1]
     );
-    assert!(said.contains("names the user, whom USER.md gives no name"), "{said}");
+    assert!(
+        said.contains("names the user, whom USER.md gives no name"),
+        "{said}"
+    );
     let none = kip(
         &mut nx,
         r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name == "User") }"#,
     );
     assert_eq!(none, json!([]));
+}
+
+/// A real Hebrew workspace's user replies to the agent's messages, and
+/// the gateway quotes them under the agent's name (`"sender_label":
+/// "Clawy"`): Clawy was a Person every such conversation involved, and
+/// the cycle proposed Events "mention" it. A reply quoting it saying what
+/// the agent said in that conversation shows the name is the agent's: no
+/// Person in any conversation, said once.
+#[test]
+fn a_name_a_reply_quotes_the_agent_under_is_no_person() {
+    let dir = tmp("agent-quoted");
+    let ws = dir.join("ws");
+    put(&ws, "MEMORY.md", "# MEMORY.md\n");
+    let reply = |body: &str| {
+        format!(
+            "user: Replied message (untrusted, for context):\n```json\n{{\n  \"sender_label\": \"Clawy\",\n  \"body\": \"{body}\"\n}}\n```\n\ndone with it?\n"
+        )
+    };
+    put(
+        &ws,
+        "memory/2026-04-12-1452.md",
+        &format!(
+            "# Session: 2026-04-12 14:52:00 UTC\n\n## Conversation Summary\n\nassistant: I found the problem: `run-checks.js` sends alerts through PowerShell.\n{}",
+            reply("I found the problem: run-checks.js sends alerts through PowerShell.")
+        ),
+    );
+    put(
+        &ws,
+        "memory/2026-04-13-0900.md",
+        &format!(
+            "# Session: 2026-04-13 09:00:00 UTC\n\n## Conversation Summary\n\n{}",
+            reply("The dashboard is deployed on port 8080 and the monitor restarted.")
+        ),
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name == "Clawy") }"#,
+    );
+    assert_eq!(people, json!([]), "{said}");
+    assert_eq!(said.matches("`Clawy` is the agent").count(), 1, "{said}");
 }

@@ -266,6 +266,21 @@ impl Draft {
         }
     }
 
+    /// Takes back a concept drafted as `ty` `name`, the links drafted to
+    /// or from it, and its name from every list attribute `list_key` of
+    /// the others (an Event's `participants`).
+    pub fn remove(&mut self, ty: &str, name: &str, list_key: &str) {
+        let is = |t: &str, n: &str| t == ty && n == name;
+        self.concepts.retain(|c| !is(&c.ty, &c.name));
+        self.links
+            .retain(|l| !is(&l.from.0, &l.from.1) && !is(&l.to.0, &l.to.1));
+        for c in &mut self.concepts {
+            if let Some(Value::Array(a)) = c.attrs.get_mut(list_key) {
+                a.retain(|v| v.as_str() != Some(name));
+            }
+        }
+    }
+
     /// The concepts drafted so far.
     pub fn concepts(&self) -> &[Concept] {
         &self.concepts

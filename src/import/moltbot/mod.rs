@@ -64,6 +64,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         user: None,
         agent: None,
         user_unnamed: false,
+        agent_quoted: Default::default(),
         aliases: Vec::new(),
         handles: Vec::new(),
         known: HashMap::new(),
@@ -111,6 +112,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     }
     r.session_corpus(&mem);
     r.extra_paths(dir, &mem, own.as_deref(), extra);
+    r.drop_agent_quoted();
     r.link_promoted();
     for k in r.decay.keys() {
         r.d.note(format!(
@@ -129,6 +131,8 @@ struct Reader {
     /// Whether the user is `User` for want of a name (USER.md gives
     /// none): a block about them that does names them.
     user_unnamed: bool,
+    /// Names a reply quoted the agent under, in any conversation.
+    agent_quoted: std::collections::BTreeSet<String>,
     /// The agent's name, from IDENTITY.md.
     agent: Option<String>,
     /// What the files call the user (name, first name, what to call

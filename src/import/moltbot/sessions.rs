@@ -51,6 +51,11 @@ pub(super) struct Session {
     /// A sender's id on the chat platform, as the metadata gives it (`id`,
     /// `sender_id`: `8217045820`), by name.
     pub ids: BTreeMap<String, String>,
+    /// The people a context block quotes, each with the start of what
+    /// it quotes them saying (flattened).
+    quoted: Vec<(String, String)>,
+    /// Names a reply quotes the agent under (see [`the_agent_quoted`]).
+    pub agent: Vec<String>,
 }
 
 /// Whether a note is a saved session: it opens with `# Session:` and
@@ -202,6 +207,8 @@ fn a_persons_name(s: &str) -> bool {
     s.chars().any(char::is_alphabetic)
         && s.chars().count() <= 60
         && !s.contains(['@', '/', ':'])
+        // `#nyx-tasks channel`: a channel
+        && !s.starts_with('#')
         // `gateway-client`, `openclaw-control-ui`, `cli`: a client
         && !s
             .chars()
@@ -272,7 +279,53 @@ pub(super) fn read(text: &str) -> Session {
             text,
         });
     }
+    the_agent_quoted(&mut s);
     s
+}
+
+/// How much of a quoted message is compared with the agent's, and how
+/// little is too little to say it is the agent's ("ok" is anyone's).
+const QUOTE_PREFIX: usize = 120;
+const QUOTE_MIN: usize = 24;
+
+/// A message flattened for comparing: its words, without emphasis or
+/// code marks (a quote loses them: `run-checks.js` for `` `run-checks.js` ``).
+fn flattened(text: &str) -> String {
+    text.replace(['`', '*', '_'], "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A sender a context block quotes only saying what the agent said in
+/// this conversation (a reply to the agent's message: `"sender_label":
+/// "Clawy"`, the agent's name) is the agent: no one the conversation
+/// involves.
+fn the_agent_quoted(s: &mut Session) {
+    if s.quoted.is_empty() {
+        return;
+    }
+    let agents: Vec<String> = s
+        .turns
+        .iter()
+        .filter(|t| t.role == "assistant")
+        .map(|t| flattened(&t.text))
+        .collect();
+    let mut agent: Vec<String> = Vec::new();
+    for (name, _) in &s.quoted {
+        // (someone the metadata names as a sender wrote messages here)
+        if s.ids.contains_key(name) {
+            continue;
+        }
+        let all = s.quoted.iter().filter(|(n, _)| n == name).all(|(_, said)| {
+            said.chars().count() >= QUOTE_MIN && agents.iter().any(|a| a.contains(said.as_str()))
+        });
+        if all && !agent.contains(name) {
+            agent.push(name.clone());
+        }
+    }
+    s.senders.retain(|n| !agent.contains(n));
+    s.agent = agent;
 }
 
 /// A message without what the gateway wrapped around it, and the time
@@ -846,6 +899,8 @@ fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
                 if !s.senders.iter().any(|x| x == name) {
                     s.senders.push(name.to_string());
                 }
+                let said: String = flattened(body).chars().take(QUOTE_PREFIX).collect();
+                s.quoted.push((name.to_string(), said));
             }
         }
         out.extend(body.lines().map(|l| format!("> {l}")));
@@ -1131,6 +1186,7 @@ impl Reader {
                 people.push(n.clone());
             }
         }
+        self.agent_quoted.extend(s.agent.iter().cloned());
         attrs.insert("event_class".into(), json!("Conversation"));
         attrs.insert("content_summary".into(), json!(s.transcript()));
         let mut participants = vec!["$self".to_string()];
@@ -1167,7 +1223,7 @@ impl Reader {
                     name: n.clone(),
                     attrs,
                     meta,
-                    what: "Person (a conversation's sender)".into(),
+                    what: SENDER.into(),
                     source: src.to_string(),
                 });
             }
@@ -1186,6 +1242,35 @@ impl Reader {
         }
     }
 }
+
+impl Reader {
+    /// The names a reply quoted the agent under (`Clawy`, `Nasr`) are the
+    /// agent's, in every conversation: a Person made of one only as a
+    /// conversation's sender (another conversation quoting the agent
+    /// saying what it said elsewhere) is taken back, with its links.
+    pub(super) fn drop_agent_quoted(&mut self) {
+        for name in std::mem::take(&mut self.agent_quoted) {
+            let user = self.user.as_ref().is_some_and(|(_, u)| *u == name);
+            let made: Vec<&str> = self
+                .d
+                .concepts()
+                .iter()
+                .filter(|c| c.ty == "Person" && c.name == name)
+                .map(|c| c.what.as_str())
+                .collect();
+            if user || made.is_empty() || made.iter().any(|w| *w != SENDER) {
+                continue;
+            }
+            self.d.remove("Person", &name, "participants");
+            self.d.note(format!(
+                "`{name}` is the agent: a reply quotes it saying what the agent said; no Person"
+            ));
+        }
+    }
+}
+
+/// What a Person made of a conversation's sender is drafted as.
+const SENDER: &str = "Person (a conversation's sender)";
 
 /// A line of what a recall plugin puts before a message: its
 /// introduction, a memory (`- [sqlite/fact] …`), or a blank between.
@@ -1589,6 +1674,38 @@ user: Replied message (untrusted, for context):
             Some("")
         );
         assert_eq!(without_media_prompt("no prompt here"), None);
+    }
+
+    /// A reply to the agent's own message quotes the agent under its
+    /// name (`"sender_label": "Clawy"`, a real Hebrew workspace): it is
+    /// no Person the conversation involves; a channel (`#nyx-tasks
+    /// channel`) is none either; a person quoted saying what the agent
+    /// never said, or too little to tell ("ok"), still is.
+    #[test]
+    fn the_agent_quoted_in_a_reply_is_no_one_else() {
+        let quote = |who: &str, body: &str| {
+            format!(
+                "user: Replied message (untrusted, for context):\n```json\n{{\n  \"sender_label\": \"{who}\",\n  \"body\": \"{body}\"\n}}\n```\n\ndone?\n"
+            )
+        };
+        let text = format!(
+            "# Session: 2026-04-12 14:52:00 UTC\n\n## Conversation Summary\n\nassistant: Found the problem. It is in `run-checks.js` and how it sends alerts through PowerShell.\n{}{}{}{}",
+            quote(
+                "Clawy",
+                "Found the problem. It is in run-checks.js and how it sends alerts through PowerShell."
+            ),
+            quote(
+                "#nyx-tasks channel",
+                "the queue is empty for today, nothing else to run"
+            ),
+            quote(
+                "Ana Lima",
+                "I will bring the cake on Saturday, do not buy one"
+            ),
+            quote("Rui", "ok"),
+        );
+        let s = read(&text);
+        assert_eq!(s.senders, vec!["Ana Lima".to_string(), "Rui".to_string()]);
     }
 
     /// Each message's role and text, in order.

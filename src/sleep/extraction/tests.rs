@@ -649,7 +649,7 @@ fn an_instruction_that_announces_a_list_states_the_list() {
         names("Never use that API in production code"),
         vec!["Never use that API in production code".to_string()]
     );
-        // a colon inside a clause announces nothing
+    // a colon inside a clause announces nothing
     assert_eq!(
         names("Formatting: Never use em dashes"),
         vec!["Never use em dashes".to_string()]
