@@ -756,7 +756,7 @@ impl Reader {
             super::super::markdown::key_values(&b.text())
                 .into_iter()
                 .find(|(_, k, v)| NAME_KEYS.contains(&k.to_lowercase().as_str()) && !placeholder(v))
-                .map(|(_, _, v)| super::workspace::clean_name(&v))
+                .map(|(_, _, v)| clean_name(&v))
         })?;
         if name.trim().is_empty() || name == old {
             return None;
@@ -1063,6 +1063,18 @@ impl Reader {
             source,
         });
     }
+}
+
+/// A name as written on a `Name:` line, without emphasis or a trailing
+/// remark in brackets.
+pub(super) fn clean_name(v: &str) -> String {
+    let v = v.trim().trim_matches(['*', '_', '`']).trim();
+    let v = v.split(['(', '（']).next().unwrap_or(v);
+    // what follows a name on its line is about the person, not the name:
+    // `Jon Trevor Somwaru — goes by JT | Timezone: America/New_York`
+    let v = v.split(['|', ';', '；', '—', '–']).next().unwrap_or(v);
+    let v = v.split(" - ").next().unwrap_or(v);
+    v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
 }
 
 #[cfg(test)]

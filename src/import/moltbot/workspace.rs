@@ -15,6 +15,7 @@ use super::super::markdown::{
 };
 use super::super::predicate_name;
 use super::Reader;
+use super::blocks::clean_name;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -963,18 +964,6 @@ fn unquoted(v: &str) -> String {
         Some(inner) if !inner.contains('`') => inner.to_string(),
         _ => t.to_string(),
     }
-}
-
-/// A name as written on a `Name:` line, without emphasis or a trailing
-/// remark in brackets.
-pub(super) fn clean_name(v: &str) -> String {
-    let v = v.trim().trim_matches(['*', '_', '`']).trim();
-    let v = v.split(['(', '（']).next().unwrap_or(v);
-    // what follows a name on its line is about the person, not the name:
-    // `Jon Trevor Somwaru — goes by JT | Timezone: America/New_York`
-    let v = v.split(['|', ';', '；', '—', '–']).next().unwrap_or(v);
-    let v = v.split(" - ").next().unwrap_or(v);
-    v.split(['，', ',']).next().unwrap_or(v).trim().to_string()
 }
 
 /// The handles and chat ids a `USER.md` line gives the user, lowercase
