@@ -51,9 +51,10 @@ pub(super) struct Session {
     /// A sender's id on the chat platform, as the metadata gives it (`id`,
     /// `sender_id`: `8217045820`), by name.
     pub ids: BTreeMap<String, String>,
-    /// The people a context block quotes, each with the start of what
-    /// it quotes them saying (flattened).
-    quoted: Vec<(String, String)>,
+    /// The people a context block quotes (the first [`QUOTED_NAMES_MAX`]),
+    /// each with the start of what it quotes them saying (flattened; the
+    /// first [`QUOTES_CHECKED`]).
+    quoted: BTreeMap<String, Vec<String>>,
     /// Names a reply quotes the agent under (see [`the_agent_quoted`]).
     pub agent: Vec<String>,
 }
@@ -287,6 +288,11 @@ pub(super) fn read(text: &str) -> Session {
 /// little is too little to say it is the agent's ("ok" is anyone's).
 const QUOTE_PREFIX: usize = 120;
 const QUOTE_MIN: usize = 24;
+/// At most this many people quoted, and quotes of each, are compared
+/// with the agent's messages: a file of many quotes stays linear (a
+/// person past them stays someone the conversation involves).
+const QUOTED_NAMES_MAX: usize = 32;
+const QUOTES_CHECKED: usize = 16;
 
 /// A message flattened for comparing: its words, without emphasis or
 /// code marks (a quote loses them: `run-checks.js` for `` `run-checks.js` ``).
@@ -311,19 +317,19 @@ fn the_agent_quoted(s: &mut Session) {
         .filter(|t| t.role == "assistant")
         .map(|t| flattened(&t.text))
         .collect();
-    let mut agent: Vec<String> = Vec::new();
-    for (name, _) in &s.quoted {
+    let agent: Vec<String> = s
+        .quoted
+        .iter()
         // (someone the metadata names as a sender wrote messages here)
-        if s.ids.contains_key(name) {
-            continue;
-        }
-        let all = s.quoted.iter().filter(|(n, _)| n == name).all(|(_, said)| {
-            said.chars().count() >= QUOTE_MIN && agents.iter().any(|a| a.contains(said.as_str()))
-        });
-        if all && !agent.contains(name) {
-            agent.push(name.clone());
-        }
-    }
+        .filter(|(name, _)| !s.ids.contains_key(*name))
+        .filter(|(_, quotes)| {
+            quotes.iter().all(|said| {
+                said.chars().count() >= QUOTE_MIN
+                    && agents.iter().any(|a| a.contains(said.as_str()))
+            })
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
     s.senders.retain(|n| !agent.contains(n));
     s.agent = agent;
 }
@@ -899,8 +905,12 @@ fn context_quotes(json: &str, after: &str, s: &mut Session) -> Vec<String> {
                 if !s.senders.iter().any(|x| x == name) {
                     s.senders.push(name.to_string());
                 }
-                let said: String = flattened(body).chars().take(QUOTE_PREFIX).collect();
-                s.quoted.push((name.to_string(), said));
+                if s.quoted.len() < QUOTED_NAMES_MAX || s.quoted.contains_key(name) {
+                    let quotes = s.quoted.entry(name.to_string()).or_default();
+                    if quotes.len() < QUOTES_CHECKED {
+                        quotes.push(flattened(body).chars().take(QUOTE_PREFIX).collect());
+                    }
+                }
             }
         }
         out.extend(body.lines().map(|l| format!("> {l}")));

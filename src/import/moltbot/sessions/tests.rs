@@ -535,3 +535,41 @@ fn a_client_is_no_sender() {
         assert!(a_persons_name(n), "{n}");
     }
 }
+
+/// A hostile file of 20,000 replies, each quoting someone else, beside
+/// a long message of the agent's: who is the agent is found in one pass
+/// (each quote was compared with every other quote and the agent's whole
+/// text), and the agent is still found.
+#[test]
+fn many_people_quoted_are_compared_with_the_agent_in_one_pass() {
+    let mut text = String::from(
+        "# Session: 2026-04-12 14:52:00 UTC\n\n## Conversation Summary\n\nassistant: ",
+    );
+    text.push_str(&"all quiet on the server tonight, nothing to report. ".repeat(20_000));
+    text.push_str("I found the problem in run-checks.js and fixed the encoding.\n");
+    for i in 0..20_000 {
+        let who = if i % 2 == 0 {
+            "Clawy".to_string()
+        } else {
+            format!("Person {i}")
+        };
+        let body = if i % 2 == 0 {
+            "I found the problem in run-checks.js and fixed the encoding.".to_string()
+        } else {
+            format!("a message of person number {i} about their own plans")
+        };
+        text.push_str(&format!(
+            "user: Replied message (untrusted, for context):\n```json\n{{\"sender_label\": \"{who}\", \"body\": \"{body}\"}}\n```\n\nok\n"
+        ));
+    }
+    let started = std::time::Instant::now();
+    let s = read(&text);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.agent, vec!["Clawy".to_string()]);
+    assert!(!s.senders.contains(&"Clawy".to_string()));
+    assert!(s.senders.contains(&"Person 1".to_string()));
+}
