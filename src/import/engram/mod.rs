@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 const NAME_CHARS: usize = 80;
 
 /// Frontmatter keys Engram writes.
-const KNOWN_KEYS: [&str; 40] = [
+const KNOWN_KEYS: [&str; 41] = [
     "id",
     "category",
     "memoryKind",
@@ -84,6 +84,7 @@ const KNOWN_KEYS: [&str; 40] = [
     "policyClass",
     "heatScore",
     "decayScore",
+    "structuredAttributes",
 ];
 
 /// Engram's memory categories.
@@ -124,6 +125,18 @@ const NOT_READ: [(&str, &str); 7] = [
     ("identity", "identity reflections"),
 ];
 
+/// Whose the store's preferences and profile are.
+pub enum User {
+    /// No one named: `Person "User"`, who is the memory's user.
+    Unnamed,
+    /// A Person the memory may already have (`--user NAME`): what the
+    /// store says of them is added, they are not filed again.
+    Given(String),
+    /// The user another reader of the same import drafted (the OpenClaw
+    /// workspace holding the store names them): (type, name).
+    Drafted(String, String),
+}
+
 /// Reads an Engram store (`memory/local/`, or a workspace holding one).
 /// `user` names the user whose preferences and profile these are, a
 /// Person the memory may already have; without it the user is `Person
@@ -136,11 +149,82 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
         .into_iter()
         .find(|p| p.is_dir() && !is_store(dir))
         .unwrap_or_else(|| dir.to_path_buf());
+    let mut d = Draft::new(dir, "engram");
+    if !is_store(&store) {
+        d.note(format!(
+            "{}: no facts/, entities/ or profile.md: not an Engram store, nothing imported",
+            dir.display()
+        ));
+        return Ok(d.finish());
+    }
+    let user = match user {
+        Some(u) => User::Given(u.to_string()),
+        None => User::Unnamed,
+    };
+    let mut d = read_store(d, &store, user);
+    let transcripts = store.join("transcripts");
+    if transcripts.is_dir() {
+        let r = d.rel(&transcripts);
+        d.note(format!(
+            "{r}/: not imported (the conversations Engram kept; importing the OpenClaw workspace that holds the store reads them as conversations)"
+        ));
+    }
+    Ok(d.finish())
+}
+
+/// Whether a folder inside an OpenClaw workspace's memory is an Engram
+/// store (Engram, OpenClaw's memory plugin, keeps it in
+/// `memory/local/`): a memory folder of Engram's (`facts/`, `entities/`,
+/// `corrections/`, `artifacts/`) holding a file that opens with
+/// Engram's frontmatter (an `id:` and a `category:`).
+pub fn is_engram_store(p: &Path) -> bool {
+    let opens_as_engram = |f: &Path| {
+        use std::io::Read;
+        let mut head = [0u8; 1024];
+        let n = std::fs::File::open(f)
+            .and_then(|mut h| h.read(&mut head))
+            .unwrap_or(0);
+        let head = String::from_utf8_lossy(&head[..n]);
+        head.starts_with("---")
+            && head.lines().any(|l| l.starts_with("id:"))
+            && head.lines().any(|l| l.starts_with("category:"))
+    };
+    ["facts", "entities", "corrections", "artifacts"]
+        .iter()
+        .map(|sub| p.join(sub))
+        .filter(|d| d.is_dir())
+        .any(|d| {
+            // the first few memories directly in it, or in its first dated
+            // folder
+            let mut dirs = vec![d.clone()];
+            if let Ok(rd) = std::fs::read_dir(&d) {
+                let mut days: Vec<PathBuf> = rd
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|x| x.is_dir())
+                    .collect();
+                days.sort();
+                dirs.extend(days.into_iter().take(1));
+            }
+            dirs.iter()
+                .any(|dir| files(dir, "md").iter().take(8).any(|f| opens_as_engram(f)))
+        })
+}
+
+/// Reads the Engram store `store` into `d` (whose root names the
+/// sources), its preferences and profile `user`'s.
+pub fn read_store(d: Draft, store: &Path, user: User) -> Draft {
+    let (user, user_given, user_drafted) = match user {
+        User::Unnamed => (("Person".to_string(), "User".to_string()), false, false),
+        User::Given(n) => (("Person".to_string(), n), true, false),
+        User::Drafted(t, n) => ((t, n), true, true),
+    };
     let mut r = Reader {
-        d: Draft::new(dir, "engram"),
-        store: store.clone(),
-        user: ("Person".into(), user.unwrap_or("User").to_string()),
-        user_given: user.is_some(),
+        d,
+        store: store.to_path_buf(),
+        user,
+        user_given,
+        user_drafted,
         user_used: None,
         profile: Vec::new(),
         entities: HashMap::new(),
@@ -151,13 +235,7 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
         links: Vec::new(),
         verbatim: Vec::new(),
     };
-    if !is_store(&store) {
-        r.d.note(format!(
-            "{}: no facts/, entities/ or profile.md: not an Engram store, nothing imported",
-            dir.display()
-        ));
-        return Ok(r.d.finish());
-    }
+    let store = r.store.clone();
     r.aliases(&store.join("config/aliases.json"));
     // every entity's name first, so a link finds the file it names
     // whatever the order; files naming one thing under several ids are
@@ -219,7 +297,7 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
     }
     r.resolve();
     r.finish_user();
-    Ok(r.d.finish())
+    r.d
 }
 
 fn is_store(p: &Path) -> bool {
@@ -232,6 +310,9 @@ struct Reader {
     /// The user (type, name); whether it was named; where first needed.
     user: (String, String),
     user_given: bool,
+    /// Whether the user was drafted by the reader of the workspace
+    /// holding the store (filed by it).
+    user_drafted: bool,
     user_used: Option<String>,
     /// profile.md's items, with where it is.
     profile: Vec<(String, String)>,
@@ -910,7 +991,9 @@ impl Reader {
             let items: Vec<String> = self.profile.iter().map(|p| p.0.clone()).collect();
             attrs.insert("behavior_preferences".into(), json!(items));
         }
-        let meta = if self.user_given {
+        let meta = if self.user_drafted {
+            Map::new()
+        } else if self.user_given {
             self.d.elsewhere(&ty, &name);
             Map::new()
         } else {

@@ -21,6 +21,7 @@
 mod blocks;
 mod contacts;
 mod dreaming;
+mod engram_store;
 mod extra;
 mod promoted;
 mod relations;
@@ -72,6 +73,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         promoted: Vec::new(),
         saved_sessions: std::collections::HashSet::new(),
         users_senders: std::collections::HashSet::new(),
+        engram: Vec::new(),
     };
     r.decay_scores(&mem.join("meta/decay-scores.json"));
     // the workspace's own files (OpenClaw): who the user is, who the agent
@@ -112,6 +114,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
     }
     r.session_corpus(&mem);
     r.extra_paths(dir, &mem, own.as_deref(), extra);
+    r.engram_stores();
     r.drop_agent_quoted();
     r.link_promoted();
     for k in r.decay.keys() {
@@ -155,6 +158,9 @@ struct Reader {
     saved_sessions: std::collections::HashSet<String>,
     /// The senders said to be the user so far (each said once).
     users_senders: std::collections::HashSet<String>,
+    /// Engram stores met among the notes (`memory/local/`), read by the
+    /// Engram reader once the notes are.
+    engram: Vec<PathBuf>,
 }
 
 /// Keys only an agent's identity has (OpenClaw's IDENTITY.md template:

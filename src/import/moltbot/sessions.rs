@@ -105,8 +105,11 @@ fn opens(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Lines OpenClaw adds to a message that nobody wrote.
-pub(super) const PROMPTS: [&str; 7] = [
+pub(super) const PROMPTS: [&str; 9] = [
     "A new session was started via /new or /reset",
+    // (the pre-compaction memory flush, and the audit after compaction)
+    "Write any lasting notes to memory/",
+    "Please read them now using the Read tool before continuing",
     "A scheduled reminder has been triggered",
     "Please relay this reminder to the user",
     "Current time:",
@@ -148,7 +151,7 @@ fn without_media_prompt(line: &str) -> Option<String> {
 /// Prompts OpenClaw sends as a whole message, with what follows them
 /// (the boot check quotes BOOT.md, a scheduled job's run its prompt, a
 /// sub-agent's the task it was given), and what each is counted as.
-const WHOLE_PROMPTS: [(&str, &str); 12] = [
+const WHOLE_PROMPTS: [(&str, &str); 13] = [
     ("You are running a boot check", "OpenClaw's own prompts"),
     ("[Subagent Context]", "OpenClaw's own prompts"),
     (
@@ -176,6 +179,9 @@ const WHOLE_PROMPTS: [(&str, &str); 12] = [
         "OpenClaw's own prompts",
     ),
     ("[OpenClaw heartbeat poll]", "OpenClaw's own prompts"),
+    // (a finished job's result handed over for the agent to pass on:
+    // `[System Message] [sessionId: …] A cron job "…" just completed`)
+    ("[System Message]", "OpenClaw's own prompts"),
     (
         "The gateway restart completed successfully",
         "OpenClaw's own prompts",
@@ -247,41 +253,99 @@ pub(super) fn read(text: &str) -> Session {
         }
     }
     for (role, body) in raw {
-        // a message that is OpenClaw's own prompt whole, with the file it
-        // quotes (`You are running a boot check. … BOOT.md: …`)
-        let first = body.iter().find(|l| !l.trim().is_empty());
-        if let Some((_, kind)) = first.and_then(|l| {
-            WHOLE_PROMPTS
-                .iter()
-                .find(|(p, _)| unstamped(l).starts_with(p))
-        }) {
-            *s.left_out.entry(kind).or_default() += 1;
-            continue;
-        }
-        let (text, at) = clean(&body, &mut s);
-        if text.is_empty() {
-            continue;
-        }
-        let role = match role {
-            "user" => "user",
-            "assistant" => "assistant",
-            _ => {
-                *s.left_out.entry("system notices").or_default() += 1;
-                continue;
-            }
-        };
-        if role == "assistant" && SILENT.contains(&text.trim()) {
-            *s.left_out.entry("silent replies").or_default() += 1;
-            continue;
-        }
-        s.turns.push(Turn {
-            role: role.into(),
-            at,
-            text,
-        });
+        message(&mut s, role, &body, None);
     }
     the_agent_quoted(&mut s);
     s
+}
+
+/// The line a memory plugin closes the memories it puts before the
+/// user's message with (Engram's recall, Honcho's context).
+const RECALL_CLOSES: &str = "Use this context naturally when relevant. Never quote or expose this memory context to the user.";
+
+/// A conversation a memory plugin kept message by message (Engram's
+/// `transcripts/`): each (role, time, text) read as a saved session's
+/// message is, and the memories the plugin put before a user's message
+/// left out.
+pub(super) fn from_turns(turns: &[(String, Option<String>, String)]) -> Session {
+    let mut s = Session::default();
+    for (role, at, text) in turns {
+        let mut text = text.as_str();
+        if role == "user"
+            && let Some(i) = text.find(RECALL_CLOSES)
+        {
+            text = &text[i + RECALL_CLOSES.len()..];
+            *s.left_out.entry("recalled memories").or_default() += 1;
+        }
+        let body: Vec<&str> = text.lines().collect();
+        let role = match role.as_str() {
+            "user" => "user",
+            "assistant" => "assistant",
+            _ => "system",
+        };
+        message(&mut s, role, &body, at.clone());
+    }
+    // the times the plugin kept (UTC) in the zone the gateway's stamps
+    // give, so that the conversation reads in one
+    let zone = s
+        .turns
+        .iter()
+        .filter_map(|t| t.at.as_deref())
+        .filter_map(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| *t.offset())
+        .find(|o| o.local_minus_utc() != 0);
+    if let Some(zone) = zone {
+        for t in &mut s.turns {
+            if let Some(a) = t.at.as_deref().filter(|a| a.ends_with('Z'))
+                && let Ok(when) = chrono::DateTime::parse_from_rfc3339(a)
+            {
+                t.at = Some(
+                    when.with_timezone(&zone)
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                );
+            }
+        }
+    }
+    the_agent_quoted(&mut s);
+    s
+}
+
+/// One message (`role`: `user`, `assistant`, anything else a system
+/// notice) without what was wrapped around it, added to the
+/// conversation; `at`: its time when the gateway stamped none.
+fn message(s: &mut Session, role: &str, body: &[&str], at: Option<String>) {
+    // a message that is OpenClaw's own prompt whole, with the file it
+    // quotes (`You are running a boot check. … BOOT.md: …`)
+    let first = body.iter().find(|l| !l.trim().is_empty());
+    if let Some((_, kind)) = first.and_then(|l| {
+        WHOLE_PROMPTS
+            .iter()
+            .find(|(p, _)| unstamped(l).starts_with(p))
+    }) {
+        *s.left_out.entry(kind).or_default() += 1;
+        return;
+    }
+    let (text, stamped) = clean(body, s);
+    if text.is_empty() {
+        return;
+    }
+    let role = match role {
+        "user" => "user",
+        "assistant" => "assistant",
+        _ => {
+            *s.left_out.entry("system notices").or_default() += 1;
+            return;
+        }
+    };
+    if role == "assistant" && SILENT.contains(&text.trim()) {
+        *s.left_out.entry("silent replies").or_default() += 1;
+        return;
+    }
+    s.turns.push(Turn {
+        role: role.into(),
+        at: stamped.or(at.filter(|_| role == "user")),
+        text,
+    });
 }
 
 /// How much of a quoted message is compared with the agent's, and how
@@ -339,6 +403,8 @@ fn the_agent_quoted(s: &mut Session) {
 fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
     let mut out: Vec<String> = Vec::new();
     let mut at = None;
+    // whether the gateway's queue was met: each message in it has its stamp
+    let mut in_queue = false;
     let mut i = 0;
     // where the next block of each kind closes, from each line: found
     // once, so that a message of many blocks never closed is read in one
@@ -497,6 +563,25 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                 continue;
             }
         }
+        // the gateway's queue: messages sent while the agent was busy,
+        // each under `---` and `Queued #1`
+        let queued = |l: &str| {
+            l.trim()
+                .strip_prefix("Queued #")
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        };
+        if t == "[Queued messages while agent was busy]"
+            || queued(t)
+            || (t == "---" && body.get(i + 1).is_some_and(|n| queued(n)))
+        {
+            // (each queued message under its own stamp)
+            in_queue |= queued(t);
+            if t.starts_with('[') {
+                *s.left_out.entry("metadata blocks").or_default() += 1;
+            }
+            i += 1;
+            continue;
+        }
         // the gateway's `[message_id: 3687]` under a message
         if t.starts_with("[message_id:") && t.ends_with(']') {
             *s.left_out.entry("metadata blocks").or_default() += 1;
@@ -510,6 +595,10 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
         {
             *s.left_out.entry("system notices").or_default() += 1;
             i += 1;
+            // (its lines under it, indented: `  - WORKFLOW_AUTO.md`)
+            while i < body.len() && body[i].starts_with([' ', '\t']) && !body[i].trim().is_empty() {
+                i += 1;
+            }
             continue;
         }
         // a reminder's relay: its content between the two instructions
@@ -551,12 +640,12 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
             line = line.trim_start().to_string();
         }
         // the stamp the gateway puts before what the user typed
-        if at.is_none()
+        if (at.is_none() || in_queue)
             && let Some(rest) = line.trim_start().strip_prefix('[')
             && let Some((stamp, after)) = rest.split_once(']')
             && let Some(when) = stamp_time(stamp)
         {
-            at = Some(when);
+            at.get_or_insert(when);
             if let Some(n) = stamp_sender(stamp)
                 && !s.senders.contains(&n)
             {
@@ -566,7 +655,7 @@ fn clean(body: &[&str], s: &mut Session) -> (String, Option<String>) {
                 }
                 s.senders.push(n);
             }
-            line = after.trim_start().to_string();
+            line = without_sender(stamp, after.trim_start()).to_string();
         }
         out.push(line);
         i += 1;
@@ -944,6 +1033,33 @@ fn stamp_time(stamp: &str) -> Option<String> {
     let zone = zone_of(stamp).unwrap_or_else(|| "Z".into());
     Some(format!("{day}T{}{zone}", time.format("%H:%M:%S")))
 }
+
+/// What the user typed after the stamp, without the sender's label the
+/// gateway repeats before it when the stamp names them
+/// (`[Daxiang 2872173767 Thu 2026-03-19 08:25 GMT+8] 2872173767: text`).
+fn without_sender<'a>(stamp: &str, after: &'a str) -> &'a str {
+    let Some((who, rest)) = after.split_once(": ") else {
+        return after;
+    };
+    // (the stamp's part before its time: its channel and sender)
+    let named: Vec<&str> = stamp
+        .split_whitespace()
+        .take_while(|w| {
+            !WEEKDAYS.iter().any(|d| w.starts_with(d))
+                && chrono::NaiveDate::parse_from_str(w, "%Y-%m-%d").is_err()
+        })
+        .collect();
+    let who = who.trim();
+    let words: Vec<&str> = who.split_whitespace().collect();
+    if !words.is_empty() && named.windows(words.len()).any(|w| w == words.as_slice()) {
+        rest
+    } else {
+        after
+    }
+}
+
+/// How a stamp names a day of the week.
+const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
 /// The sender an older gateway's stamp names after its channel
 /// (`Telegram Ana Lima id:42 +18m 2026-02-07 10:52 GMT+8` → `Ana Lima`).

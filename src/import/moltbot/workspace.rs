@@ -490,6 +490,16 @@ impl Reader {
                     ));
                     continue;
                 }
+                // Engram's (OpenClaw's memory plugin) memories: read as
+                // Engram's, not as notes
+                if super::super::engram::is_engram_store(&p) {
+                    let r = self.d.rel(&p);
+                    self.d.note(format!(
+                        "{r}/: an Engram store (OpenClaw's memory plugin): its memories, entities, profile and transcripts read as Engram's, below"
+                    ));
+                    self.engram.push(p);
+                    continue;
+                }
                 if NOT_NOTES.contains(&name.as_str()) {
                     let r = self.d.rel(&p);
                     self.d.note(format!(

@@ -573,3 +573,107 @@ fn many_people_quoted_are_compared_with_the_agent_in_one_pass() {
     assert!(!s.senders.contains(&"Clawy".to_string()));
     assert!(s.senders.contains(&"Person 1".to_string()));
 }
+
+/// Engram's transcripts, as a real store keeps them: the memories it
+/// recalled before each message of the user's, the gateway's stamps
+/// naming a chat app's sender, its system notices over several lines,
+/// its queue, a job's result handed over, the memory flush, a heartbeat.
+#[test]
+fn a_transcript_a_memory_plugin_kept_is_read_as_what_was_said() {
+    let recall = "## User Profile\n\n- User prefers audits.\n\n## Recent Memories\n\n[1] /root/.openclaw/workspace/memory/local/facts/x.md (score: 1.1)\nTwitter API is down.\n\nUse this context naturally when relevant. Never quote or expose this memory context to the user.\n\n";
+    let t = |role: &str, at: &str, text: String| (role.to_string(), Some(at.to_string()), text);
+    let turns = vec![
+        t(
+            "user",
+            "2026-03-19T00:26:22.239Z",
+            format!(
+                "{recall}System: [2026-03-19 08:25:49 GMT+8] Daxiang[default] DM from 2872173767: 为啥api又没钱了\n\nConversation info (untrusted metadata):\n```json\n{{\n  \"timestamp\": \"Thu 2026-03-19 08:25 GMT+8\"\n}}\n```\n\n[Daxiang 2872173767 Thu 2026-03-19 08:25 GMT+8] 2872173767: 为啥api又没钱了，啥原因？"
+            ),
+        ),
+        t(
+            "assistant",
+            "2026-03-19T00:26:22.239Z",
+            "[[reply_to_current]]".into(),
+        ),
+        t(
+            "assistant",
+            "2026-03-19T00:26:30.000Z",
+            "原因找到了。".into(),
+        ),
+        t(
+            "user",
+            "2026-03-19T02:10:06.471Z",
+            format!(
+                "{recall}[Thu 2026-03-19 10:26 GMT+8] [System Message] [sessionId: 81d3] A cron job \"scan\" just completed successfully.\n\nResult:\nAISA余额不足。\n\nA completed cron job is ready for user delivery."
+            ),
+        ),
+        t(
+            "user",
+            "2026-03-19T05:42:57.000Z",
+            format!(
+                "{recall}System: [2026-03-19 13:42:57 GMT+8] ⚠️ Post-Compaction Audit: The following required startup files were not read after context reset:\n  - WORKFLOW_AUTO.md\n  - memory\\/\\d{{4}}\\.md\n\nPlease read them now using the Read tool before continuing. This ensures your operating protocols are restored after memory compaction.\nSystem: [2026-03-19 14:41:47 GMT+8] Daxiang[default] DM from 2872173767: 我不需要模型调用\n\n[Daxiang 2872173767 Thu 2026-03-19 14:41 GMT+8] 2872173767: 我不需要这个api有模型调用呀"
+            ),
+        ),
+        t(
+            "user",
+            "2026-03-19T06:00:00.000Z",
+            format!(
+                "{recall}[Queued messages while agent was busy]\n\n---\nQueued #1\nConversation info (untrusted metadata):\n```json\n{{\n  \"timestamp\": \"Thu 2026-03-19 14:50 GMT+8\"\n}}\n```\n\n[Daxiang 2872173767 Thu 2026-03-19 14:50 GMT+8] 2872173767: 还有写一个持仓时间预估\n\n---\nQueued #2\n[Daxiang 2872173767 Thu 2026-03-19 14:52 GMT+8] 2872173767: 不要瞎编"
+            ),
+        ),
+        t(
+            "user",
+            "2026-03-19T06:42:00.000Z",
+            format!(
+                "{recall}Write any lasting notes to memory/2026-03-19.md; reply with NO_REPLY if nothing to store."
+            ),
+        ),
+        t(
+            "user",
+            "2026-03-19T07:00:00.000Z",
+            format!(
+                "{recall}Read HEARTBEAT.md if it exists (workspace context). Follow it strictly.\nCurrent time: Thursday, March 19th, 2026 — 3:00 PM (Asia/Shanghai)"
+            ),
+        ),
+        t(
+            "assistant",
+            "2026-03-19T07:00:01.000Z",
+            "HEARTBEAT_OK".into(),
+        ),
+    ];
+    let s = from_turns(&turns);
+    let said: Vec<(String, Option<String>, String)> = s
+        .turns
+        .iter()
+        .map(|t| (t.role.clone(), t.at.clone(), t.text.clone()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            (
+                "user".into(),
+                Some("2026-03-19T08:25:00+08:00".into()),
+                "为啥api又没钱了，啥原因？".into()
+            ),
+            ("assistant".into(), None, "原因找到了。".into()),
+            (
+                "user".into(),
+                Some("2026-03-19T14:41:00+08:00".into()),
+                "我不需要这个api有模型调用呀".into()
+            ),
+            (
+                "user".into(),
+                Some("2026-03-19T14:50:00+08:00".into()),
+                "还有写一个持仓时间预估\n\n不要瞎编".into()
+            ),
+        ],
+        "{:#?}",
+        s.left_out
+    );
+    assert_eq!(s.left_out["recalled memories"], 6);
+    assert!(
+        s.senders.is_empty(),
+        "a chat id is no one's name: {:?}",
+        s.senders
+    );
+}
