@@ -52,6 +52,13 @@ fn workspace(ws: &Path) {
         "memory/local/entities/project-openclaw.md",
         "# OpenClaw\n\n**Type:** project\n\n## Summary\n\nThe agent framework the user runs.\n",
     );
+    // (an entity that gives its type, name and aliases in frontmatter, as
+    // an agent writing Engram's files by hand does)
+    put(
+        ws,
+        "memory/local/entities/venture-agentads.md",
+        "---\nid: entity-venture-agentads\ncategory: entity\ntype: project\nname: AgentAds\naliases: [\"agent-ads\", \"ad-network\"]\nstatus: poc-complete\n---\n\n# AgentAds 🤫\n\n## Summary\n\nAdWords for AI agents.\n",
+    );
     put(
         ws,
         "memory/local/profile.md",
@@ -166,6 +173,15 @@ fn an_engram_store_in_a_workspace_is_read_as_engrams_with_its_conversations() {
     assert_eq!(
         profile["result"][0][0], "User values security audits.",
         "{profile}"
+    );
+    let project = kip(
+        &db,
+        r#"FIND(?p.name, ?p.attributes.aliases, ?p.metadata.status) WHERE { ?p {type: "Project"} FILTER(?p.name == "AgentAds") }"#,
+    );
+    assert_eq!(
+        project["result"],
+        serde_json::json!([["AgentAds", ["agent-ads", "ad-network"], "poc-complete"]]),
+        "its frontmatter's type, name and aliases"
     );
     // the question and the state are nowhere
     let all = kip(&db, r#"FIND(?c) WHERE { ?c {type: "Insight"} }"#).to_string()

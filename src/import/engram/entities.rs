@@ -289,6 +289,19 @@ impl EntityFile {
                 kind.get_or_insert_with(|| v.trim().to_string());
             }
         }
+        // (a file that gives its type and name in its frontmatter:
+        // `type: project`, `name: AgentAds`; the body's `**Type:**` first,
+        // the frontmatter's name before its heading, which may carry a
+        // mark: `# AgentAds 🤫`)
+        let given = |k: &str| {
+            front
+                .keys
+                .get(k)
+                .map(|(v, _)| v.trim().trim_matches('"').trim().to_string())
+                .filter(|v| !v.is_empty() && !v.starts_with('[') && !v.starts_with('{'))
+        };
+        let kind = kind.or_else(|| given("type"));
+        let name = given("name").or(name);
         let (prefix, rest) = typed_id(&stem);
         EntityFile {
             ty: entity_type(kind.as_deref().unwrap_or(prefix)),
@@ -451,6 +464,18 @@ impl Reader {
         if let Some((more, _)) = self.aliases.remove(rest) {
             lists.entry("aliases".into()).or_default().extend(more);
         }
+        // (frontmatter `aliases: ["agent-ads", "ad-network"]`)
+        if let Some((v, _)) = f.front.keys.get("aliases") {
+            let list = lists.entry("aliases".into()).or_default();
+            for a in super::frontmatter::list(v) {
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
+            if list.is_empty() {
+                lists.remove("aliases");
+            }
+        }
         let merged = (ty.clone(), name.clone()) != (f.ty.clone(), f.name.clone());
         if merged {
             // a file naming the same thing as another: its id and its own
@@ -477,6 +502,8 @@ impl Reader {
                 "updated" if super::is_time(v) => {
                     meta.insert("observed_at".into(), json!(v));
                 }
+                // (its type, name and aliases, read above)
+                "type" | "name" | "aliases" => {}
                 _ => {
                     meta.insert(snake(k), json!(v));
                 }
