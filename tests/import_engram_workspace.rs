@@ -160,6 +160,15 @@ fn an_engram_store_in_a_workspace_is_read_as_engrams_with_its_conversations() {
             && row[2] == "engram"),
         "{r}"
     );
+    let attrs = kip(
+        &db,
+        r#"FIND(?p.metadata.structured_attributes) WHERE { ?p {type: "Preference"} }"#,
+    );
+    assert_eq!(
+        attrs["result"],
+        serde_json::json!([{"tool": "curl"}]),
+        "{attrs}"
+    );
     let users = kip(&db, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
     assert_eq!(
         users["result"],

@@ -43,6 +43,7 @@ pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
     }
     let mut f = Front::default();
     let mut list_key: Option<String> = None;
+    let mut nested: Option<(String, Value)> = None;
     for (i, line) in lines[1..end].iter().enumerate() {
         let n = i + 2;
         if line.trim().is_empty() {
@@ -71,6 +72,37 @@ pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
             }
             continue;
         }
+        // a key's map or list indented under it (`structuredAttributes:`
+        // then `  city: Ghost`): that key's value, as JSON, never keys of
+        // the memory's own (gathered here, written once the key ends)
+        if indented && let Some(k) = list_key.clone() {
+            let t = line.trim();
+            let held = &mut nested.get_or_insert_with(|| (k, Value::Null)).1;
+            match t.strip_prefix("- ") {
+                Some(item) => {
+                    if !held.is_array() {
+                        *held = json!([]);
+                    }
+                    if let Value::Array(a) = held {
+                        a.push(json!(unquote(item.trim())));
+                    }
+                }
+                None => {
+                    if !held.is_object() {
+                        *held = json!({});
+                    }
+                    if let (Value::Object(m), Some((nk, nv))) = (held, t.split_once(':')) {
+                        m.insert(nk.trim().to_string(), json!(unquote(nv.trim())));
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some((k, v)) = nested.take()
+            && let Some(e) = f.keys.get_mut(&k)
+        {
+            e.0 = v.to_string();
+        }
         let Some((k, v)) = line.split_once(':') else {
             continue;
         };
@@ -81,6 +113,11 @@ pub fn frontmatter(text: &str) -> Result<(Front, String, usize), String> {
             continue;
         }
         f.keys.insert(k, (unquote(v), n));
+    }
+    if let Some((k, v)) = nested.take()
+        && let Some(e) = f.keys.get_mut(&k)
+    {
+        e.0 = v.to_string();
     }
     let body_start = end + 1;
     let body: Vec<&str> = lines[body_start.min(lines.len())..].to_vec();
@@ -139,6 +176,25 @@ pub fn snake(k: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_or_a_list_indented_under_a_key_is_that_keys_value() {
+        let (f, body, _) = frontmatter(
+            "---\nid: fact-1\ncategory: fact\nstructuredAttributes:\n  city: Ghost\n  status: moved\ntags:\n  - a\n  - b\nstatus: active\n---\n\nText.\n",
+        )
+        .expect("frontmatter");
+        assert_eq!(body, "Text.");
+        assert_eq!(
+            f.keys["structuredAttributes"].0,
+            r#"{"city":"Ghost","status":"moved"}"#
+        );
+        assert_eq!(f.keys["tags"].0, r#"["a","b"]"#);
+        assert_eq!(
+            f.keys["status"].0, "active",
+            "a nested key is not the memory's"
+        );
+        assert!(!f.keys.contains_key("city"));
+    }
 
     #[test]
     fn a_frontmatter_past_the_limit_leaves_the_whole_file_as_text() {

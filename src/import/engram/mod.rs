@@ -843,6 +843,14 @@ impl Reader {
                 "importanceReasons" | "importanceKeywords" | "lineage" | "intentEntityTypes" => {
                     meta.insert(snake(k), json!(list(v)));
                 }
+                // (what extraction read off the text: `{"tool": "curl"}`)
+                "structuredAttributes" => {
+                    let v = serde_json::from_str::<Value>(v)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!(v));
+                    meta.insert(snake(k), v);
+                }
                 "heatScore" | "decayScore" | "chunkIndex" | "chunkTotal" => {
                     meta.insert(snake(k), num().map_or_else(|| json!(v), |x| json!(x)));
                 }
