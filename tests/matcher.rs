@@ -616,3 +616,67 @@ fn two_texts_are_never_merged_into_one() {
     let v = why(&mut nx, "Topic", "Resume JT Somwaru", "Resume: JT Somwaru");
     assert!(v.to_string().contains("two documents"), "{v}");
 }
+
+/// A preference (or a fact, a lesson) named by its opening words is its
+/// text: two that open alike but name different things (`US microcap
+/// stocks` / `Hong Kong large caps`) are asked about, never merged; two
+/// that say the same in other words are merged, as before.
+#[test]
+fn two_statements_that_open_alike_are_one_only_when_they_say_the_same() {
+    let mut nx = memory();
+    let statement = |nx: &mut Nexus, name: &str, text: &str| {
+        let (n, d) = (
+            serde_json::to_string(name).unwrap(),
+            serde_json::to_string(text).unwrap(),
+        );
+        kip(
+            nx,
+            &format!(
+                r#"UPSERT {{ CONCEPT ?p {{ {{type: "Preference", name: {n}}} SET ATTRIBUTES {{ description: {d} }} }} CONCEPT ?ada {{ {{type: "Person", name: "Ada"}} SET PROPOSITIONS {{ ("likes", ?p) }} }} }}"#
+            ),
+        );
+    };
+    let scan = "User prefers the nightly portfolio scan to run at 22:00 Shanghai time and to";
+    let scan_b = format!("{scan} (bbbb)");
+    statement(
+        &mut nx,
+        scan,
+        &format!("{scan} report only US microcap stocks."),
+    );
+    statement(
+        &mut nx,
+        &scan_b,
+        &format!("{scan} report only Hong Kong large caps."),
+    );
+    let curl = "User strongly rejects running unverified 'curl | bash' installation scripts for";
+    let curl_b = format!("{curl} (nsvh)");
+    statement(
+        &mut nx,
+        curl,
+        &format!("{curl} AI agents without auditing them first."),
+    );
+    statement(
+        &mut nx,
+        &curl_b,
+        &format!("{curl} AI agents before a thorough audit of what they do."),
+    );
+    let items = cycle(&mut nx);
+    assert!(
+        find(&items, "merge", scan, &scan_b).is_none(),
+        "two scans, two markets: {:?}",
+        items.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+    let asked = find(&items, "same_or_different", scan, &scan_b).expect("asked");
+    assert!(
+        asked
+            .rationale
+            .contains("each states what the other does not (us / hong, kong)"),
+        "{}",
+        asked.rationale
+    );
+    assert!(
+        find(&items, "merge", curl, &curl_b).is_some(),
+        "one rule, said twice: {:?}",
+        items.iter().map(|i| &i.title).collect::<Vec<_>>()
+    );
+}

@@ -194,6 +194,44 @@ fn proper_names(text: &str) -> HashSet<String> {
     out
 }
 
+/// Whether a concept is a statement named by its opening words (a
+/// preference, a fact, a lesson an import or a cycle named after its
+/// text: `User prefers the nightly scan to run at 22:00 and to…`, with
+/// `(bbbb)` after it when another opens the same way): what it is, is
+/// its whole text, not its name. At least this many words open it.
+pub const STATEMENT_NAME_WORDS: usize = 4;
+
+pub fn is_statement(c: &ConceptView) -> bool {
+    if matching::is_person_type(&c.ty) {
+        return false;
+    }
+    // (without the mark that tells two names of one opening apart)
+    let name = c.name.trim();
+    let name = match name.rsplit_once(" (") {
+        Some((head, tail)) if tail.len() <= 12 && tail.ends_with(')') && !tail.contains(' ') => {
+            head
+        }
+        _ => name,
+    };
+    let n = similarity::normalise(name);
+    let d = similarity::normalise(&c.description);
+    n.split(' ').count() >= STATEMENT_NAME_WORDS && d.len() > n.len() && d.starts_with(&n)
+}
+
+/// What a statement names that another may not: its proper names (a
+/// capitalised word not opening a sentence) and its values (a word with a
+/// digit: `22:00`, `9876`, `2026-03-18`), normalised.
+fn named_values(text: &str) -> HashSet<String> {
+    let mut out = proper_names(text);
+    out.extend(
+        text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '[' | ']'))
+            .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(|w| w.to_lowercase()),
+    );
+    out
+}
+
 /// An acronym whose description spells it out as something other than the
 /// other name ("CSO": "Chicago Symphony Orchestra, heard on tour" against
 /// "City of Stockholm Orchestra").
@@ -366,10 +404,12 @@ pub fn compare(p: &Candidate) -> Comparison {
         set(&mut c, "neighbours", level, detail);
     }
     // descriptions
+    // (a statement's name is its opening words: another text that opens
+    // the same way does not name it)
     let names_other = |desc: &str, other: &ConceptView| {
         let d = similarity::normalise(desc);
         let n = similarity::normalise(&other.name);
-        n.len() >= 3 && format!(" {d} ").contains(&format!(" {n} "))
+        n.len() >= 3 && format!(" {d} ").contains(&format!(" {n} ")) && !is_statement(other)
     };
     let (da, db) = (
         similarity::stems_of(&p.a.description),
@@ -478,7 +518,29 @@ pub fn compare(p: &Candidate) -> Comparison {
             }
         }
     }
-    if da.len() >= LONG_TEXT_WORDS && db.len() >= LONG_TEXT_WORDS {
+    // two statements are one only when they say the same: each naming
+    // what the other does not (`US microcaps` / `Hong Kong large caps`,
+    // `22:00` / `23:00`) are two, or one changed; asked, never merged
+    if is_statement(&p.a) && is_statement(&p.b) {
+        let (va, vb) = (
+            named_values(&p.a.description),
+            named_values(&p.b.description),
+        );
+        let only = |x: &HashSet<String>, y: &HashSet<String>| {
+            let mut v: Vec<String> = x.difference(y).cloned().collect();
+            v.sort();
+            v
+        };
+        let (oa, ob) = (only(&va, &vb), only(&vb, &va));
+        if !oa.is_empty() && !ob.is_empty() {
+            c.texts = Some(format!(
+                "each states what the other does not ({} / {}): a merge would lose one",
+                oa.join(", "),
+                ob.join(", ")
+            ));
+        }
+    }
+    if c.texts.is_none() && da.len() >= LONG_TEXT_WORDS && db.len() >= LONG_TEXT_WORDS {
         let o = similarity::overlap(&p.a.description, &p.b.description);
         if o < SAME_TEXT_OVERLAP {
             c.texts = Some(format!(
