@@ -161,6 +161,12 @@ impl Draft {
         self.read.contains(p)
     }
 
+    /// Takes back that `p` was read (a reader that found nothing of its
+    /// kind in it hands it to another).
+    pub fn forget(&mut self, p: &Path) {
+        self.read.remove(p);
+    }
+
     /// Whether a file in `dir` or below it was read.
     pub fn read_under(&self, dir: &Path) -> bool {
         self.read.iter().any(|p| p.starts_with(dir))
@@ -189,11 +195,18 @@ impl Draft {
         match std::fs::read(p) {
             Ok(b) => match String::from_utf8(b) {
                 Ok(s) => Some(s),
-                Err(_) => {
-                    let r = self.rel(p);
-                    self.note(format!("{r}: not UTF-8 text, skipped"));
-                    None
-                }
+                Err(e) => match decoded(e.as_bytes()) {
+                    Some((s, how)) => {
+                        let r = self.rel(p);
+                        self.note(format!("{r}: {how}"));
+                        Some(s)
+                    }
+                    None => {
+                        let r = self.rel(p);
+                        self.note(format!("{r}: not UTF-8 text, skipped"));
+                        None
+                    }
+                },
             },
             Err(e) => {
                 let r = self.rel(p);
@@ -431,6 +444,61 @@ impl Draft {
     }
 }
 
+/// At most this many bytes of a UTF-8 note may be another encoding's
+/// (read as Windows-1252, said); more, and the file is not UTF-8 text.
+pub const STRAY_BYTES_MAX: usize = 64;
+
+/// A note that is not UTF-8 as text, when it can be read without
+/// guessing, and how: one saved as UTF-16 (its byte-order mark says so),
+/// or a UTF-8 note with a few bytes a Windows tool wrote into it (`today\x92s`,
+/// Windows-1252's apostrophe), each read as Windows-1252 reads it.
+pub fn decoded(b: &[u8]) -> Option<(String, String)> {
+    for (bom, enc) in [
+        (&[0xFF, 0xFE][..], encoding_rs::UTF_16LE),
+        (&[0xFE, 0xFF][..], encoding_rs::UTF_16BE),
+    ] {
+        if b.starts_with(bom) {
+            let (s, _, bad) = enc.decode(b);
+            return (!bad).then(|| {
+                (
+                    s.into_owned(),
+                    format!("saved as {}, read as such", enc.name()),
+                )
+            });
+        }
+    }
+    let mut out = String::with_capacity(b.len());
+    let mut rest = b;
+    let mut stray = 0;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let (ok, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(ok).ok()?);
+                let n = e.error_len().unwrap_or(after.len()).max(1);
+                stray += n;
+                if stray > STRAY_BYTES_MAX {
+                    return None;
+                }
+                let (s, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(&after[..n]);
+                out.push_str(&s);
+                rest = &after[n..];
+            }
+        }
+    }
+    Some((
+        out,
+        format!(
+            "{stray} byte{} not UTF-8 (a Windows tool's), read as Windows-1252",
+            if stray == 1 { "" } else { "s" }
+        ),
+    ))
+}
+
 /// Adds what another file says of an element: keys it lacks, and the
 /// other file's source in `also_from`.
 pub fn merge(
@@ -570,6 +638,26 @@ pub const UNSORTED: [&str; 2] = [
 
 #[cfg(test)]
 mod tests {
+    use super::decoded;
+
+    /// A note a Windows tool wrote a byte into, or saved as UTF-16, is
+    /// read; a file of another encoding throughout is not guessed at.
+    #[test]
+    fn a_stray_windows_byte_or_utf16_is_read_and_said() {
+        let (s, how) = decoded(b"today\x92s macro watchouts\n").expect("read");
+        assert_eq!(s, "today\u{2019}s macro watchouts\n");
+        assert!(how.contains("1 byte not UTF-8"), "{how}");
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("Résumé ✓".encode_utf16().flat_map(|u| u.to_le_bytes()))
+            .collect();
+        assert_eq!(decoded(&utf16).expect("read").0, "Résumé ✓");
+        // (GBK throughout: many bytes, not guessed)
+        let gbk: Vec<u8> = std::iter::repeat_n([0xC4u8, 0xE3], 100).flatten().collect();
+        assert!(decoded(&gbk).is_none());
+        // (a file cut inside a character: its end read as Windows-1252)
+        assert_eq!(decoded(b"caf\xC3").expect("read").0, "caf\u{C3}");
+    }
     use super::short;
 
     #[test]

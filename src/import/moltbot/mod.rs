@@ -23,6 +23,7 @@ mod contacts;
 mod dreaming;
 mod engram_store;
 mod extra;
+mod learnings;
 mod promoted;
 mod relations;
 mod sessions;
@@ -113,6 +114,9 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         r.notes_in(&mem, &mem);
     }
     r.session_corpus(&mem);
+    if mem != dir {
+        r.learnings(&dir.join(".learnings"));
+    }
     r.extra_paths(dir, &mem, own.as_deref(), extra);
     r.engram_stores();
     r.drop_agent_quoted();
