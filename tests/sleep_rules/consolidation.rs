@@ -1038,6 +1038,70 @@ fn events_are_linked_to_the_people_they_name() {
     assert_eq!(linked, json!(["Ana", "大坪さん", "池内先生"]));
 }
 
+/// The agent's diary names its user in entry after entry (87 times in a
+/// real Taiwanese workspace): from six Events naming one person in a
+/// cycle, the links are one item, and approving it links them all; a
+/// person fewer Events name keeps an item an Event.
+#[test]
+fn many_events_naming_one_person_are_one_item() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    let mut cmd = String::from(
+        r#"UPSERT {
+  CONCEPT ?l { {type: "Person", name: "Leonardo"} SET ATTRIBUTES { aliases: ["Leo"] } }
+  CONCEPT ?a { {type: "Person", name: "Ana"} SET ATTRIBUTES { description: "designer" } }
+"#,
+    );
+    let said = [
+        "Leo reviewed the grant draft and cut the budget section.",
+        "Leo booked the flight to Lisbon for the conference.",
+        "Leo met Ana about the poster layout.",
+        "Leo fixed the GPU driver after the kernel update.",
+        "Leo wrote the related-work section on audio models.",
+        "Leo moved the lab meeting to Thursday mornings.",
+    ];
+    for (i, text) in said.iter().enumerate() {
+        let d = 14 + i;
+        cmd.push_str(&format!(
+            "  CONCEPT ?e{d} {{ {{type: \"Event\", name: \"2026-11-{d} diary\"}} SET ATTRIBUTES {{ event_class: \"daily_note\", start_time: \"2026-11-{d}T09:00:00Z\", content_summary: \"{text}\" }} }}\n"
+        ));
+    }
+    cmd.push('}');
+    kip(&mut nx, &cmd);
+    let rep = cycle(&mut nx);
+    let mut got = proposed(&nx, &rep, "connection");
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "2026-11-16 diary mentions Ana",
+            "6 Events mention Leonardo: 2026-11-14 diary, 2026-11-15 diary, 2026-11-16 diary, …",
+        ],
+        "{got:?}"
+    );
+    let p = proposals::get(&nx, rep.proposal.expect("a proposal"))
+        .expect("read")
+        .expect("the proposal");
+    let bulk = p
+        .items
+        .iter()
+        .find(|i| i.title.starts_with("6 Events"))
+        .expect("the item");
+    assert_eq!(bulk.evidence.len(), 6);
+    proposals::approve(
+        &mut nx,
+        p.id,
+        Some(&[bulk.seq]),
+        &Default::default(),
+        &operator(),
+    )
+    .expect("approved");
+    let linked = kip(
+        &mut nx,
+        r#"FIND(?e.name) WHERE { (?e, "mentions", {type: "Person", name: "Leonardo"}) } ORDER BY ?e.name ASC"#,
+    );
+    assert_eq!(linked.as_array().map(Vec::len), Some(6), "{linked}");
+}
+
 /// Real Japanese daily notes: the heuristic reasoner reads no cue in a
 /// section of decisions (`決定事項`), of lessons (`LINEスタンプ制作の教訓`)
 /// or about someone (`かっぴーについて`), and leaves each as it is, named

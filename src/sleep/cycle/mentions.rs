@@ -159,8 +159,10 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
     events.retain(|e| !cx.regular_entries.contains(&e.id));
     let regular = regular - events.len();
     let mut drafts = Vec::new();
+    // (person, Event, its id, the name it says)
+    let mut found: Vec<(String, String, String, String)> = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        if drafts.len() >= MENTION_MAX {
+        if found.len() >= MENTION_MAX {
             break;
         }
         if i % 64 == 0 {
@@ -188,10 +190,29 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             if linked.contains(person) {
                 continue;
             }
+            found.push((person.clone(), e.name.clone(), e.id.clone(), said));
+        }
+    }
+    // a person many Events name (the user, in the agent's diary) is one
+    // item: every link at once, one decision
+    let mut by_person: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, f) in found.iter().enumerate() {
+        match by_person.iter_mut().find(|(p, _)| *p == f.0) {
+            Some((_, at)) => at.push(i),
+            None => by_person.push((f.0.clone(), vec![i])),
+        }
+    }
+    for (person, at) in by_person {
+        if at.len() >= BULK_FROM {
+            drafts.push(bulk(cx, &person, at.iter().map(|&i| &found[i])));
+            continue;
+        }
+        for i in at {
+            let (person, event, id, said) = &found[i];
             drafts.push(Draft {
                 class: "connection".into(),
-                key: format!("mentions:{}:{person}", e.id),
-                title: format!("{} mentions {person}", e.name),
+                key: format!("mentions:{id}:{person}"),
+                title: format!("{event} mentions {person}"),
                 commands: vec![
                     r#"UPSERT {
   PROPOSITION ?link {
@@ -201,21 +222,14 @@ pub(super) fn people_named(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
 WITH METADATA { source: "SleepConnections", author: "$system", confidence: 0.7, created_at: :ts }"#
                         .to_string(),
                 ],
-                params: pm(json!({"event_name": e.name, "person": person, "ts": cx.opts.now})),
-                rationale: if said == *person {
-                    format!("{} says \"{said}\", and no link of it names them", e.name)
-                } else {
-                    format!(
-                        "{} says \"{said}\", a name {person} is known by, and no link of it names them",
-                        e.name
-                    )
-                },
-                evidence: vec![e.id.clone()],
+                params: pm(json!({"event_name": event, "person": person, "ts": cx.opts.now})),
+                rationale: said_by(event, said, person),
+                evidence: vec![id.clone()],
                 confidence: 0.7,
             });
         }
     }
-    let n = drafts.len();
+    let n = found.len();
     stage(cx, nx, drafts)?;
     cx.count("mentions", n as i64);
     if regular > 0 {
@@ -229,6 +243,67 @@ WITH METADATA { source: "SleepConnections", author: "$system", confidence: 0.7, 
         ));
     }
     Ok(())
+}
+
+/// From this many Events naming one person in a cycle, their links are
+/// one item.
+pub(crate) const BULK_FROM: usize = 6;
+
+/// Why an Event is proposed to mention a person.
+fn said_by(event: &str, said: &str, person: &str) -> String {
+    if said == person {
+        format!("{event} says \"{said}\", and no link of it names them")
+    } else {
+        format!(
+            "{event} says \"{said}\", a name {person} is known by, and no link of it names them"
+        )
+    }
+}
+
+/// One item linking every Event found naming `person` to them.
+fn bulk<'a>(
+    cx: &Cx,
+    person: &str,
+    found: impl Iterator<Item = &'a (String, String, String, String)>,
+) -> Draft {
+    let found: Vec<&(String, String, String, String)> = found.collect();
+    let mut params = json!({"person": person, "ts": cx.opts.now});
+    let mut commands = Vec::new();
+    for (i, (_, event, _, _)) in found.iter().enumerate() {
+        params[format!("event_{i}")] = json!(event);
+        commands.push(format!(
+            r#"UPSERT {{
+  PROPOSITION ?link {{
+    ({{type: "Event", name: :event_{i}}}, "mentions", {{type: "Person", name: :person}})
+  }}
+}}
+WITH METADATA {{ source: "SleepConnections", author: "$system", confidence: 0.7, created_at: :ts }}"#
+        ));
+    }
+    let shown: Vec<&str> = found.iter().take(3).map(|f| f.1.as_str()).collect();
+    Draft {
+        class: "connection".into(),
+        key: format!("mentions-of:{person}"),
+        title: format!(
+            "{} Events mention {person}: {}{}",
+            found.len(),
+            shown.join(", "),
+            if found.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ),
+        commands,
+        params: pm(params),
+        rationale: found
+            .iter()
+            .map(|(_, event, _, said)| said_by(event, said, person))
+            .collect::<Vec<_>>()
+            .join("; "),
+        evidence: found.iter().map(|f| f.2.clone()).collect(),
+        confidence: 0.7,
+    }
 }
 
 #[cfg(test)]
