@@ -258,7 +258,8 @@ fn hostile_files_are_reported_and_the_rest_imports() {
     std::fs::create_dir_all(folder.join("memory/meta")).expect("dirs");
     std::fs::write(
         folder.join("memory/episodes/2026-01-01.md"),
-        b"## 09:00 | fact\n\xff\xfe bad\n",
+        // (more bytes than a Windows tool's few strays: not UTF-8 text)
+        [&b"## 09:00 | fact\n"[..], &[0xFF; 100]].concat(),
     )
     .expect("write");
     std::fs::write(folder.join("memory/meta/decay-scores.json"), "{ not json").expect("write");
@@ -678,7 +679,7 @@ fn hostile_engram_files_are_reported_and_the_rest_imports() {
     )
     .expect("write");
     std::fs::write(day.join("fact-2-b.md"), "---\ncategory: fact\n").expect("write");
-    std::fs::write(day.join("fact-3-c.md"), b"\xff\xfe---\n").expect("write");
+    std::fs::write(day.join("fact-3-c.md"), [0xC0u8; 100]).expect("write");
     let tags = vec!["\"t\""; 50_000].join(",");
     std::fs::write(
         day.join("fact-4-d.md"),

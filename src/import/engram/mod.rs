@@ -22,6 +22,8 @@
 //! | `config/aliases.json` | the variant names in the entity's `aliases` |
 //! | `profile.md` bullets | the user's `behavior_preferences` |
 //! | `artifacts/` verbatim anchors | `verbatim` on the memory they quote (a `Fact` when that memory is not in the folder) |
+//! | `structuredAttributes` (a map, inline as JSON or indented under the key) | metadata `structured_attributes`, an object |
+//! | `transcripts/` | read by the OpenClaw reader when the store is a workspace's (`read_store`), as conversations; said, when the store is imported alone |
 //!
 //! Every element carries `source: "engram:<file>:<line>"`, its Engram id
 //! as `engram_id` and its original times. Frontmatter keys Engram writes
