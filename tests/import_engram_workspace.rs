@@ -8,15 +8,9 @@
 
 mod common;
 
-use common::{kip, run, tmp};
+use common::{kip, put, run, tmp};
 use serde_json::Value;
 use std::path::Path;
-
-fn put(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("folders");
-    std::fs::write(p, text).expect("write");
-}
 
 /// What Engram put before each of the user's messages.
 const RECALL: &str = "## User Profile\\n\\n- User strongly prefers auditing installation scripts.\\n\\n## Recent Memories\\n\\n[1] /root/.openclaw/workspace/memory/local/facts/2026-03-18/fact-1.md (score: 1.1)\\nTwitter API is down.\\n\\nUse this context naturally when relevant. Never quote or expose this memory context to the user.\\n\\n";
@@ -258,4 +252,45 @@ fn a_folder_named_like_engrams_without_its_memories_is_notes() {
     assert!(!out.contains("an Engram store"), "{out}");
     let r = kip(&db, r#"FIND(?c.name) WHERE { ?c {type: "Insight"} }"#);
     assert!(r.to_string().contains("Lisbon"), "{r}");
+}
+
+/// A hostile transcript: 20,000 messages, each under a session key of
+/// its own, one a line past the limit, one never a message: read in one
+/// pass, its context keeping the first 16 keys, the long line said.
+#[test]
+fn a_transcript_of_many_session_keys_and_a_huge_line_is_read_in_one_pass() {
+    let home = tmp("engram-hostile-transcript");
+    let ws = home.join("workspace");
+    workspace(&ws);
+    let mut t = String::new();
+    for i in 0..20_000 {
+        t += &format!(
+            "{{\"timestamp\":\"2026-03-21T01:00:00.000Z\",\"role\":\"user\",\"content\":\"message {i}\",\"sessionKey\":\"key-{i}\"}}\n"
+        );
+    }
+    t += &format!(
+        "{{\"role\":\"user\",\"content\":\"{}\"}}\n",
+        "x".repeat(5 * 1024 * 1024)
+    );
+    put(
+        &ws,
+        "memory/local/transcripts/main/default/2026-03-21.jsonl",
+        &t,
+    );
+    let db = home.join("m.db");
+    let (ok, out) = run(&db, &["import", "openclaw", &ws.to_string_lossy()]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("2026-03-21.jsonl: 1 line longer than 4 MB, skipped"),
+        "{out}"
+    );
+    let e = kip(
+        &db,
+        r#"FIND(?e.attributes.context) WHERE { ?e {type: "Event", name: "2026-03-21 conversation, main"} }"#,
+    );
+    let keys = e["result"][0]["session_keys"]
+        .as_array()
+        .expect("keys")
+        .len();
+    assert_eq!(keys, 16, "{e}");
 }

@@ -6,14 +6,7 @@
 
 mod common;
 
-use common::{kip, run, tmp};
-use std::path::Path;
-
-fn put(dir: &Path, rel: &str, text: &[u8]) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("folders");
-    std::fs::write(p, text).expect("write");
-}
+use common::{kip, put, run, tmp};
 
 #[test]
 fn each_entry_of_the_agents_learning_log_is_an_insight() {

@@ -18,6 +18,13 @@ pub fn tmp(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` to `rel` under `dir`, making its folders.
+pub fn put(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("folders");
+    std::fs::write(p, text).expect("write");
+}
+
 pub fn somnus(db: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .arg("--db")

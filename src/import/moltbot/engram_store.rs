@@ -13,6 +13,9 @@ use super::sessions::from_turns;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
+/// At most this many session keys a conversation keeps in its context.
+const SESSION_KEYS_MAX: usize = 16;
+
 /// A transcript line past this many bytes is left out (and said): a
 /// message is never this long, a line this long is no transcript's.
 const LINE_MAX: usize = 4 * 1024 * 1024;
@@ -133,7 +136,9 @@ impl Reader {
                 .and_then(Value::as_str)
                 .filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
                 .map(str::to_string);
+            // (the first few: a file of a session key a line stays linear)
             if let Some(k) = v.get("sessionKey").and_then(Value::as_str)
+                && keys.len() < SESSION_KEYS_MAX
                 && !keys.iter().any(|x| x == k)
             {
                 keys.push(k.to_string());

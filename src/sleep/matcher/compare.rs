@@ -214,8 +214,17 @@ pub fn is_statement(c: &ConceptView) -> bool {
         _ => name,
     };
     let n = similarity::normalise(name);
-    let d = similarity::normalise(&c.description);
-    n.split(' ').count() >= STATEMENT_NAME_WORDS && d.len() > n.len() && d.starts_with(&n)
+    if n.split(' ').count() < STATEMENT_NAME_WORDS {
+        return false;
+    }
+    // (the description's opening only: a note's whole text is long)
+    let opening: String = c
+        .description
+        .chars()
+        .take(name.chars().count() * 2 + 32)
+        .collect();
+    let d = similarity::normalise(&opening);
+    d.len() > n.len() && d.starts_with(&n)
 }
 
 /// What a statement names that another may not: its proper names (a
@@ -406,16 +415,19 @@ pub fn compare(p: &Candidate) -> Comparison {
     // descriptions
     // (a statement's name is its opening words: another text that opens
     // the same way does not name it)
-    let names_other = |desc: &str, other: &ConceptView| {
+    let statements = (is_statement(&p.a), is_statement(&p.b));
+    let names_other = |desc: &str, other: &ConceptView, statement: bool| {
         let d = similarity::normalise(desc);
         let n = similarity::normalise(&other.name);
-        n.len() >= 3 && format!(" {d} ").contains(&format!(" {n} ")) && !is_statement(other)
+        !statement && n.len() >= 3 && format!(" {d} ").contains(&format!(" {n} "))
     };
     let (da, db) = (
         similarity::stems_of(&p.a.description),
         similarity::stems_of(&p.b.description),
     );
-    if names_other(&p.a.description, &p.b) || names_other(&p.b.description, &p.a) {
+    if names_other(&p.a.description, &p.b, statements.1)
+        || names_other(&p.b.description, &p.a, statements.0)
+    {
         set(
             &mut c,
             "description",
@@ -521,7 +533,7 @@ pub fn compare(p: &Candidate) -> Comparison {
     // two statements are one only when they say the same: each naming
     // what the other does not (`US microcaps` / `Hong Kong large caps`,
     // `22:00` / `23:00`) are two, or one changed; asked, never merged
-    if is_statement(&p.a) && is_statement(&p.b) {
+    if statements.0 && statements.1 {
         let (va, vb) = (
             named_values(&p.a.description),
             named_values(&p.b.description),
