@@ -106,7 +106,7 @@ fn workspace(ws: &Path) {
     put(
         ws,
         "memory/local/transcripts/subagent/d58eaec5-350a/2026-03-17.jsonl",
-        &line(
+        line(
             "user",
             "2026-03-17T01:00:00.000Z",
             "Research Hermes Agent and report back.",
