@@ -349,16 +349,7 @@ impl Reader {
                 "Event",
                 &super::super::draft::short(&format!("{day} {about}"), 80),
             );
-            let start = s
-                .turns
-                .iter()
-                .find_map(|t| t.at.clone())
-                .unwrap_or_else(|| format!("{day}T00:00:00Z"));
-            let mut attrs = Map::new();
-            attrs.insert("start_time".into(), json!(start));
-            if s.turns.iter().all(|t| t.at.is_none()) {
-                attrs.insert("time_precision".into(), json!("day"));
-            }
+            let mut attrs = s.times(*day, None, None, false);
             let mut context = Map::new();
             context.insert("session_id".into(), json!(cs.id));
             context.insert("agent".into(), json!(cs.agent));

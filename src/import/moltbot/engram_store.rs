@@ -175,28 +175,7 @@ impl Reader {
         };
         let name = self.unique("Event", &short(&label, 80));
         let times: Vec<&str> = turns.iter().filter_map(|t| t.1.as_deref()).collect();
-        let start = s
-            .turns
-            .iter()
-            .find_map(|t| t.at.clone())
-            .or_else(|| times.first().map(|t| t.to_string()))
-            .unwrap_or_else(|| format!("{day}T00:00:00Z"));
-        let mut attrs = Map::new();
-        attrs.insert("start_time".into(), json!(start));
-        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
-        if let Some(end) = times.last()
-            && instant(end) > instant(&start)
-            && let (Some(end), Some(start)) = (instant(end), instant(&start))
-        {
-            // (in the zone the conversation starts in)
-            let end = end
-                .with_timezone(start.offset())
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            attrs.insert("end_time".into(), json!(end));
-        }
-        if times.is_empty() && s.turns.iter().all(|t| t.at.is_none()) {
-            attrs.insert("time_precision".into(), json!("day"));
-        }
+        let mut attrs = s.times(day, times.first().copied(), times.last().copied(), true);
         let mut context = Map::new();
         if let Some(c) = channel.first() {
             context.insert("channel".into(), json!(c));

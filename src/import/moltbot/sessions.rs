@@ -1153,6 +1153,44 @@ impl Session {
             .join("\n\n")
     }
 
+    /// The conversation's times as its Event keeps them: `start_time`
+    /// when its first stamped message was sent, else `fallback`, else its
+    /// day's start; `end_time` `end` when that is later (in the zone the
+    /// conversation starts in when `in_start_zone`); `time_precision:
+    /// "day"` when nothing gave a time.
+    pub fn times(
+        &self,
+        day: chrono::NaiveDate,
+        fallback: Option<&str>,
+        end: Option<&str>,
+        in_start_zone: bool,
+    ) -> Map<String, Value> {
+        let start = self
+            .turns
+            .iter()
+            .find_map(|t| t.at.clone())
+            .or_else(|| fallback.map(str::to_string))
+            .unwrap_or_else(|| format!("{day}T00:00:00Z"));
+        let mut attrs = Map::new();
+        attrs.insert("start_time".into(), json!(start));
+        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        if let (Some(end), Some(from)) = (end, instant(&start))
+            && let Some(to) = instant(end).filter(|to| *to > from)
+        {
+            let end = if in_start_zone {
+                to.with_timezone(from.offset())
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            } else {
+                end.to_string()
+            };
+            attrs.insert("end_time".into(), json!(end));
+        }
+        if fallback.is_none() && self.turns.iter().all(|t| t.at.is_none()) {
+            attrs.insert("time_precision".into(), json!("day"));
+        }
+        attrs
+    }
+
     /// What was left out, said in a line (`3 metadata blocks, 1 recalled
     /// memories`).
     pub fn left_out_said(&self) -> Option<String> {
@@ -1202,23 +1240,7 @@ impl Reader {
         };
         let name = self.unique("Event", &short(&label, 80));
         let saved_at = saved.map(|t| format!("{day}T{}Z", t.format("%H:%M:%S")));
-        let start = s
-            .turns
-            .iter()
-            .find_map(|t| t.at.clone())
-            .or_else(|| saved_at.clone())
-            .unwrap_or_else(|| format!("{day}T00:00:00Z"));
-        let mut attrs = Map::new();
-        attrs.insert("start_time".into(), json!(start));
-        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
-        if let Some(end) = &saved_at
-            && instant(end) > instant(&start)
-        {
-            attrs.insert("end_time".into(), json!(end));
-        }
-        if saved.is_none() && s.turns.iter().all(|t| t.at.is_none()) {
-            attrs.insert("time_precision".into(), json!("day"));
-        }
+        let mut attrs = s.times(day, saved_at.as_deref(), saved_at.as_deref(), false);
         let mut context = Map::new();
         for (k, key) in [
             ("Source", "channel"),
