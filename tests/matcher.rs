@@ -680,3 +680,60 @@ fn two_statements_that_open_alike_are_one_only_when_they_say_the_same() {
         items.iter().map(|i| &i.title).collect::<Vec<_>>()
     );
 }
+
+/// Two sections of one note (`OpenRouter конфигурация › Работает для` /
+/// `… › Не работает для`, a real workspace's "works for" and "does not
+/// work for"; `… › 教训` / `… › 解决方案`, lessons and solution) were
+/// merged as near-identical spellings: a long shared heading made the
+/// rest look like a slip. They are parts of one note, and a name that
+/// says "not" is never the one that does not; a slip inside a section's
+/// own heading still is one.
+#[test]
+fn sections_of_one_note_and_opposite_names_are_never_merged() {
+    let mut nx = memory();
+    let shared = "OpenRouter keys and which tools they serve";
+    let pairs = [
+        (
+            "OpenRouter конфигурация › Работает для",
+            "OpenRouter конфигурация › Не работает для",
+        ),
+        (
+            "19:05-19:08 — Dashboard Tab叠层问题修复 › 教训",
+            "19:05-19:08 — Dashboard Tab叠层问题修复 › 解决方案",
+        ),
+        ("Podman can run rootless", "Podman cannot run rootless"),
+        ("Podman notes › Install", "Podman notes › Installation"),
+    ];
+    for (a, b) in pairs {
+        topic(&mut nx, a, shared);
+        topic(&mut nx, b, shared);
+    }
+    topic(&mut nx, "Infrastructure notes › Kubernetes upgrade", shared);
+    topic(&mut nx, "Infrastructure notes › Kubernets upgrade", shared);
+    let items = cycle(&mut nx);
+    let titles: Vec<&String> = items.iter().map(|i| &i.title).collect();
+    for (a, b) in pairs {
+        assert!(
+            find(&items, "merge", a, b).is_none(),
+            "{a} / {b}: {titles:?}"
+        );
+        assert!(
+            find(&items, "same_or_different", a, b).is_none(),
+            "{a} / {b}: {titles:?}"
+        );
+    }
+    let v = why(&mut nx, "Topic", pairs[2].0, pairs[2].1);
+    assert!(v.to_string().contains("opposites"), "{v}");
+    let v = why(&mut nx, "Topic", pairs[3].0, pairs[3].1);
+    assert!(v.to_string().contains("parts of one note"), "{v}");
+    assert!(
+        find(
+            &items,
+            "merge",
+            "Infrastructure notes › Kubernetes upgrade",
+            "Infrastructure notes › Kubernets upgrade"
+        )
+        .is_some(),
+        "a slip in a section's heading: {titles:?}"
+    );
+}

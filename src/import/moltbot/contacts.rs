@@ -124,9 +124,45 @@ pub(super) fn lists_contacts(title: &str) -> bool {
     super::says_any(title, CONTACT_WORDS, CONTACT_PARTS)
 }
 
-/// Whether a block's title says it lists people.
+/// Words of a title that lists groups, chats or channels, not the people
+/// in them (`### Family Groups`: `| Kylian School | School updates | -506… |`).
+const GROUP_WORDS: &[&str] = &[
+    "group",
+    "groups",
+    "chat",
+    "chats",
+    "channel",
+    "channels",
+    "community",
+    "communities",
+    "gruppe",
+    "gruppen",
+    "grupo",
+    "grupos",
+    "groupe",
+    "groupes",
+    "gruppo",
+    "gruppi",
+    "группа",
+    "группы",
+    "чат",
+    "чаты",
+    "каналы",
+];
+const GROUP_PARTS: &[&str] = &["群", "그룹", "グループ", "チャンネル", "频道", "頻道"];
+
+/// Whether a block's title says it lists people (and not their groups).
 pub(super) fn lists_people(title: &str) -> bool {
     super::says_any(title, PEOPLE_WORDS, PEOPLE_PARTS)
+        && !super::says_any(title, GROUP_WORDS, GROUP_PARTS)
+}
+
+/// A one-word label of a practice (`**Naming:** "Alvie" for direct`,
+/// `Billing`, `Onboarding`): an English gerund of six letters or more,
+/// no one's name in a list of people.
+fn a_practice(name: &str) -> bool {
+    let n = name.trim();
+    !n.contains(char::is_whitespace) && n.chars().count() >= 6 && n.ends_with("ing")
 }
 
 /// One person of such a block: their name as written, what they are to
@@ -354,7 +390,7 @@ pub(super) fn contact(line: usize, bullet: &str) -> Option<Contact> {
     let reachable = first.contains('@')
         || first.contains("://")
         || role.starts_with(|c: char| c == '+' || c.is_ascii_digit());
-    if !name_shaped(&name) || role.is_empty() || reachable {
+    if !name_shaped(&name) || a_practice(&name) || role.is_empty() || reachable {
         return None;
     }
     if let Some(d) = details {
@@ -581,7 +617,14 @@ mod tests {
         for t in ["Familie & Kommunikation", "Family", "家族"] {
             assert!(lists_people(t), "{t}");
         }
-        for t in ["Contact", "Peoplesoft migration", "Lessons", "关于用户"] {
+        for t in [
+            "Contact",
+            "Peoplesoft migration",
+            "Lessons",
+            "关于用户",
+            "Family Groups",
+            "家人群",
+        ] {
             assert!(!lists_people(t), "{t}");
         }
     }
@@ -636,6 +679,7 @@ mod tests {
             "Room 12: the lab",
             "**Ana**",
             "a note with no dash at all",
+            "**Naming:** \"Alvie\" for direct, \"Diamond\" for formal/public",
         ] {
             assert_eq!(contact(1, line), None, "{line}");
         }

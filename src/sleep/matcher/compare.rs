@@ -194,37 +194,16 @@ fn proper_names(text: &str) -> HashSet<String> {
     out
 }
 
+pub use super::super::similarity::STATEMENT_NAME_WORDS;
+
 /// Whether a concept is a statement named by its opening words (a
 /// preference, a fact, a lesson an import or a cycle named after its
 /// text: `User prefers the nightly scan to run at 22:00 and to…`, with
 /// `(bbbb)` after it when another opens the same way): what it is, is
-/// its whole text, not its name. At least this many words open it.
-pub const STATEMENT_NAME_WORDS: usize = 4;
-
+/// its whole text, not its name.
 pub fn is_statement(c: &ConceptView) -> bool {
-    if matching::is_person_type(&c.ty) {
-        return false;
-    }
-    // (without the mark that tells two names of one opening apart)
-    let name = c.name.trim();
-    let name = match name.rsplit_once(" (") {
-        Some((head, tail)) if tail.len() <= 12 && tail.ends_with(')') && !tail.contains(' ') => {
-            head
-        }
-        _ => name,
-    };
-    let n = similarity::normalise(name);
-    if n.split(' ').count() < STATEMENT_NAME_WORDS {
-        return false;
-    }
-    // (the description's opening only: a note's whole text is long)
-    let opening: String = c
-        .description
-        .chars()
-        .take(name.chars().count() * 2 + 32)
-        .collect();
-    let d = similarity::normalise(&opening);
-    d.len() > n.len() && d.starts_with(&n)
+    !matching::is_person_type(&c.ty)
+        && similarity::statement_name(&c.name, &c.description, STATEMENT_NAME_WORDS).is_some()
 }
 
 /// What a statement names that another may not: its proper names (a
@@ -331,6 +310,8 @@ pub fn veto(p: &Candidate) -> Option<String> {
                 _ => None,
             }
         })
+        .or_else(|| opposite(&p.a.name, &p.b.name))
+        .or_else(|| sibling_sections(&p.a.name, &p.b.name))
         .or_else(|| {
             if !matching::is_person_type(&p.a.ty) {
                 return None;
@@ -343,6 +324,36 @@ pub fn veto(p: &Candidate) -> Option<String> {
                 _ => None,
             }
         })
+}
+
+/// One name says "not" and the other does not (`Работает для` / `Не
+/// работает для`, `Use npm` / `Never use npm`): they say opposite things,
+/// however alike their letters. (`Non-profit` / `Nonprofit` is one
+/// spelling.)
+fn opposite(a: &str, b: &str) -> Option<String> {
+    let letters = |s: &str| similarity::normalise(s).replace(' ', "");
+    (similarity::denies(a) != similarity::denies(b) && letters(a) != letters(b))
+        .then(|| format!("\"{a}\" and \"{b}\": one says \"not\", the other does not: opposites"))
+}
+
+/// Two sections under one heading (`OpenRouter › Работает для` / `…
+/// › Не работает для`, `Dashboard Tab fix › 教训` / `… › 解决方案`): the
+/// parts one note was written in, never copies of each other, unless
+/// their own headings differ only by a slip (`Kubernets` / `Kubernetes`).
+fn sibling_sections(a: &str, b: &str) -> Option<String> {
+    let (pa, xa) = a.rsplit_once(" › ")?;
+    let (pb, xb) = b.rsplit_once(" › ")?;
+    let (na, nb) = (similarity::normalise(xa), similarity::normalise(xb));
+    if similarity::normalise(pa) != similarity::normalise(pb) || na == nb {
+        return None;
+    }
+    let (wa, wb): (Vec<&str>, Vec<&str>) = (na.split(' ').collect(), nb.split(' ').collect());
+    let slip = wa.len() == wb.len()
+        && wa.iter().zip(&wb).filter(|(x, y)| x != y).all(|(x, y)| {
+            let n = x.chars().count().min(y.chars().count());
+            n >= 3 && strsim::damerau_levenshtein(x, y) <= if n >= 7 { 2 } else { 1 }
+        });
+    (!slip).then(|| format!("two sections of \"{pa}\" (\"{xa}\" / \"{xb}\"): parts of one note"))
 }
 
 fn slots(c: &ConceptView) -> BTreeMap<String, &serde_json::Value> {

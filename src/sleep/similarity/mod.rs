@@ -159,6 +159,136 @@ pub const STOP_WORDS: &[&str] = &[
     "own", "same", "just", "now", "new", "out", "via", "per",
 ];
 
+/// A statement's name (a preference, a fact, a lesson named after its
+/// text) opens with at least this many words.
+pub const STATEMENT_NAME_WORDS: usize = 4;
+
+/// A statement's name without the mark that tells two of one opening
+/// apart (`User prefers the nightly scan to run at 22:00 and to (bbbb)`),
+/// when the name is how its description opens and has at least `words`
+/// words: a preference, a fact or a lesson named after its text. `None`
+/// for any other name.
+pub fn statement_name<'a>(name: &'a str, description: &str, words: usize) -> Option<&'a str> {
+    let name = name.trim();
+    let bare = match name.rsplit_once(" (") {
+        Some((head, tail)) if tail.len() <= 12 && tail.ends_with(')') && !tail.contains(' ') => {
+            head
+        }
+        _ => name,
+    };
+    let n = normalise(bare);
+    if n.split(' ').count() < words {
+        return None;
+    }
+    // (the description's opening only: a note's whole text is long)
+    let opening: String = description
+        .chars()
+        .take(bare.chars().count() * 2 + 32)
+        .collect();
+    let d = normalise(&opening);
+    (d.len() > n.len() && d.starts_with(&n)).then_some(bare)
+}
+
+/// Words that say "not" (and "without"), in the languages agents' notes
+/// are written in, folded as [`normalise`] folds them.
+const NEGATION_WORDS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "non",
+    "cannot",
+    "without",
+    "nicht",
+    "kein",
+    "keine",
+    "keinen",
+    "keiner",
+    "nie",
+    "niemals",
+    "ohne",
+    "pas",
+    "jamais",
+    "sans",
+    "ne",
+    "nao",
+    "nunca",
+    "sem",
+    "sin",
+    "mai",
+    "senza",
+    "не",
+    "нет",
+    "ни",
+    "никогда",
+    "без",
+    "bez",
+    "niet",
+    "geen",
+    "nooit",
+    "zonder",
+    "inte",
+    "ej",
+    "aldrig",
+    "utan",
+    "ikke",
+    "aldri",
+    "uden",
+    "uten",
+    "degil",
+    "yok",
+    "khong",
+    "chua",
+    "tidak",
+    "bukan",
+    "tanpa",
+    "לא",
+    "אין",
+    "لا",
+    "ليس",
+    "غير",
+    "नहीं",
+];
+
+/// What says "not" inside a word of the scripts written without spaces
+/// (`不`, `没有`, `ない`, `않`).
+const NEGATION_MARKS: &[&str] = &[
+    "不",
+    "没",
+    "沒",
+    "未",
+    "无",
+    "無",
+    "别",
+    "別",
+    "勿",
+    "ない",
+    "ません",
+    "ず",
+    "않",
+    "못",
+    "없",
+];
+
+/// Whether a name says "not": `Не работает для`, `Don't use npm`,
+/// `不要只写时间`, `Works without a key`.
+pub fn denies(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    if NEGATION_MARKS.iter().any(|m| lower.contains(m)) {
+        return true;
+    }
+    lower
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(c, ',' | ';' | ':' | '.' | '(' | ')' | '›' | '—' | '-' | '/')
+        })
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .any(|w| {
+            w.ends_with("n't")
+                || w.ends_with("n’t")
+                || NEGATION_WORDS.contains(&normalise(w).as_str())
+        })
+}
+
 /// Word overlap of two texts: Jaccard over the stems of their words of 3+
 /// letters, so "rehearsal" meets "rehearsals".
 pub fn overlap(a: &str, b: &str) -> f64 {
@@ -181,6 +311,29 @@ mod tests {
             name: name.into(),
             aliases: aliases.iter().map(|s| s.to_string()).collect(),
             description: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_name_that_says_not() {
+        for n in [
+            "OpenRouter конфигурация › Не работает для",
+            "Don't deploy on Fridays",
+            "Never push to main",
+            "不要只写时间",
+            "Nicht vergessen",
+            "Não usar npm",
+            "Works without a key",
+        ] {
+            assert!(denies(n), "{n}");
+        }
+        for n in [
+            "OpenRouter конфигурация › Работает для",
+            "Deploy on Fridays",
+            "Notion workspace",
+            "Nonna's recipes",
+        ] {
+            assert!(!denies(n), "{n}");
         }
     }
 
