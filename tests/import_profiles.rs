@@ -1205,3 +1205,52 @@ fn a_name_a_reply_quotes_the_agent_under_is_no_person() {
     assert_eq!(people, json!([]), "{said}");
     assert_eq!(said.matches("`Clawy` is the agent").count(), 1, "{said}");
 }
+
+/// A real Russian workspace: `USER.md` names the user `Роман`; its saved
+/// Telegram conversations come from `Rem`, whose handle is
+/// `RomanSkogorev`. The cycle then proposed mentions of two people, `Rem`
+/// and `Роман`. A handle that spells the user's name (in Latin letters,
+/// then the end, a digit, a `_` or a surname) is the user's; one that
+/// only opens with its letters (`romanov`, someone's surname) is not.
+#[test]
+fn a_sender_whose_handle_spells_the_users_name_is_the_user() {
+    let dir = tmp("user-handle-spelled");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:** Роман\n- **What to call them:** Роман\n- **Timezone:** MSK (Moscow)\n",
+    );
+    let chat = |sender: &str, username: &str, text: &str| {
+        format!(
+            "# Session: 2026-04-02 20:01:32 UTC\n\n- **Source**: telegram\n\n## Conversation Summary\n\nuser: Conversation info (untrusted metadata):\n```json\n{{\n  \"message_id\": \"4314\",\n  \"sender_id\": \"386235337\",\n  \"sender\": \"{sender}\",\n  \"timestamp\": \"Thu 2026-04-02 22:52 GMT+3\"\n}}\n```\n\nSender (untrusted metadata):\n```json\n{{\n  \"label\": \"{sender} (386235337)\",\n  \"id\": \"386235337\",\n  \"name\": \"{sender}\",\n  \"username\": \"{username}\"\n}}\n```\n\n{text}\nassistant: Готово.\n"
+        )
+    };
+    put(
+        &ws,
+        "memory/2026-04-02-task-workflow.md",
+        &chat("Rem", "RomanSkogorev", "почему ты задачи не ведешь как нужно?"),
+    );
+    put(
+        &ws,
+        "memory/2026-04-03-poems.md",
+        &chat("Ivan", "romanov", "пришли мне стихи"),
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    assert!(
+        said.contains(
+            "the sender `Rem` (@romanskogorev) is the user `Роман`: the handle spells the user's name"
+        ),
+        "{said}"
+    );
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.name != "$self" && ?p.name != "$system") } ORDER BY ?p.name"#,
+    );
+    assert_eq!(people, json!(["Ivan", "Роман"]), "{said}");
+    let aliases = kip(
+        &mut nx,
+        r#"FIND(?p.attributes.aliases) WHERE { ?p {type: "Person", name: "Роман"} }"#,
+    );
+    assert_eq!(aliases, json!([["Rem"]]), "{said}");
+}

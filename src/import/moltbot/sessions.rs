@@ -1083,6 +1083,29 @@ fn stamp_sender(stamp: &str) -> Option<String> {
     (!name.is_empty() && a_persons_name(&name)).then_some(name)
 }
 
+/// The name of the user's (`aliases`, lower case) that a handle (lower
+/// case, without the `@`) opens with, written in Latin letters: `роман`
+/// in `romanskogorev`, `ana` in `ana_lima`. A name of four letters or
+/// more, and after it the end, a digit, a `_` or `.`, or five letters or
+/// more (a surname; `romantic` is no Roman).
+fn spelled_in<'a>(handle: &str, aliases: &'a [String]) -> Option<&'a String> {
+    aliases.iter().find(|a| {
+        let latin: String = deunicode::deunicode(a)
+            .to_lowercase()
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .collect();
+        if latin.len() < 4 || a.contains(char::is_whitespace) {
+            return false;
+        }
+        handle.strip_prefix(&latin).is_some_and(|rest| {
+            rest.is_empty()
+                || rest.starts_with(|c: char| c.is_ascii_digit() || c == '_' || c == '.')
+                || rest.chars().take_while(char::is_ascii_alphabetic).count() >= 5
+        })
+    })
+}
+
 /// The handle a sender's label gives in parentheses, in an older
 /// gateway's stamp (`Telegram A J (@Aymanmj12) id:1186936952 …`) or a
 /// group chat's quote (`Arif (@ariffazil)`): `aymanmj12`, lower case
@@ -1297,25 +1320,35 @@ impl Reader {
                 .handles
                 .get(n)
                 .filter(|h| self.handles.contains(h))
-                .map(|h| format!("@{h}"))
+                .map(|h| (format!("@{h}"), "the user's profile gives it"))
                 .or_else(|| {
                     s.ids
                         .get(n)
                         .filter(|id| self.handles.contains(id))
-                        .map(|id| format!("id {id}"))
+                        .map(|id| (format!("id {id}"), "the user's profile gives it"))
                 })
                 .or_else(|| {
                     let own = n.to_lowercase();
-                    self.handles.contains(&own).then(|| format!("@{own}"))
+                    self.handles
+                        .contains(&own)
+                        .then(|| (format!("@{own}"), "the user's profile gives it"))
+                })
+                .or_else(|| {
+                    // (a handle that spells the user's name: `Rem`,
+                    // @romanskogorev, of the user `Роман`)
+                    let h = s.handles.get(n)?;
+                    let a = spelled_in(h, &self.aliases)?;
+                    Some((format!("@{h}"), "the handle spells the user's name"))
+                        .filter(|_| !a.is_empty())
                 });
-            if let (Some((ty, u)), Some(h)) = (&self.user, by) {
+            if let (Some((ty, u)), Some((h, why))) = (&self.user, by) {
                 if u != n {
                     // (said once, where it is first met)
                     if self.users_senders.insert(n.clone()) {
                         let (from, _) = src.rsplit_once(':').unwrap_or((src, ""));
                         let from = from.split_once(':').map_or(from, |(_, f)| f);
                         self.d.note(format!(
-                            "{from}: the sender `{n}` ({h}) is the user `{u}`: the user's profile gives it"
+                            "{from}: the sender `{n}` ({h}) is the user `{u}`: {why}"
                         ));
                     }
                     // (the name they go by in it is one the user is known by)
