@@ -778,6 +778,36 @@ fn a_family_written_role_first_is_people_named_for_themselves() {
         user,
         json!(["Sarah Dianne Dinn — born January 7, 1983. Together since high school."])
     );
+    // what each is to the user is a link from the user, labelled with it
+    // (the people `Personal` names besides family are no relatives); and
+    // a family link never fades for want of recall, as an identity fact
+    let kin = r#"FIND(?l.metadata.label, ?k.name) WHERE { ?u {type: "Person", name: "Emerson Robert Lackey"} ?l (?u, "knows", ?k) } ORDER BY ?k.name"#;
+    let want = json!([
+        ["Daughter", "Amelia Jean Dinn-Lackey"],
+        ["Son", "Archer Emerson Dinn-Lackey"],
+        ["Mom", "Dale Lackey"],
+        ["Partner", "Mili"],
+        ["Wife", "Sarah Dianne Dinn"]
+    ]);
+    let got = kip(&mut nx, kin);
+    let rows: Vec<Value> = got[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(got[1].as_array().unwrap())
+        .map(|(l, k)| json!([l, k]))
+        .collect();
+    assert_eq!(Value::Array(rows), want, "{said}");
+    drop(nx);
+    let db = dir.join("m").join("m.db");
+    let (ok, out) = somnus(&db, &["sleep", "--quiet", "--now", "2027-12-01T00:00:00Z"]);
+    assert!(ok, "{out}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let faded = kip(
+        &mut nx,
+        r#"FIND(COUNT(?l)) WHERE { ?u {type: "Person", name: "Emerson Robert Lackey"} ?l (?u, "knows", ?k) FILTER(IS_NOT_NULL(?l.metadata.strength_decay_applied_at)) }"#,
+    );
+    assert_eq!(faded, json!(0));
 }
 
 /// On a real Texan workspace, `USER.md` names the user `Alvaro Medina
@@ -1229,7 +1259,11 @@ fn a_sender_whose_handle_spells_the_users_name_is_the_user() {
     put(
         &ws,
         "memory/2026-04-02-task-workflow.md",
-        &chat("Rem", "RomanSkogorev", "почему ты задачи не ведешь как нужно?"),
+        &chat(
+            "Rem",
+            "RomanSkogorev",
+            "почему ты задачи не ведешь как нужно?",
+        ),
     );
     put(
         &ws,

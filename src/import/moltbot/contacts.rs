@@ -8,7 +8,7 @@
 
 use super::blocks::Block;
 use super::{Reader, core_meta};
-use crate::import::draft::Concept;
+use crate::import::draft::{Concept, Link};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -552,6 +552,34 @@ impl Reader {
             attrs.insert("note_section".into(), json!(b.title));
             if !c.aliases.is_empty() {
                 attrs.insert("aliases".into(), json!(c.aliases));
+            }
+            // what they are to the user is a link from the user (`knows`,
+            // labelled with the role: `Wife`), as Engram's family and
+            // friends are: a query finds the user's wife from the user
+            let kin = !listing || super::relations::names_a_relation(&c.role);
+            if let Some((ty, u)) = self.user.clone().filter(|_| kin) {
+                // (core memory, as the Person is: pinned, never faded)
+                let mut meta = core_meta(&self.d, source.clone());
+                // (the role's first words: `Wife` of `Wife — born 1983`)
+                let label = c
+                    .role
+                    .split([' ', '—', '–', '(', ',', ';'])
+                    .next()
+                    .unwrap_or("");
+                let label = c
+                    .role
+                    .split(" — ")
+                    .next()
+                    .filter(|l| l.split_whitespace().count() <= 4)
+                    .unwrap_or(label);
+                meta.insert("label".into(), json!(label.trim()));
+                self.d.link(Link {
+                    from: (ty, u),
+                    predicate: "knows".into(),
+                    to: ("Person".into(), c.name.clone()),
+                    meta,
+                    source: source.clone(),
+                });
             }
             self.d.concept(Concept {
                 ty: "Person".into(),

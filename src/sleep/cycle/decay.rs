@@ -228,6 +228,16 @@ impl Fact {
     fn confidence(&self) -> f64 {
         num(&self.meta, "confidence").unwrap_or(DEFAULT_CONFIDENCE)
     }
+    /// A link labelled with what someone is to another, family
+    /// (`Wife`, `Ehefrau`, `太太`): an identity fact.
+    pub(super) fn names_kin(&self) -> bool {
+        self.meta
+            .get("label")
+            .and_then(Value::as_str)
+            .is_some_and(|l| {
+                category(l) == Some("identity") || crate::analysis::relations::family_role(l)
+            })
+    }
     pub(super) fn pinned_or_certain(&self) -> bool {
         self.meta.get("pinned").and_then(Value::as_bool) == Some(true) || self.confidence() >= 1.0
     }
@@ -461,7 +471,12 @@ pub(super) fn decay(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
             for fact in &page {
                 // commitments and identity facts do not fade for want of
                 // recall; pinned and certain facts never do
-                if matches!(cat, Some("commitment" | "identity")) || fact.pinned_or_certain() {
+                // (nor does what someone is to the user, a link labelled
+                // with it: `knows`, `Wife`, `Ehefrau`, `太太`)
+                if matches!(cat, Some("commitment" | "identity"))
+                    || fact.pinned_or_certain()
+                    || fact.names_kin()
+                {
                     continue;
                 }
                 if let Some(u) = fact.decay_step(f, threshold, &now) {
