@@ -230,3 +230,52 @@ fn a_name_is_proposed_as_the_notes_write_it_whole() {
     );
     common::assert_no_new_domain(&domains, &["Llorona"], true);
 }
+
+/// A real workspace titles every day's note `# YYYY-MM-DD Daily Memory`
+/// and keeps the whole day under it (`## Session 1`, node addresses,
+/// ports, what was fixed): the title recurs, so each day was archived as
+/// "a log's regular entry, nothing durable". A title over a day's
+/// sections is no regular entry; what such a day states in `Label:
+/// value` lines is left as it is, for a reasoner that reads it.
+#[test]
+fn a_days_note_under_a_title_written_every_day_is_no_routine_entry() {
+    let mut nx = Nexus::open_in_memory().expect("memory");
+    user(&mut nx, "Sebas");
+    let day = |d: &str, body: &str| {
+        format!(
+            "# {d} Daily Memory\n\n## Session 1 (Morning)\n\n{body}\n\n## Session 2\n\n- Pending: nothing\n"
+        )
+    };
+    let notes = [
+        (
+            "2026-04-09 Daily Memory",
+            day(
+                "2026-04-09",
+                "### VPS nodes\n- **ChagnaieBlanc**: `82.66.243.38` (port 55332)\n- **ExternalJuju**: `176.160.237.59`",
+            ),
+        ),
+        (
+            "2026-04-10 Daily Memory",
+            day(
+                "2026-04-10",
+                "### Explorer\n- Live at: https://colombia-staking.co/network/ (sigma.js v3)",
+            ),
+        ),
+        (
+            "2026-04-11 Daily Memory",
+            day(
+                "2026-04-11",
+                "### Distribution\n- BONUS pool: 26.65 COLS to 100 addresses",
+            ),
+        ),
+    ];
+    let sections: Vec<(&str, &str)> = notes.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    daily(&mut nx, &sections);
+    let rep = cycle(&mut nx);
+    let archived = proposed(&nx, &rep, "archive");
+    assert!(archived.is_empty(), "{archived:?}");
+    let left = report_line(&rep, "`Label: value` lines");
+    for (name, _) in &notes {
+        assert!(left.contains(name), "{name}: {left}");
+    }
+}

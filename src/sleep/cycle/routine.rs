@@ -101,6 +101,39 @@ fn time(name: &str) -> Option<&str> {
         .then_some(t)
 }
 
+/// Whether a text holds a day's note whole, under the file's title and
+/// sections and all (`# 2026-04-09 Daily Memory`, then `## Session 1`,
+/// `### Network Explorer v2 Work`, …): a title written every day over
+/// what that day did, no log's regular entry, however often the title
+/// recurs.
+fn whole_note(text: &str) -> bool {
+    // (a file's title, `# `, over it: a section of a note is `## ` or
+    // deeper, and a routine one may hold sections of its own)
+    let titled = text
+        .trim_start()
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with("# "));
+    let mut fence = false;
+    titled
+        && text
+            .trim_start()
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let t = l.trim_start();
+                if t.starts_with("```") {
+                    fence = !fence;
+                }
+                !fence && t.starts_with('#') && t.trim_start_matches('#').starts_with(' ')
+            })
+            .count()
+            >= WHOLE_NOTE_HEADINGS
+}
+
+/// Headings under its first line that make a text a whole note.
+const WHOLE_NOTE_HEADINGS: usize = 2;
+
 /// Whether a section says something of its own (lines that are not
 /// headings and say more than "none").
 fn substantive(text: &str) -> bool {
@@ -181,7 +214,7 @@ impl Headings {
     /// regular entry (see [`Seen::routine`]) and not a section of notes or
     /// tasks.
     pub fn routine(&mut self, nx: &mut Nexus, e: &EventView) -> KipResult<Option<Seen>> {
-        if e.class != "daily_note" || of_notes(&e.name) {
+        if e.class != "daily_note" || of_notes(&e.name) || whole_note(&e.summary) {
             return Ok(None);
         }
         Ok(self.seen(nx, e)?.filter(|s| s.routine()))
