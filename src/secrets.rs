@@ -287,7 +287,7 @@ fn line_at(text: &str, at: usize) -> &str {
 }
 
 /// Labels a password follows, lower case, in several languages.
-const PASSWORD_LABELS: &str = r"(?i)(?:password|passwort|passwd|pwd|mot de passe|contraseña|contrasena|senha|parola d'ordine|wachtwoord|hasło|пароль|密码|密碼|口令|パスワード|비밀번호)";
+const PASSWORD_LABELS: &str = r"(?i)(?:passphrase|pass phrase|password|passwort|passwd|pwd|mot de passe|contraseña|contrasena|senha|parola d'ordine|wachtwoord|hasło|пароль|密码|密碼|口令|パスワード|비밀번호)";
 
 fn telegram_rule() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -301,7 +301,7 @@ fn password_rule() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
         Regex::new(&format!(
-            r#"{PASSWORD_LABELS}(?P<qual>(?:[ \t]+[^\s:：=`'"*]{{1,20}}){{1,3}}?)?(?:\**\s*[:：=]\**|\s+(?P<word>is|est|ist|es|é)\s*:?)\s*[`'"]?(?P<value>[^\s`'"，。,;*]{{4,128}})"#
+            r#"{PASSWORD_LABELS}(?P<qual>(?:[ \t]+[^\s:：=`'"*]{{1,20}}){{1,3}}?)?(?:\**\s*[:：=]\**|\s+(?P<word>is|est|ist|es|é)\s*:?|\s*(?P<paren>\())\s*[`'"]?(?P<value>[^\s`'"，。,;*]{{4,128}})"#
         ))
         .expect("the password rule compiles")
     })
@@ -551,7 +551,9 @@ fn find_in(text: &str) -> Vec<Finding> {
         // sudo: 7907`, `Senha do wifi: …`), unless that says it is about
         // passwords, not one (`Password manager: 1Password`), or the value
         // is where one is kept (a path, an address)
-        let worded = caps.name("word").is_some();
+        // (and in parentheses after the label: `had a passphrase
+        // (`NKYh…`)`)
+        let worded = caps.name("word").is_some() || caps.name("paren").is_some();
         let qualified = caps
             .name("qual")
             .is_some_and(|q| !q.as_str().trim().is_empty());
@@ -793,6 +795,11 @@ mod tests {
             // what the password is for, between its label and its colon
             ("- Password sudo: 7907", "7907"),
             ("Senha do wifi: Casa2024!", "Casa2024!"),
+            // (a real conversation: the agent said what it decrypted)
+            (
+                "The VPS SSH key had a passphrase (`NKYhPiVpr9sWyioC7CRAfqgQmy8`). I decrypted it.",
+                "NKYhPiVpr9sWyioC7CRAfqgQmy8",
+            ),
         ] {
             let f = find(text);
             assert_eq!(f.len(), 1, "{text}: {f:?}");
@@ -814,6 +821,8 @@ mod tests {
             "PASSWORD = 'your_password'",
             "twscrape add_accounts ./accounts.txt username:password:email:email_password",
             "password: example-pass-1",
+            "Password (optional) field left blank",
+            "the passphrase (the one on the sticky note) works",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

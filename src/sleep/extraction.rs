@@ -10,6 +10,7 @@
 use super::views::{EventView, Extracted};
 
 mod language;
+mod sentence;
 mod told;
 pub use language::unread_language;
 pub use told::{asks_to_keep, tells_of_others, tells_of_self, users_turns};
@@ -808,6 +809,10 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
             if kind != "instruction" && told::someone_else(&clause[..at]) {
                 continue;
             }
+            let stated = match kind {
+                "instruction" => sentence::with_its_sentence(&summary, clause, &stated),
+                _ => stated,
+            };
             keep(&mut out, clause.trim(), cue, kind, stated);
             continue;
         }

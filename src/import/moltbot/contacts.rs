@@ -157,12 +157,16 @@ pub(super) fn lists_people(title: &str) -> bool {
         && !super::says_any(title, GROUP_WORDS, GROUP_PARTS)
 }
 
-/// A one-word label of a practice (`**Naming:** "Alvie" for direct`,
-/// `Billing`, `Onboarding`): an English gerund of six letters or more,
-/// no one's name in a list of people.
-fn a_practice(name: &str) -> bool {
+/// A one-word label of a practice over what it says in quotes
+/// (`**Naming:** "Alvie" for direct, "Diamond" for formal`): an English
+/// gerund of six letters or more whose line goes on with a quotation, no
+/// one's name in a list of people. (`**Irving:** my accountant` is.)
+fn a_practice(name: &str, role: &str) -> bool {
     let n = name.trim();
-    !n.contains(char::is_whitespace) && n.chars().count() >= 6 && n.ends_with("ing")
+    !n.contains(char::is_whitespace)
+        && n.chars().count() >= 6
+        && n.ends_with("ing")
+        && role.starts_with(['"', '“', '«', '\'', '`'])
 }
 
 /// One person of such a block: their name as written, what they are to
@@ -390,7 +394,7 @@ pub(super) fn contact(line: usize, bullet: &str) -> Option<Contact> {
     let reachable = first.contains('@')
         || first.contains("://")
         || role.starts_with(|c: char| c == '+' || c.is_ascii_digit());
-    if !name_shaped(&name) || a_practice(&name) || role.is_empty() || reachable {
+    if !name_shaped(&name) || a_practice(&name, &role) || role.is_empty() || reachable {
         return None;
     }
     if let Some(d) = details {
@@ -558,7 +562,8 @@ impl Reader {
             // friends are: a query finds the user's wife from the user
             let kin = !listing || super::relations::names_a_relation(&c.role);
             if let Some((ty, u)) = self.user.clone().filter(|_| kin) {
-                // (core memory, as the Person is: pinned, never faded)
+                // (core memory, as the Person is; a link labelled with kin
+                // never fades)
                 let mut meta = core_meta(&self.d, source.clone());
                 // (the role's first words: `Wife` of `Wife — born 1983`)
                 let label = c
@@ -711,6 +716,10 @@ mod tests {
         ] {
             assert_eq!(contact(1, line), None, "{line}");
         }
+        assert_eq!(
+            contact(1, "**Irving:** my accountant").map(|c| c.name),
+            Some("Irving".into())
+        );
     }
 
     #[test]

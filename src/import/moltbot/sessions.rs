@@ -105,8 +105,12 @@ fn opens(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Lines OpenClaw adds to a message that nobody wrote.
-pub(super) const PROMPTS: [&str; 9] = [
+pub(super) const PROMPTS: [&str; 11] = [
     "A new session was started via /new or /reset",
+    // (under the system notice of the command's result, which is left out
+    // too: `System (untrusted): [...] Exec completed …`)
+    "An async command you ran earlier has completed",
+    "An async command completion event was triggered",
     // (the pre-compaction memory flush, and the audit after compaction)
     "Write any lasting notes to memory/",
     "Please read them now using the Read tool before continuing",

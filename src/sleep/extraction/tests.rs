@@ -293,7 +293,18 @@ fn a_standing_instruction_is_kept_in_its_own_words() {
     // is called
     assert_eq!(
         names("- **自己完成** = 遇到问题自己想解法，不要反复问、不要卡住就停"),
-        ["不要反复问、不要卡住就停"]
+        ["遇到问题自己想解法，不要反复问、不要卡住就停"]
+    );
+    // a real conversation: the rule is its whole sentence ("scheduled
+    // pushes need the date too, don't write the time alone"), without the
+    // "right?" at its end; a sentence too long for a name keeps the rule
+    assert_eq!(
+        names("1.定时推送，也是需要日期，不要只写时间对不"),
+        ["定时推送，也是需要日期，不要只写时间"]
+    );
+    assert_eq!(
+        names(&format!("{}，不要只写时间", "定时推送的格式".repeat(8))),
+        ["不要只写时间"]
     );
     assert_eq!(names("항상 한국어로 답하기"), ["항상 한국어로 답하기"]);
     // "don't want it any more" is no instruction

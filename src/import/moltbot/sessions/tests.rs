@@ -677,3 +677,28 @@ fn a_transcript_a_memory_plugin_kept_is_read_as_what_was_said() {
         s.senders
     );
 }
+
+/// A real conversation: the result of a command the agent ran in the
+/// background comes back as a user message, a system notice and then
+/// OpenClaw's instruction (`An async command you ran earlier has
+/// completed. … Do not relay it to the user …`); the instruction was
+/// kept as what the user said.
+#[test]
+fn a_background_commands_result_is_no_one_s_words() {
+    let s = read(
+        "# Session: 2026-04-12 13:05:00 UTC\n\n## Conversation Summary\n\nuser: Try to connect via terminal from the pi directly\nassistant: Port 22 is blocked.\nuser: System (untrusted): [2026-04-12 07:51:29 GMT-5] Exec completed (gentle-h, code 255) :: ssh: connect to host 82.66.243.38 port 22: Connection timed out\n\nAn async command you ran earlier has completed. The result is shown in the system messages above. Handle the result internally. Do not relay it to the user unless explicitly requested.\nCurrent time: Sunday, April 12th, 2026 - 7:52 AM (America/Bogota) / 2026-04-12 12:52 UTC\nassistant: NO_REPLY\nuser: The port is not correct\n",
+    );
+    let said: Vec<String> = s
+        .turns
+        .iter()
+        .filter(|t| t.role == "user")
+        .map(|t| t.text.clone())
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            "Try to connect via terminal from the pi directly".to_string(),
+            "The port is not correct".to_string()
+        ]
+    );
+}
