@@ -16,16 +16,26 @@ pub(super) fn with_its_sentence(text: &str, clause: &str, stated: &str) -> Strin
     let Some(before) = text.get(..at.min(text.len())) else {
         return stated.to_string();
     };
-    let start = before
-        .rfind(['\n', '。', '！', '？', '；', ';', '!', '?'])
-        .map_or(0, |i| {
-            i + before[i..].chars().next().map_or(1, char::len_utf8)
-        });
-    let lead = before[start..]
+    // (only the characters a lead may have are looked back through: a
+    // text of many clauses with no sentence's end is read once)
+    let mut from = before.len().saturating_sub(SENTENCE_RULE_MAX_CHARS * 4 + 8);
+    while !before.is_char_boundary(from) {
+        from += 1;
+    }
+    let window = &before[from..];
+    let ended = window.rfind(['\n', '。', '！', '？', '；', ';', '!', '?']);
+    let start = ended.map_or(0, |i| {
+        i + window[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let lead = window[start..]
         .trim_start_matches(|c: char| !c.is_alphanumeric() || c.is_ascii_digit())
         .trim();
-    let lead = lead
-        .rsplit_once(['=', ':', '：'])
+    let labelled = lead.rsplit_once(['=', ':', '：']);
+    // (a sentence that began before the window is too long for a lead)
+    if ended.is_none() && from > 0 && labelled.is_none() {
+        return stated.to_string();
+    }
+    let lead = labelled
         .map_or(lead, |(_, after)| after)
         .trim()
         .trim_end_matches(['，', ',', '、'])

@@ -555,6 +555,10 @@ mod clauses {
         text.push_str(&"Never say \u{201c}".repeat(20_000));
         text.push_str(&"不要用相关但不等价的数字".repeat(20_000));
         text.push('\n');
+        // (rules in clauses of one sentence without end: each said with
+        // its sentence, looked back through a few characters only)
+        text.push_str(&"不要用数字，".repeat(40_000));
+        text.push('\n');
         text.push_str(&"```\nNever run\n".repeat(10_000));
         text.push_str(&"Always ".repeat(50_000));
         text.push_str("\nPrefers ");
