@@ -566,6 +566,16 @@ fn find_in(text: &str) -> Vec<Finding> {
         {
             continue;
         }
+        // (in parentheses, the label's own and all they hold: `had a
+        // passphrase (NKYh…)`, never `password hashing error (72-byte
+        // limit)`)
+        let enclosed = |m: regex::Match<'_>| {
+            let after = text[m.end()..].trim_start_matches(['`', '\'', '"']);
+            !qualified && after.starts_with([')', '）'])
+        };
+        if caps.name("paren").is_some() && !caps.name("value").is_some_and(enclosed) {
+            continue;
+        }
         if let Some(m) = caps.name("value")
             && !placeholder(m.as_str())
             && (!(worded || qualified) || looks_like_password(m.as_str()))
@@ -822,6 +832,9 @@ mod tests {
             "twscrape add_accounts ./accounts.txt username:password:email:email_password",
             "password: example-pass-1",
             "Password (optional) field left blank",
+            // (a real daily note)
+            "3. **Bcrypt password hashing error** (72-byte limit)",
+            "the password (Tr0ub4dor&3 or so) was reset",
             "the passphrase (the one on the sticky note) works",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
