@@ -569,11 +569,31 @@ fn find_in(text: &str) -> Vec<Finding> {
         // (in parentheses, the label's own and all they hold: `had a
         // passphrase (NKYh…)`, never `password hashing error (72-byte
         // limit)`)
-        let enclosed = |m: regex::Match<'_>| {
-            let after = text[m.end()..].trim_start_matches(['`', '\'', '"']);
-            !qualified && after.starts_with([')', '）'])
-        };
-        if caps.name("paren").is_some() && !caps.name("value").is_some_and(enclosed) {
+        // (the value runs to the parenthesis that closes it, unquoted:
+        // `(NKYh…).`)
+        if caps.name("paren").is_some() {
+            let Some(m) = caps.name("value") else {
+                continue;
+            };
+            let v = m.as_str();
+            let len = v.find([')', '）']).unwrap_or(v.len());
+            let after = text[m.start() + len..].trim_start_matches(['`', '\'', '"']);
+            let value = &v[..len];
+            if !qualified
+                && after.starts_with([')', '）'])
+                && value.chars().count() >= 4
+                && !placeholder(value)
+                && looks_like_password(value)
+            {
+                add(
+                    Finding {
+                        rule: "password".into(),
+                        start: m.start(),
+                        end: m.start() + len,
+                    },
+                    &mut out,
+                );
+            }
             continue;
         }
         if let Some(m) = caps.name("value")
@@ -808,6 +828,10 @@ mod tests {
             // (a real conversation: the agent said what it decrypted)
             (
                 "The VPS SSH key had a passphrase (`NKYhPiVpr9sWyioC7CRAfqgQmy8`). I decrypted it.",
+                "NKYhPiVpr9sWyioC7CRAfqgQmy8",
+            ),
+            (
+                "The VPS SSH key had a passphrase (NKYhPiVpr9sWyioC7CRAfqgQmy8). I decrypted it.",
                 "NKYhPiVpr9sWyioC7CRAfqgQmy8",
             ),
         ] {
