@@ -1341,9 +1341,8 @@ impl Reader {
                     // (a handle that spells the user's name: `Rem`,
                     // @romanskogorev, of the user `Роман`)
                     let h = s.handles.get(n)?;
-                    let a = spelled_in(h, &self.aliases)?;
+                    spelled_in(h, &self.aliases)?;
                     Some((format!("@{h}"), "the handle spells the user's name"))
-                        .filter(|_| !a.is_empty())
                 });
             if let (Some((ty, u)), Some((h, why))) = (&self.user, by) {
                 if u != n {
