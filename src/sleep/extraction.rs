@@ -7,6 +7,7 @@
 //! Japanese and Korean (what is liked comes before the cue). A standing
 //! instruction ("Never …", "NUNCA …", "永远不要…") is kept in its own words.
 
+use super::similarity;
 use super::views::{EventView, Extracted};
 
 mod language;
@@ -579,14 +580,9 @@ fn cut_short(stated: &str) -> bool {
         .is_some_and(|w| DANGLING.contains(&w.to_lowercase().as_str()))
 }
 
-/// Words that deny the cue right after them ("hasn't decided yet", "not
-/// decided"): what follows is no knowledge.
-const NEGATIONS: &[&str] = &[
-    "not", "never", "no", "nicht", "nie", "non", "não", "nao", "не",
-];
-
 /// Whether the words before a cue (`before`, lower case) end with a
-/// negation of it.
+/// negation of it ("hasn't decided yet", "not decided"): what follows is
+/// no knowledge.
 fn negated(before: &str) -> bool {
     let mut words = before.split_whitespace().rev();
     let Some(last) = words.next() else {
@@ -597,7 +593,7 @@ fn negated(before: &str) -> bool {
         "yet" | "already" | "really" | "even" => words.next().unwrap_or(""),
         w => w,
     };
-    NEGATIONS.contains(&last) || last.ends_with("n't") || last.ends_with("n’t")
+    similarity::negation_word(last)
 }
 
 /// Labels whose value says what something brings about, or why, not what

@@ -194,8 +194,6 @@ fn proper_names(text: &str) -> HashSet<String> {
     out
 }
 
-pub use super::super::similarity::STATEMENT_NAME_WORDS;
-
 /// Whether a concept is a statement named by its opening words (a
 /// preference, a fact, a lesson an import or a cycle named after its
 /// text: `User prefers the nightly scan to run at 22:00 and to…`, with
@@ -203,7 +201,7 @@ pub use super::super::similarity::STATEMENT_NAME_WORDS;
 /// its whole text, not its name.
 pub fn is_statement(c: &ConceptView) -> bool {
     !matching::is_person_type(&c.ty)
-        && similarity::statement_name(&c.name, &c.description, STATEMENT_NAME_WORDS).is_some()
+        && similarity::statement_name(&c.name, &c.description).is_some()
 }
 
 /// What a statement names that another may not: its proper names (a

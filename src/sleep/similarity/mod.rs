@@ -165,10 +165,10 @@ pub const STATEMENT_NAME_WORDS: usize = 4;
 
 /// A statement's name without the mark that tells two of one opening
 /// apart (`User prefers the nightly scan to run at 22:00 and to (bbbb)`),
-/// when the name is how its description opens and has at least `words`
-/// words: a preference, a fact or a lesson named after its text. `None`
-/// for any other name.
-pub fn statement_name<'a>(name: &'a str, description: &str, words: usize) -> Option<&'a str> {
+/// when the name is how its description opens and has at least
+/// [`STATEMENT_NAME_WORDS`] words: a preference, a fact or a lesson named
+/// after its text. `None` for any other name.
+pub fn statement_name<'a>(name: &'a str, description: &str) -> Option<&'a str> {
     let name = name.trim();
     let bare = match name.rsplit_once(" (") {
         Some((head, tail)) if tail.len() <= 12 && tail.ends_with(')') && !tail.contains(' ') => {
@@ -177,7 +177,7 @@ pub fn statement_name<'a>(name: &'a str, description: &str, words: usize) -> Opt
         _ => name,
     };
     let n = normalise(bare);
-    if n.split(' ').count() < words {
+    if n.split(' ').count() < STATEMENT_NAME_WORDS {
         return None;
     }
     // (the description's opening only: a note's whole text is long)
@@ -282,11 +282,12 @@ pub fn denies(name: &str) -> bool {
                 || matches!(c, ',' | ';' | ':' | '.' | '(' | ')' | '›' | '—' | '-' | '/')
         })
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .any(|w| {
-            w.ends_with("n't")
-                || w.ends_with("n’t")
-                || NEGATION_WORDS.contains(&normalise(w).as_str())
-        })
+        .any(negation_word)
+}
+
+/// Whether a word says "not" (`not`, `don't`, `nicht`, `não`, `не`).
+pub fn negation_word(word: &str) -> bool {
+    word.ends_with("n't") || word.ends_with("n’t") || NEGATION_WORDS.contains(&normalise(word).as_str())
 }
 
 /// Word overlap of two texts: Jaccard over the stems of their words of 3+
