@@ -361,7 +361,7 @@ fn credential_rule() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
         Regex::new(&format!(
-            r#"{CREDENTIAL_LABELS}\**\s*[:：=]\**\s*[`'"]?[^\s/`'"|]{{1,64}}[`'"]?\s*/\s*[`'"]?([^\s`'"，。,;*|]{{4,128}})"#
+            r#"{CREDENTIAL_LABELS}\**\s*[:：=]\**\s*[`'"]?([^\s/`'"|]{{1,64}})[`'"]?(\s*/\s*)[`'"]?([^\s`'"，。,;*|]{{4,128}})"#
         ))
         .expect("the credential rule compiles")
     })
@@ -604,10 +604,13 @@ fn find_in(text: &str) -> Vec<Finding> {
             add(password(m), &mut out);
         }
     }
-    // the second half of a `user / password` pair
+    // the second half of a `user / password` pair (not a path where the
+    // credentials are kept: `Web creds: ~/.clawdbot/credentials/`)
     for caps in credential_rule().captures_iter(text) {
-        if let Some(m) = caps.get(1)
+        let (user, slash) = (&caps[1], &caps[2]);
+        if let Some(m) = caps.get(3)
             && !placeholder(m.as_str())
+            && !(slash == "/" && (user.starts_with(['~', '.']) || m.as_str().contains('/')))
         {
             add(password(m), &mut out);
         }
@@ -822,6 +825,7 @@ mod tests {
             ("**Credenciais:** admin / @CiaoMiau2955", "@CiaoMiau2955"),
             ("- Credentials: `root` / `toor1234`", "toor1234"),
             ("Login: admin / admin", "admin"),
+            ("creds: admin/S3cret!", "S3cret!"),
             // what the password is for, between its label and its colon
             ("- Password sudo: 7907", "7907"),
             ("Senha do wifi: Casa2024!", "Casa2024!"),
@@ -860,6 +864,9 @@ mod tests {
             "3. **Bcrypt password hashing error** (72-byte limit)",
             "the password (Tr0ub4dor&3 or so) was reset",
             "the passphrase (the one on the sticky note) works",
+            // where they are kept (a real workspace's AGENTS.md)
+            "- Web creds: `~/.clawdbot/credentials/`; rerun `clawdbot login` if logged out",
+            "Credentials: config/secrets/prod.json",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

@@ -516,13 +516,14 @@ pub fn past_participle(w: &str) -> bool {
     {
         return true;
     }
-    // French, of a verb in -er: `créé`, `terminé`, `déployé`, `configurés`
-    // (never a noun in -té, `sécurité`, `santé`, nor one of the few others
-    // that end so: `marché`, `café`, `résumé`)
+    // French, of a verb in -er: `créé`, `terminé`, `déployé`, `configurés`,
+    // `ajoutés` (never a noun in -ité, -été or -auté, `sécurité`, `société`,
+    // `communauté`, nor one of the few others that end so: `marché`,
+    // `santé`, `résumé`)
     let fr = l.strip_suffix('s').unwrap_or(&l);
     if fr.chars().count() >= 4
         && fr.ends_with('é')
-        && !fr.ends_with("té")
+        && !["ité", "été", "eté", "auté"].iter().any(|t| fr.ends_with(t))
         && !FRENCH_NOUNS_IN_E.contains(&fr)
         && fr.chars().all(char::is_alphabetic)
     {
@@ -594,8 +595,9 @@ const IRREGULAR_PARTICIPLES: [&str; 40] = [
     "dealt",
 ];
 
-/// French nouns in -é that are no participle (besides those in -té).
-const FRENCH_NOUNS_IN_E: [&str; 12] = [
+/// French nouns in -é that are no participle (besides those in -ité,
+/// -eté and -auté).
+const FRENCH_NOUNS_IN_E: [&str; 23] = [
     "marché",
     "café",
     "comité",
@@ -608,6 +610,17 @@ const FRENCH_NOUNS_IN_E: [&str; 12] = [
     "employé",
     "délégué",
     "député",
+    "santé",
+    "côté",
+    "été",
+    "liberté",
+    "volonté",
+    "clarté",
+    "bonté",
+    "fierté",
+    "comté",
+    "pâté",
+    "traité",
 ];
 
 /// A name without its remarks of when: a parenthesis that holds a day or
@@ -922,11 +935,16 @@ mod tests {
             "Créé",
             "terminé",
             "déployés",
+            "Ajoutés",
+            "testé",
             "Implementerad",
         ] {
             assert!(past_participle(w), "{w}");
         }
-        for w in ["sécurité", "Marché", "café", "idée", "année", "Set"] {
+        for w in [
+            "sécurité", "Marché", "café", "idée", "année", "Set", "société", "santé", "Côté",
+            "communauté", "liberté",
+        ] {
             assert!(!past_participle(w), "{w}");
         }
         // a German noun is capitalised; an English word is no participle

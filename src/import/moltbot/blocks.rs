@@ -1035,10 +1035,10 @@ impl Reader {
         // (`Core Facts › About Me`, `Права доступа › Без подтверждения`)
         let title = match (plain(&b.title).as_str(), b.parent.as_deref().map(plain)) {
             ("", _) => format!("MEMORY.md line {}", b.at),
-            (t, Some(p)) if !p.is_empty() => format!("{p} › {t}"),
+            (t, Some(p)) if !p.is_empty() => section_title(&p, t, NAME_CHARS),
             (t, _) => t.to_string(),
         };
-        let name = self.unique("Insight", &short(&title, 80));
+        let name = self.unique("Insight", &short(&title, NAME_CHARS));
         self.d.note(format!(
             "{r}:{}: block `{}`: a note of its own, Insight `{name}`",
             b.at,
@@ -1063,6 +1063,34 @@ impl Reader {
             source,
         });
     }
+}
+
+/// A note's name is cut to this many characters.
+const NAME_CHARS: usize = 80;
+/// A section's heading keeps this many characters of the heading it is
+/// under when both do not fit.
+const PARENT_CHARS: usize = 40;
+
+/// A section's title under its heading, `Heading › Section`, within `max`
+/// characters: when both do not fit, the heading is cut, not the section's
+/// own words (`Session 2026-03-14 — POLY_FACTORY… › 1. Déploiement initial
+/// POLY_FACTORY sur VPS`, not `Session 2026-03-14 — POLY_FACTORY :
+/// déploiement + intégrations + corrections ›`). The heading is cut the
+/// same way for every section under it, so that they still read as parts
+/// of one note.
+fn section_title(parent: &str, title: &str, max: usize) -> String {
+    let whole = format!("{parent} › {title}");
+    if whole.chars().count() <= max {
+        return whole;
+    }
+    let head = short(parent, PARENT_CHARS);
+    let head = if head.chars().count() < parent.trim().chars().count() {
+        format!("{}…", head.trim_end_matches([' ', ',', ';', ':', '—', '-', '–']))
+    } else {
+        head
+    };
+    let room = max.saturating_sub(head.chars().count() + 3).max(8);
+    format!("{head} › {}", short(title, room))
 }
 
 /// A name as written on a `Name:` line, without emphasis or a trailing
@@ -1123,6 +1151,25 @@ mod tests {
             block(&["- [x] done", "- [ ] open"]).value(),
             Some(json!(["[x] done", "[ ] open"]))
         );
+    }
+
+    #[test]
+    fn a_section_under_a_long_heading_keeps_its_own_words() {
+        let parent = "Session 2026-03-14 — POLY_FACTORY : déploiement + intégrations + corrections";
+        let a = section_title(parent, "1. Déploiement initial POLY_FACTORY sur VPS", NAME_CHARS);
+        let b = section_title(parent, "2. Intégrations OpenClaw", NAME_CHARS);
+        assert_eq!(
+            a,
+            "Session 2026-03-14 — POLY_FACTORY… › 1. Déploiement initial POLY_FACTORY sur VPS"
+        );
+        assert_eq!(b, "Session 2026-03-14 — POLY_FACTORY… › 2. Intégrations OpenClaw");
+        assert!(a.chars().count() <= NAME_CHARS);
+        // what fits is left whole
+        assert_eq!(section_title("Core Facts", "About Me", NAME_CHARS), "Core Facts › About Me");
+        // a heading with no space to cut at, and a section longer than the name
+        let long = section_title(&"表".repeat(200), &"x ".repeat(100), NAME_CHARS);
+        assert!(long.chars().count() <= NAME_CHARS + 1, "{long}");
+        assert!(long.contains(" › x"), "{long}");
     }
 
     #[test]
