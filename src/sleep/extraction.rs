@@ -523,6 +523,17 @@ pub const EXTRACTION_MAX_WORDS: usize = 8;
 /// data), no statement.
 pub const EXTRACTION_MAX_CHARS: usize = 160;
 
+/// Whether a cue (after `before`, lower case) is inside a parenthesis
+/// that other words open (`(pure python, avoids …`, `Met Ana (she
+/// prefers tea)`): an aside about what the parenthesis follows, not the
+/// user's.
+fn aside(before: &str) -> bool {
+    let Some(open) = before.rfind('(') else {
+        return false;
+    };
+    !before[open..].contains(')') && before[open + 1..].chars().any(char::is_alphanumeric)
+}
+
 /// A text's clauses: cut at a line's end and at the marks that end a
 /// sentence or a clause, in every script; a full stop ends a sentence only
 /// before a space or the text's end, so that a file (`USER.md`), a domain
@@ -717,9 +728,9 @@ fn narrated(body: &str) -> bool {
             && !["embed", "shred"].contains(&verb.as_str()))
 }
 
-/// A statement without the closing quotation mark its clause's end left
-/// behind (`Never trust this source without cross-check”`, cut from a
-/// quotation that opened before the cue).
+/// A statement without the closing quotation mark or bracket its clause's
+/// end left behind (`Never trust this source without cross-check”`, cut
+/// from a quotation that opened before the cue; `tea)`, from an aside).
 fn unquoted_end(stated: &str) -> String {
     const PAIRS: &[(char, char)] = &[
         ('“', '”'),
@@ -727,6 +738,9 @@ fn unquoted_end(stated: &str) -> String {
         ('「', '」'),
         ('『', '』'),
         ('„', '“'),
+        ('(', ')'),
+        ('（', '）'),
+        ('[', ']'),
     ];
     let mut out = stated.trim_end().to_string();
     if let Some(last) = out.chars().last() {
@@ -827,6 +841,12 @@ pub fn extract(e: &EventView) -> Vec<Extracted> {
         // what a partner, a child or a friend likes or decided is theirs
         // ("Afu told me about their partner: name Bunga, likes food")
         if told::someone_else(&lower[..at - cue.len() - 1]) {
+            continue;
+        }
+        // an aside about what it follows ("collect-metrics.py (pure
+        // Python, avoids all heredoc quoting issues)") says what that
+        // thing does
+        if aside(&lower[..at - cue.len() - 1]) {
             continue;
         }
         let mut rest = lower[at..].trim().to_string();
@@ -1005,9 +1025,8 @@ fn push(
     // a word, not a mark or an emoji
     // (a remark's comma cut off with the remark: "prefers mixed PT/EN in
     // conversation, but wants …")
-    let stated = stated
-        .trim_end_matches([',', ';', ':', '，', '、', ' '])
-        .to_string();
+    // (and the bracket of an aside it was said in: "(she prefers tea)")
+    let stated = unquoted_end(stated.trim_end_matches([',', ';', ':', '，', '、', ' ']));
     if original.trim_start().starts_with('#')
         || !stated.chars().any(char::is_alphanumeric)
         || cut_short(&stated)

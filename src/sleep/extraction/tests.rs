@@ -579,6 +579,20 @@ mod clauses {
 }
 
 #[test]
+fn an_aside_about_a_thing_states_what_it_does() {
+    // (a real daily note)
+    assert_eq!(
+        names(
+            "- Replaced `collect-metrics.sh` with `collect-metrics.py` (pure Python, avoids all bash/heredoc quoting issues)"
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(names("Met Ana (she prefers tea)"), Vec::<String>::new());
+    assert_eq!(names("She prefers tea (Ana told me)"), ["Prefers tea (Ana told me)"]);
+    assert_eq!(names("He prefers tea (green)"), ["Prefers tea (green)"]);
+}
+
+#[test]
 fn what_a_partner_or_a_friend_likes_is_not_the_users() {
     assert_eq!(
         names("Afu told me about their partner: name Bunga, likes food and likes EXO."),
