@@ -351,6 +351,25 @@ const NOT_A_PASSWORDS_USE: &[&str] = &[
     "politique",
 ];
 
+/// Words that say where something is, after a password label's word
+/// (`App Password: definido em .env.local`, `password: stored in the
+/// vault`, `Passwort: hinterlegt im Tresor`).
+const PLACE_WORDS: &[&str] = &[
+    "in", "inside", "on", "at", "from", "via", "into", "em", "no", "na", "nos", "nas", "en", "dans",
+    "im", "nel", "nella", "в", "во", "на",
+];
+
+/// Whether what follows a value (`after`) says where the password is kept:
+/// the value was a word of that sentence (`definido` in `definido em
+/// .env.local`), not a password.
+fn said_where_kept(after: &str) -> bool {
+    after.starts_with([' ', '\t'])
+        && after
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| PLACE_WORDS.contains(&w.to_lowercase().as_str()))
+}
+
 /// Labels a `user / password` pair follows, lower case, in several
 /// languages.
 const CREDENTIAL_LABELS: &str = r"(?i)(?:credentials?|creds|credenciais|credenciales|credenziali|identifiants|zugangsdaten|anmeldedaten|login|логин|учётные данные|учетные данные|凭据|凭证|账号密码|帳號密碼|認証情報|ログイン情報)";
@@ -599,6 +618,7 @@ fn find_in(text: &str) -> Vec<Finding> {
         if let Some(m) = caps.name("value")
             && !placeholder(m.as_str())
             && (!(worded || qualified) || looks_like_password(m.as_str()))
+            && !(said_where_kept(&text[m.end()..]) && !looks_like_password(m.as_str()))
             && !(qualified && (m.as_str().contains(['/', '~', '\\']) || m.as_str().contains("://")))
         {
             add(password(m), &mut out);
@@ -826,6 +846,8 @@ mod tests {
             ("- Credentials: `root` / `toor1234`", "toor1234"),
             ("Login: admin / admin", "admin"),
             ("creds: admin/S3cret!", "S3cret!"),
+            ("password: letmein for the guest wifi", "letmein"),
+            ("password: Tr0ub4dor in the safe", "Tr0ub4dor"),
             // what the password is for, between its label and its colon
             ("- Password sudo: 7907", "7907"),
             ("Senha do wifi: Casa2024!", "Casa2024!"),
@@ -867,6 +889,10 @@ mod tests {
             // where they are kept (a real workspace's AGENTS.md)
             "- Web creds: `~/.clawdbot/credentials/`; rerun `clawdbot login` if logged out",
             "Credentials: config/secrets/prod.json",
+            // (a real TOOLS.md)
+            "- App Password: definido em `.env.local` (não versionado)",
+            "password: stored in the vault",
+            "Passwort: hinterlegt im Tresor",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

@@ -1288,3 +1288,58 @@ fn a_sender_whose_handle_spells_the_users_name_is_the_user() {
     );
     assert_eq!(aliases, json!([["Rem"]]), "{said}");
 }
+
+/// OpenClaw's templates put each value on the line under its key
+/// (`- **Name:**` then `  Mimi`): a workspace filled in that way names its
+/// agent and its user; one left as the template names neither.
+#[test]
+fn profiles_filled_in_under_their_keys_name_the_agent_and_the_user() {
+    let dir = tmp("profiles_under_keys");
+    // (a real Vietnamese workspace's IDENTITY.md and USER.md)
+    let ws = dir.join("filled");
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md - Who Am I?\n\n_Fill this in during your first conversation. Make it yours._\n\n- **Name:**\n  Mimi\n- **Creature:**\n  AI Assistant trong môi trường Termux\n- **Emoji:**\n  🍀\n- **Avatar:**\n  _(chưa thiết lập)_\n",
+    );
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n_Learn about the person you're helping. Update this as you go._\n\n- **Name:**\n  Hoàn\n- **What to call them:**\n  Sếp\n- **Pronouns:** _(optional)_\n- **Timezone:**\n  GMT+7 (Hồ Chí Minh, Việt Nam)\n\n## Context\n\n- Bận rộn với nhiều dự án.\n",
+    );
+    put(&ws, "memory/2026-03-05.md", "# 2026-03-05\n\n- Sếp quyết định không dùng PM2.\n");
+    let (mut nx, said) = imported(&dir, &ws);
+    let me = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.name, ?s.attributes.identity.creature) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
+    assert_eq!(me, json!([["Mimi", "AI Assistant trong môi trường Termux"]]), "{said}");
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user, json!(["Hoàn"]), "{said}");
+    let timezone = kip(
+        &mut nx,
+        r#"FIND(?p.attributes) WHERE { ?p {type: "Person", name: "Hoàn"} }"#,
+    );
+    assert!(timezone.to_string().contains("GMT+7"), "{timezone}");
+
+    // the template itself, unfilled: its hints are no names
+    let ws = dir.join("template");
+    put(
+        &ws,
+        "IDENTITY.md",
+        "# IDENTITY.md - Who Am I?\n\n- **Name:**\n  _(pick something you like)_\n- **Creature:**\n  _(AI? robot? familiar? ghost in the machine? something weirder?)_\n",
+    );
+    put(&ws, "USER.md", "# USER.md - About Your Human\n\n- **Name:**\n- **What to call them:**\n- **Timezone:**\n");
+    put(&ws, "MEMORY.md", "# MEMORY.md\n\n## Projects\n\n- somnus\n");
+    let db = dir.join("template.db");
+    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(ok, "{said}");
+    let mut nx = Nexus::open(&db).expect("open");
+    let me = kip(&mut nx, r#"FIND(?s.attributes.name) WHERE { ?s {type: "Person", name: "$self"} }"#);
+    assert_eq!(me, json!([null]), "{said}");
+    let people = kip(&mut nx, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
+    assert!(!people.to_string().contains("pick"), "{people}");
+}

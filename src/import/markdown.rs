@@ -241,22 +241,29 @@ fn row_key_value(r: &TableRow) -> Option<(String, String)> {
     ok.then(|| (key.to_string(), value.to_string()))
 }
 
+/// A `Key: value` line, its value left out when the lines under it
+/// hold it.
+fn key_re() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*([^*]{1,40}?)\s*(?:[:：]\s*\*\*|\*\*\s*[:：])|([^:：*`\[\]()#>|]{1,40}?)\s*[:：])\s*(\S.*)?$",
+        )
+        .expect("the key-value pattern")
+    })
+}
+
 /// The `Key: value` lines of a text, with their 0-based line index in it:
 /// `- **Name:** Mira`, `**What:** …`, `- Timezone: UTC`, `名字：陈明`. A key
 /// is at most 40 characters and holds no sentence (no `. `); a URL's
 /// scheme is not a key. A two-column table's rows are read the same way
 /// (`| **Timezone** | America/Belem |`).
 pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*([^*]{1,40}?)\s*(?:[:：]\s*\*\*|\*\*\s*[:：])|([^:：*`\[\]()#>|]{1,40}?)\s*[:：])\s*(\S.*)$",
-        )
-        .expect("the key-value pattern")
-    });
+    let re = key_re();
     let mut out = Vec::new();
     let mut fence = false;
-    for (i, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().copied().enumerate() {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
             fence = !fence;
@@ -277,10 +284,12 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
                     .to_string()
             })
             .unwrap_or_default();
-        let value = c
-            .get(3)
-            .map(|m| m.as_str().trim().to_string())
-            .unwrap_or_default();
+        // (OpenClaw's templates put the value on the lines under its key:
+        // `- **Name:**` then `  Mimi`)
+        let value = match c.get(3) {
+            Some(m) => m.as_str().trim().to_string(),
+            None => continuation(&lines, i).0,
+        };
         if key.is_empty() || value.is_empty() || key.contains(". ") {
             continue;
         }
@@ -312,6 +321,31 @@ pub fn key_values(text: &str) -> Vec<(usize, String, String)> {
     }
     out.sort_by_key(|(i, _, _)| *i);
     out
+}
+
+/// The value written on the lines under a key that has none on its own
+/// (`- **Name:**` then `  Mimi`, as OpenClaw's templates are filled in):
+/// the lines indented deeper than the key's, up to a blank line, each
+/// neither a list's item nor a key of their own, joined by a space; and
+/// how many lines they are. Empty when the next line is none such (a
+/// label over a list: `**Telegram:**` then `- Username: x`).
+fn continuation(lines: &[&str], key_line: usize) -> (String, usize) {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = lines.get(key_line).map_or(0, |l| indent(l));
+    let mut parts = Vec::new();
+    for l in lines.iter().skip(key_line + 1).take(8) {
+        let t = l.trim();
+        if t.is_empty()
+            || indent(l) <= depth
+            || t.starts_with(['-', '*', '+', '#', '|', '>'])
+            || t.starts_with("```")
+            || key_re().captures(l).is_some_and(|c| c.get(3).is_some())
+        {
+            break;
+        }
+        parts.push(t);
+    }
+    (parts.join(" "), parts.len())
 }
 
 /// A line of a profile (`USER.md`) as [`outline`] reads it.
@@ -359,9 +393,16 @@ pub fn outline(text: &str) -> Vec<Line> {
     let mut title = false;
     let mut fence = false;
     let comments = comment_only(text.lines());
-    for (i, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    // the lines that hold the value of the key above them
+    let mut value_lines = 0;
+    for (i, line) in lines.iter().copied().enumerate() {
         let t = line.trim();
         if comments[i] {
+            continue;
+        }
+        if value_lines > 0 {
+            value_lines -= 1;
             continue;
         }
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -413,8 +454,13 @@ pub fn outline(text: &str) -> Vec<Line> {
             continue;
         }
         if let Some(c) = label_re.captures(line) {
-            label = c.get(1).map(|m| m.as_str().trim().to_string());
-            continue;
+            match continuation(&lines, i) {
+                (_, n) if n > 0 && keyed.contains_key(&i) => value_lines = n,
+                _ => {
+                    label = c.get(1).map(|m| m.as_str().trim().to_string());
+                    continue;
+                }
+            }
         }
         if let Some((k, v)) = keyed.get(&i) {
             let indented = line.starts_with([' ', '\t']) || t.starts_with(['-', '*', '+']);
@@ -858,6 +904,32 @@ mod tests {
         );
         assert_eq!(kv[0].2, "Midhun");
         assert_eq!(kv[3].2, "陈明，30岁");
+    }
+
+    #[test]
+    fn a_value_on_the_lines_under_its_key() {
+        // (OpenClaw's IDENTITY.md template, filled in; a real workspace)
+        let t = "# IDENTITY.md\n\n- **Name:**\n  Mimi\n- **Creature:**\n  AI Assistant\n  trong Termux\n- **Avatar:**\n\n**Telegram:**\n  Username: mimi_bot\n**Links:**\n- one\n";
+        let kv: Vec<(String, String)> = key_values(t).into_iter().map(|(_, k, v)| (k, v)).collect();
+        assert_eq!(
+            kv,
+            [
+                ("Name".to_string(), "Mimi".to_string()),
+                ("Creature".into(), "AI Assistant trong Termux".into()),
+                ("Username".into(), "mimi_bot".into()),
+            ]
+        );
+        let keys: Vec<(String, String)> = outline(t)
+            .into_iter()
+            .filter_map(|l| match l {
+                Line::Key { key, value, .. } => Some((key, value)),
+                Line::Item { .. } => None,
+            })
+            .collect();
+        assert_eq!(keys[0], ("Name".to_string(), "Mimi".to_string()));
+        assert_eq!(keys[1], ("Creature".to_string(), "AI Assistant trong Termux".to_string()));
+        assert_eq!(keys[2], ("Telegram Username".to_string(), "mimi_bot".to_string()));
+        assert!(!outline(t).iter().any(|l| matches!(l, Line::Item { text, .. } if text == "Mimi")));
     }
 
     #[test]

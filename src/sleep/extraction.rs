@@ -1051,7 +1051,12 @@ fn push(
             (if kind == "plan" { "Plan" } else { "Decision" }, n)
         }
     };
-    if out.iter().any(|x| x.name == name) {
+    // (nor again in other endings: "link clicável" and, a line later,
+    // "links clicáveis")
+    if out
+        .iter()
+        .any(|x| x.name == name || similarity::inflected_alike(&x.name, &name))
+    {
         return;
     }
     out.push(Extracted {

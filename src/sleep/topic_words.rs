@@ -684,6 +684,46 @@ pub fn without_labels(text: &str) -> String {
         .join("\n")
 }
 
+/// A letter only Vietnamese writes among the Latin scripts: `ă`, `đ`, `ơ`,
+/// `ư` and the vowels with two marks or a dot below (U+1EA0–U+1EF9).
+fn vietnamese_letter(c: char) -> bool {
+    matches!(c, 'ă' | 'Ă' | 'đ' | 'Đ' | 'ơ' | 'Ơ' | 'ư' | 'Ư') || ('\u{1EA0}'..='\u{1EF9}').contains(&c)
+}
+
+/// Whether a text is Vietnamese: a tenth of its words or more hold a
+/// letter only Vietnamese writes.
+pub fn vietnamese(text: &str) -> bool {
+    let (mut all, mut vi) = (0usize, 0usize);
+    for w in text.split_whitespace() {
+        all += 1;
+        if w.chars().any(vietnamese_letter) {
+            vi += 1;
+        }
+    }
+    vi > 0 && vi * 10 >= all
+}
+
+/// Whether a word of a Vietnamese text is one syllable (`Dùng`, `Thiếu`,
+/// `trong`): Vietnamese writes a word of several syllables with spaces
+/// between them, so a syllable alone is a piece of a word (`dùng`, to
+/// use; `thiếu`, lacking), never a theme's name. `Termux`, `Model` or
+/// `ClawBrain` are no Vietnamese syllable.
+pub fn vietnamese_syllable(w: &str) -> bool {
+    static SYLLABLE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if w.chars().any(vietnamese_letter) {
+        return true;
+    }
+    let folded = crate::analysis::fold(&w.to_lowercase());
+    SYLLABLE
+        .get_or_init(|| {
+            regex::Regex::new(
+                "^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?$",
+            )
+            .expect("the syllable pattern")
+        })
+        .is_match(&folded)
+}
+
 /// A word that is never a theme: scaffolding, a status, a number, a
 /// general word of one of the stop-word lists.
 pub fn never_a_theme(word: &str) -> bool {
@@ -919,6 +959,19 @@ mod tests {
         // a German memory's "Wichtige Entscheidungen", "Offene Punkte"
         for w in ["Wichtige", "Entscheidungen", "Offene", "Punkte", "geplant"] {
             assert!(never_a_theme(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn a_vietnamese_syllable_is_no_theme() {
+        let text = "Đã thử bật cliproxy qua PM2 nhưng fail do thiếu lệnh/binary trong Termux";
+        assert!(vietnamese(text));
+        assert!(!vietnamese("Replaced the script with a Python one, café included"));
+        for w in ["Dùng", "Thiếu", "trong", "nhanh", "Người", "chat"] {
+            assert!(vietnamese_syllable(w), "{w}");
+        }
+        for w in ["Termux", "Model", "ClawBrain", "Mimi", "Skill", "Oracle"] {
+            assert!(!vietnamese_syllable(w), "{w}");
         }
     }
 

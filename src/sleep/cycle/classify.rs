@@ -423,6 +423,8 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
         .iter()
         .map(|l| l.is_some_and(|l| l.code() == "de"))
         .collect();
+    // Vietnamese writes each syllable apart: one alone names nothing
+    let vietnamese: Vec<bool> = texts.iter().map(|t| topic_words::vietnamese(t)).collect();
     // the memory's languages, for how common a word is in them
     let mut languages: Vec<crate::analysis::Language> = Vec::new();
     for l in langs.iter().flatten() {
@@ -524,6 +526,7 @@ fn new_domains(cx: &mut Cx, nx: &mut Nexus, left: &[ItemView], class: &str) -> K
                 || topic_words::never_a_theme(&w)
                 || past_participle(&w)
                 || (german[i] && !noun_in_german(&w, &lower_in_german))
+                || (vietnamese[i] && topic_words::vietnamese_syllable(&w))
                 || modifiers.contains(&stem)
             {
                 continue;

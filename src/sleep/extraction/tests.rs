@@ -579,6 +579,21 @@ mod clauses {
 }
 
 #[test]
+fn a_statement_said_again_in_other_endings_is_one() {
+    // (a real daily note, two lines apart)
+    assert_eq!(
+        names(
+            "- Pref: sempre enviar link clicável nas respostas com URL.\n- Preferência reforçada do Julio: sempre enviar links clicáveis nas respostas com URL."
+        ),
+        ["Sempre enviar link clicável nas respostas com URL"]
+    );
+    assert!(!similarity::inflected_alike("Always use tabs", "Always use tables"));
+    assert!(!similarity::inflected_alike("Pin v1.2.3", "Pin v1.2.4"));
+    assert!(!similarity::inflected_alike("Never use npm", "Always use npm"));
+    assert!(!similarity::inflected_alike("Prefers dark mode", "Prefers dark mode at night"));
+}
+
+#[test]
 fn an_aside_about_a_thing_states_what_it_does() {
     // (a real daily note)
     assert_eq!(

@@ -290,6 +290,28 @@ pub fn negation_word(word: &str) -> bool {
     word.ends_with("n't") || word.ends_with("n’t") || NEGATION_WORDS.contains(&normalise(word).as_str())
 }
 
+/// Whether two statements say the same words but for their endings
+/// (`Sempre enviar link clicável nas respostas` / `… links clicáveis …`):
+/// as many words, each pair the same, or both of 4+ letters sharing all
+/// but their last three (a plural, a gender, a tense). A word with a digit
+/// must be the same (`v1.2.3` / `v1.2.4`), and so must a short one.
+pub fn inflected_alike(a: &str, b: &str) -> bool {
+    let (na, nb) = (normalise(a), normalise(b));
+    let (wa, wb): (Vec<&str>, Vec<&str>) = (na.split(' ').collect(), nb.split(' ').collect());
+    wa.len() == wb.len()
+        && wa.iter().zip(&wb).all(|(x, y)| {
+            if x == y {
+                return true;
+            }
+            let (lx, ly) = (x.chars().count(), y.chars().count());
+            let common = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+            lx.min(ly) >= 4
+                && common >= 4
+                && lx.max(ly) - common <= 3
+                && !x.chars().chain(y.chars()).any(|c| c.is_ascii_digit())
+        })
+}
+
 /// Word overlap of two texts: Jaccard over the stems of their words of 3+
 /// letters, so "rehearsal" meets "rehearsals".
 pub fn overlap(a: &str, b: &str) -> f64 {
