@@ -572,6 +572,12 @@ fn find_in(text: &str) -> Vec<Finding> {
         // is where one is kept (a path, an address)
         // (and in parentheses after the label: `had a passphrase
         // (`NKYh…`)`)
+        // (a label glued to a digit is a product's name: `NPM + 1Password
+        // (publish/verify)`)
+        let start = caps.get(0).map_or(0, |m| m.start());
+        if text[..start].ends_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
         let worded = caps.name("word").is_some() || caps.name("paren").is_some();
         let qualified = caps
             .name("qual")
@@ -893,6 +899,9 @@ mod tests {
             "- App Password: definido em `.env.local` (não versionado)",
             "password: stored in the vault",
             "Passwort: hinterlegt im Tresor",
+            // (OpenClaw's own AGENTS.md)
+            "## NPM + 1Password (publish/verify)",
+            "1Password: Private vault",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
