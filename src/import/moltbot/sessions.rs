@@ -1110,6 +1110,47 @@ fn spelled_in<'a>(handle: &str, aliases: &'a [String]) -> Option<&'a String> {
     })
 }
 
+/// The name of the user's (`aliases`) in Hebrew or Arabic script whose
+/// consonants a name in Latin letters writes (`Elad`, of `אלעד`;
+/// `Mohammed`, of `محمد`): those scripts leave most vowels unwritten, so
+/// the consonants are what both spellings share. Both one word, their
+/// consonants two or more; the letters that stand for vowels as well
+/// (`ו`, `י`, `ע`, `א`; `v`, `y`, `w` in Latin letters) are left out on
+/// both sides, `ו` kept too as a `v` may write it (`David`, `דוד`), and a
+/// letter written twice is one (`Mohammed`).
+fn abjad_spelled<'a>(name: &str, aliases: &'a [String]) -> Option<&'a String> {
+    fn consonants(s: &str, drop: &str) -> String {
+        let mut out = String::new();
+        for c in deunicode::deunicode(s).to_lowercase().chars() {
+            if c.is_ascii_alphabetic() && !drop.contains(c) && !out.ends_with(c) {
+                out.push(c);
+            }
+        }
+        out
+    }
+    let name = name.trim();
+    if name.is_empty()
+        || name.contains(char::is_whitespace)
+        || !name.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        return None;
+    }
+    aliases.iter().find(|a| {
+        let abjad = a
+            .chars()
+            .any(|c| ('\u{0590}'..='\u{06FF}').contains(&c));
+        if !abjad || a.trim().contains(char::is_whitespace) {
+            return false;
+        }
+        [consonants(a, "aeiouwy"), consonants(a, "aeiouvwy")]
+            .iter()
+            .any(|skeleton| {
+                skeleton.len() >= 2
+                    && [consonants(name, "aeiouwy"), consonants(name, "aeiouvwy")].contains(skeleton)
+            })
+    })
+}
+
 /// The handle a sender's label gives in parentheses, in an older
 /// gateway's stamp (`Telegram A J (@Aymanmj12) id:1186936952 …`) or a
 /// group chat's quote (`Arif (@ariffazil)`): `aymanmj12`, lower case
@@ -1343,6 +1384,13 @@ impl Reader {
                     let h = s.handles.get(n)?;
                     spelled_in(h, &self.aliases)?;
                     Some((format!("@{h}"), "the handle spells the user's name"))
+                })
+                .or_else(|| {
+                    // (a name that writes the consonants of the user's
+                    // Hebrew or Arabic name: `Elad`, of `אלעד`)
+                    abjad_spelled(n, &self.aliases)?;
+                    let h = s.handles.get(n).map_or_else(|| n.clone(), |h| format!("@{h}"));
+                    Some((h, "the name writes the consonants of the user's name"))
                 });
             if let (Some((ty, u)), Some((h, why))) = (&self.user, by) {
                 if u != n {

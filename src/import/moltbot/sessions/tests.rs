@@ -702,3 +702,23 @@ fn a_background_commands_result_is_no_one_s_words() {
         ]
     );
 }
+
+#[test]
+fn a_latin_name_that_writes_the_consonants_of_the_users_hebrew_or_arabic_name() {
+    let user = |n: &str| vec![n.to_string()];
+    // (a real Hebrew workspace: the user `אלעד` writes as `Elad`)
+    assert!(abjad_spelled("Elad", &user("אלעד")).is_some());
+    assert!(abjad_spelled("David", &user("דוד")).is_some());
+    assert!(abjad_spelled("Moshe", &user("משה")).is_some());
+    assert!(abjad_spelled("Mohammed", &user("محمد")).is_some());
+    assert!(abjad_spelled("Ahmed", &user("أحمد")).is_some());
+    // other people
+    assert!(abjad_spelled("Mohammed", &user("أحمد")).is_none());
+    assert!(abjad_spelled("Ahmed", &user("محمد")).is_none());
+    assert!(abjad_spelled("Dana", &user("אלעד")).is_none());
+    assert!(abjad_spelled("Leeds", &user("אלעד")).is_none());
+    // a Latin user's name, two words, a consonant alone: no such reading
+    assert!(abjad_spelled("Elad", &user("Elad")).is_none());
+    assert!(abjad_spelled("Elad Tzur", &user("אלעד")).is_none());
+    assert!(abjad_spelled("Yael", &user("יעל")).is_none());
+}
