@@ -246,6 +246,24 @@ pub fn rule_count() -> (usize, Vec<String>) {
     (r.rules.len() + 2, unusable)
 }
 
+/// Whether a value is words joined by hyphens (`Whisper-large-v2`,
+/// `gpt-4o-mini`, `Qwen2-Audio`): each part a word of letters, at most
+/// one capital and that one first, or a short part of two or three
+/// characters (`v2`, `4o`). A key's parts are random (`sk-proj-9fQ…`), a
+/// UUID's are hexadecimal with digits.
+fn hyphenated_words(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('-').collect();
+    parts.len() >= 2
+        && parts.iter().any(|p| p.chars().count() >= 4)
+        && parts.iter().all(|p| {
+            let n = p.chars().count();
+            let word = (3..=12).contains(&n)
+                && p.chars().all(|c| c.is_ascii_alphabetic())
+                && p.chars().skip(1).all(|c| c.is_ascii_lowercase());
+            word || (1..=3).contains(&n) && p.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
 /// Shannon entropy of a string, in bits per character.
 pub fn entropy(s: &str) -> f64 {
     let mut counts = std::collections::HashMap::new();
@@ -537,6 +555,11 @@ fn find_in(text: &str) -> Vec<Finding> {
             .unwrap_or(whole);
             let secret = m.as_str();
             if rule.entropy.is_some_and(|e| entropy(secret) < e) {
+                continue;
+            }
+            // (the generic rule's value, when it is words joined by
+            // hyphens, is a name: `KEY SETUP: Whisper-large-v2 + …`)
+            if rule.id == "generic-api-key" && hyphenated_words(secret) {
                 continue;
             }
             let line = line_at(text, m.start());
@@ -901,6 +924,8 @@ mod tests {
             "Passwort: hinterlegt im Tresor",
             // (OpenClaw's own AGENTS.md)
             "## NPM + 1Password (publish/verify)",
+            // (a real research note)
+            "  - KEY SETUP: Whisper-large-v2 + IEMOCAP 4-class SER; NNsight library",
             "1Password: Private vault",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
@@ -975,8 +1000,15 @@ mod tests {
             "The key takeaway: keep the migration behind a flag",
             "token budget is 4000 tokens per request",
             "User's e-mail is ada@example.org",
+            "Model key: gpt-4o-mini",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
+        // (a key or a UUID with hyphens is still one)
+        let key = format!("sk-proj-{}", "9fQa8ZkLmN3xT7bW2cV5");
+        assert_eq!(rules_of(&format!("api_key: {key}")), vec!["generic-api-key"]);
+        assert!(hyphenated_words("Whisper-large-v2"));
+        assert!(!hyphenated_words("550e8400-e29b-41d4-a716-446655440000"));
+        assert!(!hyphenated_words(&key));
     }
 }
