@@ -734,10 +734,23 @@ pub fn never_a_theme(word: &str) -> bool {
         || l.chars().any(|c| c.is_ascii_digit())
         || crate::analysis::never_a_topic(word)
         || russian_modifier(&l)
+        || english_adverb(&l)
         || unweighed_script(word)
         // (a month's name in any of the languages dates are read in:
         // "Sesión 1 Mayo 2026" is not about May)
         || crate::analysis::month_named(word).is_some()
+}
+
+/// English adverbs made of an adjective (`correctly`, `automatically`,
+/// `quickly`, `weekly`): how something is done or how often, never what
+/// it is about. (`family`, `anomaly`, `supply`, `assembly` end otherwise.)
+fn english_adverb(l: &str) -> bool {
+    const TAILS: [&str; 16] = [
+        "ally", "ently", "antly", "ctly", "ously", "ively", "fully", "lessly", "edly", "ingly",
+        "ately", "ibly", "ably", "ckly", "arly", "tly",
+    ];
+    const OFTEN: [&str; 6] = ["daily", "hourly", "weekly", "monthly", "yearly", "nightly"];
+    l.is_ascii() && l.len() >= 6 && (TAILS.iter().any(|t| l.ends_with(t)) || OFTEN.contains(&l))
 }
 
 /// Whether a word is written in a script whose words nothing here weighs
@@ -959,6 +972,16 @@ mod tests {
         // a German memory's "Wichtige Entscheidungen", "Offene Punkte"
         for w in ["Wichtige", "Entscheidungen", "Offene", "Punkte", "geplant"] {
             assert!(never_a_theme(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn an_english_adverb_is_no_theme() {
+        for w in ["Correctly", "automatically", "quickly", "Weekly", "recently", "exactly"] {
+            assert!(never_a_theme(w), "{w}");
+        }
+        for w in ["Family", "Anomaly", "Supply", "Assembly", "Italy", "Butterfly", "Reply"] {
+            assert!(!english_adverb(&w.to_lowercase()), "{w}");
         }
     }
 
