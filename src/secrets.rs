@@ -373,8 +373,8 @@ const NOT_A_PASSWORDS_USE: &[&str] = &[
 /// (`App Password: definido em .env.local`, `password: stored in the
 /// vault`, `Passwort: hinterlegt im Tresor`).
 const PLACE_WORDS: &[&str] = &[
-    "in", "inside", "on", "at", "from", "via", "into", "em", "no", "na", "nos", "nas", "en", "dans",
-    "im", "nel", "nella", "в", "во", "на",
+    "in", "inside", "on", "at", "from", "via", "into", "em", "no", "na", "nos", "nas", "en",
+    "dans", "im", "nel", "nella", "в", "во", "на",
 ];
 
 /// Whether what follows a value (`after`) says where the password is kept:
@@ -1006,7 +1006,10 @@ mod tests {
         }
         // (a key or a UUID with hyphens is still one)
         let key = format!("sk-proj-{}", "9fQa8ZkLmN3xT7bW2cV5");
-        assert_eq!(rules_of(&format!("api_key: {key}")), vec!["generic-api-key"]);
+        assert_eq!(
+            rules_of(&format!("api_key: {key}")),
+            vec!["generic-api-key"]
+        );
         assert!(hyphenated_words("Whisper-large-v2"));
         assert!(!hyphenated_words("550e8400-e29b-41d4-a716-446655440000"));
         assert!(!hyphenated_words(&key));

@@ -1307,13 +1307,21 @@ fn profiles_filled_in_under_their_keys_name_the_agent_and_the_user() {
         "USER.md",
         "# USER.md - About Your Human\n\n_Learn about the person you're helping. Update this as you go._\n\n- **Name:**\n  Hoàn\n- **What to call them:**\n  Sếp\n- **Pronouns:** _(optional)_\n- **Timezone:**\n  GMT+7 (Hồ Chí Minh, Việt Nam)\n\n## Context\n\n- Bận rộn với nhiều dự án.\n",
     );
-    put(&ws, "memory/2026-03-05.md", "# 2026-03-05\n\n- Sếp quyết định không dùng PM2.\n");
+    put(
+        &ws,
+        "memory/2026-03-05.md",
+        "# 2026-03-05\n\n- Sếp quyết định không dùng PM2.\n",
+    );
     let (mut nx, said) = imported(&dir, &ws);
     let me = kip(
         &mut nx,
         r#"FIND(?s.attributes.name, ?s.attributes.identity.creature) WHERE { ?s {type: "Person", name: "$self"} }"#,
     );
-    assert_eq!(me, json!([["Mimi", "AI Assistant trong môi trường Termux"]]), "{said}");
+    assert_eq!(
+        me,
+        json!([["Mimi", "AI Assistant trong môi trường Termux"]]),
+        "{said}"
+    );
     let user = kip(
         &mut nx,
         r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
@@ -1332,13 +1340,20 @@ fn profiles_filled_in_under_their_keys_name_the_agent_and_the_user() {
         "IDENTITY.md",
         "# IDENTITY.md - Who Am I?\n\n- **Name:**\n  _(pick something you like)_\n- **Creature:**\n  _(AI? robot? familiar? ghost in the machine? something weirder?)_\n",
     );
-    put(&ws, "USER.md", "# USER.md - About Your Human\n\n- **Name:**\n- **What to call them:**\n- **Timezone:**\n");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - About Your Human\n\n- **Name:**\n- **What to call them:**\n- **Timezone:**\n",
+    );
     put(&ws, "MEMORY.md", "# MEMORY.md\n\n## Projects\n\n- somnus\n");
     let db = dir.join("template.db");
     let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
     assert!(ok, "{said}");
     let mut nx = Nexus::open(&db).expect("open");
-    let me = kip(&mut nx, r#"FIND(?s.attributes.name) WHERE { ?s {type: "Person", name: "$self"} }"#);
+    let me = kip(
+        &mut nx,
+        r#"FIND(?s.attributes.name) WHERE { ?s {type: "Person", name: "$self"} }"#,
+    );
     assert_eq!(me, json!([null]), "{said}");
     let people = kip(&mut nx, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
     assert!(!people.to_string().contains("pick"), "{people}");

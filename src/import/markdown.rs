@@ -927,9 +927,22 @@ mod tests {
             })
             .collect();
         assert_eq!(keys[0], ("Name".to_string(), "Mimi".to_string()));
-        assert_eq!(keys[1], ("Creature".to_string(), "AI Assistant trong Termux".to_string()));
-        assert_eq!(keys[2], ("Telegram Username".to_string(), "mimi_bot".to_string()));
-        assert!(!outline(t).iter().any(|l| matches!(l, Line::Item { text, .. } if text == "Mimi")));
+        assert_eq!(
+            keys[1],
+            (
+                "Creature".to_string(),
+                "AI Assistant trong Termux".to_string()
+            )
+        );
+        assert_eq!(
+            keys[2],
+            ("Telegram Username".to_string(), "mimi_bot".to_string())
+        );
+        assert!(
+            !outline(t)
+                .iter()
+                .any(|l| matches!(l, Line::Item { text, .. } if text == "Mimi"))
+        );
     }
 
     #[test]

@@ -523,7 +523,9 @@ pub fn past_participle(w: &str) -> bool {
     let fr = l.strip_suffix('s').unwrap_or(&l);
     if fr.chars().count() >= 4
         && fr.ends_with('é')
-        && !["ité", "été", "eté", "auté"].iter().any(|t| fr.ends_with(t))
+        && !["ité", "été", "eté", "auté"]
+            .iter()
+            .any(|t| fr.ends_with(t))
         && !FRENCH_NOUNS_IN_E.contains(&fr)
         && fr.chars().all(char::is_alphabetic)
     {
@@ -687,7 +689,8 @@ pub fn without_labels(text: &str) -> String {
 /// A letter only Vietnamese writes among the Latin scripts: `ă`, `đ`, `ơ`,
 /// `ư` and the vowels with two marks or a dot below (U+1EA0–U+1EF9).
 fn vietnamese_letter(c: char) -> bool {
-    matches!(c, 'ă' | 'Ă' | 'đ' | 'Đ' | 'ơ' | 'Ơ' | 'ư' | 'Ư') || ('\u{1EA0}'..='\u{1EF9}').contains(&c)
+    matches!(c, 'ă' | 'Ă' | 'đ' | 'Đ' | 'ơ' | 'Ơ' | 'ư' | 'Ư')
+        || ('\u{1EA0}'..='\u{1EF9}').contains(&c)
 }
 
 /// Whether a text is Vietnamese: a tenth of its words or more hold a
@@ -977,10 +980,25 @@ mod tests {
 
     #[test]
     fn an_english_adverb_is_no_theme() {
-        for w in ["Correctly", "automatically", "quickly", "Weekly", "recently", "exactly"] {
+        for w in [
+            "Correctly",
+            "automatically",
+            "quickly",
+            "Weekly",
+            "recently",
+            "exactly",
+        ] {
             assert!(never_a_theme(w), "{w}");
         }
-        for w in ["Family", "Anomaly", "Supply", "Assembly", "Italy", "Butterfly", "Reply"] {
+        for w in [
+            "Family",
+            "Anomaly",
+            "Supply",
+            "Assembly",
+            "Italy",
+            "Butterfly",
+            "Reply",
+        ] {
             assert!(!english_adverb(&w.to_lowercase()), "{w}");
         }
     }
@@ -989,7 +1007,9 @@ mod tests {
     fn a_vietnamese_syllable_is_no_theme() {
         let text = "Đã thử bật cliproxy qua PM2 nhưng fail do thiếu lệnh/binary trong Termux";
         assert!(vietnamese(text));
-        assert!(!vietnamese("Replaced the script with a Python one, café included"));
+        assert!(!vietnamese(
+            "Replaced the script with a Python one, café included"
+        ));
         for w in ["Dùng", "Thiếu", "trong", "nhanh", "Người", "chat"] {
             assert!(vietnamese_syllable(w), "{w}");
         }
@@ -1018,8 +1038,17 @@ mod tests {
             assert!(past_participle(w), "{w}");
         }
         for w in [
-            "sécurité", "Marché", "café", "idée", "année", "Set", "société", "santé", "Côté",
-            "communauté", "liberté",
+            "sécurité",
+            "Marché",
+            "café",
+            "idée",
+            "année",
+            "Set",
+            "société",
+            "santé",
+            "Côté",
+            "communauté",
+            "liberté",
         ] {
             assert!(!past_participle(w), "{w}");
         }

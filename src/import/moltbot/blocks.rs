@@ -1085,7 +1085,10 @@ fn section_title(parent: &str, title: &str, max: usize) -> String {
     }
     let head = short(parent, PARENT_CHARS);
     let head = if head.chars().count() < parent.trim().chars().count() {
-        format!("{}…", head.trim_end_matches([' ', ',', ';', ':', '—', '-', '–']))
+        format!(
+            "{}…",
+            head.trim_end_matches([' ', ',', ';', ':', '—', '-', '–'])
+        )
     } else {
         head
     };
@@ -1156,16 +1159,26 @@ mod tests {
     #[test]
     fn a_section_under_a_long_heading_keeps_its_own_words() {
         let parent = "Session 2026-03-14 — POLY_FACTORY : déploiement + intégrations + corrections";
-        let a = section_title(parent, "1. Déploiement initial POLY_FACTORY sur VPS", NAME_CHARS);
+        let a = section_title(
+            parent,
+            "1. Déploiement initial POLY_FACTORY sur VPS",
+            NAME_CHARS,
+        );
         let b = section_title(parent, "2. Intégrations OpenClaw", NAME_CHARS);
         assert_eq!(
             a,
             "Session 2026-03-14 — POLY_FACTORY… › 1. Déploiement initial POLY_FACTORY sur VPS"
         );
-        assert_eq!(b, "Session 2026-03-14 — POLY_FACTORY… › 2. Intégrations OpenClaw");
+        assert_eq!(
+            b,
+            "Session 2026-03-14 — POLY_FACTORY… › 2. Intégrations OpenClaw"
+        );
         assert!(a.chars().count() <= NAME_CHARS);
         // what fits is left whole
-        assert_eq!(section_title("Core Facts", "About Me", NAME_CHARS), "Core Facts › About Me");
+        assert_eq!(
+            section_title("Core Facts", "About Me", NAME_CHARS),
+            "Core Facts › About Me"
+        );
         // a heading with no space to cut at, and a section longer than the name
         let long = section_title(&"表".repeat(200), &"x ".repeat(100), NAME_CHARS);
         assert!(long.chars().count() <= NAME_CHARS + 1, "{long}");

@@ -1136,9 +1136,7 @@ fn abjad_spelled<'a>(name: &str, aliases: &'a [String]) -> Option<&'a String> {
         return None;
     }
     aliases.iter().find(|a| {
-        let abjad = a
-            .chars()
-            .any(|c| ('\u{0590}'..='\u{06FF}').contains(&c));
+        let abjad = a.chars().any(|c| ('\u{0590}'..='\u{06FF}').contains(&c));
         if !abjad || a.trim().contains(char::is_whitespace) {
             return false;
         }
@@ -1146,7 +1144,8 @@ fn abjad_spelled<'a>(name: &str, aliases: &'a [String]) -> Option<&'a String> {
             .iter()
             .any(|skeleton| {
                 skeleton.len() >= 2
-                    && [consonants(name, "aeiouwy"), consonants(name, "aeiouvwy")].contains(skeleton)
+                    && [consonants(name, "aeiouwy"), consonants(name, "aeiouvwy")]
+                        .contains(skeleton)
             })
     })
 }
@@ -1389,7 +1388,10 @@ impl Reader {
                     // (a name that writes the consonants of the user's
                     // Hebrew or Arabic name: `Elad`, of `אלעד`)
                     abjad_spelled(n, &self.aliases)?;
-                    let h = s.handles.get(n).map_or_else(|| n.clone(), |h| format!("@{h}"));
+                    let h = s
+                        .handles
+                        .get(n)
+                        .map_or_else(|| n.clone(), |h| format!("@{h}"));
                     Some((h, "the name writes the consonants of the user's name"))
                 });
             if let (Some((ty, u)), Some((h, why))) = (&self.user, by) {

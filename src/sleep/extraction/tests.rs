@@ -587,10 +587,19 @@ fn a_statement_said_again_in_other_endings_is_one() {
         ),
         ["Sempre enviar link clicável nas respostas com URL"]
     );
-    assert!(!similarity::inflected_alike("Always use tabs", "Always use tables"));
+    assert!(!similarity::inflected_alike(
+        "Always use tabs",
+        "Always use tables"
+    ));
     assert!(!similarity::inflected_alike("Pin v1.2.3", "Pin v1.2.4"));
-    assert!(!similarity::inflected_alike("Never use npm", "Always use npm"));
-    assert!(!similarity::inflected_alike("Prefers dark mode", "Prefers dark mode at night"));
+    assert!(!similarity::inflected_alike(
+        "Never use npm",
+        "Always use npm"
+    ));
+    assert!(!similarity::inflected_alike(
+        "Prefers dark mode",
+        "Prefers dark mode at night"
+    ));
 }
 
 #[test]
@@ -603,7 +612,10 @@ fn an_aside_about_a_thing_states_what_it_does() {
         Vec::<String>::new()
     );
     assert_eq!(names("Met Ana (she prefers tea)"), Vec::<String>::new());
-    assert_eq!(names("She prefers tea (Ana told me)"), ["Prefers tea (Ana told me)"]);
+    assert_eq!(
+        names("She prefers tea (Ana told me)"),
+        ["Prefers tea (Ana told me)"]
+    );
     assert_eq!(names("He prefers tea (green)"), ["Prefers tea (green)"]);
 }
 

@@ -287,7 +287,9 @@ pub fn denies(name: &str) -> bool {
 
 /// Whether a word says "not" (`not`, `don't`, `nicht`, `não`, `не`).
 pub fn negation_word(word: &str) -> bool {
-    word.ends_with("n't") || word.ends_with("n’t") || NEGATION_WORDS.contains(&normalise(word).as_str())
+    word.ends_with("n't")
+        || word.ends_with("n’t")
+        || NEGATION_WORDS.contains(&normalise(word).as_str())
 }
 
 /// Whether two statements say the same words but for their endings
