@@ -647,7 +647,7 @@ fn find_in(text: &str) -> Vec<Finding> {
         if let Some(m) = caps.name("value")
             && !placeholder(m.as_str())
             && (!(worded || qualified) || looks_like_password(m.as_str()))
-            && !(said_where_kept(&text[m.end()..]) && !looks_like_password(m.as_str()))
+            && (!said_where_kept(&text[m.end()..]) || looks_like_password(m.as_str()))
             && !(qualified && (m.as_str().contains(['/', '~', '\\']) || m.as_str().contains("://")))
         {
             add(password(m), &mut out);
