@@ -246,22 +246,30 @@ pub fn rule_count() -> (usize, Vec<String>) {
     (r.rules.len() + 2, unusable)
 }
 
-/// Whether a value is words joined by hyphens (`Whisper-large-v2`,
-/// `gpt-4o-mini`, `Qwen2-Audio`): each part a word of letters, at most
-/// one capital and that one first, or a short part of two or three
-/// characters (`v2`, `4o`). A key's parts are random (`sk-proj-9fQ…`), a
-/// UUID's are hexadecimal with digits.
+/// Whether a value is a name of words joined by hyphens
+/// (`Whisper-large-v2`, `gpt-4o-mini`): each part a word of letters, at
+/// most one capital and that one first, or a short part of two or three
+/// characters; and a name's mark among them, a capital first or a short
+/// part with a digit (`v2`, `4o`). A key's parts are random (`sk-proj-9fQ…`),
+/// a UUID's are hexadecimal with digits, and a passphrase of lower-case
+/// words (`correct-horse-battery-staple`) is still a secret.
 fn hyphenated_words(v: &str) -> bool {
     let parts: Vec<&str> = v.split('-').collect();
+    let short = |p: &str| {
+        (1..=3).contains(&p.chars().count()) && p.chars().all(|c| c.is_ascii_alphanumeric())
+    };
     parts.len() >= 2
         && parts.iter().any(|p| p.chars().count() >= 4)
         && parts.iter().all(|p| {
-            let n = p.chars().count();
-            let word = (3..=12).contains(&n)
+            let word = (3..=12).contains(&p.chars().count())
                 && p.chars().all(|c| c.is_ascii_alphabetic())
                 && p.chars().skip(1).all(|c| c.is_ascii_lowercase());
-            word || (1..=3).contains(&n) && p.chars().all(|c| c.is_ascii_alphanumeric())
+            word || short(p)
         })
+        && (parts[0].starts_with(|c: char| c.is_ascii_uppercase())
+            || parts
+                .iter()
+                .any(|p| short(p) && p.chars().any(|c| c.is_ascii_digit())))
 }
 
 /// Shannon entropy of a string, in bits per character.
@@ -1013,5 +1021,7 @@ mod tests {
         assert!(hyphenated_words("Whisper-large-v2"));
         assert!(!hyphenated_words("550e8400-e29b-41d4-a716-446655440000"));
         assert!(!hyphenated_words(&key));
+        assert!(hyphenated_words("gpt-4o-mini"));
+        assert!(!hyphenated_words("correct-horse-battery-staple"));
     }
 }
