@@ -1007,6 +1007,9 @@ fn instruction(clause: &str) -> Option<(&'static str, &'static str, String)> {
     None
 }
 
+/// Statements extracted from one Event at most.
+pub const EXTRACTED_PER_EVENT: usize = 200;
+
 /// Adds what a cue states, once, named in the memory's words: `Prefers …`
 /// or `Avoids …` for a preference, the statement itself for a decision, a
 /// plan or a standing instruction (kept as a preference: how its holder
@@ -1020,6 +1023,11 @@ fn push(
     kind: &str,
     stated: String,
 ) {
+    // (a note of thousands of statements is a dump, not a note: its first
+    // ones are kept, and each new one is compared with those kept so far)
+    if out.len() >= EXTRACTED_PER_EVENT {
+        return;
+    }
     // a heading names the section under it (`### 阿杰設計偏好 ⚠️`: the
     // design preferences follow), it states none; and what is stated is
     // a word, not a mark or an emoji

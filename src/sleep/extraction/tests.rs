@@ -561,12 +561,17 @@ mod clauses {
         text.push('\n');
         text.push_str(&"```\nNever run\n".repeat(10_000));
         text.push_str(&"Always ".repeat(50_000));
+        // (thousands of statements, each compared with those kept)
+        for i in 0..20_000 {
+            text.push_str(&format!("\n- Prefers item{i} in the morning light"));
+        }
         text.push_str("\nPrefers ");
         text.push_str(&"x".repeat(500_000));
         let start = std::time::Instant::now();
         let out = extract(&super::event(&text));
         let took = start.elapsed();
         assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        assert!(out.len() <= EXTRACTED_PER_EVENT, "{}", out.len());
         for x in &out {
             assert!(
                 x.name.chars().count() <= EXTRACTION_MAX_CHARS + 16,
