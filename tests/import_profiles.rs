@@ -1346,10 +1346,8 @@ fn profiles_filled_in_under_their_keys_name_the_agent_and_the_user() {
         "# USER.md - About Your Human\n\n- **Name:**\n- **What to call them:**\n- **Timezone:**\n",
     );
     put(&ws, "MEMORY.md", "# MEMORY.md\n\n## Projects\n\n- somnus\n");
-    let db = dir.join("template.db");
-    let (ok, said) = somnus(&db, &["import", "openclaw", ws.to_str().expect("utf-8")]);
-    assert!(ok, "{said}");
-    let mut nx = Nexus::open(&db).expect("open");
+    // (its memory beside the first one's workspace, imported already)
+    let (mut nx, said) = imported(&dir.join("filled"), &ws);
     let me = kip(
         &mut nx,
         r#"FIND(?s.attributes.name) WHERE { ?s {type: "Person", name: "$self"} }"#,
