@@ -475,8 +475,8 @@ pub const MAX_DAYS: usize = 8;
 /// `stop-words` 0.9) say what can never name a topic.
 ///
 /// [stopwords-iso]: https://github.com/stopwords-iso/stopwords-iso
-pub const TOPIC_STOP_LANGUAGES: [&str; 14] = [
-    "en", "fr", "de", "es", "it", "pt", "nl", "sv", "ru", "vi", "id", "zh", "ja", "ko",
+pub const TOPIC_STOP_LANGUAGES: [&str; 16] = [
+    "en", "fr", "de", "es", "it", "pt", "nl", "sv", "pl", "ru", "uk", "vi", "id", "zh", "ja", "ko",
 ];
 
 /// Whether a word is too general to name a topic in any of

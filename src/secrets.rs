@@ -412,6 +412,32 @@ fn credential_rule() -> &'static Regex {
     })
 }
 
+/// Accounts whose `name / password` pairs are written without a label
+/// (`185.76.242.32 root/LOY3zoaZzR964`, `- SSH: root / …`), or an e-mail
+/// address as the login, or after a remote-login label (`SSH: kirill / …`).
+fn account_pair_rule() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(
+            r#"(?i)(?:^|[^\w/@.~\\-])(?:(?:root|admin|administrator|ubuntu|postgres|deploy|superuser)|(?P<mail>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?:ssh|sftp|ftp|vnc|rdp)\**\s*[:：=]\**\s*[`'"]?[^\s/`'"|@]{1,64})[`'"]?(?:\s*/\s*)[`'"]?(?P<value>[^\s`'"，。,;*|/()]{8,128})"#,
+        )
+        .expect("the account pair rule compiles")
+    })
+}
+
+/// A password beyond doubt without a label saying so: eight characters or
+/// more, of three kinds at least (lower case, capitals, digits, symbols).
+/// `root/backups`, `admin / Administrator`, `ssh: git / id_rsa` are not.
+fn strong_password(v: &str) -> bool {
+    let kinds = [
+        v.chars().any(|c| c.is_lowercase()),
+        v.chars().any(|c| c.is_uppercase()),
+        v.chars().any(|c| c.is_ascii_digit()),
+        v.chars().any(|c| !c.is_alphanumeric()),
+    ];
+    v.chars().count() >= 8 && kinds.iter().filter(|k| **k).count() >= 3
+}
+
 /// A word with a digit, a symbol or a capital after its first letter.
 fn looks_like_password(v: &str) -> bool {
     v.chars()
@@ -672,6 +698,24 @@ fn find_in(text: &str) -> Vec<Finding> {
             add(password(m), &mut out);
         }
     }
+    // a pair without a label (an administrator's account or an e-mail
+    // address before the slash, or after `SSH:`), when what follows it is
+    // a password beyond doubt and not a path (`/root/backups`,
+    // `root/ck#Wk…/x`)
+    // (after an e-mail address, letters and digits are enough: `a@b.ie /
+    // openclaw2026`)
+    for caps in account_pair_rule().captures_iter(text) {
+        if let Some(m) = caps.name("value")
+            && !text[m.end()..].starts_with('/')
+            && !placeholder(m.as_str())
+            && (strong_password(m.as_str())
+                || (caps.name("mail").is_some()
+                    && m.as_str().chars().any(char::is_alphabetic)
+                    && m.as_str().chars().any(|c| c.is_ascii_digit())))
+        {
+            add(password(m), &mut out);
+        }
+    }
     // a Telegram bot's token by its shape alone, whatever its label says
     // (`Bot Token: 8114115093:AA…` under a `## Telegram` heading): the
     // bot's id, a colon, then 35 characters that begin with `AA`
@@ -897,6 +941,28 @@ mod tests {
                 "The VPS SSH key had a passphrase (NKYhPiVpr9sWyioC7CRAfqgQmy8). I decrypted it.",
                 "NKYhPiVpr9sWyioC7CRAfqgQmy8",
             ),
+            // an account's pair without a label (a real Russian workspace)
+            ("- **SSH**: root / `gx1uGPsVs?HA5M`", "gx1uGPsVs?HA5M"),
+            (
+                "New server: 85.239.40.160 root/ck#WkW_BJpW+4F",
+                "ck#WkW_BJpW+4F",
+            ),
+            (
+                "- **Scoutly**: 188.225.24.157, root / `gx1uGPsVs?HA5M`",
+                "gx1uGPsVs?HA5M",
+            ),
+            ("- root / `vgz^4hkW#jWM-5`", "vgz^4hkW#jWM-5"),
+            ("SSH: kirill / Xq7!mPz2w", "Xq7!mPz2w"),
+            ("- Panel: ops@example.ru / Zx81kLmq", "Zx81kLmq"),
+            // (a real conversation: a test account's login)
+            (
+                "- `leamyclaw@gmail.com` / `openclaw2026` (front-end only)",
+                "openclaw2026",
+            ),
+            (
+                "- **Демо**: demo@walloflove.ru / password123",
+                "password123",
+            ),
         ] {
             let f = find(text);
             assert_eq!(f.len(), 1, "{text}: {f:?}");
@@ -935,6 +1001,15 @@ mod tests {
             // (a real research note)
             "  - KEY SETUP: Whisper-large-v2 + IEMOCAP 4-class SER; NNsight library",
             "1Password: Private vault",
+            // paths and pairs that hold no password
+            "- Бэкапы: /root/backups/ (03:00 daily)",
+            "- Timly backups in /root/backups/ (daily 03:00 cron)",
+            "SSH: root (пароль в чате)",
+            "ssh: git / id_rsa",
+            "admin / Administrator roles",
+            "root/Documents/Reports2024/x",
+            "Contact: anna@example.org / +7 916 123 45 67",
+            "Mail hello@scoutly.ru / support@scoutly.ru",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }

@@ -1356,3 +1356,65 @@ fn profiles_filled_in_under_their_keys_name_the_agent_and_the_user() {
     let people = kip(&mut nx, r#"FIND(?p.name) WHERE { ?p {type: "Person"} }"#);
     assert!(!people.to_string().contains("pick"), "{people}");
 }
+
+/// A `USER.md` with no `Name:` line names the user in its title (a real
+/// Japanese workspace's: `# USER.md - Yusuke (ゆーすけ)`), the reading in
+/// parentheses an alias; the template's own title names nobody.
+#[test]
+fn a_user_named_in_the_profiles_title() {
+    let dir = tmp("user_named_in_title");
+    let ws = dir.join("titled");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md - Yusuke (ゆーすけ)\n- **Timezone:** Asia/Tokyo\n- **Focus:** Deepening understanding of OpenClaw and Neo.\n- **Preferences:** Efficiency first. Match models to task complexity.\n",
+    );
+    put(
+        &ws,
+        "MEMORY.md",
+        "# MEMORY\n\n- ゆーすけ prefers short answers.\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.aliases, ?p.attributes.timezone) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(
+        user,
+        json!([["Yusuke", ["ゆーすけ"], "Asia/Tokyo"]]),
+        "{said}"
+    );
+    assert!(!said.contains("no `Name:` line"), "{said}");
+
+    for (case, title) in [
+        ("template", "# USER.md - About Your Human"),
+        ("profile", "# USER.md — User Profile"),
+        ("plain", "# USER.md"),
+        ("lower", "# USER.md - notes on them"),
+    ] {
+        let ws = dir.join(case);
+        put(&ws, "USER.md", &format!("{title}\n\n- **Timezone:** UTC\n"));
+        let at = dir.join(format!("{case}-memory"));
+        std::fs::create_dir_all(&at).expect("folder");
+        let (mut nx, said) = imported(&at, &ws);
+        let user = kip(
+            &mut nx,
+            r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+        );
+        assert_eq!(user, json!(["User"]), "{title}: {said}");
+    }
+    let ws = dir.join("about");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md — About Kirill\n\n- **Timezone:** GMT+3\n",
+    );
+    let at = dir.join("about-memory");
+    std::fs::create_dir_all(&at).expect("folder");
+    let (mut nx, said) = imported(&at, &ws);
+    let user = kip(
+        &mut nx,
+        r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
+    );
+    assert_eq!(user, json!(["Kirill"]), "{said}");
+}

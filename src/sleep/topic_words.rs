@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 /// Words of a note's scaffolding (when and how it was written), never a
 /// theme: times of day, days, months, and the headings notes are made of,
-/// in English, French, German, Spanish, Portuguese, Italian, Russian and
-/// Chinese.
+/// in English, French, German, Spanish, Portuguese, Italian, Russian,
+/// Polish and Chinese.
 pub const SCAFFOLDING: &[&str] = &[
     "morning",
     "afternoon",
@@ -161,6 +161,23 @@ pub const SCAFFOLDING: &[&str] = &[
     "месяц",
     "заметки",
     "сессия",
+    // a section that goes on from an earlier one ("Premium Hardening +
+    // UX (Fortsetzung)", "Restore Fortsetzung (später)")
+    "continued",
+    "continuation",
+    "fortsetzung",
+    "später",
+    "continuación",
+    "continuação",
+    "continuazione",
+    "продолжение",
+    "继续",
+    // Polish ("Notatki", "Dziennik sesji", "Podsumowanie")
+    "notatki",
+    "dziennik",
+    "sesja",
+    "sesji",
+    "podsumowanie",
     // the headings of a daily log's template ("Major Accomplishments",
     // "Decisions Made", "Issues & Resolutions", "Lessons Learned",
     // "Tomorrow's Focus", "Random Notes"; "Decisões", "Lições Aprendidas",
@@ -345,6 +362,11 @@ pub const SCAFFOLDING: &[&str] = &[
     "file",
     "files",
     "status",
+    // the account a server's notes log in as (`SSH: root / …`, `sudo`),
+    // named by every note about any server
+    "root",
+    "sudo",
+    "localhost",
 ];
 
 /// How far a piece of work got and what was done to it, in the languages

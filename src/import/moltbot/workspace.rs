@@ -181,6 +181,43 @@ const NAME_KEYS: [&str; 10] = [
     "nombre",
 ];
 
+/// Words of `USER.md`'s template title and its kin (`# USER.md - About
+/// Your Human`, `# USER.md — User Profile`): no name.
+const TITLE_NOT_A_NAME: [&str; 12] = [
+    "your", "the", "my", "this", "you", "who", "user", "human", "profile", "person", "me", "owner",
+];
+
+/// The user's name in `USER.md`'s title, after the file's name and a dash
+/// or colon (`# USER.md - Yusuke (ゆーすけ)`, `# USER.md — About Kirill`):
+/// at most four words, the first a capital or a letter of a script without
+/// capitals, none a word of the template's title.
+fn titled_name(text: &str) -> Option<String> {
+    let title = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    let title = title.strip_prefix("# ")?.trim();
+    let head = title.get(..7)?;
+    let rest = if head.eq_ignore_ascii_case("user.md") {
+        &title[7..]
+    } else {
+        return None;
+    };
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix(['-', '—', '–', ':', '|'])?.trim();
+    let rest = match rest.get(..6) {
+        Some(a) if a.eq_ignore_ascii_case("about ") => rest[6..].trim(),
+        _ => rest,
+    };
+    let name = clean_name(rest);
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let first = name.chars().next()?;
+    let capital = first.is_uppercase() || (first.is_alphabetic() && !first.is_lowercase());
+    (capital
+        && (1..=4).contains(&words.len())
+        && !words
+            .iter()
+            .any(|w| TITLE_NOT_A_NAME.contains(&w.to_lowercase().as_str())))
+    .then(|| rest.to_string())
+}
+
 impl Reader {
     /// The workspace's own files: `USER.md` (the user becomes a Person)
     /// and the agent's files (on `$self`).
@@ -206,7 +243,7 @@ impl Reader {
         let Some(text) = self.d.text(p) else { return };
         self.handles.extend(super::relations::handles_in(&text));
         let lines = outline(&text);
-        let kv: Vec<(String, String)> = lines
+        let mut kv: Vec<(String, String)> = lines
             .iter()
             .filter_map(|l| match l {
                 Line::Key { key, value, .. } => Some((key.clone(), value.clone())),
@@ -219,6 +256,15 @@ impl Reader {
                     self.handles.push(h);
                 }
             }
+        }
+        // no name key: the name the file's title gives (`# USER.md -
+        // Yusuke (ゆーすけ)`), read as a `Name:` line
+        if !kv
+            .iter()
+            .any(|(k, v)| NAME_KEYS.contains(&k.to_lowercase().as_str()) && !placeholder(v))
+            && let Some(n) = titled_name(&text)
+        {
+            kv.insert(0, ("Name".into(), n));
         }
         let name = NAME_KEYS
             .iter()

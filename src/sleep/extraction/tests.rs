@@ -190,6 +190,10 @@ fn a_user_who_speaks_of_themselves_tells_something() {
         "ok\n\nI've been running the shop since 2019 and my partner does the books",
         "我下个月要搬到上海去工作，公司那边已经谈好了",
         "Je pense que mon équipe a besoin de plus de temps pour le projet",
+        // (a real Polish conversation: "I want Gemini 3 Pro as the main
+        // model, through the API key I wrote you")
+        "Oauth zprzez cli oraz antigravity to inny sposob odwolania sie do modeli. Chce miec gemini 3 pro jako glowne przez klucz api ja Ci napisalem.",
+        "Wolę krótkie odpowiedzi, bo czytam je na telefonie w pracy",
     ] {
         assert!(tells_of_self(told), "{told}");
     }

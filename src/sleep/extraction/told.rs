@@ -57,14 +57,16 @@ fn turn_opening(line: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// First-person words (singular) in the languages the cues are listed for:
+/// First-person words (singular) in the languages the cues are listed for
+/// and in Polish (`ja`, `mój`, `chcę`: "I", "my", "I want"):
 /// a user who says "I" or "my" of more than a few words tells the agent
 /// something about themselves, their plans or their work.
 const FIRST_PERSON: &[&str] = &[
     "i", "i'm", "i've", "i'll", "i'd", "my", "me", "mine", "ich", "mein", "meine", "meinen",
     "meinem", "meiner", "mich", "mir", "je", "j'ai", "moi", "mon", "ma", "mes", "yo", "mi", "mis",
     "eu", "meu", "minha", "meus", "minhas", "io", "mio", "mia", "я", "мой", "моя", "моё", "мои",
-    "меня", "мне",
+    "меня", "мне", "ja", "mój", "moja", "moje", "mnie", "mną", "chcę", "jestem", "mam", "wolę",
+    "lubię",
 ];
 
 /// The first-person characters of Chinese, Japanese and Korean, which are
