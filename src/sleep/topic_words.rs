@@ -1025,6 +1025,29 @@ mod tests {
         }
     }
 
+    /// Domains proposed on real workspaces: `Jest` (Polish "is", over a
+    /// Polish user's conversations), `Fortsetzung` ("continued", from
+    /// `## Premium Hardening + UX (Fortsetzung)`), `Root` (the account in
+    /// every server's `SSH: root / …`), `Notatki` ("notes").
+    #[test]
+    fn a_polish_word_a_continuation_and_a_login_are_no_theme() {
+        for w in [
+            "Jest",
+            "jestem",
+            "Fortsetzung",
+            "Continued",
+            "Root",
+            "sudo",
+            "Notatki",
+            "Продолжение",
+        ] {
+            assert!(never_a_theme(w), "{w}");
+        }
+        for w in ["Beflora", "Magicline", "Hardening", "Furniture", "Timly"] {
+            assert!(!never_a_theme(w), "{w}");
+        }
+    }
+
     #[test]
     fn a_vietnamese_syllable_is_no_theme() {
         let text = "Đã thử bật cliproxy qua PM2 nhưng fail do thiếu lệnh/binary trong Termux";
