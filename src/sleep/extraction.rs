@@ -303,6 +303,18 @@ fn unspaced_cue(clause: &str) -> Option<(&'static str, &'static str, String)> {
     if after.starts_with('的') || OPEN_QUESTIONS_UNSPACED.iter().any(|q| after.starts_with(q)) {
         return None;
     }
+    // a noun in a list ("继承了之前的身份、偏好和所有项目": inherited the
+    // identity, preferences and all projects) states nothing; after a
+    // verb, 和 is "with" ("喜欢和朋友一起吃饭"): only 偏好, a noun as often
+    // as a verb, is read so before it
+    const AND: [char; 3] = ['和', '与', '及'];
+    if clause[..at].ends_with('、')
+        || clause[..at].ends_with(AND)
+        || after.starts_with('、')
+        || (cue == "偏好" && after.starts_with(AND))
+    {
+        return None;
+    }
     let mut rest = after.trim_start_matches('了').to_string();
     for end in CLAUSE_ENDS_UNSPACED {
         if let Some(i) = unspaced_end(&rest, end) {
