@@ -109,7 +109,10 @@ fn what_a_note_states_is_read_in_each_listed_language() {
     assert_eq!(names("团队决定了使用Rust"), ["使用Rust"]);
     // (a real Chinese daily note: "inherited the former identity,
     // preferences and all projects")
-    assert_eq!(names("- 继承了之前的身份、偏好和所有项目"), Vec::<String>::new());
+    assert_eq!(
+        names("- 继承了之前的身份、偏好和所有项目"),
+        Vec::<String>::new()
+    );
     assert_eq!(names("他记下了身份和偏好"), Vec::<String>::new());
     assert_eq!(names("用户喜欢和朋友一起吃饭"), ["Prefers 和朋友一起吃饭"]);
     assert_eq!(names("| 需要决定是否 Fork | 待定 |"), Vec::<String>::new());
