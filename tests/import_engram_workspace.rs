@@ -219,15 +219,28 @@ fn an_engram_store_in_a_workspace_is_read_as_engrams_with_its_conversations() {
     assert!(ok, "{again}");
     assert!(again.contains("created 0 elements, updated 0"), "{again}");
 
-    // the store alone: its memories, and its transcripts named
+    // the store alone: its memories, and its transcripts read as the
+    // workspace reads them
     let db2 = home.join("m2.db");
     let store = ws.join("memory/local").to_string_lossy().to_string();
     let (ok, alone) = run(&db2, &["import", "engram", &store, "--user", "掌管🦞的神"]);
     assert!(ok, "{alone}");
     assert!(
-        alone.contains("transcripts/: not imported (the conversations Engram kept; importing the OpenClaw workspace"),
+        alone.contains("transcripts/: Engram's transcripts: 1 conversation read"),
         "{alone}"
     );
+    let e = kip(
+        &db2,
+        r#"FIND(?e.attributes.content_summary, ?e.attributes.start_time) WHERE { ?e {type: "Event", name: "2026-03-19 conversation, daxiang direct"} }"#,
+    );
+    assert_eq!(
+        e["result"],
+        serde_json::json!([[said, "2026-03-19T08:25:00+08:00"]]),
+        "{alone}"
+    );
+    let (ok, again) = run(&db2, &["import", "engram", &store, "--user", "掌管🦞的神"]);
+    assert!(ok, "{again}");
+    assert!(again.contains("created 0 elements, updated 0"), "{again}");
 }
 
 /// A folder of the memory that merely looks like Engram's (a `facts/`

@@ -481,7 +481,7 @@ pub fn read_with(
     }
     match source {
         "moltbot" | "openclaw" => moltbot::read(dir, extra),
-        "engram" => engram::read(dir, user),
+        "engram" => moltbot::read_engram(dir, user),
         other => Err(format!(
             "somnus reads {} folders; `{other}` is not a source it knows",
             SOURCES.map(|s| format!("`{s}`")).join(", ")

@@ -23,7 +23,7 @@
 //! | `profile.md` bullets | the user's `behavior_preferences` |
 //! | `artifacts/` verbatim anchors | `verbatim` on the memory they quote (a `Fact` when that memory is not in the folder) |
 //! | `structuredAttributes` (a map, inline as JSON or indented under the key) | metadata `structured_attributes`, an object |
-//! | `transcripts/` | read by the OpenClaw reader when the store is a workspace's (`read_store`), as conversations; said, when the store is imported alone |
+//! | `transcripts/` | conversations, one `Event` a file, read by the OpenClaw workspace's reader of saved conversations (`moltbot::read_engram`, or the workspace's import when the store is in one) |
 //!
 //! Every element carries `source: "engram:<file>:<line>"`, its Engram id
 //! as `engram_id` and its original times. Frontmatter keys Engram writes
@@ -32,7 +32,7 @@
 //! and reported.
 
 use super::draft::{Concept, Draft, Link, files, first_sentence, short};
-use super::{Plan, predicate_name, type_name};
+use super::{predicate_name, type_name};
 use frontmatter::{Front, frontmatter, list, snake};
 
 mod entities;
@@ -139,11 +139,12 @@ pub enum User {
     Drafted(String, String),
 }
 
-/// Reads an Engram store (`memory/local/`, or a workspace holding one).
-/// `user` names the user whose preferences and profile these are, a
-/// Person the memory may already have; without it the user is `Person
-/// "User"`.
-pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
+/// Where the Engram store of `dir` is (`memory/local/`, or a workspace
+/// holding one), with the draft its import starts (`None`: `dir` is no
+/// store, and the draft says so). Its memories are read by
+/// [`read_store`]; its transcripts by the OpenClaw workspace's reader of
+/// conversations (`import::moltbot::read_engram`).
+pub fn store_in(dir: &Path) -> Result<(Draft, Option<PathBuf>), String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
@@ -157,21 +158,9 @@ pub fn read(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
             "{}: no facts/, entities/ or profile.md: not an Engram store, nothing imported",
             dir.display()
         ));
-        return Ok(d.finish());
+        return Ok((d, None));
     }
-    let user = match user {
-        Some(u) => User::Given(u.to_string()),
-        None => User::Unnamed,
-    };
-    let mut d = read_store(d, &store, user);
-    let transcripts = store.join("transcripts");
-    if transcripts.is_dir() {
-        let r = d.rel(&transcripts);
-        d.note(format!(
-            "{r}/: not imported (the conversations Engram kept; importing the OpenClaw workspace that holds the store reads them as conversations)"
-        ));
-    }
-    Ok(d.finish())
+    Ok((d, Some(store)))
 }
 
 /// Whether a folder inside an OpenClaw workspace's memory is an Engram

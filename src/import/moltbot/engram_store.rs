@@ -6,6 +6,7 @@
 //! <kind>/YYYY-MM-DD.jsonl`) read as the workspace's saved
 //! conversations are, one `Conversation` Event a file.
 
+use super::super::Plan;
 use super::super::draft::{Draft, short};
 use super::super::engram::{self, User};
 use super::Reader;
@@ -19,6 +20,30 @@ const SESSION_KEYS_MAX: usize = 16;
 /// A transcript line past this many bytes is left out (and said): a
 /// message is never this long, a line this long is no transcript's.
 const LINE_MAX: usize = 4 * 1024 * 1024;
+
+/// Reads an Engram store imported alone (`somnus import engram`): its
+/// memories, entities and profile, the user being `user` (else the
+/// memory's, else `Person "User"`), and the conversations it kept, as
+/// the workspace holding it would have them read.
+pub fn read_engram(dir: &Path, user: Option<&str>) -> Result<Plan, String> {
+    let (d, store) = engram::store_in(dir)?;
+    let Some(store) = store else {
+        return Ok(d.finish());
+    };
+    let mut r = Reader::new(d);
+    let given = match user {
+        Some(u) => {
+            r.user = Some(("Person".into(), u.to_string()));
+            User::Given(u.to_string())
+        }
+        None => User::Unnamed,
+    };
+    let d = std::mem::replace(&mut r.d, Draft::new(Path::new(""), "engram"));
+    r.d = engram::read_store(d, &store, given);
+    r.transcripts(&store.join("transcripts"));
+    r.drop_agent_quoted();
+    Ok(r.d.finish())
+}
 
 impl Reader {
     /// Reads the Engram stores met among the notes.

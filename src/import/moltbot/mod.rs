@@ -22,6 +22,7 @@ mod blocks;
 mod contacts;
 mod dreaming;
 mod engram_store;
+pub use engram_store::read_engram;
 mod extra;
 mod learnings;
 mod promoted;
@@ -60,22 +61,7 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         .then(|| workspace::moved_memory(dir))
         .flatten();
     let mem = moved.clone().unwrap_or(mem);
-    let mut r = Reader {
-        d: Draft::new(dir, "moltbot"),
-        decay: HashMap::new(),
-        user: None,
-        agent: None,
-        user_unnamed: false,
-        agent_quoted: Default::default(),
-        aliases: Vec::new(),
-        handles: Vec::new(),
-        known: HashMap::new(),
-        names: std::collections::HashSet::new(),
-        promoted: Vec::new(),
-        saved_sessions: std::collections::HashSet::new(),
-        users_senders: std::collections::HashSet::new(),
-        engram: Vec::new(),
-    };
+    let mut r = Reader::new(Draft::new(dir, "moltbot"));
     r.decay_scores(&mem.join("meta/decay-scores.json"));
     // the workspace's own files (OpenClaw): who the user is, who the agent
     // is
@@ -127,6 +113,27 @@ pub fn read(dir: &Path, extra: &[PathBuf]) -> Result<Plan, String> {
         ));
     }
     Ok(r.d.finish())
+}
+
+impl Reader {
+    fn new(d: Draft) -> Reader {
+        Reader {
+            d,
+            decay: HashMap::new(),
+            user: None,
+            agent: None,
+            user_unnamed: false,
+            agent_quoted: Default::default(),
+            aliases: Vec::new(),
+            handles: Vec::new(),
+            known: HashMap::new(),
+            names: std::collections::HashSet::new(),
+            promoted: Vec::new(),
+            saved_sessions: std::collections::HashSet::new(),
+            users_senders: std::collections::HashSet::new(),
+            engram: Vec::new(),
+        }
+    }
 }
 
 struct Reader {
