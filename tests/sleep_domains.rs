@@ -312,3 +312,90 @@ fn a_russian_theme_is_never_an_adjective_a_preposition_or_an_infinitive() {
         "{domains:?}"
     );
 }
+
+/// One cycle's inbox filed a note into a new domain that its
+/// consolidation then proposed to archive, found nothing durable in (on 19
+/// of 44 real workspaces): both items are marked, each naming the other,
+/// so the reviewer decides them together.
+#[test]
+fn an_event_one_item_archives_and_another_files_is_marked_on_both() {
+    use somnus::review::proposals::{self, Draft};
+    let dir = common::tmp("archived_and_filed");
+    let mut nx = Nexus::open(&dir.join("m.db")).expect("open");
+    kip(
+        &mut nx,
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: "2026-01-29 Notatki"} SET ATTRIBUTES { event_class: "DailyNote", content_summary: "Profil NovaMed utworzony." } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } } }"#,
+    );
+    let params = |m: Value| m.as_object().cloned().expect("object");
+    let filed = Draft {
+        class: "domain".into(),
+        key: "new_domain:icons".into(),
+        title: "New domain \"Icons\" for 1 items: Event \"2026-01-29 Notatki\"".into(),
+        commands: vec![
+            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Icons"} SET ATTRIBUTES { description: "Icons" } } PROPOSITION ?m { ({type: "Event", name: :item}, "belongs_to_domain", ?d) } }"#.into(),
+        ],
+        params: params(serde_json::json!({"item": "2026-01-29 Notatki"})),
+        rationale: "a theme".into(),
+        evidence: vec![],
+        confidence: 0.6,
+    };
+    let archived = Draft {
+        class: "archive".into(),
+        key: "archive:notatki".into(),
+        title: "Archive 2026-01-29 Notatki (nothing durable to extract)".into(),
+        commands: vec![
+            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :item} SET ATTRIBUTES { consolidation_status: "archived" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) } } }"#.into(),
+        ],
+        params: params(serde_json::json!({"item": "2026-01-29 Notatki"})),
+        rationale: "nothing durable".into(),
+        evidence: vec![],
+        confidence: 0.7,
+    };
+    let unrelated = Draft {
+        key: "new_domain:other".into(),
+        title: "New domain \"Other\"".into(),
+        commands: vec![
+            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Other"} SET ATTRIBUTES { description: "Other" } } }"#.into(),
+        ],
+        ..filed.clone()
+    };
+    let staged = proposals::stage(&mut nx, None, "$system", "t", vec![filed], None).expect("stage");
+    let p = staged
+        .proposal
+        .unwrap_or_else(|| panic!("a proposal: {:?}", staged.skipped));
+    proposals::stage(
+        &mut nx,
+        None,
+        "$system",
+        "t",
+        vec![archived, unrelated],
+        Some(p),
+    )
+    .expect("stage");
+    // (as the cycle's last phase marks them)
+    somnus::review::conflicts::mark_archived_and_filed(nx.db(), p).expect("mark");
+    somnus::review::conflicts::mark_archived_and_filed(nx.db(), p).expect("mark again");
+    let items = proposals::items(&nx, p).expect("items");
+    let of = |class: &str, key: &str| {
+        items
+            .iter()
+            .find(|i| i.class == class && i.key == key)
+            .expect("item")
+            .conflicts
+            .clone()
+    };
+    let on_domain = of("domain", "new_domain:icons");
+    let on_archive = of("archive", "archive:notatki");
+    assert!(
+        on_domain.iter().any(|c| c
+            .contains("it archives Event: 2026-01-29 Notatki, this files it into Domain: Icons")),
+        "{on_domain:?}"
+    );
+    assert!(
+        on_archive.iter().any(|c| c
+            .contains("it files Event: 2026-01-29 Notatki into Domain: Icons, this archives it")),
+        "{on_archive:?}"
+    );
+    assert!(of("domain", "new_domain:other").is_empty());
+    assert_eq!((on_domain.len(), on_archive.len()), (1, 1), "marked once");
+}

@@ -140,6 +140,101 @@ fn link_slots(
     out
 }
 
+/// The topic domains an item's preview files concepts into: `(concept,
+/// domain)` by `Type: Name` (the `Archived` and `Unsorted` domains are
+/// no topic).
+fn filings(conn: Db<'_>, preview: &[Value]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for ch in preview {
+        if ch.get("op").and_then(Value::as_str) != Some("insert") {
+            continue;
+        }
+        let Some(a) = ch.get("after").and_then(Value::as_object) else {
+            continue;
+        };
+        let (Some(s), Some("belongs_to_domain"), Some(o)) = (
+            a.get("subject").and_then(Value::as_i64),
+            a.get("predicate").and_then(Value::as_str),
+            a.get("object").and_then(Value::as_i64),
+        ) else {
+            continue;
+        };
+        if let (Some(sn), Some(on)) = (name_of(conn, s, preview), name_of(conn, o, preview))
+            && on != "Domain: Archived"
+            && on != "Domain: Unsorted"
+        {
+            out.push((sn, on));
+        }
+    }
+    out
+}
+
+/// Marks the pending items of one proposal where one archives an Event
+/// (`consolidation_status: "archived"`) that another files into a topic
+/// domain, each naming the other: a sleep cycle's inbox files what its
+/// consolidation then finds nothing durable in, and which of the two is
+/// right the reviewer says. A pair marked already is not marked again.
+/// Returns how many marks it made.
+pub fn mark_archived_and_filed(conn: Db<'_>, proposal: i64) -> KipResult<usize> {
+    let mut archives: Vec<(i64, String)> = Vec::new();
+    let mut files: Vec<(i64, String, String)> = Vec::new();
+    for r in conn.query(
+        "SELECT seq, preview FROM proposal_items WHERE proposal = ?1 AND status IN ('pending', 'stale') ORDER BY seq",
+        crate::args![proposal],
+    )? {
+        let seq = r.i64(0)?;
+        let v: Value = serde_json::from_str(&r.text(1)?).unwrap_or(Value::Null);
+        let preview = v.as_array().cloned().unwrap_or_default();
+        for (what, key, value, _) in slots(&preview) {
+            if key == "consolidation_status" && value == "archived" {
+                archives.push((seq, what));
+            }
+        }
+        for (what, domain) in filings(conn, &preview) {
+            files.push((seq, what, domain));
+        }
+    }
+    let mut n = 0;
+    let mut add = |seq: i64, other: i64, slot: &str, note: String| {
+        let marked = conn
+            .query_opt(
+                "SELECT 1 FROM proposal_conflicts WHERE proposal = ?1 AND seq = ?2 AND other_proposal = ?1 AND other_seq = ?3 AND slot = ?4",
+                crate::args![proposal, seq, other, slot],
+            )?
+            .is_some();
+        if !marked {
+            conn.execute(
+                "INSERT INTO proposal_conflicts(proposal, seq, other_proposal, other_seq, slot, note) VALUES (?1, ?2, ?1, ?3, ?4, ?5)",
+                crate::args![proposal, seq, other, slot, note],
+            )?;
+            n += 1;
+        }
+        Ok::<(), crate::kip::KipError>(())
+    };
+    for (a, what) in &archives {
+        for (f, _, domain) in files.iter().filter(|(f, w, _)| w == what && f != a) {
+            let slot = format!("{what} belongs_to_domain");
+            add(
+                *a,
+                *f,
+                &slot,
+                format!(
+                    "⚠ conflicts with #{proposal} item {f}: it files {what} into {domain}, this archives it"
+                ),
+            )?;
+            add(
+                *f,
+                *a,
+                &slot,
+                format!(
+                    "⚠ conflicts with #{proposal} item {a}: it archives {what}, this files it into {domain}"
+                ),
+            )?;
+        }
+    }
+    Ok(n)
+}
+
 /// What the memory holds now for a single-valued slot: the objects of the
 /// subject's active links with that predicate.
 fn held(db: Db<'_>, subject: i64, predicate: &str) -> Vec<String> {

@@ -50,6 +50,13 @@ pub(super) fn finalise(cx: &mut Cx, nx: &mut Nexus) -> KipResult<()> {
         if dropped > 0 {
             cx.count("dropped", dropped as i64);
         }
+        // an Event the inbox filed into a topic domain and consolidation
+        // found nothing durable in: both items say so, to be decided
+        // together
+        let marked = crate::review::conflicts::mark_archived_and_filed(nx.db(), pid)?;
+        if marked > 0 {
+            cx.count("archived_and_filed", (marked / 2) as i64);
+        }
     }
     let mut processed = 0;
     for p in &cx.report.phases {
