@@ -321,7 +321,7 @@ fn a_russian_theme_is_never_an_adjective_a_preposition_or_an_infinitive() {
 fn an_event_one_item_archives_and_another_files_is_marked_on_both() {
     use somnus::review::proposals::{self, Draft};
     let dir = common::tmp("archived_and_filed");
-    let mut nx = Nexus::open(&dir.join("m.db")).expect("open");
+    let mut nx = Nexus::open(dir.join("m.db")).expect("open");
     kip(
         &mut nx,
         r#"UPSERT { CONCEPT ?e { {type: "Event", name: "2026-01-29 Notatki"} SET ATTRIBUTES { event_class: "DailyNote", content_summary: "Profil NovaMed utworzony." } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } } }"#,
