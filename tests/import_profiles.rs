@@ -1418,3 +1418,47 @@ fn a_user_named_in_the_profiles_title() {
     );
     assert_eq!(user, json!(["Kirill"]), "{said}");
 }
+
+/// A `MEMORY.md` of bullets and no `## ` block (as many agents keep it; a
+/// real Chinese workspace opened its file with 48 of them) kept them only
+/// in `$self`'s copy of the file, each said to be skipped: they are a note
+/// of their own now, named by the file's title, else `MEMORY.md`.
+#[test]
+fn bullets_before_any_block_of_memory_md_are_a_note() {
+    let dir = tmp("memory_md_preamble");
+    let ws = dir.join("flat");
+    put(
+        &ws,
+        "MEMORY.md",
+        "- Ana prefers tea over coffee.\n- Ana lives in Lisbon.\n  - works at Feedzai\n- Never schedule calls before 10am.\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?n.name, ?n.attributes.description) WHERE { ?n {type: "Insight"} }"#,
+    );
+    assert_eq!(
+        notes,
+        json!([[
+            "MEMORY.md",
+            "- Ana prefers tea over coffee.\n- Ana lives in Lisbon.\n  - works at Feedzai\n- Never schedule calls before 10am."
+        ]]),
+        "{said}"
+    );
+    assert!(!said.contains("outside any block"), "{said}");
+
+    let ws = dir.join("titled");
+    put(
+        &ws,
+        "MEMORY.md",
+        "# Long-term memory\n\nWhat I keep.\n\n- The office wifi is guest-5G.\n\n## Projects\n\n- Atlas ships in May.\n",
+    );
+    let at = dir.join("titled-memory");
+    std::fs::create_dir_all(&at).expect("folder");
+    let (mut nx, said) = imported(&at, &ws);
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?n.name) WHERE { ?n {type: "Insight"} } ORDER BY ?n.name"#,
+    );
+    assert_eq!(notes, json!(["Long-term memory", "Projects"]), "{said}");
+}

@@ -106,6 +106,71 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
     (blocks, outside)
 }
 
+/// What `MEMORY.md` says before its first `## ` block, when it lists
+/// something (a file of bullets and no heading, as many agents keep it),
+/// as a block of its own: titled by the file's `# ` title, else
+/// `MEMORY.md`, from its first line that says something (the title,
+/// rules `---`, comments and a template's hint in italics,
+/// `_This is your curated memory._`, say nothing). `None` when it holds
+/// no bullet or numbered item.
+pub(super) fn preamble(text: &str) -> Option<Block> {
+    let mut fence = false;
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| {
+            let t = l.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                fence = !fence;
+            }
+            fence || !l.starts_with("## ")
+        })
+        .collect();
+    let comments = comment_only(lines.iter().copied());
+    let title_at = lines.iter().position(|l| l.starts_with("# "));
+    let says = |i: usize| {
+        let t = lines[i].trim();
+        let italic = (t.len() > 2 && t.starts_with('_') && t.ends_with('_'))
+            || (t.len() > 2 && t.starts_with('*') && t.ends_with('*') && !t.starts_with("**"));
+        Some(i) != title_at
+            && !t.is_empty()
+            && !comments[i]
+            && !italic
+            && !t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
+    };
+    let first = (0..lines.len()).find(|&i| says(i))?;
+    let last = (0..lines.len()).rev().find(|&i| says(i))?;
+    let title = title_at
+        .map(|i| lines[i].trim_start_matches('#').trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "MEMORY.md".to_string());
+    let mut bullets = Vec::new();
+    let mut nested = std::collections::HashSet::new();
+    for (i, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+        if let Some(b) = super::bullet(line) {
+            bullets.push((i + 1, b.trim().to_string()));
+            if line.starts_with([' ', '\t']) {
+                nested.insert(i + 1);
+            }
+        }
+    }
+    // (a paragraph alone before the first block says what the file is:
+    // `Purpose: curated high-signal memory`, `Last update: …`)
+    if bullets.is_empty() {
+        return None;
+    }
+    Some(Block {
+        title,
+        at: first + 1,
+        bullets,
+        nested,
+        own_until: usize::MAX,
+        body: lines[first..=last].iter().map(|l| l.to_string()).collect(),
+        parent: None,
+        subs: 0,
+        rows: Vec::new(),
+    })
+}
+
 /// Keys of an Identity block whose value is what the user is called.
 pub(super) const CALL_KEYS: [&str; 5] = [
     "name",

@@ -222,12 +222,12 @@ impl Reader {
 
     fn core(&mut self, p: &Path) {
         let Some(text) = self.d.text(p) else { return };
-        let (sections, outside) = blocks::parse(&text);
-        for n in outside {
-            self.d.note(format!(
-                "{}:{n}: a bullet outside any block, skipped",
-                self.d.rel(p)
-            ));
+        let (mut sections, _) = blocks::parse(&text);
+        // what the file says before its first block (a file of bullets
+        // and no heading, as many agents keep it): a block of its own,
+        // named by the file's title (`# Long-term memory`), else the file's
+        if let Some(b) = blocks::preamble(&text) {
+            sections.insert(0, b);
         }
         // the file itself, verbatim: what the blocks below structure is
         // also kept as written, every line of it
