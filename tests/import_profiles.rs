@@ -1462,3 +1462,32 @@ fn bullets_before_any_block_of_memory_md_are_a_note() {
     );
     assert_eq!(notes, json!(["Long-term memory", "Projects"]), "{said}");
 }
+
+/// A team of agents `USER.md` lists (a real workspace's `### AI Team`:
+/// `**Scout** (Researcher) — Research, web searches`) is of AIs, as
+/// `$self` is; a family is not.
+#[test]
+fn a_team_of_agents_is_of_ais() {
+    let dir = tmp("team_of_agents");
+    let ws = dir.join("ws");
+    put(
+        &ws,
+        "USER.md",
+        "# USER.md\n\n- **Name:** Kamtorn\n\n## Your Systems\n\n### AI Team\n\n- **Morpheus** (Lead) — Orchestration, strategy, decisions\n- **Scout** (Researcher) — Research, web searches, analysis\n\n## Family\n\n- **Wife:** Nok Suwan — teacher\n",
+    );
+    let (mut nx, said) = imported(&dir, &ws);
+    let people = kip(
+        &mut nx,
+        r#"FIND(?p.name, ?p.attributes.person_class) WHERE { ?p {type: "Person"} FILTER(?p.name != "$self" && ?p.name != "$system") } ORDER BY ?p.name"#,
+    );
+    assert_eq!(
+        people,
+        json!([
+            ["Kamtorn", null],
+            ["Morpheus", "AI"],
+            ["Nok Suwan", null],
+            ["Scout", "AI"]
+        ]),
+        "{said}"
+    );
+}

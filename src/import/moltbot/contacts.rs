@@ -554,6 +554,11 @@ impl Reader {
             }
             attrs.insert("note_file".into(), json!(r));
             attrs.insert("note_section".into(), json!(b.title));
+            // a team of agents (`### AI Team`: `**Scout** (Researcher)`)
+            // is of AIs, as `$self` is
+            if of_agents(&b.title) {
+                attrs.insert("person_class".into(), json!("AI"));
+            }
             if !c.aliases.is_empty() {
                 attrs.insert("aliases".into(), json!(c.aliases));
             }
@@ -600,6 +605,33 @@ impl Reader {
             });
         }
     }
+}
+
+/// Words of a block's title that say its people are agents (`### AI
+/// Team`, `## Sub-agents`, `## Bots`, `智能体团队`, `エージェント一覧`).
+const AGENT_WORDS: [&str; 11] = [
+    "ai",
+    "agent",
+    "agents",
+    "sub-agents",
+    "subagents",
+    "bot",
+    "bots",
+    "智能体",
+    "代理",
+    "エージェント",
+    "에이전트",
+];
+
+/// Whether a block's title says the people it lists are agents.
+fn of_agents(title: &str) -> bool {
+    let low = title.to_lowercase();
+    low.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .any(|w| AGENT_WORDS.contains(&w))
+        || AGENT_WORDS
+            .iter()
+            .filter(|w| !w.is_ascii())
+            .any(|w| low.contains(w))
 }
 
 #[cfg(test)]
