@@ -108,6 +108,22 @@ fn single_valued(db: Db<'_>, predicate: &str) -> bool {
         == Some(Value::from("single"))
 }
 
+/// The links an item's preview creates: `(subject, predicate, object)`
+/// by id.
+fn inserted_links(preview: &[Value]) -> impl Iterator<Item = (i64, &str, i64)> {
+    preview.iter().filter_map(|ch| {
+        if ch.get("op").and_then(Value::as_str) != Some("insert") {
+            return None;
+        }
+        let a = ch.get("after")?.as_object()?;
+        Some((
+            a.get("subject")?.as_i64()?,
+            a.get("predicate")?.as_str()?,
+            a.get("object")?.as_i64()?,
+        ))
+    })
+}
+
 /// The links of single-valued predicates an item's preview creates:
 /// `(subject, predicate, object)` by name.
 fn link_slots(
@@ -116,20 +132,7 @@ fn link_slots(
     is_single: &mut dyn FnMut(&str) -> bool,
 ) -> Vec<LinkSlot> {
     let mut out = Vec::new();
-    for ch in preview {
-        if ch.get("op").and_then(Value::as_str) != Some("insert") {
-            continue;
-        }
-        let Some(a) = ch.get("after").and_then(Value::as_object) else {
-            continue;
-        };
-        let (Some(s), Some(p), Some(o)) = (
-            a.get("subject").and_then(Value::as_i64),
-            a.get("predicate").and_then(Value::as_str),
-            a.get("object").and_then(Value::as_i64),
-        ) else {
-            continue;
-        };
+    for (s, p, o) in inserted_links(preview) {
         if !is_single(p) {
             continue;
         }
@@ -144,29 +147,11 @@ fn link_slots(
 /// domain)` by `Type: Name` (the `Archived` and `Unsorted` domains are
 /// no topic).
 fn filings(conn: Db<'_>, preview: &[Value]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for ch in preview {
-        if ch.get("op").and_then(Value::as_str) != Some("insert") {
-            continue;
-        }
-        let Some(a) = ch.get("after").and_then(Value::as_object) else {
-            continue;
-        };
-        let (Some(s), Some("belongs_to_domain"), Some(o)) = (
-            a.get("subject").and_then(Value::as_i64),
-            a.get("predicate").and_then(Value::as_str),
-            a.get("object").and_then(Value::as_i64),
-        ) else {
-            continue;
-        };
-        if let (Some(sn), Some(on)) = (name_of(conn, s, preview), name_of(conn, o, preview))
-            && on != "Domain: Archived"
-            && on != "Domain: Unsorted"
-        {
-            out.push((sn, on));
-        }
-    }
-    out
+    inserted_links(preview)
+        .filter(|(_, p, _)| *p == "belongs_to_domain")
+        .filter_map(|(s, _, o)| Some((name_of(conn, s, preview)?, name_of(conn, o, preview)?)))
+        .filter(|(_, on)| on != "Domain: Archived" && on != "Domain: Unsorted")
+        .collect()
 }
 
 /// Marks the pending items of one proposal where one archives an Event
