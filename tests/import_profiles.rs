@@ -28,6 +28,14 @@ fn put(dir: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).expect("write");
 }
 
+/// Imports the workspace `ws` into a memory in a folder `name` of `dir`
+/// of its own, for several workspaces under one `dir`.
+fn imported_in(dir: &Path, name: &str, ws: &Path) -> (Nexus, String) {
+    let at = dir.join(name);
+    std::fs::create_dir_all(&at).expect("folder");
+    imported(&at, ws)
+}
+
 /// Imports the workspace `ws` into a memory in `dir`, and opens it, with
 /// all the import said.
 fn imported(dir: &Path, ws: &Path) -> (Nexus, String) {
@@ -1394,9 +1402,7 @@ fn a_user_named_in_the_profiles_title() {
     ] {
         let ws = dir.join(case);
         put(&ws, "USER.md", &format!("{title}\n\n- **Timezone:** UTC\n"));
-        let at = dir.join(format!("{case}-memory"));
-        std::fs::create_dir_all(&at).expect("folder");
-        let (mut nx, said) = imported(&at, &ws);
+        let (mut nx, said) = imported_in(&dir, &format!("{case}-memory"), &ws);
         let user = kip(
             &mut nx,
             r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
@@ -1409,9 +1415,7 @@ fn a_user_named_in_the_profiles_title() {
         "USER.md",
         "# USER.md — About Kirill\n\n- **Timezone:** GMT+3\n",
     );
-    let at = dir.join("about-memory");
-    std::fs::create_dir_all(&at).expect("folder");
-    let (mut nx, said) = imported(&at, &ws);
+    let (mut nx, said) = imported_in(&dir, "about-memory", &ws);
     let user = kip(
         &mut nx,
         r#"FIND(?p.name) WHERE { ?p {type: "Person"} FILTER(?p.attributes.relationship_to_self == "user") }"#,
@@ -1453,14 +1457,37 @@ fn bullets_before_any_block_of_memory_md_are_a_note() {
         "MEMORY.md",
         "# Long-term memory\n\nWhat I keep.\n\n- The office wifi is guest-5G.\n\n## Projects\n\n- Atlas ships in May.\n",
     );
-    let at = dir.join("titled-memory");
-    std::fs::create_dir_all(&at).expect("folder");
-    let (mut nx, said) = imported(&at, &ws);
+    let (mut nx, said) = imported_in(&dir, "titled-memory", &ws);
     let notes = kip(
         &mut nx,
         r#"FIND(?n.name) WHERE { ?n {type: "Insight"} } ORDER BY ?n.name"#,
     );
     assert_eq!(notes, json!(["Long-term memory", "Projects"]), "{said}");
+
+    // a heading inside a code fence is a line of the preamble, a comment
+    // never closed says nothing, and a file of 20,000 bullets is one note
+    let ws = dir.join("hostile");
+    let mut text = String::from("- see:\n```\n## not a block\n```\n<!-- never closed\n");
+    let mut big = String::new();
+    for i in 0..20_000 {
+        big.push_str(&format!("- fact {i}\n"));
+    }
+    text.push_str("-->\n");
+    text.push_str(&big);
+    put(&ws, "MEMORY.md", &text);
+    let (mut nx, said) = imported_in(&dir, "hostile-memory", &ws);
+    let notes = kip(
+        &mut nx,
+        r#"FIND(?n.name, ?n.attributes.description) WHERE { ?n {type: "Insight"} }"#,
+    );
+    let rows = notes.as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{said}");
+    let body = rows[0][1].as_str().expect("text");
+    assert!(
+        body.starts_with("- see:\n```\n## not a block\n```"),
+        "{body:.80}"
+    );
+    assert!(body.ends_with("- fact 19999"), "{said}");
 }
 
 /// A team of agents `USER.md` lists (a real workspace's `### AI Team`:

@@ -326,39 +326,35 @@ fn an_event_one_item_archives_and_another_files_is_marked_on_both() {
         &mut nx,
         r#"UPSERT { CONCEPT ?e { {type: "Event", name: "2026-01-29 Notatki"} SET ATTRIBUTES { event_class: "DailyNote", content_summary: "Profil NovaMed utworzony." } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Unsorted"}) } } }"#,
     );
-    let params = |m: Value| m.as_object().cloned().expect("object");
-    let filed = Draft {
-        class: "domain".into(),
-        key: "new_domain:icons".into(),
-        title: "New domain \"Icons\" for 1 items: Event \"2026-01-29 Notatki\"".into(),
-        commands: vec![
-            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Icons"} SET ATTRIBUTES { description: "Icons" } } PROPOSITION ?m { ({type: "Event", name: :item}, "belongs_to_domain", ?d) } }"#.into(),
-        ],
-        params: params(serde_json::json!({"item": "2026-01-29 Notatki"})),
-        rationale: "a theme".into(),
+    // a draft of one command on the Event
+    let draft = |class: &str, key: &str, command: &str| Draft {
+        class: class.into(),
+        key: key.into(),
+        title: key.into(),
+        commands: vec![command.into()],
+        params: serde_json::json!({"item": "2026-01-29 Notatki"})
+            .as_object()
+            .cloned()
+            .expect("object"),
+        rationale: class.into(),
         evidence: vec![],
         confidence: 0.6,
     };
-    let archived = Draft {
-        class: "archive".into(),
-        key: "archive:notatki".into(),
-        title: "Archive 2026-01-29 Notatki (nothing durable to extract)".into(),
-        commands: vec![
-            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :item} SET ATTRIBUTES { consolidation_status: "archived" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) } } }"#.into(),
-        ],
-        params: params(serde_json::json!({"item": "2026-01-29 Notatki"})),
-        rationale: "nothing durable".into(),
-        evidence: vec![],
-        confidence: 0.7,
-    };
-    let unrelated = Draft {
-        key: "new_domain:other".into(),
-        title: "New domain \"Other\"".into(),
-        commands: vec![
-            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Other"} SET ATTRIBUTES { description: "Other" } } }"#.into(),
-        ],
-        ..filed.clone()
-    };
+    let filed = draft(
+        "domain",
+        "new_domain:icons",
+        r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Icons"} SET ATTRIBUTES { description: "Icons" } } PROPOSITION ?m { ({type: "Event", name: :item}, "belongs_to_domain", ?d) } }"#,
+    );
+    let archived = draft(
+        "archive",
+        "archive:notatki",
+        r#"UPSERT { CONCEPT ?e { {type: "Event", name: :item} SET ATTRIBUTES { consolidation_status: "archived" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Archived"}) } } }"#,
+    );
+    let unrelated = draft(
+        "domain",
+        "new_domain:other",
+        r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Other"} SET ATTRIBUTES { description: "Other" } } }"#,
+    );
     let staged = proposals::stage(&mut nx, None, "$system", "t", vec![filed], None).expect("stage");
     let p = staged
         .proposal

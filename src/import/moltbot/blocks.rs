@@ -37,13 +37,12 @@ pub(super) struct Block {
 /// headings included.
 const KNOWN: [&str; 4] = ["identity", "active context", "persona", "critical facts"];
 
-/// `MEMORY.md`'s blocks in order, and the lines of bullets outside any.
-/// A `### ` heading within a `## ` block of no known title starts a block
+/// `MEMORY.md`'s blocks in order (what comes before the first is
+/// [`preamble`]'s). A `### ` heading within a `## ` block of no known title starts a block
 /// of its own (`## Core Facts` › `### About My Human`); a heading inside
 /// a fenced code block is a line of it.
-pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
+pub(super) fn parse(text: &str) -> Vec<Block> {
     let mut blocks: Vec<Block> = Vec::new();
-    let mut outside = Vec::new();
     // the open `## ` block's title, and its index
     let mut top: Option<(String, usize)> = None;
     let mut fence = false;
@@ -78,32 +77,28 @@ pub(super) fn parse(text: &str) -> (Vec<Block>, Vec<usize>) {
             blocks.push(new(h, Some(parent.clone())));
             continue;
         }
-        match blocks.last_mut() {
-            Some(b) => {
-                if let Some(item) = super::bullet(line) {
-                    b.bullets.push((n, item.trim().to_string()));
-                    if line.starts_with([' ', '\t']) {
-                        b.nested.insert(n);
-                    }
+        if let Some(b) = blocks.last_mut() {
+            if let Some(item) = super::bullet(line) {
+                b.bullets.push((n, item.trim().to_string()));
+                if line.starts_with([' ', '\t']) {
+                    b.nested.insert(n);
                 }
-                // a table's rows; the row above the line under a header
-                // is that header
-                if !fence && let Some(cells) = super::tables::cells(line) {
-                    if super::tables::separator(&cells) {
-                        if b.rows.last().is_some_and(|(at, _)| *at + 1 == n) {
-                            b.rows.pop();
-                        }
-                    } else {
-                        b.rows.push((n, cells));
-                    }
-                }
-                b.body.push(line.to_string());
             }
-            None if super::bullet(line).is_some() => outside.push(n),
-            None => {}
+            // a table's rows; the row above the line under a header
+            // is that header
+            if !fence && let Some(cells) = super::tables::cells(line) {
+                if super::tables::separator(&cells) {
+                    if b.rows.last().is_some_and(|(at, _)| *at + 1 == n) {
+                        b.rows.pop();
+                    }
+                } else {
+                    b.rows.push((n, cells));
+                }
+            }
+            b.body.push(line.to_string());
         }
     }
-    (blocks, outside)
+    blocks
 }
 
 /// What `MEMORY.md` says before its first `## ` block, when it lists
@@ -1317,9 +1312,11 @@ mod tests {
 
     #[test]
     fn sub_blocks_and_fences() {
-        let (b, outside) = parse(
-            "- stray\n## Core Facts\n### About Me\n- I am Aria\n### About My Human (Najia)\n- Prefers concise answers\n## Identity\n### Basic\n- Name: N\n## Template\n```markdown\n## About My Human\n```\n",
-        );
+        let text = "- stray\n## Core Facts\n### About Me\n- I am Aria\n### About My Human (Najia)\n- Prefers concise answers\n## Identity\n### Basic\n- Name: N\n## Template\n```markdown\n## About My Human\n```\n";
+        let b = parse(text);
+        let outside: Vec<usize> = preamble(text)
+            .map(|p| p.bullets.iter().map(|(n, _)| *n).collect())
+            .unwrap_or_default();
         assert_eq!(outside, vec![1]);
         let titles: Vec<(String, Option<String>, usize)> = b
             .iter()
@@ -1347,7 +1344,7 @@ mod tests {
 
     #[test]
     fn sub_blocks_of_a_block_with_text_of_its_own_are_part_of_its_note() {
-        let (b, _) = parse(
+        let b = parse(
             "## Rede (FortiGate 40F)\n**Hostname:** Firewall-LSA\n---\n### Topologia Física:\n| Porta | Função |\n|---|---|\n| wan | WAN |\n### About My Human\n- likes VLANs\n### 2026-03-04\n- sessão\n### Problema Pendente:\n- hard-switch\n## Core Facts\n---\n### About Me\n- I am Aria\n",
         );
         let folded = fold_subs(b, &[]);

@@ -607,10 +607,11 @@ impl Reader {
     }
 }
 
-/// Words of a block's title that say its people are agents (`### AI
-/// Team`, `## Sub-agents`, `## Bots`, `智能体团队`, `エージェント一覧`).
-const AGENT_WORDS: [&str; 11] = [
-    "ai",
+/// Words of a block's title that say its people are agents (`## Sub-agents`,
+/// `## Bots`, `Agent Family`, `智能体团队`, `エージェント一覧`); `AI` says so
+/// before a word for a group (`### AI Team`), never alone (`## Contacts
+/// at AI labs` lists people).
+const AGENT_WORDS: [&str; 9] = [
     "agent",
     "agents",
     "sub-agents",
@@ -618,16 +619,24 @@ const AGENT_WORDS: [&str; 11] = [
     "bot",
     "bots",
     "智能体",
-    "代理",
     "エージェント",
     "에이전트",
 ];
 
+/// Words for a group that `AI` before them makes a group of agents.
+const TEAM_WORDS: [&str; 5] = ["team", "crew", "squad", "staff", "workers"];
+
 /// Whether a block's title says the people it lists are agents.
 fn of_agents(title: &str) -> bool {
     let low = title.to_lowercase();
-    low.split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .any(|w| AGENT_WORDS.contains(&w))
+    let words: Vec<&str> = low
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().any(|w| AGENT_WORDS.contains(w))
+        || words
+            .windows(2)
+            .any(|p| p[0] == "ai" && TEAM_WORDS.contains(&p[1]))
         || AGENT_WORDS
             .iter()
             .filter(|w| !w.is_ascii())
@@ -637,6 +646,28 @@ fn of_agents(title: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_of_agents() {
+        for t in [
+            "AI Team",
+            "Sub-agents",
+            "Bots",
+            "Spectator Health Agent Family",
+            "智能体团队",
+        ] {
+            assert!(of_agents(t), "{t}");
+        }
+        for t in [
+            "Contacts at AI labs",
+            "代理商联系人",
+            "Family",
+            "Team",
+            "Robotics club",
+        ] {
+            assert!(!of_agents(t), "{t}");
+        }
+    }
 
     /// A line of two friends (`**明淵、朗軒** — 大學好友，每週聚餐`, a real
     /// Taiwanese `## Key People`) was one Person `明淵、朗軒`.

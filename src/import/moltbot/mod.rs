@@ -222,7 +222,7 @@ impl Reader {
 
     fn core(&mut self, p: &Path) {
         let Some(text) = self.d.text(p) else { return };
-        let (mut sections, _) = blocks::parse(&text);
+        let mut sections = blocks::parse(&text);
         // what the file says before its first block (a file of bullets
         // and no heading, as many agents keep it): a block of its own,
         // named by the file's title (`# Long-term memory`), else the file's

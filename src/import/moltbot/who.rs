@@ -328,7 +328,7 @@ impl Reader {
         if self.user.is_some() || top.contains('/') {
             return;
         }
-        let (blocks, _) = parse(text);
+        let blocks = parse(text);
         let agent = self.agent.clone();
         let found = blocks.iter().filter(|b| !b.about_self()).find_map(|b| {
             let (name, whole) = b.profile_name()?;

@@ -194,13 +194,10 @@ const TITLE_NOT_A_NAME: [&str; 12] = [
 fn titled_name(text: &str) -> Option<String> {
     let title = text.lines().find(|l| !l.trim().is_empty())?.trim();
     let title = title.strip_prefix("# ")?.trim();
-    let head = title.get(..7)?;
-    let rest = if head.eq_ignore_ascii_case("user.md") {
-        &title[7..]
-    } else {
-        return None;
-    };
-    let rest = rest.trim_start();
+    let rest = title
+        .get(..7)
+        .filter(|h| h.eq_ignore_ascii_case("user.md"))
+        .map(|_| title[7..].trim_start())?;
     let rest = rest.strip_prefix(['-', '—', '–', ':', '|'])?.trim();
     let rest = match rest.get(..6) {
         Some(a) if a.eq_ignore_ascii_case("about ") => rest[6..].trim(),
@@ -397,7 +394,7 @@ impl Reader {
         // each a Person as in MEMORY.md; the lines stay on the user too
         // (its contacts, `## 📞 Emergency Contacts`, are how to reach the
         // user: `| **Urgent** | WhatsApp (+55 …) |`)
-        let (blocks, _) = super::blocks::parse(&text);
+        let blocks = super::blocks::parse(&text);
         for b in &blocks {
             if !super::contacts::lists_contacts(&b.title) {
                 self.people_of(p, b);
